@@ -1,0 +1,122 @@
+"""The typed result of one evaluation: the contract between the harness, the dataset and the site.
+
+One evaluation = one task (submission, workload, chip, size) -> one EvalResult, a pure value.
+Field names follow the original JAXBench `evaluate --json` where a field exists there
+(workload, status, tpu, config, correctness{correct,max_diff,reason}, baseline/kernel{median_ms,...},
+speedup_vs_baseline, pallas_reference, speedup_vs_pallas, error, traceback); everything else is a superset.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class Status(str, Enum):
+    """Verdict of an evaluation. Only CORRECT exits 0 from `bench evaluate`."""
+
+    CORRECT = "correct"
+    INCORRECT = "incorrect"  # ran, output outside tolerance (or wrong shape/dtype, NaN/Inf)
+    COMPILE_ERROR = "compile_error"  # file does not import / trace / lower / compile, or has no `workload`
+    RUNTIME_ERROR = "runtime_error"  # raised while executing
+    TIMEOUT = "timeout"  # exceeded the wall-clock budget
+    OUT_OF_MEMORY = "out_of_memory"  # hit the memory cap (RESOURCE_EXHAUSTED or killed by the limit)
+    CRASHED = "crashed"  # worker died (signal, abort, segfault, os._exit) without a verdict
+    REJECTED = "rejected"  # integrity: correct output but the measurement cannot be trusted (see flags)
+    ERROR = "error"  # the harness itself failed (bug or environment); never the candidate's fault
+
+
+class Correctness(BaseModel):
+    correct: bool
+    reason: str  # "ok" or a readable explanation
+    max_diff: float | None = None  # max |ref - out| over all trials (upstream name)
+    max_abs_err: float | None = None
+    max_rel_err: float | None = None  # max |ref - out| / |ref| over elements with |ref| > atol
+    rel_l2_err: float | None = None  # ||ref - out||_2 / ||ref||_2, the hardened criterion
+    worst_index: list[int] | None = None  # index of the element with the largest violation
+    worst_ref: float | None = None
+    worst_out: float | None = None
+    atol: float | None = None
+    rtol: float | None = None
+    trials: int = 0  # number of seeds checked
+    timed_outputs_checked: int = 0  # outputs of timed calls that were re-checked
+
+
+class Timing(BaseModel):
+    """Per-iteration times of one program (baseline, kernel or Pallas reference) in one run."""
+
+    median_ms: float
+    mean_ms: float
+    std_ms: float
+    min_ms: float
+    max_ms: float | None = None
+    iqr_ms: float | None = None
+    timing_method: str  # "device_profiler" (TPU/GPU device events), "cpu_profiler_ops" (CPU op events by run_id), "wall_clock"
+    wall_clock_median_ms: float | None = None
+    num_iters: int = 0
+    tflops: float | None = None
+    utilization_pct: float | None = None
+    raw_times_ms: list[float] = Field(default_factory=list)
+
+
+class ProfileOp(BaseModel):
+    name: str
+    total_ms: float  # summed over the timed iterations, divided by their number
+    pct: float  # share of the program's per-iteration op time
+    count: int = 0
+
+
+class Integrity(BaseModel):
+    """What the integrity checks saw. `flags` that are not cleared by a maintainer exclude the row from ranking."""
+
+    has_pallas: bool | None = None
+    pallas_calls: int = 0
+    flags: list[str] = Field(default_factory=list)  # e.g. "host_callback", "static:frame_inspection", "below_physics_floor"
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+class Environment(BaseModel):
+    backend: str  # "tpu" | "gpu" | "cpu"
+    chip: str  # normalized: "v6e", "v5e", "h100", "h200", "cpu", ...
+    device_kind: str  # raw jax.devices()[0].device_kind
+    jax_version: str
+    jaxlib_version: str
+    libtpu_version: str | None = None
+    harness_version: str
+    sandbox: str = "none"  # "bwrap" or "none"
+    interpret: bool = False  # Pallas kernels ran in TPU interpret mode (CPU): timings are not TPU timings
+
+
+class EvalResult(BaseModel):
+    workload: str
+    status: Status
+    reason: str = ""  # one readable line explaining the status
+    size: str
+    tpu: str  # upstream field name; our normalized chip name (also for GPU/CPU)
+    config: dict[str, Any] = Field(default_factory=dict)
+    env: Environment | None = None
+    correctness: Correctness | None = None
+    baseline: Timing | None = None
+    kernel: Timing | None = None
+    speedup_vs_baseline: float | None = None  # baseline median / kernel median (device time)
+    wall_speedup_vs_baseline: float | None = None
+    pallas_reference: Timing | None = None
+    speedup_vs_pallas: float | None = None
+    flops: float | None = None
+    bytes_accessed: float | None = None
+    operational_intensity: float | None = None
+    flops_source: str | None = None  # "get_flops" | "cost_analysis"
+    profile_top_ops: list[ProfileOp] = Field(default_factory=list)
+    integrity: Integrity = Field(default_factory=Integrity)
+    seeds: int = 0
+    secret_seed_used: bool = False
+    overhead_s: dict[str, float] = Field(default_factory=dict)  # wall seconds per phase outside timed iterations
+    wall_time_s: float | None = None
+    candidate_log: str = ""  # tail of what the candidate printed (stdout+stderr)
+    error: str | None = None
+    traceback: str | None = None
+
+    def exit_code(self) -> int:
+        return 0 if self.status == Status.CORRECT else 1

@@ -1,0 +1,39 @@
+"""8p_GEMM: the Llama-3.1-70B FFN up-projection as one dense GEMM, C = A @ B.
+
+Upstream: JAXBench/benchmark/8p_GEMM/baseline.py. Inputs from key(42) split 2:
+A (M, K) ~ N(0, 1), B (K, N) ~ N(0, 1) * 0.02, both in the harness dtype (bf16).
+"""
+
+import jax
+import jax.numpy as jnp
+
+from workloads._common import base_key, sized_config
+
+CONFIG = {
+    "name": "8p_GEMM",
+    "model": "Llama-3.1-70B",
+    "operator": "gemm",
+    "M": 8192,
+    "K": 8192,
+    "N": 28672,
+}
+# small: same structure, multiples of 128, a CPU run in well under a second.
+SMALL = {"M": 256, "K": 512, "N": 384}
+META = {"family": "dense GEMM", "source": "Llama-3.1-70B (FFN hidden -> mlp)"}
+
+
+def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):
+    cfg = sized_config(CONFIG, SMALL, size)
+    k1, k2 = jax.random.split(base_key(42, seed), 2)
+    a = jax.random.normal(k1, (cfg["M"], cfg["K"]), dtype=dtype)
+    b = jax.random.normal(k2, (cfg["K"], cfg["N"]), dtype=dtype) * 0.02
+    return a, b
+
+
+def workload(A, B):
+    return jnp.dot(A, B)
+
+
+def get_flops(size: str = "full") -> int:
+    cfg = sized_config(CONFIG, SMALL, size)
+    return 2 * cfg["M"] * cfg["K"] * cfg["N"]

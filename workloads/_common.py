@@ -1,0 +1,34 @@
+"""Helpers shared by the workload modules: size presets and seeded keys.
+
+Kept tiny on purpose: a workload module must stay readable on its own, as upstream's baseline.py files are.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+
+SIZES = ("full", "small")
+
+
+def sized_config(config: dict[str, Any], small: dict[str, Any], size: str) -> dict[str, Any]:
+    """CONFIG for `size`: the upstream CONFIG itself for "full", CONFIG with the SMALL overrides for "small"."""
+    if size == "full":
+        return dict(config)
+    if size == "small":
+        unknown = set(small) - set(config)
+        if unknown:
+            raise KeyError(f"SMALL overrides keys that CONFIG lacks: {sorted(unknown)}")
+        return {**config, **small}
+    raise ValueError(f"unknown size {size!r}; expected one of {SIZES}")
+
+
+def base_key(upstream_seed: int, seed: int | None) -> jax.Array:
+    """The upstream key (`jax.random.key(upstream_seed)`) when seed is None, else a fresh key derived from it.
+
+    seed=None reproduces the original JAXBench inputs bit for bit; any other seed draws new inputs
+    from the same distributions (the harness uses this for multi-seed and secret-seed correctness trials).
+    """
+    key = jax.random.key(upstream_seed)
+    return key if seed is None else jax.random.fold_in(key, seed)
