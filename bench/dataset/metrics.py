@@ -1,0 +1,166 @@
+"""The metrics API: loads `data/` into DuckDB and runs the ranking SQL of bench/sql/.
+
+Every public method returns list[dict] (JSON-friendly: timestamps as ISO strings) from exactly one SQL
+file; the semantics live in the SQL (bench/sql/base.sql), never here. The site and the terminal
+commands consume this API; keep names, arguments and returned fields stable.
+
+Tracks: measured tracks are "<chip>/<size>" (e.g. "cpu/small"); the paper's tables are their own tracks
+("v6e/full/paper-table2", "-table3", "-table4") with provenance "reported in the paper, TPU v6e".
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Sequence
+
+import duckdb
+import pyarrow as pa
+
+from bench.dataset import schema, store
+from bench.paths import DATA_DIR
+
+SQL_DIR = Path(__file__).resolve().parents[1] / "sql"
+
+
+@lru_cache(maxsize=None)
+def sql_text(name: str) -> str:
+    return (SQL_DIR / f"{name}.sql").read_text()
+
+
+def _default_suite() -> list[str]:
+    from bench.registry import workload_ids
+
+    return list(workload_ids())
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, (_dt.datetime, _dt.date)):
+        return value.isoformat()
+    return value
+
+
+class Metrics:
+    """All leaderboard queries over one data folder.
+
+    `suite`: the workload ids every measured track averages over (default: the registry's workloads,
+    plus any workload seen in the data). Reported tracks carry their own suite (data/reported/suite.parquet).
+    """
+
+    def __init__(self, data_dir: Path | str = DATA_DIR, suite: Sequence[str] | None = None) -> None:
+        self.data_dir = Path(data_dir)
+        self.con = duckdb.connect(":memory:")
+        self._load(list(suite) if suite is not None else _default_suite())
+        self.con.execute(sql_text("base"))
+
+    # -- loading -------------------------------------------------------------------------------
+    def _register(self, name: str, table: pa.Table) -> None:
+        self.con.register(f"_{name}_arrow", table)
+        self.con.execute(f"CREATE OR REPLACE TABLE {name} AS SELECT * FROM _{name}_arrow")
+        self.con.unregister(f"_{name}_arrow")
+
+    def _load(self, suite: list[str]) -> None:
+        d, rep = self.data_dir, self.data_dir / "reported"
+        results = pa.concat_tables(
+            [store.read_tables(d / "results", schema.RESULTS), store.read_tables(rep / "results", schema.RESULTS)]
+        )
+        self._register("results", results)
+        self._register("samples", store.read_tables(d / "samples", schema.SAMPLES))
+        self._register(
+            "submissions_raw",
+            pa.concat_tables(
+                [
+                    store.read_tables(d / "submissions", schema.SUBMISSIONS),
+                    store.read_tables(rep / "submissions", schema.SUBMISSIONS),
+                ]
+            ),
+        )
+        self._register("verdicts", store.load_verdicts(d))
+        self._register("reported_summary", store.read_tables(rep / "summary", schema.REPORTED_SUMMARY))
+        self._register("suite", self._suite_table(results, suite, store.read_tables(rep / "suite", schema.SUITE)))
+        flags = sorted({f for fl in results.column("flags").to_pylist() if fl for f in fl})
+        policy = pa.table({"flag": pa.array(flags, pa.string()), "excluding": [store.is_excluding(f) for f in flags]})
+        self._register("flag_policy", policy)
+
+    @staticmethod
+    def _suite_table(results: pa.Table, suite: list[str], reported_suite: pa.Table) -> pa.Table:
+        """Measured tracks: `suite` plus any workload seen on the track; reported tracks: their own suite."""
+        reported_tracks = set(reported_suite.column("track").to_pylist())
+        seen: dict[str, set[str]] = {}
+        for track, workload in zip(results.column("track").to_pylist(), results.column("workload").to_pylist()):
+            if track not in reported_tracks:
+                seen.setdefault(track, set()).add(workload)
+        rows = [(t, w) for t, ws in sorted(seen.items()) for w in sorted(set(suite) | ws)]
+        measured = pa.table({"track": [r[0] for r in rows], "workload": [r[1] for r in rows]}, schema=schema.SUITE)
+        return pa.concat_tables([measured, reported_suite])
+
+    # -- querying ------------------------------------------------------------------------------
+    def query(self, name: str, **params: Any) -> list[dict]:
+        """Run bench/sql/<name>.sql with named parameters ($track, $workload, $submission)."""
+        text = sql_text(name)
+        used = {k: v for k, v in params.items() if f"${k}" in text}
+        cur = self.con.execute(text, used)
+        cols = [c[0] for c in cur.description]
+        return [{c: _jsonable(v) for c, v in zip(cols, row)} for row in cur.fetchall()]
+
+    def tracks(self) -> list[dict]:
+        """[{track, chip, size, provenance, submissions, n_workloads, reported_n_workloads}]"""
+        return self.query("tracks")
+
+    def leaderboard(self, track: str) -> list[dict]:
+        """[{rank, submission, name, kind, method, model, provenance, geomean, mean, correct, pallas,
+        beats_xla, evaluated, excluded, n_workloads, fast1_final, samples, sample_correct_rate}]"""
+        return self.query("leaderboard", track=track)
+
+    def per_benchmark(self, track: str) -> list[dict]:
+        """[{submission, workload, status, raw_speedup, best_speedup, score, ranked, has_pallas, pending_flags}]"""
+        return self.query("per_benchmark", track=track)
+
+    def per_kernel_table(self, track: str) -> list[dict]:
+        """Table 3 layout, long form: [{workload, xla_ms, hand_tuned_ms, hand_tuned_speedup, submission,
+        kind, speedup, score}]"""
+        return self.query("per_kernel_table", track=track)
+
+    def fast1_curves(self, track: str) -> list[dict]:
+        """[{submission, n, fast1}] for n = 1 .. budget."""
+        return self.query("fast1_curves", track=track)
+
+    def outcome_breakdown(self, track: str) -> list[dict]:
+        """[{submission, samples, api_runtime_error, wrong_output, correct, *_share, provenance}]"""
+        return self.query("outcome_breakdown", track=track)
+
+    def workload_results(self, track: str, workload: str) -> list[dict]:
+        """Every current row of one workload: [{submission, name, kind, status, reason, ranked, score, ...}]"""
+        return self.query("workload_results", track=track, workload=workload)
+
+    def submission_results(self, track: str, submission: str) -> list[dict]:
+        """Every suite workload for one submission ("missing" where absent): [{workload, status, score, ...}]"""
+        return self.query("submission_results", track=track, submission=submission)
+
+    def roofline(self, track: str) -> list[dict]:
+        """[{workload, submission, operational_intensity, flops, bytes_accessed, baseline_tflops,
+        kernel_tflops, baseline_ms, kernel_ms, speedup}]"""
+        return self.query("roofline", track=track)
+
+    def handtuned_vs_xla(self, track: str) -> list[dict]:
+        """[{workload, xla_ms, hand_tuned_ms, hand_tuned_speedup, submission, kernel_ms, speedup_vs_xla,
+        speedup_vs_hand_tuned}]"""
+        return self.query("handtuned_vs_xla", track=track)
+
+    def flags(self, track: str) -> list[dict]:
+        """[{track, submission, workload, content_hash, flag, excluding, pending, verdict, verdict_by, ...}]"""
+        return self.query("flags", track=track)
+
+    def all_leaderboard_queries(self, track: str) -> dict[str, list[dict]]:
+        """Everything a leaderboard page of `track` needs (what benchmarks/dataset.py times)."""
+        return {
+            "leaderboard": self.leaderboard(track),
+            "per_benchmark": self.per_benchmark(track),
+            "per_kernel_table": self.per_kernel_table(track),
+            "fast1_curves": self.fast1_curves(track),
+            "outcome_breakdown": self.outcome_breakdown(track),
+            "roofline": self.roofline(track),
+            "handtuned_vs_xla": self.handtuned_vs_xla(track),
+            "flags": self.flags(track),
+        }

@@ -1,0 +1,124 @@
+"""Where the dataset lives on disk, and the only code that writes it.
+
+Layout under `data/` (see data/README.md):
+  results/<chip>/<size>/<submission>/<workload>.parquet   one measured evaluation (one row)
+  samples/<chip>/<size>/<submission>.parquet              a submission's trajectory on that track
+  submissions/<submission>.parquet                        metadata snapshot of submission.yaml
+  reported/*.parquet                                      the paper's tables (own tracks, own provenance)
+  verdicts.yaml                                           maintainer verdicts on flagged rows
+
+Why one file per evaluation: a re-evaluation then *replaces* its file (os.replace is atomic on POSIX),
+an interrupted ingest can lose at most the evaluation in flight, and no big shared file is ever
+rewritten. Readers take every `*.parquet` below a folder, so batch files (synthetic data) work too;
+duplicates of a key are resolved by the SQL (latest `evaluated_at` wins).
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+from typing import Iterable
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import yaml
+
+from bench.dataset import schema
+
+TMP_PREFIX = ".tmp-"
+
+
+def results_path(data_dir: Path, chip: str, size: str, submission: str, workload: str) -> Path:
+    return data_dir / "results" / chip / size / submission / f"{workload}.parquet"
+
+
+def samples_path(data_dir: Path, chip: str, size: str, submission: str) -> Path:
+    return data_dir / "samples" / chip / size / f"{submission}.parquet"
+
+
+def submission_meta_path(data_dir: Path, submission: str) -> Path:
+    return data_dir / "submissions" / f"{submission}.parquet"
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_atomic(table: pa.Table, target: Path) -> None:
+    """Write `table` to `target` so that readers see either the old file or the complete new one.
+
+    The temp file sits in the target's folder (same filesystem, so os.replace is a rename), its name
+    does not end in .parquet (readers never pick it up), and it is fsynced before and after the rename.
+    """
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.parent / f"{TMP_PREFIX}{target.name}.{uuid.uuid4().hex}"
+    try:
+        with open(tmp, "wb") as fh:
+            pq.write_table(table, fh, compression="zstd")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+        _fsync_dir(target.parent)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def remove_stale_temps(data_dir: Path) -> int:
+    """Delete temp files left by a killed writer (kill -9 skips the `finally`). Returns how many."""
+    n = 0
+    for p in data_dir.rglob(f"{TMP_PREFIX}*"):
+        p.unlink(missing_ok=True)
+        n += 1
+    return n
+
+
+def read_tables(folder: Path, target: pa.Schema) -> pa.Table:
+    """All `*.parquet` files below `folder` as one table of schema `target` (empty if none)."""
+    files = sorted(str(p) for p in folder.rglob("*.parquet")) if folder.is_dir() else []
+    if not files:
+        return target.empty_table()
+    tables = [pq.read_table(f, schema=target) for f in files]
+    return pa.concat_tables(tables)
+
+
+def read_one(path: Path, target: pa.Schema) -> pa.Table | None:
+    """The table stored at `path`, or None if there is none (or it is unreadable, e.g. an old schema)."""
+    if not path.is_file():
+        return None
+    try:
+        return pq.read_table(path, schema=target)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OSError):
+        return None
+
+
+def load_verdicts(data_dir: Path) -> pa.Table:
+    """data/verdicts.yaml as a table: a list of {submission, workload, content_hash, flag, verdict, by, at, why}."""
+    path = data_dir / "verdicts.yaml"
+    entries: Iterable[dict] = []
+    if path.is_file():
+        entries = yaml.safe_load(path.read_text()) or []
+    rows = [{f: (str(e[f]) if e.get(f) is not None else None) for f in schema.VERDICTS.names} for e in entries]
+    return pa.Table.from_pylist(rows, schema=schema.VERDICTS)
+
+
+def _fallback_is_excluding(flag: str) -> bool:
+    return flag not in ("no_pallas", "sandbox:none")
+
+
+def is_excluding(flag: str) -> bool:
+    """Whether an integrity flag keeps a row out of the ranking until a maintainer clears it.
+
+    The integrity area owns the policy (bench.integrity.flags.is_excluding); until it exists, every
+    flag except "no_pallas" and "sandbox:none" excludes. This is the only place the dataset decides it.
+    """
+    try:
+        from bench.integrity.flags import is_excluding as integrity_is_excluding  # type: ignore[import-not-found]
+    except ImportError:
+        return _fallback_is_excluding(flag)
+    return bool(integrity_is_excluding(flag))

@@ -1,0 +1,136 @@
+"""Synthetic datasets with the real schema: for the speed benchmark and for building the site offline.
+
+The numbers are random (a seeded numpy generator) and every row says so: submissions are named
+"synthetic-NNN" and their model is "synthetic". Never ingest this into the real data/ folder.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from bench.dataset import schema, store
+
+FLAGS = ("host_callback", "static:frame_inspection", "no_pallas", "below_physics_floor")
+
+
+def workload_names(n: int) -> list[str]:
+    """The registry's ids first (real names make the synthetic site readable), padded to n."""
+    from bench.registry import workload_ids
+
+    ids = list(workload_ids())[:n]
+    return ids + [f"{len(ids) + i + 1}s_Synthetic_{i + 1}" for i in range(n - len(ids))]
+
+
+def _results(rng: np.random.Generator, sub: str, kind: str, workloads: list[str], chip: str, size: str,
+             now: _dt.datetime) -> pa.Table:
+    n = len(workloads)
+    baseline = rng.lognormal(0.0, 1.0, n)
+    if kind == "baseline":
+        speed, status, has_pallas = np.ones(n), np.array(["correct"] * n), np.zeros(n, bool)
+    else:
+        speed = rng.lognormal(0.1, 0.5, n)
+        status = rng.choice(["correct", "incorrect", "compile_error", "runtime_error"], n, p=[0.6, 0.2, 0.15, 0.05])
+        has_pallas = rng.random(n) < 0.9
+    flags = [[str(rng.choice(FLAGS))] if rng.random() < 0.03 else [] for _ in range(n)]
+    ok = status == "correct"
+    flops = rng.lognormal(22, 2, n)
+    cols = {
+        "schema_version": [schema.SCHEMA_VERSION] * n,
+        "track": [schema.track_id(chip, size)] * n,
+        "chip": [chip] * n,
+        "size": [size] * n,
+        "submission": [sub] * n,
+        "workload": workloads,
+        "status": status.tolist(),
+        "reason": ["synthetic"] * n,
+        "correct": ok.tolist(),
+        "max_abs_err": rng.random(n).tolist(),
+        "rel_l2_err": (rng.random(n) * 0.1).tolist(),
+        "baseline_ms": baseline.tolist(),
+        "kernel_ms": np.where(ok, baseline / speed, np.nan).tolist(),
+        "pallas_ref_ms": (baseline / rng.lognormal(0.3, 0.4, n)).tolist(),
+        "speedup": np.where(ok, speed, np.nan).tolist(),
+        "wall_speedup": np.where(ok, speed * 0.9, np.nan).tolist(),
+        "speedup_vs_pallas": [None] * n,
+        "flops": flops.tolist(),
+        "bytes_accessed": (flops / rng.lognormal(4, 1.5, n)).tolist(),
+        "operational_intensity": rng.lognormal(4, 1.5, n).tolist(),
+        "has_pallas": has_pallas.tolist(),
+        "pallas_calls": has_pallas.astype(int).tolist(),
+        "flags": flags,
+        "timing_method": ["cpu_profiler_ops"] * n,
+        "backend": ["cpu"] * n,
+        "device_kind": ["cpu"] * n,
+        "jax_version": ["synthetic"] * n,
+        "jaxlib_version": ["synthetic"] * n,
+        "libtpu_version": [None] * n,
+        "harness_version": ["synthetic"] * n,
+        "sandbox": ["none"] * n,
+        "interpret": [True] * n,
+        "content_hash": [f"synthetic-{sub}-{w}" for w in workloads],
+        "evaluated_at": [now] * n,
+        "provenance": ["synthetic"] * n,
+        "result_json": [""] * n,
+    }
+    table = pa.table(cols)
+    return pa.Table.from_arrays([table[c].cast(f.type) for c, f in zip(schema.RESULTS.names, schema.RESULTS)],
+                                schema=schema.RESULTS)
+
+
+def _samples(rng: np.random.Generator, sub: str, workloads: list[str], n_samples: int, track: str,
+             now: _dt.datetime) -> pa.Table:
+    n = len(workloads) * n_samples
+    skill = rng.uniform(0.02, 0.5)
+    outcome = rng.choice(list(schema.OUTCOMES), n, p=[(1 - skill) * 0.8, (1 - skill) * 0.2, skill])
+    speed = rng.lognormal(-1.0, 0.5, n)
+    cols = {
+        "schema_version": np.full(n, schema.SCHEMA_VERSION, np.int32),
+        "track": [track] * n,
+        "submission": [sub] * n,
+        "workload": np.repeat(workloads, n_samples),
+        "sample_idx": np.tile(np.arange(n_samples, dtype=np.int32), len(workloads)),
+        "outcome": outcome,
+        "latency_ms": rng.lognormal(0, 1, n),
+        "speedup": np.where(outcome == "correct", speed, np.nan),
+        "provenance": ["synthetic"] * n,
+        "content_hash": [f"synthetic-{sub}"] * n,
+        "recorded_at": pa.array([now] * n, pa.timestamp("us", tz="UTC")),
+    }
+    return pa.Table.from_pydict(cols, schema=schema.SAMPLES)
+
+
+def _meta(sub: str, kind: str, now: _dt.datetime, n_samples: int) -> pa.Table:
+    row = {
+        "schema_version": schema.SCHEMA_VERSION, "submission": sub, "name": sub.replace("-", " ").title(),
+        "kind": kind, "method": "synthetic", "model": "synthetic", "model_version": "0",
+        "agent_framework": "synthetic", "authors": ["synthetic"], "contact": "nobody@example.invalid",
+        "date": now.date().isoformat(), "samples_per_workload": n_samples, "selection_rule": "best",
+        "human_in_the_loop": False, "target_hardware": "cpu", "links": [], "license": "CC0-1.0",
+        "provenance": "synthetic", "recorded_at": now,
+    }
+    return pa.Table.from_pylist([row], schema=schema.SUBMISSIONS)
+
+
+def generate(data_dir: Path, n_submissions: int = 100, n_workloads: int = 50, n_samples: int = 144,
+             chip: str = "cpu", size: str = "small", seed: int = 0) -> None:
+    """Write a synthetic dataset under data_dir: an XLA baseline, a hand-tuned set and agent submissions.
+
+    One batch file per submission (not per evaluation) so that generating 100 x 50 rows stays quick.
+    """
+    rng = np.random.default_rng(seed)
+    now = _dt.datetime(2026, 1, 1, tzinfo=_dt.timezone.utc)
+    workloads = workload_names(n_workloads)
+    track = schema.track_id(chip, size)
+    for i in range(n_submissions):
+        kind = "baseline" if i == 0 else "hand-tuned" if i == 1 else "agent"
+        sub = {"baseline": "synthetic-xla-baseline", "hand-tuned": "synthetic-hand-tuned"}.get(kind, f"synthetic-{i:03d}")
+        base = data_dir / "results" / chip / size / sub
+        store.write_atomic(_results(rng, sub, kind, workloads, chip, size, now), base / "batch.parquet")
+        store.write_atomic(_meta(sub, kind, now, n_samples), store.submission_meta_path(data_dir, sub))
+        if kind == "agent":
+            store.write_atomic(_samples(rng, sub, workloads, n_samples, track, now),
+                               store.samples_path(data_dir, chip, size, sub))

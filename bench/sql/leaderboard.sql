@@ -1,0 +1,59 @@
+-- One row per submission of $track, best first: geomean and mean of the floored per-benchmark
+-- scores over the track's suite, correct and Pallas counts, excluded rows, end-of-budget fast1 and
+-- the pooled per-sample correct rate. Table-2-style aggregates the paper reports without per-kernel
+-- numbers are appended as they were reported (provenance says so).
+WITH agg AS (
+    SELECT
+        submission,
+        exp(avg(ln(score))) AS geomean,
+        avg(score) AS mean,
+        count(*) FILTER (WHERE ranked) AS correct,
+        count(*) FILTER (WHERE ranked AND has_pallas) AS pallas,
+        count(*) FILTER (WHERE ranked AND score > 1.0) AS beats_xla,
+        count(*) FILTER (WHERE status IS NOT NULL) AS evaluated,
+        count(*) FILTER (WHERE pending_flags > 0) AS excluded,
+        count(*) AS n_workloads
+    FROM per_benchmark_all
+    WHERE track = $track
+    GROUP BY submission
+),
+traj AS (
+    SELECT
+        submission,
+        count(*) FILTER (WHERE first_win_idx IS NOT NULL) AS fast1_wins,
+        sum(n_samples) AS samples
+    FROM trajectory_firsts
+    WHERE track = $track
+    GROUP BY submission
+),
+pooled AS (
+    SELECT submission, avg((outcome = 'correct')::DOUBLE) AS sample_correct_rate
+    FROM samples WHERE track = $track GROUP BY submission
+),
+measured AS (
+    SELECT
+        a.submission, m.name, m.kind, m.method, m.model, m.provenance,
+        a.geomean, a.mean, a.correct, a.pallas, a.beats_xla, a.evaluated, a.excluded, a.n_workloads,
+        t.fast1_wins / a.n_workloads::DOUBLE AS fast1_final,
+        t.samples,
+        p.sample_correct_rate
+    FROM agg AS a
+    LEFT JOIN submissions AS m USING (submission)
+    LEFT JOIN traj AS t USING (submission)
+    LEFT JOIN pooled AS p USING (submission)
+),
+summary AS (
+    SELECT
+        r.submission, m.name, m.kind, m.method, m.model, r.provenance,
+        r.geomean, r.mean, r.correct, NULL::BIGINT AS pallas, NULL::BIGINT AS beats_xla,
+        NULL::BIGINT AS evaluated, NULL::BIGINT AS excluded, r.n_workloads::BIGINT AS n_workloads,
+        r.fast1_final, NULL::HUGEINT AS samples, NULL::DOUBLE AS sample_correct_rate
+    FROM reported_summary AS r
+    LEFT JOIN submissions AS m USING (submission)
+    WHERE r.track = $track AND r.submission NOT IN (SELECT submission FROM agg)
+)
+SELECT
+    row_number() OVER (ORDER BY geomean DESC, mean DESC, correct DESC, submission) AS rank,
+    *
+FROM (SELECT * FROM measured UNION ALL BY NAME SELECT * FROM summary)
+ORDER BY rank;
