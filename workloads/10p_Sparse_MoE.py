@@ -1,0 +1,53 @@
+"""10p_Sparse_MoE: a Mixtral top-2 mixture-of-experts layer, computed densely over all experts (as upstream).
+
+Upstream: JAXBench/benchmark/10p_Sparse_MoE/baseline.py, Mixtral-8x7B shapes (MaxText).
+Inputs from key(42) split 5: x (B, S, E) ~ N(0, 1); router_weights (E, N); expert_gate, expert_up (N, E, M);
+expert_down (N, M, E); weights ~ N(0, 1) * 0.02.
+Router: logits = x W_r, top-2, softmax over the two chosen logits. Every expert runs on every token
+(silu(x W_gate) * x W_up) W_down, and the outputs are combined with the sum of one_hot(idx_k) * prob_k; the one-hot
+is f32, so the output is f32. A sparse kernel may skip the unchosen experts: their combine weight is exactly 0.
+"""
+
+import jax
+import jax.numpy as jnp
+
+from workloads._common import base_key, sized_config
+
+CONFIG = {
+    "name": "10p_Sparse_MoE",
+    "model": "Mixtral-8x7B",
+    "operator": "sparse_moe",
+    "batch": 2,
+    "seq_len": 4096,
+    "emb_dim": 4096,
+    "mlp_dim": 14336,
+    "num_experts": 8,
+    "num_experts_per_tok": 2,
+}
+# small: 256 tokens, emb 256, mlp 256, upstream's 8 experts and top-2; expert weights 3 MiB.
+SMALL = {"batch": 1, "seq_len": 256, "emb_dim": 256, "mlp_dim": 256}
+META = {"family": "top-k MoE", "source": "Mixtral-8x7B (MaxText)"}
+
+
+def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):
+    cfg = sized_config(CONFIG, SMALL, size)
+    e, m, n = cfg["emb_dim"], cfg["mlp_dim"], cfg["num_experts"]
+    k1, k2, k3, k4, k5 = jax.random.split(base_key(42, seed), 5)
+    x = jax.random.normal(k1, (cfg["batch"], cfg["seq_len"], e), dtype=dtype)
+    router_weights = jax.random.normal(k2, (e, n), dtype=dtype) * 0.02
+    expert_gate = jax.random.normal(k3, (n, e, m), dtype=dtype) * 0.02
+    expert_up = jax.random.normal(k4, (n, e, m), dtype=dtype) * 0.02
+    expert_down = jax.random.normal(k5, (n, m, e), dtype=dtype) * 0.02
+    return x, router_weights, expert_gate, expert_up, expert_down
+
+
+def workload(x, router_weights, expert_gate, expert_up, expert_down):
+    num_experts = router_weights.shape[1]
+    top_k = CONFIG["num_experts_per_tok"]
+    logits = x @ router_weights
+    top_logits, top_idx = jax.lax.top_k(logits, top_k)
+    top_probs = jax.nn.softmax(top_logits, axis=-1)
+    hidden = jax.nn.silu(jnp.einsum("bse,nem->bsnm", x, expert_gate)) * jnp.einsum("bse,nem->bsnm", x, expert_up)
+    expert_out = jnp.einsum("bsnm,nme->bsne", hidden, expert_down)
+    combine = sum(jax.nn.one_hot(top_idx[..., k], num_experts) * top_probs[..., k:k + 1] for k in range(top_k))
+    return jnp.einsum("bsne,bsn->bse", expert_out, combine)

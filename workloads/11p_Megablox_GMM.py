@@ -1,0 +1,68 @@
+"""11p_Megablox_GMM: grouped matrix multiply, the MoE expert GEMM of Megablox (JAX's reference_gmm).
+
+Upstream: JAXBench/benchmark/11p_Megablox_GMM/baseline.py, Qwen3-235B-A22B MoE shapes.
+Inputs from key(42) split 2: lhs (M, K) with M = seq_len * top_k, N(0, 1) cast to the harness dtype; rhs (G, K, N)
+~ N(0, 1) * 0.02; group_sizes (G,) int32, uniform M / G; max_expert_size, a Python int (M / G).
+Computation: a scan over groups; group g multiplies the max_expert_size rows starting at its offset with rhs[g]
+(f32 accumulation), zeroes the rows past its size, casts to the input dtype and adds them into a zero buffer of
+M + max_expert_size rows; the first M rows are returned.
+Deliberate fix: upstream's harness traced max_expert_size, so its baseline could not run under jax.jit; here
+STATIC_ARGNUMS = (3,) tells the harness to jit it as a static argument (as upstream's own benchmark() did).
+"""
+
+import jax
+import jax.numpy as jnp
+
+from workloads._common import base_key, sized_config
+
+CONFIG = {
+    "name": "11p_Megablox_GMM",
+    "model": "Qwen3-235B-A22B",
+    "operator": "grouped_matmul",
+    "num_experts": 128,
+    "num_experts_per_tok": 8,
+    "emb_dim": 4096,
+    "moe_mlp_dim": 1536,
+    "seq_len": 4096,
+}
+# small: 8 experts x 128 rows (M = 512 * 2), K = N = 256: 128-row groups keep tm=128 tiles aligned to groups.
+SMALL = {"num_experts": 8, "num_experts_per_tok": 2, "emb_dim": 256, "moe_mlp_dim": 256, "seq_len": 512}
+META = {"family": "grouped GEMM", "source": "Qwen3-235B-A22B (JAX Pallas megablox reference_gmm)"}
+STATIC_ARGNUMS = (3,)
+
+
+def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):
+    cfg = sized_config(CONFIG, SMALL, size)
+    groups, k, n = cfg["num_experts"], cfg["emb_dim"], cfg["moe_mlp_dim"]
+    m = cfg["seq_len"] * cfg["num_experts_per_tok"]
+    max_expert_size = m // groups
+    k1, k2 = jax.random.split(base_key(42, seed), 2)
+    lhs = jax.random.normal(k1, (m, k)).astype(dtype)
+    rhs = jax.random.normal(k2, (groups, k, n), dtype=dtype) * 0.02
+    group_sizes = jnp.full((groups,), max_expert_size, dtype=jnp.int32)
+    return lhs, rhs, group_sizes, max_expert_size
+
+
+def workload(lhs, rhs, group_sizes, max_expert_size):
+    m, k = lhs.shape
+    n = rhs.shape[2]
+    starts = jnp.cumsum(group_sizes) - group_sizes
+    rows = jax.lax.broadcasted_iota(jnp.int32, (max_expert_size, n), 0)
+
+    def add_group(acc, g):
+        block = jax.lax.dynamic_slice(lhs, (starts[g], 0), (max_expert_size, k))
+        prod = jax.lax.dot(block, rhs[g], preferred_element_type=jnp.float32)
+        prod = jnp.where(rows < group_sizes[g], prod, 0.0).astype(acc.dtype)
+        current = jax.lax.dynamic_slice(acc, (starts[g], 0), (max_expert_size, n))
+        return jax.lax.dynamic_update_slice(acc, current + prod, (starts[g], 0)), None
+
+    acc = jnp.zeros((m + max_expert_size, n), dtype=lhs.dtype)
+    acc, _ = jax.lax.scan(add_group, acc, jnp.arange(rhs.shape[0]))
+    return acc[:m]
+
+
+def get_flops(size: str = "full") -> int:
+    """Upstream's count: 2 * M * K * N (every row multiplies one expert's K x N matrix)."""
+    cfg = sized_config(CONFIG, SMALL, size)
+    m = cfg["seq_len"] * cfg["num_experts_per_tok"]
+    return 2 * m * cfg["emb_dim"] * cfg["moe_mlp_dim"]

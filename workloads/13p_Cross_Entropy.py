@@ -1,0 +1,39 @@
+"""13p_Cross_Entropy: fused linear + softmax cross-entropy, the LM-head loss: mean(-log_softmax(h W)[label]).
+
+Upstream: JAXBench/benchmark/13p_Cross_Entropy/baseline.py, Llama-3.1-8B shapes ("from openxla/tokamax").
+Inputs from key(42) split 3: hidden (T, H) ~ N(0, 1); weight (H, V) ~ N(0, 1) * 0.02; labels (T,) int32 uniform in [0, V).
+Logits and log_softmax stay in the input dtype; the one-hot is f32, so the loss is an f32 scalar.
+"""
+
+import jax
+import jax.numpy as jnp
+
+from workloads._common import base_key, sized_config
+
+CONFIG = {
+    "name": "13p_Cross_Entropy",
+    "model": "Llama-3.1-8B",
+    "operator": "cross_entropy",
+    "batch_tokens": 8192,
+    "hidden_dim": 4096,
+    "vocab_size": 128256,
+}
+# small: 256 tokens, hidden 256, vocab 4096 (128 multiples); the weight is 2 MiB, logits 2 MiB.
+SMALL = {"batch_tokens": 256, "hidden_dim": 256, "vocab_size": 4096}
+META = {"family": "linear + cross-entropy", "source": "Llama-3.1-8B (tokamax linear softmax cross-entropy)"}
+
+
+def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):
+    cfg = sized_config(CONFIG, SMALL, size)
+    t, h, v = cfg["batch_tokens"], cfg["hidden_dim"], cfg["vocab_size"]
+    k1, k2, k3 = jax.random.split(base_key(42, seed), 3)
+    hidden = jax.random.normal(k1, (t, h), dtype=dtype)
+    weight = jax.random.normal(k2, (h, v), dtype=dtype) * 0.02
+    labels = jax.random.randint(k3, (t,), 0, v, dtype=jnp.int32)
+    return hidden, weight, labels
+
+
+def workload(hidden, weight, labels):
+    log_probs = jax.nn.log_softmax(hidden @ weight, axis=-1)
+    one_hot = jax.nn.one_hot(labels, weight.shape[1])
+    return jnp.mean(-jnp.sum(one_hot * log_probs, axis=-1))

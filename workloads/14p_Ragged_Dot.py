@@ -1,0 +1,36 @@
+"""14p_Ragged_Dot: grouped GEMM over equal-sized groups (a batched einsum; nothing is actually ragged).
+
+Upstream: JAXBench/benchmark/14p_Ragged_Dot/baseline.py, Mixtral-8x7B expert shapes (tokamax ragged_dot).
+Inputs from key(42) split 2: x (G, M/G, K) ~ N(0, 1); weights (G, K, N) ~ N(0, 1) * 0.02.
+"""
+
+import jax
+import jax.numpy as jnp
+
+from workloads._common import base_key, sized_config
+
+CONFIG = {
+    "name": "14p_Ragged_Dot",
+    "model": "Mixtral-8x7B",
+    "operator": "ragged_dot",
+    "num_groups": 8,
+    "M": 8192,
+    "K": 4096,
+    "N": 14336,
+}
+# small: 8 groups of 128 rows, K 256, N 512 (128 multiples); weights 2 MiB.
+SMALL = {"M": 1024, "K": 256, "N": 512}
+META = {"family": "grouped GEMM", "source": "Mixtral-8x7B (tokamax ragged_dot)"}
+
+
+def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):
+    cfg = sized_config(CONFIG, SMALL, size)
+    g = cfg["num_groups"]
+    k1, k2 = jax.random.split(base_key(42, seed), 2)
+    x = jax.random.normal(k1, (g, cfg["M"] // g, cfg["K"]), dtype=dtype)
+    weights = jax.random.normal(k2, (g, cfg["K"], cfg["N"]), dtype=dtype) * 0.02
+    return x, weights
+
+
+def workload(x, weights):
+    return jnp.einsum("gmk,gkn->gmn", x, weights)

@@ -1,0 +1,92 @@
+"""3p_MLA_Attention: DeepSeek-V3 multi-head latent attention, from hidden states to the output projection.
+
+Upstream: JAXBench/benchmark/3p_MLA_Attention/baseline.py, DeepSeek-V3-671B shapes from MaxText.
+Inputs from key(42) split 8 (keys 0..6 used): x (B, S, E) ~ N(0, 1); q_down (E, q_lora), q_up (q_lora, H*(nope+rope)),
+kv_down (E, kv_lora+rope), k_up (kv_lora, H*nope), v_up (kv_lora, H*v_dim), o_proj (H*v_dim, E), all ~ N(0, 1) * 0.02.
+Computation: low-rank q and kv projections; q splits into nope/rope parts, kv into the latent and one shared rope key;
+rotate-half RoPE (theta 10000, cos/sin cast to the input dtype) on the q rope part and the shared k rope part (broadcast
+over heads); causal softmax attention with scale (nope+rope)**-0.5 and fill -1e9; output projection.
+Head count and head dims are derived from the weight shapes, so both sizes run.
+"""
+
+import jax
+import jax.numpy as jnp
+
+from workloads._common import base_key, sized_config
+
+CONFIG = {
+    "name": "3p_MLA_Attention",
+    "model": "DeepSeek-V3-671B",
+    "operator": "mla_attention",
+    "batch": 4,
+    "seq_len": 2048,
+    "emb_dim": 7168,
+    "num_heads": 128,
+    "q_lora_rank": 1536,
+    "kv_lora_rank": 512,
+    "qk_nope_head_dim": 128,
+    "qk_rope_head_dim": 64,
+    "v_head_dim": 128,
+    "rope_theta": 10000,
+}
+# small: seq 256, 4 heads, upstream's head dims (nope 128, rope 64, v 128) and 128-multiple ranks; weights < 2 MiB.
+SMALL = {"batch": 1, "seq_len": 256, "emb_dim": 512, "num_heads": 4, "q_lora_rank": 256, "kv_lora_rank": 128}
+META = {"family": "MLA attention", "source": "DeepSeek-V3-671B (MaxText)"}
+
+
+def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):
+    cfg = sized_config(CONFIG, SMALL, size)
+    e, h = cfg["emb_dim"], cfg["num_heads"]
+    nope, rope, vdim = cfg["qk_nope_head_dim"], cfg["qk_rope_head_dim"], cfg["v_head_dim"]
+    keys = jax.random.split(base_key(42, seed), 8)
+
+    def weight(i, shape):
+        return jax.random.normal(keys[i], shape, dtype=dtype) * 0.02
+
+    x = jax.random.normal(keys[0], (cfg["batch"], cfg["seq_len"], e), dtype=dtype)
+    q_down = weight(1, (e, cfg["q_lora_rank"]))
+    q_up = weight(2, (cfg["q_lora_rank"], h * (nope + rope)))
+    kv_down = weight(3, (e, cfg["kv_lora_rank"] + rope))
+    k_up = weight(4, (cfg["kv_lora_rank"], h * nope))
+    v_up = weight(5, (cfg["kv_lora_rank"], h * vdim))
+    o_proj = weight(6, (h * vdim, e))
+    return x, q_down, q_up, kv_down, k_up, v_up, o_proj
+
+
+def _rotate_half(t, cos, sin):
+    """Rotate-half RoPE on the last axis: [t1*cos - t2*sin, t2*cos + t1*sin]."""
+    half = t.shape[-1] // 2
+    t1, t2 = t[..., :half], t[..., half:]
+    return jnp.concatenate([t1 * cos - t2 * sin, t2 * cos + t1 * sin], axis=-1)
+
+
+def workload(x, q_down, q_up, kv_down, k_up, v_up, o_proj):
+    batch, seq_len, _ = x.shape
+    kv_lora = k_up.shape[0]
+    rope = kv_down.shape[1] - kv_lora
+    num_heads = (q_up.shape[1] - k_up.shape[1]) // rope
+    nope = k_up.shape[1] // num_heads
+    vdim = v_up.shape[1] // num_heads
+
+    q = ((x @ q_down) @ q_up).reshape(batch, seq_len, num_heads, nope + rope)
+    q_nope, q_rope = q[..., :nope], q[..., nope:]
+    kv = x @ kv_down
+    latent, k_rope = kv[..., :kv_lora], kv[..., kv_lora:]
+    k_nope = (latent @ k_up).reshape(batch, seq_len, num_heads, nope)
+    v = (latent @ v_up).reshape(batch, seq_len, num_heads, vdim)
+
+    freqs = 1.0 / (CONFIG["rope_theta"] ** (jnp.arange(0, rope, 2, dtype=jnp.float32) / rope))
+    angles = jnp.outer(jnp.arange(seq_len, dtype=jnp.float32), freqs)
+    cos, sin = jnp.cos(angles).astype(x.dtype), jnp.sin(angles).astype(x.dtype)
+    q_rope = _rotate_half(q_rope, cos[None, :, None, :], sin[None, :, None, :])
+    k_rope = _rotate_half(k_rope, cos[None], sin[None])
+    k_rope = jnp.broadcast_to(k_rope[:, :, None, :], (batch, seq_len, num_heads, rope))
+
+    q_full = jnp.concatenate([q_nope, q_rope], axis=-1)
+    k_full = jnp.concatenate([k_nope, k_rope], axis=-1)
+    scores = jnp.einsum("bqhd,bkhd->bhqk", q_full, k_full) * (nope + rope) ** -0.5
+    causal = jnp.tril(jnp.ones((seq_len, seq_len)))
+    scores = jnp.where(causal, scores, -1e9)
+    probs = jax.nn.softmax(scores, axis=-1)
+    out = jnp.einsum("bhqk,bkhd->bqhd", probs, v).reshape(batch, seq_len, num_heads * vdim)
+    return out @ o_proj
