@@ -62,22 +62,21 @@ def _layout(title: str, **extra: Any) -> dict[str, Any]:
     return layout
 
 
-def _series_name(row: Row) -> str:
-    method = row.get("method") or ""
-    sub = row.get("submission") or ""
-    return f"{method} ({sub})" if method and sub and method != sub else (method or sub)
+def _name(names: dict[str, str], sub: str) -> str:
+    return text(names.get(sub, sub))
 
 
-def fast1_curves(rows: Iterable[Row], title: str = "fast1@N: share of workloads beating XLA") -> Figure:
+def fast1_curves(rows: Iterable[Row], names: dict[str, str],
+                 title: str = "fast1@N: share of workloads beating XLA") -> Figure:
     """One line per submission (labelled by its method): fast1 against the sample budget N."""
     lines: dict[str, tuple[list[Any], list[Any]]] = defaultdict(lambda: ([], []))
-    for r in sorted(rows, key=lambda r: (_series_name(r), r["n"])):
-        xs, ys = lines[_series_name(r)]
+    for r in rows:
+        xs, ys = lines[r["submission"]]
         xs.append(r["n"])
         ys.append(r["fast1"])
     data = [
-        {"type": "scatter", "mode": "lines", "name": text(name), "x": xs, "y": ys, "line": {"shape": "hv"}}
-        for name, (xs, ys) in lines.items()
+        {"type": "scatter", "mode": "lines", "name": _name(names, sub), "x": xs, "y": ys, "line": {"shape": "hv"}}
+        for sub, (xs, ys) in lines.items()
     ]
     return {
         "data": data,
@@ -89,21 +88,17 @@ def fast1_curves(rows: Iterable[Row], title: str = "fast1@N: share of workloads 
     }
 
 
-def per_benchmark_best(rows: Iterable[Row], title: str = "Best speedup over XLA per workload") -> Figure:
+def per_benchmark_best(rows: Iterable[Row], names: dict[str, str],
+                       title: str = "Best speedup over XLA per workload") -> Figure:
     """Grouped bars: per workload, each submission's best correct speedup (the paper's Figure 6)."""
     rows = list(rows)
     workloads = list(dict.fromkeys(r["workload"] for r in rows))
     series: dict[str, dict[str, Any]] = defaultdict(dict)
     for r in rows:
-        series[_series_name(r)][r["workload"]] = r.get("best_speedup")
+        series[r["submission"]][r["workload"]] = r.get("best_speedup")
     data = [
-        {
-            "type": "bar",
-            "name": text(name),
-            "x": workloads,
-            "y": [vals.get(w) for w in workloads],
-        }
-        for name, vals in series.items()
+        {"type": "bar", "name": _name(names, sub), "x": workloads, "y": [vals.get(w) for w in workloads]}
+        for sub, vals in series.items()
     ]
     return {
         "data": data,
@@ -117,52 +112,49 @@ def per_benchmark_best(rows: Iterable[Row], title: str = "Best speedup over XLA 
     }
 
 
-def outcome_breakdown(rows: Iterable[Row], title: str = "Per-sample outcomes") -> Figure:
-    """Stacked horizontal bars of sample shares per submission and outcome (the paper's Figure 4)."""
+def outcome_breakdown(rows: Iterable[Row], names: dict[str, str], title: str = "Per-sample outcomes") -> Figure:
+    """Stacked horizontal bars of sample shares per submission (the paper's Figure 4).
+
+    Rows are the wide form of the metrics API: `<outcome>_share` columns, one row per submission.
+    """
     rows = list(rows)
-    names = list(dict.fromkeys(_series_name(r) for r in rows))
-    share: dict[str, dict[str, float]] = defaultdict(dict)
-    for r in rows:
-        share[r["outcome"]][_series_name(r)] = r["share"]
+    labels = [_name(names, r["submission"]) for r in rows]
     data = [
         {
             "type": "bar",
             "orientation": "h",
-            "name": OUTCOME_LABELS.get(outcome, text(outcome)),
-            "y": [text(n) for n in names],
-            "x": [share[outcome].get(n, 0.0) for n in names],
-            "marker": {"color": OUTCOME_COLORS.get(outcome, "#7f7f7f")},
+            "name": OUTCOME_LABELS[outcome],
+            "y": labels,
+            "x": [r.get(f"{outcome}_share") or 0.0 for r in rows],
+            "marker": {"color": OUTCOME_COLORS[outcome]},
         }
-        for outcome in _ordered_outcomes(share)
+        for outcome in OUTCOME_LABELS
     ]
-    height = max(260, 60 + 28 * len(names))
     return {
         "data": data,
         "layout": _layout(
             title,
             barmode="stack",
-            height=height,
+            height=max(260, 110 + 26 * len(rows)),
             xaxis={"title": {"text": "share of samples"}, "tickformat": ".0%", "range": [0, 1]},
-            yaxis={"automargin": True},
+            yaxis={"automargin": True, "autorange": "reversed"},
         ),
     }
 
 
-def _ordered_outcomes(share: dict[str, Any]) -> list[str]:
-    known = [o for o in OUTCOME_LABELS if o in share]
-    return known + sorted(o for o in share if o not in OUTCOME_LABELS)
-
-
 def roofline(rows: Iterable[Row], peak_tflops: float | None, peak_gbs: float | None, title: str) -> Figure:
-    """Achieved TFLOP/s of each workload's XLA baseline against its operational intensity, under the chip's roof."""
-    pts = [r for r in rows if r.get("operational_intensity") and r.get("tflops")]
+    """Achieved TFLOP/s of each workload's XLA baseline against its operational intensity, under the chip's roof.
+
+    `rows`: one per workload (workload, operational_intensity, baseline_tflops).
+    """
+    pts = [r for r in rows if r.get("operational_intensity") and r.get("baseline_tflops")]
     data: list[dict[str, Any]] = [
         {
             "type": "scatter",
             "mode": "markers",
             "name": "XLA baseline",
             "x": [r["operational_intensity"] for r in pts],
-            "y": [r["tflops"] for r in pts],
+            "y": [r["baseline_tflops"] for r in pts],
             "text": [text(r["workload"]) for r in pts],
             "hovertemplate": "%{text}<br>OI %{x:.3g} FLOP/B<br>%{y:.3g} TFLOP/s<extra></extra>",
         }
@@ -193,16 +185,16 @@ def roofline(rows: Iterable[Row], peak_tflops: float | None, peak_gbs: float | N
 
 
 def handtuned_vs_xla(rows: Iterable[Row], title: str = "Hand-tuned Pallas speedup over XLA") -> Figure:
-    """One bar per workload with a hand-tuned reference (the paper's Figure 2b)."""
-    rows = [r for r in rows if r.get("speedup") is not None]
+    """One bar per workload with a hand-tuned reference (the paper's Figure 2b); rows: one per workload."""
+    rows = [r for r in rows if r.get("hand_tuned_speedup") is not None]
     return {
         "data": [
             {
                 "type": "bar",
                 "name": "hand-tuned / XLA",
                 "x": [r["workload"] for r in rows],
-                "y": [r["speedup"] for r in rows],
-                "marker": {"color": ["#2ca02c" if r["speedup"] >= 1 else "#d62728" for r in rows]},
+                "y": [r["hand_tuned_speedup"] for r in rows],
+                "marker": {"color": ["#2ca02c" if r["hand_tuned_speedup"] >= 1 else "#d62728" for r in rows]},
             }
         ],
         "layout": _layout(
@@ -215,7 +207,7 @@ def handtuned_vs_xla(rows: Iterable[Row], title: str = "Hand-tuned Pallas speedu
 
 
 def submission_bars(rows: Iterable[Row], title: str) -> Figure:
-    """A submission's speedup per workload (one bar each), for its own page."""
+    """A submission's speedup per workload (correct kernels only), for its own page."""
     rows = list(rows)
     return {
         "data": [
@@ -223,7 +215,7 @@ def submission_bars(rows: Iterable[Row], title: str) -> Figure:
                 "type": "bar",
                 "name": "speedup",
                 "x": [r["workload"] for r in rows],
-                "y": [r.get("speedup") if r.get("correct") else None for r in rows],
+                "y": [r.get("speedup") if r.get("status") == "correct" else None for r in rows],
             }
         ],
         "layout": _layout(

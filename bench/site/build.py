@@ -1,0 +1,145 @@
+"""`bench build-site`: metrics -> markdown pages (Jinja) -> mkdocs-material site, strict, in-process.
+
+The pre-step design (see ../shared/notes/site-stack.md): pages are rendered into a throw-away build folder
+(`build/docs`), together with the static docs (methodology, how to submit, and the threat model / audit
+pages when their owners have written them), our JS/CSS and the vendored JS; a build copy of the top-level
+mkdocs.yml (absolute paths, optional site_url override, nav with the optional pages) is written next to
+it and built with mkdocs' Python API in strict mode, so a broken internal link fails the build.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from bench.paths import BUILD_DIR, DATA_DIR, ROOT, SITE_DIR, SUBMISSIONS_DIR, TEMPLATES_DIR
+from bench.site.collect import SiteData, collect, load_workloads
+from bench.site.pages import RenderOptions, render_pages
+
+os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")  # material's end-of-life banner is noise in our logs
+
+DOCS_DIR = ROOT / "docs"
+MKDOCS_YML = ROOT / "mkdocs.yml"
+#: Static pages copied as they are: (nav title, file in docs/, required?).
+STATIC_PAGES = (
+    ("Methodology", "methodology.md", True),
+    ("How to submit", "submit.md", True),
+    ("Threat model", "threat-model.md", False),
+    ("Audit", "audit.md", False),
+)
+#: Our assets and the vendored ones, copied into the site's assets/ (source under templates/, target under assets/).
+ASSETS = {
+    "assets/javascripts/plots.js": "assets/javascripts/plots.js",
+    "assets/javascripts/tables.js": "assets/javascripts/tables.js",
+    "assets/stylesheets/extra.css": "assets/stylesheets/extra.css",
+    "assets/vendor/tablesort/tablesort.min.js": "assets/javascripts/tablesort.min.js",
+    "assets/vendor/tablesort/tablesort.number.min.js": "assets/javascripts/tablesort.number.min.js",
+    "assets/vendor/tablesort/LICENCE": "assets/javascripts/tablesort.LICENCE.txt",
+}
+
+
+@dataclass
+class BuildReport:
+    pages: int
+    site_dir: Path
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+def plotly_js() -> Path:
+    """plotly.min.js of the installed plotly wheel: always the plotly.js version its JSON schema targets."""
+    import plotly
+
+    return Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+
+
+def build_site(
+    data_dir: Path = DATA_DIR,
+    site_dir: Path = SITE_DIR,
+    build_dir: Path = BUILD_DIR,
+    site_url: str | None = None,
+    metrics: Any = None,
+    submissions_dir: Path = SUBMISSIONS_DIR,
+) -> BuildReport:
+    """Build the whole site. `metrics`: an object with the Metrics API (default: Metrics(data_dir))."""
+    t0 = time.perf_counter()
+    if metrics is None:
+        from bench.dataset.metrics import Metrics
+
+        metrics = Metrics(data_dir)
+    data = collect(metrics, load_workloads())
+    t1 = time.perf_counter()
+    config = _mkdocs_config()
+    options = RenderOptions(
+        submissions_dir=submissions_dir,
+        extra_docs=tuple((title, name) for title, name, _ in STATIC_PAGES if (DOCS_DIR / name).is_file()),
+    )
+    n = write_docs(data, options, build_dir / "docs")
+    t2 = time.perf_counter()
+    cfg_path = write_config(config, build_dir, site_dir, site_url, options)
+    run_mkdocs(cfg_path)
+    t3 = time.perf_counter()
+    return BuildReport(n, site_dir, {"queries": t1 - t0, "render": t2 - t1, "mkdocs": t3 - t2, "total": t3 - t0})
+
+
+def write_docs(data: SiteData, options: RenderOptions, docs: Path) -> int:
+    """Fresh docs folder: generated pages, static pages, assets. Returns the number of pages."""
+    if docs.exists():
+        shutil.rmtree(docs)
+    pages = render_pages(data, options)
+    for src, text in pages:
+        path = docs / src
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    for title, name, required in STATIC_PAGES:
+        if (DOCS_DIR / name).is_file():
+            shutil.copy2(DOCS_DIR / name, docs / name)
+        elif required:
+            raise FileNotFoundError(f"docs/{name} is missing")
+    for src, dst in ASSETS.items():
+        (docs / dst).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(TEMPLATES_DIR / src, docs / dst)
+    shutil.copy2(plotly_js(), docs / "assets/javascripts/plotly.min.js")
+    return len(pages) + sum(1 for _, name, _ in STATIC_PAGES if (docs / name).is_file())
+
+
+def _mkdocs_config() -> dict[str, Any]:
+    return yaml.safe_load(MKDOCS_YML.read_text())
+
+
+def write_config(
+    config: dict[str, Any], build_dir: Path, site_dir: Path, site_url: str | None, options: RenderOptions
+) -> Path:
+    """The build copy of mkdocs.yml: absolute paths, the optional pages in nav, site_url for local tests."""
+    cfg = dict(config)
+    cfg["docs_dir"] = str((build_dir / "docs").resolve())
+    cfg["site_dir"] = str(Path(site_dir).resolve())
+    cfg["theme"] = {**cfg["theme"], "custom_dir": str((ROOT / cfg["theme"]["custom_dir"]).resolve())}
+    if site_url is not None:
+        cfg["site_url"] = site_url
+    listed = {name for entry in cfg["nav"] for name in entry.values()}
+    cfg["nav"] = list(cfg["nav"]) + [{title: name} for title, name in options.extra_docs if name not in listed]
+    path = build_dir / "mkdocs.yml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    return path
+
+
+def run_mkdocs(config_file: Path) -> None:
+    """mkdocs build --strict in this process (raises mkdocs.exceptions.Abort on any warning)."""
+    from mkdocs.commands.build import build
+    from mkdocs.config import load_config
+
+    logging.getLogger("mkdocs").setLevel(logging.WARNING)
+    cfg = load_config(config_file=str(config_file), strict=True)
+    cfg.plugins.on_startup(command="build", dirty=False)
+    try:
+        build(cfg, dirty=False)
+    finally:
+        cfg.plugins.on_shutdown()

@@ -1,0 +1,239 @@
+"""Gather everything the site shows, once, into plain values (SiteData) that the page renderer reads.
+
+Why a separate step: the renderer must not query anything. All numbers come from the dataset's metrics API
+(`bench.dataset.metrics.Metrics`, the only place where rankings and aggregates are defined); workload facts
+come from the workload modules (bench.registry). Keeping both behind one function makes the renderer a pure
+function of SiteData, testable with a small fake of the metrics API.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+from datetime import datetime, timezone
+from hashlib import sha256
+from typing import Any, Protocol
+
+Row = dict[str, Any]
+
+#: Display names of chips; anything else is shown upper-cased.
+CHIP_LABELS = {"cpu": "CPU interpret", "v6e": "TPU v6e", "v5e": "TPU v5e", "v5p": "TPU v5p", "v4": "TPU v4"}
+#: Charts with one series per submission show the TOP_K best-ranked ones (the tables show all).
+TOP_K = 10
+
+
+class MetricsSource(Protocol):
+    """The part of bench.dataset.metrics.Metrics the site reads (each method returns list[dict])."""
+
+    def tracks(self) -> list[Row]: ...
+    def leaderboard(self, track: str) -> list[Row]: ...
+    def per_benchmark(self, track: str) -> list[Row]: ...
+    def fast1_curves(self, track: str) -> list[Row]: ...
+    def outcome_breakdown(self, track: str) -> list[Row]: ...
+    def workload_results(self, track: str, workload: str) -> list[Row]: ...
+    def submission_results(self, track: str, submission: str) -> list[Row]: ...
+    def roofline(self, track: str) -> list[Row]: ...
+    def handtuned_vs_xla(self, track: str) -> list[Row]: ...
+    def flags(self, track: str) -> list[Row]: ...
+
+
+@dataclass
+class Track:
+    """One track and every metrics result of it, plus display-only lookups (no ranking happens here)."""
+
+    id: str
+    chip: str
+    size: str
+    reported: bool  # numbers copied from the paper, not measured here
+    provenance: str
+    n_workloads: int
+    leaderboard: list[Row]
+    per_benchmark: list[Row]
+    fast1: list[Row]
+    outcomes: list[Row]
+    roofline: list[Row]
+    handtuned: list[Row]
+    flags: list[Row]
+    by_workload: dict[str, list[Row]] = field(default_factory=dict)
+    by_submission: dict[str, list[Row]] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        base = f"{CHIP_LABELS.get(self.chip, self.chip.upper())} / {self.size}"
+        extra = self.id.split("/")[2:]  # reported tracks: "v6e/full/paper-table3"
+        if extra:
+            base += " · " + " ".join(extra).replace("-", " ")
+        return base
+
+    @property
+    def slug(self) -> str:
+        return slug(self.id)
+
+    def names(self) -> dict[str, str]:
+        """submission -> legend label ("method · name"), in leaderboard order."""
+        out = {}
+        for r in self.leaderboard:
+            label = r.get("name") or r["submission"]
+            out[r["submission"]] = f"{r['method']} · {label}" if r.get("method") and r["method"] != label else label
+        return out
+
+    def top(self, rows: list[Row], k: int = TOP_K) -> list[Row]:
+        """Rows of the k best-ranked submissions (the API's order), so charts of 100 submissions stay legible."""
+        keep = {r["submission"] for r in self.leaderboard[:k]}
+        return [r for r in rows if r["submission"] in keep]
+
+    @cached_property
+    def roofline_by_workload(self) -> dict[str, Row]:
+        """Roofline rows are per (workload, submission); the baseline columns are per workload: keep the first."""
+        return _first_per_workload(self.roofline)
+
+    @cached_property
+    def handtuned_by_workload(self) -> dict[str, Row]:
+        """Hand-tuned and XLA times are per workload; keep the first row of each."""
+        return _first_per_workload(self.handtuned)
+
+    def without_sandbox(self) -> set[str]:
+        """Submissions with at least one row evaluated with `sandbox: none` (shown as a badge)."""
+        return {s for s, rows in self.by_submission.items() if any(r.get("sandbox") == "none" for r in rows)}
+
+    def peak(self) -> tuple[float | None, float | None]:
+        """The chip's peak bf16 TFLOP/s and memory GB/s from the harness's peak table."""
+        from bench.harness.hardware import chip_spec
+
+        spec = chip_spec(self.chip)
+        return (spec.peak_bf16_tflops, spec.hbm_gb_s) if spec else (None, None)
+
+
+def _first_per_workload(rows: list[Row]) -> dict[str, Row]:
+    seen: dict[str, Row] = {}
+    for r in rows:
+        seen.setdefault(r["workload"], r)
+    return seen
+
+
+@dataclass
+class Workload:
+    """What the site says about one workload, from its module."""
+
+    id: str
+    suite: str
+    family: str
+    source: str
+    summary: str  # first line of the module docstring
+    description: str  # rest of the docstring
+    config: dict[str, Any]
+    small_config: dict[str, Any]
+    flops_full: int | None
+    flops_small: int | None
+
+
+@dataclass
+class SiteData:
+    tracks: list[Track]
+    workloads: list[Workload]
+    submissions: dict[str, Row]  # submission id -> metadata (name, method, model, ...)
+    generated_at: str
+
+
+def slug(name: str) -> str:
+    """A file-name-safe, collision-free slug: ids that are already safe stay as they are."""
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.") or "x"
+    return safe if safe == name else f"{safe[:60]}-{sha256(name.encode()).hexdigest()[:8]}"
+
+
+def collect(metrics: MetricsSource, workloads: list[Workload], submissions: dict[str, Row] | None = None) -> SiteData:
+    """Run every metrics query the site needs. `submissions`: metadata per id (default: from the dataset)."""
+    tracks = [_collect_track(metrics, t, workloads) for t in metrics.tracks()]
+    known = {w.id for w in workloads}
+    for t in tracks:  # workloads seen in the data but not in the registry still get a page
+        for wid in t.by_workload:
+            if wid not in known:
+                known.add(wid)
+                workloads = [*workloads, unregistered_workload(wid)]
+    meta = dict(submissions if submissions is not None else submission_metadata(metrics))
+    for t in tracks:
+        for row in t.leaderboard:
+            meta.setdefault(row["submission"], {k: row.get(k) for k in ("name", "kind", "method", "model", "provenance")})
+    return SiteData(
+        tracks=tracks,
+        workloads=workloads,
+        submissions=meta,
+        generated_at=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+    )
+
+
+def submission_metadata(metrics: Any) -> dict[str, Row]:
+    """Submission metadata as the dataset snapshotted it at ingest (its `submissions` view, latest per id).
+
+    The metrics API has no method for it; this reads the dataset's own view through its connection.
+    """
+    con = getattr(metrics, "con", None)
+    if con is None:
+        return {}
+    cur = con.execute("SELECT * FROM submissions ORDER BY submission")
+    cols = [c[0] for c in cur.description]
+    return {row["submission"]: row for row in (dict(zip(cols, r)) for r in cur.fetchall())}
+
+
+def _collect_track(metrics: MetricsSource, t: Row, workloads: list[Workload]) -> Track:
+    tid = t["track"]
+    board = metrics.leaderboard(tid)
+    track = Track(
+        id=tid,
+        chip=t.get("chip") or tid.split("/")[0],
+        size=t.get("size") or tid.split("/")[1],
+        reported=str(t.get("provenance") or "").startswith("reported"),
+        provenance=str(t.get("provenance") or ""),
+        n_workloads=int(t.get("n_workloads") or 0),
+        leaderboard=board,
+        per_benchmark=metrics.per_benchmark(tid),
+        fast1=metrics.fast1_curves(tid),
+        outcomes=metrics.outcome_breakdown(tid),
+        roofline=metrics.roofline(tid),
+        handtuned=metrics.handtuned_vs_xla(tid),
+        flags=metrics.flags(tid),
+    )
+    for wid in dict.fromkeys([w.id for w in workloads] + [r["workload"] for r in track.per_benchmark]):
+        rows = metrics.workload_results(tid, wid)
+        if rows:
+            track.by_workload[wid] = rows
+    for sub in dict.fromkeys(r["submission"] for r in board):
+        track.by_submission[sub] = metrics.submission_results(tid, sub)
+    return track
+
+
+def unregistered_workload(wid: str) -> Workload:
+    """A workload that has results but no module in workloads/ (e.g. removed, or synthetic data)."""
+    return Workload(id=wid, suite="unregistered", family="", source="",
+                    summary="This workload has results but no module in workloads/.", description="",
+                    config={}, small_config={}, flops_full=None, flops_small=None)
+
+
+def load_workloads() -> list[Workload]:
+    """Facts of every workload module (docstring, META, CONFIG, FLOPs when the module defines get_flops)."""
+    from bench import registry
+
+    out = []
+    for wid in registry.workload_ids():
+        info = registry.info(wid)
+        mod = registry.load_workload(wid)
+        doc = inspect.getdoc(mod) or ""
+        first, _, rest = doc.partition("\n")
+        get_flops = getattr(mod, "get_flops", None)
+        out.append(
+            Workload(
+                id=wid,
+                suite=info.suite,
+                family=info.family,
+                source=info.source,
+                summary=first.split(":", 1)[-1].strip() if first.startswith(wid) else first.strip(),
+                description=rest.strip(),
+                config=info.config,
+                small_config=info.small_config,
+                flops_full=int(get_flops("full")) if get_flops else None,
+                flops_small=int(get_flops("small")) if get_flops else None,
+            )
+        )
+    return out

@@ -1,0 +1,175 @@
+"""Render the site's markdown pages from SiteData with the Jinja templates in templates/pages/.
+
+`render_pages(data, options) -> list[(src_path, markdown)]` is pure: it reads SiteData and writes nothing,
+so the generated markdown can be unit-tested without mkdocs. Escaping lives here, in one place:
+autoescape is on for every template (HTML), and the `md` filter additionally backslash-escapes markdown
+syntax, so anything a submitter writes (names, methods, flags) shows as text.
+"""
+
+from __future__ import annotations
+
+import math
+import posixpath
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, pass_context
+from markupsafe import Markup, escape
+
+from bench.paths import SUBMISSIONS_DIR, TEMPLATES_DIR
+from bench.site import figures
+from bench.site.collect import SiteData, Track, slug
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|])")  # Python-Markdown's escapable set (+ tables' |)
+
+
+@dataclass(frozen=True)
+class RenderOptions:
+    """Things the pages need that are not data: where kernel sources are, which extra docs exist."""
+
+    submissions_dir: Path = SUBMISSIONS_DIR
+    extra_docs: tuple[tuple[str, str], ...] = ()  # (title, src path) of optional pages (threat model, audit)
+
+
+def md(value: Any) -> Markup:
+    """Text safe inside markdown and HTML: markdown specials backslash-escaped, then HTML-escaped."""
+    s = "" if value is None else str(value)
+    return Markup(escape(_MD_SPECIAL.sub(r"\\\1", s)))
+
+
+def speedup(value: Any) -> str:
+    return "—" if not _num(value) else f"{value:.2f}×"
+
+
+def ms(value: Any) -> str:
+    if not _num(value):
+        return "—"
+    return f"{value:.3g} ms" if value < 100 else f"{value:,.0f} ms"
+
+
+def pct(value: Any, scale: float = 1.0) -> str:
+    return "—" if not _num(value) else f"{value * scale:.1f}%"
+
+
+def num(value: Any) -> str:
+    if not _num(value):
+        return "—"
+    if isinstance(value, int) or float(value).is_integer():
+        return f"{int(value):,}"
+    return f"{value:.3g}"
+
+
+def sci(value: Any) -> str:
+    return "—" if not _num(value) else f"{float(value):.3g}"
+
+
+def sortval(value: Any) -> str:
+    """data-sort value of a numeric cell; missing values sort below every number."""
+    return "-1e300" if not _num(value) else repr(float(value))
+
+
+def _num(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def as_list(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value] if value else []
+    return list(value)
+
+
+@pass_context
+def link(ctx: Any, target: str) -> str:
+    """A markdown link target relative to the page being rendered (links are resolved from the source .md)."""
+    return posixpath.relpath(target, posixpath.dirname(ctx["here"]) or ".")
+
+
+def plot(fig: dict[str, Any], fig_id: str, short: bool = False) -> Markup:
+    """The div that plots.js turns into a plotly chart; the figure travels HTML-escaped in data-figure."""
+    cls = "bench-plot bench-plot--short" if short else "bench-plot"
+    return Markup(
+        f'\n<div class="{cls}" id="plot-{escape(fig_id)}" data-figure="{escape(figures.to_json(fig))}"></div>\n'
+    )
+
+
+def _environment() -> Environment:
+    env = Environment(
+        loader=FileSystemLoader(str(TEMPLATES_DIR / "pages")),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters.update(md=md, speedup=speedup, ms=ms, pct=pct, num=num, sci=sci, sortval=sortval, as_list=as_list)
+    env.globals.update(link=link, plot=plot, figures=figures, slug=slug)
+    return env
+
+
+def render_pages(data: SiteData, options: RenderOptions = RenderOptions()) -> list[tuple[str, str]]:
+    env = _environment()
+    kernels = {sub: kernel_files(options, sub) for sub in data.submissions}
+    env.globals["kernel_link"] = lambda sub, wid: kernel_page(sub, wid) if wid in kernels.get(sub, {}) else ""
+    workload_ids = {w.id for w in data.workloads}
+    common = {"data": data, "options": options}
+    pages: list[tuple[str, str]] = []
+
+    def emit(src: str, template: str, **ctx: Any) -> None:
+        pages.append((src, env.get_template(template).render(here=src, **common, **ctx)))
+
+    emit("index.md", "leaderboard.md.j2")
+    emit("charts/index.md", "charts_index.md.j2")
+    for track in data.tracks:
+        emit(f"charts/{track.slug}.md", "charts_track.md.j2", track=track, roof=track.peak())
+    emit("workloads/index.md", "workloads_index.md.j2", summary=_workload_summary(data))
+    for w in data.workloads:
+        emit(f"workloads/{w.id}.md", "workload.md.j2", w=w, facts=_workload_facts(data, w.id))
+    emit("submissions/index.md", "submissions_index.md.j2")
+    for sub, meta in data.submissions.items():
+        emit(f"submissions/{slug(sub)}.md", "submission.md.j2", sub=sub, meta=meta)
+        for wid, path in kernels[sub].items():
+            source = path.read_text(encoding="utf-8", errors="replace")
+            emit(kernel_page(sub, wid), "kernel.md.j2", sub=sub, wid=wid, source=source, file=path.name,
+                 registered=wid in workload_ids)
+    return pages
+
+
+def _workload_facts(data: SiteData, workload: str) -> list[tuple[Track, dict[str, Any], dict[str, Any]]]:
+    """Per track: the workload's roofline row (baseline time, utilization) and hand-tuned row, if any."""
+    out = []
+    for t in data.tracks:
+        roof = t.roofline_by_workload.get(workload, {})
+        hand = t.handtuned_by_workload.get(workload, {})
+        if roof and roof.get("baseline_tflops") and t.peak()[0]:
+            roof = {**roof, "utilization_pct": 100.0 * roof["baseline_tflops"] / t.peak()[0]}
+        if roof or hand or workload in t.by_workload:
+            out.append((t, roof, hand))
+    return out
+
+
+def _workload_summary(data: SiteData) -> dict[str, dict[str, Any]]:
+    """Per workload, the facts of the first track that has them (baseline time, utilization, hand-tuned time)."""
+    out: dict[str, dict[str, Any]] = {}
+    for w in data.workloads:
+        facts = _workload_facts(data, w.id)
+        hit = next(((t, roof, hand) for t, roof, hand in facts if roof or hand), None)
+        if hit:
+            t, roof, hand = hit
+            out[w.id] = {"track": t, **roof, "hand_tuned_ms": hand.get("hand_tuned_ms")}
+    return out
+
+
+def kernel_files(options: RenderOptions, sub: str) -> dict[str, Path]:
+    """workload id -> the submission's kernel file in submissions/<id>/ (only files that exist)."""
+    folder = options.submissions_dir / sub
+    if not folder.is_dir():
+        return {}
+    return {p.stem: p for p in sorted(folder.glob("*.py")) if not p.name.startswith("_")}
+
+
+def kernel_page(sub: str, workload: str) -> str:
+    return f"submissions/{slug(sub)}/kernels/{slug(workload)}.md"
