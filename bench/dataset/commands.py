@@ -1,3 +1,133 @@
-"""Commands of this area; registered on bench.app.app."""
+"""Commands of the dataset area: validate, ingest, leaderboard, query, reported. Registered on bench.app.app."""
 
-from bench.app import app  # noqa: F401
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from bench.app import app
+from bench.paths import DATA_DIR, SUBMISSIONS_DIR
+
+console = Console(width=None if sys.stdout.isatty() else 200)
+
+
+@app.command()
+def validate(paths: list[Path] = typer.Argument(None, help="submission folders (default: every submissions/<id>/)")) -> None:
+    """Check submission folders against the format of submissions/README.md; exit 1 on any problem."""
+    from bench.dataset.validate import check, submission_dirs
+
+    roots = paths or submission_dirs(SUBMISSIONS_DIR)
+    bad = 0
+    for root in roots:
+        sub, problems = check(root.resolve() if root.exists() else root)
+        for p in problems:
+            console.print(f"[red]ERROR[/red] {p}", highlight=False, soft_wrap=True)
+        if sub is not None:
+            extra = f", trajectory of {len(sub.trajectory)} samples" if sub.trajectory else ""
+            console.print(f"[green]ok[/green] {root}: {len(sub.kernels)} kernels{extra}", highlight=False)
+        bad += sub is None
+    if not roots:
+        console.print("no submissions found")
+    raise typer.Exit(1 if bad else 0)
+
+
+@app.command()
+def ingest(
+    submission: Optional[str] = typer.Option(None, help="only this submission id"),
+    workload: Optional[list[str]] = typer.Option(None, help="only these workloads (repeatable)"),
+    size: Optional[str] = typer.Option(None, help="full | small (default: full on TPU/GPU, small on CPU)"),
+    chip: Optional[str] = typer.Option(None, help="track chip (default: detected)"),
+    official: bool = typer.Option(False, help="official run: refuse unless the bubblewrap sandbox works; secret seeds"),
+    workers: Optional[int] = typer.Option(None, help="parallel evaluations (default: CPU cores)"),
+    force: bool = typer.Option(False, help="re-evaluate even when a current result exists"),
+    data_dir: Path = typer.Option(DATA_DIR, help="dataset folder"),
+    submissions_dir: Path = typer.Option(SUBMISSIONS_DIR, help="submissions folder"),
+) -> None:
+    """Evaluate submissions that have no current result on this track and append the rows to data/."""
+    from bench.dataset.ingest import ingest as run_ingest
+    from bench.harness.sandbox import SandboxUnavailable
+    from bench.registry import resolve_id
+
+    wanted = {resolve_id(w) for w in workload} if workload else None
+    with Progress(TextColumn("ingest"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console) as bar:
+        tid = bar.add_task("ingest", total=None)
+        try:
+            report = run_ingest(data_dir=data_dir, submissions_dir=submissions_dir, chip=chip, size=size,
+                                submission=submission, workloads=wanted, official=official, workers=workers,
+                                force=force, progress=lambda n: bar.advance(tid, n),
+                                on_plan=lambda n: bar.update(tid, total=n))
+        except SandboxUnavailable as exc:
+            console.print(f"[red]refusing an official ingest without the sandbox:[/red] {exc}")
+            raise typer.Exit(2)
+    for line in report.invalid:
+        console.print(f"[yellow]skipped (invalid)[/yellow] {line}", highlight=False)
+    for sub, wid, why in report.failed:
+        console.print(f"[red]not stored[/red] {sub}/{wid}: {why}", highlight=False)
+    console.print(f"{len(report.written)} evaluations stored, {report.up_to_date} already current, "
+                  f"{len(report.trajectories)} trajectories stored, {len(report.failed)} not stored")
+    raise typer.Exit(1 if report.failed else 0)
+
+
+def _fmt(v: object) -> str:
+    return f"{v:.2f}" if isinstance(v, float) else "" if v is None else str(v)
+
+
+@app.command()
+def leaderboard(
+    track: Optional[str] = typer.Argument(None, help="track, e.g. cpu/small or v6e/full/paper-table3 (default: list tracks)"),
+    data_dir: Path = typer.Option(DATA_DIR, help="dataset folder"),
+) -> None:
+    """Print the ranking of a track (geomean of floored per-benchmark speedups over the suite)."""
+    from bench.dataset.metrics import Metrics
+
+    m = Metrics(data_dir)
+    if track is None:
+        _print_rows("tracks", m.tracks())
+        return
+    cols = ["rank", "submission", "kind", "geomean", "mean", "correct", "pallas", "n_workloads", "excluded",
+            "fast1_final", "provenance"]
+    _print_rows(f"leaderboard {track}", [{c: r.get(c) for c in cols} for r in m.leaderboard(track)])
+
+
+@app.command()
+def query(
+    name: str = typer.Argument(..., help="a query of bench/sql/ (leaderboard, per_kernel_table, fast1_curves, ...)"),
+    track: str = typer.Argument(..., help="track"),
+    workload: Optional[str] = typer.Option(None),
+    submission: Optional[str] = typer.Option(None),
+    as_json: bool = typer.Option(False, "--json", help="print JSON instead of a table"),
+    data_dir: Path = typer.Option(DATA_DIR, help="dataset folder"),
+) -> None:
+    """Run one metrics query on a track and print its rows."""
+    from bench.dataset.metrics import Metrics
+
+    params = {k: v for k, v in {"workload": workload, "submission": submission}.items() if v}
+    rows = Metrics(data_dir).query(name, track=track, **params)
+    if as_json:
+        print(json.dumps(rows, indent=1, default=str))
+    else:
+        _print_rows(f"{name} {track}", rows)
+
+
+@app.command()
+def reported(data_dir: Path = typer.Option(DATA_DIR, help="dataset folder")) -> None:
+    """Rebuild data/reported/*.parquet from the paper's tables (data/reported/*.csv)."""
+    from bench.dataset.reported import build
+
+    console.print(build(data_dir))
+
+
+def _print_rows(title: str, rows: list[dict]) -> None:
+    table = Table(title=title)
+    for c in rows[0] if rows else []:
+        table.add_column(c)
+    for r in rows:
+        table.add_row(*(_fmt(v) for v in r.values()))
+    console.print(table if rows else f"{title}: no rows")

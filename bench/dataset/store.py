@@ -107,18 +107,11 @@ def load_verdicts(data_dir: Path) -> pa.Table:
     return pa.Table.from_pylist(rows, schema=schema.VERDICTS)
 
 
-def _fallback_is_excluding(flag: str) -> bool:
-    return flag not in ("no_pallas", "sandbox:none")
-
-
 def is_excluding(flag: str) -> bool:
     """Whether an integrity flag keeps a row out of the ranking until a maintainer clears it.
 
-    The integrity area owns the policy (bench.integrity.flags.is_excluding); until it exists, every
-    flag except "no_pallas" and "sandbox:none" excludes. This is the only place the dataset decides it.
+    The integrity area owns the rule (bench.integrity.flags); the dataset only asks it, here.
     """
-    try:
-        from bench.integrity.flags import is_excluding as integrity_is_excluding  # type: ignore[import-not-found]
-    except ImportError:
-        return _fallback_is_excluding(flag)
-    return bool(integrity_is_excluding(flag))
+    from bench.integrity.flags import is_excluding as integrity_is_excluding
+
+    return integrity_is_excluding(flag)

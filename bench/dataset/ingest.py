@@ -1,0 +1,253 @@
+"""`bench ingest`: evaluate what has no current result and append it to the dataset, atomically.
+
+A (submission, workload) is pending on a track (chip, size) when its result file is absent, was
+produced by another harness version, or was computed from other content (submission.yaml + kernel
+hash). Pending tasks run through the harness (`bench.harness.evaluate.evaluate`) in a local process
+pool; the parent writes each result as one Parquet file, atomically, as soon as it arrives. So an
+interrupted ingest loses only the evaluations in flight, a rerun evaluates exactly what is missing,
+and a re-evaluation replaces its file. Harness failures (status "error", never the candidate's
+fault) are reported and not stored, so the next run retries them.
+
+The evaluator is "module:function" or "/path/file.py:function" (env JAXBENCH_EVALUATOR), so tests can
+inject a fast fake one without the real harness.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import datetime as _dt
+import importlib
+import importlib.util
+import json
+import multiprocessing
+import os
+import secrets
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import pyarrow as pa
+
+import bench
+from bench.dataset import schema, store
+from bench.dataset.validate import Submission, check, submission_dirs
+from bench.harness.result import EvalResult, Status
+from bench.harness.task import EvalTask
+from bench.paths import DATA_DIR, SUBMISSIONS_DIR
+
+DEFAULT_EVALUATOR = "bench.harness.evaluate:evaluate"
+EVALUATOR_ENV = "JAXBENCH_EVALUATOR"
+
+
+@lru_cache(maxsize=None)
+def load_evaluator(spec: str) -> Callable[[EvalTask], EvalResult]:
+    target, _, func = spec.rpartition(":")
+    if target.endswith(".py"):
+        mod_spec = importlib.util.spec_from_file_location(f"_jaxbench_evaluator_{abs(hash(target))}", target)
+        module = importlib.util.module_from_spec(mod_spec)
+        mod_spec.loader.exec_module(module)
+    else:
+        module = importlib.import_module(target)
+    return getattr(module, func)
+
+
+def run_task(spec: str, task_json: str) -> str:
+    """Pool entry point: one evaluation, as JSON both ways (plain strings pickle everywhere)."""
+    return load_evaluator(spec)(EvalTask.model_validate_json(task_json)).model_dump_json()
+
+
+def detect_chip() -> dict[str, str]:
+    """Backend and chip, detected in a child process so this parent never holds the accelerator."""
+    code = "import json; from bench.harness.hardware import detect; print(json.dumps(detect()))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@dataclass
+class Job:
+    submission: Submission
+    workload: str
+    content_hash: str
+    task: EvalTask
+
+
+@dataclass
+class Report:
+    written: list[tuple[str, str, str]] = field(default_factory=list)  # (submission, workload, status)
+    failed: list[tuple[str, str, str]] = field(default_factory=list)  # (submission, workload, why)
+    invalid: list[str] = field(default_factory=list)
+    trajectories: list[str] = field(default_factory=list)
+    up_to_date: int = 0
+
+
+def row_from_result(r: EvalResult, submission: str, content_hash: str, at: _dt.datetime) -> dict[str, Any]:
+    """Flatten one EvalResult into a RESULTS row (the one mapping between the two models)."""
+    env, corr, base, kern = r.env, r.correctness, r.baseline, r.kernel
+    chip = env.chip if env else r.tpu
+    return {
+        "schema_version": schema.SCHEMA_VERSION, "track": schema.track_id(chip, r.size), "chip": chip,
+        "size": r.size, "submission": submission, "workload": r.workload, "status": r.status.value,
+        "reason": r.reason, "correct": corr.correct if corr else False,
+        "max_abs_err": corr and (corr.max_abs_err if corr.max_abs_err is not None else corr.max_diff),
+        "rel_l2_err": corr and corr.rel_l2_err,
+        "baseline_ms": base and base.median_ms, "kernel_ms": kern and kern.median_ms,
+        "pallas_ref_ms": r.pallas_reference and r.pallas_reference.median_ms,
+        "speedup": r.speedup_vs_baseline, "wall_speedup": r.wall_speedup_vs_baseline,
+        "speedup_vs_pallas": r.speedup_vs_pallas, "flops": r.flops, "bytes_accessed": r.bytes_accessed,
+        "operational_intensity": r.operational_intensity, "has_pallas": r.integrity.has_pallas,
+        "pallas_calls": r.integrity.pallas_calls, "flags": list(r.integrity.flags),
+        "timing_method": (kern or base).timing_method if (kern or base) else None,
+        "backend": env and env.backend, "device_kind": env and env.device_kind,
+        "jax_version": env and env.jax_version, "jaxlib_version": env and env.jaxlib_version,
+        "libtpu_version": env and env.libtpu_version,
+        "harness_version": env.harness_version if env else bench.HARNESS_VERSION,
+        "sandbox": env.sandbox if env else None, "interpret": env.interpret if env else None,
+        "content_hash": content_hash, "evaluated_at": at, "provenance": schema.MEASURED,
+        "result_json": r.model_dump_json(),
+    }
+
+
+def meta_row(sub: Submission, at: _dt.datetime) -> dict[str, Any]:
+    m = sub.meta
+    return {
+        "schema_version": schema.SCHEMA_VERSION, "submission": sub.id, "name": m["name"], "kind": m["kind"],
+        "method": m["method"], "model": m["model"]["name"], "model_version": str(m["model"]["version"]),
+        "agent_framework": m["agent_framework"], "authors": m["authors"], "contact": m["contact"],
+        "date": str(m["date"]), "samples_per_workload": m["samples_per_workload"],
+        "selection_rule": m["selection_rule"], "human_in_the_loop": m["human_in_the_loop"],
+        "target_hardware": m["target_hardware"], "links": m.get("links") or [], "license": m["license"],
+        "provenance": schema.DECLARED, "recorded_at": at,
+    }
+
+
+def _is_current(path: Path, content_hash: str) -> bool:
+    old = store.read_one(path, schema.RESULTS)
+    if old is None or old.num_rows != 1:
+        return False
+    row = old.to_pylist()[0]
+    return row["content_hash"] == content_hash and row["harness_version"] == bench.HARNESS_VERSION
+
+
+def plan(submissions: list[Submission], data_dir: Path, chip: str, size: str, official: bool,
+         workloads: set[str] | None, force: bool = False) -> tuple[list[Job], int]:
+    """The pending jobs (and how many are up to date), in a stable order."""
+    jobs, current = [], 0
+    for sub in submissions:
+        for wid in sorted(sub.kernels):
+            if workloads and wid not in workloads:
+                continue
+            h = sub.content_hash(wid)
+            if not force and _is_current(store.results_path(data_dir, chip, size, sub.id, wid), h):
+                current += 1
+                continue
+            task = EvalTask(workload=wid, kernel_path=sub.kernels[wid].resolve(), size=size,
+                            sandbox="bwrap" if official else "auto",
+                            secret_seed=secrets.randbits(31) if official else None)
+            jobs.append(Job(sub, wid, h, task))
+    return jobs, current
+
+
+def ingest_trajectory(sub: Submission, data_dir: Path, at: _dt.datetime) -> bool:
+    """Store a declared trajectory as samples of its track; False when already current."""
+    if not sub.trajectory:
+        return False
+    chip, _, size = sub.meta["trajectory"]["track"].partition("/")
+    path, h = store.samples_path(data_dir, chip, size, sub.id), sub.trajectory_hash()
+    old = store.read_one(path, schema.SAMPLES)
+    if old is not None and old.num_rows and old.column("content_hash")[0].as_py() == h:
+        return False
+    rows = [
+        {"schema_version": schema.SCHEMA_VERSION, "track": schema.track_id(chip, size), "submission": sub.id,
+         "workload": s["workload"], "sample_idx": s["sample_idx"], "outcome": s["outcome"],
+         "latency_ms": s["latency_ms"], "speedup": s["speedup"], "provenance": schema.DECLARED,
+         "content_hash": h, "recorded_at": at}
+        for s in sub.trajectory
+    ]
+    store.write_atomic(pa.Table.from_pylist(rows, schema=schema.SAMPLES), path)
+    return True
+
+
+def _results(jobs: list[Job], evaluator: str, workers: int) -> Iterator[tuple[Job, str | BaseException]]:
+    """(job, result JSON or the exception) in completion order; inline when workers == 1."""
+    if workers <= 1:
+        for job in jobs:
+            try:
+                yield job, run_task(evaluator, job.task.model_dump_json())
+            except Exception as exc:  # noqa: BLE001  a harness bug must not stop the other evaluations
+                yield job, exc
+        return
+    ctx = multiprocessing.get_context("spawn")
+    with cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        futures = {pool.submit(run_task, evaluator, job.task.model_dump_json()): job for job in jobs}
+        for fut in cf.as_completed(futures):
+            try:
+                yield futures[fut], fut.result()
+            except Exception as exc:  # noqa: BLE001  includes BrokenProcessPool: rerun ingest resumes
+                yield futures[fut], exc
+
+
+def ingest(
+    data_dir: Path = DATA_DIR,
+    submissions_dir: Path = SUBMISSIONS_DIR,
+    chip: str | None = None,
+    size: str | None = None,
+    submission: str | None = None,
+    workloads: set[str] | None = None,
+    official: bool = False,
+    workers: int | None = None,
+    evaluator: str | None = None,
+    force: bool = False,
+    progress: Callable[[int], Any] | None = None,
+    on_plan: Callable[[int], Any] | None = None,
+) -> Report:
+    """Evaluate every pending (submission, workload) on this track and store the results."""
+    if official:
+        from bench.harness.sandbox import require_bwrap
+
+        require_bwrap()  # raises SandboxUnavailable: official rows are never produced unsandboxed
+    if chip is None:
+        found = detect_chip()
+        chip, size = found["chip"], size or ("full" if found["backend"] in ("tpu", "gpu") else "small")
+    size = size or ("small" if chip == "cpu" else "full")
+    evaluator = evaluator or os.environ.get(EVALUATOR_ENV, DEFAULT_EVALUATOR)
+    store.remove_stale_temps(data_dir) if data_dir.is_dir() else None
+    report, now = Report(), _dt.datetime.now(_dt.timezone.utc)
+    subs = []
+    for root in submission_dirs(submissions_dir):
+        if submission and root.name != submission:
+            continue
+        sub, problems = check(root)
+        if sub is None:
+            report.invalid += [str(p) for p in problems]
+            continue
+        subs.append(sub)
+        if ingest_trajectory(sub, data_dir, now):
+            report.trajectories.append(sub.id)
+    jobs, report.up_to_date = plan(subs, data_dir, chip, size, official, workloads, force)
+    for sub in {j.submission.id: j.submission for j in jobs}.values():
+        store.write_atomic(pa.Table.from_pylist([meta_row(sub, now)], schema=schema.SUBMISSIONS),
+                           store.submission_meta_path(data_dir, sub.id))
+    if on_plan:
+        on_plan(len(jobs))
+    for job, out in _results(jobs, evaluator, workers or os.cpu_count() or 1):
+        _store_one(job, out, data_dir, report)
+        if progress:
+            progress(1)
+    return report
+
+
+def _store_one(job: Job, out: str | BaseException, data_dir: Path, report: Report) -> None:
+    if isinstance(out, BaseException):
+        report.failed.append((job.submission.id, job.workload, f"{type(out).__name__}: {out}"))
+        return
+    result = EvalResult.model_validate_json(out)
+    if result.status == Status.ERROR:
+        report.failed.append((job.submission.id, job.workload, f"harness error: {result.reason or result.error}"))
+        return
+    row = row_from_result(result, job.submission.id, job.content_hash, _dt.datetime.now(_dt.timezone.utc))
+    path = store.results_path(data_dir, row["chip"], row["size"], job.submission.id, job.workload)
+    store.write_atomic(pa.Table.from_pylist([row], schema=schema.RESULTS), path)
+    report.written.append((job.submission.id, job.workload, result.status.value))
