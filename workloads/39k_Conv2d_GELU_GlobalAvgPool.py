@@ -1,0 +1,46 @@
+"""39k_Conv2d_GELU_GlobalAvgPool: VALID 3x3 conv + bias, GELU, then the mean over all output pixels.
+
+Upstream: KernelBench L2 #67. x (N, C_in, H, W) NCHW ~ U[0, 1) from key(0); weight (C_out, C_in, k, k)
+OIHW and bias ~ N(0, 1) * 0.02 from key(0xBADC0DE) split 2. Computed as upstream does: NCHW -> NHWC,
+HWIO kernel, VALID stride 1, + bias, GELU, mean over (H, W); output (N, C_out).
+upstream hard-codes H = W = 256 in create_inputs; they are CONFIG keys here so SMALL can shrink them.
+Degeneracy (spec §5): the mean over 254^2 i.i.d. pixels makes out[n, c] nearly a function of c alone
+(variation across n about 1e-3), so computing one batch element and broadcasting it passes a loose
+gate. The variation across n shrinks as 1/sqrt(H*W), so it is larger at the small size.
+"""
+
+import jax
+import jax.numpy as jnp
+
+from workloads._common import base_key, sized_config
+
+CONFIG = {
+    "name": "67_Conv2d_GELU_GlobalAvgPool",
+    "batch_size": 128,
+    "in_channels": 8,
+    "out_channels": 64,
+    "kernel_size": 3,
+    "height": 256,
+    "width": 256,
+}
+# small: same channels and kernel, batch 4 and 32x32 pixels (x is 64 KiB).
+SMALL = {"batch_size": 4, "height": 32, "width": 32}
+META = {"family": "conv2d + global average pool", "source": "KernelBench L2 #67"}
+
+
+def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):
+    cfg = sized_config(CONFIG, SMALL, size)
+    kw, kb = jax.random.split(base_key(0xBADC0DE, seed), 2)
+    k = cfg["kernel_size"]
+    x = jax.random.uniform(base_key(0, seed), (cfg["batch_size"], cfg["in_channels"], cfg["height"], cfg["width"]), dtype=dtype)
+    weight = jax.random.normal(kw, (cfg["out_channels"], cfg["in_channels"], k, k), dtype=dtype) * 0.02
+    bias = jax.random.normal(kb, (cfg["out_channels"],), dtype=dtype) * 0.02
+    return x, weight, bias
+
+
+def workload(x, weight, bias):
+    y = jax.lax.conv_general_dilated(
+        jnp.transpose(x, (0, 2, 3, 1)), jnp.transpose(weight, (2, 3, 1, 0)),
+        window_strides=(1, 1), padding="VALID", dimension_numbers=("NHWC", "HWIO", "NHWC"))
+    y = jax.nn.gelu(y + bias.reshape(1, 1, 1, -1))
+    return jnp.mean(y, axis=(1, 2))

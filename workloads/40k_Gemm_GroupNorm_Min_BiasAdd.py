@@ -1,0 +1,52 @@
+"""40k_Gemm_GroupNorm_Min_BiasAdd: GEMM, GroupNorm, min over features, then a broadcast add to 4-D.
+
+Upstream: KernelBench L2 #75. x ~ U[0, 1) from key(0); weight (out, in) used transposed, linear_bias,
+and bias (1, out, 1, 1), all ~ N(0, 1) * 0.02 from key(0xBADC0DE) split 3; gn_weight ones, gn_bias zeros.
+y = x @ W.T + b; GroupNorm (biased variance, eps 1e-5) with groups of out/num_groups = 16 features;
+affine; min over features -> (N, 1) -> reshape (1, 1, N, 1) + bias (1, out, 1, 1) -> (1, out, N, 1).
+The group *size* (16) is what the workload keeps fixed, so the small size keeps the same structure.
+Note: the output is the broadcast sum of a length-N vector and a length-out vector (rank 2 in
+(out, N)); it is dominated by the row minimum of a normalised group, about -2.5.
+"""
+
+import jax
+import jax.numpy as jnp
+
+from workloads._common import base_key, sized_config
+
+CONFIG = {
+    "name": "75_Gemm_GroupNorm_Min_BiasAdd",
+    "batch_size": 4096,
+    "in_features": 8192,
+    "out_features": 8192,
+    "num_groups": 512,
+}
+# small: GEMM at 128 multiples, still 16 features per group.
+SMALL = {"batch_size": 256, "in_features": 512, "out_features": 512, "num_groups": 32}
+META = {"family": "GEMM + GroupNorm + reduction", "source": "KernelBench L2 #75"}
+EPS = 1e-5
+GROUP_SIZE = CONFIG["out_features"] // CONFIG["num_groups"]
+
+
+def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):
+    cfg = sized_config(CONFIG, SMALL, size)
+    kw, kb, kc = jax.random.split(base_key(0xBADC0DE, seed), 3)
+    out = cfg["out_features"]
+    x = jax.random.uniform(base_key(0, seed), (cfg["batch_size"], cfg["in_features"]), dtype=dtype)
+    weight = jax.random.normal(kw, (out, cfg["in_features"]), dtype=dtype) * 0.02
+    linear_bias = jax.random.normal(kb, (out,), dtype=dtype) * 0.02
+    gn_weight = jnp.ones((out,), dtype=dtype)
+    gn_bias = jnp.zeros((out,), dtype=dtype)
+    bias = jax.random.normal(kc, (1, out, 1, 1), dtype=dtype) * 0.02
+    return x, weight, linear_bias, gn_weight, gn_bias, bias
+
+
+def workload(x, weight, linear_bias, gn_weight, gn_bias, bias):
+    y = jnp.matmul(x, weight.T) + linear_bias
+    n, c = y.shape
+    g = y.reshape(n, c // GROUP_SIZE, GROUP_SIZE)
+    mean = jnp.mean(g, axis=2, keepdims=True)
+    var = jnp.var(g, axis=2, keepdims=True)
+    y = ((g - mean) / jnp.sqrt(var + EPS)).reshape(n, c) * gn_weight + gn_bias
+    m = jnp.min(y, axis=1, keepdims=True)
+    return m.reshape(1, 1, n, 1) + bias

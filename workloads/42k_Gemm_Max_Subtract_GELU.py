@@ -1,0 +1,37 @@
+"""42k_Gemm_Max_Subtract_GELU: y = x @ W + b; GELU(y - rowmax(y)), output (batch, out).
+
+Upstream: KernelBench L2 #80, modified by JAXBench (4b9c256/aa6005e): the original's max-then-subtract
+made every output zero. All three inputs come from key(0) split 3 (k_x, k_w, k_b): x ~ U[0, 1),
+weight (in, out) and bias ~ N(0, 1) * 0.02. max_dim is in CONFIG (the reduction axis, 1).
+"""
+
+import jax
+import jax.numpy as jnp
+
+from workloads._common import base_key, sized_config
+
+CONFIG = {
+    "name": "80_Gemm_Max_Subtract_GELU",
+    "batch_size": 4096,
+    "in_features": 8192,
+    "out_features": 8192,
+    "max_dim": 1,
+}
+# small: GEMM at 128 multiples, a CPU run in well under a second.
+SMALL = {"batch_size": 256, "in_features": 512, "out_features": 512}
+META = {"family": "GEMM + row max + epilogue", "source": "KernelBench L2 #80 (modified)"}
+
+
+def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):
+    cfg = sized_config(CONFIG, SMALL, size)
+    k_x, k_w, k_b = jax.random.split(base_key(0, seed), 3)
+    x = jax.random.uniform(k_x, (cfg["batch_size"], cfg["in_features"]), dtype=dtype)
+    weight = jax.random.normal(k_w, (cfg["in_features"], cfg["out_features"]), dtype=dtype) * 0.02
+    bias = jax.random.normal(k_b, (cfg["out_features"],), dtype=dtype) * 0.02
+    return x, weight, bias
+
+
+def workload(x, weight, bias):
+    y = jnp.matmul(x, weight) + bias
+    y = y - jnp.max(y, axis=CONFIG["max_dim"], keepdims=True)
+    return jax.nn.gelu(y)

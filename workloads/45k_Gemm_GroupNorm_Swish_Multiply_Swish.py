@@ -1,0 +1,50 @@
+"""45k_Gemm_GroupNorm_Swish_Multiply_Swish: GEMM, GroupNorm, swish, * multiply_weight, swish.
+
+Upstream: KernelBench L2 #88. x ~ U[0, 1) from key(0); gemm_weight (out, in) used transposed and
+gemm_bias ~ N(0, 1) * 0.02, multiply_weight ~ N(0, 1) unscaled, from key(42) split 3; gn_weight ones,
+gn_bias zeros. GroupNorm uses groups of out/num_groups = 32 features (biased variance, eps 1e-5); the
+group *size* is what the workload keeps fixed, so the small size keeps the same structure.
+"""
+
+import jax
+import jax.numpy as jnp
+
+from workloads._common import base_key, sized_config
+
+CONFIG = {
+    "name": "88_Gemm_GroupNorm_Swish_Multiply_Swish",
+    "batch_size": 4096,
+    "in_features": 8192,
+    "out_features": 8192,
+    "num_groups": 256,
+}
+# small: GEMM at 128 multiples, still 32 features per group.
+SMALL = {"batch_size": 256, "in_features": 512, "out_features": 512, "num_groups": 16}
+META = {"family": "GEMM + GroupNorm + epilogue", "source": "KernelBench L2 #88"}
+EPS = 1e-5
+GROUP_SIZE = CONFIG["out_features"] // CONFIG["num_groups"]
+
+
+def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):
+    cfg = sized_config(CONFIG, SMALL, size)
+    ka, kb, kc = jax.random.split(base_key(42, seed), 3)
+    out = cfg["out_features"]
+    x = jax.random.uniform(base_key(0, seed), (cfg["batch_size"], cfg["in_features"]), dtype=dtype)
+    gemm_weight = jax.random.normal(ka, (out, cfg["in_features"]), dtype=dtype) * 0.02
+    gemm_bias = jax.random.normal(kb, (out,), dtype=dtype) * 0.02
+    gn_weight = jnp.ones((out,), dtype=dtype)
+    gn_bias = jnp.zeros((out,), dtype=dtype)
+    multiply_weight = jax.random.normal(kc, (out,), dtype=dtype)
+    return x, gemm_weight, gemm_bias, gn_weight, gn_bias, multiply_weight
+
+
+def workload(x, gemm_weight, gemm_bias, gn_weight, gn_bias, multiply_weight):
+    y = jnp.matmul(x, gemm_weight.T) + gemm_bias
+    n, c = y.shape
+    g = y.reshape(n, c // GROUP_SIZE, GROUP_SIZE)
+    mean = jnp.mean(g, axis=-1, keepdims=True)
+    var = jnp.var(g, axis=-1, keepdims=True)
+    y = ((g - mean) / jnp.sqrt(var + EPS)).reshape(n, c) * gn_weight + gn_bias
+    y = y * jax.nn.sigmoid(y)
+    y = y * multiply_weight
+    return y * jax.nn.sigmoid(y)

@@ -1,0 +1,46 @@
+"""48k_Matmul_BatchNorm_BiasAdd_Divide_Swish: GEMM, eval-mode BatchNorm, + bias, / divide_value, swish.
+
+Upstream: KernelBench L2 #97. x ~ U[0, 1) from key(0); weight (in, out), linear_bias and bias (1,)
+~ N(0, 1) * 0.02 from key(0xBADC0DE) split 3; bn_scale ones, bn_bias zeros, bn_mean zeros, bn_var ones.
+bn_momentum is unused (eval mode, no running-stat update).
+"""
+
+import jax
+import jax.numpy as jnp
+
+from workloads._common import base_key, sized_config
+
+CONFIG = {
+    "name": "97_Matmul_BatchNorm_BiasAdd_Divide_Swish",
+    "batch_size": 4096,
+    "in_features": 8192,
+    "out_features": 8192,
+    "bn_eps": 1e-05,
+    "bn_momentum": 0.1,
+    "divide_value": 1.0,
+}
+# small: GEMM at 128 multiples, a CPU run in well under a second.
+SMALL = {"batch_size": 256, "in_features": 512, "out_features": 512}
+META = {"family": "GEMM + BatchNorm + epilogue", "source": "KernelBench L2 #97"}
+
+
+def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):
+    cfg = sized_config(CONFIG, SMALL, size)
+    kw, kb, kc = jax.random.split(base_key(0xBADC0DE, seed), 3)
+    out = cfg["out_features"]
+    x = jax.random.uniform(base_key(0, seed), (cfg["batch_size"], cfg["in_features"]), dtype=dtype)
+    weight = jax.random.normal(kw, (cfg["in_features"], out), dtype=dtype) * 0.02
+    linear_bias = jax.random.normal(kb, (out,), dtype=dtype) * 0.02
+    bn_scale = jnp.ones((out,), dtype=dtype)
+    bn_bias = jnp.zeros((out,), dtype=dtype)
+    bn_mean = jnp.zeros((out,), dtype=dtype)
+    bn_var = jnp.ones((out,), dtype=dtype)
+    bias = jax.random.normal(kc, (1,), dtype=dtype) * 0.02
+    return x, weight, linear_bias, bn_scale, bn_bias, bn_mean, bn_var, bias
+
+
+def workload(x, weight, linear_bias, bn_scale, bn_bias, bn_mean, bn_var, bias):
+    y = jnp.matmul(x, weight) + linear_bias
+    y = bn_scale * ((y - bn_mean) / jnp.sqrt(bn_var + CONFIG["bn_eps"])) + bn_bias
+    y = (y + bias) / CONFIG["divide_value"]
+    return y * jax.nn.sigmoid(y)

@@ -1,0 +1,40 @@
+"""49k_Matmul_AvgPool_GELU_Scale_Max: GEMM, AvgPool1d over features, GELU, * scale, max over features.
+
+Upstream: KernelBench L2 #98. x ~ U[0, 1) from key(0); weight (in, out) and bias ~ N(0, 1) * 0.02 from
+key(0xBADC0DE) split 2. AvgPool1d (kernel = stride = pool_kernel_size) is a window sum divided by the
+kernel size; output (batch,).
+"""
+
+import jax
+import jax.numpy as jnp
+
+from workloads._common import base_key, sized_config
+
+CONFIG = {
+    "name": "98_Matmul_AvgPool_GELU_Scale_Max",
+    "batch_size": 4096,
+    "in_features": 8192,
+    "out_features": 8192,
+    "pool_kernel_size": 16,
+    "scale_factor": 2.0,
+}
+# small: GEMM at 128 multiples, same pool window (512 -> 32 pooled features).
+SMALL = {"batch_size": 256, "in_features": 512, "out_features": 512}
+META = {"family": "GEMM + pooling + reduction", "source": "KernelBench L2 #98"}
+
+
+def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):
+    cfg = sized_config(CONFIG, SMALL, size)
+    kw, kb = jax.random.split(base_key(0xBADC0DE, seed), 2)
+    x = jax.random.uniform(base_key(0, seed), (cfg["batch_size"], cfg["in_features"]), dtype=dtype)
+    weight = jax.random.normal(kw, (cfg["in_features"], cfg["out_features"]), dtype=dtype) * 0.02
+    bias = jax.random.normal(kb, (cfg["out_features"],), dtype=dtype) * 0.02
+    return x, weight, bias
+
+
+def workload(x, weight, bias):
+    k = CONFIG["pool_kernel_size"]
+    y = jnp.matmul(x, weight) + bias
+    y = jax.lax.reduce_window(y, jnp.array(0, y.dtype), jax.lax.add, (1, k), (1, k), "VALID") / k
+    y = jax.nn.gelu(y) * CONFIG["scale_factor"]
+    return jnp.max(y, axis=1)
