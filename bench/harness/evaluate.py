@@ -1,0 +1,373 @@
+"""One evaluation: EvalTask -> EvalResult, a pure function of the task.
+
+The parent (this module) is trusted and never imports candidate code. It starts a reference worker
+(draws inputs, computes reference outputs, times the baseline) and a candidate worker (imports the
+kernel under the sandbox, compiles it once, runs it), compares every output itself, alternates
+timing blocks between the two, and parses both profiler traces itself. Phases: startup, draw,
+compile, correctness, timing; each phase has its own deadline.
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+import tempfile
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from bench import HARNESS_VERSION
+from bench.harness import hardware, timing, transport
+from bench.harness.correctness import Tolerance, compare, merge
+from bench.harness.result import Correctness, Environment, EvalResult, Integrity, Status, Timing
+from bench.harness.supervisor import WorkerFailure, WorkerProcess
+from bench.harness.task import INTERPRET_ITERS, INTERPRET_WARMUP, EvalTask
+from bench.harness.worker import BASELINE_FN, CANDIDATE_FN, module_name
+from bench.paths import BUILD_DIR, PALLAS_REFS_DIR
+
+EVAL_DIR = BUILD_DIR / "eval"
+
+STARTUP_TIMEOUT_S = 180.0  # importing jax on a loaded 2-core machine; a harness problem if exceeded
+DEFAULT_WARMUP, DEFAULT_ITERS = 5, 50
+
+
+class _Stop(Exception):
+    """Ends the pipeline early with a final result (a verdict reached before the last phase)."""
+
+    def __init__(self, result: EvalResult) -> None:
+        self.result = result
+
+
+# ------------------------------------------------------------------ integrity hooks (one function each)
+
+def static_flags(source: str) -> list[str]:
+    """INTEGRITY HOOK: static tripwires on the candidate's source, before any of it runs."""
+    from bench.integrity.static_scan import scan_source
+
+    return list(scan_source(source))
+
+
+def jaxpr_flags(report: dict) -> list[str]:
+    """INTEGRITY HOOK: flags implied by the candidate worker's jaxpr inspection (bench.integrity.jaxpr_check)."""
+    flags = list(report.get("flags", []))
+    if report.get("pallas_calls", 0) == 0 and "no_pallas" not in flags:
+        flags.append("no_pallas")
+    return flags
+
+
+def physics_floor_ms(flops: float | None, bytes_accessed: float | None, chip: str) -> float:
+    """INTEGRITY HOOK: the fastest time physics allows on this chip; a faster median is rejected."""
+    from bench.integrity.physics import floor_ms
+
+    return float(floor_ms(flops, bytes_accessed, chip))
+
+
+# ------------------------------------------------------------------ the pipeline
+
+@dataclass
+class _Run:
+    """Mutable state of one evaluation; `evaluate` builds one, runs it, and always cleans up."""
+
+    task: EvalTask
+    t0: float = field(default_factory=time.monotonic)
+    overhead: dict[str, float] = field(default_factory=dict)
+    workers: list[WorkerProcess] = field(default_factory=list)
+    flags: list[str] = field(default_factory=list)
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # Not under /tmp: the sandbox gives the candidate a private /tmp, and must see the inputs (read-only).
+        EVAL_DIR.mkdir(parents=True, exist_ok=True)
+        self.harness_dir = Path(tempfile.mkdtemp(prefix="eval_", dir=EVAL_DIR))  # inputs, kernel copy, logs
+        self.scratch = Path(tempfile.mkdtemp(prefix="scratch_", dir=EVAL_DIR))  # the candidate's writable HOME/TMPDIR
+        self.inputs_root = self.harness_dir / "inputs"
+        self.base: dict[str, Any] = {"workload": self.task.workload, "size": self.task.size or "", "tpu": "unknown"}
+        self.cand: WorkerProcess | None = None
+        self.env: Environment | None = None
+
+    # -- helpers
+    def _tick(self, phase: str, since: float) -> float:
+        now = time.monotonic()
+        self.overhead[phase] = round(self.overhead.get(phase, 0.0) + now - since, 4)
+        return now
+
+    def result(self, status: Status, reason: str, **fields: Any) -> EvalResult:
+        return EvalResult(status=status, reason=reason, env=self.env, seeds=self.task.seeds,
+                          secret_seed_used=self.task.secret_seed is not None,
+                          integrity=Integrity(flags=sorted(set(self.flags)), details=self.details,
+                                              **fields.pop("integrity_fields", {})),
+                          overhead_s=dict(self.overhead), wall_time_s=round(time.monotonic() - self.t0, 3),
+                          candidate_log=self.cand.log_tail() if self.cand else "", **{**self.base, **fields})
+
+    def candidate_failed(self, f: WorkerFailure, **fields: Any) -> _Stop:
+        status = Status(f.kind) if f.kind in Status._value2member_map_ else Status.CRASHED
+        return _Stop(self.result(status, f.message, error=f.message, traceback=f.traceback, **fields))
+
+    def harness_failed(self, f: WorkerFailure | Exception, what: str) -> _Stop:
+        msg = f"{what}: {getattr(f, 'message', None) or f}"
+        return _Stop(self.result(Status.ERROR, msg, error=msg, traceback=getattr(f, "traceback", None)))
+
+    # -- phases
+    def start(self) -> None:
+        t = time.monotonic()
+        task = self.task
+        self.source = Path(task.kernel_path).read_text(errors="replace")
+        self.kernel_copy = self.harness_dir / "kernel.py"  # the evaluation depends on the content only
+        self.kernel_copy.write_text(self.source)
+        self.flags += static_flags(self.source)
+        log = self.harness_dir
+        self.ref = WorkerProcess("reference", "reference worker", log / "reference.log")
+        self.cand = WorkerProcess("candidate", "candidate", log / "candidate.log", memory_mb=task.memory_limit_mb,
+                                  sandbox=(task.sandbox, self.scratch))
+        self.workers += [self.ref, self.cand]
+        self.pallas: WorkerProcess | None = None
+        ref_file = PALLAS_REFS_DIR / f"{task.workload}.py"
+        if task.with_pallas_reference and ref_file.exists():
+            self.pallas = WorkerProcess("candidate", "pallas reference", log / "pallas_ref.log")
+            self.workers.append(self.pallas)
+        threading.Thread(target=_preload_profiler_reader, daemon=True).start()
+        try:
+            hello = self.ref.wait_ready(STARTUP_TIMEOUT_S)
+        except WorkerFailure as f:
+            raise self.harness_failed(f, "reference worker did not start") from None
+        e = hello["env"]
+        self.chip = e["chip"]
+        self.base["tpu"] = self.chip
+        self.env = Environment(backend=e["backend"], chip=e["chip"], device_kind=e["device_kind"],
+                               jax_version=e["jax_version"], jaxlib_version=e["jaxlib_version"],
+                               libtpu_version=e.get("libtpu_version"), harness_version=HARNESS_VERSION,
+                               sandbox=self.cand.sandbox_name)
+        self._tick("worker_start", t)
+
+    def draw(self) -> None:
+        t = time.monotonic()
+        task = self.task
+        self.seeds = task.correctness_seeds()
+        self.timing_seed = task.timing_seed()
+        try:
+            info, _ = self.ref.request({"cmd": "draw", "workload": task.workload, "size": task.size,
+                                        "seeds": self.seeds + [self.timing_seed], "inputs_root": str(self.inputs_root)},
+                                       STARTUP_TIMEOUT_S + task.timeout_s, "input drawing")
+        except WorkerFailure as f:
+            raise self.harness_failed(f, "drawing the inputs failed") from None
+        self.base.update(workload=info["workload"], size=info["size"], config=info["config"])
+        self.tolerance = Tolerance.for_workload(SimpleNamespace(TOLERANCE=info["tolerance"]))
+        self._tick("input_drawing", t)
+
+    def compile(self) -> None:
+        """Candidate load+compile and reference computation run at the same time (2 processes, 2 cores)."""
+        t = time.monotonic()
+        first = str(self.inputs_root / f"seed_{self.seeds[0]}")
+        self.cand.send({"cmd": "load", "kernel_path": str(self.kernel_copy), "inputs_dir": first})
+        if self.pallas:
+            self.pallas.send({"cmd": "load", "kernel_path": str(PALLAS_REFS_DIR / f"{self.base['workload']}.py"),
+                              "inputs_dir": first})
+        self.ref.send({"cmd": "reference", "seeds": self.seeds + [self.timing_seed], "size": self.base["size"],
+                       "inputs_root": str(self.inputs_root)})
+        try:
+            self.cand.wait_ready(STARTUP_TIMEOUT_S)
+        except WorkerFailure as f:
+            raise self.harness_failed(f, "candidate worker did not start (sandbox?)") from None
+        try:
+            loaded, _ = self.cand.receive(self.task.timeout_s, "compile", 1 << 24)
+        except WorkerFailure as f:
+            raise self.candidate_failed(f) from None
+        report = loaded.get("integrity") or {}
+        self.flags += jaxpr_flags(report)
+        self.details["jaxpr"] = {k: v for k, v in report.items() if k != "flags"}
+        self.integrity_fields = {"has_pallas": int(report.get("pallas_calls", 0)) > 0,
+                                 "pallas_calls": int(report.get("pallas_calls", 0))}
+        self.pallas_calls = int(loaded.get("pallas_calls", 0))
+        self.env.interpret = self.env.backend == "cpu" and self.pallas_calls > 0
+        try:
+            ref, blobs = self.ref.receive(STARTUP_TIMEOUT_S + 2 * self.task.timeout_s, "reference computation")
+        except WorkerFailure as f:
+            raise self.harness_failed(f, "the baseline failed") from None
+        self.refs = _split_outputs(ref["outputs"], blobs)
+        self.ref_bytes = sum(a.nbytes for outs in self.refs.values() for a in outs)
+        self.base.update(flops=ref["flops"] or None, flops_source=ref["flops_source"],
+                         bytes_accessed=ref["bytes_accessed"] or None)
+        if ref["flops"] and ref["bytes_accessed"]:
+            self.base["operational_intensity"] = round(ref["flops"] / ref["bytes_accessed"], 4)
+        if self.pallas:
+            try:
+                self.pallas.receive(self.task.timeout_s, "compile")
+            except WorkerFailure as f:
+                self.details["pallas_reference_error"] = f.message
+                self.pallas = None
+        self._tick("compile", t)
+
+    def correctness(self) -> Correctness:
+        t = time.monotonic()
+        try:
+            reply, blobs = self.cand.request({"cmd": "run", "seeds": self.seeds, "inputs_root": str(self.inputs_root)},
+                                             self.task.timeout_s, "correctness", 4 * self.ref_bytes + (64 << 20))
+            outs = _split_outputs(reply["outputs"], blobs)
+        except WorkerFailure as f:
+            raise self.candidate_failed(f, integrity_fields=self.integrity_fields) from None
+        except (transport.ChannelViolation, KeyError, ValueError) as e:
+            raise _Stop(self.result(Status.CRASHED, f"candidate returned malformed outputs: {e}",
+                                    integrity_fields=self.integrity_fields)) from None
+        reports = []
+        for seed in self.seeds:
+            got = outs.get(seed)
+            rep = compare(self.refs[seed], got if got is not None else [], self.tolerance)
+            if not rep.correct:
+                rep = rep.model_copy(update={"reason": f"seed {seed}: {rep.reason}"})
+            reports.append(rep)
+        verdict = merge(reports)
+        self._tick("correctness", t)
+        if not verdict.correct:
+            raise _Stop(self.result(Status.INCORRECT, verdict.reason, correctness=verdict,
+                                    integrity_fields=self.integrity_fields))
+        return verdict
+
+    def iteration_counts(self) -> tuple[int, int]:
+        interp = self.env.interpret
+        warmup = self.task.warmup if self.task.warmup is not None else (INTERPRET_WARMUP if interp else DEFAULT_WARMUP)
+        iters = self.task.iters if self.task.iters is not None else (INTERPRET_ITERS if interp else DEFAULT_ITERS)
+        if interp and (self.task.warmup is None or self.task.iters is None):
+            self.details["iteration_counts"] = f"TPU interpret mode on CPU: {warmup} warmup + {iters} timed iterations"
+        return warmup, iters
+
+    def timing(self, verdict: Correctness) -> dict[str, Any]:
+        """Interleaved blocks: baseline and candidate (and Pallas reference) alternate, ABBA order."""
+        t = time.monotonic()
+        warmup, iters = self.iteration_counts()
+        blocks = min(self.task.blocks, iters)
+        sizes = [iters // blocks + (1 if b < iters % blocks else 0) for b in range(blocks)]
+        programs = [("baseline", self.ref, module_name(BASELINE_FN)), ("kernel", self.cand, module_name(CANDIDATE_FN))]
+        if self.pallas:
+            programs.append(("pallas_reference", self.pallas, module_name(CANDIDATE_FN)))
+        walls: dict[str, list[float]] = {name: [] for name, _, _ in programs}
+        parent_walls: dict[str, list[float]] = {name: [] for name, _, _ in programs}
+        timed_checks, timed_reports, timed_s = 0, [], 0.0
+        ref_out = self.refs[self.timing_seed]
+        limit = 4 * self.ref_bytes + (64 << 20)
+        try:
+            for name, w, _ in programs:
+                self._phase(w, name, {"cmd": "warmup", "n": warmup, "seed": self.timing_seed,
+                                      "inputs_root": str(self.inputs_root)}, "timing")
+            for b, n in enumerate(sizes):
+                for name, w, _ in (programs if b % 2 == 0 else programs[::-1]):
+                    t_block = time.monotonic()
+                    reply, blobs = self._phase(w, name, {"cmd": "time_block", "n": n, "return_output": name == "kernel"},
+                                               "timing", limit)
+                    parent_walls[name].append((time.monotonic() - t_block) * 1e3 / n)
+                    walls[name].extend(float(x) for x in reply["wall_ms"][:n])
+                    timed_s += sum(float(x) for x in reply["wall_ms"][:n]) / 1e3
+                    if name == "kernel":
+                        out = transport.decode_arrays(reply["output"], blobs)
+                        timed_reports.append(compare(ref_out, out, self.tolerance))
+                        timed_checks += 1
+            traces, unchanged = {}, {}
+            for name, w, _ in programs:
+                reply, blobs = self._phase(w, name, {"cmd": "finish"}, "timing", 1 << 30)
+                traces[name], unchanged[name] = (blobs[0] if blobs else None), bool(reply["inputs_unchanged"])
+        except WorkerFailure as f:
+            raise self.candidate_failed(f, correctness=verdict, integrity_fields=self.integrity_fields) from None
+        self.overhead["timing_outside_iterations"] = round(time.monotonic() - t - timed_s, 4)
+        self.overhead["timed_iterations"] = round(timed_s, 4)
+        verdict = verdict.model_copy(update={"timed_outputs_checked": timed_checks})
+        bad = next((r for r in timed_reports if not r.correct), None)
+        if bad is not None or not unchanged["kernel"]:
+            why = f"timed call output differs: {bad.reason}" if bad else "the candidate modified its input arrays"
+            raise _Stop(self.result(Status.INCORRECT, why, correctness=verdict.model_copy(update={"correct": False, "reason": why}),
+                                    integrity_fields=self.integrity_fields))
+        return self.summarize(programs, traces, walls, parent_walls, verdict)
+
+    def _phase(self, w: WorkerProcess, name: str, header: dict, phase: str, limit: int = 1 << 24) -> tuple[dict, list[bytes]]:
+        try:
+            return w.request(header, self.task.timeout_s, phase, limit)
+        except WorkerFailure as f:
+            if name == "kernel":
+                raise
+            raise self.harness_failed(f, f"{name} failed while timing") from None
+
+    def summarize(self, programs: list, traces: dict, walls: dict, parent_walls: dict, verdict: Correctness) -> dict:
+        t = time.monotonic()
+        flops = self.base.get("flops")
+        spec = hardware.chip_spec(self.chip)
+        peak = spec.peak_bf16_tflops if spec else None
+        out: dict[str, Any] = {"correctness": verdict}
+        notes = []
+        for name, _, module in programs:
+            tm, ops, note = timing.program_timing(traces.get(name), module, walls[name], flops, peak)
+            out[name] = tm
+            if note:
+                notes.append(f"{name}: {note}")
+            if name == "kernel":
+                out["profile_top_ops"] = ops
+            elif name == "baseline":
+                self.details["baseline_top_ops"] = [o.model_dump() for o in ops[:5]]
+        self.details["parent_wall_ms_per_iter"] = {k: round(sorted(v)[len(v) // 2], 6) for k, v in parent_walls.items() if v}
+        if notes:
+            self.details["timing_notes"] = notes
+        base, kern = out["baseline"], out["kernel"]
+        out["speedup_vs_baseline"] = round(base.median_ms / kern.median_ms, 4) if kern.median_ms > 0 else None
+        if base.wall_clock_median_ms and kern.wall_clock_median_ms:
+            out["wall_speedup_vs_baseline"] = round(base.wall_clock_median_ms / kern.wall_clock_median_ms, 4)
+        if "pallas_reference" in out and kern.median_ms > 0:
+            out["speedup_vs_pallas"] = round(out["pallas_reference"].median_ms / kern.median_ms, 4)
+        self._tick("trace_parsing", t)
+        return out
+
+    def verdict(self, fields: dict[str, Any]) -> EvalResult:
+        kern: Timing = fields["kernel"]
+        floor = physics_floor_ms(self.base.get("flops"), self.base.get("bytes_accessed"), self.chip)
+        c: Correctness = fields["correctness"]
+        summary = (f"correct on {c.trials} seed(s) (max abs err {c.max_abs_err:.3g}, rel L2 {c.rel_l2_err:.3g}); "
+                   f"speedup {fields['speedup_vs_baseline']:.3f}x vs XLA ({kern.timing_method})")
+        if floor > 0 and kern.median_ms < floor:
+            self.flags.append("below_physics_floor")
+            return self.result(Status.REJECTED, f"kernel median {kern.median_ms:.4g} ms is below the physics floor "
+                               f"{floor:.4g} ms on {self.chip}: the measurement cannot be real",
+                               integrity_fields=self.integrity_fields, **fields)
+        return self.result(Status.CORRECT, summary, integrity_fields=self.integrity_fields, **fields)
+
+    def cleanup(self) -> None:
+        for w in self.workers:
+            w.close()
+        shutil.rmtree(self.harness_dir, ignore_errors=True)
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def _preload_profiler_reader() -> None:
+    """Import jax.profiler (trace parsing) while the workers start, off the critical path.
+    Importing jax initializes no backend, so the parent never holds the chip."""
+    import jax.profiler  # noqa: F401
+
+
+def _split_outputs(metas: dict[str, list[dict]], blobs: list[bytes]) -> dict[int, list[Any]]:
+    """{seed: [arrays]} from a worker's outputs reply (blobs in the order of the seeds' metadata)."""
+    out, i = {}, 0
+    for seed, meta in metas.items():
+        out[int(seed)] = transport.decode_arrays(meta, blobs[i:i + len(meta)])
+        i += len(meta)
+    if i != len(blobs):
+        raise transport.ChannelViolation(f"{len(blobs)} blobs for {i} described arrays")
+    return out
+
+
+def evaluate(task: EvalTask) -> EvalResult:
+    """Run one evaluation; never raises for anything the candidate does (its failures are statuses)."""
+    run = _Run(task)
+    try:
+        run.start()
+        run.draw()
+        run.compile()
+        verdict = run.correctness()
+        fields = run.timing(verdict)
+        return run.verdict(fields)
+    except _Stop as stop:
+        return stop.result
+    except Exception as e:  # a harness bug: say so, never blame the candidate
+        return run.result(Status.ERROR, f"harness error: {type(e).__name__}: {e}", error=str(e),
+                          traceback=traceback.format_exc()[-4000:])
+    finally:
+        t = time.monotonic()
+        run.cleanup()
+        run.overhead["cleanup"] = round(time.monotonic() - t, 4)

@@ -1,0 +1,55 @@
+"""TPU interpret mode for Pallas kernels on CPU (pallas-on-cpu.md §3).
+
+On CPU a TPU `pallas_call` only runs in interpret mode, and only when the `pallas_call` is
+*constructed* inside `force_tpu_interpret_mode` (gotcha T2). So the candidate's import, trace and
+compile all happen inside `interpret_context`. After any exception the interpreter's global state
+must be reset or the next kernel fails (gotcha T1).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Iterator
+
+
+def interpret_context(backend: str) -> contextlib.AbstractContextManager:
+    """TPU interpret mode on CPU; a no-op on TPU/GPU, where Pallas compiles natively."""
+    if backend != "cpu":
+        return contextlib.nullcontext()
+    from jax.experimental.pallas import tpu as pltpu
+
+    return pltpu.force_tpu_interpret_mode(pltpu.InterpretParams())
+
+
+def reset_after_error() -> None:
+    """Clear the interpreter's global state after a failed kernel (gotcha T1)."""
+    try:
+        from jax.experimental.pallas import tpu as pltpu
+
+        pltpu.reset_tpu_interpret_mode_state()
+    except Exception:  # nothing to reset when the interpreter never ran
+        pass
+
+
+def _sub_jaxprs(value: Any) -> Iterator[Any]:
+    if hasattr(value, "eqns"):
+        yield value
+    elif hasattr(value, "jaxpr") and hasattr(value.jaxpr, "eqns"):
+        yield value.jaxpr
+    elif isinstance(value, (tuple, list)):
+        for v in value:
+            yield from _sub_jaxprs(v)
+
+
+def count_pallas_calls(jaxpr: Any) -> int:
+    """Number of pallas_call equations, nested jaxprs (pjit, cond, scan, custom_vjp ...) included.
+    Decides env.interpret; the integrity checks keep their own, richer inspection."""
+    jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
+    count = 0
+    for eqn in jaxpr.eqns:
+        if eqn.primitive.name == "pallas_call":
+            count += 1
+        for param in eqn.params.values():
+            for sub in _sub_jaxprs(param):
+                count += count_pallas_calls(sub)
+    return count

@@ -1,0 +1,145 @@
+"""The parent's handle on one worker process: spawn, command, deadline, kill.
+
+Every way a worker can fail (hang, crash, signal, early exit, garbage on the channel) becomes a
+`WorkerFailure` with a status kind and one readable line, never an exception in the harness.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import IO
+
+from bench.harness import transport
+from bench.paths import ROOT
+
+
+class WorkerFailure(Exception):
+    def __init__(self, kind: str, message: str, traceback: str | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind  # a Status value: timeout, crashed, compile_error, runtime_error, out_of_memory, error
+        self.message = message
+        self.traceback = traceback
+
+
+def worker_env(base: dict[str, str]) -> dict[str, str]:
+    """Environment of a worker. Accelerator memory must not be preallocated: two workers share it."""
+    env = dict(base)
+    env["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"
+    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+class WorkerProcess:
+    """One worker. `name` appears in messages ("candidate", "reference", "pallas reference")."""
+
+    def __init__(self, role: str, name: str, log_path: Path, *, memory_mb: int | None = None,
+                 sandbox: tuple[str, Path] | None = None) -> None:
+        self.name = name
+        self.log_path = log_path
+        cmd_r, self._cmd_w = os.pipe()
+        self._reply_r, reply_w = os.pipe()
+        argv = [sys.executable, "-m", "bench.harness.worker", "--role", role,
+                "--cmd-fd", str(cmd_r), "--reply-fd", str(reply_w), "--memory-mb", str(memory_mb or 0)]
+        env = dict(os.environ)
+        self.sandbox_name = "none"
+        if sandbox is not None:
+            from bench.harness.sandbox import wrap
+
+            mode, scratch = sandbox
+            wrapped = wrap(argv, scratch, mode)
+            argv, env, self.sandbox_name = list(wrapped.argv), dict(wrapped.env), wrapped.name
+        self._log: IO[bytes] = open(log_path, "wb")
+        self.started = time.monotonic()
+        self.proc = subprocess.Popen(argv, env=worker_env(env), cwd=ROOT, stdin=subprocess.DEVNULL, stdout=self._log,
+                                     stderr=subprocess.STDOUT, pass_fds=(cmd_r, reply_w), start_new_session=True)
+        os.close(cmd_r)
+        os.close(reply_w)
+        self.ready: dict | None = None
+
+    def wait_ready(self, timeout_s: float) -> dict:
+        """The worker's hello (backend, device kind, versions, memory cap) once its imports are done."""
+        if self.ready is None:
+            self.ready = self._receive(time.monotonic() + timeout_s, 1 << 20, "startup")[0]
+        return self.ready
+
+    def send(self, header: dict) -> None:
+        try:
+            transport.send(self._cmd_w, header)
+        except (BrokenPipeError, OSError):
+            pass  # the reply read will report how the worker ended
+
+    def request(self, header: dict, timeout_s: float, phase: str, max_bytes: int = 1 << 34) -> tuple[dict, list[bytes]]:
+        self.send(header)
+        return self.receive(timeout_s, phase, max_bytes)
+
+    def receive(self, timeout_s: float, phase: str, max_bytes: int = 1 << 34) -> tuple[dict, list[bytes]]:
+        header, blobs = self._receive(time.monotonic() + timeout_s, max_bytes, phase, timeout_s)
+        if not header.get("ok"):
+            raise WorkerFailure(str(header.get("kind", "runtime_error")), str(header.get("error", "unknown error")),
+                                header.get("traceback"))
+        return header, blobs
+
+    def _receive(self, deadline: float, max_bytes: int, phase: str, limit_s: float | None = None) -> tuple[dict, list[bytes]]:
+        try:
+            return transport.recv(self._reply_r, deadline, max_bytes)
+        except transport.ChannelTimeout:
+            self.kill()
+            limit = f" of {limit_s:g} s" if limit_s else ""
+            raise WorkerFailure("timeout", f"{self.name} exceeded the {phase} time limit{limit}") from None
+        except transport.ChannelClosed:
+            raise WorkerFailure("crashed", f"{self.name} {self._exit_description()} during {phase}") from None
+        except transport.ChannelViolation as e:
+            self.kill()
+            raise WorkerFailure("crashed", f"{self.name} sent an invalid reply during {phase}: {e}") from None
+
+    def _exit_description(self) -> str:
+        try:
+            code = self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            return "closed its reply channel without a verdict"
+        if code < 0:
+            sig = signal.Signals(-code).name
+            hint = " (possibly the out-of-memory killer)" if sig == "SIGKILL" else ""
+            return f"died by signal {sig}{hint} without a verdict"
+        return f"exited with code {code} without a verdict"
+
+    def kill(self) -> None:
+        """Kill the worker's whole process group (it runs in its own session)."""
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+
+    def close(self) -> None:
+        """Ask the worker to exit, kill it if it does not, release the pipes."""
+        if self.proc.poll() is None:
+            self.send({"cmd": "exit"})
+            try:
+                self.proc.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                pass
+        self.kill()
+        for fd in (self._cmd_w, self._reply_r):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self._log.close()
+
+    def log_tail(self, limit: int = 4000) -> str:
+        try:
+            data = self.log_path.read_bytes()
+        except OSError:
+            return ""
+        return data[-limit:].decode("utf-8", errors="replace")

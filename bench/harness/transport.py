@@ -1,0 +1,136 @@
+"""How messages and arrays travel between the parent and its workers.
+
+Messages go over dedicated pipes (fds passed with pass_fds), never over the candidate's stdout:
+an 8-byte length, a JSON header, then the raw bytes of the header's blobs. Arrays travel as raw
+bytes plus {shape, dtype} (bf16 safe, no pickle: the parent never unpickles what a candidate sent).
+Inputs for the candidate are written as files in the scratch directory, in the same raw format.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import struct
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+import ml_dtypes
+import numpy as np
+
+_LEN = struct.Struct(">Q")
+MAX_HEADER_BYTES = 16 << 20
+
+
+class ChannelClosed(Exception):
+    """The peer closed its end (exited or crashed) before a whole message arrived."""
+
+
+class ChannelTimeout(Exception):
+    """No whole message before the deadline."""
+
+
+class ChannelViolation(Exception):
+    """The peer sent something malformed or larger than allowed."""
+
+
+def dtype_from_name(name: str) -> np.dtype:
+    try:
+        return np.dtype(name)
+    except TypeError:
+        return np.dtype(getattr(ml_dtypes, name))
+
+
+def encode_arrays(arrays: Sequence[Any]) -> tuple[list[dict], list[bytes]]:
+    """Arrays -> (metadata, raw blobs). Accepts numpy or jax arrays."""
+    meta, blobs = [], []
+    for a in arrays:
+        arr = np.ascontiguousarray(np.asarray(a))
+        meta.append({"shape": list(arr.shape), "dtype": str(arr.dtype)})
+        blobs.append(arr.tobytes())
+    return meta, blobs
+
+
+def decode_arrays(meta: Sequence[dict], blobs: Sequence[bytes]) -> list[np.ndarray]:
+    if len(meta) != len(blobs):
+        raise ChannelViolation(f"{len(meta)} array descriptions but {len(blobs)} blobs")
+    out = []
+    for m, b in zip(meta, blobs):
+        dt = dtype_from_name(str(m["dtype"]))
+        shape = tuple(int(s) for s in m["shape"])
+        if int(np.prod(shape, dtype=np.int64)) * dt.itemsize != len(b):
+            raise ChannelViolation(f"array of shape {shape} {dt} does not match its {len(b)} bytes")
+        out.append(np.frombuffer(b, dtype=dt).reshape(shape))
+    return out
+
+
+def _write_all(fd: int, data: bytes | memoryview) -> None:
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+def send(fd: int, header: dict, blobs: Sequence[bytes] = ()) -> None:
+    head = json.dumps({**header, "_blobs": [len(b) for b in blobs]}).encode()
+    _write_all(fd, _LEN.pack(len(head)) + head)
+    for b in blobs:
+        _write_all(fd, b)
+
+
+def _read_exact(fd: int, n: int, deadline: float | None) -> bytes:
+    chunks, got = [], 0
+    while got < n:
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                raise ChannelTimeout()
+        chunk = os.read(fd, min(n - got, 1 << 22))
+        if not chunk:
+            raise ChannelClosed()
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+def recv(fd: int, deadline: float | None = None, max_bytes: int = 1 << 40) -> tuple[dict, list[bytes]]:
+    """One message: (header, blobs). `deadline` is time.monotonic() based; None blocks."""
+    (head_len,) = _LEN.unpack(_read_exact(fd, _LEN.size, deadline))
+    if head_len > MAX_HEADER_BYTES:
+        raise ChannelViolation(f"header of {head_len} bytes")
+    try:
+        header = json.loads(_read_exact(fd, head_len, deadline))
+        sizes = [int(s) for s in header.pop("_blobs")]
+    except (ValueError, KeyError, TypeError) as e:
+        raise ChannelViolation(f"malformed header: {e}") from e
+    if not isinstance(header, dict) or sum(sizes) > max_bytes or min(sizes, default=0) < 0:
+        raise ChannelViolation(f"message of {sum(sizes)} bytes exceeds the allowed {max_bytes}")
+    return header, [_read_exact(fd, s, deadline) for s in sizes]
+
+
+def save_inputs(folder: Path, arrays: Sequence[Any], static: dict[int, Any]) -> None:
+    """Write one input set: arg_<i>.bin raw bytes + manifest.json (dtype, shape, static values)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    meta, blobs = encode_arrays(arrays)
+    for i, blob in enumerate(blobs):
+        (folder / f"arg_{i}.bin").write_bytes(blob)
+    manifest = {"arrays": meta, "static": {str(k): v for k, v in static.items()}, "count": len(arrays) + len(static)}
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+
+
+def load_inputs(folder: Path) -> tuple[list[np.ndarray], dict[int, Any], int]:
+    """(array inputs in order, static values by position, total argument count)."""
+    manifest = json.loads((folder / "manifest.json").read_text())
+    blobs = [(folder / f"arg_{i}.bin").read_bytes() for i in range(len(manifest["arrays"]))]
+    return decode_arrays(manifest["arrays"], blobs), {int(k): v for k, v in manifest["static"].items()}, manifest["count"]
+
+
+def split_static(inputs: Sequence[Any], static_argnums: Sequence[int]) -> tuple[list[Any], dict[int, Any]]:
+    static = {i: inputs[i] for i in static_argnums}
+    return [x for i, x in enumerate(inputs) if i not in static], static
+
+
+def join_static(arrays: Sequence[Any], static: dict[int, Any], count: int) -> list[Any]:
+    it = iter(arrays)
+    return [static[i] if i in static else next(it) for i in range(count)]

@@ -1,0 +1,321 @@
+"""Worker processes: the trusted reference worker and the untrusted candidate worker.
+
+Run as `python -m bench.harness.worker --role reference|candidate --cmd-fd N --reply-fd M`.
+The parent drives a worker with commands over the cmd pipe and reads replies from the reply pipe
+(bench.harness.transport); the worker's stdout/stderr are only a log.
+
+Both roles hold one *program*: a jitted function compiled once ahead of time
+(`jax.jit(f, static_argnums).lower(*inputs).compile()`). That single executable serves every
+correctness trial and every timed call, so a kernel cannot behave differently on a later trace.
+The worker never judges correctness: it returns outputs, the parent compares.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib.util
+import os
+import resource
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+from typing import Any, Callable
+
+from bench.harness import transport
+
+CANDIDATE_FN = "candidate_program"  # jitted under this name: its module is jit_candidate_program
+BASELINE_FN = "baseline_program"
+
+
+def module_name(fn_name: str) -> str:
+    """The HLO module jax names after a jitted function: what the parent looks for in the trace."""
+    return f"jit_{fn_name}"
+
+
+OOM_MARKERS = ("RESOURCE_EXHAUSTED", "Out of memory", "out of memory", "std::bad_alloc", "failed to allocate")
+
+
+class WorkerState:
+    """What a worker keeps between commands."""
+
+    def __init__(self, role: str, env: dict) -> None:
+        self.role = role
+        self.env = env
+        self.compiled: Any = None
+        self.static: dict[int, Any] = {}
+        self.count = 0
+        self.timing_args: list[Any] | None = None
+        self.input_hash_before = ""
+        self.trace_dir: str | None = None
+        self.workload: Any = None
+        self.drawn: dict[int, list[Any]] = {}  # reference role: the inputs it drew, kept in memory
+
+
+def _as_tuple(out: Any) -> list[Any]:
+    import jax
+
+    return list(jax.tree.leaves(out))
+
+
+def _hash_arrays(arrays: list[Any]) -> str:
+    import numpy as np
+
+    h = hashlib.sha256()
+    for a in arrays:
+        h.update(np.ascontiguousarray(np.asarray(a)).tobytes())
+    return h.hexdigest()
+
+
+def _device_args(folder: Path) -> tuple[list[Any], dict[int, Any], int]:
+    import jax
+
+    arrays, static, count = transport.load_inputs(folder)
+    return [jax.device_put(a) for a in arrays], static, count
+
+
+def _compile(state: WorkerState, fn: Callable, name: str, folder: Path) -> None:
+    """Jit `fn` under a fixed name (the parent finds its trace events by it) and compile it once."""
+    import jax
+
+    args, static, count = _device_args(folder)
+
+    def program(*a):
+        return fn(*a)
+
+    program.__name__ = program.__qualname__ = name
+    full = transport.join_static(args, static, count)
+    state.compiled = jax.jit(program, static_argnums=tuple(sorted(static))).lower(*full).compile()
+    state.static, state.count = static, count
+
+
+def _run_on(state: WorkerState, folder: Path) -> list[Any]:
+    import jax
+
+    args, _, _ = _device_args(folder)
+    return _as_tuple(jax.block_until_ready(state.compiled(*args)))
+
+
+# ---------------------------------------------------------------- reference role (trusted)
+
+def cmd_draw(state: WorkerState, msg: dict) -> tuple[dict, list[bytes]]:
+    """Draw the inputs of every seed and write them to the scratch dir for the candidate."""
+    import jax.numpy as jnp
+
+    from bench.harness.hardware import default_size
+    from bench.registry import load_workload, resolve_id
+    from workloads._common import sized_config
+
+    state.workload = load_workload(msg["workload"])
+    size = msg.get("size") or default_size(state.env["backend"])
+    static_argnums = tuple(getattr(state.workload, "STATIC_ARGNUMS", ()))
+    root = Path(msg["inputs_root"])
+    for seed in msg["seeds"]:
+        inputs = state.workload.create_inputs(dtype=jnp.bfloat16, size=size, seed=seed)
+        arrays, static = transport.split_static(tuple(inputs), static_argnums)
+        transport.save_inputs(root / f"seed_{seed}", arrays, static)
+        state.drawn[seed] = list(inputs)
+    config = sized_config(state.workload.CONFIG, getattr(state.workload, "SMALL", {}), size)
+    return {"size": size, "workload": resolve_id(msg["workload"]), "static_argnums": list(static_argnums),
+            "tolerance": dict(getattr(state.workload, "TOLERANCE", None) or {}),
+            "config": {k: v for k, v in config.items() if isinstance(v, (int, float, str, bool))}}, []
+
+
+def cmd_reference(state: WorkerState, msg: dict) -> tuple[dict, list[bytes]]:
+    """Compile the baseline once, compute the reference output of every seed, and its cost.
+    Uses the inputs held in memory since `draw`, not the files a candidate could reach."""
+    import jax
+
+    seeds = msg["seeds"]
+    _compile(state, state.workload.workload, BASELINE_FN, Path(msg["inputs_root"]) / f"seed_{seeds[0]}")
+    metas, blobs = {}, []
+    for seed in seeds:
+        args, _ = transport.split_static(state.drawn[seed], sorted(state.static))
+        meta, b = transport.encode_arrays(_as_tuple(jax.block_until_ready(state.compiled(*args))))
+        metas[str(seed)] = meta
+        blobs.extend(b)
+    cost = state.compiled.cost_analysis()
+    cost = cost[0] if isinstance(cost, (list, tuple)) else (cost or {})
+    get_flops = getattr(state.workload, "get_flops", None)
+    flops = (float(get_flops(msg["size"])), "get_flops") if get_flops else (float(cost.get("flops", 0.0)), "cost_analysis")
+    return {"outputs": metas, "flops": flops[0], "flops_source": flops[1],
+            "bytes_accessed": float(cost.get("bytes accessed", 0.0))}, blobs
+
+
+# ---------------------------------------------------------------- candidate role (untrusted code)
+
+def _import_kernel(path: Path) -> Any:
+    spec = importlib.util.spec_from_file_location("candidate_kernel", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["candidate_kernel"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def cmd_load(state: WorkerState, msg: dict) -> tuple[dict, list[bytes]]:
+    """Import the kernel file, inspect its jaxpr and compile it once (in interpret mode on CPU)."""
+    import jax
+
+    from bench.harness.interpret import count_pallas_calls, interpret_context
+
+    folder = Path(msg["inputs_dir"])
+    with interpret_context(state.env["backend"]):
+        module = _import_kernel(Path(msg["kernel_path"]))
+        fn = getattr(module, "workload", None)
+        if not callable(fn):
+            raise _Verdict("compile_error", "the kernel file defines no callable `workload`")
+        args, static, count = _device_args(folder)
+        full = transport.join_static(args, static, count)
+        closed = jax.make_jaxpr(fn, static_argnums=tuple(sorted(static)))(*full)
+        integrity = inspect_integrity(closed)
+        pallas = count_pallas_calls(closed)
+        _compile(state, fn, CANDIDATE_FN, folder)
+    return {"integrity": integrity, "pallas_calls": pallas}, []
+
+
+def inspect_integrity(closed_jaxpr: Any) -> dict:
+    """INTEGRITY HOOK (candidate side): the jaxpr inspection's dict, sent back to the parent as is."""
+    from bench.integrity.jaxpr_check import inspect_jaxpr
+
+    return dict(inspect_jaxpr(closed_jaxpr))
+
+
+# ---------------------------------------------------------------- both roles
+
+def cmd_run(state: WorkerState, msg: dict) -> tuple[dict, list[bytes]]:
+    """Outputs of the compiled program on the given seeds' inputs (the correctness trials)."""
+    root = Path(msg["inputs_root"])
+    metas, blobs = {}, []
+    for seed in msg["seeds"]:
+        meta, b = transport.encode_arrays(_run_on(state, root / f"seed_{seed}"))
+        metas[str(seed)] = meta
+        blobs.extend(b)
+    return {"outputs": metas}, blobs
+
+
+def cmd_warmup(state: WorkerState, msg: dict) -> tuple[dict, list[bytes]]:
+    """Put the timing inputs on the device, hash them, and run the warmup calls."""
+    import jax
+
+    import jax as _jax
+
+    seed = int(msg["seed"])
+    if seed in state.drawn:  # reference role: the in-memory draw
+        args = [_jax.device_put(a) for a in transport.split_static(state.drawn[seed], sorted(state.static))[0]]
+    else:
+        args = _device_args(Path(msg["inputs_root"]) / f"seed_{seed}")[0]
+    state.timing_args = args
+    state.input_hash_before = _hash_arrays(args)
+    for _ in range(int(msg["n"])):
+        jax.block_until_ready(state.compiled(*args))
+    return {}, []
+
+
+def cmd_time_block(state: WorkerState, msg: dict) -> tuple[dict, list[bytes]]:
+    """`n` timed calls (perf_counter + block_until_ready each), inside this worker's one profiler trace."""
+    import jax
+
+    if state.trace_dir is None:
+        state.trace_dir = tempfile.mkdtemp(prefix="jaxbench_trace_")
+        jax.profiler.start_trace(state.trace_dir)
+    args, walls, out = state.timing_args, [], None
+    for _ in range(int(msg["n"])):
+        t0 = time.perf_counter()
+        out = jax.block_until_ready(state.compiled(*args))
+        walls.append((time.perf_counter() - t0) * 1e3)
+    meta, blobs = transport.encode_arrays(_as_tuple(out)) if msg.get("return_output") else ([], [])
+    return {"wall_ms": walls, "output": meta}, blobs
+
+
+def cmd_finish(state: WorkerState, msg: dict) -> tuple[dict, list[bytes]]:
+    """Stop the trace and send its xplane bytes; report whether the timing inputs were modified."""
+    import jax
+
+    jax.profiler.stop_trace()
+    files = sorted(Path(state.trace_dir).rglob("*.xplane.pb"))
+    unchanged = _hash_arrays(state.timing_args) == state.input_hash_before
+    return {"inputs_unchanged": unchanged, "trace_files": len(files)}, [files[-1].read_bytes()] if files else []
+
+
+COMMANDS: dict[str, Callable[[WorkerState, dict], tuple[dict, list[bytes]]]] = {
+    "draw": cmd_draw, "reference": cmd_reference, "load": cmd_load, "run": cmd_run,
+    "warmup": cmd_warmup, "time_block": cmd_time_block, "finish": cmd_finish,
+}
+ROLE_COMMANDS = {"reference": {"draw", "reference", "run", "warmup", "time_block", "finish"},
+                 "candidate": {"load", "run", "warmup", "time_block", "finish"}}
+
+
+class _Verdict(Exception):
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+def classify(exc: BaseException, command: str) -> str:
+    """Status kind of an exception raised while running `command` (the parent maps it to a Status)."""
+    if isinstance(exc, _Verdict):
+        return exc.kind
+    text = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, MemoryError) or any(m in text for m in OOM_MARKERS):
+        return "out_of_memory"
+    return "compile_error" if command in ("load", "draw", "reference") else "runtime_error"
+
+
+def _cap_memory(memory_mb: int | None, backend: str) -> str:
+    """RLIMIT_AS on CPU. On TPU/GPU the runtime maps huge virtual ranges, so an address-space cap
+    would kill every program: there the cap is skipped (and reported)."""
+    if not memory_mb:
+        return "none"
+    if backend != "cpu":
+        return "skipped (RLIMIT_AS unusable on accelerators)"
+    limit = int(memory_mb) << 20
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    return f"RLIMIT_AS {memory_mb} MiB"
+
+
+def serve(role: str, cmd_fd: int, reply_fd: int, memory_mb: int | None) -> None:
+    from bench.harness.hardware import detect
+
+    env = detect()
+    state = WorkerState(role, env)
+    memory = _cap_memory(memory_mb, env["backend"])
+    transport.send(reply_fd, {"ok": True, "ready": True, "env": env, "memory_cap": memory, "pid": os.getpid()})
+    while True:
+        try:
+            msg, _ = transport.recv(cmd_fd)
+        except transport.ChannelClosed:
+            return
+        command = msg.get("cmd", "")
+        if command == "exit":
+            return
+        try:
+            if command not in ROLE_COMMANDS[role]:
+                raise ValueError(f"command {command!r} not allowed for role {role}")
+            header, blobs = COMMANDS[command](state, msg)
+            transport.send(reply_fd, {"ok": True, **header}, blobs)
+        except BaseException as exc:  # every failure becomes a reply; the parent decides the status
+            from bench.harness.interpret import reset_after_error
+
+            reset_after_error()
+            tb = traceback.format_exc()
+            print(tb, file=sys.stderr, flush=True)
+            transport.send(reply_fd, {"ok": False, "kind": classify(exc, command),
+                                      "error": f"{type(exc).__name__}: {exc}"[:2000], "traceback": tb[-4000:]})
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--role", choices=("reference", "candidate"), required=True)
+    parser.add_argument("--cmd-fd", type=int, required=True)
+    parser.add_argument("--reply-fd", type=int, required=True)
+    parser.add_argument("--memory-mb", type=int, default=0)
+    a = parser.parse_args()
+    serve(a.role, a.cmd_fd, a.reply_fd, a.memory_mb or None)
+
+
+if __name__ == "__main__":
+    main()
