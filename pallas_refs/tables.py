@@ -26,21 +26,13 @@ import yaml
 TUNED_DIR = Path(__file__).resolve().parent / "tuned"
 DEFAULT_RULE = ("no entry for this workload: the reference's library-default block sizes, "
                 "each fitted to the problem dims (largest halving that divides the dim)")
-_DEVICE_KINDS = {"tpu v6 lite": "v6e", "tpu v6e": "v6e", "tpu v5 lite": "v5e", "tpu v5e": "v5e",
-                 "tpu v5p": "v5p", "tpu v5": "v5p", "tpu v4": "v4", "tpu7x": "v7x", "tpu v7": "v7x"}
 
 
 def current_chip() -> str:
     """Normalized chip name of device 0 ("v6e", "v5e", ..., "cpu"), as the table files are named."""
-    try:
-        from bench.harness.hardware import detect_chip  # the harness's single source when present
-        return detect_chip()
-    except ImportError:
-        pass
-    dev = jax.devices()[0]
-    if dev.platform != "tpu":
-        return dev.platform
-    return _DEVICE_KINDS.get(dev.device_kind.lower(), dev.device_kind.lower().replace(" ", "_"))
+    from bench.harness.hardware import normalize_chip  # the harness's one mapping of device kinds
+
+    return normalize_chip(jax.devices()[0].device_kind)
 
 
 def table_path(chip: str) -> Path:
