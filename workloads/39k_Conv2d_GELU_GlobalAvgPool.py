@@ -3,7 +3,6 @@
 Upstream: KernelBench L2 #67. x (N, C_in, H, W) NCHW ~ U[0, 1) from key(0); weight (C_out, C_in, k, k)
 OIHW and bias ~ N(0, 1) * 0.02 from key(0xBADC0DE) split 2. Computed as upstream does: NCHW -> NHWC,
 HWIO kernel, VALID stride 1, + bias, GELU, mean over (H, W); output (N, C_out).
-upstream hard-codes H = W = 256 in create_inputs; they are CONFIG keys here so SMALL can shrink them.
 Degeneracy (spec §5): the mean over 254^2 i.i.d. pixels makes out[n, c] nearly a function of c alone
 (variation across n about 1e-3), so computing one batch element and broadcasting it passes a loose
 gate. The variation across n shrinks as 1/sqrt(H*W), so it is larger at the small size.
@@ -20,6 +19,7 @@ CONFIG = {
     "in_channels": 8,
     "out_channels": 64,
     "kernel_size": 3,
+    # Not upstream CONFIG keys: upstream hard-codes H = W = 256 in create_inputs; listed so SMALL can shrink them.
     "height": 256,
     "width": 256,
 }

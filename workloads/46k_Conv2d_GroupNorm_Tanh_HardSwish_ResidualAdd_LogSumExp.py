@@ -4,7 +4,6 @@ residual add of the conv output, then logsumexp over channels; output (N, 1, H-2
 Upstream: KernelBench L2 #92. x (N, C_in, H, W) ~ U[0, 1) from key(0); conv_weight (C_out, C_in, k, k)
 and conv_bias ~ N(0, 1) * 0.02 from key(42) split 2; gn_weight ones, gn_bias zeros. GroupNorm over
 (C/G, H, W) with `groups` groups (biased variance, eps 1e-5). hardswish(t) = t * min(max(t + 3, 0), 6) / 6.
-upstream hard-codes H = W = 128 in create_inputs; they are CONFIG keys here so SMALL can shrink them.
 Note: the conv output is small (std about 0.1), so the output is about log(C_out) = 4.16 plus a
 per-pixel term of order 0.1.
 """
@@ -21,6 +20,7 @@ CONFIG = {
     "out_channels": 64,
     "kernel_size": 3,
     "groups": 16,
+    # Not upstream CONFIG keys: upstream hard-codes H = W = 128 in create_inputs; listed so SMALL can shrink them.
     "height": 128,
     "width": 128,
 }
