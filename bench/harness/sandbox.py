@@ -88,8 +88,7 @@ def bwrap_args(scratch_dir: Path, devices: Iterable[str] = ()) -> list[str]:
             "--proc", "/proc",
             "--bind", scratch, scratch,
             "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
-            "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-            "--chdir", scratch]
+            "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
     for dev in devices:
         args += ["--dev-bind", dev, dev]
     return args + ["--"]

@@ -1,0 +1,98 @@
+"""Runtime tripwires inside the candidate worker: did importing/running the candidate change its process?
+
+Why: the structural defenses (reference in another process, outputs compared by the parent, parent-side
+wall clock) already make a patched timer or a changed jax config useless for a better score; these checks
+make the *attempt* visible, so the row is excluded and audited instead of silently measured. They compare
+a snapshot taken before the candidate is imported with one taken after it was compiled and timed:
+- identities of the functions a measurement relies on (timers, jax dispatch/profiler, numpy reductions,
+  the worker's own channel), so reassigning any of them is `runtime:patched`;
+- every jax config value (`runtime:jax_config_changed`), the environment (`runtime:environ_changed`);
+- the live Python threads (`runtime:threads`): work hidden in a thread escapes the timed region.
+A candidate running in the same process could in principle also patch this module; the static scan
+(importing the harness, monkeypatching) and the parent's own checks are the layers that remain then.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from bench.integrity.flags import RUNTIME_ENVIRON, RUNTIME_JAX_CONFIG, RUNTIME_PATCHED, RUNTIME_THREADS
+
+#: (module, attribute) pairs whose identity must not change while the candidate is loaded.
+WATCHED: tuple[tuple[str, str], ...] = tuple(
+    (mod, attr) for mod, attrs in {
+        "time": ("perf_counter", "perf_counter_ns", "time", "time_ns", "monotonic", "monotonic_ns", "sleep"),
+        "jax": ("jit", "block_until_ready", "device_put", "make_jaxpr", "devices"),
+        "jax.profiler": ("start_trace", "stop_trace", "trace", "TraceAnnotation", "StepTraceAnnotation"),
+        "numpy": ("asarray", "array", "median", "mean", "percentile", "allclose", "ascontiguousarray"),
+        "hashlib": ("sha256",),
+        "builtins": ("open", "print", "__import__", "isinstance"),
+        "os": ("_exit", "write", "read", "environ"),
+        "sys": ("exit", "stdout", "stderr"),
+        "json": ("dumps", "loads"),
+        "bench.harness.transport": ("send", "recv", "encode_arrays", "load_inputs"),
+        "bench.harness.worker": ("serve", "cmd_load", "cmd_run", "cmd_warmup", "cmd_time_block", "cmd_finish",
+                                 "_run_on", "_hash_arrays", "inspect_integrity", "COMMANDS"),
+        "bench.integrity.jaxpr_check": ("inspect_jaxpr", "jaxpr_flags"),
+        "bench.integrity.runtime": ("snapshot", "compare"),
+    }.items() for attr in attrs)
+
+
+@dataclass(frozen=True)
+class RuntimeSnapshot:
+    identities: dict[str, int]
+    jax_config: dict[str, str]
+    environ: dict[str, str]
+    threads: frozenset[int] = field(default_factory=frozenset)
+
+
+def _identity(module: str, attr: str) -> int:
+    try:
+        return id(getattr(importlib.import_module(module), attr))
+    except Exception:  # a module this process never needs (e.g. the worker in a unit test)
+        return 0
+
+
+def _jax_config() -> dict[str, str]:
+    import jax
+
+    return {name: repr(value) for name, value in jax.config.values.items()}
+
+
+def snapshot() -> RuntimeSnapshot:
+    """Taken in the candidate worker right before the candidate module is imported."""
+    return RuntimeSnapshot(
+        identities={f"{m}.{a}": _identity(m, a) for m, a in WATCHED},
+        jax_config=_jax_config(),
+        environ=dict(os.environ),
+        threads=frozenset(t.ident or 0 for t in threading.enumerate() if t.is_alive()),
+    )
+
+
+def compare(before: RuntimeSnapshot, after: RuntimeSnapshot | None = None) -> tuple[list[str], dict[str, Any]]:
+    """(flags, details) for what changed between `before` and `after` (default: now)."""
+    after = after or snapshot()
+    details: dict[str, Any] = {}
+    flags: list[str] = []
+    patched = sorted(k for k, v in before.identities.items() if after.identities.get(k) != v)
+    if patched:
+        flags.append(RUNTIME_PATCHED)
+        details["patched"] = patched
+    config = sorted(k for k in set(before.jax_config) | set(after.jax_config)
+                    if before.jax_config.get(k) != after.jax_config.get(k))
+    if config:
+        flags.append(RUNTIME_JAX_CONFIG)
+        details["jax_config_changed"] = config
+    env = sorted(k for k in set(before.environ) | set(after.environ) if before.environ.get(k) != after.environ.get(k))
+    if env:
+        flags.append(RUNTIME_ENVIRON)
+        details["environ_changed"] = env
+    new_threads = after.threads - before.threads
+    if new_threads:
+        flags.append(RUNTIME_THREADS)
+        details["new_threads"] = [t.name for t in threading.enumerate() if t.ident in new_threads]
+    return flags, details
