@@ -1,0 +1,125 @@
+"""`bench ingest` with a fake evaluator: rows, idempotence, replacement, and surviving SIGKILL."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import yaml
+
+from bench.dataset import store
+from bench.dataset.ingest import ingest
+from bench.dataset.metrics import Metrics
+from bench.paths import ROOT
+
+EVAL = f"{Path(__file__).with_name('fake_evaluator.py')}:evaluate"
+SUITE = ["1p_Flash_Attention", "8p_GEMM", "12p_RMSNorm"]
+
+
+def _subs(root: Path, submission_factory, meta_factory) -> Path:
+    submission_factory(root, "alpha", {w: f"# alpha {w}" for w in SUITE})
+    submission_factory(root, "beta", {"8p_GEMM": "# fake: incorrect", "12p_RMSNorm": "# fake: flag=host_callback"},
+                       meta_factory(kind="human"))
+    return root
+
+
+def _rows(data: Path) -> list[dict]:
+    table = store.read_tables(data / "results", store.schema.RESULTS)
+    rows = [{k: v for k, v in r.items() if k not in ("evaluated_at", "result_json")} for r in table.to_pylist()]
+    return sorted(rows, key=lambda r: (r["submission"], r["workload"]))
+
+
+def _ingest(data: Path, subs: Path, **kw):
+    return ingest(data_dir=data, submissions_dir=subs, chip="cpu", size="small", workers=1, evaluator=EVAL, **kw)
+
+
+def test_ingest_writes_one_row_per_evaluation_and_is_idempotent(tmp_path, submission_factory, meta_factory):
+    subs, data = _subs(tmp_path / "subs", submission_factory, meta_factory), tmp_path / "data"
+    report = _ingest(data, subs)
+    assert len(report.written) == 5 and not report.failed
+    rows = _rows(data)
+    assert [(r["submission"], r["workload"], r["status"]) for r in rows] == [
+        ("alpha", "12p_RMSNorm", "correct"), ("alpha", "1p_Flash_Attention", "correct"), ("alpha", "8p_GEMM", "correct"),
+        ("beta", "12p_RMSNorm", "correct"), ("beta", "8p_GEMM", "incorrect")]
+    assert all(r["track"] == "cpu/small" and r["provenance"] == "measured" and len(r["content_hash"]) == 64
+               and r["jax_version"] and r["harness_version"] and r["timing_method"] for r in rows)
+    again = _ingest(data, subs)
+    assert again.written == [] and again.up_to_date == 5 and _rows(data) == rows
+
+
+def test_reevaluation_replaces_never_duplicates(tmp_path, submission_factory, meta_factory):
+    subs, data = _subs(tmp_path / "subs", submission_factory, meta_factory), tmp_path / "data"
+    _ingest(data, subs)
+    (subs / "alpha" / "kernels" / "8p_GEMM.py").write_text("def workload(a, b):\n    return a @ b  # v2\n")
+    report = _ingest(data, subs)
+    assert [(s, w) for s, w, _ in report.written] == [("alpha", "8p_GEMM")]
+    rows = _rows(data)
+    assert len(rows) == 5 and len({(r["submission"], r["workload"]) for r in rows}) == 5
+    assert len(list((data / "results").rglob("*.parquet"))) == 5
+
+
+def test_harness_failures_are_reported_not_stored(tmp_path, submission_factory):
+    subs, data = tmp_path / "subs", tmp_path / "data"
+    submission_factory(subs, "gamma", {"8p_GEMM": "# fake: harness_error", "12p_RMSNorm": "# fake: raise",
+                                       "1p_Flash_Attention": ""})
+    report = _ingest(data, subs)
+    assert sorted(w for _, w, _ in report.failed) == ["12p_RMSNorm", "8p_GEMM"]
+    assert [r["workload"] for r in _rows(data)] == ["1p_Flash_Attention"]
+    assert len(_ingest(data, subs).failed) == 2  # retried on the next run
+
+
+def test_process_pool_gives_the_same_rows(tmp_path, submission_factory, meta_factory):
+    subs = _subs(tmp_path / "subs", submission_factory, meta_factory)
+    _ingest(tmp_path / "inline", subs)
+    ingest(data_dir=tmp_path / "pool", submissions_dir=subs, chip="cpu", size="small", workers=2, evaluator=EVAL)
+    strip = lambda rows: [{k: v for k, v in r.items() if k != "content_hash"} | {"h": r["content_hash"]} for r in rows]
+    assert strip(_rows(tmp_path / "pool")) == strip(_rows(tmp_path / "inline"))
+
+
+def test_sigkill_midrun_then_rerun_equals_uninterrupted_run(tmp_path, submission_factory, meta_factory):
+    subs = _subs(tmp_path / "subs", submission_factory, meta_factory)
+    submission_factory(subs, "delta", {w: f"# delta {w}" for w in SUITE})
+    ref, data = tmp_path / "ref", tmp_path / "data"
+    _ingest(ref, subs)
+    cmd = [sys.executable, "-m", "bench.cli", "ingest", "--chip", "cpu", "--size", "small", "--workers", "1",
+           "--data-dir", str(data), "--submissions-dir", str(subs)]
+    env = {**os.environ, "JAXBENCH_EVALUATOR": EVAL, "FAKE_EVAL_SLEEP": "0.3"}
+    proc = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while len(list((data / "results").rglob("*.parquet"))) < 3 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    partial = list((data / "results").rglob("*.parquet"))
+    assert 3 <= len(partial) < 8, "the kill must land mid-run"
+    for f in partial:  # every file present is complete and readable
+        assert pq.read_table(f).num_rows == 1
+    env["FAKE_EVAL_SLEEP"] = "0"
+    done = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert _rows(data) == _rows(ref)
+    assert not list(data.rglob(f"{store.TMP_PREFIX}*"))
+
+
+def test_declared_trajectory_and_metadata_are_stored(tmp_path, submission_factory, meta_factory):
+    subs, data = tmp_path / "subs", tmp_path / "data"
+    root = submission_factory(subs, "traj", {"8p_GEMM": ""},
+                              meta_factory(trajectory={"file": "trajectory.csv", "track": "cpu/small"}))
+    (root / "trajectory.csv").write_text(
+        "workload,sample_idx,outcome,speedup\n8p_GEMM,0,api_runtime_error,\n8p_GEMM,1,correct,0.8\n"
+        "8p_GEMM,2,correct,1.3\n12p_RMSNorm,0,wrong_output,\n12p_RMSNorm,1,correct,2.0\n")
+    report = _ingest(data, subs)
+    assert report.trajectories == ["traj"] and _ingest(data, subs).trajectories == []
+    m = Metrics(data, suite=SUITE)
+    curve = {r["n"]: r["fast1"] for r in m.fast1_curves("cpu/small") if r["submission"] == "traj"}
+    assert curve == {1: 0.0, 2: 1 / 3, 3: 2 / 3}
+    (ob,) = m.outcome_breakdown("cpu/small")
+    assert (ob["samples"], ob["api_runtime_error"], ob["wrong_output"], ob["correct"]) == (5, 1, 1, 3)
+    assert ob["provenance"] == "declared by submitter"
+    (lb,) = m.leaderboard("cpu/small")
+    assert lb["name"] == "Test method" and lb["fast1_final"] == 2 / 3 and lb["n_workloads"] == 3

@@ -1,0 +1,98 @@
+"""`bench validate`: malformed submissions fail with the file and field named; good ones pass."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench.dataset.validate import check
+from bench.paths import ROOT, SUBMISSIONS_DIR
+
+
+def _messages(root: Path, known: set[str]) -> list[str]:
+    sub, problems = check(root, known)
+    assert sub is None, "expected the submission to be rejected"
+    return [str(p) for p in problems]
+
+
+def test_good_submission_passes(tmp_path, known, meta_factory, submission_factory):
+    root = submission_factory(tmp_path, "good", {"8p_GEMM": "", "12p_RMSNorm": "# v1"})
+    sub, problems = check(root, known)
+    assert problems == [] and sorted(sub.kernels) == ["12p_RMSNorm", "8p_GEMM"]
+    before = sub.content_hash("12p_RMSNorm")
+    (root / "kernels" / "12p_RMSNorm.py").write_text("def workload(x):\n    return x  # v2\n")
+    assert sub.content_hash("12p_RMSNorm") != before
+
+
+def test_missing_field(tmp_path, known, meta_factory, submission_factory):
+    meta = meta_factory()
+    del meta["license"]
+    msgs = _messages(submission_factory(tmp_path, "s", {"8p_GEMM": ""}, meta), known)
+    assert msgs == ["submissions/s/submission.yaml: license: required field is missing"]
+
+
+@pytest.mark.parametrize("field,value,needle", [
+    ("samples_per_workload", "many", "expected an integer, got str ('many')"),
+    ("human_in_the_loop", "no", "expected true or false"),
+    ("authors", "me", "expected a non-empty list of strings"),
+    ("date", "yesterday", "expected a date YYYY-MM-DD"),
+    ("kind", "robot", "expected one of"),
+    ("model", "gemini", "expected a mapping with 'name' and 'version'"),
+])
+def test_wrong_type(tmp_path, known, field, value, needle, meta_factory, submission_factory):
+    msgs = _messages(submission_factory(tmp_path, "s", {"8p_GEMM": ""}, meta_factory(**{field: value})), known)
+    assert len(msgs) == 1 and msgs[0].startswith(f"submissions/s/submission.yaml: {field}: ") and needle in msgs[0]
+
+
+def test_unknown_workload_id(tmp_path, known, meta_factory, submission_factory):
+    msgs = _messages(submission_factory(tmp_path, "s", {"8p_GEMM": "", "99p_Nope": ""}), known)
+    assert msgs == ["submissions/s/kernels/99p_Nope.py: workload id: unknown workload '99p_Nope' (see `bench list`)"]
+
+
+def test_kernel_file_absent(tmp_path, known, meta_factory, submission_factory):
+    root = submission_factory(tmp_path, "s", {"8p_GEMM": ""}, meta_factory(workloads=["8p_GEMM", "12p_RMSNorm"]))
+    msgs = _messages(root, known)
+    assert msgs == ["submissions/s/kernels/12p_RMSNorm.py: (file): kernel file absent, but listed in workloads"]
+
+
+def test_kernel_without_workload_or_with_syntax_error(tmp_path, known, meta_factory, submission_factory):
+    root = submission_factory(tmp_path, "s", {"8p_GEMM": ""})
+    (root / "kernels" / "12p_RMSNorm.py").write_text("def kernel(x):\n    return x\n")
+    (root / "kernels" / "1p_Flash_Attention.py").write_text("def workload(x:\n")
+    msgs = _messages(root, known)
+    assert "submissions/s/kernels/12p_RMSNorm.py: workload: no top-level `workload` function is defined" in msgs
+    assert any(m.startswith("submissions/s/kernels/1p_Flash_Attention.py: line 1: not valid Python") for m in msgs)
+
+
+def test_yaml_syntax_error(tmp_path, known, meta_factory, submission_factory):
+    root = submission_factory(tmp_path, "s", {"8p_GEMM": ""})
+    (root / "submission.yaml").write_text("name: x\nauthors: [a, b\nkind: agent\n")
+    msgs = _messages(root, known)
+    assert len(msgs) == 1 and msgs[0].startswith("submissions/s/submission.yaml: line 3, column ")
+    assert "YAML syntax error" in msgs[0]
+
+
+def test_trajectory_rows_are_checked(tmp_path, known, meta_factory, submission_factory):
+    meta = meta_factory(trajectory={"file": "trajectory.csv", "track": "v6e/full"})
+    root = submission_factory(tmp_path, "s", {"8p_GEMM": ""}, meta)
+    (root / "trajectory.csv").write_text(
+        "workload,sample_idx,outcome,speedup\n8p_GEMM,0,correct,1.5\n8p_GEMM,1,exploded,\n8p_GEMM,0,wrong_output,\n")
+    msgs = _messages(root, known)
+    assert msgs == [
+        "submissions/s/trajectory.csv:3: outcome: expected one of ['api_runtime_error', 'wrong_output', 'correct'], got 'exploded'",
+        "submissions/s/trajectory.csv:4: sample_idx: duplicate sample ('8p_GEMM', 0)",
+    ]
+
+
+def test_cli_exit_codes(tmp_path, meta_factory, submission_factory):
+    """The shipped xla-baseline validates (exit 0); a broken folder exits 1 naming file and field."""
+    bad = submission_factory(tmp_path, "bad", {"8p_GEMM": ""}, meta_factory(contact=3))
+    cmd = [sys.executable, "-m", "bench.cli", "validate"]
+    ok = subprocess.run(cmd + [str(SUBMISSIONS_DIR / "xla-baseline")], capture_output=True, text=True, cwd=ROOT)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    out = subprocess.run(cmd + [str(bad)], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 1
+    assert "submissions/bad/submission.yaml: contact: expected a string, got int (3)" in out.stdout
