@@ -1,0 +1,65 @@
+"""Per-workload epilogues of the team submission: (workload id, kernel function, body). Single source for generate.py.
+
+Each body is the `workload` function of kernels/<id>.py; it takes the workload's inputs in order and
+calls `fused_matmul` / `fused_matmul_rowsum` (from fused_matmul.py, inlined into every kernel file).
+Constants are the workload CONFIG values (KernelBench's scalar hyper-parameters).
+"""
+
+KERNELS: dict[str, str] = {
+    "19k_Matmul_Subtract_Multiply_ReLU": '''def workload(x, weight, bias):
+    # y - 2.0 cancels most of y (about 2 +- 1), so the workload's result is dominated by its rounding of each
+    # intermediate to the input dtype; we round the same intermediates, in VMEM, to compute the same function.
+    def epilogue(y, b):
+        r = lambda t: t.astype(x.dtype).astype(jnp.float32)
+        return jnp.maximum(r(r(r(y) + b) - 2.0) * 1.5, 0.0)
+
+    return fused_matmul(x, weight, (bias,), epilogue=epilogue)
+''',
+    "20k_Gemm_Multiply_LeakyReLU": '''def _leaky(y, b):
+    y = (y + b) * 2.0
+    return jnp.where(y >= 0, y, y * 0.1)
+
+
+def workload(x, weight, bias):
+    return fused_matmul(x, weight, (bias,), epilogue=_leaky)
+''',
+    "21k_Gemm_Divide_Sum_Scaling": '''def workload(x, weight):
+    # weight is (hidden, input): contract on its second axis; sum(y / 2) * 1.5 per row, reduced in VMEM
+    return fused_matmul_rowsum(x, weight, epilogue=lambda y: y * 0.75, transpose_w=True)
+''',
+    "27k_Matmul_Mish_Mish": '''def workload(x, weight, bias):
+    return fused_matmul(x, weight, (bias,), epilogue=lambda y, b: mish(mish(y + b)))
+''',
+    "30k_Matmul_Scaling_ResidualAdd": '''def workload(x, weight, bias):
+    return fused_matmul(x, weight, (bias,), epilogue=lambda y, b: (y + b) * 1.5)
+''',
+    "35k_Gemm_Scaling_Hardtanh_GELU": '''def workload(x, weight, bias):
+    return fused_matmul(x, weight, (bias,), epilogue=lambda y, b: gelu_tanh(jnp.clip((y + b) * 0.5, -2.0, 2.0)))
+''',
+    "36k_Matmul_Sigmoid_Sum": '''def workload(x, weight, bias):
+    return fused_matmul_rowsum(x, weight, (bias,), epilogue=lambda y, b: jax.nn.sigmoid(y + b))
+''',
+    "37k_Matmul_Swish_Scaling": '''def _swish_scaled(y, b):
+    y = y + b
+    return y * jax.nn.sigmoid(y) * 2.0
+
+
+def workload(x, weight, bias):
+    return fused_matmul(x, weight, (bias,), epilogue=_swish_scaled)
+''',
+    "41k_Gemm_Add_ReLU": '''def workload(x, weight, bias):
+    return fused_matmul(x, weight, (bias,), epilogue=lambda y, b: jnp.maximum(y + b, 0.0))
+''',
+    "44k_Matmul_Divide_GELU": '''def workload(x, weight, bias):
+    return fused_matmul(x, weight, (bias,), epilogue=lambda y, b: gelu_tanh((y + b) / 10.0))
+''',
+    "47k_Matmul_Add_Swish_Tanh_GELU_Hardtanh": '''def _chain(y, b, a):
+    y = y + b + a
+    y = y * jax.nn.sigmoid(y)
+    return jnp.clip(gelu_tanh(jnp.tanh(y)), -1.0, 1.0)
+
+
+def workload(x, weight, bias, add_value):
+    return fused_matmul(x, weight, (bias, add_value), epilogue=_chain)
+''',
+}
