@@ -60,38 +60,37 @@ class Metrics:
         self.con.execute(f"CREATE OR REPLACE TABLE {name} AS SELECT * FROM _{name}_arrow")
         self.con.unregister(f"_{name}_arrow")
 
+    def _load_parquet(self, name: str, target: pa.Schema, *folders: Path) -> None:
+        """Table `name` from every Parquet file below `folders`, read by DuckDB itself (fast, parallel)."""
+        self._register(name, target.empty_table())
+        files = store.parquet_files(*folders)
+        if files:
+            self.con.execute(f"INSERT INTO {name} BY NAME SELECT * FROM read_parquet($files, union_by_name = true)",
+                             {"files": files})
+
     def _load(self, suite: list[str]) -> None:
         d, rep = self.data_dir, self.data_dir / "reported"
-        results = pa.concat_tables(
-            [store.read_tables(d / "results", schema.RESULTS), store.read_tables(rep / "results", schema.RESULTS)]
-        )
-        self._register("results", results)
-        self._register("samples", store.read_tables(d / "samples", schema.SAMPLES))
-        self._register(
-            "submissions_raw",
-            pa.concat_tables(
-                [
-                    store.read_tables(d / "submissions", schema.SUBMISSIONS),
-                    store.read_tables(rep / "submissions", schema.SUBMISSIONS),
-                ]
-            ),
-        )
+        self._load_parquet("results", schema.RESULTS, d / "results", rep / "results")
+        self._load_parquet("samples", schema.SAMPLES, d / "samples")
+        self._load_parquet("submissions_raw", schema.SUBMISSIONS, d / "submissions", rep / "submissions")
+        self._load_parquet("reported_summary", schema.REPORTED_SUMMARY, rep / "summary")
         self._register("verdicts", store.load_verdicts(d))
-        self._register("reported_summary", store.read_tables(rep / "summary", schema.REPORTED_SUMMARY))
-        self._register("suite", self._suite_table(results, suite, store.read_tables(rep / "suite", schema.SUITE)))
-        flags = sorted({f for fl in results.column("flags").to_pylist() if fl for f in fl})
+        reported_suite = store.read_tables(rep / "suite", schema.SUITE)
+        seen = self.con.execute("SELECT DISTINCT track, workload FROM results").fetchall()
+        self._register("suite", self._suite_table(seen, suite, reported_suite))
+        flags = [r[0] for r in self.con.execute("SELECT DISTINCT unnest(flags) FROM results ORDER BY 1").fetchall()]
         policy = pa.table({"flag": pa.array(flags, pa.string()), "excluding": [store.is_excluding(f) for f in flags]})
         self._register("flag_policy", policy)
 
     @staticmethod
-    def _suite_table(results: pa.Table, suite: list[str], reported_suite: pa.Table) -> pa.Table:
+    def _suite_table(seen: list[tuple[str, str]], suite: list[str], reported_suite: pa.Table) -> pa.Table:
         """Measured tracks: `suite` plus any workload seen on the track; reported tracks: their own suite."""
         reported_tracks = set(reported_suite.column("track").to_pylist())
-        seen: dict[str, set[str]] = {}
-        for track, workload in zip(results.column("track").to_pylist(), results.column("workload").to_pylist()):
+        by_track: dict[str, set[str]] = {}
+        for track, workload in seen:
             if track not in reported_tracks:
-                seen.setdefault(track, set()).add(workload)
-        rows = [(t, w) for t, ws in sorted(seen.items()) for w in sorted(set(suite) | ws)]
+                by_track.setdefault(track, set()).add(workload)
+        rows = [(t, w) for t, ws in sorted(by_track.items()) for w in sorted(set(suite) | ws)]
         measured = pa.table({"track": [r[0] for r in rows], "workload": [r[1] for r in rows]}, schema=schema.SUITE)
         return pa.concat_tables([measured, reported_suite])
 

@@ -78,9 +78,14 @@ def remove_stale_temps(data_dir: Path) -> int:
     return n
 
 
+def parquet_files(*folders: Path) -> list[str]:
+    """Every `*.parquet` file below the given folders (temp files never match), sorted."""
+    return sorted(str(p) for folder in folders if folder.is_dir() for p in folder.rglob("*.parquet"))
+
+
 def read_tables(folder: Path, target: pa.Schema) -> pa.Table:
     """All `*.parquet` files below `folder` as one table of schema `target` (empty if none)."""
-    files = sorted(str(p) for p in folder.rglob("*.parquet")) if folder.is_dir() else []
+    files = parquet_files(folder)
     if not files:
         return target.empty_table()
     tables = [pq.read_table(f, schema=target) for f in files]

@@ -27,8 +27,8 @@ traj AS (
     GROUP BY submission
 ),
 pooled AS (
-    SELECT submission, avg((outcome = 'correct')::DOUBLE) AS sample_correct_rate
-    FROM samples WHERE track = $track GROUP BY submission
+    SELECT submission, coalesce(sum(n) FILTER (WHERE outcome = 'correct'), 0) / sum(n) AS sample_correct_rate
+    FROM sample_outcomes WHERE track = $track GROUP BY submission
 ),
 measured AS (
     SELECT
