@@ -2,6 +2,7 @@
 
 Upstream: JAXBench/benchmark/8p_GEMM/baseline.py. Inputs from key(42) split 2:
 A (M, K) ~ N(0, 1), B (K, N) ~ N(0, 1) * 0.02, both in the harness dtype (bf16).
+No get_flops: upstream's baseline has none, so the harness counts FLOPs with XLA cost_analysis (2 * M * K * N).
 """
 
 import jax
@@ -33,7 +34,3 @@ def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = Non
 def workload(A, B):
     return jnp.dot(A, B)
 
-
-def get_flops(size: str = "full") -> int:
-    cfg = sized_config(CONFIG, SMALL, size)
-    return 2 * cfg["M"] * cfg["K"] * cfg["N"]
