@@ -61,7 +61,7 @@ SELECT DISTINCT track, submission FROM latest;
 CREATE OR REPLACE TABLE per_benchmark_all AS
 SELECT
     ts.track, ts.submission, s.workload,
-    j.status, j.speedup AS raw_speedup, j.has_pallas, j.pending_flags,
+    j.status, j.speedup AS raw_speedup, j.has_pallas, j.pending_flags, j.provenance,
     coalesce(j.ranked, false) AS ranked,
     CASE WHEN j.ranked THEN j.speedup END AS best_speedup,
     greatest(coalesce(CASE WHEN j.ranked THEN j.speedup END, 1.0), 1.0) AS score

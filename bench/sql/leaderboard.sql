@@ -12,7 +12,8 @@ WITH agg AS (
         count(*) FILTER (WHERE ranked AND score > 1.0) AS beats_xla,
         count(*) FILTER (WHERE status IS NOT NULL) AS evaluated,
         count(*) FILTER (WHERE pending_flags > 0) AS excluded,
-        count(*) AS n_workloads
+        count(*) AS n_workloads,
+        any_value(provenance) AS provenance
     FROM per_benchmark_all
     WHERE track = $track
     GROUP BY submission
@@ -32,7 +33,7 @@ pooled AS (
 ),
 measured AS (
     SELECT
-        a.submission, m.name, m.kind, m.method, m.model, m.provenance,
+        a.submission, m.name, m.kind, m.method, m.model, a.provenance,
         a.geomean, a.mean, a.correct, a.pallas, a.beats_xla, a.evaluated, a.excluded, a.n_workloads,
         t.fast1_wins / a.n_workloads::DOUBLE AS fast1_final,
         t.samples,
