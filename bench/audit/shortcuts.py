@@ -1,0 +1,116 @@
+"""Cheap "shortcut kernels" that spec §5 suspects would pass a loose gate, one per suspect workload.
+
+These are trusted code run in-process by the audit, never submissions. Each one computes much less
+than the workload (skips the GEMM, subsamples, linearises, drops most of the attention) and returns
+an output of the reference's shape and dtype; the audit reports whether the old and new gates accept it.
+Some are *exact* algebraic rewrites (21k, 23k, 26k): passing is correct there, and the finding is that the
+task's FLOPs are avoidable, which no gate can fix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import jax
+import jax.numpy as jnp
+
+f32 = jnp.float32
+
+
+@dataclass(frozen=True)
+class Shortcut:
+    description: str
+    exact: bool  # algebraically exact (passing is legitimate) vs an approximation
+    fn: Callable[..., Any]  # (module, *inputs) -> output of the reference's shape
+
+
+def _uniform_softmax(mod, x, *rest):
+    """Every softmax row is ~1/C: return exactly that."""
+    out = jax.eval_shape(mod.workload, x, *rest)
+    return jnp.full(out.shape, 1.0 / out.shape[-1], out.dtype)
+
+
+def _sc_4p(mod, q, k, v):
+    mean_v = jnp.cumsum(v.astype(f32), axis=2) / jnp.arange(1, v.shape[2] + 1, dtype=f32)[:, None]
+    return jnp.repeat(mean_v, q.shape[1] // v.shape[1], axis=1).astype(q.dtype)
+
+
+def _sc_5p(mod, q, k, v, rel_pos_bias):
+    mean_v = jnp.cumsum(v.astype(f32), axis=2) / jnp.arange(1, v.shape[2] + 1, dtype=f32)[:, None]
+    return mean_v.astype(q.dtype)
+
+
+def _sc_6p(mod, queries, k_pages, v_pages, kv_lens, page_indices, cu_q_lens):
+    """Uniform attention: the mean of each sequence's values (all kv_lens are full)."""
+    v = v_pages[page_indices].astype(f32)  # (seqs, pages, page_size, Hkv, D)
+    mean_v = v.mean(axis=(1, 2))
+    return jnp.repeat(mean_v, queries.shape[1] // mean_v.shape[1], axis=1).astype(queries.dtype)
+
+
+def _sc_13p(mod, hidden, weight, labels):
+    return mod.workload(hidden[::8], weight, labels[::8])
+
+
+def _sc_16p(mod, q, k, v, A_log, window: int = 16):
+    """The SSD quadratic form restricted to a band of `window` positions (decay ~0.018 per step)."""
+    s = q.shape[2]
+    c = jnp.cumsum(jnp.log(jax.nn.sigmoid(A_log) + 1e-8), axis=-1)
+    i, j = jnp.arange(s)[:, None], jnp.arange(s)[None, :]
+    band = (j <= i) & (i - j < window)
+    decay = jnp.exp(jnp.where(band, c[..., :, None] - c[..., None, :], -1e30))
+    scores = jnp.einsum("bhqd,bhkd->bhqk", q.astype(f32), k.astype(f32)) * decay
+    total = scores.sum(-1, keepdims=True)
+    total = jnp.where(jnp.abs(total) < 1e-6, 1.0, total)
+    scores = scores / jnp.maximum(jnp.abs(total), 1.0)
+    return jnp.einsum("bhqk,bhkd->bhqd", scores.astype(v.dtype), v)
+
+
+def _sc_21k(mod, x, weight):
+    scale = mod.CONFIG["scaling_factor"] / 2.0
+    return (scale * (x.astype(f32) @ weight.astype(f32).sum(0)))[:, None].astype(x.dtype)
+
+
+def _sc_23k(mod, x, weight, bias):
+    return (x.astype(f32) @ weight.astype(f32).sum(0) + bias.astype(f32).sum())[:, None].astype(x.dtype)
+
+
+def _sc_25k(mod, x, weight, conv_bias, gamma, beta):
+    return jnp.full((x.shape[0],), jnp.mean(beta.astype(f32)), x.dtype)
+
+
+def _sc_26k(mod, x, y, bmm_weight, bmm_bias, in_weight, in_bias):
+    return (in_bias + y) * y
+
+
+def _sc_36k(mod, x, weight, bias):
+    """sigmoid(y) ~ 0.5 + y/4, summed over the row: one GEMV instead of a GEMM."""
+    lin = x.astype(f32) @ weight.astype(f32).sum(1) + bias.astype(f32).sum()
+    return (weight.shape[1] / 2 + lin / 4)[:, None].astype(x.dtype)
+
+
+def _sc_39k(mod, x, weight, bias):
+    one = mod.workload(x[:1], weight, bias)
+    return jnp.broadcast_to(one, (x.shape[0], one.shape[1]))
+
+
+SHORTCUTS: dict[str, Shortcut] = {
+    "4p": Shortcut("causal running mean of v (O(S*D), no QK^T)", False, _sc_4p),
+    "5p": Shortcut("causal running mean of v (O(S*D), ignores q, k and the bias)", False, _sc_5p),
+    "6p": Shortcut("uniform attention: mean of each sequence's v", False, _sc_6p),
+    "13p": Shortcut("loss on every 8th token only", False, _sc_13p),
+    "16p": Shortcut("banded SSD, 16-position window", False, _sc_16p),
+    "21k": Shortcut("GEMV: 0.75 * x @ W.sum(0) (exact rewrite)", True, _sc_21k),
+    "23k": Shortcut("GEMV: x @ W.sum(0) + sum(b) (exact rewrite)", True, _sc_23k),
+    "25k": Shortcut("constant mean(beta), ignores x and the conv", False, _sc_25k),
+    "26k": Shortcut("(in_bias + y) * y, skips the GEMM (exact rewrite)", True, _sc_26k),
+    "36k": Shortcut("linearised sigmoid: C/2 + (x @ W.sum(1) + sum(b))/4", False, _sc_36k),
+    "38k": Shortcut("uniform rows 1/C, no GEMM", False, _uniform_softmax),
+    "39k": Shortcut("batch element 0 broadcast to the batch", False, _sc_39k),
+    "43k": Shortcut("uniform rows 1/C, no GEMM", False, _uniform_softmax),
+    "50k": Shortcut("uniform rows 1/C, no GEMM", False, _uniform_softmax),
+}
+
+
+def shortcut_for(workload_id: str) -> Shortcut | None:
+    return SHORTCUTS.get(workload_id.split("_", 1)[0])
