@@ -76,7 +76,7 @@ def _device_args(folder: Path) -> tuple[list[Any], dict[int, Any], int]:
     return [jax.device_put(a) for a in arrays], static, count
 
 
-def _compile(state: WorkerState, fn: Callable, name: str, folder: Path) -> None:
+def _compile(state: WorkerState, fn: Callable, name: str, folder: Path) -> Any:
     """Jit `fn` under a fixed name (the parent finds its trace events by it) and compile it once."""
     import jax
 
@@ -87,8 +87,10 @@ def _compile(state: WorkerState, fn: Callable, name: str, folder: Path) -> None:
 
     program.__name__ = program.__qualname__ = name
     full = transport.join_static(args, static, count)
-    state.compiled = jax.jit(program, static_argnums=tuple(sorted(static))).lower(*full).compile()
+    traced = jax.jit(program, static_argnums=tuple(sorted(static))).trace(*full)
+    state.compiled = traced.lower().compile()
     state.static, state.count = static, count
+    return traced.jaxpr  # the very program compiled: what the integrity inspection must see
 
 
 def _run_on(state: WorkerState, folder: Path) -> list[Any]:
@@ -158,11 +160,11 @@ def _import_kernel(path: Path) -> Any:
 
 def cmd_load(state: WorkerState, msg: dict) -> tuple[dict, list[bytes]]:
     """Import the kernel file, inspect its jaxpr and compile it once (in interpret mode on CPU)."""
-    import jax
-
     from bench.harness.interpret import count_pallas_calls, interpret_context
+    from bench.integrity import runtime as integrity_runtime
 
     folder = Path(msg["inputs_dir"])
+    before = integrity_runtime.snapshot()  # INTEGRITY HOOK: this process before the candidate is imported
     with interpret_context(state.env["backend"]):
         module = _import_kernel(Path(msg["kernel_path"]))
         fn = getattr(module, "workload", None)
@@ -170,10 +172,11 @@ def cmd_load(state: WorkerState, msg: dict) -> tuple[dict, list[bytes]]:
             raise _Verdict("compile_error", "the kernel file defines no callable `workload`")
         args, static, count = _device_args(folder)
         full = transport.join_static(args, static, count)
-        closed = jax.make_jaxpr(fn, static_argnums=tuple(sorted(static)))(*full)
+        closed = _compile(state, fn, CANDIDATE_FN, folder)  # one trace: inspected == compiled
         integrity = inspect_integrity(closed)
         pallas = count_pallas_calls(closed)
-        _compile(state, fn, CANDIDATE_FN, folder)
+        # INTEGRITY HOOK: runtime tripwires (patched functions, jax config, env, threads, unstable trace)
+        integrity = integrity_runtime.after_load(integrity, before, fn, full, tuple(sorted(static)), closed)
     return {"integrity": integrity, "pallas_calls": pallas}, []
 
 

@@ -63,10 +63,34 @@ def _jax_config() -> dict[str, str]:
     return {name: repr(value) for name, value in jax.config.values.items()}
 
 
+def _identities() -> dict[str, int]:
+    """id() of every watched attribute, and of every value of a watched dict (the worker's command table)."""
+    out: dict[str, int] = {}
+    for module, attr in WATCHED:
+        out[f"{module}.{attr}"] = _identity(module, attr)
+        try:
+            value = getattr(importlib.import_module(module), attr)
+        except Exception:
+            continue
+        if isinstance(value, dict):
+            out.update({f"{module}.{attr}[{k}]": id(v) for k, v in value.items()})
+    return out
+
+
+#: Modules imported before the snapshot: every Pallas kernel imports them, and importing them has side effects
+#: of their own (lowering a Pallas call imports jax.experimental.mosaic.gpu, which sets MOSAIC_GPU_CUDA_ROOT) that must not be blamed on the candidate.
+PREIMPORT = ("jax.experimental.pallas", "jax.experimental.pallas.tpu", "jax.experimental.mosaic.gpu")
+
+
 def snapshot() -> RuntimeSnapshot:
     """Taken in the candidate worker right before the candidate module is imported."""
+    for module in PREIMPORT:
+        try:
+            importlib.import_module(module)
+        except Exception:  # not every jax build ships every Pallas backend
+            pass
     return RuntimeSnapshot(
-        identities={f"{m}.{a}": _identity(m, a) for m, a in WATCHED},
+        identities=_identities(),
         jax_config=_jax_config(),
         environ=dict(os.environ),
         threads=frozenset(t.ident or 0 for t in threading.enumerate() if t.is_alive()),
@@ -96,3 +120,43 @@ def compare(before: RuntimeSnapshot, after: RuntimeSnapshot | None = None) -> tu
         flags.append(RUNTIME_THREADS)
         details["new_threads"] = [t.name for t in threading.enumerate() if t.ident in new_threads]
     return flags, details
+
+
+def retrace_flags(fn: Any, args: list[Any], static_argnums: tuple[int, ...], closed_jaxpr: Any) -> list[str]:
+    """`trace_unstable` when tracing `fn` again gives a different program than the one compiled.
+
+    The harness compiles the candidate once, from the very trace it inspects, so a kernel that switches on a
+    trace counter gains nothing; a second trace through a fresh wrapper (no jit cache hit) makes the attempt
+    visible. Honest kernels trace deterministically, so their two jaxprs print identically.
+    """
+    import jax
+
+    from bench.integrity.flags import TRACE_UNSTABLE
+
+    def again(*a: Any) -> Any:
+        return fn(*a)
+
+    try:
+        second = jax.make_jaxpr(again, static_argnums=static_argnums)(*args)
+    except Exception:  # a kernel that cannot be traced twice is unstable by definition
+        return [TRACE_UNSTABLE]
+    return [] if _program_text(second) == _program_text(closed_jaxpr) else [TRACE_UNSTABLE]
+
+
+def _program_text(closed_jaxpr: Any) -> str:
+    """The jaxpr as text without object addresses (callback reprs differ between traces otherwise)."""
+    import re
+
+    return re.sub(r" at 0x[0-9a-fA-F]+", "", str(closed_jaxpr))
+
+
+def after_load(report: dict, before: RuntimeSnapshot, fn: Any, args: list[Any], static_argnums: tuple[int, ...],
+               closed_jaxpr: Any) -> dict:
+    """The jaxpr report extended with the runtime tripwires (called once the candidate is compiled)."""
+    flags, details = compare(before)
+    flags += retrace_flags(fn, args, static_argnums, closed_jaxpr)
+    out = dict(report)
+    out["flags"] = sorted(set(report.get("flags", [])) | set(flags))
+    if details:
+        out["runtime"] = details
+    return out
