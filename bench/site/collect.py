@@ -69,7 +69,8 @@ class Track:
 
     @property
     def slug(self) -> str:
-        return slug(self.id)
+        """Track ids are ours ("cpu/small", "v6e/full/paper-table3"): readable slugs, no hash needed."""
+        return re.sub(r"[^A-Za-z0-9._-]+", "-", self.id)
 
     def names(self) -> dict[str, str]:
         """submission -> legend label ("method · name"), in leaderboard order."""

@@ -92,7 +92,7 @@ def per_benchmark_best(rows: Iterable[Row], names: dict[str, str],
                        title: str = "Best speedup over XLA per workload") -> Figure:
     """Grouped bars: per workload, each submission's best correct speedup (the paper's Figure 6)."""
     rows = list(rows)
-    workloads = list(dict.fromkeys(r["workload"] for r in rows))
+    workloads = list(dict.fromkeys(r["workload"] for r in rows if r.get("best_speedup") is not None))
     series: dict[str, dict[str, Any]] = defaultdict(dict)
     for r in rows:
         series[r["submission"]][r["workload"]] = r.get("best_speedup")
@@ -105,6 +105,9 @@ def per_benchmark_best(rows: Iterable[Row], names: dict[str, str],
         "layout": _layout(
             title,
             barmode="group",
+            height=520,
+            legend={"orientation": "h", "y": 1.02, "yanchor": "bottom"},
+            margin={"l": 60, "r": 20, "t": 90, "b": 60},
             xaxis={"tickangle": -60, "automargin": True},
             yaxis={"title": {"text": "speedup over XLA (x)"}, "type": "log"},
             shapes=[_hline(1.0)],

@@ -8,6 +8,8 @@ syntax, so anything a submitter writes (names, methods, flags) shows as text.
 
 from __future__ import annotations
 
+import html
+import json
 import math
 import posixpath
 import re
@@ -37,6 +39,17 @@ def md(value: Any) -> Markup:
     """Text safe inside markdown and HTML: markdown specials backslash-escaped, then HTML-escaped."""
     s = "" if value is None else str(value)
     return Markup(escape(_MD_SPECIAL.sub(r"\\\1", s)))
+
+
+def t(value: Any) -> str:
+    """Plain text of an optional value: missing shows as a dash, never as "None"."""
+    return "—" if value is None or value == "" else str(value)
+
+
+def page_title(value: Any) -> Markup:
+    """A front-matter title (a JSON string is valid YAML). Escaped twice: material's template runs the title
+    through `striptags`, which un-escapes entities once, and prints it unescaped into <title>."""
+    return Markup(json.dumps(html.escape(html.escape(t(value)))))
 
 
 def speedup(value: Any) -> str:
@@ -105,7 +118,7 @@ def _environment() -> Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    env.filters.update(md=md, speedup=speedup, ms=ms, pct=pct, num=num, sci=sci, sortval=sortval, as_list=as_list)
+    env.filters.update(t=t, page_title=page_title, md=md, speedup=speedup, ms=ms, pct=pct, num=num, sci=sci, sortval=sortval, as_list=as_list)
     env.globals.update(link=link, plot=plot, figures=figures, slug=slug)
     return env
 

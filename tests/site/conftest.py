@@ -1,0 +1,85 @@
+"""One small synthetic dataset (plus the paper's reported tables and a hostile submission name), one strict
+build of the site served from 127.0.0.1, shared by every test in this folder (the build is the slow part)."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import shutil
+import socket
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from bench.dataset import reported, schema, store, synthetic
+from bench.paths import DATA_DIR
+from bench.site.build import BuildReport, build_site
+
+XSS_NAME = "<script>alert(1)</script>"
+XSS_METHOD = "<img src=x onerror=alert(2)>"
+XSS_SUBMISSION = "synthetic-002"
+
+
+@dataclass
+class BuiltSite:
+    data_dir: Path
+    build_dir: Path
+    site_dir: Path
+    url: str
+    report: BuildReport
+    xss_name: str = XSS_NAME
+    xss_method: str = XSS_METHOD
+    xss_submission: str = XSS_SUBMISSION
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def make_dataset(data_dir: Path) -> None:
+    """Synthetic measured track (6 submissions x 8 workloads x 12 samples), the paper's tables, one XSS name."""
+    (data_dir / "reported").mkdir(parents=True)
+    for csv in (DATA_DIR / "reported").glob("*.csv"):
+        shutil.copy2(csv, data_dir / "reported" / csv.name)
+    reported.build(data_dir)
+    synthetic.generate(data_dir, n_submissions=6, n_workloads=8, n_samples=12)
+    path = store.submission_meta_path(data_dir, XSS_SUBMISSION)
+    rows = pq.read_table(path).to_pylist()
+    rows[0].update(name=XSS_NAME, method=XSS_METHOD)
+    store.write_atomic(pa.Table.from_pylist(rows, schema=schema.SUBMISSIONS), path)
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory: pytest.TempPathFactory) -> BuiltSite:
+    root = tmp_path_factory.mktemp("site")
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}/"
+    make_dataset(root / "data")
+    report = build_site(data_dir=root / "data", site_dir=root / "site", build_dir=root / "build", site_url=url)
+    return BuiltSite(root / "data", root / "build", root / "site", url, report)
+
+
+@pytest.fixture(scope="session")
+def served_site(built_site: BuiltSite):
+    """The built site over HTTP on 127.0.0.1 at the port its site_url names (instant navigation needs that)."""
+    port = int(built_site.url.rstrip("/").rsplit(":", 1)[1])
+    handler = functools.partial(_QuietHandler, directory=str(built_site.site_dir))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield built_site
+    finally:
+        httpd.shutdown()
+        httpd.server_close()

@@ -1,0 +1,167 @@
+"""The built site in a real browser (Debian chromium driven by playwright), served from 127.0.0.1.
+
+Checks what a reader gets: every chart draws (styled) on a direct load and after an instant navigation,
+a table sorts on click, dark mode re-themes the charts, every internal link resolves, no request leaves
+the machine, the console stays clean, and a hostile submission name never runs. Saves a screenshot.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import shutil
+import urllib.request
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import urldefrag, urljoin, urlparse
+
+import pytest
+
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", "--no-first-run"]
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium missing: scripts/setup --test"),
+]
+
+
+class _Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.links: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        names = {"a": "href", "link": "href", "script": "src", "img": "src"}
+        for key, value in attrs:
+            if tag in names and key == names[tag] and value:
+                self.links.append(value)
+
+
+def crawl(start: str) -> tuple[int, list[str]]:
+    """Follow every same-host link from `start`; return (pages fetched, broken links as 'url <- from')."""
+    host = urlparse(start).netloc
+    seen, queue, broken = {start}, [start], []
+    pages = 0
+    while queue:
+        url = queue.pop()
+        try:
+            with urllib.request.urlopen(url, timeout=10) as resp:
+                body = resp.read()
+                ctype = resp.headers.get("Content-Type", "")
+        except Exception as e:  # noqa: BLE001 - any failure to fetch is a broken link
+            broken.append(f"{url} ({e})")
+            continue
+        if "text/html" not in ctype:
+            continue
+        pages += 1
+        parser = _Links()
+        parser.feed(body.decode("utf-8", "replace"))
+        for link in parser.links:
+            target = urldefrag(urljoin(url, link))[0]
+            if urlparse(target).netloc == host and target not in seen:
+                seen.add(target)
+                queue.append(target)
+    return pages, broken
+
+
+def test_every_internal_link_resolves(served_site: Any) -> None:
+    pages, broken = crawl(served_site.url)
+    assert broken == []
+    assert pages > 50  # leaderboard, charts, 50+ workload pages, submission pages, docs
+
+
+def _plots_drawn(page) -> tuple[int, int, bool]:
+    """(plot divs, drawn plots, plotly CSS applied) on the current page, once plots have settled."""
+    page.wait_for_function(
+        "(() => { const plots = Array.from(document.querySelectorAll('div.bench-plot'));"
+        " return plots.length > 0 && plots.every(el => el.hasAttribute('data-drawn') && el.querySelector('svg.main-svg')); })()",
+        timeout=15000,
+    )
+    total = page.locator("div.bench-plot").count()
+    drawn = page.locator("div.bench-plot[data-drawn]").count()
+    styled = page.evaluate(
+        "getComputedStyle(document.querySelector('div.bench-plot svg.main-svg')).position === 'absolute'"
+    )
+    return total, drawn, styled
+
+
+def test_site_in_chromium(served_site: Any, tmp_path_factory: pytest.TempPathFactory) -> None:
+    from playwright.sync_api import sync_playwright
+
+    url = served_site.url
+    external, errors, dialogs = [], [], []
+
+    def route(r) -> None:
+        if urlparse(r.request.url).hostname != "127.0.0.1":
+            external.append(r.request.url)
+            r.abort()
+        else:
+            r.continue_()
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=shutil.which("chromium") or CHROMIUM, headless=True, args=ARGS)
+        try:
+            ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+            ctx.route("**/*", route)
+            page = ctx.new_page()
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+
+            # Leaderboard: the table sorts on click (first click ascending).
+            page.goto(url)
+            table = page.locator("table#lb-cpu-small")
+            th = table.locator("thead th", has_text="Geomean")
+            th.click(timeout=5000)
+            assert th.get_attribute("aria-sort") == "ascending"
+            col = page.evaluate(
+                "Array.from(document.querySelectorAll('#lb-cpu-small tbody tr'))"
+                ".map(tr => parseFloat(tr.cells[4].getAttribute('data-sort')))"
+            )
+            assert col == sorted(col) and len(col) >= 6
+            page.fill("input[data-filter-for=lb-cpu-small]", "hand tuned")
+            assert page.locator("#lb-cpu-small tbody tr:visible").count() == 1
+            page.fill("input[data-filter-for=lb-cpu-small]", "")
+
+            # Instant navigation (no reload: the window marker survives) to the charts; all draw, styled.
+            page.evaluate("window.__marker = 42")
+            page.locator("nav.md-tabs a", has_text="Charts").first.click()
+            page.wait_for_url("**/charts/")
+            page.locator("article a", has_text="CPU interpret / small").first.click()
+            page.wait_for_url("**/charts/cpu-small/")
+            assert page.evaluate("window.__marker === 42"), "navigation.instant was not used"
+            total, drawn, styled = _plots_drawn(page)
+            assert total == drawn == 5 and styled  # fast1, best per workload, outcomes, roofline, hand-tuned
+
+            # Dark mode: the palette toggle re-themes the charts (font colour follows material's).
+            before = page.evaluate("document.querySelector('div.bench-plot')._fullLayout.font.color")
+            page.locator("form[data-md-component=palette] label:visible").first.click()
+            page.wait_for_function("document.body.getAttribute('data-md-color-scheme') === 'slate'")
+            page.wait_for_function(
+                f"document.querySelector('div.bench-plot')._fullLayout.font.color !== {before!r}", timeout=5000
+            )
+            shot = tmp_path_factory.mktemp("screens") / "charts-dark.png"
+            page.screenshot(path=str(shot), full_page=True)
+
+            # Direct load of the hostile submission's page: its charts draw, the name is text, nothing runs.
+            page.goto(f"{url}submissions/{served_site.xss_submission}/")
+            total, drawn, styled = _plots_drawn(page)
+            assert total == drawn and styled
+            assert served_site.xss_name in page.locator("article h1").inner_text()
+
+            # Back to the leaderboard in light mode for the main screenshot.
+            page.locator("form[data-md-component=palette] label:visible").first.click()
+            page.goto(url)
+            page.wait_for_selector("table#lb-cpu-small[data-ts]")
+            main_shot = shot.with_name("leaderboard.png")
+            page.screenshot(path=str(main_shot), full_page=True)
+            print(f"\nscreenshots: {main_shot} {shot}")
+        finally:
+            browser.close()
+
+    assert external == [], "requests left the machine"
+    assert errors == [], "console errors"
+    assert dialogs == [], "a submission's text ran as script"

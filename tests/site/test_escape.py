@@ -1,0 +1,46 @@
+"""Escaping and formatting helpers of the page renderer (no build needed)."""
+
+from __future__ import annotations
+
+import json
+
+import markdown
+from markupsafe import Markup
+
+from bench.site import figures
+from bench.site.collect import slug
+from bench.site.pages import md, page_title, sortval, speedup
+
+HOSTILE = "<script>alert(1)</script> *x* [l](http://e.invalid) `c` _u_ | &amp;"
+
+
+def test_md_renders_as_the_literal_text() -> None:
+    html = markdown.markdown(str(md(HOSTILE)))
+    assert "<script>" not in html and "<em>" not in html and "<a " not in html and "<code>" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "*x*" in html and "_u_" in html and "&amp;amp;" in html
+
+
+def test_page_title_survives_one_unescape() -> None:
+    """material prints striptags(title) unescaped; after that one unescape the text must still be inert."""
+    title = json.loads(str(page_title("</title><script>alert(1)</script>")))
+    assert Markup(title).striptags() == "&lt;/title&gt;&lt;script&gt;alert(1)&lt;/script&gt;"
+
+
+def test_figure_json_has_no_nan_and_escapes_labels() -> None:
+    fig = figures.outcome_breakdown(
+        [{"submission": "s", "correct_share": float("nan"), "wrong_output_share": 0.5}], {"s": "<b>x</b>"}
+    )
+    parsed = json.loads(figures.to_json(fig))
+    assert parsed["data"][0]["y"] == ["&lt;b&gt;x&lt;/b&gt;"]
+    assert None in [t["x"][0] for t in parsed["data"]]
+
+
+def test_slug_is_stable_safe_and_collision_free() -> None:
+    assert slug("synthetic-002") == "synthetic-002"
+    assert slug("a/b") != slug("a-b") and "/" not in slug("a/b")
+
+
+def test_number_formats() -> None:
+    assert speedup(1.234) == "1.23×" and speedup(None) == "—" and speedup(float("inf")) == "—"
+    assert float(sortval(None)) < float(sortval(-5.0))
