@@ -1,0 +1,40 @@
+"""19k_Matmul_Subtract_Multiply_ReLU: relu(((x @ W + b) - 2.0) * 1.5) (KernelBench L2 #9).
+
+Upstream: JAXBench/benchmark/19k_Matmul_Subtract_Multiply_ReLU/baseline.py. x (batch, in) ~ U[0,1) from
+key(0); from split(key(0xBADC0DE), 2): weight (in, out) and bias (out,), N(0,1)*0.02. The two scalars are
+CONFIG constants, not inputs. x @ W + b has a standard deviation of about 0.02 * sqrt(in / 3), about 1 at
+full size, so after subtracting 2.0 the ReLU zeroes most outputs (as upstream); only a few percent are positive.
+"""
+
+import jax
+import jax.numpy as jnp
+
+from workloads._common import base_key, sized_config
+
+CONFIG = {
+    "name": "9_Matmul_Subtract_Multiply_ReLU",
+    "batch_size": 4096,
+    "in_features": 8192,
+    "out_features": 8192,
+    "subtract_value": 2.0,
+    "multiply_value": 1.5,
+}
+# small: (256 x 8192) @ (8192 x 256): in_features stays full, since with a shorter reduction the
+# pre-activation (std 0.02 * sqrt(in / 3)) never reaches 2.0 and every output would be zero.
+SMALL = {"batch_size": 256, "out_features": 256}
+META = {"family": "GEMM + epilogue", "source": "KernelBench L2 #9"}
+
+
+def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):
+    cfg = sized_config(CONFIG, SMALL, size)
+    ka, kb = jax.random.split(base_key(0xBADC0DE, seed), 2)
+    x = jax.random.uniform(base_key(0, seed), (cfg["batch_size"], cfg["in_features"]), dtype=dtype)
+    weight = jax.random.normal(ka, (cfg["in_features"], cfg["out_features"]), dtype=dtype) * 0.02
+    bias = jax.random.normal(kb, (cfg["out_features"],), dtype=dtype) * 0.02
+    return x, weight, bias
+
+
+def workload(x, weight, bias):
+    y = jnp.matmul(x, weight) + bias
+    y = (y - CONFIG["subtract_value"]) * CONFIG["multiply_value"]
+    return jax.nn.relu(y)

@@ -1,0 +1,46 @@
+"""24k_Matmul_Scale_ResidualAdd_Clamp_LogSumExp_Mish: L * mish(L), L = logsumexp of a clamped GEMM (KB L2 #22).
+
+Upstream: JAXBench/benchmark/24k_Matmul_Scale_ResidualAdd_Clamp_LogSumExp_Mish/baseline.py. x (batch, input_size)
+~ U[0,1) from key(0); from split(key(42), 2): weight (hidden, input) used as W.T (square at full size) and
+bias (hidden,), N(0,1)*0.02. y = x @ W.T + b; y *= 2; y = y + y; clip to [-10, 10]; L = logsumexp over the
+row (keepdims, shape (batch, 1)); out = L * (L * tanh(softplus(L))) with softplus as logaddexp(L, 0).
+The constants come from CONFIG.
+"""
+
+import jax
+import jax.numpy as jnp
+from jax.scipy.special import logsumexp
+
+from workloads._common import base_key, sized_config
+
+CONFIG = {
+    "name": "22_Matmul_Scale_ResidualAdd_Clamp_LogSumExp_Mish",
+    "batch_size": 4096,
+    "input_size": 8192,
+    "hidden_size": 8192,
+    "scale_factor": 2.0,
+    "clamp_min": -10.0,
+    "clamp_max": 10.0,
+}
+# small: multiples of 128, (256 x 512) @ (384 x 512).T.
+SMALL = {"batch_size": 256, "input_size": 512, "hidden_size": 384}
+META = {"family": "GEMM + LSE + Mish", "source": "KernelBench L2 #22"}
+
+
+def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):
+    cfg = sized_config(CONFIG, SMALL, size)
+    ka, kb = jax.random.split(base_key(42, seed), 2)
+    x = jax.random.uniform(base_key(0, seed), (cfg["batch_size"], cfg["input_size"]), dtype=dtype)
+    weight = jax.random.normal(ka, (cfg["hidden_size"], cfg["input_size"]), dtype=dtype) * 0.02
+    bias = jax.random.normal(kb, (cfg["hidden_size"],), dtype=dtype) * 0.02
+    return x, weight, bias
+
+
+def workload(x, weight, bias):
+    y = jnp.matmul(x, weight.T) + bias
+    y = y * CONFIG["scale_factor"]
+    y = y + y
+    y = jnp.clip(y, CONFIG["clamp_min"], CONFIG["clamp_max"])
+    lse = logsumexp(y, axis=1, keepdims=True)
+    mish = lse * jnp.tanh(jnp.logaddexp(lse, 0.0))
+    return lse * mish

@@ -1,0 +1,35 @@
+"""27k_Matmul_Mish_Mish: y = x @ W + b, then Mish twice, mish(y) = y * tanh(softplus(y)) (KernelBench L2 #29).
+
+Upstream: JAXBench/benchmark/27k_Matmul_Mish_Mish/baseline.py. x (batch, in) ~ U[0,1) from key(0); from
+split(key(0xBADC0DE), 2): weight (in, out) and bias (out,), N(0,1)*0.02. softplus is jax.nn.softplus.
+"""
+
+import jax
+import jax.numpy as jnp
+
+from workloads._common import base_key, sized_config
+
+CONFIG = {
+    "name": "29_Matmul_Mish_Mish",
+    "batch_size": 4096,
+    "in_features": 8192,
+    "out_features": 8192,
+}
+# small: multiples of 128, (256 x 512) @ (512 x 384).
+SMALL = {"batch_size": 256, "in_features": 512, "out_features": 384}
+META = {"family": "GEMM + epilogue", "source": "KernelBench L2 #29"}
+
+
+def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):
+    cfg = sized_config(CONFIG, SMALL, size)
+    ka, kb = jax.random.split(base_key(0xBADC0DE, seed), 2)
+    x = jax.random.uniform(base_key(0, seed), (cfg["batch_size"], cfg["in_features"]), dtype=dtype)
+    weight = jax.random.normal(ka, (cfg["in_features"], cfg["out_features"]), dtype=dtype) * 0.02
+    bias = jax.random.normal(kb, (cfg["out_features"],), dtype=dtype) * 0.02
+    return x, weight, bias
+
+
+def workload(x, weight, bias):
+    y = x @ weight + bias
+    y = y * jnp.tanh(jax.nn.softplus(y))
+    return y * jnp.tanh(jax.nn.softplus(y))

@@ -1,0 +1,36 @@
+"""30k_Matmul_Scaling_ResidualAdd: y = x @ W + b; out = y * 0.5 + y (KernelBench L2 #40).
+
+Upstream: JAXBench/benchmark/30k_Matmul_Scaling_ResidualAdd/baseline.py. x (batch, in) ~ U[0,1) from key(0);
+from split(key(0xBADC0DE), 2): weight (in, out) and bias (out,), N(0,1)*0.02. scaling_factor is a CONFIG
+constant. The epilogue is algebraically 1.5 * y; it is computed as upstream writes it.
+"""
+
+import jax
+import jax.numpy as jnp
+
+from workloads._common import base_key, sized_config
+
+CONFIG = {
+    "name": "40_Matmul_Scaling_ResidualAdd",
+    "batch_size": 16384,
+    "in_features": 4096,
+    "out_features": 4096,
+    "scaling_factor": 0.5,
+}
+# small: multiples of 128, (256 x 512) @ (512 x 384).
+SMALL = {"batch_size": 256, "in_features": 512, "out_features": 384}
+META = {"family": "GEMM + epilogue", "source": "KernelBench L2 #40"}
+
+
+def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):
+    cfg = sized_config(CONFIG, SMALL, size)
+    ka, kb = jax.random.split(base_key(0xBADC0DE, seed), 2)
+    x = jax.random.uniform(base_key(0, seed), (cfg["batch_size"], cfg["in_features"]), dtype=dtype)
+    weight = jax.random.normal(ka, (cfg["in_features"], cfg["out_features"]), dtype=dtype) * 0.02
+    bias = jax.random.normal(kb, (cfg["out_features"],), dtype=dtype) * 0.02
+    return x, weight, bias
+
+
+def workload(x, weight, bias):
+    y = jnp.matmul(x, weight) + bias
+    return y * CONFIG["scaling_factor"] + y
