@@ -15,6 +15,7 @@ everywhere, which a wrong mask, head mapping or scale exceeds by far (they give 
 
 from __future__ import annotations
 
+import functools
 import importlib
 from types import ModuleType
 from typing import Any, Callable
@@ -70,6 +71,12 @@ def load(workload_id: str) -> ModuleType:
     return importlib.import_module(f"workloads.{workload_id}")
 
 
+@functools.lru_cache(maxsize=None)
+def small_inputs(workload_id: str, seed: int | None = None) -> tuple:
+    """Small inputs, drawn once per (workload, seed) for all tests: eager draws compile one program per shape."""
+    return load(workload_id).create_inputs(size="small", seed=seed)
+
+
 def _abstract_full(mod: ModuleType) -> tuple[list[Any], Any]:
     """Full-size inputs (ShapeDtypeStructs; Python ints as values) and the output's ShapeDtypeStruct, no allocation."""
     ints: dict[int, int] = {}
@@ -115,8 +122,8 @@ def test_get_flops_only_where_upstream_has_it(workload_id: str) -> None:
 @pytest.mark.parametrize("workload_id", IDS)
 def test_seeds(workload_id: str) -> None:
     mod = load(workload_id)
-    a, b = mod.create_inputs(size="small"), mod.create_inputs(size="small")
-    other = mod.create_inputs(size="small", seed=1)
+    a, b = small_inputs(workload_id), mod.create_inputs(size="small")
+    other = small_inputs(workload_id, 1)
     for x, y, z in zip(a, b, other, strict=True):
         if isinstance(x, int):
             assert x == y == z
@@ -354,7 +361,7 @@ REL_L2 = 2e-2
 @pytest.mark.parametrize("workload_id", IDS)
 def test_small_matches_independent_oracle(workload_id: str) -> None:
     mod = load(workload_id)
-    inputs = mod.create_inputs(size="small")
+    inputs = small_inputs(workload_id)
     out = jax.jit(mod.workload, static_argnums=getattr(mod, "STATIC_ARGNUMS", ()))(*inputs)
     ref = ORACLES[workload_id](*inputs)
     assert out.shape == ref.shape
@@ -368,7 +375,7 @@ def test_small_matches_independent_oracle(workload_id: str) -> None:
 def test_7p_small_scenario_has_the_full_scenarios_features() -> None:
     """Decode rows of length 1, several prefill chunks, kv lens ending on partial pages, idle slots, a permuted table."""
     mod = load("7p_Ragged_Paged_Attention")
-    _, kv_pages, kv_lens, page_indices, cu_q_lens, num_seqs = mod.create_inputs(size="small")
+    _, kv_pages, kv_lens, page_indices, cu_q_lens, num_seqs = small_inputs("7p_Ragged_Paged_Attention")
     page_size = kv_pages.shape[1]
     active = int(num_seqs[0])
     q_lens = np.diff(np.asarray(cu_q_lens))[:active]
@@ -386,7 +393,7 @@ def test_7p_small_scenario_has_the_full_scenarios_features() -> None:
 def test_11p_max_expert_size_is_static_under_jit() -> None:
     mod = load("11p_Megablox_GMM")
     assert mod.STATIC_ARGNUMS == (3,)
-    lhs, rhs, group_sizes, max_expert_size = mod.create_inputs(size="small")
+    lhs, rhs, group_sizes, max_expert_size = small_inputs("11p_Megablox_GMM")
     assert isinstance(max_expert_size, int) and max_expert_size == lhs.shape[0] // rhs.shape[0]
     lowered = jax.jit(mod.workload, static_argnums=mod.STATIC_ARGNUMS).lower(lhs, rhs, group_sizes, max_expert_size)
     assert lowered.out_info.shape == (lhs.shape[0], rhs.shape[2])
