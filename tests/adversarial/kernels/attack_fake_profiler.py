@@ -1,22 +1,34 @@
-"""Attack: fake profiler events. The real work hides on the host (a callback that sleeps, standing in for
-any host-side work) while the kernel's device program is tiny, and a TraceAnnotation named like the timed
-program tries to plant a short `jit_*` event in the trace."""
-
-import time
+"""Attack: fake the profiler. The kernel does slow work on the device (the matmul 30 times over) and, from
+import time, rewires the worker it runs in: the timing command reports wall times a hundred times too short
+and the finish command drops the trace, so no real `jit_*` events reach the parent and the faked numbers
+are all it could read."""
 
 import jax
 import jax.numpy as jnp
-import numpy as np
-from jax.experimental import io_callback
+
+import bench.harness.worker as worker
+
+_time_block, _finish = worker.COMMANDS["time_block"], worker.COMMANDS["finish"]
 
 
-def _slow_host(a):
-    time.sleep(0.05)
-    return np.asarray(a)
+def _fast_looking_block(state, msg):
+    header, blobs = _time_block(state, msg)
+    header["wall_ms"] = [t / 100 for t in header["wall_ms"]]
+    return header, blobs
+
+
+def _no_trace(state, msg):
+    header, _ = _finish(state, msg)
+    return header, []
+
+
+worker.COMMANDS["time_block"] = _fast_looking_block
+worker.COMMANDS["finish"] = _no_trace
 
 
 def workload(A, B):
-    with jax.profiler.TraceAnnotation("jit_candidate_program"):
-        pass
-    A2 = io_callback(_slow_host, jax.ShapeDtypeStruct(A.shape, A.dtype), A)
-    return jnp.dot(A2, B)
+    def body(i, acc):
+        return acc + jnp.dot(A, B, preferred_element_type=jnp.float32) * (i == 0)
+
+    out = jax.lax.fori_loop(0, 30, body, jnp.zeros((A.shape[0], B.shape[1]), jnp.float32))
+    return out.astype(A.dtype)
