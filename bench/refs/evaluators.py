@@ -96,6 +96,7 @@ def inprocess_evaluator(iters: int = 1, seed: int | None = 0):
             reset_after_error()
             return Trial(dict(params), False, None, f"{type(e).__name__}: {str(e).splitlines()[0][:300]}")
         verdict = compare(ref, out, Tolerance.for_workload(mod))
-        return Trial(dict(params), verdict.correct, statistics.median(times) if verdict.correct else None, verdict.reason)
+        median = statistics.median(times) if (verdict.correct and times) else None
+        return Trial(dict(params), verdict.correct, median, verdict.reason)
 
     return run
