@@ -1,0 +1,124 @@
+"""What do the sandbox and the integrity checks cost? Prints (targets from issues #7 and #8):
+
+- bubblewrap start-up: a trivial Python process under `sandbox.wrap(..., "bwrap")` vs a plain one
+  (target: the sandbox adds under 1 s to an evaluation);
+- each integrity check's own time on the honest Pallas GEMM at small size (static scan, runtime snapshot
+  and comparison, jaxpr inspection, the second trace, the parent-side audit), and their sum as a share
+  of a whole evaluation's wall time (target: at most 30 %);
+- with --end-to-end: whole evaluations with sandbox "bwrap" vs "none" (median of --repeats).
+
+    .venv/bin/python benchmarks/integrity.py [--repeats 3] [--end-to-end]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable
+
+ROOT = Path(__file__).resolve().parents[1]
+HONEST = ROOT / "tests" / "adversarial" / "kernels" / "honest_pallas_gemm.py"
+WORKLOAD = "8p_GEMM"
+
+
+def _median_s(fn: Callable[[], object], repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def bwrap_startup(repeats: int) -> None:
+    from bench.harness import sandbox
+
+    argv = [sys.executable, "-c", "pass"]
+    with tempfile.TemporaryDirectory() as scratch:
+        plain = sandbox.wrap(argv, Path(scratch), "none")
+        print(f"bubblewrap: {sandbox.bwrap_problem() or 'usable'}")
+        t_plain = _median_s(lambda: subprocess.run(plain.argv, env=plain.env, check=True), repeats)
+        print(f"  plain python start        median {t_plain * 1e3:8.1f} ms")
+        if sandbox.bwrap_problem() is None:
+            boxed = sandbox.wrap(argv, Path(scratch), "bwrap")
+            t_box = _median_s(lambda: subprocess.run(boxed.argv, env=boxed.env, check=True), repeats)
+            print(f"  sandboxed python start    median {t_box * 1e3:8.1f} ms   -> sandbox adds {(t_box - t_plain) * 1e3:.1f} ms "
+                  f"per worker start (target < 1000 ms per evaluation)")
+
+
+def check_costs(repeats: int) -> float:
+    """Seconds the integrity checks of one evaluation of the honest Pallas GEMM take, summed."""
+    import importlib
+
+    import jax
+    from jax.experimental.pallas import tpu as pltpu
+
+    from bench.integrity import runtime
+    from bench.integrity.jaxpr_check import inspect_jaxpr
+    from bench.integrity.measurement import audit_measurement
+    from bench.integrity.static_scan import scan_source
+
+    source = HONEST.read_text()
+    costs = {"static scan (parent)": _median_s(lambda: scan_source(source), repeats)}
+    t = time.perf_counter()
+    before = runtime.snapshot()  # the first one also imports the Pallas modules a Pallas kernel imports anyway
+    costs["runtime snapshot, first (incl. Pallas imports)"] = time.perf_counter() - t
+    costs["runtime snapshot, warm"] = _median_s(runtime.snapshot, repeats)
+    spec = importlib.util.spec_from_file_location("honest_kernel", HONEST)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    w = importlib.import_module(f"workloads.{WORKLOAD}")
+    args = list(w.create_inputs(size="small", seed=1))
+    with pltpu.force_tpu_interpret_mode(pltpu.InterpretParams()):
+        closed = jax.jit(module.workload).trace(*args).jaxpr
+        costs["jaxpr inspection"] = _median_s(lambda: inspect_jaxpr(closed), repeats)
+        costs["second trace (trace_unstable)"] = _median_s(lambda: runtime.retrace_flags(module.workload, args, (), closed),
+                                                           repeats)
+    costs["runtime comparison"] = _median_s(lambda: runtime.compare(before), repeats)
+    costs["parent audit (physics, thresholds)"] = _median_s(
+        lambda: audit_measurement(kernel_median_ms=1.0, chip="v6e", output_bytes=196608, baseline_flops=1e8,
+                                  baseline_bytes=1e6, speedup=1.0, parent_wall_ms_per_iter=1.2), repeats)
+    print("integrity checks, honest Pallas GEMM (8p small):")
+    for name, s in costs.items():
+        print(f"  {name:<48} {s * 1e3:9.2f} ms")
+    total = sum(s for name, s in costs.items() if name != "runtime snapshot, warm")
+    print(f"  {'total per evaluation':<48} {total * 1e3:9.2f} ms")
+    return total
+
+
+def evaluation_wall(sandbox: str, repeats: int) -> float:
+    from bench.harness.evaluate import evaluate
+    from bench.harness.task import EvalTask
+
+    walls = []
+    for _ in range(repeats):
+        r = evaluate(EvalTask(workload=WORKLOAD, kernel_path=HONEST, size="small", seeds=3, sandbox=sandbox))
+        if r.status.value != "correct":
+            raise SystemExit(f"honest kernel not correct under sandbox={sandbox}: {r.status.value}: {r.reason}")
+        walls.append(r.wall_time_s or 0.0)
+    return statistics.median(walls)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--end-to-end", action="store_true", help="also time whole evaluations, bwrap vs none")
+    args = parser.parse_args()
+    bwrap_startup(max(args.repeats, 5))
+    checks_s = check_costs(args.repeats)
+    wall = evaluation_wall("auto", 1)
+    print(f"one evaluation of the honest Pallas GEMM (8p small, default iterations): {wall:.2f} s; "
+          f"integrity checks {checks_s:.2f} s = {100 * checks_s / wall:.1f} % of it (target <= 30 %)")
+    if args.end_to_end:
+        boxed, plain = evaluation_wall("bwrap", args.repeats), evaluation_wall("none", args.repeats)
+        print(f"end to end, median of {args.repeats}: bwrap {boxed:.2f} s, none {plain:.2f} s, "
+              f"sandbox adds {boxed - plain:+.2f} s (target < 1 s; noise on a shared machine is of that order)")
+
+
+if __name__ == "__main__":
+    main()
