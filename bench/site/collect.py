@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import re
+from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
 from datetime import datetime, timezone
@@ -94,6 +95,20 @@ class Track:
     def handtuned_by_workload(self) -> dict[str, Row]:
         """Hand-tuned and XLA times are per workload; keep the first row of each."""
         return _first_per_workload(self.handtuned)
+
+    @cached_property
+    def rows_of(self) -> dict[str, dict[str, list[Row]]]:
+        """Per submission, its rows of the per-track queries (for submission pages; a lookup, not a ranking)."""
+        out: dict[str, dict[str, list[Row]]] = defaultdict(lambda: defaultdict(list))
+        for name, rows in (("leaderboard", self.leaderboard), ("fast1", self.fast1),
+                           ("outcomes", self.outcomes), ("flags", self.flags)):
+            for r in rows:
+                out[r["submission"]][name].append(r)
+        return out
+
+    @cached_property
+    def unsandboxed(self) -> set[str]:
+        return self.without_sandbox()
 
     def without_sandbox(self) -> set[str]:
         """Submissions with at least one row evaluated with `sandbox: none` (shown as a badge)."""

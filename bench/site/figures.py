@@ -57,7 +57,7 @@ def _finite(obj: Any) -> Any:
 
 def _layout(title: str, **extra: Any) -> dict[str, Any]:
     layout = dict(_BASE_LAYOUT)
-    layout["title"] = {"text": text(title), "font": {"size": 15}}
+    layout["title"] = {"text": text(title), "font": {"size": 15}, "y": 0.98, "yanchor": "top"}
     layout.update(extra)
     return layout
 
@@ -107,7 +107,7 @@ def per_benchmark_best(rows: Iterable[Row], names: dict[str, str],
             barmode="group",
             height=520,
             legend={"orientation": "h", "y": 1.02, "yanchor": "bottom"},
-            margin={"l": 60, "r": 20, "t": 90, "b": 60},
+            margin={"l": 60, "r": 20, "t": 130, "b": 60},
             xaxis={"tickangle": -60, "automargin": True},
             yaxis={"title": {"text": "speedup over XLA (x)"}, "type": "log"},
             shapes=[_hline(1.0)],
