@@ -23,6 +23,8 @@ CONFIG = {
 # pre-activation (std 0.02 * sqrt(in / 3)) never reaches 2.0 and every output would be zero.
 SMALL = {"batch_size": 256, "out_features": 256}
 META = {"family": "GEMM + epilogue", "source": "KernelBench L2 #9"}
+# audit (docs/audit.md): bf16 rounding at the ReLU kink gives |err| up to 0.018 for a correct f32 computation.
+TOLERANCE = {"atol": 0.05}
 
 
 def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):

@@ -20,6 +20,8 @@ CONFIG = {
 # small: multiples of 128, (256 x 512) @ (384 x 512).T; BatchNorm statistics over 256 rows.
 SMALL = {"batch_size": 256, "in_features": 512, "out_features": 384}
 META = {"family": "GEMM + training-mode BatchNorm", "source": "KernelBench L2 #41"}
+# audit (docs/audit.md): a correct f32 computation differs by up to 0.047 (unscaled N(0,1) weights); MaxKernel uses atol 0.05.
+TOLERANCE = {"atol": 0.05}
 
 EPS = 1e-5
 

@@ -21,6 +21,8 @@ CONFIG = {
 # small: GEMM at 128 multiples, still 32 features per group.
 SMALL = {"batch_size": 256, "in_features": 512, "out_features": 512, "num_groups": 16}
 META = {"family": "GEMM + GroupNorm + epilogue", "source": "KernelBench L2 #88"}
+# audit (docs/audit.md): a correct f32 computation differs by up to 0.0625 at |y| ~ 3 (N(0,1) multiply_weight); MaxKernel uses atol 0.05.
+TOLERANCE = {"atol": 0.05}
 EPS = 1e-5
 GROUP_SIZE = CONFIG["out_features"] // CONFIG["num_groups"]
 
