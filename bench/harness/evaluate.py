@@ -23,12 +23,13 @@ from bench import HARNESS_VERSION
 from bench.harness import hardware, timing, transport
 from bench.harness.correctness import Tolerance, compare, merge
 from bench.harness.result import Correctness, Environment, EvalResult, Integrity, Status, Timing
-from bench.harness.supervisor import WorkerFailure, WorkerProcess
+from bench.harness.supervisor import WorkerFailure, WorkerProcess, compilation_cache_env
 from bench.harness.task import INTERPRET_ITERS, INTERPRET_WARMUP, EvalTask
 from bench.harness.worker import BASELINE_FN, CANDIDATE_FN, module_name
 from bench.paths import BUILD_DIR, PALLAS_REFS_DIR
 
 EVAL_DIR = BUILD_DIR / "eval"
+JAX_CACHE_DIR = BUILD_DIR / "jax_cache"  # trusted workers' persistent compilation cache
 
 STARTUP_TIMEOUT_S = 180.0  # importing jax on a loaded 2-core machine; a harness problem if exceeded
 DEFAULT_WARMUP, DEFAULT_ITERS = 5, 50
@@ -119,14 +120,16 @@ class _Run:
         self.kernel_copy.write_text(self.source)
         self.flags += static_flags(self.source)
         log = self.harness_dir
-        self.ref = WorkerProcess("reference", "reference worker", log / "reference.log")
+        self.ref = WorkerProcess("reference", "reference worker", log / "reference.log",
+                                 extra_env=compilation_cache_env(JAX_CACHE_DIR))
         self.cand = WorkerProcess("candidate", "candidate", log / "candidate.log", memory_mb=task.memory_limit_mb,
                                   sandbox=(task.sandbox, self.scratch))
         self.workers += [self.ref, self.cand]
         self.pallas: WorkerProcess | None = None
         ref_file = PALLAS_REFS_DIR / f"{task.workload}.py"
         if task.with_pallas_reference and ref_file.exists():
-            self.pallas = WorkerProcess("candidate", "pallas reference", log / "pallas_ref.log")
+            self.pallas = WorkerProcess("candidate", "pallas reference", log / "pallas_ref.log",
+                                        extra_env=compilation_cache_env(JAX_CACHE_DIR))
             self.workers.append(self.pallas)
         threading.Thread(target=_preload_profiler_reader, daemon=True).start()
         try:
@@ -247,6 +250,7 @@ class _Run:
         timed_checks, timed_reports, timed_s = 0, [], 0.0
         ref_out = self.refs[self.timing_seed]
         limit = 4 * self.ref_bytes + (64 << 20)
+        self.details["priority_boosted_threads"] = {name: w.boost_priority() for name, w, _ in programs}
         try:
             for name, w, _ in programs:
                 self._phase(w, name, {"cmd": "warmup", "n": warmup, "seed": self.timing_seed,

@@ -21,7 +21,7 @@ class EvalTask(BaseModel):
     seeds: int = Field(3, ge=1)
     warmup: int | None = Field(None, ge=0)  # None: 5, or INTERPRET_WARMUP for Pallas-in-interpret on CPU
     iters: int | None = Field(None, ge=1)  # None: 50, or INTERPRET_ITERS likewise
-    blocks: int = Field(5, ge=1)  # timing blocks, alternated between baseline and candidate
+    blocks: int = Field(10, ge=1)  # timing blocks, alternated between baseline and candidate (ABBA order)
     timeout_s: float = Field(300.0, gt=0)  # per phase: compile, correctness, timing
     memory_limit_mb: int | None = 8192  # RLIMIT_AS of the candidate worker on CPU; None: no cap
     secret_seed: int | None = None  # draws the correctness inputs from seeds the candidate cannot know
