@@ -9,7 +9,7 @@ the output is NCHW (N, Cout, H-k+1, W-k+1).
 import jax
 import jax.numpy as jnp
 
-from workloads._common import base_key, sized_config
+from workloads._common import base_key, normal, sized_config, uniform
 
 CONFIG = {
     "name": "1_Conv2D_ReLU_BiasAdd",
@@ -31,10 +31,10 @@ def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = Non
     n, cin, cout, k = cfg["batch_size"], cfg["in_channels"], cfg["out_channels"], cfg["kernel_size"]
     ka, kb, kc = jax.random.split(base_key(0xBADC0DE, seed), 3)
     k1, _ = jax.random.split(base_key(0, seed))
-    x = jax.random.uniform(k1, (n, cin, cfg["height"], cfg["width"]), dtype=dtype)
-    weight = jax.random.normal(ka, (cout, cin, k, k), dtype=dtype) * 0.02
-    conv_bias = jax.random.normal(kb, (cout,), dtype=dtype) * 0.02
-    bias = jax.random.normal(kc, (cout, 1, 1), dtype=dtype) * 0.02
+    x = uniform(k1, (n, cin, cfg["height"], cfg["width"]), dtype)
+    weight = normal(ka, (cout, cin, k, k), dtype) * 0.02
+    conv_bias = normal(kb, (cout,), dtype) * 0.02
+    bias = normal(kc, (cout, 1, 1), dtype) * 0.02
     return x, weight, conv_bias, bias
 
 

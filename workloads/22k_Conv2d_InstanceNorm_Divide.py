@@ -9,7 +9,7 @@ variance, eps 1e-5, then the affine. divide_by is a CONFIG constant. Output NCHW
 import jax
 import jax.numpy as jnp
 
-from workloads._common import base_key, sized_config
+from workloads._common import base_key, normal, sized_config, uniform
 
 CONFIG = {
     "name": "17_Conv2d_InstanceNorm_Divide",
@@ -33,9 +33,9 @@ def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = Non
     cfg = sized_config(CONFIG, SMALL, size)
     n, cin, cout, k = cfg["batch_size"], cfg["in_channels"], cfg["out_channels"], cfg["kernel_size"]
     ka, kb = jax.random.split(base_key(0xBADC0DE, seed), 2)
-    x = jax.random.uniform(base_key(0, seed), (n, cin, cfg["height"], cfg["width"]), dtype=dtype)
-    weight = jax.random.normal(ka, (cout, cin, k, k), dtype=dtype) * 0.02
-    conv_bias = jax.random.normal(kb, (cout,), dtype=dtype) * 0.02
+    x = uniform(base_key(0, seed), (n, cin, cfg["height"], cfg["width"]), dtype)
+    weight = normal(ka, (cout, cin, k, k), dtype) * 0.02
+    conv_bias = normal(kb, (cout,), dtype) * 0.02
     in_weight = jnp.ones((cout,), dtype=dtype)
     in_bias = jnp.zeros((cout,), dtype=dtype)
     return x, weight, conv_bias, in_weight, in_bias

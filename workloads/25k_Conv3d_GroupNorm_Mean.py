@@ -13,7 +13,7 @@ atol 1e-2. num_groups is a CONFIG constant (SMALL keeps it, and the 24 channels 
 import jax
 import jax.numpy as jnp
 
-from workloads._common import base_key, sized_config
+from workloads._common import base_key, normal, sized_config, uniform
 
 CONFIG = {
     "name": "23_Conv3d_GroupNorm_Mean",
@@ -38,11 +38,11 @@ def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = Non
     cfg = sized_config(CONFIG, SMALL, size)
     n, cin, cout, k = cfg["batch_size"], cfg["in_channels"], cfg["out_channels"], cfg["kernel_size"]
     ka, kb, kc = jax.random.split(base_key(42, seed), 3)
-    x = jax.random.uniform(base_key(0, seed), (n, cin, cfg["depth"], cfg["height"], cfg["width"]), dtype=dtype)
-    weight = jax.random.normal(ka, (cout, cin, k, k, k), dtype=dtype) * 0.02
-    conv_bias = jax.random.normal(kb, (cout,), dtype=dtype) * 0.02
+    x = uniform(base_key(0, seed), (n, cin, cfg["depth"], cfg["height"], cfg["width"]), dtype)
+    weight = normal(ka, (cout, cin, k, k, k), dtype) * 0.02
+    conv_bias = normal(kb, (cout,), dtype) * 0.02
     gamma = jnp.ones((cout,), dtype=dtype)
-    beta = jax.random.normal(kc, (cout,), dtype=dtype) * 0.02
+    beta = normal(kc, (cout,), dtype) * 0.02
     return x, weight, conv_bias, gamma, beta
 
 

@@ -17,7 +17,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from workloads._common import base_key, sized_config
+from workloads._common import base_key, normal, sized_config, uniform
 
 CONFIG = {
     "name": "34_ConvTranspose3d_LayerNorm_GELU_Scaling",
@@ -45,8 +45,8 @@ def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = Non
     cfg = sized_config(CONFIG, SMALL, size)
     n, cin, cout, k = cfg["batch_size"], cfg["in_channels"], cfg["out_channels"], cfg["kernel_size"]
     k1, k2 = jax.random.split(base_key(0, seed), 2)
-    x = jax.random.uniform(k1, (n, cin, cfg["depth"], cfg["height"], cfg["width"]), dtype=dtype)
-    conv_weight = jax.random.normal(k2, (cin, cout, k, k, k), dtype=dtype)
+    x = uniform(k1, (n, cin, cfg["depth"], cfg["height"], cfg["width"]), dtype)
+    conv_weight = normal(k2, (cin, cout, k, k, k), dtype)
     conv_bias = jnp.zeros((cout,), dtype=dtype)
     ln_weight = jnp.ones((cout,), dtype=dtype)
     ln_bias = jnp.zeros((cout,), dtype=dtype)

@@ -9,7 +9,7 @@ NCDHW (N, Cout, D-k+1, H-k+1, W-k+1).
 import jax
 import jax.numpy as jnp
 
-from workloads._common import base_key, sized_config
+from workloads._common import base_key, normal, sized_config, uniform
 
 CONFIG = {
     "name": "47_Conv3d_Mish_Tanh",
@@ -31,9 +31,9 @@ def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = Non
     cfg = sized_config(CONFIG, SMALL, size)
     n, cin, cout, k = cfg["batch_size"], cfg["in_channels"], cfg["out_channels"], cfg["kernel_size"]
     ka, kb = jax.random.split(base_key(0xBADC0DE, seed), 2)
-    x = jax.random.uniform(base_key(0, seed), (n, cin, cfg["depth"], cfg["height"], cfg["width"]), dtype=dtype)
-    weight = jax.random.normal(ka, (cout, cin, k, k, k), dtype=dtype) * 0.02
-    bias = jax.random.normal(kb, (cout,), dtype=dtype) * 0.02
+    x = uniform(base_key(0, seed), (n, cin, cfg["depth"], cfg["height"], cfg["width"]), dtype)
+    weight = normal(ka, (cout, cin, k, k, k), dtype) * 0.02
+    bias = normal(kb, (cout,), dtype) * 0.02
     return x, weight, bias
 
 

@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from workloads._common import base_key, sized_config
+from workloads._common import base_key, normal, sized_config, uniform
 
 CONFIG = {
     "name": "52_Conv2d_Activation_BatchNorm",
@@ -33,9 +33,9 @@ def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = Non
     cfg = sized_config(CONFIG, SMALL, size)
     n, cin, cout, k = cfg["batch_size"], cfg["in_channels"], cfg["out_channels"], cfg["kernel_size"]
     k1, k2, k3 = jax.random.split(base_key(0, seed), 3)
-    x = jax.random.uniform(k1, (n, cin, cfg["height"], cfg["width"]), dtype=dtype)
-    conv_weight = jax.random.normal(k2, (cout, cin, k, k), dtype=dtype)
-    conv_bias = jax.random.normal(k3, (cout,), dtype=dtype)
+    x = uniform(k1, (n, cin, cfg["height"], cfg["width"]), dtype)
+    conv_weight = normal(k2, (cout, cin, k, k), dtype)
+    conv_bias = normal(k3, (cout,), dtype)
     bn_weight = jnp.ones((cout,), dtype=dtype)
     bn_bias = jnp.zeros((cout,), dtype=dtype)
     return x, conv_weight, conv_bias, bn_weight, bn_bias

@@ -5,6 +5,7 @@ Kept tiny on purpose: a workload module must stay readable on its own, as upstre
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import jax
@@ -32,3 +33,18 @@ def base_key(upstream_seed: int, seed: int | None) -> jax.Array:
     """
     key = jax.random.key(upstream_seed)
     return key if seed is None else jax.random.fold_in(key, seed)
+
+
+def uniform(key: jax.Array, shape: tuple[int, ...], dtype) -> jax.Array:
+    """`jax.random.uniform(key, shape, dtype)` bit for bit, drawn flat and reshaped.
+
+    Why: threefry's counter for an element is its row-major index in both of JAX's schemes (partitionable
+    or not), so a flat draw has the same bits; but XLA:CPU compiles a rank-4/5 draw in ~10 s where the
+    rank-1 draw takes ~1 s, and the CPU track and the tests draw conv inputs (N, C, D, H, W) in fresh processes.
+    """
+    return jax.random.uniform(key, (math.prod(shape),), dtype=dtype).reshape(shape)
+
+
+def normal(key: jax.Array, shape: tuple[int, ...], dtype) -> jax.Array:
+    """`jax.random.normal(key, shape, dtype)` bit for bit, drawn flat and reshaped (see `uniform` for why)."""
+    return jax.random.normal(key, (math.prod(shape),), dtype=dtype).reshape(shape)
