@@ -59,11 +59,19 @@ def jaxpr_flags(report: dict) -> list[str]:
     return flags
 
 
-def physics_floor_ms(flops: float | None, bytes_accessed: float | None, chip: str) -> float:
-    """INTEGRITY HOOK: the fastest time physics allows on this chip; a faster median is rejected."""
-    from bench.integrity.physics import floor_ms
+def measurement_audit(**kw: Any) -> Any:
+    """INTEGRITY HOOK: physics floor (on output bytes), audit thresholds, timing consistency
+    (bench.integrity.measurement.audit_measurement); its reject_reason makes the result `rejected`."""
+    from bench.integrity.measurement import audit_measurement
 
-    return float(floor_ms(flops, bytes_accessed, chip))
+    return audit_measurement(**kw)
+
+
+def sandbox_flags(sandbox_name: str) -> list[str]:
+    """INTEGRITY HOOK: the `sandbox:none` label of every row whose candidate ran without bubblewrap."""
+    from bench.integrity.measurement import sandbox_flags as labels
+
+    return labels(sandbox_name)
 
 
 # ------------------------------------------------------------------ the pipeline
@@ -105,7 +113,7 @@ class _Run:
 
     def candidate_failed(self, f: WorkerFailure, **fields: Any) -> _Stop:
         status = Status(f.kind) if f.kind in Status._value2member_map_ else Status.CRASHED
-        return _Stop(self.result(status, f.message, error=f.message, traceback=f.traceback, **fields))
+        return _Stop(self.result(status, f.message, error=f.error, traceback=f.traceback, **fields))
 
     def harness_failed(self, f: WorkerFailure | Exception, what: str) -> _Stop:
         msg = f"{what}: {getattr(f, 'message', None) or f}"
@@ -124,6 +132,7 @@ class _Run:
                                  extra_env=compilation_cache_env(JAX_CACHE_DIR))
         self.cand = WorkerProcess("candidate", "candidate", log / "candidate.log", memory_mb=task.memory_limit_mb,
                                   sandbox=(task.sandbox, self.scratch))
+        self.flags += sandbox_flags(self.cand.sandbox_name)
         self.workers += [self.ref, self.cand]
         self.pallas: WorkerProcess | None = None
         ref_file = PALLAS_REFS_DIR / f"{task.workload}.py"
@@ -321,15 +330,18 @@ class _Run:
 
     def verdict(self, fields: dict[str, Any]) -> EvalResult:
         kern: Timing = fields["kernel"]
-        floor = physics_floor_ms(self.base.get("flops"), self.base.get("bytes_accessed"), self.chip)
+        audit = measurement_audit(kernel_median_ms=kern.median_ms, chip=self.chip,
+                                  output_bytes=sum(a.nbytes for a in self.refs[self.timing_seed]),
+                                  baseline_flops=self.base.get("flops"), baseline_bytes=self.base.get("bytes_accessed"),
+                                  speedup=fields["speedup_vs_baseline"],
+                                  parent_wall_ms_per_iter=self.details.get("parent_wall_ms_per_iter", {}).get("kernel"))
+        self.flags += audit.flags
+        self.details.update(audit.details)
         c: Correctness = fields["correctness"]
         summary = (f"correct on {c.trials} seed(s) (max abs err {c.max_abs_err:.3g}, rel L2 {c.rel_l2_err:.3g}); "
                    f"speedup {fields['speedup_vs_baseline']:.3f}x vs XLA ({kern.timing_method})")
-        if floor > 0 and kern.median_ms < floor:
-            self.flags.append("below_physics_floor")
-            return self.result(Status.REJECTED, f"kernel median {kern.median_ms:.4g} ms is below the physics floor "
-                               f"{floor:.4g} ms on {self.chip}: the measurement cannot be real",
-                               integrity_fields=self.integrity_fields, **fields)
+        if audit.reject_reason:
+            return self.result(Status.REJECTED, audit.reject_reason, integrity_fields=self.integrity_fields, **fields)
         return self.result(Status.CORRECT, summary, integrity_fields=self.integrity_fields, **fields)
 
     def cleanup(self) -> None:

@@ -39,6 +39,8 @@ WATCHED: tuple[tuple[str, str], ...] = tuple(
                                  "_run_on", "_hash_arrays", "inspect_integrity", "COMMANDS"),
         "bench.integrity.jaxpr_check": ("inspect_jaxpr", "jaxpr_flags"),
         "bench.integrity.runtime": ("snapshot", "compare"),
+        # the worker runs as `python -m bench.harness.worker`: its live command table is __main__'s
+        "__main__": ("COMMANDS", "serve", "cmd_time_block", "cmd_finish", "_run_on"),
     }.items() for attr in attrs)
 
 

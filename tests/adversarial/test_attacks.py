@@ -36,7 +36,7 @@ ATTACKS: dict[str, tuple[set[Status], set[str]]] = {
     "attack_host_compute": ({Status.CORRECT}, {"host_callback", "static:host_callback"}),
     "attack_lazy_output": ({Status.COMPILE_ERROR}, set()),
     "attack_jax_config": ({Status.CORRECT}, {"runtime:jax_config_changed", "static:jax_config"}),
-    "attack_fake_profiler": ({Status.CORRECT}, {"runtime:patched", "timing_inconsistent", "static:harness_import"}),
+    "attack_fake_profiler": ({Status.CORRECT}, {"runtime:patched", "timing_inconsistent", "static:introspection"}),
     "attack_exit_early": ({Status.CRASHED}, {"static:exit"}),
     "attack_no_pallas": ({Status.CORRECT}, {NO_PALLAS}),
     "attack_thread": ({Status.CORRECT}, {"runtime:threads", "static:threads"}),
