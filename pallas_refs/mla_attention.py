@@ -2,7 +2,7 @@
 
 The projections and RoPE stay in XLA and follow the workload's math (cos/sin cast to the input dtype,
 rotate-half on the rope dims, k_rope shared by all heads). The q/k head dim (nope + rope = 192) and the
-v head dim (128) are zero-padded to a multiple of 128 (256 at full size) for the kernel, as upstream's
+v head dim (128) are zero-padded to one common multiple of 128 (256 at full size) for the kernel, as upstream's
 optimized kernel did; zero padding changes no dot product. The output is sliced back before o_proj.
 """
 
@@ -47,10 +47,10 @@ def _build(params: Mapping[str, int]):
         q_full = jnp.concatenate([q[..., :nope], _rope(q[..., nope:], cos, sin)], axis=-1)
         k_rot = jnp.broadcast_to(_rope(k_rope[:, :, None, :], cos, sin), (b, s, heads, rope))
         k_full = jnp.concatenate([k_nope, k_rot], axis=-1)
-        qk_pad = -(-(nope + rope) // 128) * 128
-        v_pad = -(-vd // 128) * 128
-        to_bhsd = lambda t, d: _pad_last(t, d).transpose(0, 2, 1, 3)
-        out = causal_flash(to_bhsd(q_full, qk_pad), to_bhsd(k_full, qk_pad), to_bhsd(v, v_pad),
+        # the kernel wants one head dim for q, k and v: the larger one rounded up to a lane multiple (256 at full size)
+        pad = -(-max(nope + rope, vd) // 128) * 128
+        to_bhsd = lambda t: _pad_last(t, pad).transpose(0, 2, 1, 3)
+        out = causal_flash(to_bhsd(q_full), to_bhsd(k_full), to_bhsd(v),
                            (nope + rope) ** -0.5, params)
         out = out[..., :vd].transpose(0, 2, 1, 3).reshape(b, s, heads * vd)
         return out @ o_proj
