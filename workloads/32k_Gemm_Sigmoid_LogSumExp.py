@@ -3,6 +3,11 @@
 Upstream: JAXBench/benchmark/32k_Gemm_Sigmoid_LogSumExp/baseline.py. x (batch, input_size) ~ U[0,1) from
 key(0); from split(key(42), 4), in this order: w1 (hidden, input), b1 (hidden,), w2 (output, hidden),
 b2 (output,), each N(0,1)*0.02. Two chained GEMMs, then a row logsumexp; output (batch,).
+
+Degenerate (measured here, not listed in the spec's section 5), kept exactly as upstream: sigmoid(x @ w1.T + b1)
+stays near 0.5, so the logits vary little across rows and the logsumexp over 1024 of them is about 6.69 for
+every row: on 1024 full-size rows the bf16 output takes only 2 distinct values (6.6875, 6.71875; std 0.0014),
+so a constant output passes atol = rtol = 1e-2.
 """
 
 import jax

@@ -290,6 +290,19 @@ def test_25k_with_non_unit_gamma_depends_on_the_conv():
     assert_matches(out, ref, atol_fraction=2e-2, rel_l2=2e-2)
 
 
+def test_32k_with_larger_weights_exercises_every_term():
+    """32k's upstream output is nearly the same constant on every row (see its docstring), so dropping b1 or b2
+    passes the comparison above. Scaling the weights by 5 and the biases by 50 makes the pre-activations O(1):
+    then dropping b1 or b2, or a max in place of the logsumexp, each fails this comparison (checked by hand)."""
+    wid = "32k_Gemm_Sigmoid_LogSumExp"
+    x, w1, b1, w2, b2 = small_inputs(wid)
+    w1, b1, w2, b2 = w1 * 5, b1 * 50, w2 * 5, b2 * 50
+    out = np.asarray(jax.jit(load_workload(wid).workload)(x, w1, b1, w2, b2), dtype=np.float64)
+    ref = o32(*f64((x, w1, b1, w2, b2)))
+    assert ref.std() > 0.03  # rows now differ (with the upstream small inputs: std ~0.016)
+    assert_matches(out, ref)
+
+
 @pytest.mark.parametrize("wid", IDS)
 def test_seeds(wid):
     m = load_workload(wid)
