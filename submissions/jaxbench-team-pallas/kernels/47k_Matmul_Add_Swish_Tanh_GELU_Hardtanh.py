@@ -113,6 +113,58 @@ def fused_matmul_rowsum(x, w, vectors=(), *, epilogue, transpose_w=False, blocks
     )(x, w, *vecs)
 
 
+# Whole-row variant: one tile spans all N output features, so epilogues that need the full row (softmax,
+# row max, log-sum-exp) still run in VMEM. bm x N f32 accumulator: 256 x 8192 x 4 B = 8 MiB at full size.
+ROW_BLOCKS = (256, 512)  # (bm, bk)
+ROW_VMEM_LIMIT = 64 * 1024 * 1024
+
+
+def fused_matmul_rows(x, w, vectors=(), *, epilogue, out_cols=None, transpose_w=False, blocks=ROW_BLOCKS):
+    """epilogue(x @ w, *vectors) on whole rows -> (M, out_cols) in x.dtype (out_cols None: N)."""
+    (m, kdim), n = x.shape, (w.shape[0] if transpose_w else w.shape[1])
+    bm, bk = _fit(blocks[0], m), _fit(blocks[1], kdim)
+    cols = n if out_cols is None else out_cols
+    vecs = [v.reshape(1, n) for v in vectors]
+    w_spec = (pl.BlockSpec((n, bk), lambda i, k: (0, k)) if transpose_w
+              else pl.BlockSpec((bk, n), lambda i, k: (k, 0)))
+
+    def kernel(x_ref, w_ref, *refs):
+        vec_refs, (o_ref, acc_ref) = refs[:len(vecs)], refs[len(vecs):]
+
+        @pl.when(pl.program_id(1) == 0)
+        def _init():
+            acc_ref[...] = jnp.zeros_like(acc_ref)
+
+        acc_ref[...] += _contract(x_ref[...], w_ref[...], transpose_w)
+
+        @pl.when(pl.program_id(1) == pl.num_programs(1) - 1)
+        def _finish():
+            args = [r[...].astype(jnp.float32) for r in vec_refs]
+            o_ref[...] = epilogue(acc_ref[...], *args).astype(o_ref.dtype)
+
+    return pl.pallas_call(
+        kernel,
+        out_shape=jax.ShapeDtypeStruct((m, cols), x.dtype),
+        grid=(m // bm, kdim // bk),
+        in_specs=[pl.BlockSpec((bm, bk), lambda i, k: (i, k)), w_spec,
+                  *[pl.BlockSpec((1, n), lambda i, k: (0, 0)) for _ in vecs]],
+        out_specs=pl.BlockSpec((bm, cols), lambda i, k: (i, 0)),
+        scratch_shapes=[pltpu.VMEM((bm, n), jnp.float32)],
+        compiler_params=pltpu.CompilerParams(dimension_semantics=("parallel", "arbitrary"),
+                                             vmem_limit_bytes=ROW_VMEM_LIMIT),
+    )(x, w, *vecs)
+
+
+def softmax_rows(y):
+    e = jnp.exp(y - jnp.max(y, axis=1, keepdims=True))
+    return e / jnp.sum(e, axis=1, keepdims=True)
+
+
+def logsumexp_rows(y):
+    top = jnp.max(y, axis=1, keepdims=True)
+    return top + jnp.log(jnp.sum(jnp.exp(y - top), axis=1, keepdims=True))
+
+
 def gelu_tanh(y):
     """jax.nn.gelu's default (approximate=True) form, written out so it lowers to VPU/EUP ops."""
     return 0.5 * y * (1.0 + jnp.tanh(0.7978845608028654 * (y + 0.044715 * y * y * y)))
