@@ -25,6 +25,8 @@ CONFIG = {
 # small: same channels and kernel, batch 2 and a 16x16 image (output 2x128x14x14).
 SMALL = {"batch_size": 2, "height": 16, "width": 16}
 META = {"family": "conv2d + InstanceNorm", "source": "KernelBench L2 #17"}
+# audit (docs/audit.md): a correct f32 computation differs by up to 0.031 (bf16 ulp at |y| ~ 0.76).
+TOLERANCE = {"atol": 0.05}
 
 EPS = 1e-5
 

@@ -25,6 +25,8 @@ CONFIG = {
 # small: same channels and kernel; batch 4 and a 16x16 image (output 4x128x14x14, BN over 784 values).
 SMALL = {"batch_size": 4, "height": 16, "width": 16}
 META = {"family": "conv2d + Mish + training-mode BN", "source": "KernelBench L2 #52"}
+# audit (docs/audit.md): a correct f32 computation differs by up to 0.125 at |y| ~ 7.6; MaxKernel uses atol 0.1.
+TOLERANCE = {"atol": 0.1}
 
 EPS = 1e-5
 
