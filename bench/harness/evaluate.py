@@ -23,7 +23,7 @@ from bench import HARNESS_VERSION
 from bench.harness import hardware, timing, transport
 from bench.harness.correctness import Tolerance, compare, merge
 from bench.harness.result import Correctness, Environment, EvalResult, Integrity, Status, Timing
-from bench.harness.supervisor import WorkerFailure, WorkerProcess, compilation_cache_env
+from bench.harness.supervisor import WorkerFailure, WorkerProcess, compilation_cache_env, timing_core
 from bench.harness.task import INTERPRET_ITERS, INTERPRET_WARMUP, EvalTask
 from bench.harness.worker import BASELINE_FN, CANDIDATE_FN, module_name
 from bench.paths import BUILD_DIR, PALLAS_REFS_DIR
@@ -259,7 +259,9 @@ class _Run:
         timed_checks, timed_reports, timed_s = 0, [], 0.0
         ref_out = self.refs[self.timing_seed]
         limit = 4 * self.ref_bytes + (64 << 20)
-        self.details["priority_boosted_threads"] = {name: w.boost_priority() for name, w, _ in programs}
+        core = timing_core()
+        self.details["timing_core"] = core
+        self.details["priority_boosted_threads"] = {name: w.prepare_for_timing(core) for name, w, _ in programs}
         try:
             for name, w, _ in programs:
                 self._phase(w, name, {"cmd": "warmup", "n": warmup, "seed": self.timing_seed,
@@ -334,7 +336,8 @@ class _Run:
                                   output_bytes=sum(a.nbytes for a in self.refs[self.timing_seed]),
                                   baseline_flops=self.base.get("flops"), baseline_bytes=self.base.get("bytes_accessed"),
                                   speedup=fields["speedup_vs_baseline"],
-                                  parent_wall_ms_per_iter=self.details.get("parent_wall_ms_per_iter", {}).get("kernel"))
+                                  parent_wall_ms_per_iter=self.details.get("parent_wall_ms_per_iter"),
+                                  baseline_median_ms=fields["baseline"].median_ms)
         self.flags += audit.flags
         self.details.update(audit.details)
         c: Correctness = fields["correctness"]

@@ -46,7 +46,7 @@ HONEST = ("honest_pallas_gemm", "honest_baseline_copy")
 
 
 def _evaluate(stem: str) -> EvalResult:
-    task = EvalTask(workload=WORKLOAD, kernel_path=KERNELS / f"{stem}.py", size="small", seeds=2, warmup=1, iters=4,
+    task = EvalTask(workload=WORKLOAD, kernel_path=KERNELS / f"{stem}.py", size="small", seeds=2, warmup=1, iters=6,
                     blocks=2, timeout_s=180)
     return evaluate(task)
 
@@ -54,7 +54,7 @@ def _evaluate(stem: str) -> EvalResult:
 @pytest.fixture(scope="module")
 def results() -> dict[str, EvalResult]:
     stems = list(HONEST) + list(ATTACKS)
-    with ThreadPoolExecutor(max_workers=3) as pool:
+    with ThreadPoolExecutor(max_workers=2) as pool:
         return dict(zip(stems, pool.map(_evaluate, stems)))
 
 

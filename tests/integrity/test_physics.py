@@ -28,7 +28,8 @@ def test_output_floor_rejects_only_the_impossible() -> None:
     rejected = audit_measurement(kernel_median_ms=hard / 2, chip="v6e", output_bytes=out_bytes)
     assert rejected.reject_reason and rejected.flags == ["below_physics_floor"]
     honest = audit_measurement(kernel_median_ms=5.6, chip="v6e", output_bytes=out_bytes, baseline_flops=2 * 8192**2 * 28672,
-                               baseline_bytes=out_bytes * 3, speedup=0.96, parent_wall_ms_per_iter=5.7)
+                               baseline_bytes=out_bytes * 3, speedup=0.96, parent_wall_ms_per_iter={"kernel": 5.7, "baseline": 5.5},
+                               baseline_median_ms=5.36)
     assert honest.reject_reason is None and honest.flags == []
 
 
@@ -45,4 +46,10 @@ def test_audit_thresholds() -> None:
     assert audit_measurement(kernel_median_ms=1, chip="cpu", output_bytes=1, speedup=16.3).flags == []
     assert timing_inconsistent(0.5, 80.0) and not timing_inconsistent(0.004, 0.035) and not timing_inconsistent(450, 530)
     assert not timing_inconsistent(1.0, None)
+    # a loaded machine: the trusted baseline's blocks show 15 ms of honest overhead per iteration
+    assert not timing_inconsistent(1.2, 40.0, baseline_reported_ms=2.0, baseline_parent_ms=17.0)
+    assert timing_inconsistent(0.6, 80.0, baseline_reported_ms=1.9, baseline_parent_ms=7.8)  # the fake-profiler attack
+    a = audit_measurement(kernel_median_ms=0.6, chip="cpu", output_bytes=1, baseline_median_ms=1.9,
+                          parent_wall_ms_per_iter={"kernel": 80.0, "baseline": 7.8})
+    assert a.flags == ["timing_inconsistent"] and a.details["timing_inconsistent"]["reported_ms"] == 0.6
     assert sandbox_flags("none") == ["sandbox:none"] and sandbox_flags("bwrap") == []
