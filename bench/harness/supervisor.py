@@ -43,12 +43,32 @@ def _process_tree_threads(pid: int) -> list[int]:
     return tids
 
 
+def timing_core() -> int | None:
+    """The core timed programs run on: the last one this process may use (None: affinity unsupported)."""
+    try:
+        return max(os.sched_getaffinity(0))
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
 class WorkerFailure(Exception):
-    def __init__(self, kind: str, message: str, traceback: str | None = None) -> None:
+    def __init__(self, kind: str, message: str, traceback: str | None = None, error: str | None = None) -> None:
         super().__init__(message)
         self.kind = kind  # a Status value: timeout, crashed, compile_error, runtime_error, out_of_memory, error
-        self.message = message
+        self.message = message  # one readable line
         self.traceback = traceback
+        self.error = error or message  # the full error text
+
+
+def one_line(error: str, limit: int = 300) -> str:
+    """A readable one-line reason from a possibly multi-line error. A wrapped error (jax re-raises a
+    callback's exception inside a JaxRuntimeError with the traceback in between) keeps its head and
+    the original exception, which is the last line."""
+    lines = [ln.strip() for ln in error.strip().splitlines() if ln.strip()]
+    if not lines:
+        return "unknown error"
+    text = lines[0] if len(lines) == 1 else f"{lines[0].rstrip(':')} ... {lines[-1]}"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def worker_env(base: dict[str, str]) -> dict[str, str]:
@@ -115,8 +135,8 @@ class WorkerProcess:
     def receive(self, timeout_s: float, phase: str, max_bytes: int = 1 << 34) -> tuple[dict, list[bytes]]:
         header, blobs = self._receive(time.monotonic() + timeout_s, max_bytes, phase, timeout_s)
         if not header.get("ok"):
-            raise WorkerFailure(str(header.get("kind", "runtime_error")), str(header.get("error", "unknown error")),
-                                header.get("traceback"))
+            error = str(header.get("error", "unknown error"))
+            raise WorkerFailure(str(header.get("kind", "runtime_error")), one_line(error), header.get("traceback"), error)
         return header, blobs
 
     def _receive(self, deadline: float, max_bytes: int, phase: str, limit_s: float | None = None) -> tuple[dict, list[bytes]]:
@@ -144,17 +164,22 @@ class WorkerProcess:
             return f"died by signal {sig}{hint} without a verdict"
         return f"exited with code {code} without a verdict"
 
-    def boost_priority(self, nice: int = TIMING_NICE) -> int:
-        """Raise the scheduling priority of every thread of the worker (bwrap's children included).
+    def prepare_for_timing(self, core: int | None, nice: int = TIMING_NICE) -> int:
+        """Pin every thread of the worker (bwrap's children included) to one core and raise its priority.
 
         Why: on a shared 2-core box, timed iterations of ~1 ms are preempted for whole time slices
         (10-20 ms) by other processes, and the median then depends on who got preempted more. At
-        nice -10 a worker wins ~90 % of a contended core. Niceness is per thread on Linux, so each
-        task is set; the parent does it from outside, the candidate itself cannot (no capabilities).
-        Returns the number of threads changed (0 without root / CAP_SYS_NICE)."""
+        nice -10 a worker wins ~90 % of a contended core. Pinned to one core, XLA:CPU runs the
+        program's ops one after another, as a single accelerator core would, instead of overlapping
+        independent ops on whichever cores happen to be free. The baseline and the candidate get the
+        same core and never run at the same time. Niceness and affinity are per thread on Linux,
+        so each task is set, from outside: the candidate itself cannot (no capabilities).
+        Returns the number of threads whose priority changed (0 without root / CAP_SYS_NICE)."""
         changed = 0
         for tid in _process_tree_threads(self.proc.pid):
             try:
+                if core is not None:
+                    os.sched_setaffinity(tid, {core})
                 os.setpriority(os.PRIO_PROCESS, tid, nice)
                 changed += 1
             except (PermissionError, ProcessLookupError, OSError):

@@ -1,0 +1,76 @@
+"""Whole evaluations (slow): every status the must-show list names, in bounded time, readable reasons."""
+
+import statistics
+import time
+from pathlib import Path
+
+import pytest
+
+from bench.harness.evaluate import evaluate
+from bench.harness.result import Status
+from bench.harness.task import EvalTask
+
+KERNELS = Path(__file__).parent / "kernels"
+pytestmark = pytest.mark.slow
+
+
+def run(kernel: str, **kw) -> "EvalResult":  # noqa: F821
+    opts = dict(workload="8p_GEMM", kernel_path=KERNELS / f"{kernel}.py", size="small", seeds=1, iters=10, blocks=2,
+                timeout_s=20)
+    opts.update(kw)
+    return evaluate(EvalTask(**opts))
+
+
+def speedups(kernel: str, n: int = 3) -> list[float]:
+    results = [run(kernel, seeds=2, iters=60, blocks=12) for _ in range(n)]
+    assert all(r.status == Status.CORRECT for r in results), [r.reason for r in results]
+    return [r.speedup_vs_baseline for r in results]
+
+
+def test_baseline_as_its_own_candidate_is_correct_with_speedup_near_one():
+    r = run("identical", seeds=3)
+    assert r.status == Status.CORRECT and r.exit_code() == 0
+    assert r.correctness.trials == 3 and r.correctness.max_abs_err == 0.0
+    assert r.correctness.timed_outputs_checked == 2
+    assert r.kernel.timing_method == "cpu_profiler_ops" and r.baseline.timing_method == "cpu_profiler_ops"
+    assert r.profile_top_ops and r.flops >= 2 * 256 * 512 * 384 and r.flops_source == "cost_analysis"
+    assert r.bytes_accessed and r.operational_intensity == pytest.approx(r.flops / r.bytes_accessed, rel=1e-3)
+    assert r.env.chip == "cpu" and r.size == "small" and r.env.jax_version and not r.env.interpret
+    assert 0.9 <= statistics.median(speedups("identical")) <= 1.1
+
+
+def test_twice_the_work_measures_about_half():
+    assert 0.40 <= statistics.median(speedups("twice")) <= 0.60
+
+
+@pytest.mark.parametrize("kernel,status,words", [
+    ("syntax_error", Status.COMPILE_ERROR, "SyntaxError"),
+    ("raises", Status.RUNTIME_ERROR, "kernel exploded at run time"),
+    ("alloc_100gb", Status.OUT_OF_MEMORY, "MemoryError"),
+    ("wrong_shape", Status.INCORRECT, "shape mismatch: expected (256, 384), got (256, 383)"),
+    ("exits", Status.CRASHED, "exited with code 0 without a verdict"),
+])
+def test_failures_get_their_status_and_a_readable_reason(kernel, status, words):
+    t = time.monotonic()
+    r = run(kernel)
+    assert r.status == status, r.reason
+    assert words in r.reason and "\n" not in r.reason and r.exit_code() == 1
+    assert r.kernel is None and time.monotonic() - t < 90
+
+
+def test_a_hanging_kernel_times_out():
+    t = time.monotonic()
+    r = run("sleeps", timeout_s=8)
+    assert r.status == Status.TIMEOUT and "compile time limit of 8 s" in r.reason
+    assert time.monotonic() - t < 8 + 90  # worker start-up on a loaded machine, then the 8 s limit
+
+
+def test_pallas_kernel_runs_in_tpu_interpret_mode():
+    r = run("pallas_gemm", iters=2, warmup=1, blocks=1)
+    assert r.status == Status.CORRECT, r.reason
+    assert r.env.interpret and r.integrity.pallas_calls == 1 and r.integrity.has_pallas
+
+
+def test_secret_seed_draws_other_inputs():
+    r = run("identical", secret_seed=12345, iters=2, blocks=1)
+    assert r.status == Status.CORRECT and r.secret_seed_used
