@@ -35,9 +35,9 @@ CONFIG = {
     "height": 32,
     "width": 32,
 }
-# small: same channels, kernel, stride and padding; batch 2 and a 4x8x32 volume (output 2x64x8x16x64),
+# small: same channels, kernel, stride and padding; batch 2 and a 2x4x32 volume (output 2x64x4x8x64);
 # W stays 32 so that the output width (2W) still equals out_channels, as the LayerNorm affine needs.
-SMALL = {"batch_size": 2, "depth": 4, "height": 8}
+SMALL = {"batch_size": 2, "depth": 2, "height": 4}
 META = {"family": "transposed conv3d + LN + GELU", "source": "KernelBench L2 #34"}
 # audit (docs/audit.md): a correct f32 computation differs by up to 0.031; MaxKernel uses atol 0.05.
 TOLERANCE = {"atol": 0.05}
