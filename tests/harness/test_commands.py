@@ -1,0 +1,55 @@
+"""The CLI: JSON that is a superset of upstream's `evaluate --json`, exit codes, list/run/info."""
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from bench.app import app
+from bench.harness import commands  # noqa: F401  registers the commands
+
+KERNELS = Path(__file__).parent / "kernels"
+runner = CliRunner()
+UPSTREAM_FIELDS = {"workload", "status", "tpu", "config", "correctness", "baseline", "kernel", "speedup_vs_baseline",
+                   "pallas_reference", "speedup_vs_pallas", "error", "traceback"}
+
+
+@pytest.mark.slow
+def test_evaluate_json_is_an_upstream_superset_and_exit_code_follows_status():
+    bad = runner.invoke(app, ["evaluate", "8p", str(KERNELS / "wrong_shape.py"), "--json", "--seeds", "1"])
+    assert bad.exit_code == 1, bad.output
+    data = json.loads(bad.output)
+    assert UPSTREAM_FIELDS <= set(data) and data["status"] == "incorrect"
+    assert {"correct", "max_diff", "reason"} <= set(data["correctness"]) and data["correctness"]["correct"] is False
+    good = runner.invoke(app, ["evaluate", "8p_GEMM", str(KERNELS / "identical.py"), "--json", "--seeds", "1",
+                               "--iters", "4", "--blocks", "2", "--warmup", "1"])
+    assert good.exit_code == 0, good.output
+    data = json.loads(good.output)
+    assert data["status"] == "correct" and data["size"] == "small" and data["env"]["jax_version"]
+    for prog in ("baseline", "kernel"):
+        assert {"median_ms", "mean_ms", "std_ms", "min_ms", "timing_method", "tflops", "utilization_pct"} <= set(data[prog])
+
+
+def test_list_reports_flops_without_allocating():
+    out = runner.invoke(app, ["list", "--json", "--size", "small"])
+    assert out.exit_code == 0, out.output
+    rows = {r["name"]: r for r in json.loads(out.output)}
+    gemm = rows["8p_GEMM"]
+    assert gemm["family"] and gemm["source"] and gemm["flops"] >= 2 * 256 * 512 * 384
+    assert all(r["flops"] for r in rows.values()), [n for n, r in rows.items() if not r["flops"]]
+
+
+def test_info_reports_the_chip_and_its_peak_source():
+    out = runner.invoke(app, ["info", "--json"])
+    data = json.loads(out.output)
+    assert data["chip"] == "cpu" and data["default_size"] == "small" and data["peak_source"] and data["jax_version"]
+
+
+@pytest.mark.slow
+def test_run_times_the_baseline_through_the_reference_worker():
+    out = runner.invoke(app, ["run", "8p", "--json", "--iters", "5", "--warmup", "1"])
+    assert out.exit_code == 0, out.output
+    (row,) = json.loads(out.output)
+    assert row["status"] == "success" and row["variant"] == "baseline" and row["num_iters"] == 5
+    assert row["timing_method"] == "cpu_profiler_ops" and row["median_ms"] > 0 and row["output_shape"] == [[256, 384]]
