@@ -90,34 +90,34 @@ def conv_transpose3d_scatter(x: np.ndarray, w: np.ndarray, stride: int, padding:
     return full[:, :, padding:padding + out_sz[0], padding:padding + out_sz[1], padding:padding + out_sz[2]]
 
 
-def softplus(y):
+def softplus(y: np.ndarray) -> np.ndarray:
     return np.logaddexp(0.0, y)
 
 
-def mish(y):
+def mish(y: np.ndarray) -> np.ndarray:
     return y * np.tanh(softplus(y))
 
 
-def sigmoid(y):
+def sigmoid(y: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-y))
 
 
-def gelu_tanh(y):
+def gelu_tanh(y: np.ndarray) -> np.ndarray:
     return 0.5 * y * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (y + 0.044715 * y**3)))
 
 
-def lse(y, axis):
+def lse(y: np.ndarray, axis: int) -> np.ndarray:
     m = y.max(axis=axis, keepdims=True)
     return (m + np.log(np.exp(y - m).sum(axis=axis, keepdims=True))).squeeze(axis)
 
 
-def standardize(y, axes, eps=1e-5):
+def standardize(y: np.ndarray, axes: tuple[int, ...], eps: float = 1e-5) -> np.ndarray:
     """(y - mean) / sqrt(biased var + eps) over `axes`, by the two-pass formula."""
     mu = y.mean(axis=axes, keepdims=True)
     return (y - mu) / np.sqrt(((y - mu) ** 2).mean(axis=axes, keepdims=True) + eps)
 
 
-def per_channel(v, ndim):
+def per_channel(v: np.ndarray, ndim: int) -> np.ndarray:
     """A (C,) vector shaped to broadcast over axis 1 of an ndim-d NC... array."""
     return v.reshape((1, -1) + (1,) * (ndim - 2))
 
