@@ -17,7 +17,8 @@ CONFIG = {
     "in_channels": 32,
     "out_channels": 64,
     "kernel_size": 3,
-    # Not upstream CONFIG keys: upstream hard-codes D, H, W = 32, 64, 64 in create_inputs; listed so SMALL can shrink them.
+    # Not upstream CONFIG keys: upstream hard-codes D, H, W = 32, 64, 64 in create_inputs;
+    # listed so SMALL can shrink them.
     "depth": 32,
     "height": 64,
     "width": 64,
