@@ -23,7 +23,7 @@ from bench.harness.result import Status
 from bench.harness.task import EvalTask
 from bench.paths import DATA_DIR
 
-pytestmark = pytest.mark.skipif(sandbox.bwrap_problem() is not None, reason=f"bubblewrap unusable: {sandbox.bwrap_problem()}")
+needs_bwrap = pytest.mark.skipif(sandbox.bwrap_problem() is not None, reason=f"bubblewrap unusable: {sandbox.bwrap_problem()}")
 
 PROBE = '''
 import json, os, socket, subprocess, sys
@@ -65,6 +65,7 @@ def _processes_with(marker: str) -> list[int]:
     return found
 
 
+@needs_bwrap
 def test_sandbox_from_inside_a_candidate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     marker = f"jaxbench-probe-{uuid.uuid4().hex}"
     planted = DATA_DIR / f"planted_{marker}.txt"
@@ -95,3 +96,14 @@ def test_sandbox_from_inside_a_candidate(tmp_path: Path, monkeypatch: pytest.Mon
     assert seen["token"] == "absent", seen
     assert survivors == [], f"background process outlived the evaluation: {survivors}"
     assert "sandbox:none" not in r.integrity.flags
+
+
+def test_unsandboxed_rows_say_so(tmp_path: Path) -> None:
+    """sandbox="none" (what "auto" falls back to without bubblewrap): the row records it, as a label only."""
+    kernel = tmp_path / "plain.py"
+    kernel.write_text("import jax.numpy as jnp\n\n\ndef workload(A, B):\n    return jnp.dot(A, B)\n")
+    r = evaluate(EvalTask(workload="8p_GEMM", kernel_path=kernel, size="small", seeds=1, warmup=1, iters=2, blocks=1,
+                          sandbox="none", timeout_s=180))
+    assert r.status == Status.CORRECT, r.reason
+    assert r.env is not None and r.env.sandbox == "none"
+    assert sorted(r.integrity.flags) == ["no_pallas", "sandbox:none"]
