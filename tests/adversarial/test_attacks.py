@@ -32,7 +32,7 @@ ATTACKS: dict[str, tuple[set[Status], set[str]]] = {
     "attack_timer_patch": ({Status.CORRECT}, {"runtime:patched", "static:timer_patch"}),
     "attack_harness_patch": ({Status.INCORRECT}, {"static:harness_import", "static:monkeypatch"}),
     "attack_trace_count": ({Status.CORRECT}, {"trace_unstable", "static:mutable_state"}),
-    "attack_input_mutation": ({Status.CORRECT, Status.INCORRECT}, {"host_callback", "static:native_memory"}),
+    "attack_input_mutation": ({Status.INCORRECT}, {"host_callback", "static:native_memory", "static:introspection"}),
     "attack_host_compute": ({Status.CORRECT}, {"host_callback", "static:host_callback"}),
     "attack_lazy_output": ({Status.COMPILE_ERROR}, set()),
     "attack_jax_config": ({Status.CORRECT}, {"runtime:jax_config_changed", "static:jax_config"}),
