@@ -14,7 +14,8 @@ CONFIG = {
     "out_channels": 24,
     "kernel_size": 3,
     "num_groups": 8,
-    # Not upstream CONFIG keys: upstream hard-codes D, H, W = 24, 32, 32 in create_inputs; listed so SMALL can shrink them.
+    # Not upstream CONFIG keys: upstream hard-codes D, H, W = 24, 32, 32 in create_inputs;
+    # listed so SMALL can shrink them.
     "depth": 24,
     "height": 32,
     "width": 32,

@@ -20,7 +20,8 @@ CONFIG = {
     "bias": True,
     "eps": 1e-05,
     "scaling_factor": 1.0,
-    # Not upstream CONFIG keys: upstream hard-codes D, H, W = 16, 32, 32 in create_inputs; listed so SMALL can shrink them.
+    # Not upstream CONFIG keys: upstream hard-codes D, H, W = 16, 32, 32 in create_inputs;
+    # listed so SMALL can shrink them.
     "depth": 16,
     "height": 32,
     "width": 32,
