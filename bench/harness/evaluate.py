@@ -180,7 +180,7 @@ class _Run:
         self.ref.send({"cmd": "reference", "seeds": self.seeds + [self.timing_seed], "size": self.base["size"],
                        "inputs_root": str(self.inputs_root)})
         try:
-            self.cand.wait_ready(STARTUP_TIMEOUT_S)
+            self.details["candidate_memory_cap"] = self.cand.wait_ready(STARTUP_TIMEOUT_S).get("memory_cap")
         except WorkerFailure as f:
             raise self.harness_failed(f, "candidate worker did not start (sandbox?)") from None
         try:
@@ -206,6 +206,7 @@ class _Run:
             self.base["operational_intensity"] = round(ref["flops"] / ref["bytes_accessed"], 4)
         if self.pallas:
             try:
+                self.pallas.wait_ready(STARTUP_TIMEOUT_S)
                 self.pallas.receive(self.task.timeout_s, "compile")
             except WorkerFailure as f:
                 self.details["pallas_reference_error"] = f.message
@@ -248,6 +249,7 @@ class _Run:
     def timing(self, verdict: Correctness) -> dict[str, Any]:
         """Interleaved blocks: baseline and candidate (and Pallas reference) alternate, ABBA order."""
         t = time.monotonic()
+        self.timing_deadline = t + self.task.timeout_s
         warmup, iters = self.iteration_counts()
         blocks = min(self.task.blocks, iters)
         sizes = [iters // blocks + (1 if b < iters % blocks else 0) for b in range(blocks)]
@@ -295,8 +297,9 @@ class _Run:
         return self.summarize(programs, traces, walls, parent_walls, verdict)
 
     def _phase(self, w: WorkerProcess, name: str, header: dict, phase: str, limit: int = 1 << 24) -> tuple[dict, list[bytes]]:
+        """One timing-phase request; the phase's time limit covers all its requests together."""
         try:
-            return w.request(header, self.task.timeout_s, phase, limit)
+            return w.request(header, max(0.1, self.timing_deadline - time.monotonic()), phase, limit)
         except WorkerFailure as f:
             if name == "kernel":
                 raise
