@@ -43,6 +43,8 @@ def tune_command(
     if not reference.interpret_ok and chip == "cpu":
         typer.echo(f"cannot tune on CPU: {reference.interpret_note}", err=True)
         raise typer.Exit(2)
+    if evaluator not in ("harness", "inprocess"):
+        raise typer.BadParameter("expected harness or inprocess", param_hint="--evaluator")
     run = evaluators.harness_evaluator() if evaluator == "harness" else evaluators.inprocess_evaluator()
 
     def show(t) -> None:
@@ -51,7 +53,7 @@ def tune_command(
 
     outcome = tune(reference, knobs, chosen_size, chip, run, on_trial=show)
     try:
-        entry = table_entry(outcome)
+        entry = table_entry(outcome, evaluator)
     except RuntimeError as e:
         typer.echo(str(e), err=True)
         raise typer.Exit(1)

@@ -71,14 +71,14 @@ def tune(reference: Reference, space: Mapping[str, Sequence[int]], size: str, ch
     return outcome
 
 
-def table_entry(outcome: TuneOutcome, today: dt.date | None = None) -> dict:
+def table_entry(outcome: TuneOutcome, evaluator: str, today: dt.date | None = None) -> dict:
     """The tuned-table entry for the winning config (raises if no config was correct)."""
     best = outcome.best
     if best is None:
         reasons = "; ".join(sorted({t.reason for t in outcome.trials}))[:500]
         raise RuntimeError(f"no correct configuration for {outcome.workload}: {reasons}")
     when = (today or dt.date.today()).isoformat()
-    provenance = f"measured by bench tune on {outcome.chip} at {when}"
+    provenance = f"measured by bench tune on {outcome.chip} at {when} ({evaluator} evaluator)"
     if not outcome.timings_meaningful:
         provenance += " (TPU interpret mode on CPU: correctness only, timings not meaningful; fastest correct config kept)"
     return {"params": dict(best.params), "size": outcome.size, "provenance": provenance,

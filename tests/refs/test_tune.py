@@ -34,7 +34,7 @@ def test_no_correct_config_means_no_entry():
     outcome = tune(gemm, {"bm": (128,), "bn": (128,), "bk": (256,)}, "small", "cpu",
                    lambda ref, params, size: Trial(params, False, None, "values differ"))
     with pytest.raises(RuntimeError, match="no correct configuration"):
-        table_entry(outcome)
+        table_entry(outcome, "inprocess")
 
 
 def test_validate_table_catches_bad_entries():
@@ -57,3 +57,4 @@ def test_bench_tune_writes_a_valid_table(tmp_path: Path):
     assert entry["params"]["bm"] == 256 and entry["params"]["bk"] in (256, 512)
     assert entry["configs_tried"] == 2 and entry["configs_correct"] == 2
     assert entry["timings_meaningful"] is False and "not meaningful" in entry["provenance"]
+    assert "inprocess evaluator" in entry["provenance"]
