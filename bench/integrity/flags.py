@@ -37,6 +37,7 @@ RUNTIME_PATCHED = "runtime:patched"  # a timer / jax / numpy / harness function 
 RUNTIME_JAX_CONFIG = "runtime:jax_config_changed"
 RUNTIME_ENVIRON = "runtime:environ_changed"
 RUNTIME_THREADS = "runtime:threads"  # more threads alive after import/calls than before
+RUNTIME_PROCESSES = "runtime:processes"  # a process started by the candidate is alive after import/compile
 TRACE_UNSTABLE = "trace_unstable"  # tracing the candidate twice gave two different programs
 
 # --- excluding: static tripwires on the source (bench.integrity.static_scan) ---------------------------
@@ -50,7 +51,7 @@ STATIC_FLAGS = frozenset(STATIC_PREFIX + name for name in (
 EXCLUDING_FLAGS = frozenset({
     HOST_CALLBACK, LARGE_CONSTANT, NATIVE_CALL, BELOW_PHYSICS_FLOOR, BELOW_BASELINE_ROOFLINE,
     SPEEDUP_ABOVE_THRESHOLD, TIMING_INCONSISTENT, INPUT_MUTATED, RUNTIME_PATCHED, RUNTIME_JAX_CONFIG,
-    RUNTIME_ENVIRON, RUNTIME_THREADS, TRACE_UNSTABLE,
+    RUNTIME_ENVIRON, RUNTIME_THREADS, RUNTIME_PROCESSES, TRACE_UNSTABLE,
 }) | STATIC_FLAGS
 
 

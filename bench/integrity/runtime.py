@@ -7,7 +7,8 @@ a snapshot taken before the candidate is imported with one taken after it was co
 - identities of the functions a measurement relies on (timers, jax dispatch/profiler, numpy reductions,
   the worker's own channel), so reassigning any of them is `runtime:patched`;
 - every jax config value (`runtime:jax_config_changed`), the environment (`runtime:environ_changed`);
-- the live Python threads (`runtime:threads`): work hidden in a thread escapes the timed region.
+- the live Python threads (`runtime:threads`) and the processes of the sandbox (`runtime:processes`):
+  work hidden in a thread or a child process escapes the timed region, and can slow the baseline's blocks.
 A candidate running in the same process could in principle also patch this module; the static scan
 (importing the harness, monkeypatching) and the parent's own checks are the layers that remain then.
 """
@@ -20,7 +21,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench.integrity.flags import RUNTIME_ENVIRON, RUNTIME_JAX_CONFIG, RUNTIME_PATCHED, RUNTIME_THREADS
+from bench.integrity.flags import (RUNTIME_ENVIRON, RUNTIME_JAX_CONFIG, RUNTIME_PATCHED, RUNTIME_PROCESSES,
+                                   RUNTIME_THREADS)
 
 #: (module, attribute) pairs whose identity must not change while the candidate is loaded.
 WATCHED: tuple[tuple[str, str], ...] = tuple(
@@ -50,6 +52,7 @@ class RuntimeSnapshot:
     jax_config: dict[str, str]
     environ: dict[str, str]
     threads: frozenset[int] = field(default_factory=frozenset)
+    processes: frozenset[int] = field(default_factory=frozenset)
 
 
 def _identity(module: str, attr: str) -> int:
@@ -96,7 +99,25 @@ def snapshot() -> RuntimeSnapshot:
         jax_config=_jax_config(),
         environ=dict(os.environ),
         threads=frozenset(t.ident or 0 for t in threading.enumerate() if t.is_alive()),
+        processes=_processes(),
     )
+
+
+def _processes() -> frozenset[int]:
+    """Processes the candidate may have started: under bubblewrap every process of the sandbox's own PID
+    namespace (detached ones included; pid 1 is bwrap's init), otherwise this process's direct children."""
+    try:
+        with open("/proc/1/comm") as f:
+            in_sandbox = f.read().strip() == "bwrap"
+        if in_sandbox:
+            return frozenset(int(p) for p in os.listdir("/proc") if p.isdigit()) - {1, os.getpid()}
+        children: set[int] = set()
+        for task in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{task}/children") as f:
+                children.update(int(c) for c in f.read().split())
+        return frozenset(children)
+    except OSError:  # no procfs: nothing to compare
+        return frozenset()
 
 
 def compare(before: RuntimeSnapshot, after: RuntimeSnapshot | None = None) -> tuple[list[str], dict[str, Any]]:
@@ -117,6 +138,10 @@ def compare(before: RuntimeSnapshot, after: RuntimeSnapshot | None = None) -> tu
     if env:
         flags.append(RUNTIME_ENVIRON)
         details["environ_changed"] = env
+    new_processes = after.processes - before.processes
+    if new_processes:
+        flags.append(RUNTIME_PROCESSES)
+        details["new_processes"] = sorted(new_processes)
     new_threads = after.threads - before.threads
     if new_threads:
         flags.append(RUNTIME_THREADS)

@@ -40,6 +40,7 @@ ATTACKS: dict[str, tuple[set[Status], set[str]]] = {
     "attack_exit_early": ({Status.CRASHED}, {"static:exit"}),
     "attack_no_pallas": ({Status.CORRECT}, {NO_PALLAS}),
     "attack_thread": ({Status.CORRECT}, {"runtime:threads", "static:threads"}),
+    "attack_background_process": ({Status.CORRECT}, {"runtime:processes", "static:subprocess"}),
     "attack_file_reference": ({Status.CORRECT}, {"static:file_access"}),
 }
 HONEST = ("honest_pallas_gemm", "honest_baseline_copy")

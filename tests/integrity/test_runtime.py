@@ -71,3 +71,17 @@ def test_retrace_flags_trace_count_switching() -> None:
     for fn, expected in ((switching, ["trace_unstable"]), (stable, [])):
         closed = jax.jit(fn).trace(x).jaxpr
         assert runtime.retrace_flags(fn, [x], (), closed) == expected
+
+
+def test_child_process_is_seen() -> None:
+    import subprocess
+    import sys
+
+    before = runtime.snapshot()
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        flags, details = runtime.compare(before)
+    finally:
+        child.kill()
+        child.wait()
+    assert "runtime:processes" in flags and child.pid in details["new_processes"]
