@@ -340,7 +340,8 @@ class _Run:
                                   baseline_flops=self.base.get("flops"), baseline_bytes=self.base.get("bytes_accessed"),
                                   speedup=fields["speedup_vs_baseline"],
                                   parent_wall_ms_per_iter=self.details.get("parent_wall_ms_per_iter"),
-                                  baseline_median_ms=fields["baseline"].median_ms)
+                                  baseline_median_ms=fields["baseline"].median_ms,
+                                  iters_per_block=kern.num_iters / max(min(self.task.blocks, kern.num_iters), 1))
         self.flags += audit.flags
         self.details.update(audit.details)
         c: Correctness = fields["correctness"]

@@ -25,12 +25,14 @@ from bench.integrity.flags import (BELOW_BASELINE_ROOFLINE, BELOW_PHYSICS_FLOOR,
                                    SPEEDUP_ABOVE_THRESHOLD, TIMING_INCONSISTENT)
 from bench.integrity.physics import SPEEDUP_AUDIT_THRESHOLD, output_floor_ms, roofline_ms
 
-#: Time per iteration the parent saw but the candidate's report does not account for ("hidden" time) is
-#: suspicious when it exceeds both the reported time itself and max(INCONSISTENT_MIN_MS, INCONSISTENT_FACTOR x
-#: the baseline's own unaccounted time). The trusted baseline worker measures, block by block next to the
-#: candidate, what pipes, output transfer and a loaded machine's scheduling add honestly; the factor leaves
-#: room for the candidate's larger reply (its timed outputs are sent back) and for uneven preemption.
-INCONSISTENT_MIN_MS = 20.0
+#: Time the parent saw with its own clock but the candidate's report does not account for ("hidden" time) is
+#: suspicious when, per iteration, it exceeds the reported time itself and, per timing block, it exceeds both
+#: INCONSISTENT_BLOCK_SLACK_MS and INCONSISTENT_FACTOR x the trusted baseline worker's own hidden time per
+#: block. Per block, because the honest extra cost is per block (the pipe round trip, the profiler start in
+#: the first block, a garbage collection before the timed calls, the timed output sent back), and is larger
+#: for the candidate (bigger heap, larger reply) than for the baseline; the baseline's blocks, interleaved
+#: with the candidate's, say how much a loaded machine adds.
+INCONSISTENT_BLOCK_SLACK_MS = 500.0
 INCONSISTENT_FACTOR = 4.0
 
 
@@ -47,21 +49,22 @@ def sandbox_flags(sandbox_name: str) -> list[str]:
 
 
 def timing_inconsistent(reported_ms: float, parent_ms: float | None, baseline_reported_ms: float | None = None,
-                        baseline_parent_ms: float | None = None) -> bool:
-    """True when the parent saw far more time per iteration than the candidate's worker reported."""
+                        baseline_parent_ms: float | None = None, iters_per_block: float = 1.0) -> bool:
+    """True when the parent saw far more time than the candidate's worker reported (all times per iteration)."""
     if parent_ms is None or reported_ms is None:
         return False
     hidden = parent_ms - reported_ms
-    honest_overhead = 0.0
+    honest = 0.0
     if baseline_parent_ms is not None and baseline_reported_ms is not None:
-        honest_overhead = max(baseline_parent_ms - baseline_reported_ms, 0.0)
-    return hidden > reported_ms and hidden > max(INCONSISTENT_MIN_MS, INCONSISTENT_FACTOR * honest_overhead)
+        honest = max(baseline_parent_ms - baseline_reported_ms, 0.0)
+    per_block = max(iters_per_block, 1.0)
+    return hidden > reported_ms and hidden * per_block > max(INCONSISTENT_BLOCK_SLACK_MS, INCONSISTENT_FACTOR * honest * per_block)
 
 
 def audit_measurement(*, kernel_median_ms: float, chip: str, output_bytes: float | None,
                       baseline_flops: float | None = None, baseline_bytes: float | None = None,
                       speedup: float | None = None, parent_wall_ms_per_iter: dict[str, float] | None = None,
-                      baseline_median_ms: float | None = None) -> MeasurementAudit:
+                      baseline_median_ms: float | None = None, iters_per_block: float = 1.0) -> MeasurementAudit:
     """All parent-side measurement checks of one correct result; the pipeline applies flags and rejection."""
     audit = MeasurementAudit()
     hard = output_floor_ms(output_bytes, chip)
@@ -77,8 +80,10 @@ def audit_measurement(*, kernel_median_ms: float, chip: str, output_bytes: float
     if speedup is not None and speedup > SPEEDUP_AUDIT_THRESHOLD:
         audit.flags.append(SPEEDUP_ABOVE_THRESHOLD)
     parent = parent_wall_ms_per_iter or {}
-    if timing_inconsistent(kernel_median_ms, parent.get("kernel"), baseline_median_ms, parent.get("baseline")):
+    if timing_inconsistent(kernel_median_ms, parent.get("kernel"), baseline_median_ms, parent.get("baseline"),
+                           iters_per_block):
         audit.flags.append(TIMING_INCONSISTENT)
         audit.details["timing_inconsistent"] = {"reported_ms": kernel_median_ms, "baseline_reported_ms": baseline_median_ms,
-                                                "parent_wall_ms_per_iter": parent}
+                                                "parent_wall_ms_per_iter": parent,
+                                                "iters_per_block": iters_per_block}
     return audit

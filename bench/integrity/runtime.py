@@ -82,9 +82,12 @@ def _identities() -> dict[str, int]:
     return out
 
 
-#: Modules imported before the snapshot: every Pallas kernel imports them, and importing them has side effects
-#: of their own (lowering a Pallas call imports jax.experimental.mosaic.gpu, which sets MOSAIC_GPU_CUDA_ROOT) that must not be blamed on the candidate.
-PREIMPORT = ("jax.experimental.pallas", "jax.experimental.pallas.tpu", "jax.experimental.mosaic.gpu")
+#: Modules imported before the snapshot: every Pallas kernel imports them, and their side effects must not be
+#: blamed on the candidate.
+PREIMPORT = ("jax.experimental.pallas", "jax.experimental.pallas.tpu")
+#: Variables libraries set for themselves on first use (lowering a Pallas call imports jax.experimental.mosaic.gpu,
+#: which sets MOSAIC_GPU_CUDA_ROOT); importing that module up front would grow every candidate worker's heap.
+LIBRARY_ENV = frozenset({"MOSAIC_GPU_CUDA_ROOT"})
 
 
 def snapshot() -> RuntimeSnapshot:
@@ -134,7 +137,8 @@ def compare(before: RuntimeSnapshot, after: RuntimeSnapshot | None = None) -> tu
     if config:
         flags.append(RUNTIME_JAX_CONFIG)
         details["jax_config_changed"] = config
-    env = sorted(k for k in set(before.environ) | set(after.environ) if before.environ.get(k) != after.environ.get(k))
+    env = sorted(k for k in (set(before.environ) | set(after.environ)) - LIBRARY_ENV
+                 if before.environ.get(k) != after.environ.get(k))
     if env:
         flags.append(RUNTIME_ENVIRON)
         details["environ_changed"] = env

@@ -44,12 +44,14 @@ def test_degenerate_task_is_audited_not_rejected() -> None:
 def test_audit_thresholds() -> None:
     assert "speedup_above_threshold" in audit_measurement(kernel_median_ms=1, chip="cpu", output_bytes=1, speedup=25).flags
     assert audit_measurement(kernel_median_ms=1, chip="cpu", output_bytes=1, speedup=16.3).flags == []
-    assert timing_inconsistent(0.5, 80.0) and not timing_inconsistent(0.004, 0.035) and not timing_inconsistent(450, 530)
     assert not timing_inconsistent(1.0, None)
-    # a loaded machine: the trusted baseline's blocks show 15 ms of honest overhead per iteration
-    assert not timing_inconsistent(1.2, 40.0, baseline_reported_ms=2.0, baseline_parent_ms=17.0)
-    assert timing_inconsistent(0.6, 80.0, baseline_reported_ms=1.9, baseline_parent_ms=7.8)  # the fake-profiler attack
-    a = audit_measurement(kernel_median_ms=0.6, chip="cpu", output_bytes=1, baseline_median_ms=1.9,
-                          parent_wall_ms_per_iter={"kernel": 80.0, "baseline": 7.8})
-    assert a.flags == ["timing_inconsistent"] and a.details["timing_inconsistent"]["reported_ms"] == 0.6
+    assert timing_inconsistent(0.5, 800.0) and not timing_inconsistent(0.004, 0.035) and not timing_inconsistent(450, 530)
+    # measured on this box: an honest copy of the baseline (3 iterations per block) vs the fake-profiler attack
+    assert not timing_inconsistent(1.81, 60.7, baseline_reported_ms=1.26, baseline_parent_ms=14.4, iters_per_block=3)
+    assert timing_inconsistent(2.5, 330.0, baseline_reported_ms=1.3, baseline_parent_ms=14.0, iters_per_block=3)
+    # a loaded machine: the trusted baseline's blocks show large honest overhead too
+    assert not timing_inconsistent(1.2, 150.0, baseline_reported_ms=2.0, baseline_parent_ms=60.0, iters_per_block=3)
+    a = audit_measurement(kernel_median_ms=2.5, chip="cpu", output_bytes=1, baseline_median_ms=1.3, iters_per_block=3,
+                          parent_wall_ms_per_iter={"kernel": 330.0, "baseline": 14.0})
+    assert a.flags == ["timing_inconsistent"] and a.details["timing_inconsistent"]["reported_ms"] == 2.5
     assert sandbox_flags("none") == ["sandbox:none"] and sandbox_flags("bwrap") == []
