@@ -23,7 +23,8 @@ from bench import HARNESS_VERSION
 from bench.harness import hardware, timing, transport
 from bench.harness.correctness import Tolerance, compare, merge
 from bench.harness.result import Correctness, Environment, EvalResult, Integrity, Status, Timing
-from bench.harness.supervisor import WorkerFailure, WorkerProcess, compilation_cache_env, timing_core
+from bench.harness.supervisor import (WorkerFailure, WorkerProcess, compilation_cache_env, raised_thread_priority,
+                                      timing_core)
 from bench.harness.task import INTERPRET_ITERS, INTERPRET_WARMUP, EvalTask
 from bench.harness.worker import BASELINE_FN, CANDIDATE_FN, module_name
 from bench.paths import BUILD_DIR, PALLAS_REFS_DIR
@@ -258,43 +259,49 @@ class _Run:
             programs.append(("pallas_reference", self.pallas, module_name(CANDIDATE_FN)))
         walls: dict[str, list[float]] = {name: [] for name, _, _ in programs}
         parent_walls: dict[str, list[float]] = {name: [] for name, _, _ in programs}
-        timed_checks, timed_reports, timed_s = 0, [], 0.0
-        ref_out = self.refs[self.timing_seed]
-        limit = 4 * self.ref_bytes + (64 << 20)
+        timed_reports: list[Correctness] = []
         core = timing_core()
         self.details["timing_core"] = core
         self.details["priority_boosted_threads"] = {name: w.prepare_for_timing(core) for name, w, _ in programs}
         try:
-            for name, w, _ in programs:
-                self._phase(w, name, {"cmd": "warmup", "n": warmup, "seed": self.timing_seed,
-                                      "inputs_root": str(self.inputs_root)}, "timing")
-            for b, n in enumerate(sizes):
-                for name, w, _ in (programs if b % 2 == 0 else programs[::-1]):
-                    t_block = time.monotonic()
-                    reply, blobs = self._phase(w, name, {"cmd": "time_block", "n": n, "return_output": name == "kernel"},
-                                               "timing", limit)
-                    parent_walls[name].append((time.monotonic() - t_block) * 1e3 / n)
-                    walls[name].extend(float(x) for x in reply["wall_ms"][:n])
-                    timed_s += sum(float(x) for x in reply["wall_ms"][:n]) / 1e3
-                    if name == "kernel":
-                        out = transport.decode_arrays(reply["output"], blobs)
-                        timed_reports.append(compare(ref_out, out, self.tolerance))
-                        timed_checks += 1
-            traces, unchanged = {}, {}
-            for name, w, _ in programs:
-                reply, blobs = self._phase(w, name, {"cmd": "finish"}, "timing", 1 << 30)
-                traces[name], unchanged[name] = (blobs[0] if blobs else None), bool(reply["inputs_unchanged"])
+            with raised_thread_priority():
+                traces, unchanged = self._timed_blocks(programs, sizes, warmup, walls, parent_walls, timed_reports)
         except WorkerFailure as f:
             raise self.candidate_failed(f, correctness=verdict, integrity_fields=self.integrity_fields) from None
+        timed_s = sum(sum(v) for v in walls.values()) / 1e3
         self.overhead["timing_outside_iterations"] = round(time.monotonic() - t - timed_s, 4)
         self.overhead["timed_iterations"] = round(timed_s, 4)
-        verdict = verdict.model_copy(update={"timed_outputs_checked": timed_checks})
+        verdict = verdict.model_copy(update={"timed_outputs_checked": len(timed_reports)})
         bad = next((r for r in timed_reports if not r.correct), None)
         if bad is not None or not unchanged["kernel"]:
             why = f"timed call output differs: {bad.reason}" if bad else "the candidate modified its input arrays"
             raise _Stop(self.result(Status.INCORRECT, why, correctness=verdict.model_copy(update={"correct": False, "reason": why}),
                                     integrity_fields=self.integrity_fields))
         return self.summarize(programs, traces, walls, parent_walls, verdict)
+
+    def _timed_blocks(self, programs: list, sizes: list[int], warmup: int, walls: dict, parent_walls: dict,
+                      timed_reports: list) -> tuple[dict, dict]:
+        """Warm up every program, run the blocks in ABBA order, then collect each worker's trace.
+        The kernel's last output of every block is compared with the timing seed's reference."""
+        ref_out = self.refs[self.timing_seed]
+        limit = 4 * self.ref_bytes + (64 << 20)
+        for name, w, _ in programs:
+            self._phase(w, name, {"cmd": "warmup", "n": warmup, "seed": self.timing_seed,
+                                  "inputs_root": str(self.inputs_root)}, "timing")
+        for b, n in enumerate(sizes):
+            for name, w, _ in (programs if b % 2 == 0 else programs[::-1]):
+                t_block = time.monotonic()
+                reply, blobs = self._phase(w, name, {"cmd": "time_block", "n": n, "return_output": name == "kernel"},
+                                           "timing", limit)
+                parent_walls[name].append((time.monotonic() - t_block) * 1e3 / n)
+                walls[name].extend(float(x) for x in reply["wall_ms"][:n])
+                if name == "kernel":
+                    timed_reports.append(compare(ref_out, transport.decode_arrays(reply["output"], blobs), self.tolerance))
+        traces, unchanged = {}, {}
+        for name, w, _ in programs:
+            reply, blobs = self._phase(w, name, {"cmd": "finish"}, "timing", 1 << 30)
+            traces[name], unchanged[name] = (blobs[0] if blobs else None), bool(reply["inputs_unchanged"])
+        return traces, unchanged
 
     def _phase(self, w: WorkerProcess, name: str, header: dict, phase: str, limit: int = 1 << 24) -> tuple[dict, list[bytes]]:
         """One timing-phase request; the phase's time limit covers all its requests together."""

@@ -6,13 +6,15 @@ Every way a worker can fail (hang, crash, signal, early exit, garbage on the cha
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
-from typing import IO
+from typing import IO, Iterator
 
 from bench.harness import transport
 from bench.paths import ROOT
@@ -41,6 +43,24 @@ def _process_tree_threads(pid: int) -> list[int]:
             except OSError:
                 pass
     return tids
+
+
+@contextlib.contextmanager
+def raised_thread_priority(nice: int = TIMING_NICE) -> Iterator[bool]:
+    """Run the calling thread (the parent driving the timing blocks) at `nice`, then restore it.
+    Between two blocks the parent must wake up promptly; at nice 0 on a loaded box it waited
+    ~100 ms per round trip. Per thread, so the rest of the parent's process is untouched."""
+    tid = threading.get_native_id()
+    try:
+        old = os.getpriority(os.PRIO_PROCESS, tid)
+        os.setpriority(os.PRIO_PROCESS, tid, nice)
+    except OSError:
+        yield False
+        return
+    try:
+        yield True
+    finally:
+        os.setpriority(os.PRIO_PROCESS, tid, old)
 
 
 def timing_core() -> int | None:

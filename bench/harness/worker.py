@@ -13,6 +13,7 @@ The worker never judges correctness: it returns outputs, the parent compares.
 from __future__ import annotations
 
 import argparse
+import gc
 import hashlib
 import importlib.util
 import os
@@ -226,10 +227,15 @@ def cmd_time_block(state: WorkerState, msg: dict) -> tuple[dict, list[bytes]]:
         state.trace_dir = tempfile.mkdtemp(prefix="jaxbench_trace_")
         jax.profiler.start_trace(state.trace_dir)
     args, walls, out = state.timing_args, [], None
-    for _ in range(int(msg["n"])):
-        t0 = time.perf_counter()
-        out = jax.block_until_ready(state.compiled(*args))
-        walls.append((time.perf_counter() - t0) * 1e3)
+    gc.collect()
+    gc.disable()  # no collector pause inside a timed call (as timeit does)
+    try:
+        for _ in range(int(msg["n"])):
+            t0 = time.perf_counter()
+            out = jax.block_until_ready(state.compiled(*args))
+            walls.append((time.perf_counter() - t0) * 1e3)
+    finally:
+        gc.enable()
     meta, blobs = transport.encode_arrays(_as_tuple(out)) if msg.get("return_output") else ([], [])
     return {"wall_ms": walls, "output": meta}, blobs
 
