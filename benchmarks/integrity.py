@@ -57,7 +57,6 @@ def check_costs(repeats: int) -> float:
     import importlib
 
     import jax
-    from jax.experimental.pallas import tpu as pltpu
 
     from bench.integrity import runtime
     from bench.integrity.jaxpr_check import inspect_jaxpr
@@ -70,6 +69,7 @@ def check_costs(repeats: int) -> float:
     before = runtime.snapshot()  # the first one also imports the Pallas modules a Pallas kernel imports anyway
     costs["runtime snapshot, first (incl. Pallas imports)"] = time.perf_counter() - t
     costs["runtime snapshot, warm"] = _median_s(runtime.snapshot, repeats)
+    from jax.experimental.pallas import tpu as pltpu
     spec = importlib.util.spec_from_file_location("honest_kernel", HONEST)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
