@@ -112,4 +112,30 @@ def workload(x, weight, bias):
     "50k_Matmul_GELU_Softmax": '''def workload(x, weight, bias):
     return fused_matmul_rows(x, weight, (bias,), epilogue=lambda y, b: softmax_rows(gelu_tanh(y + b)))
 ''',
+    "29k_Matmul_Swish_Sum_GroupNorm": '''def workload(x, weight, bias, gn_weight, gn_bias):
+    size = weight.shape[1] // 64  # CONFIG num_groups = 64 groups of contiguous features
+
+    def epilogue(y, b, g, beta):
+        return group_norm_rows(jax.nn.sigmoid(y) * y + b, size, 1e-5) * g + beta
+
+    return fused_matmul_rows(x, weight, (bias, gn_weight, gn_bias), epilogue=epilogue)
+''',
+    "45k_Gemm_GroupNorm_Swish_Multiply_Swish": '''def _epilogue(y, b, g, beta, w):
+    y = group_norm_rows(y + b, 32, 1e-5) * g + beta  # GROUP_SIZE = 8192 // 256 = 32 features
+    y = y * jax.nn.sigmoid(y) * w
+    return y * jax.nn.sigmoid(y)
+
+
+def workload(x, gemm_weight, gemm_bias, gn_weight, gn_bias, multiply_weight):
+    vectors = (gemm_bias, gn_weight, gn_bias, multiply_weight)
+    return fused_matmul_rows(x, gemm_weight, vectors, epilogue=_epilogue, transpose_w=True)
+''',
+    "49k_Matmul_AvgPool_GELU_Scale_Max": '''def _epilogue(y, b):
+    pooled = group_mean_rows(y + b, 16)  # AvgPool1d, kernel = stride = 16
+    return jnp.max(gelu_tanh(pooled) * 2.0, axis=1, keepdims=True)
+
+
+def workload(x, weight, bias):
+    return fused_matmul_rows(x, weight, (bias,), epilogue=_epilogue, out_cols=1).reshape(x.shape[0])
+''',
 }

@@ -165,6 +165,31 @@ def logsumexp_rows(y):
     return top + jnp.log(jnp.sum(jnp.exp(y - top), axis=1, keepdims=True))
 
 
+def group_onehot(n, size):
+    """(n, n // size) f32: feature f belongs to contiguous group f // size. Group statistics become MXU matmuls,
+    so no in-kernel reshape of the lane dimension is needed."""
+    feature = jax.lax.broadcasted_iota(jnp.int32, (n, n // size), 0)
+    group = jax.lax.broadcasted_iota(jnp.int32, (n, n // size), 1)
+    return (feature // size == group).astype(jnp.float32)
+
+
+def _dot(a, b):
+    return jnp.dot(a, b, precision=jax.lax.Precision.HIGHEST, preferred_element_type=jnp.float32)
+
+
+def group_mean_rows(y, size):
+    """Mean of each contiguous group of `size` features: (bm, N) -> (bm, N // size)."""
+    return _dot(y, group_onehot(y.shape[1], size)) / size
+
+
+def group_norm_rows(y, size, eps):
+    """(y - group mean) / sqrt(group biased variance + eps), groups of `size` contiguous features."""
+    onehot = group_onehot(y.shape[1], size)
+    centered = y - _dot(_dot(y, onehot) / size, onehot.T)
+    var = _dot(centered * centered, onehot) / size
+    return centered * jax.lax.rsqrt(_dot(var, onehot.T) + eps)
+
+
 def gelu_tanh(y):
     """jax.nn.gelu's default (approximate=True) form, written out so it lowers to VPU/EUP ops."""
     return 0.5 * y * (1.0 + jnp.tanh(0.7978845608028654 * (y + 0.044715 * y * y * y)))
