@@ -22,7 +22,7 @@ def run(kernel: str, **kw) -> "EvalResult":  # noqa: F821
 
 
 def speedups(kernel: str, n: int = 3) -> list[float]:
-    results = [run(kernel, seeds=2, iters=60, blocks=12) for _ in range(n)]
+    results = [run(kernel, seeds=2, iters=100, blocks=20) for _ in range(n)]
     assert all(r.status == Status.CORRECT for r in results), [r.reason for r in results]
     return [r.speedup_vs_baseline for r in results]
 
