@@ -58,6 +58,12 @@ def main() -> None:
     names = args.workloads or [w for w in DEFAULT_WORKLOADS if w in workload_ids()]
     for name in names:
         measure(name, args.repeats, args.sandbox)
+    # sandbox cost (issue #8: under 1 s per evaluation); details and integrity costs: benchmarks/integrity.py
+    from bench.harness.sandbox import startup_cost_ms
+
+    plain, boxed = startup_cost_ms()
+    print(f"\nsandbox: worker start {plain:.1f} ms plain, " + (f"{boxed:.1f} ms under bubblewrap: adds {boxed - plain:.1f} ms"
+                                                            if boxed is not None else "bubblewrap unusable here"))
 
 
 if __name__ == "__main__":

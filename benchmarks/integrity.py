@@ -14,9 +14,6 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import subprocess
-import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Callable
@@ -39,17 +36,12 @@ def _median_s(fn: Callable[[], object], repeats: int) -> float:
 def bwrap_startup(repeats: int) -> None:
     from bench.harness import sandbox
 
-    argv = [sys.executable, "-c", "pass"]
-    with tempfile.TemporaryDirectory() as scratch:
-        plain = sandbox.wrap(argv, Path(scratch), "none")
-        print(f"bubblewrap: {sandbox.bwrap_problem() or 'usable'}")
-        t_plain = _median_s(lambda: subprocess.run(plain.argv, env=plain.env, check=True), repeats)
-        print(f"  plain python start        median {t_plain * 1e3:8.1f} ms")
-        if sandbox.bwrap_problem() is None:
-            boxed = sandbox.wrap(argv, Path(scratch), "bwrap")
-            t_box = _median_s(lambda: subprocess.run(boxed.argv, env=boxed.env, check=True), repeats)
-            print(f"  sandboxed python start    median {t_box * 1e3:8.1f} ms   -> sandbox adds {(t_box - t_plain) * 1e3:.1f} ms "
-                  f"per worker start (target < 1000 ms per evaluation)")
+    plain, boxed = sandbox.startup_cost_ms(repeats)
+    print(f"bubblewrap: {sandbox.bwrap_problem() or 'usable'}")
+    print(f"  plain python start        median {plain:8.1f} ms")
+    if boxed is not None:
+        print(f"  sandboxed python start    median {boxed:8.1f} ms   -> sandbox adds {boxed - plain:.1f} ms "
+              f"per worker start (target < 1000 ms per evaluation)")
 
 
 def check_costs(repeats: int) -> float:

@@ -157,3 +157,28 @@ def wrap(argv: list[str], scratch_dir: Path, mode: str = "auto",
     if name == "none":
         return SandboxedCommand(argv=list(argv), env=env, name="none")
     return SandboxedCommand(argv=bwrap_args(scratch, device_nodes()) + list(argv), env=env, name="bwrap")
+
+
+def startup_cost_ms(repeats: int = 5) -> tuple[float, float | None]:
+    """Median ms to start and finish a trivial Python process plainly and under bubblewrap (None: unusable).
+
+    What the sandbox adds to an evaluation is this difference, once per candidate worker start; the
+    benchmarks print it (target: under 1 s).
+    """
+    import statistics
+    import tempfile
+    import time
+
+    def median_ms(cmd: SandboxedCommand) -> float:
+        times = []
+        for _ in range(repeats):
+            t = time.perf_counter()
+            subprocess.run(cmd.argv, env=cmd.env, check=True)
+            times.append((time.perf_counter() - t) * 1e3)
+        return statistics.median(times)
+
+    argv = [sys.executable, "-c", "pass"]
+    with tempfile.TemporaryDirectory() as scratch:
+        plain = median_ms(wrap(argv, Path(scratch), "none"))
+        boxed = median_ms(wrap(argv, Path(scratch), "bwrap")) if bwrap_problem() is None else None
+    return plain, boxed

@@ -158,3 +158,9 @@ def test_device_nodes_only_accelerators(monkeypatch: pytest.MonkeyPatch) -> None
     assert sandbox.device_nodes() == ["/dev/accel0", "/dev/accel1", "/dev/vfio"]
     args = sandbox.bwrap_args(Path("/tmp"), sandbox.device_nodes())
     assert args.count("--dev-bind") == 3
+
+
+def test_startup_cost_is_measured() -> None:
+    plain, boxed = sandbox.startup_cost_ms(repeats=1)
+    assert plain > 0
+    assert (boxed is None) == (sandbox.bwrap_problem() is not None)
