@@ -129,10 +129,10 @@ class _Run:
         self.kernel_copy.write_text(self.source)
         self.flags += static_flags(self.source)
         log = self.harness_dir
-        self.ref = WorkerProcess("reference", "reference worker", log / "reference.log",
-                                 extra_env=compilation_cache_env(JAX_CACHE_DIR))
         self.cand = WorkerProcess("candidate", "candidate", log / "candidate.log", memory_mb=task.memory_limit_mb,
                                   sandbox=(task.sandbox, self.scratch))
+        self.ref = WorkerProcess("reference", "reference worker", log / "reference.log",
+                                 extra_env=compilation_cache_env(JAX_CACHE_DIR))
         self.flags += sandbox_flags(self.cand.sandbox_name)
         self.workers += [self.ref, self.cand]
         self.pallas: WorkerProcess | None = None
