@@ -5,6 +5,11 @@ The parent (this module) is trusted and never imports candidate code. It starts 
 kernel under the sandbox, compiles it once, runs it), compares every output itself, alternates
 timing blocks between the two, and parses both profiler traces itself. Phases: startup, draw,
 compile, correctness, timing; each phase has its own deadline.
+
+Accelerators: on GPU both workers share the device (preallocation is off). On a TPU host, libtpu
+lets one process own the chips, so two live workers cannot both hold them: TPU runs need the
+baseline timed in a trusted process that releases the chip before the candidate starts (not
+interleaved); this path is untested here (no TPU in CI). RLIMIT_AS is skipped on TPU/GPU.
 """
 
 from __future__ import annotations
