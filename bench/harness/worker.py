@@ -312,7 +312,10 @@ def _cap_memory(memory_mb: int | None, backend: str) -> str:
 def serve(role: str, cmd_fd: int, reply_fd: int, memory_mb: int | None) -> None:
     from bench.harness.hardware import detect
 
+    from bench.harness.interpret import prime_runtime
+
     env = detect()
+    prime_runtime(env["backend"])
     state = WorkerState(role, env)
     memory = _cap_memory(memory_mb, env["backend"])
     transport.send(reply_fd, {"ok": True, "ready": True, "env": env, "memory_cap": memory, "pid": os.getpid()})
