@@ -24,10 +24,10 @@ def interpret_context(backend: str) -> contextlib.AbstractContextManager:
 def prime_runtime(backend: str) -> None:
     """Give every worker the same runtime state, whether or not its program uses Pallas.
 
-    Importing the TPU Pallas interpreter (and entering its mode once) changes the process: plain
-    XLA programs then measured ~10-40 % slower on CPU than in a process that never imported it
-    (same program, same inputs; repeated A/B runs). Candidates import it for their own kernels,
-    so the reference worker must too, or the baseline would run in a faster process."""
+    Importing the TPU Pallas interpreter (and entering its mode once) changes the process; in a few
+    A/B runs of one plain XLA program, processes that had imported it were often slower. Candidates
+    import it for their own kernels, so the reference worker does too: neither side gets a
+    different runtime state from the other."""
     if backend != "cpu":
         return
     with interpret_context(backend):
