@@ -12,7 +12,9 @@ The worker never judges correctness: it returns outputs, the parent compares.
 
 from __future__ import annotations
 
+
 import argparse
+import contextlib
 import gc
 import hashlib
 import importlib.util
@@ -202,7 +204,8 @@ def cmd_load(state: WorkerState, msg: dict) -> tuple[dict, list[bytes]]:
     closed = traced.jaxpr
     integrity = inspect_integrity(closed)
     # INTEGRITY HOOK: runtime tripwires (patched functions, jax config, env, threads, unstable trace)
-    integrity = integrity_runtime.after_load(integrity, before, fn, full, tuple(sorted(static)), closed)
+    retrace_in = (lambda: interpret_context(state.env["backend"])) if pallas else contextlib.nullcontext
+    integrity = integrity_runtime.after_load(integrity, before, fn, full, tuple(sorted(static)), closed, retrace_in)
     return {"integrity": integrity, "pallas_calls": pallas}, []
 
 

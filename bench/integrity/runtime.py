@@ -15,11 +15,12 @@ A candidate running in the same process could in principle also patch this modul
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import threading
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable, ContextManager
 
 from bench.integrity.flags import (RUNTIME_ENVIRON, RUNTIME_JAX_CONFIG, RUNTIME_PATCHED, RUNTIME_PROCESSES,
                                    RUNTIME_THREADS)
@@ -182,10 +183,16 @@ def _program_text(closed_jaxpr: Any) -> str:
 
 
 def after_load(report: dict, before: RuntimeSnapshot, fn: Any, args: list[Any], static_argnums: tuple[int, ...],
-               closed_jaxpr: Any) -> dict:
-    """The jaxpr report extended with the runtime tripwires (called once the candidate is compiled)."""
+               closed_jaxpr: Any, retrace_context: Callable[[], ContextManager[Any]] = contextlib.nullcontext) -> dict:
+    """The jaxpr report extended with the runtime tripwires (called once the candidate is compiled).
+
+    `retrace_context` must recreate the context the compiled trace was made in (TPU interpret mode on CPU
+    for Pallas kernels): a pallas_call built outside it records other parameters, and an honest kernel
+    would then look unstable.
+    """
     flags, details = compare(before)
-    flags += retrace_flags(fn, args, static_argnums, closed_jaxpr)
+    with retrace_context():
+        flags += retrace_flags(fn, args, static_argnums, closed_jaxpr)
     out = dict(report)
     out["flags"] = sorted(set(report.get("flags", [])) | set(flags))
     if details:
