@@ -15,6 +15,7 @@ interleaved); this path is untested here (no TPU in CI). RLIMIT_AS is skipped on
 from __future__ import annotations
 
 import shutil
+import statistics
 import threading
 import tempfile
 import time
@@ -24,9 +25,12 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import numpy as np
+
 from bench import HARNESS_VERSION
-from bench.harness import hardware, timing, transport
+from bench.harness import hardware, schedule, timing, transport
 from bench.harness.correctness import Tolerance, compare, merge
+from bench.harness.sandbox import resolve_mode as resolve_sandbox
 from bench.harness.result import Correctness, Environment, EvalResult, Integrity, Status, Timing
 from bench.harness.supervisor import (WorkerFailure, WorkerProcess, compilation_cache_env, raised_thread_priority,
                                       timing_core)
@@ -110,6 +114,7 @@ class _Run:
         return now
 
     def result(self, status: Status, reason: str, **fields: Any) -> EvalResult:
+        self.details["worker_intervals"] = self.intervals()
         return EvalResult(status=status, reason=reason, env=self.env, seeds=self.task.seeds,
                           secret_seed_used=self.task.secret_seed is not None,
                           integrity=Integrity(flags=sorted(set(self.flags)), details=self.details,
@@ -125,6 +130,34 @@ class _Run:
         msg = f"{what}: {getattr(f, 'message', None) or f}"
         return _Stop(self.result(Status.ERROR, msg, error=msg, traceback=getattr(f, "traceback", None)))
 
+    # -- workers
+    def spawn(self, which: str) -> WorkerProcess:
+        """Start one worker: "reference", "candidate" or "pallas". Every worker is kept for cleanup and
+        for the record of alive intervals (the exclusive schedule's promise is checked on it)."""
+        log, cache = self.harness_dir, compilation_cache_env(JAX_CACHE_DIR)
+        if which == "candidate":
+            w = WorkerProcess("candidate", "candidate", log / "candidate.log", memory_mb=self.task.memory_limit_mb,
+                              sandbox=(self.task.sandbox, self.scratch))
+            self.cand = w
+        elif which == "pallas":
+            w = WorkerProcess("candidate", "pallas reference", log / "pallas_ref.log", extra_env=cache)
+        else:
+            n = sum(1 for x in self.workers if x.name == "reference worker")
+            w = WorkerProcess("reference", "reference worker", log / f"reference{n or ''}.log", extra_env=cache)
+        self.workers.append(w)
+        return w
+
+    def end(self, w: WorkerProcess) -> None:
+        """Exclusive schedule: the worker exits (and is reaped) before the next device worker starts."""
+        t = time.monotonic()
+        w.close()
+        self._tick("worker_exit", t)
+
+    def intervals(self) -> list[dict[str, Any]]:
+        """Each worker's alive interval, seconds since the evaluation began (end None: still alive)."""
+        return [{"worker": w.name, "start_s": round(w.started - self.t0, 4),
+                 "end_s": None if w.ended is None else round(w.ended - self.t0, 4)} for w in self.workers]
+
     # -- phases
     def start(self) -> None:
         t = time.monotonic()
@@ -133,19 +166,17 @@ class _Run:
         self.kernel_copy = self.harness_dir / "kernel.py"  # the evaluation depends on the content only
         self.kernel_copy.write_text(self.source)
         self.flags += static_flags(self.source)
-        log = self.harness_dir
-        self.cand = WorkerProcess("candidate", "candidate", log / "candidate.log", memory_mb=task.memory_limit_mb,
-                                  sandbox=(task.sandbox, self.scratch))
-        self.ref = WorkerProcess("reference", "reference worker", log / "reference.log",
-                                 extra_env=compilation_cache_env(JAX_CACHE_DIR))
-        self.flags += sandbox_flags(self.cand.sandbox_name)
-        self.workers += [self.ref, self.cand]
+        self.schedule, why = schedule.resolve(task.schedule)
+        self.details.update(schedule=self.schedule, schedule_reason=why)
+        self.ref = self.spawn("reference")
+        want_pallas = task.with_pallas_reference and (PALLAS_REFS_DIR / f"{task.workload}.py").exists()
         self.pallas: WorkerProcess | None = None
-        ref_file = PALLAS_REFS_DIR / f"{task.workload}.py"
-        if task.with_pallas_reference and ref_file.exists():
-            self.pallas = WorkerProcess("candidate", "pallas reference", log / "pallas_ref.log",
-                                        extra_env=compilation_cache_env(JAX_CACHE_DIR))
-            self.workers.append(self.pallas)
+        self.pallas_wanted = want_pallas
+        if self.schedule == "interleaved":  # the other workers start alongside the reference worker
+            self.spawn("candidate")
+            self.pallas = self.spawn("pallas") if want_pallas else None
+        sandbox_name = self.cand.sandbox_name if self.cand else resolve_sandbox(task.sandbox)
+        self.flags += sandbox_flags(sandbox_name)
         threading.Thread(target=_preload_profiler_reader, daemon=True).start()
         try:
             hello = self.ref.wait_ready(STARTUP_TIMEOUT_S)
@@ -157,7 +188,10 @@ class _Run:
         self.env = Environment(backend=e["backend"], chip=e["chip"], device_kind=e["device_kind"],
                                jax_version=e["jax_version"], jaxlib_version=e["jaxlib_version"],
                                libtpu_version=e.get("libtpu_version"), harness_version=HARNESS_VERSION,
-                               sandbox=self.cand.sandbox_name)
+                               sandbox=sandbox_name)
+        problem = schedule.check_backend(self.schedule, e["backend"])
+        if problem:
+            raise self.harness_failed(Exception(problem), "schedule")
         self._tick("worker_start", t)
 
     def draw(self) -> None:
@@ -175,16 +209,27 @@ class _Run:
         self.tolerance = Tolerance.for_workload(SimpleNamespace(TOLERANCE=info["tolerance"]))
         self._tick("input_drawing", t)
 
+    def send_reference(self, w: WorkerProcess, seeds: list[int]) -> None:
+        w.send({"cmd": "reference", "seeds": seeds, "size": self.base["size"], "inputs_root": str(self.inputs_root)})
+
+    def send_load(self, w: WorkerProcess, kernel: Path) -> None:
+        w.send({"cmd": "load", "kernel_path": str(kernel), "inputs_dir": str(self.inputs_root / f"seed_{self.seeds[0]}")})
+
     def compile(self) -> None:
-        """Candidate load+compile and reference computation run at the same time (2 processes, 2 cores)."""
+        """Interleaved: candidate load+compile and reference computation at the same time (2 processes, 2 cores)."""
         t = time.monotonic()
-        first = str(self.inputs_root / f"seed_{self.seeds[0]}")
-        self.cand.send({"cmd": "load", "kernel_path": str(self.kernel_copy), "inputs_dir": first})
+        self.send_load(self.cand, self.kernel_copy)
         if self.pallas:
-            self.pallas.send({"cmd": "load", "kernel_path": str(PALLAS_REFS_DIR / f"{self.base['workload']}.py"),
-                              "inputs_dir": first})
-        self.ref.send({"cmd": "reference", "seeds": self.seeds + [self.timing_seed], "size": self.base["size"],
-                       "inputs_root": str(self.inputs_root)})
+            self.send_load(self.pallas, PALLAS_REFS_DIR / f"{self.base['workload']}.py")
+        self.send_reference(self.ref, self.seeds + [self.timing_seed])
+        self.receive_load()
+        self.receive_references()
+        if self.pallas:
+            self.receive_pallas_load()
+        self._tick("compile", t)
+
+    def receive_load(self) -> None:
+        """The candidate's load reply: its integrity report, Pallas call count, interpret mode."""
         try:
             self.details["candidate_memory_cap"] = self.cand.wait_ready(STARTUP_TIMEOUT_S).get("memory_cap")
         except WorkerFailure as f:
@@ -200,6 +245,8 @@ class _Run:
                                  "pallas_calls": int(report.get("pallas_calls", 0))}
         self.pallas_calls = int(loaded.get("pallas_calls", 0))
         self.env.interpret = self.env.backend == "cpu" and self.pallas_calls > 0
+
+    def receive_references(self) -> None:
         try:
             ref, blobs = self.ref.receive(STARTUP_TIMEOUT_S + 2 * self.task.timeout_s, "reference computation")
         except WorkerFailure as f:
@@ -210,14 +257,15 @@ class _Run:
                          bytes_accessed=ref["bytes_accessed"] or None)
         if ref["flops"] and ref["bytes_accessed"]:
             self.base["operational_intensity"] = round(ref["flops"] / ref["bytes_accessed"], 4)
-        if self.pallas:
-            try:
-                self.pallas.wait_ready(STARTUP_TIMEOUT_S)
-                self.pallas.receive(self.task.timeout_s, "compile")
-            except WorkerFailure as f:
-                self.details["pallas_reference_error"] = f.message
-                self.pallas = None
-        self._tick("compile", t)
+
+    def receive_pallas_load(self) -> None:
+        """A Pallas reference that fails to start or compile is dropped (noted), never a verdict."""
+        try:
+            self.pallas.wait_ready(STARTUP_TIMEOUT_S)
+            self.pallas.receive(self.task.timeout_s, "compile")
+        except WorkerFailure as f:
+            self.details["pallas_reference_error"] = f.message
+            self.pallas = None
 
     def correctness(self) -> Correctness:
         t = time.monotonic()
@@ -244,21 +292,23 @@ class _Run:
                                     integrity_fields=self.integrity_fields))
         return verdict
 
-    def iteration_counts(self) -> tuple[int, int]:
-        interp = self.env.interpret
+    def iteration_counts(self, interp: bool) -> tuple[int, int]:
         warmup = self.task.warmup if self.task.warmup is not None else (INTERPRET_WARMUP if interp else DEFAULT_WARMUP)
         iters = self.task.iters if self.task.iters is not None else (INTERPRET_ITERS if interp else DEFAULT_ITERS)
         if interp and (self.task.warmup is None or self.task.iters is None):
             self.details["iteration_counts"] = f"TPU interpret mode on CPU: {warmup} warmup + {iters} timed iterations"
         return warmup, iters
 
+    def block_sizes(self, iters: int) -> list[int]:
+        blocks = min(self.task.blocks, iters)
+        return [iters // blocks + (1 if b < iters % blocks else 0) for b in range(blocks)]
+
     def timing(self, verdict: Correctness) -> dict[str, Any]:
         """Interleaved blocks: baseline and candidate (and Pallas reference) alternate, ABBA order."""
         t = time.monotonic()
         self.timing_deadline = t + self.task.timeout_s
-        warmup, iters = self.iteration_counts()
-        blocks = min(self.task.blocks, iters)
-        sizes = [iters // blocks + (1 if b < iters % blocks else 0) for b in range(blocks)]
+        warmup, iters = self.iteration_counts(self.env.interpret)
+        sizes = self.block_sizes(iters)
         programs = [("baseline", self.ref, module_name(BASELINE_FN)), ("kernel", self.cand, module_name(CANDIDATE_FN))]
         if self.pallas:
             programs.append(("pallas_reference", self.pallas, module_name(CANDIDATE_FN)))
@@ -273,42 +323,58 @@ class _Run:
                 traces, unchanged = self._timed_blocks(programs, sizes, warmup, walls, parent_walls, timed_reports)
         except WorkerFailure as f:
             raise self.candidate_failed(f, correctness=verdict, integrity_fields=self.integrity_fields) from None
+        self.timing_overhead(time.monotonic() - t, walls)
+        verdict = self.check_timed_outputs(verdict, timed_reports, unchanged["kernel"])
+        return self.summarize(programs, traces, walls, parent_walls, verdict)
+
+    def timing_overhead(self, spent_s: float, walls: dict[str, list[float]]) -> None:
         timed_s = sum(sum(v) for v in walls.values()) / 1e3
-        self.overhead["timing_outside_iterations"] = round(time.monotonic() - t - timed_s, 4)
+        self.overhead["timing_outside_iterations"] = round(spent_s - timed_s, 4)
         self.overhead["timed_iterations"] = round(timed_s, 4)
+
+    def check_timed_outputs(self, verdict: Correctness, timed_reports: list[Correctness], unchanged: bool) -> Correctness:
+        """Every timed block's kernel output matched the reference, and the kernel left its inputs alone."""
         verdict = verdict.model_copy(update={"timed_outputs_checked": len(timed_reports)})
         bad = next((r for r in timed_reports if not r.correct), None)
-        if bad is not None or not unchanged["kernel"]:
+        if bad is not None or not unchanged:
             why = f"timed call output differs: {bad.reason}" if bad else "the candidate modified its input arrays"
             raise _Stop(self.result(Status.INCORRECT, why, correctness=verdict.model_copy(update={"correct": False, "reason": why}),
                                     integrity_fields=self.integrity_fields))
-        return self.summarize(programs, traces, walls, parent_walls, verdict)
+        return verdict
 
     def _timed_blocks(self, programs: list, sizes: list[int], warmup: int, walls: dict, parent_walls: dict,
                       timed_reports: list) -> tuple[dict, dict]:
-        """Warm up every program, run the blocks in ABBA order, then collect each worker's trace.
-        The kernel's last output of every block is compared with the timing seed's reference."""
-        ref_out = self.refs[self.timing_seed]
-        limit = 4 * self.ref_bytes + (64 << 20)
+        """Warm up every program, run the blocks in ABBA order, then collect each worker's trace."""
         for name, w, _ in programs:
-            self._phase(w, name, {"cmd": "warmup", "n": warmup, "seed": self.timing_seed,
-                                  "inputs_root": str(self.inputs_root)}, "timing")
+            self._warmup(w, name, warmup)
         for b, n in enumerate(sizes):
             for name, w, _ in (programs if b % 2 == 0 else programs[::-1]):
-                t_block = time.monotonic()
-                # Every program returns its last output (the same work after each block for all); the
-                # kernel's is checked against the reference.
-                reply, blobs = self._phase(w, name, {"cmd": "time_block", "n": n, "return_output": True},
-                                           "timing", limit)
-                parent_walls[name].append((time.monotonic() - t_block) * 1e3 / n)
-                walls[name].extend(float(x) for x in reply["wall_ms"][:n])
-                if name == "kernel":
-                    timed_reports.append(compare(ref_out, transport.decode_arrays(reply["output"], blobs), self.tolerance))
+                self._block(w, name, n, walls, parent_walls, timed_reports)
         traces, unchanged = {}, {}
         for name, w, _ in programs:
-            reply, blobs = self._phase(w, name, {"cmd": "finish"}, "timing", 1 << 30)
-            traces[name], unchanged[name] = (blobs[0] if blobs else None), bool(reply["inputs_unchanged"])
+            traces[name], unchanged[name] = self._finish(w, name)
         return traces, unchanged
+
+    def _warmup(self, w: WorkerProcess, name: str, n: int) -> None:
+        self._phase(w, name, {"cmd": "warmup", "n": n, "seed": self.timing_seed, "inputs_root": str(self.inputs_root)},
+                    "timing")
+
+    def _block(self, w: WorkerProcess, name: str, n: int, walls: dict, parent_walls: dict, timed_reports: list) -> None:
+        """One timing block of `n` calls. Every program returns its last output (the same work after
+        each block for all); the kernel's is compared with the timing seed's reference."""
+        t_block = time.monotonic()
+        reply, blobs = self._phase(w, name, {"cmd": "time_block", "n": n, "return_output": True}, "timing",
+                                   4 * self.ref_bytes + (64 << 20))
+        parent_walls.setdefault(name, []).append((time.monotonic() - t_block) * 1e3 / n)
+        walls.setdefault(name, []).extend(float(x) for x in reply["wall_ms"][:n])
+        if name == "kernel":
+            timed_reports.append(compare(self.refs[self.timing_seed], transport.decode_arrays(reply["output"], blobs),
+                                         self.tolerance))
+
+    def _finish(self, w: WorkerProcess, name: str) -> tuple[bytes | None, bool]:
+        """The worker's trace and whether its timing inputs were left unchanged."""
+        reply, blobs = self._phase(w, name, {"cmd": "finish"}, "timing", 1 << 30)
+        return (blobs[0] if blobs else None), bool(reply["inputs_unchanged"])
 
     def _phase(self, w: WorkerProcess, name: str, header: dict, phase: str, limit: int = 1 << 24) -> tuple[dict, list[bytes]]:
         """One timing-phase request; the phase's time limit covers all its requests together."""
@@ -318,6 +384,113 @@ class _Run:
             if name == "kernel":
                 raise
             raise self.harness_failed(f, f"{name} failed while timing") from None
+
+    # -- the exclusive schedule (one device worker alive at a time)
+    def time_alone(self, w: WorkerProcess, name: str, label: str, sizes: list[int], warmup: int, walls: dict,
+                   parent_walls: dict, timed_reports: list) -> tuple[bytes | None, bool]:
+        """Warmup, blocks and trace of one program in its worker, alone on the device; own time limit."""
+        t = time.monotonic()
+        self.timing_deadline = t + self.task.timeout_s
+        core = timing_core()
+        self.details["timing_core"] = core
+        self.details.setdefault("priority_boosted_threads", {})[label] = w.prepare_for_timing(core)
+        with raised_thread_priority():
+            self._warmup(w, name, warmup)
+            for n in sizes:
+                self._block(w, name, n, walls, parent_walls, timed_reports)
+            out = self._finish(w, name)
+        self._timing_spent += time.monotonic() - t
+        return out
+
+    def exclusive(self) -> EvalResult:
+        """A-B-A: baseline half A (reference worker, then it exits), candidate (then it exits), Pallas
+        reference (then it exits), baseline half B (a fresh reference worker). Same checks as interleaved."""
+        self._timing_spent = 0.0
+        walls: dict[str, list[float]] = {}
+        parent_walls: dict[str, list[float]] = {}
+        timed_reports: list[Correctness] = []
+        traces: dict[str, list[bytes | None]] = {"baseline": []}
+        b_warmup, b_iters = self.iteration_counts(False)  # the baseline never runs in interpret mode
+        b_sizes = self.block_sizes(b_iters)
+        half = (len(b_sizes) + 1) // 2
+        t = time.monotonic()
+        self.send_reference(self.ref, self.seeds + [self.timing_seed])
+        self.receive_references()
+        self._tick("compile", t)
+        traces["baseline"].append(self.time_alone(self.ref, "baseline", "baseline_a", b_sizes[:half], b_warmup, walls,
+                                                  parent_walls, timed_reports)[0])
+        self.end(self.ref)
+
+        t = time.monotonic()
+        self.spawn("candidate")
+        self.send_load(self.cand, self.kernel_copy)
+        self.receive_load()
+        self._tick("compile", t)
+        verdict = self.correctness()
+        k_warmup, k_iters = self.iteration_counts(self.env.interpret)
+        try:
+            trace, unchanged = self.time_alone(self.cand, "kernel", "kernel", self.block_sizes(k_iters), k_warmup, walls,
+                                               parent_walls, timed_reports)
+        except WorkerFailure as f:
+            raise self.candidate_failed(f, correctness=verdict, integrity_fields=self.integrity_fields) from None
+        traces["kernel"] = [trace]
+        self.end(self.cand)
+        verdict = self.check_timed_outputs(verdict, timed_reports, unchanged)
+
+        programs = [("baseline", None, module_name(BASELINE_FN)), ("kernel", None, module_name(CANDIDATE_FN))]
+        if self.pallas_wanted and self.time_pallas_alone(k_warmup, k_iters, walls, parent_walls, traces, timed_reports):
+            programs.append(("pallas_reference", None, module_name(CANDIDATE_FN)))
+        if b_sizes[half:]:
+            traces["baseline"].append(self.baseline_half_b(b_sizes[half:], b_warmup, walls, parent_walls, timed_reports))
+        self.timing_overhead(self._timing_spent, walls)
+        fields = self.summarize(programs, traces, walls, parent_walls, verdict)
+        self.record_halves(fields["baseline"].raw_times_ms, sum(b_sizes[:half]))
+        return self.verdict(fields)
+
+    def time_pallas_alone(self, warmup: int, iters: int, walls: dict, parent_walls: dict, traces: dict,
+                          timed_reports: list) -> bool:
+        """The Pallas reference's own exclusive phase; False (and a note) when it could not be timed."""
+        t = time.monotonic()
+        self.pallas = self.spawn("pallas")
+        self.send_load(self.pallas, PALLAS_REFS_DIR / f"{self.base['workload']}.py")
+        self.receive_pallas_load()
+        self._tick("compile", t)
+        if self.pallas is None:
+            return False
+        traces["pallas_reference"] = [self.time_alone(self.pallas, "pallas_reference", "pallas_reference",
+                                                      self.block_sizes(iters), warmup, walls, parent_walls,
+                                                      timed_reports)[0]]
+        self.end(self.pallas)
+        return True
+
+    def baseline_half_b(self, sizes: list[int], warmup: int, walls: dict, parent_walls: dict,
+                        timed_reports: list) -> bytes | None:
+        """A fresh reference worker redraws the timing inputs in memory (deterministic), recompiles the
+        baseline (persistent cache), checks its output equals half A's reference, and times half B."""
+        t = time.monotonic()
+        self.ref = self.spawn("reference")
+        try:
+            self.ref.wait_ready(STARTUP_TIMEOUT_S)
+            self.ref.request({"cmd": "draw", "workload": self.task.workload, "size": self.base["size"],
+                              "seeds": [self.timing_seed], "inputs_root": str(self.inputs_root), "save": False},
+                             STARTUP_TIMEOUT_S + self.task.timeout_s, "input drawing")
+            self.send_reference(self.ref, [self.timing_seed])
+            reply, blobs = self.ref.receive(STARTUP_TIMEOUT_S + 2 * self.task.timeout_s, "reference computation")
+        except WorkerFailure as f:
+            raise self.harness_failed(f, "the restarted reference worker failed") from None
+        again = _split_outputs(reply["outputs"], blobs)[self.timing_seed]
+        first = self.refs[self.timing_seed]
+        self.details["baseline_b_output_identical"] = len(again) == len(first) and all(
+            np.array_equal(x, y) for x, y in zip(first, again))
+        self._tick("compile", t)
+        trace = self.time_alone(self.ref, "baseline", "baseline_b", sizes, warmup, walls, parent_walls, timed_reports)[0]
+        self.end(self.ref)
+        return trace
+
+    def record_halves(self, times_ms: list[float], n_a: int) -> None:
+        """Both baseline halves' medians: drift between the phases A and B shows here."""
+        a, b = times_ms[:n_a], times_ms[n_a:]
+        self.details["baseline_halves_median_ms"] = [round(statistics.median(x), 6) for x in (a, b) if x]
 
     def summarize(self, programs: list, traces: dict, walls: dict, parent_walls: dict, verdict: Correctness) -> dict:
         t = time.monotonic()
@@ -395,10 +568,11 @@ def evaluate(task: EvalTask) -> EvalResult:
     try:
         run.start()
         run.draw()
+        if run.schedule == "exclusive":
+            return run.exclusive()
         run.compile()
         verdict = run.correctness()
-        fields = run.timing(verdict)
-        return run.verdict(fields)
+        return run.verdict(run.timing(verdict))
     except _Stop as stop:
         return stop.result
     except Exception as e:  # a harness bug: say so, never blame the candidate

@@ -135,6 +135,7 @@ class WorkerProcess:
         os.close(cmd_r)
         os.close(reply_w)
         self.ready: dict | None = None
+        self.ended: float | None = None  # monotonic time its process was seen reaped (alive interval's end)
 
     def wait_ready(self, timeout_s: float) -> dict:
         """The worker's hello (backend, device kind, versions, memory cap) once its imports are done."""
@@ -216,9 +217,15 @@ class WorkerProcess:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             pass
+        if self.ended is None and self.proc.poll() is not None:
+            self.ended = time.monotonic()
 
     def close(self) -> None:
-        """Ask the worker to exit, kill it if it does not, release the pipes."""
+        """Ask the worker to exit, kill it if it does not, release the pipes. Idempotent (the exclusive
+        schedule closes each worker when its phase ends, cleanup closes every worker again): a second
+        os.close could hit a file descriptor number reused meanwhile."""
+        if self._log.closed:
+            return
         if self.proc.poll() is None:
             self.send({"cmd": "exit"})
             try:

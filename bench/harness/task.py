@@ -27,6 +27,9 @@ class EvalTask(BaseModel):
     secret_seed: int | None = None  # draws the correctness inputs from seeds the candidate cannot know
     sandbox: Literal["auto", "bwrap", "none"] = "auto"
     with_pallas_reference: bool = False
+    # interleaved: both workers alive, blocks alternate; exclusive: one device process at a time
+    # (TPU: libtpu admits one process); auto: exclusive on a TPU host (bench.harness.schedule)
+    schedule: Literal["auto", "interleaved", "exclusive"] = "auto"
 
     def correctness_seeds(self) -> list[int]:
         """Seeds of the correctness trials: 0..n-1, or derived from the secret seed."""

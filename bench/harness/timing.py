@@ -138,20 +138,40 @@ def stats(times_ms: Sequence[float], method: str, wall_ms: Sequence[float], flop
                   utilization_pct=round(util, 3) if util is not None else None, raw_times_ms=[round(float(x), 6) for x in t])
 
 
-def program_timing(xspace: bytes | None, module: str, wall_ms: Sequence[float], flops: float | None,
-                   peak_tflops: float | None) -> tuple[Timing, list[ProfileOp], str | None]:
-    """Timing of one program from its worker's trace; wall clock when the trace cannot be trusted.
+def program_timing(xspace: bytes | None | Sequence[bytes | None], module: str, wall_ms: Sequence[float],
+                   flops: float | None, peak_tflops: float | None) -> tuple[Timing, list[ProfileOp], str | None]:
+    """Timing of one program from its worker's trace, or from the traces of the successive workers
+    that timed it (exclusive schedule: baseline halves A and B), in order; wall clock when the
+    traces cannot be trusted. Each trace is parsed on its own (run ids of two processes may collide).
     Returns (timing, top ops, note on a fallback or None)."""
+    traces = list(xspace) if isinstance(xspace, (list, tuple)) else [xspace]
     expected = len(wall_ms)
-    events = load_events(xspace) if xspace else []
-    found = module_times(events, module) if events else None
-    if found is not None and len(found.times_ms) == expected:
-        ops = top_ops(events, module, found.windows, expected)
-        return stats(found.times_ms, found.method, wall_ms, flops, peak_tflops), ops, None
-    got = 0 if found is None else len(found.times_ms)
-    note = f"trace of {module} held {got} executions, expected {expected}: wall clock used"
+    times: list[float] = []
+    op_totals: list[ProfileOp] = []
+    usable, methods = True, []
+    for blob in traces:
+        events = load_events(blob) if blob else []
+        found = module_times(events, module) if events else None
+        if found is None:
+            usable = False
+            continue
+        times.extend(found.times_ms)
+        methods.append(found.method)
+        op_totals.extend(top_ops(events, module, found.windows, 1, k=1 << 30))
+    if usable and len(times) == expected and len(set(methods)) == 1:
+        return stats(times, methods[0], wall_ms, flops, peak_tflops), _merge_ops(op_totals, expected), None
+    note = f"trace of {module} held {len(times)} executions, expected {expected}: wall clock used"
     return stats(wall_ms, "wall_clock", wall_ms, flops, peak_tflops), [], note
 
 
-def flatten_blocks(blocks: Iterable[Sequence[float]]) -> list[float]:
-    return [x for b in blocks for x in b]
+def _merge_ops(totals: Sequence[ProfileOp], n_iters: int, k: int = 10) -> list[ProfileOp]:
+    """Top-k ops per iteration from per-trace totals (top_ops with n_iters=1: totals over a trace)."""
+    total: dict[str, float] = defaultdict(float)
+    count: dict[str, int] = defaultdict(int)
+    for op in totals:
+        total[op.name] += op.total_ms
+        count[op.name] += op.count
+    grand = sum(total.values()) or 1.0
+    n = max(n_iters, 1)
+    return [ProfileOp(name=name, total_ms=round(ms / n, 6), pct=round(100 * ms / grand, 2), count=count[name] // n)
+            for name, ms in sorted(total.items(), key=lambda kv: -kv[1])[:k]]

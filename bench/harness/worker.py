@@ -122,7 +122,9 @@ def _run_on(state: WorkerState, folder: Path) -> list[Any]:
 # ---------------------------------------------------------------- reference role (trusted)
 
 def cmd_draw(state: WorkerState, msg: dict) -> tuple[dict, list[bytes]]:
-    """Draw the inputs of every seed and write them to the scratch dir for the candidate."""
+    """Draw the inputs of every seed and write them to the scratch dir for the candidate
+    (`save: false`: keep them in memory only, as a restarted reference worker of the exclusive
+    schedule does: the draw is deterministic, and the files were written by the first one)."""
     import jax.numpy as jnp
 
     from bench.harness.hardware import default_size
@@ -136,7 +138,8 @@ def cmd_draw(state: WorkerState, msg: dict) -> tuple[dict, list[bytes]]:
     for seed in msg["seeds"]:
         inputs = state.workload.create_inputs(dtype=jnp.bfloat16, size=size, seed=seed)
         arrays, static = transport.split_static(tuple(inputs), static_argnums)
-        transport.save_inputs(root / f"seed_{seed}", arrays, static)
+        if msg.get("save", True):
+            transport.save_inputs(root / f"seed_{seed}", arrays, static)
         state.drawn[seed] = list(inputs)
     config = sized_config(state.workload.CONFIG, getattr(state.workload, "SMALL", {}), size)
     return {"size": size, "workload": resolve_id(msg["workload"]), "static_argnums": list(static_argnums),
@@ -362,6 +365,11 @@ def main() -> None:
     parser.add_argument("--memory-mb", type=int, default=0)
     a = parser.parse_args()
     serve(a.role, a.cmd_fd, a.reply_fd, a.memory_mb or None)
+    # Skip the interpreter's teardown of jax (~0.5 s): the parent waits for this exit before the
+    # exclusive schedule's next device worker may start. Everything worth keeping was replied.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":
