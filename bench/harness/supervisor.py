@@ -120,7 +120,11 @@ class WorkerProcess:
         self._reply_r, reply_w = os.pipe()
         argv = [sys.executable, "-m", "bench.harness.worker", "--role", role,
                 "--cmd-fd", str(cmd_r), "--reply-fd", str(reply_w), "--memory-mb", str(memory_mb or 0)]
-        env = {**os.environ, **(extra_env or {})}
+        from bench.harness.sandbox import scrubbed_env
+
+        # Every worker gets the candidate's allow-listed environment: a variable only the reference
+        # worker saw (thread counts, allocator settings) would make the baseline run differently.
+        env = scrubbed_env(extra_env)
         self.sandbox_name = "none"
         if sandbox is not None:
             from bench.harness.sandbox import wrap
@@ -179,6 +183,7 @@ class WorkerProcess:
         except subprocess.TimeoutExpired:
             self.kill()
             return "closed its reply channel without a verdict"
+        self.ended = self.ended or time.monotonic()
         if code < 0:
             sig = signal.Signals(-code).name
             hint = " (possibly the out-of-memory killer)" if sig == "SIGKILL" else ""

@@ -96,9 +96,19 @@ def _trace(state: WorkerState, fn: Callable, name: str, folder: Path) -> Any:
 
 
 def _compile(state: WorkerState, fn: Callable, name: str, folder: Path) -> Any:
-    """Trace and compile `fn` once; returns the jaxpr of the very program compiled."""
+    """Trace and compile `fn` once; returns the jaxpr of the very program compiled.
+    The reference worker has the persistent compilation cache (for drawing inputs), the candidate
+    never does: the baseline program is compiled fresh, by the same path as the candidate's, not
+    deserialized from the cache."""
+    import jax
+
     traced = _trace(state, fn, name, folder)
-    state.compiled = traced.lower().compile()
+    cached = jax.config.jax_enable_compilation_cache
+    jax.config.update("jax_enable_compilation_cache", False)
+    try:
+        state.compiled = traced.lower().compile()
+    finally:
+        jax.config.update("jax_enable_compilation_cache", cached)
     return traced.jaxpr
 
 
