@@ -12,7 +12,6 @@ The worker never judges correctness: it returns outputs, the parent compares.
 
 from __future__ import annotations
 
-
 import argparse
 import contextlib
 import gc
@@ -204,15 +203,14 @@ def cmd_load(state: WorkerState, msg: dict) -> tuple[dict, list[bytes]]:
             raise _Verdict("compile_error", "the kernel file defines no callable `workload`")
         args, static, count = _device_args(folder)
         full = transport.join_static(args, static, count)
-        traced = _trace(state, fn, CANDIDATE_FN, folder)
+        traced = _trace(state, fn, CANDIDATE_FN, folder)  # the one and only trace: inspected == compiled
         pallas = count_pallas_calls(traced.jaxpr)
         if pallas:
             state.compiled = traced.lower().compile()
     if not pallas:
-        # Without Pallas, trace and compile outside the interpret context, exactly as the baseline is
-        # built (the context only matters for building pallas_calls). Still one trace inspected == compiled.
-        traced = _trace(state, fn, CANDIDATE_FN, folder)
-        pallas = count_pallas_calls(traced.jaxpr)
+        # Without Pallas, lower and compile the same trace outside the interpret context, exactly as the
+        # baseline is built (the context only matters for building pallas_calls). Tracing again here would
+        # compile a second trace, which a trace-count-switching kernel controls.
         state.compiled = traced.lower().compile()
     closed = traced.jaxpr
     integrity = inspect_integrity(closed)
