@@ -52,9 +52,11 @@ def test_identical_kernel_is_correct_and_device_workers_never_overlap():
 
 @pytest.mark.slow
 def test_twice_the_work_measures_about_half_in_exclusive_mode():
-    results = [run("twice", iters=60, blocks=6) for _ in range(3)]
+    # Wider than the interleaved test's 0.40-0.60: here the baseline and the kernel are timed in
+    # different time windows, so load from other processes on a shared CI box does not cancel out.
+    results = [run("twice", iters=100, blocks=4) for _ in range(3)]
     assert all(r.status == Status.CORRECT for r in results), [r.reason for r in results]
-    assert 0.40 <= statistics.median(r.speedup_vs_baseline for r in results) <= 0.60
+    assert 0.35 <= statistics.median(r.speedup_vs_baseline for r in results) <= 0.65
 
 
 @pytest.mark.slow
