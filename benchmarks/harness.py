@@ -2,7 +2,7 @@
 wall time per evaluation, time outside the timed iterations per phase, and the spread of
 speedups measured for a kernel identical to the baseline (target 1.00 +/- 0.03, median of 5).
 
-    .venv/bin/python benchmarks/harness.py [--workloads 8p_GEMM 41k_Gemm_Add_ReLU] [--repeats 5]
+    .venv/bin/python benchmarks/harness.py [--workloads 8p_GEMM 41k_Gemm_Add_ReLU] [--repeats 5] [--schedule exclusive]
 """
 
 from __future__ import annotations
@@ -27,10 +27,11 @@ def identical_kernel(workload: str, folder: Path) -> Path:
     return path
 
 
-def measure(workload: str, repeats: int, sandbox: str) -> None:
+def measure(workload: str, repeats: int, sandbox: str, schedule: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         kernel = identical_kernel(workload, Path(tmp))
-        results = [evaluate(EvalTask(workload=workload, kernel_path=kernel, size="small", sandbox=sandbox))
+        results = [evaluate(EvalTask(workload=workload, kernel_path=kernel, size="small", sandbox=sandbox,
+                                    schedule=schedule))
                    for _ in range(repeats)]
     bad = [r for r in results if r.status.value != "correct"]
     if bad:
@@ -39,7 +40,8 @@ def measure(workload: str, repeats: int, sandbox: str) -> None:
     speedups = [r.speedup_vs_baseline for r in results]
     walls = [r.wall_time_s for r in results]
     phases = sorted({p for r in results for p in r.overhead_s})
-    print(f"\n{workload} (small, {results[0].kernel.timing_method}, sandbox {results[0].env.sandbox}), {repeats} evaluations")
+    print(f"\n{workload} (small, {results[0].kernel.timing_method}, sandbox {results[0].env.sandbox}, "
+          f"{results[0].integrity.details.get('schedule')} schedule), {repeats} evaluations")
     print(f"  wall per evaluation   median {statistics.median(walls):6.2f} s   max {max(walls):6.2f} s")
     for p in phases:
         vals = [r.overhead_s.get(p, 0.0) for r in results]
@@ -54,10 +56,11 @@ def main() -> None:
     parser.add_argument("--workloads", nargs="*", default=None)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--sandbox", default="auto", choices=("auto", "bwrap", "none"))
+    parser.add_argument("--schedule", default="auto", choices=("auto", "interleaved", "exclusive"))
     args = parser.parse_args()
     names = args.workloads or [w for w in DEFAULT_WORKLOADS if w in workload_ids()]
     for name in names:
-        measure(name, args.repeats, args.sandbox)
+        measure(name, args.repeats, args.sandbox, args.schedule)
     # sandbox cost (issue #8: under 1 s per evaluation); details and integrity costs: benchmarks/integrity.py
     from bench.harness.sandbox import startup_cost_ms
 

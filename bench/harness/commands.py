@@ -32,6 +32,7 @@ def evaluate(
     sandbox: str = typer.Option("auto", help="auto | bwrap | none"),
     secret_seed_env: Optional[str] = typer.Option(None, help="environment variable holding a secret integer seed"),
     with_pallas_reference: bool = typer.Option(False, help="also time pallas_refs/<id>.py"),
+    schedule: str = typer.Option("auto", help="auto | interleaved | exclusive (one device process at a time; auto: on TPU)"),
 ) -> None:
     """Check a candidate kernel against the workload's XLA baseline and time both. Exit code 0 only when correct."""
     from bench.harness.evaluate import evaluate as run_evaluation
@@ -50,7 +51,7 @@ def evaluate(
         raise typer.BadParameter(str(e.args[0])) from None
     task = EvalTask(workload=workload_id, kernel_path=kernel, size=size, seeds=seeds, warmup=warmup, iters=iters,
                     blocks=blocks, timeout_s=timeout, memory_limit_mb=memory_mb or None, secret_seed=secret,
-                    sandbox=sandbox, with_pallas_reference=with_pallas_reference)
+                    sandbox=sandbox, with_pallas_reference=with_pallas_reference, schedule=schedule)
     result = run_evaluation(task)
     if as_json:
         print(result.model_dump_json(indent=2))

@@ -2,14 +2,18 @@
 
 The parent (this module) is trusted and never imports candidate code. It starts a reference worker
 (draws inputs, computes reference outputs, times the baseline) and a candidate worker (imports the
-kernel under the sandbox, compiles it once, runs it), compares every output itself, alternates
-timing blocks between the two, and parses both profiler traces itself. Phases: startup, draw,
-compile, correctness, timing; each phase has its own deadline.
+kernel under the sandbox, compiles it once, runs it), compares every output itself, times both, and
+parses every profiler trace itself. Phases: startup, draw, compile, correctness, timing; each phase
+has its own deadline.
 
-Accelerators: on GPU both workers share the device (preallocation is off). On a TPU host, libtpu
-lets one process own the chips, so two live workers cannot both hold them: TPU runs need the
-baseline timed in a trusted process that releases the chip before the candidate starts (not
-interleaved); this path is untested here (no TPU in CI). RLIMIT_AS is skipped on TPU/GPU.
+Two schedules (bench.harness.schedule; recorded in integrity.details["schedule"]):
+- interleaved (CPU, GPU): both workers alive together, timing blocks alternate (ABBA), so load from
+  other processes hits both programs alike. On GPU both share the device (preallocation is off).
+- exclusive (auto on TPU hosts: libtpu lets ONE process own the chips): never two device workers
+  alive at once. Reference worker: references + baseline half A, exits; candidate: load, correctness,
+  timing, exits; Pallas reference likewise; a fresh reference worker times baseline half B (A-B-A:
+  both halves' medians in details, all blocks in the baseline median). Each worker's alive interval
+  is recorded in details["worker_intervals"]. RLIMIT_AS is skipped on TPU/GPU.
 """
 
 from __future__ import annotations
