@@ -13,14 +13,20 @@ from bench.harness.task import EvalTask
 KERNELS = Path(__file__).parent / "kernels"
 
 
-def test_auto_is_exclusive_only_on_a_tpu_host(tmp_path):
+def test_auto_is_exclusive_only_on_a_tpu_host(tmp_path, monkeypatch):
     assert schedule.resolve("interleaved") == ("interleaved", "requested")
     assert schedule.resolve("exclusive", {"JAX_PLATFORMS": "cpu"})[0] == "exclusive"
     (tmp_path / "accel0").touch()
     globs = (str(tmp_path / "accel*"),)
+    real_find_spec = schedule.importlib.util.find_spec
+    monkeypatch.setattr(schedule.importlib.util, "find_spec", lambda name: object() if name == "libtpu" else real_find_spec(name))
+    assert schedule.tpu_host({}, globs) and schedule.tpu_host({"JAX_PLATFORMS": "tpu,cpu"}, globs)
     assert not schedule.tpu_host({"JAX_PLATFORMS": "cpu"}, globs)  # TPU excluded by the platform list
     assert not schedule.tpu_host({}, (str(tmp_path / "none*"),))  # no device files
-    assert schedule.resolve("auto")[0] == "interleaved"  # this CI host has no TPU
+    monkeypatch.setattr(schedule, "tpu_host", lambda environ=None: True)
+    assert schedule.resolve("auto")[0] == "exclusive"
+    monkeypatch.setattr(schedule, "tpu_host", lambda environ=None: False)
+    assert schedule.resolve("auto")[0] == "interleaved"
     assert schedule.check_backend("interleaved", "tpu") and schedule.check_backend("exclusive", "tpu") is None
     assert schedule.check_backend("interleaved", "cpu") is None
 
