@@ -36,7 +36,10 @@ def test_baseline_as_its_own_candidate_is_correct_with_speedup_near_one():
     assert r.profile_top_ops and r.flops >= 2 * 256 * 512 * 384 and r.flops_source == "cost_analysis"
     assert r.bytes_accessed and r.operational_intensity == pytest.approx(r.flops / r.bytes_accessed, rel=1e-3)
     assert r.env.chip == "cpu" and r.size == "small" and r.env.jax_version and not r.env.interpret
-    assert 0.9 <= statistics.median(speedups("identical", n=5)) <= 1.1
+    # Each evaluation runs in fresh worker processes, and on this 2-vCPU VM a process sometimes lands in a
+    # slower state for the whole run (per-evaluation medians of one program vary ~0.8-1.3x): the median over
+    # 9 evaluations, not 5, keeps this check about the harness (no systematic bias), not about the VM.
+    assert 0.9 <= statistics.median(speedups("identical", n=9)) <= 1.1
 
 
 def test_twice_the_work_measures_about_half():
