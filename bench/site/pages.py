@@ -46,6 +46,16 @@ def t(value: Any) -> str:
     return "—" if value is None or value == "" else str(value)
 
 
+def brief(value: Any, limit: int = 45) -> Markup:
+    """A long text cut to `limit` characters for a table cell (so the numbers stay on screen); the whole
+    text stays readable as the cell's tooltip. Both escaped."""
+    full = t(value)
+    if len(full) <= limit:
+        return Markup(escape(full))
+    short = full[:limit].rsplit(" ", 1)[0].rstrip(",;:.(") + "…"
+    return Markup(f'<span title="{escape(full)}">{escape(short)}</span>')
+
+
 def page_title(value: Any) -> Markup:
     """A front-matter title (a JSON string is valid YAML). Escaped twice: material's template runs the title
     through `striptags`, which un-escapes entities once, and prints it unescaped into <title>."""
@@ -118,7 +128,7 @@ def _environment() -> Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    env.filters.update(t=t, page_title=page_title, md=md, speedup=speedup, ms=ms, pct=pct, num=num, sci=sci, sortval=sortval, as_list=as_list)
+    env.filters.update(t=t, brief=brief, page_title=page_title, md=md, speedup=speedup, ms=ms, pct=pct, num=num, sci=sci, sortval=sortval, as_list=as_list)
     env.globals.update(link=link, plot=plot, figures=figures, slug=slug)
     return env
 
