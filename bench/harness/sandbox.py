@@ -78,12 +78,28 @@ def device_nodes() -> list[str]:
     return found
 
 
+def _needed_paths() -> list[str]:
+    """What the worker must see: the project (code, inputs under build/) and the Python environment."""
+    from bench.paths import ROOT
+
+    paths = {Path(ROOT), Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).parent}
+    return sorted({str(p.resolve()) for p in paths})
+
+
+def _under_tmp(paths: Iterable[str]) -> list[str]:
+    """The private /tmp hides whatever lives below /tmp (a checkout or venv there, as in a CI clone):
+    those paths are bound back read-only, outermost first, after the tmpfs is mounted."""
+    inside = [p for p in paths if p == "/tmp" or p.startswith("/tmp/")]
+    return [p for p in inside if not any(p != q and p.startswith(q + "/") for q in inside)]
+
+
 def bwrap_args(scratch_dir: Path, devices: Iterable[str] = ()) -> list[str]:
     """The bubblewrap prefix: read-only root, writable scratch, private /tmp, /dev and /proc, no network."""
     scratch = str(Path(scratch_dir).resolve())
     args = ["bwrap",
             "--ro-bind", "/", "/",
             "--tmpfs", "/tmp",
+            *[a for p in _under_tmp(_needed_paths()) for a in ("--ro-bind", p, p)],
             "--dev", "/dev",
             "--proc", "/proc",
             "--bind", scratch, scratch,
