@@ -147,6 +147,10 @@ class Metrics:
         speedup_vs_hand_tuned}]"""
         return self.query("handtuned_vs_xla", track=track)
 
+    def submissions(self) -> list[dict]:
+        """[{submission, name, kind, method, model, date, ...}]: metadata snapshotted at ingest."""
+        return self.query("submissions")
+
     def flags(self, track: str) -> list[dict]:
         """[{track, submission, workload, content_hash, flag, excluding, pending, verdict, verdict_by, ...}]"""
         return self.query("flags", track=track)

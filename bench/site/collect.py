@@ -38,6 +38,7 @@ class MetricsSource(Protocol):
     def roofline(self, track: str) -> list[Row]: ...
     def handtuned_vs_xla(self, track: str) -> list[Row]: ...
     def flags(self, track: str) -> list[Row]: ...
+    def submissions(self) -> list[Row]: ...
 
 
 @dataclass
@@ -180,17 +181,9 @@ def collect(metrics: MetricsSource, workloads: list[Workload], submissions: dict
     )
 
 
-def submission_metadata(metrics: Any) -> dict[str, Row]:
-    """Submission metadata as the dataset snapshotted it at ingest (its `submissions` view, latest per id).
-
-    The metrics API has no method for it; this reads the dataset's own view through its connection.
-    """
-    con = getattr(metrics, "con", None)
-    if con is None:
-        return {}
-    cur = con.execute("SELECT * FROM submissions ORDER BY submission")
-    cols = [c[0] for c in cur.description]
-    return {row["submission"]: row for row in (dict(zip(cols, r)) for r in cur.fetchall())}
+def submission_metadata(metrics: MetricsSource) -> dict[str, Row]:
+    """Submission metadata as the dataset snapshotted it at ingest, keyed by submission id."""
+    return {row["submission"]: row for row in metrics.submissions()}
 
 
 def _collect_track(metrics: MetricsSource, t: Row, workloads: list[Workload]) -> Track:
