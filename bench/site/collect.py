@@ -75,11 +75,13 @@ class Track:
         return re.sub(r"[^A-Za-z0-9._-]+", "-", self.id)
 
     def names(self) -> dict[str, str]:
-        """submission -> legend label ("method · name"), in leaderboard order."""
+        """submission -> legend label, in leaderboard order: "method · name" when the method is a short name
+        that the submission's name lacks; the name alone when the method is a description (a legend line)."""
         out = {}
         for r in self.leaderboard:
             label = r.get("name") or r["submission"]
-            out[r["submission"]] = f"{r['method']} · {label}" if r.get("method") and r["method"] != label else label
+            method = r.get("method") or ""
+            out[r["submission"]] = f"{method} · {label}" if method and len(method) <= 30 and method not in label else label
         return out
 
     def top(self, rows: list[Row], k: int = TOP_K) -> list[Row]:

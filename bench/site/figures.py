@@ -88,6 +88,13 @@ def fast1_curves(rows: Iterable[Row], names: dict[str, str],
     }
 
 
+def _workload_axis(ids: list[str]) -> dict[str, Any]:
+    """Bar traces keyed by workload: short ids on the axis ("19k"), the full id on hover. Full ids
+    as tick labels took most of the figure's height and squashed the bars."""
+    return {"x": [w.split("_", 1)[0] for w in ids], "customdata": list(ids),
+            "hovertemplate": "%{customdata}: %{y:.3g}x<extra>%{fullData.name}</extra>"}
+
+
 def per_benchmark_best(rows: Iterable[Row], names: dict[str, str],
                        title: str = "Best speedup over XLA per workload") -> Figure:
     """Grouped bars: per workload, each submission's best correct speedup (the paper's Figure 6)."""
@@ -97,7 +104,7 @@ def per_benchmark_best(rows: Iterable[Row], names: dict[str, str],
     for r in rows:
         series[r["submission"]][r["workload"]] = r.get("best_speedup")
     data = [
-        {"type": "bar", "name": _name(names, sub), "x": workloads, "y": [vals.get(w) for w in workloads]}
+        {"type": "bar", "name": _name(names, sub), **_workload_axis(workloads), "y": [vals.get(w) for w in workloads]}
         for sub, vals in series.items()
     ]
     return {
@@ -217,7 +224,7 @@ def submission_bars(rows: Iterable[Row], title: str) -> Figure:
             {
                 "type": "bar",
                 "name": "speedup",
-                "x": [r["workload"] for r in rows],
+                **_workload_axis([r["workload"] for r in rows]),
                 "y": [r.get("speedup") if r.get("status") == "correct" else None for r in rows],
             }
         ],
