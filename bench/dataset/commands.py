@@ -45,7 +45,7 @@ def ingest(
     size: Optional[str] = typer.Option(None, help="full | small (default: full on TPU/GPU, small on CPU)"),
     chip: Optional[str] = typer.Option(None, help="track chip (default: detected)"),
     official: bool = typer.Option(False, help="official run: refuse unless the bubblewrap sandbox works; secret seeds"),
-    workers: Optional[int] = typer.Option(None, help="parallel evaluations (default: CPU cores)"),
+    workers: Optional[int] = typer.Option(None, help="parallel evaluations (default 1: parallel evaluations on one host disturb each other's timings)"),
     force: bool = typer.Option(False, help="re-evaluate even when a current result exists"),
     data_dir: Path = typer.Option(DATA_DIR, help="dataset folder"),
     submissions_dir: Path = typer.Option(SUBMISSIONS_DIR, help="submissions folder"),
