@@ -9,7 +9,7 @@ from typing import Any, Optional
 
 import typer
 from rich.console import Console
-from rich.table import Table
+from rich.table import Column, Table
 
 from bench.app import app
 from bench.harness.result import EvalResult, Status
@@ -136,7 +136,9 @@ def list_workloads(
     if as_json:
         print(json.dumps(rows, indent=2, default=str))
         return
-    table = Table("id", "family", "source", f"GFLOP ({size})", "flops from")
+    # Ids are what users type: never cut them, whatever the terminal width (the other columns wrap).
+    table = Table(Column("id", no_wrap=True, min_width=max(len(r["name"]) for r in rows)),
+                  "family", "source", f"GFLOP ({size})", "flops from")
     for r in rows:
         table.add_row(r["name"], r["family"], r["source"], f"{r['flops'] / 1e9:.3f}" if r["flops"] else "-", r["flops_source"])
     console.print(table)
