@@ -43,7 +43,9 @@ def test_baseline_as_its_own_candidate_is_correct_with_speedup_near_one():
 
 
 def test_twice_the_work_measures_about_half():
-    assert 0.40 <= statistics.median(speedups("twice")) <= 0.60
+    # Median of 7 fresh evaluations: see the identical-kernel test (per-process speed differs on this VM;
+    # 3 evaluations once gave 0.51, 0.39, 0.37).
+    assert 0.40 <= statistics.median(speedups("twice", n=7)) <= 0.60
 
 
 @pytest.mark.parametrize("kernel,status,words", [
