@@ -60,9 +60,12 @@ def test_identical_kernel_is_correct_and_device_workers_never_overlap():
 def test_twice_the_work_measures_about_half_in_exclusive_mode():
     # Wider than the interleaved test's 0.40-0.60: here the baseline and the kernel are timed in
     # different time windows, so load from other processes on a shared CI box does not cancel out.
-    results = [run("twice", iters=100, blocks=4) for _ in range(3)]
+    # Three processes take part (reference, candidate, reference), each with its own speed on this VM
+    # (benchmarks/cpu_noise.py): the median of 7 evaluations, as 3 gave outliers.
+    results = [run("twice", iters=100, blocks=4) for _ in range(7)]
     assert all(r.status == Status.CORRECT for r in results), [r.reason for r in results]
-    assert 0.35 <= statistics.median(r.speedup_vs_baseline for r in results) <= 0.65
+    speedups = [r.speedup_vs_baseline for r in results]
+    assert 0.35 <= statistics.median(speedups) <= 0.65, speedups
 
 
 @pytest.mark.slow
