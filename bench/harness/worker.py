@@ -13,7 +13,6 @@ The worker never judges correctness: it returns outputs, the parent compares.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import gc
 import hashlib
 import importlib.util
@@ -215,8 +214,9 @@ def cmd_load(state: WorkerState, msg: dict) -> tuple[dict, list[bytes]]:
     closed = traced.jaxpr
     integrity = inspect_integrity(closed)
     # INTEGRITY HOOK: runtime tripwires (patched functions, jax config, env, threads, unstable trace)
-    retrace_in = (lambda: interpret_context(state.env["backend"])) if pallas else contextlib.nullcontext
-    integrity = integrity_runtime.after_load(integrity, before, fn, full, tuple(sorted(static)), closed, retrace_in)
+    # The retrace runs in the context the one trace was made in (the interpret context, Pallas or not).
+    integrity = integrity_runtime.after_load(integrity, before, fn, full, tuple(sorted(static)), closed,
+                                             lambda: interpret_context(state.env["backend"]))
     return {"integrity": integrity, "pallas_calls": pallas}, []
 
 
