@@ -13,6 +13,8 @@ from functools import lru_cache
 from types import ModuleType
 from typing import Any
 
+from pathlib import Path
+
 from bench.paths import WORKLOADS_DIR
 
 _ID_RE = re.compile(r"^(\d+)([pk])_\w+$")
@@ -39,6 +41,11 @@ def resolve_id(name: str) -> str:
     if len(matches) == 1:
         return matches[0]
     raise KeyError(f"unknown workload {name!r}" + (f"; did you mean one of {matches}?" if matches else ""))
+
+
+def workload_file(workload_id: str) -> Path:
+    """The source file of a workload (the harness's baseline timer loads it as a kernel file)."""
+    return WORKLOADS_DIR / f"{resolve_id(workload_id)}.py"
 
 
 def load_workload(workload_id: str) -> ModuleType:

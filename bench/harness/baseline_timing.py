@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.harness import hardware, timing
-from bench.harness.supervisor import WorkerFailure, WorkerProcess, compilation_cache_env, timing_core
+from bench.harness.supervisor import (WorkerFailure, WorkerProcess, compilation_cache_env, timing_core,
+                                      timing_isolation)
 from bench.harness.worker import BASELINE_FN, module_name
 from bench.paths import BUILD_DIR
 
@@ -36,14 +37,21 @@ def time_baseline(workload: str, size: str | None, warmup: int = 5, iters: int =
         row.update(name=info["workload"], size=info["size"], config=info["config"])
         ref, _ = worker.request({"cmd": "reference", "seeds": [None], "size": info["size"],
                                  "inputs_root": str(folder / "inputs")}, timeout_s, "compile")
-        worker.prepare_for_timing(timing_core())
-        worker.request({"cmd": "warmup", "n": warmup, "seed": None, "inputs_root": str(folder / "inputs")},
-                       timeout_s, "warmup")
-        block, _ = worker.request({"cmd": "time_block", "n": iters}, timeout_s, "timing")
-        _, blobs = worker.request({"cmd": "finish"}, timeout_s, "timing", 1 << 30)
+        core = timing_core()
+        worker.prepare_for_timing(core)
+        traced = env["backend"] != "cpu"  # CPU: untraced timed calls + a profile pass (harness/timing.py)
+        with timing_isolation(core):
+            worker.request({"cmd": "warmup", "n": warmup, "seed": None, "inputs_root": str(folder / "inputs")},
+                           timeout_s, "warmup")
+            block, _ = worker.request({"cmd": "time_block", "n": iters, "trace": traced}, timeout_s, "timing")
+            _, blobs = worker.request({"cmd": "finish", "profile_iters": 0 if traced else timing.PROFILE_ITERS}, timeout_s,
+                                      "timing", 1 << 30)
         spec = hardware.chip_spec(env["chip"])
-        tm, ops, note = timing.program_timing(blobs[0] if blobs else None, module_name(BASELINE_FN), block["wall_ms"],
-                                              ref["flops"] or None, spec.peak_bf16_tflops if spec else None)
+        tm, ops, note, profiled_ms = timing.program_timing(blobs[0] if blobs else None, module_name(BASELINE_FN),
+                                                           block["wall_ms"], ref["flops"] or None,
+                                                           spec.peak_bf16_tflops if spec else None, traced=traced)
+        if profiled_ms is not None:
+            row["profiled_median_ms"] = profiled_ms
         row.update(status="success", xla_flops=ref["flops"], flops_source=ref["flops_source"],
                    bytes_accessed=ref["bytes_accessed"], output_shape=[m["shape"] for m in ref["outputs"]["None"]],
                    **{k: v for k, v in tm.model_dump().items() if k != "raw_times_ms"},

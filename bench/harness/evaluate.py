@@ -36,11 +36,12 @@ from bench.harness import hardware, schedule, timing, transport
 from bench.harness.correctness import Tolerance, compare, merge
 from bench.harness.sandbox import resolve_mode as resolve_sandbox
 from bench.harness.result import Correctness, Environment, EvalResult, Integrity, Status, Timing
-from bench.harness.supervisor import (WorkerFailure, WorkerProcess, compilation_cache_env, raised_thread_priority,
+from bench.harness.supervisor import (WorkerFailure, WorkerProcess, compilation_cache_env, timing_isolation,
                                       timing_core)
 from bench.harness.task import INTERPRET_ITERS, INTERPRET_WARMUP, EvalTask
 from bench.harness.worker import BASELINE_FN, CANDIDATE_FN, module_name
 from bench.paths import BUILD_DIR, PALLAS_REFS_DIR
+from bench.registry import workload_file
 
 EVAL_DIR = BUILD_DIR / "eval"
 JAX_CACHE_DIR = BUILD_DIR / "jax_cache"  # trusted workers' persistent compilation cache
@@ -106,12 +107,20 @@ class _Run:
         EVAL_DIR.mkdir(parents=True, exist_ok=True)
         self.harness_dir = Path(tempfile.mkdtemp(prefix="eval_", dir=EVAL_DIR))  # inputs, kernel copy, logs
         self.scratch = Path(tempfile.mkdtemp(prefix="scratch_", dir=EVAL_DIR))  # the candidate's writable HOME/TMPDIR
+        self.timer_scratch = Path(tempfile.mkdtemp(prefix="scratch_", dir=EVAL_DIR))  # the baseline timer's own
+        self.timer: WorkerProcess | None = None
         self.inputs_root = self.harness_dir / "inputs"
         self.base: dict[str, Any] = {"workload": self.task.workload, "size": self.task.size or "", "tpu": "unknown"}
         self.cand: WorkerProcess | None = None
         self.env: Environment | None = None
 
     # -- helpers
+    @property
+    def trace_blocks(self) -> bool:
+        """Whether the timed blocks run inside the profiler: on TPU/GPU the device plane times them; on
+        CPU the profiler slows the program itself, so blocks run untraced (see harness/timing.py)."""
+        return self.env is None or self.env.backend != "cpu"
+
     def _tick(self, phase: str, since: float) -> float:
         now = time.monotonic()
         self.overhead[phase] = round(self.overhead.get(phase, 0.0) + now - since, 4)
@@ -136,13 +145,17 @@ class _Run:
 
     # -- workers
     def spawn(self, which: str) -> WorkerProcess:
-        """Start one worker: "reference", "candidate" or "pallas". Every worker is kept for cleanup and
+        """Start one worker: "reference", "candidate", "timer" or "pallas". Every worker is kept for cleanup and
         for the record of alive intervals (the exclusive schedule's promise is checked on it)."""
         log, cache = self.harness_dir, compilation_cache_env(JAX_CACHE_DIR)
         if which == "candidate":
             w = WorkerProcess("candidate", "candidate", log / "candidate.log", memory_mb=self.task.memory_limit_mb,
                               sandbox=(self.task.sandbox, self.scratch))
             self.cand = w
+        elif which == "timer":  # the baseline, timed in a worker built exactly like the candidate's
+            w = WorkerProcess("candidate", "baseline timer", log / "baseline_timer.log",
+                              memory_mb=self.task.memory_limit_mb, sandbox=(self.task.sandbox, self.timer_scratch))
+            self.timer = w
         elif which == "pallas":
             w = WorkerProcess("candidate", "pallas reference", log / "pallas_ref.log", extra_env=cache)
         else:
@@ -178,6 +191,7 @@ class _Run:
         self.pallas_wanted = want_pallas
         if self.schedule == "interleaved":  # the other workers start alongside the reference worker
             self.spawn("candidate")
+            self.spawn("timer")
             self.pallas = self.spawn("pallas") if want_pallas else None
         sandbox_name = self.cand.sandbox_name if self.cand else resolve_sandbox(task.sandbox)
         self.flags += sandbox_flags(sandbox_name)
@@ -223,10 +237,12 @@ class _Run:
         """Interleaved: candidate load+compile and reference computation at the same time (2 processes, 2 cores)."""
         t = time.monotonic()
         self.send_load(self.cand, self.kernel_copy)
+        self.send_load(self.timer, workload_file(self.base["workload"]))
         if self.pallas:
             self.send_load(self.pallas, PALLAS_REFS_DIR / f"{self.base['workload']}.py")
         self.send_reference(self.ref, self.seeds + [self.timing_seed])
         self.receive_load()
+        self.receive_timer_load()
         self.receive_references()
         if self.pallas:
             self.receive_pallas_load()
@@ -249,6 +265,32 @@ class _Run:
                                  "pallas_calls": int(report.get("pallas_calls", 0))}
         self.pallas_calls = int(loaded.get("pallas_calls", 0))
         self.env.interpret = self.env.backend == "cpu" and self.pallas_calls > 0
+
+    def receive_timer_load(self) -> None:
+        """The baseline timer loads the workload module itself as its kernel (trusted code, in a worker
+        started, sandboxed, loaded and warmed up exactly like the candidate's). Why: a program timed in
+        the reference worker ran 2-10 % apart from the same program in a candidate worker (different
+        process histories), so the identical-kernel speedup was biased; now identical kernels are timed
+        by identically built processes. The reference worker only draws inputs and computes references."""
+        try:
+            self.timer.wait_ready(STARTUP_TIMEOUT_S)
+            self.timer.receive(self.task.timeout_s, "compile", 1 << 24)
+        except WorkerFailure as f:
+            raise self.harness_failed(f, "the baseline timer failed to load the workload") from None
+
+    def timer_correctness(self) -> None:
+        """The timer runs the same correctness trials as the candidate (same history); its outputs must
+        equal the references, else the harness itself is broken."""
+        try:
+            reply, blobs = self.timer.request({"cmd": "run", "seeds": self.seeds, "inputs_root": str(self.inputs_root)},
+                                              self.task.timeout_s, "correctness", 4 * self.ref_bytes + (64 << 20))
+        except WorkerFailure as f:
+            raise self.harness_failed(f, "the baseline timer failed its correctness trials") from None
+        outs = _split_outputs(reply["outputs"], blobs)
+        bad = [seed for seed in self.seeds if not compare(self.refs[seed], outs.get(seed) or [], self.tolerance).correct]
+        if bad:
+            raise self.harness_failed(Exception(f"baseline timer output differs from the reference on seeds {bad}"),
+                                      "harness self-check")
 
     def receive_references(self) -> None:
         try:
@@ -290,6 +332,8 @@ class _Run:
                 rep = rep.model_copy(update={"reason": f"seed {seed}: {rep.reason}"})
             reports.append(rep)
         verdict = merge(reports)
+        if self.timer is not None:
+            self.timer_correctness()
         self._tick("correctness", t)
         if not verdict.correct:
             raise _Stop(self.result(Status.INCORRECT, verdict.reason, correctness=verdict,
@@ -313,7 +357,7 @@ class _Run:
         self.timing_deadline = t + self.task.timeout_s
         warmup, iters = self.iteration_counts(self.env.interpret)
         sizes = self.block_sizes(iters)
-        programs = [("baseline", self.ref, module_name(BASELINE_FN)), ("kernel", self.cand, module_name(CANDIDATE_FN))]
+        programs = [("baseline", self.timer, module_name(CANDIDATE_FN)), ("kernel", self.cand, module_name(CANDIDATE_FN))]
         if self.pallas:
             programs.append(("pallas_reference", self.pallas, module_name(CANDIDATE_FN)))
         walls: dict[str, list[float]] = {name: [] for name, _, _ in programs}
@@ -323,7 +367,8 @@ class _Run:
         self.details["timing_core"] = core
         self.details["priority_boosted_threads"] = {name: w.prepare_for_timing(core) for name, w, _ in programs}
         try:
-            with raised_thread_priority():
+            with timing_isolation(core) as isolation:
+                self.details["parent_isolation"] = isolation
                 traces, unchanged = self._timed_blocks(programs, sizes, warmup, walls, parent_walls, timed_reports)
         except WorkerFailure as f:
             raise self.candidate_failed(f, correctness=verdict, integrity_fields=self.integrity_fields) from None
@@ -367,17 +412,20 @@ class _Run:
         """One timing block of `n` calls. Every program returns its last output (the same work after
         each block for all); the kernel's is compared with the timing seed's reference."""
         t_block = time.monotonic()
-        reply, blobs = self._phase(w, name, {"cmd": "time_block", "n": n, "return_output": True}, "timing",
+        reply, blobs = self._phase(w, name, {"cmd": "time_block", "n": n, "return_output": True,
+                                             "trace": self.trace_blocks}, "timing",
                                    4 * self.ref_bytes + (64 << 20))
         parent_walls.setdefault(name, []).append((time.monotonic() - t_block) * 1e3 / n)
         walls.setdefault(name, []).extend(float(x) for x in reply["wall_ms"][:n])
+        # every program's output is decoded and compared, so the parent does the same work after each block
+        report = compare(self.refs[self.timing_seed], transport.decode_arrays(reply["output"], blobs), self.tolerance)
         if name == "kernel":
-            timed_reports.append(compare(self.refs[self.timing_seed], transport.decode_arrays(reply["output"], blobs),
-                                         self.tolerance))
+            timed_reports.append(report)
 
     def _finish(self, w: WorkerProcess, name: str) -> tuple[bytes | None, bool]:
         """The worker's trace and whether its timing inputs were left unchanged."""
-        reply, blobs = self._phase(w, name, {"cmd": "finish"}, "timing", 1 << 30)
+        profile_iters = 0 if self.trace_blocks else timing.PROFILE_ITERS
+        reply, blobs = self._phase(w, name, {"cmd": "finish", "profile_iters": profile_iters}, "timing", 1 << 30)
         return (blobs[0] if blobs else None), bool(reply["inputs_unchanged"])
 
     def _phase(self, w: WorkerProcess, name: str, header: dict, phase: str, limit: int = 1 << 24) -> tuple[dict, list[bytes]]:
@@ -398,7 +446,8 @@ class _Run:
         core = timing_core()
         self.details["timing_core"] = core
         self.details.setdefault("priority_boosted_threads", {})[label] = w.prepare_for_timing(core)
-        with raised_thread_priority():
+        with timing_isolation(core) as isolation:
+            self.details["parent_isolation"] = isolation
             self._warmup(w, name, warmup)
             for n in sizes:
                 self._block(w, name, n, walls, parent_walls, timed_reports)
@@ -503,15 +552,21 @@ class _Run:
         peak = spec.peak_bf16_tflops if spec else None
         out: dict[str, Any] = {"correctness": verdict}
         notes = []
+        profiled = {}
         for name, _, module in programs:
-            tm, ops, note = timing.program_timing(traces.get(name), module, walls[name], flops, peak)
+            tm, ops, note, profiled_ms = timing.program_timing(traces.get(name), module, walls[name], flops, peak,
+                                                               traced=self.trace_blocks)
             out[name] = tm
+            if profiled_ms is not None:
+                profiled[name] = profiled_ms
             if note:
                 notes.append(f"{name}: {note}")
             if name == "kernel":
                 out["profile_top_ops"] = ops
             elif name == "baseline":
                 self.details["baseline_top_ops"] = [o.model_dump() for o in ops[:5]]
+        if profiled:  # CPU: medians of the untimed profiled passes (the profiler slows XLA:CPU programs)
+            self.details["profiled_median_ms"] = profiled
         self.details["parent_wall_ms_per_iter"] = {k: round(sorted(v)[len(v) // 2], 6) for k, v in parent_walls.items() if v}
         if notes:
             self.details["timing_notes"] = notes
@@ -547,6 +602,7 @@ class _Run:
             w.close()
         shutil.rmtree(self.harness_dir, ignore_errors=True)
         shutil.rmtree(self.scratch, ignore_errors=True)
+        shutil.rmtree(self.timer_scratch, ignore_errors=True)
 
 
 def _preload_profiler_reader() -> None:

@@ -53,7 +53,9 @@ class Timing(BaseModel):
     min_ms: float
     max_ms: float | None = None
     iqr_ms: float | None = None
-    timing_method: str  # "device_profiler" (TPU/GPU device events), "cpu_profiler_ops" (CPU op events by run_id), "wall_clock"
+    # "device_profiler" (TPU/GPU device events), "cpu_wall_clock" (CPU: untraced calls, see harness/timing.py),
+    # "cpu_profiler_ops" (CPU op events by run_id, when asked to trace the blocks), "wall_clock" (trace unusable)
+    timing_method: str
     wall_clock_median_ms: float | None = None
     num_iters: int = 0
     tflops: float | None = None

@@ -23,6 +23,7 @@ from typing import Literal
 
 Schedule = Literal["interleaved", "exclusive"]
 TPU_DEVICE_GLOBS = ("/dev/accel*", "/dev/vfio/[0-9]*")
+GPU_DEVICE_GLOBS = ("/dev/nvidia[0-9]*",)
 
 
 def tpu_host(environ: dict[str, str] | None = None, device_globs: tuple[str, ...] = TPU_DEVICE_GLOBS) -> bool:
@@ -33,6 +34,17 @@ def tpu_host(environ: dict[str, str] | None = None, device_globs: tuple[str, ...
         return False
     has_devices = any(glob.glob(pattern) for pattern in device_globs)
     return has_devices and importlib.util.find_spec("libtpu") is not None
+
+
+def cpu_only_host(environ: dict[str, str] | None = None, tpu_globs: tuple[str, ...] = TPU_DEVICE_GLOBS,
+                  gpu_globs: tuple[str, ...] = GPU_DEVICE_GLOBS) -> bool:
+    """True when jax in a worker will run on the CPU backend: JAX_PLATFORMS says cpu only, or the
+    host has no TPU (device files + libtpu) and no NVIDIA device. Decided without importing jax."""
+    env = os.environ if environ is None else environ
+    platforms = [p.strip().lower() for p in env.get("JAX_PLATFORMS", "").split(",") if p.strip()]
+    if platforms:
+        return platforms == ["cpu"]
+    return not tpu_host(env, tpu_globs) and not any(glob.glob(pattern) for pattern in gpu_globs)
 
 
 def resolve(requested: str, environ: dict[str, str] | None = None) -> tuple[Schedule, str]:

@@ -46,21 +46,48 @@ def _process_tree_threads(pid: int) -> list[int]:
 
 
 @contextlib.contextmanager
-def raised_thread_priority(nice: int = TIMING_NICE) -> Iterator[bool]:
-    """Run the calling thread (the parent driving the timing blocks) at `nice`, then restore it.
-    Between two blocks the parent must wake up promptly; at nice 0 on a loaded box it waited
-    ~100 ms per round trip. Per thread, so the rest of the parent's process is untouched."""
+def timing_isolation(core: int | None, nice: int = TIMING_NICE) -> Iterator[dict]:
+    """While timing blocks run on `core`: the calling thread (the parent driving the blocks) runs at
+    `nice`, and every thread of this process is moved OFF `core`; all restored afterwards.
+
+    Why the priority: between two blocks the parent must wake up promptly; at nice 0 on a loaded box
+    it waited ~100 ms per round trip. Why off the core: the parent's own threads are not idle while a
+    block runs. numpy's OpenBLAS worker thread busy-waits ~0.1 s after each BLAS call (the parent's
+    output check after every kernel block makes some), and measured 90-130 ms of CPU per evaluation
+    during the blocks; on the timing core it took time slices from whichever worker was timing, and
+    identical programs measured 0.6x-1.6x apart. Per thread, from /proc: threads started later inherit
+    the caller's affinity. Returns what was done (for the result's details)."""
     tid = threading.get_native_id()
+    done: dict = {"parent_nice": None, "parent_threads_moved": 0}
+    old_nice = None
     try:
-        old = os.getpriority(os.PRIO_PROCESS, tid)
+        old_nice = os.getpriority(os.PRIO_PROCESS, tid)
         os.setpriority(os.PRIO_PROCESS, tid, nice)
+        done["parent_nice"] = nice
     except OSError:
-        yield False
-        return
+        old_nice = None
+    moved: dict[int, set[int]] = {}
+    if core is not None:
+        for task in Path("/proc/self/task").iterdir():
+            t = int(task.name)
+            try:
+                mask = os.sched_getaffinity(t)
+                if core in mask and len(mask) > 1:
+                    os.sched_setaffinity(t, mask - {core})
+                    moved[t] = mask
+            except OSError:
+                pass
+        done["parent_threads_moved"] = len(moved)
     try:
-        yield True
+        yield done
     finally:
-        os.setpriority(os.PRIO_PROCESS, tid, old)
+        for t, mask in moved.items():
+            try:
+                os.sched_setaffinity(t, mask)
+            except OSError:
+                pass  # the thread ended meanwhile
+        if old_nice is not None:
+            os.setpriority(os.PRIO_PROCESS, tid, old_nice)
 
 
 def timing_core() -> int | None:
@@ -69,6 +96,21 @@ def timing_core() -> int | None:
         return max(os.sched_getaffinity(0))
     except (AttributeError, OSError, ValueError):
         return None
+
+
+def worker_core(environ: dict[str, str] | None = None) -> int | None:
+    """The one core a worker is confined to FROM ITS START, on a CPU-only host (None elsewhere).
+
+    Why from the start: XLA:CPU sizes its thread pools from the affinity mask when the client is
+    created. A worker started on 2 cores gets a 2-thread pool; confining it to one core later (as
+    prepare_for_timing does) leaves the calling thread waiting on a pool thread that shares its core,
+    and per-iteration times split into modes whose mix differs per process: identical programs then
+    measured 0.6x-1.6x apart. A worker that only ever saw one core runs each program inline on its
+    main thread (measured: one busy thread, 0.9 ms vs 1.4-2.5 ms for 8p_GEMM small, and identical
+    programs within ~2 %). On TPU/GPU hosts the runtime's host threads keep every core."""
+    from bench.harness.schedule import cpu_only_host
+
+    return timing_core() if cpu_only_host(environ) else None
 
 
 class WorkerFailure(Exception):
@@ -96,6 +138,9 @@ def worker_env(base: dict[str, str]) -> dict[str, str]:
     env = dict(base)
     env["XLA_FLAGS"] = f"{env.get('XLA_FLAGS', '')} {CPU_TIMING_FLAGS}".strip()
     env["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"
+    # numpy's BLAS in a worker: no spinning helper threads next to the timed program
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        env[var] = "1"
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     env["PYTHONUNBUFFERED"] = "1"
     return env
@@ -113,13 +158,17 @@ class WorkerProcess:
     """One worker. `name` appears in messages ("candidate", "reference", "pallas reference")."""
 
     def __init__(self, role: str, name: str, log_path: Path, *, memory_mb: int | None = None,
-                 sandbox: tuple[str, Path] | None = None, extra_env: dict[str, str] | None = None) -> None:
+                 sandbox: tuple[str, Path] | None = None, extra_env: dict[str, str] | None = None,
+                 cpu_core: int | None | str = "auto") -> None:
         self.name = name
+        self.cpu_core = worker_core() if cpu_core == "auto" else cpu_core
         self.log_path = log_path
         cmd_r, self._cmd_w = os.pipe()
         self._reply_r, reply_w = os.pipe()
         argv = [sys.executable, "-m", "bench.harness.worker", "--role", role,
                 "--cmd-fd", str(cmd_r), "--reply-fd", str(reply_w), "--memory-mb", str(memory_mb or 0)]
+        if self.cpu_core is not None:
+            argv += ["--cpu-core", str(self.cpu_core)]
         from bench.harness.sandbox import scrubbed_env
 
         # Every worker gets the candidate's allow-listed environment: a variable only the reference

@@ -8,17 +8,30 @@ took the first N in file order, and silently fell back to wall clock. Here:
   max(end) - min(start) over its run_id's op events (pallas-on-cpu.md §5);
 - the number of executions found must equal the number of timed calls, otherwise the wall clock is
   used and `timing_method` says so.
+
+On CPU the timed blocks are NOT traced (`timing_method` "cpu_wall_clock": perf_counter around each call +
+block_until_ready, in the worker, cross-checked by the parent's own clock per block). Measured with jax
+0.10.2 on the 2-vCPU VM (8p_GEMM small, one core): an active profiler slows the XLA:CPU program itself
+from 0.87 ms to 1.7-3.3 ms per call, and in some processes (at random) each call's 1.7 MB temp buffer
+is then taken from fresh memory (~4,600 page faults per call, RSS growing by the temp size per call),
+so identical programs measured 0.6x-1.7x apart. Untraced, the same programs agree within a few percent.
+The trace is still taken on CPU, in a separate untimed pass after the timed blocks: it gives the op
+breakdown (top ops) and a profiled time reported beside the timing, never instead of it. TPU/GPU
+programs run on the device, where the device plane times them without this host-side perturbation.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, NamedTuple, Sequence
 
 import numpy as np
 
 from bench.harness.result import ProfileOp, Timing
+
+#: CPU: calls in the untimed profile pass after the timed blocks (op breakdown and profiled time)
+PROFILE_ITERS = 5
 
 
 @dataclass(frozen=True)
@@ -138,13 +151,23 @@ def stats(times_ms: Sequence[float], method: str, wall_ms: Sequence[float], flop
                   utilization_pct=round(util, 3) if util is not None else None, raw_times_ms=[round(float(x), 6) for x in t])
 
 
+class ProgramTiming(NamedTuple):
+    timing: Timing
+    top_ops: list[ProfileOp]
+    note: str | None  # why the wall clock replaced the trace, or why the profile pass is missing
+    profiled_median_ms: float | None = None  # CPU: median of the untimed profiled pass (reported beside)
+
+
 def program_timing(xspace: bytes | None | Sequence[bytes | None], module: str, wall_ms: Sequence[float],
-                   flops: float | None, peak_tflops: float | None) -> tuple[Timing, list[ProfileOp], str | None]:
+                   flops: float | None, peak_tflops: float | None, traced: bool = True) -> ProgramTiming:
     """Timing of one program from its worker's trace, or from the traces of the successive workers
     that timed it (exclusive schedule: baseline halves A and B), in order; wall clock when the
     traces cannot be trusted. Each trace is parsed on its own (run ids of two processes may collide).
-    Returns (timing, top ops, note on a fallback or None)."""
+    `traced=False` (CPU): the timed calls ran without the profiler, their wall times are the timing and
+    the traces are the untimed profile passes (op breakdown and profiled time only)."""
     traces = list(xspace) if isinstance(xspace, (list, tuple)) else [xspace]
+    if not traced:
+        return _untraced_timing(traces, module, wall_ms, flops, peak_tflops)
     expected = len(wall_ms)
     times: list[float] = []
     op_totals: list[ProfileOp] = []
@@ -159,9 +182,26 @@ def program_timing(xspace: bytes | None | Sequence[bytes | None], module: str, w
         methods.append(found.method)
         op_totals.extend(top_ops(events, module, found.windows, 1, k=1 << 30))
     if usable and len(times) == expected and len(set(methods)) == 1:
-        return stats(times, methods[0], wall_ms, flops, peak_tflops), _merge_ops(op_totals, expected), None
+        return ProgramTiming(stats(times, methods[0], wall_ms, flops, peak_tflops), _merge_ops(op_totals, expected), None)
     note = f"trace of {module} held {len(times)} executions, expected {expected}: wall clock used"
-    return stats(wall_ms, "wall_clock", wall_ms, flops, peak_tflops), [], note
+    return ProgramTiming(stats(wall_ms, "wall_clock", wall_ms, flops, peak_tflops), [], note)
+
+
+def _untraced_timing(traces: Sequence[bytes | None], module: str, wall_ms: Sequence[float], flops: float | None,
+                     peak_tflops: float | None) -> ProgramTiming:
+    """CPU: per-call wall times of the untraced timed blocks; top ops and profiled time from the profile passes."""
+    timing = stats(wall_ms, "cpu_wall_clock", wall_ms, flops, peak_tflops)
+    profiled: list[float] = []
+    op_totals: list[ProfileOp] = []
+    for blob in traces:
+        events = load_events(blob) if blob else []
+        found = module_times(events, module) if events else None
+        if found is not None:
+            profiled.extend(found.times_ms)
+            op_totals.extend(top_ops(events, module, found.windows, 1, k=1 << 30))
+    if not profiled:
+        return ProgramTiming(timing, [], f"no profile of {module} came back: no op breakdown")
+    return ProgramTiming(timing, _merge_ops(op_totals, len(profiled)), None, round(float(np.median(profiled)), 6))
 
 
 def _merge_ops(totals: Sequence[ProfileOp], n_iters: int, k: int = 10) -> list[ProfileOp]:

@@ -243,16 +243,18 @@ def cmd_run(state: WorkerState, msg: dict) -> tuple[dict, list[bytes]]:
 def cmd_warmup(state: WorkerState, msg: dict) -> tuple[dict, list[bytes]]:
     """Put the timing input sets on the device, hash them, and run the warmup calls.
 
-    Both roles build their sets the same way (host copy -> one device_put per set), so the baseline
-    and the candidate see the same kind of allocations; timed calls rotate over the sets, so no
+    Both roles build their sets the same way (host arrays over bytes, as decoded from a file -> one
+    device copy per set), so the baseline and the candidate see the same kind of allocations; timed
+    calls rotate over the sets, so no
     program is timed on one lucky (or unlucky) buffer placement and no call reuses the previous
     call's inputs straight from cache."""
     import jax
     import numpy as np
 
     seed = msg["seed"]  # an int, or None for upstream's exact inputs (`bench run`)
-    if seed in state.drawn:  # reference role: the in-memory draw
-        host = [np.asarray(a) for a in transport.split_static(state.drawn[seed], sorted(state.static))[0]]
+    if seed in state.drawn:  # reference role: the in-memory draw, as the same kind of host arrays a file gives
+        drawn = transport.split_static(state.drawn[seed], sorted(state.static))[0]
+        host = transport.decode_arrays(*transport.encode_arrays([np.asarray(a) for a in drawn]))
     else:
         host = transport.load_inputs(Path(msg["inputs_root"]) / f"seed_{seed}")[0]
     nbytes = sum(a.nbytes for a in host) or 1
@@ -265,35 +267,55 @@ def cmd_warmup(state: WorkerState, msg: dict) -> tuple[dict, list[bytes]]:
     return {"rotation_sets": sets}, []
 
 
-def cmd_time_block(state: WorkerState, msg: dict) -> tuple[dict, list[bytes]]:
-    """`n` timed calls (perf_counter + block_until_ready each), inside this worker's one profiler trace."""
+def _timed_calls(state: WorkerState, n: int) -> tuple[list[float], Any]:
+    """`n` calls of the compiled program over the rotating input sets: per-call wall ms, last output."""
     import jax
 
-    if state.trace_dir is None:
-        state.trace_dir = tempfile.mkdtemp(prefix="jaxbench_trace_")
-        jax.profiler.start_trace(state.trace_dir)
     sets, walls, out = state.timing_sets, [], None
     gc.disable()  # no collector pause inside a timed call (as timeit does; collected once at warmup)
     try:
-        for i in range(int(msg["n"])):
+        for i in range(n):
             args = sets[i % len(sets)]
             t0 = time.perf_counter()
             out = jax.block_until_ready(state.compiled(*args))
             walls.append((time.perf_counter() - t0) * 1e3)
     finally:
         gc.enable()
+    return walls, out
+
+
+def cmd_time_block(state: WorkerState, msg: dict) -> tuple[dict, list[bytes]]:
+    """`n` timed calls (perf_counter + block_until_ready each). With `trace` (TPU/GPU: device time comes
+    from the device plane), inside this worker's one profiler trace; without (CPU), untraced: on XLA:CPU
+    the profiler slows the very program it measures (see bench.harness.timing)."""
+    import jax
+
+    if msg.get("trace", True) and state.trace_dir is None:
+        state.trace_dir = tempfile.mkdtemp(prefix="jaxbench_trace_")
+        jax.profiler.start_trace(state.trace_dir)
+    walls, out = _timed_calls(state, int(msg["n"]))
     meta, blobs = transport.encode_arrays(_as_tuple(out)) if msg.get("return_output") else ([], [])
     return {"wall_ms": walls, "output": meta}, blobs
 
 
 def cmd_finish(state: WorkerState, msg: dict) -> tuple[dict, list[bytes]]:
-    """Stop the trace and send its xplane bytes; report whether the timing inputs were modified."""
+    """Stop the trace and send its xplane bytes; report whether the timing inputs were modified.
+    `profile_iters` > 0 with no trace running (CPU): first run that many calls inside a separate,
+    untimed profiler trace, for the op breakdown and the profiled time reported beside the timing."""
     import jax
 
-    jax.profiler.stop_trace()
-    files = sorted(Path(state.trace_dir).rglob("*.xplane.pb"))
+    profile_walls: list[float] = []
+    n_profile = int(msg.get("profile_iters", 0))
+    if state.trace_dir is None and n_profile > 0:
+        state.trace_dir = tempfile.mkdtemp(prefix="jaxbench_trace_")
+        jax.profiler.start_trace(state.trace_dir)
+        profile_walls, _ = _timed_calls(state, n_profile)
+    if state.trace_dir is not None:
+        jax.profiler.stop_trace()
+    files = sorted(Path(state.trace_dir).rglob("*.xplane.pb")) if state.trace_dir else []
     unchanged = _hash_arrays([a for s in state.timing_sets for a in s]) == state.input_hash_before
-    return {"inputs_unchanged": unchanged, "trace_files": len(files)}, [files[-1].read_bytes()] if files else []
+    return ({"inputs_unchanged": unchanged, "trace_files": len(files), "profile_wall_ms": profile_walls},
+            [files[-1].read_bytes()] if files else [])
 
 
 COMMANDS: dict[str, Callable[[WorkerState, dict], tuple[dict, list[bytes]]]] = {
@@ -332,16 +354,31 @@ def _cap_memory(memory_mb: int | None, backend: str) -> str:
     return f"RLIMIT_AS {memory_mb} MiB"
 
 
-def serve(role: str, cmd_fd: int, reply_fd: int, memory_mb: int | None) -> None:
+def _confine(core: int | None) -> str:
+    """Restrict this process to one core before jax's backend starts (see supervisor.worker_core: XLA:CPU
+    sizes its thread pools from the affinity mask when the client is created). Every thread started
+    later inherits it; threads that already exist (none of jax's: importing it starts no pool) are moved too."""
+    if core is None:
+        return "all cores"
+    for task in os.listdir("/proc/self/task"):
+        os.sched_setaffinity(int(task), {core})
+    return f"core {core} before backend start"
+
+
+def serve(role: str, cmd_fd: int, reply_fd: int, memory_mb: int | None, core: int | None = None) -> None:
     from bench.harness.hardware import detect
 
     from bench.harness.interpret import prime_runtime
 
+    import jax  # noqa: F401  (the import is most of a worker's start: both workers may do it in parallel)
+
+    affinity = _confine(core)  # before the backend exists: its thread pools are sized from the mask
     env = detect()
     prime_runtime(env["backend"])
     state = WorkerState(role, env)
     memory = _cap_memory(memory_mb, env["backend"])
-    transport.send(reply_fd, {"ok": True, "ready": True, "env": env, "memory_cap": memory, "pid": os.getpid()})
+    transport.send(reply_fd, {"ok": True, "ready": True, "env": env, "memory_cap": memory, "pid": os.getpid(),
+                              "cpu_affinity": affinity})
     while True:
         try:
             msg, _ = transport.recv(cmd_fd)
@@ -371,8 +408,9 @@ def main() -> None:
     parser.add_argument("--cmd-fd", type=int, required=True)
     parser.add_argument("--reply-fd", type=int, required=True)
     parser.add_argument("--memory-mb", type=int, default=0)
+    parser.add_argument("--cpu-core", type=int, default=None)
     a = parser.parse_args()
-    serve(a.role, a.cmd_fd, a.reply_fd, a.memory_mb or None)
+    serve(a.role, a.cmd_fd, a.reply_fd, a.memory_mb or None, a.cpu_core)
     # Skip the interpreter's teardown of jax (~0.5 s): the parent waits for this exit before the
     # exclusive schedule's next device worker may start. Everything worth keeping was replied.
     sys.stdout.flush()

@@ -52,4 +52,4 @@ def test_run_times_the_baseline_through_the_reference_worker():
     assert out.exit_code == 0, out.output
     (row,) = json.loads(out.output)
     assert row["status"] == "success" and row["variant"] == "baseline" and row["num_iters"] == 5
-    assert row["timing_method"] == "cpu_profiler_ops" and row["median_ms"] > 0 and row["output_shape"] == [[256, 384]]
+    assert row["timing_method"] == "cpu_wall_clock" and row["profiled_median_ms"] > 0 and row["median_ms"] > 0 and row["output_shape"] == [[256, 384]]

@@ -32,20 +32,21 @@ def test_baseline_as_its_own_candidate_is_correct_with_speedup_near_one():
     assert r.status == Status.CORRECT and r.exit_code() == 0
     assert r.correctness.trials == 3 and r.correctness.max_abs_err == 0.0
     assert r.correctness.timed_outputs_checked == 2
-    assert r.kernel.timing_method == "cpu_profiler_ops" and r.baseline.timing_method == "cpu_profiler_ops"
+    assert r.kernel.timing_method == "cpu_wall_clock" and r.baseline.timing_method == "cpu_wall_clock"
+    d = r.integrity.details
+    # the baseline is timed by a worker built like the candidate's; the CPU profile pass ran for both
+    assert [i["worker"] for i in d["worker_intervals"]] == ["reference worker", "candidate", "baseline timer"]
+    assert set(d["profiled_median_ms"]) == {"baseline", "kernel"} and d["parent_isolation"]["parent_nice"] is not None
     assert r.profile_top_ops and r.flops >= 2 * 256 * 512 * 384 and r.flops_source == "cost_analysis"
     assert r.bytes_accessed and r.operational_intensity == pytest.approx(r.flops / r.bytes_accessed, rel=1e-3)
     assert r.env.chip == "cpu" and r.size == "small" and r.env.jax_version and not r.env.interpret
-    # Each evaluation runs in fresh worker processes, and on this 2-vCPU VM a process sometimes lands in a
-    # slower state for the whole run (per-evaluation medians of one program vary ~0.8-1.3x): the median over
-    # 9 evaluations, not 5, keeps this check about the harness (no systematic bias), not about the VM.
-    assert 0.9 <= statistics.median(speedups("identical", n=9)) <= 1.1
+    # The target is 1.00 +/- 0.03 for the median of 5 (benchmarks/harness.py prints it); this CI
+    # check keeps a margin for a loaded CI machine, so it tests the harness (no systematic bias), not the VM.
+    assert 0.9 <= statistics.median(speedups("identical", n=5)) <= 1.1
 
 
 def test_twice_the_work_measures_about_half():
-    # Median of 7 fresh evaluations: see the identical-kernel test (per-process speed differs on this VM;
-    # 3 evaluations once gave 0.51, 0.39, 0.37).
-    assert 0.40 <= statistics.median(speedups("twice", n=7)) <= 0.60
+    assert 0.40 <= statistics.median(speedups("twice", n=5)) <= 0.60
 
 
 @pytest.mark.parametrize("kernel,status,words", [

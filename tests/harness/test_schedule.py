@@ -53,7 +53,7 @@ def test_identical_kernel_is_correct_and_device_workers_never_overlap():
     assert names == ["reference worker", "candidate", "reference worker"]  # A-B-A
     assert disjoint(d["worker_intervals"]), d["worker_intervals"]
     assert len(d["baseline_halves_median_ms"]) == 2 and d["baseline_b_output_identical"] is True
-    assert r.baseline.num_iters == 20 and r.kernel.num_iters == 20 and r.baseline.timing_method == "cpu_profiler_ops"
+    assert r.baseline.num_iters == 20 and r.kernel.num_iters == 20 and r.baseline.timing_method == "cpu_wall_clock"
 
 
 @pytest.mark.slow

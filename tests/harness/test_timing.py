@@ -29,23 +29,35 @@ def _cpu_trace(tmp_path, runs: int) -> bytes:
 
 def test_real_cpu_trace_groups_op_events_by_run_id(tmp_path):
     data = _cpu_trace(tmp_path, runs=6)
-    tm, ops, note = timing.program_timing(data, "jit_timed_program", [1.0] * 6, flops=1e6, peak_tflops=1.0)
+    tm, ops, note, _ = timing.program_timing(data, "jit_timed_program", [1.0] * 6, flops=1e6, peak_tflops=1.0)
     assert note is None and tm.timing_method == "cpu_profiler_ops" and tm.num_iters == 6
     assert all(t > 0 for t in tm.raw_times_ms) and tm.min_ms <= tm.median_ms <= tm.max_ms
     assert ops and abs(sum(o.pct for o in ops) - 100) < 1.0
 
 
+def test_untraced_cpu_timing_uses_the_wall_clock_and_the_profile_pass_for_ops(tmp_path):
+    # CPU: 50 untraced timed calls; a separate 5-call profile pass gives the op breakdown and profiled time
+    data = _cpu_trace(tmp_path, runs=5)
+    walls = [1.0 + 0.01 * i for i in range(50)]
+    tm, ops, note, profiled = timing.program_timing(data, "jit_timed_program", walls, None, None, traced=False)
+    assert note is None and tm.timing_method == "cpu_wall_clock" and tm.num_iters == 50
+    assert tm.raw_times_ms == [round(w, 6) for w in walls] and tm.median_ms == pytest.approx(1.245)
+    assert ops and profiled is not None and profiled > 0 and abs(sum(o.pct for o in ops) - 100) < 1.0
+    tm, ops, note, profiled = timing.program_timing(None, "jit_timed_program", walls, None, None, traced=False)
+    assert tm.timing_method == "cpu_wall_clock" and not ops and profiled is None and "no profile" in note
+
+
 def test_cpu_trace_with_the_wrong_count_falls_back_to_wall_clock(tmp_path):
     data = _cpu_trace(tmp_path, runs=3)
-    tm, ops, note = timing.program_timing(data, "jit_timed_program", [2.0] * 5, None, None)
+    tm, ops, note, _ = timing.program_timing(data, "jit_timed_program", [2.0] * 5, None, None)
     assert tm.timing_method == "wall_clock" and tm.median_ms == 2.0 and "held 3 executions, expected 5" in note
-    tm, _, note = timing.program_timing(data, "jit_not_there", [2.0] * 3, None, None)
+    tm, _, note, _ = timing.program_timing(data, "jit_not_there", [2.0] * 3, None, None)
     assert tm.timing_method == "wall_clock" and "held 0" in note
 
 
 def test_tpu_like_trace_uses_the_device_module_events():
     data = ProfileData.text_proto_to_serialized_xspace(FIXTURE.read_text())
-    tm, ops, note = timing.program_timing(data, "jit_candidate_program", [9.0] * 4, flops=2e9, peak_tflops=918.0)
+    tm, ops, note, _ = timing.program_timing(data, "jit_candidate_program", [9.0] * 4, flops=2e9, peak_tflops=918.0)
     assert note is None and tm.timing_method == "device_profiler"
     assert tm.raw_times_ms == pytest.approx([2.0, 2.1, 1.9, 2.0])
     assert tm.median_ms == pytest.approx(2.0) and tm.tflops == pytest.approx(1.0, rel=1e-3)
@@ -57,7 +69,7 @@ def test_tpu_like_trace_uses_the_device_module_events():
 
 def test_tpu_like_trace_with_missing_executions_is_not_trusted():
     data = ProfileData.text_proto_to_serialized_xspace(FIXTURE.read_text())
-    tm, _, note = timing.program_timing(data, "jit_candidate_program", [9.0] * 50, None, None)
+    tm, _, note, _ = timing.program_timing(data, "jit_candidate_program", [9.0] * 50, None, None)
     assert tm.timing_method == "wall_clock" and "held 4 executions, expected 50" in note
 
 

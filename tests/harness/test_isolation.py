@@ -1,0 +1,61 @@
+"""CPU isolation of timed programs: workers confined to one core before jax starts, the parent's threads
+kept off that core while blocks run, and the host probe that decides it (no jax import)."""
+
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from bench.harness import schedule, supervisor
+from bench.harness.supervisor import WorkerProcess, timing_isolation
+
+
+def test_cpu_only_host_probe(tmp_path):
+    assert schedule.cpu_only_host({"JAX_PLATFORMS": "cpu"})
+    assert not schedule.cpu_only_host({"JAX_PLATFORMS": "cuda"})
+    assert not schedule.cpu_only_host({"JAX_PLATFORMS": "tpu,cpu"})
+    fake_gpu = tmp_path / "nvidia0"
+    fake_gpu.touch()
+    assert not schedule.cpu_only_host({}, tpu_globs=(), gpu_globs=(str(tmp_path / "nvidia[0-9]*"),))
+    assert schedule.cpu_only_host({}, tpu_globs=(), gpu_globs=(str(tmp_path / "none*"),))
+
+
+def test_worker_core_is_the_timing_core_on_a_cpu_host():
+    assert supervisor.worker_core({"JAX_PLATFORMS": "cpu"}) == supervisor.timing_core()
+    assert supervisor.worker_core({"JAX_PLATFORMS": "cuda"}) is None
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two cores")
+def test_timing_isolation_moves_the_parents_threads_off_the_core_and_restores_them():
+    core = supervisor.timing_core()
+    stop = threading.Event()
+    seen: dict[str, set[int]] = {}
+
+    def background() -> None:  # stands in for numpy's spinning BLAS thread
+        while not stop.is_set():
+            time.sleep(0.001)
+
+    t = threading.Thread(target=background, daemon=True)
+    t.start()
+    before = {tid: os.sched_getaffinity(tid) for tid in map(int, os.listdir("/proc/self/task"))}
+    with timing_isolation(core) as done:
+        seen = {str(tid): os.sched_getaffinity(tid) for tid in map(int, os.listdir("/proc/self/task"))}
+        assert done["parent_threads_moved"] >= 2
+    stop.set()
+    t.join()
+    assert all(core not in mask for mask in seen.values()), seen
+    assert all(os.sched_getaffinity(tid) == mask for tid, mask in before.items()
+               if Path(f"/proc/self/task/{tid}").exists())
+
+
+def test_a_cpu_worker_is_confined_to_one_core_before_its_backend_starts(tmp_path):
+    w = WorkerProcess("reference", "reference worker", tmp_path / "w.log", cpu_core=supervisor.timing_core())
+    try:
+        hello = w.wait_ready(180)
+        assert hello["cpu_affinity"] == f"core {supervisor.timing_core()} before backend start"
+        tids = os.listdir(f"/proc/{hello['pid']}/task")
+        assert tids and all(os.sched_getaffinity(int(t)) == {supervisor.timing_core()} for t in tids)
+    finally:
+        w.close()
