@@ -18,6 +18,7 @@ Two schedules (bench.harness.schedule; recorded in integrity.details["schedule"]
 
 from __future__ import annotations
 
+import re
 import shutil
 import statistics
 import threading
@@ -58,6 +59,16 @@ class _Stop(Exception):
 
 
 # ------------------------------------------------------------------ integrity hooks (one function each)
+
+def may_use_pallas(source: str) -> bool:
+    """Whether a kernel file may build Pallas kernels (it names Pallas or the pallas_refs library). On CPU such
+    a kernel runs in TPU interpret mode, whose host callbacks dispatch nested computations onto XLA:CPU's thread
+    pool: a worker confined to one core from its start has a 1-thread pool, and there the interpreter stalled
+    (2p_GQA_Attention hand-tuned: timeout after 300 s, vs 17 s with the default pool). Such workers keep every
+    core until timing (prepare_for_timing still pins them then); interpret-mode timings are not TPU timings
+    anyway. A kernel that hides its Pallas import from this check only risks its own timeout."""
+    return re.search(r"pallas", source, flags=re.IGNORECASE) is not None
+
 
 def static_flags(source: str) -> list[str]:
     """INTEGRITY HOOK: static tripwires on the candidate's source, before any of it runs."""
@@ -150,14 +161,15 @@ class _Run:
         log, cache = self.harness_dir, compilation_cache_env(JAX_CACHE_DIR)
         if which == "candidate":
             w = WorkerProcess("candidate", "candidate", log / "candidate.log", memory_mb=self.task.memory_limit_mb,
-                              sandbox=(self.task.sandbox, self.scratch))
+                              sandbox=(self.task.sandbox, self.scratch),
+                              cpu_core=None if may_use_pallas(self.source) else "auto")
             self.cand = w
         elif which == "timer":  # the baseline, timed in a worker built exactly like the candidate's
             w = WorkerProcess("candidate", "baseline timer", log / "baseline_timer.log",
                               memory_mb=self.task.memory_limit_mb, sandbox=(self.task.sandbox, self.timer_scratch))
             self.timer = w
         elif which == "pallas":
-            w = WorkerProcess("candidate", "pallas reference", log / "pallas_ref.log", extra_env=cache)
+            w = WorkerProcess("candidate", "pallas reference", log / "pallas_ref.log", extra_env=cache, cpu_core=None)
         else:
             n = sum(1 for x in self.workers if x.name == "reference worker")
             w = WorkerProcess("reference", "reference worker", log / f"reference{n or ''}.log", extra_env=cache)
@@ -251,7 +263,9 @@ class _Run:
     def receive_load(self) -> None:
         """The candidate's load reply: its integrity report, Pallas call count, interpret mode."""
         try:
-            self.details["candidate_memory_cap"] = self.cand.wait_ready(STARTUP_TIMEOUT_S).get("memory_cap")
+            hello = self.cand.wait_ready(STARTUP_TIMEOUT_S)
+            self.details["candidate_memory_cap"] = hello.get("memory_cap")
+            self.details["candidate_cpu_affinity"] = hello.get("cpu_affinity")
         except WorkerFailure as f:
             raise self.harness_failed(f, "candidate worker did not start (sandbox?)") from None
         try:
@@ -425,6 +439,8 @@ class _Run:
     def _finish(self, w: WorkerProcess, name: str) -> tuple[bytes | None, bool]:
         """The worker's trace and whether its timing inputs were left unchanged."""
         profile_iters = 0 if self.trace_blocks else timing.PROFILE_ITERS
+        if profile_iters and self.env.interpret and name != "baseline":
+            profile_iters = 1  # one interpreted call already holds thousands of op events (seconds to parse)
         reply, blobs = self._phase(w, name, {"cmd": "finish", "profile_iters": profile_iters}, "timing", 1 << 30)
         return (blobs[0] if blobs else None), bool(reply["inputs_unchanged"])
 

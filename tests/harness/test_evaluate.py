@@ -37,6 +37,7 @@ def test_baseline_as_its_own_candidate_is_correct_with_speedup_near_one():
     # the baseline is timed by a worker built like the candidate's; the CPU profile pass ran for both
     assert [i["worker"] for i in d["worker_intervals"]] == ["reference worker", "candidate", "baseline timer"]
     assert set(d["profiled_median_ms"]) == {"baseline", "kernel"} and d["parent_isolation"]["parent_nice"] is not None
+    assert d["candidate_cpu_affinity"].startswith("core ")
     assert r.profile_top_ops and r.flops >= 2 * 256 * 512 * 384 and r.flops_source == "cost_analysis"
     assert r.bytes_accessed and r.operational_intensity == pytest.approx(r.flops / r.bytes_accessed, rel=1e-3)
     assert r.env.chip == "cpu" and r.size == "small" and r.env.jax_version and not r.env.interpret
@@ -75,6 +76,15 @@ def test_pallas_kernel_runs_in_tpu_interpret_mode():
     r = run("pallas_gemm", iters=2, warmup=1, blocks=1)
     assert r.status == Status.CORRECT, r.reason
     assert r.env.interpret and r.integrity.pallas_calls == 1 and r.integrity.has_pallas
+    # the interpreter needs XLA:CPU's full thread pool: a Pallas kernel's worker is not confined at start
+    assert r.integrity.details["candidate_cpu_affinity"] == "all cores"
+
+
+def test_only_kernels_naming_pallas_keep_every_core_at_start():
+    from bench.harness.evaluate import may_use_pallas
+
+    assert may_use_pallas("from jax.experimental import pallas as pl") and may_use_pallas("import pallas_refs.x")
+    assert not may_use_pallas("import jax.numpy as jnp\ndef workload(a, b):\n    return a @ b\n")
 
 
 def test_secret_seed_draws_other_inputs():
