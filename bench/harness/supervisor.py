@@ -52,11 +52,10 @@ def timing_isolation(core: int | None, nice: int = TIMING_NICE) -> Iterator[dict
 
     Why the priority: between two blocks the parent must wake up promptly; at nice 0 on a loaded box
     it waited ~100 ms per round trip. Why off the core: the parent's own threads are not idle while a
-    block runs. numpy's OpenBLAS worker thread busy-waits ~0.1 s after each BLAS call (the parent's
-    output check after every kernel block makes some), and measured 90-130 ms of CPU per evaluation
-    during the blocks; on the timing core it took time slices from whichever worker was timing, and
-    identical programs measured 0.6x-1.6x apart. Per thread, from /proc: threads started later inherit
-    the caller's affinity. Returns what was done (for the result's details)."""
+    block runs: numpy's OpenBLAS worker thread busy-waits after each BLAS call (the parent checks the
+    outputs after every block), measured at 90-260 ms of CPU during one evaluation's blocks, time it
+    would otherwise take from the timed worker on that core. Per thread, from /proc: threads started
+    later inherit the caller's affinity. Returns what was done (for the result's details)."""
     tid = threading.get_native_id()
     done: dict = {"parent_nice": None, "parent_threads_moved": 0}
     old_nice = None
@@ -102,12 +101,11 @@ def worker_core(environ: dict[str, str] | None = None) -> int | None:
     """The one core a worker is confined to FROM ITS START, on a CPU-only host (None elsewhere).
 
     Why from the start: XLA:CPU sizes its thread pools from the affinity mask when the client is
-    created. A worker started on 2 cores gets a 2-thread pool; confining it to one core later (as
-    prepare_for_timing does) leaves the calling thread waiting on a pool thread that shares its core,
-    and per-iteration times split into modes whose mix differs per process: identical programs then
-    measured 0.6x-1.6x apart. A worker that only ever saw one core runs each program inline on its
-    main thread (measured: one busy thread, 0.9 ms vs 1.4-2.5 ms for 8p_GEMM small, and identical
-    programs within ~2 %). On TPU/GPU hosts the runtime's host threads keep every core."""
+    created. A worker started on 2 cores gets a 2-thread pool; pinned to one core only for timing, its
+    calling thread and a pool thread then share that core (measured: both busy, the caller ~1.4 ms of
+    CPU per ~1.5 ms call of 8p_GEMM small). Confined from the start, the program runs inline on the
+    main thread. Exception: kernels that use Pallas (TPU interpret mode needs the pool: see
+    evaluate.may_use_pallas). On TPU/GPU hosts the runtime's host threads keep every core."""
     from bench.harness.schedule import cpu_only_host
 
     return timing_core() if cpu_only_host(environ) else None
