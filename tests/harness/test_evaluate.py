@@ -84,7 +84,9 @@ def test_only_kernels_naming_pallas_keep_every_core_at_start():
     from bench.harness.evaluate import may_use_pallas
 
     assert may_use_pallas("from jax.experimental import pallas as pl") and may_use_pallas("import pallas_refs.x")
-    assert not may_use_pallas("import jax.numpy as jnp\ndef workload(a, b):\n    return a @ b\n")
+    assert may_use_pallas("from jax.experimental import mesh_utils, pallas as pl") and may_use_pallas("import tokamax")
+    assert not may_use_pallas('"""XLA baseline, as plain JAX (no Pallas)."""\nimport jax.numpy as jnp\n'
+                              "def workload(a, b):\n    return a @ b\n")
 
 
 def test_secret_seed_draws_other_inputs():
