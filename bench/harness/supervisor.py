@@ -55,7 +55,9 @@ def timing_isolation(core: int | None, nice: int = TIMING_NICE) -> Iterator[dict
     block runs: numpy's OpenBLAS worker thread busy-waits after each BLAS call (the parent checks the
     outputs after every block), measured at 90-260 ms of CPU during one evaluation's blocks, time it
     would otherwise take from the timed worker on that core. Per thread, from /proc: threads started
-    later inherit the caller's affinity. Returns what was done (for the result's details)."""
+    later inherit the caller's affinity. BLAS is also limited to one thread meanwhile (threadpoolctl):
+    squeezed onto the remaining core, OpenBLAS's helper thread made each output check take ~80 ms
+    instead of ~3 ms. Returns what was done (for the result's details)."""
     tid = threading.get_native_id()
     done: dict = {"parent_nice": None, "parent_threads_moved": 0}
     old_nice = None
@@ -77,8 +79,11 @@ def timing_isolation(core: int | None, nice: int = TIMING_NICE) -> Iterator[dict
             except OSError:
                 pass
         done["parent_threads_moved"] = len(moved)
+    from threadpoolctl import threadpool_limits
+
     try:
-        yield done
+        with threadpool_limits(limits=1, user_api="blas"):
+            yield done
     finally:
         for t, mask in moved.items():
             try:
