@@ -26,6 +26,12 @@ TIMING_NICE = -10
 # (~1x and ~1.8x) and the median jumps between them. Single-threaded ops are one mode. CPU-only
 # flags: accelerator backends ignore them.
 CPU_TIMING_FLAGS = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+# Fixed malloc thresholds for CPU workers. glibc adapts its mmap threshold to what a process freed before,
+# so whether a program's large temp buffers come from the heap (reused) or from a fresh mmap on every call
+# (page faults each call) depended on the process's history: 12p_RMSNorm small measured 0.78-0.83 ms in
+# one worker and 1.24-1.39 ms with ~2,700 page faults per call in another, identical programs 1.5x apart.
+# Fixed thresholds (buffers up to 32 MiB reused, heap never trimmed) give every worker the same behaviour.
+CPU_MALLOC_TUNABLES = "glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=4294967296"
 
 
 def _process_tree_threads(pid: int) -> list[int]:
@@ -144,6 +150,10 @@ def worker_env(base: dict[str, str]) -> dict[str, str]:
     # numpy's BLAS in a worker: no spinning helper threads next to the timed program
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         env[var] = "1"
+    from bench.harness.schedule import cpu_only_host
+
+    if cpu_only_host(env):
+        env["GLIBC_TUNABLES"] = CPU_MALLOC_TUNABLES
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     env["PYTHONUNBUFFERED"] = "1"
     return env

@@ -59,3 +59,9 @@ def test_a_cpu_worker_is_confined_to_one_core_before_its_backend_starts(tmp_path
         assert tids and all(os.sched_getaffinity(int(t)) == {supervisor.timing_core()} for t in tids)
     finally:
         w.close()
+
+
+def test_cpu_workers_get_fixed_malloc_thresholds():
+    env = supervisor.worker_env({"JAX_PLATFORMS": "cpu", "PATH": "/usr/bin"})
+    assert env["GLIBC_TUNABLES"] == supervisor.CPU_MALLOC_TUNABLES and env["OPENBLAS_NUM_THREADS"] == "1"
+    assert "GLIBC_TUNABLES" not in supervisor.worker_env({"JAX_PLATFORMS": "cuda"})
