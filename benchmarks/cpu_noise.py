@@ -1,11 +1,12 @@
 """How stable is one XLA:CPU program on this machine, independent of the harness?
 
-Why: the harness's identical-kernel target (speedup 1.00 +/- 0.03) is limited by the machine itself. This
-script times one compiled program (a workload's baseline at small size) in several fresh processes and, inside
-each process, on several fresh copies of its inputs, printing the median per copy with the inputs' address
-offsets mod 4096. If medians jump between regimes (seen on the 2-vCPU VM: ~0.85-0.93 ms vs ~1.3-1.4 ms for
-8p_GEMM small, lasting many iterations, within one process and for identical offsets), the noise is the
-machine's, not the harness's.
+Times one compiled program (a workload's baseline at small size) in several fresh processes and, inside each
+process, on several fresh copies of its inputs, printing the median per copy with the inputs' address offsets
+mod 4096. On the 2-vCPU VM medians jump between machine-wide regimes (~0.85-0.93 ms vs ~1.3-1.4 ms for 8p_GEMM
+small, lasting hundreds of ms) that interleaved timing blocks share between baseline and candidate. What made
+identical programs measure apart in the harness itself was in the processes, not the machine: the profiler
+(benchmarks/cpu_profiler_cost.py), thread pools, the parent's BLAS thread and malloc thresholds; see
+docs/methodology.md (Timing).
 
     .venv/bin/python benchmarks/cpu_noise.py [--workload 8p_GEMM] [--processes 4] [--copies 6] [--iters 150]
 """
