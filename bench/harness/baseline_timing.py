@@ -39,13 +39,13 @@ def time_baseline(workload: str, size: str | None, warmup: int = 5, iters: int =
                                  "inputs_root": str(folder / "inputs")}, timeout_s, "compile")
         core = timing_core()
         worker.prepare_for_timing(core)
-        traced = env["backend"] != "cpu"  # CPU: untraced timed calls + a profile pass (harness/timing.py)
+        traced = timing.blocks_traced(env["backend"])  # CPU: untraced timed calls + a profile pass
         with timing_isolation(core):
             worker.request({"cmd": "warmup", "n": warmup, "seed": None, "inputs_root": str(folder / "inputs")},
                            timeout_s, "warmup")
             block, _ = worker.request({"cmd": "time_block", "n": iters, "trace": traced}, timeout_s, "timing")
-            _, blobs = worker.request({"cmd": "finish", "profile_iters": 0 if traced else timing.PROFILE_ITERS}, timeout_s,
-                                      "timing", 1 << 30)
+            _, blobs = worker.request({"cmd": "finish", "profile_iters": timing.profile_calls(env["backend"])},
+                                      timeout_s, "timing", 1 << 30)
         spec = hardware.chip_spec(env["chip"])
         tm, ops, note, profiled_ms = timing.program_timing(blobs[0] if blobs else None, module_name(BASELINE_FN),
                                                            block["wall_ms"], ref["flops"] or None,

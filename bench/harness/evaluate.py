@@ -126,7 +126,7 @@ class _Run:
         EVAL_DIR.mkdir(parents=True, exist_ok=True)
         self.harness_dir = Path(tempfile.mkdtemp(prefix="eval_", dir=EVAL_DIR))  # inputs, kernel copy, logs
         self.scratch = Path(tempfile.mkdtemp(prefix="scratch_", dir=EVAL_DIR))  # the candidate's writable HOME/TMPDIR
-        self.timer_scratch = Path(tempfile.mkdtemp(prefix="scratch_", dir=EVAL_DIR))  # the baseline timer's own
+        self.timer_scratch: Path | None = None  # the baseline timer's own (interleaved schedule only)
         self.timer: WorkerProcess | None = None
         self.inputs_root = self.harness_dir / "inputs"
         self.base: dict[str, Any] = {"workload": self.task.workload, "size": self.task.size or "", "tpu": "unknown"}
@@ -136,9 +136,13 @@ class _Run:
     # -- helpers
     @property
     def trace_blocks(self) -> bool:
-        """Whether the timed blocks run inside the profiler: on TPU/GPU the device plane times them; on
-        CPU the profiler slows the program itself, so blocks run untraced (see harness/timing.py)."""
-        return self.env is None or self.env.backend != "cpu"
+        """Whether the timed blocks run inside the profiler (timing.blocks_traced)."""
+        return self.env is None or timing.blocks_traced(self.env.backend)
+
+    @property
+    def reply_limit(self) -> int:
+        """Largest reply allowed for outputs: a few copies of the reference outputs plus headroom."""
+        return 4 * self.ref_bytes + (64 << 20)
 
     def _tick(self, phase: str, since: float) -> float:
         now = time.monotonic()
@@ -167,15 +171,17 @@ class _Run:
         """Start one worker: "reference", "candidate", "timer" or "pallas". Every worker is kept for cleanup and
         for the record of alive intervals (the exclusive schedule's promise is checked on it)."""
         log, cache = self.harness_dir, compilation_cache_env(JAX_CACHE_DIR)
+        # the candidate and the baseline timer are built alike: same sandbox, memory cap and core decision
+        core = None if may_use_pallas(self.source) else "auto"
         if which == "candidate":
             w = WorkerProcess("candidate", "candidate", log / "candidate.log", memory_mb=self.task.memory_limit_mb,
-                              sandbox=(self.task.sandbox, self.scratch),
-                              cpu_core=None if may_use_pallas(self.source) else "auto")
+                              sandbox=(self.task.sandbox, self.scratch), cpu_core=core)
             self.cand = w
         elif which == "timer":  # the baseline, timed in a worker built exactly like the candidate's
+            self.timer_scratch = Path(tempfile.mkdtemp(prefix="scratch_", dir=EVAL_DIR))
             w = WorkerProcess("candidate", "baseline timer", log / "baseline_timer.log",
                               memory_mb=self.task.memory_limit_mb, sandbox=(self.task.sandbox, self.timer_scratch),
-                              cpu_core=None if may_use_pallas(self.source) else "auto")
+                              cpu_core=core)
             self.timer = w
         elif which == "pallas":
             w = WorkerProcess("candidate", "pallas reference", log / "pallas_ref.log", extra_env=cache, cpu_core=None)
@@ -302,16 +308,31 @@ class _Run:
         except WorkerFailure as f:
             raise self.harness_failed(f, "the baseline timer failed to load the workload") from None
 
+    def trial_outputs(self, w: WorkerProcess) -> dict[int, list[Any]]:
+        """Outputs of `w`'s program on every correctness seed (raises WorkerFailure, ChannelViolation...)."""
+        reply, blobs = w.request({"cmd": "run", "seeds": self.seeds, "inputs_root": str(self.inputs_root)},
+                                 self.task.timeout_s, "correctness", self.reply_limit)
+        return _split_outputs(reply["outputs"], blobs)
+
+    def trial_reports(self, outs: dict[int, list[Any]]) -> list[Correctness]:
+        """One comparison with the reference per correctness seed, the seed named in a failure's reason."""
+        reports = []
+        for seed in self.seeds:
+            got = outs.get(seed)
+            rep = compare(self.refs[seed], got if got is not None else [], self.tolerance)
+            if not rep.correct:
+                rep = rep.model_copy(update={"reason": f"seed {seed}: {rep.reason}"})
+            reports.append(rep)
+        return reports
+
     def timer_correctness(self) -> None:
         """The timer runs the same correctness trials as the candidate (same history); its outputs must
         equal the references, else the harness itself is broken."""
         try:
-            reply, blobs = self.timer.request({"cmd": "run", "seeds": self.seeds, "inputs_root": str(self.inputs_root)},
-                                              self.task.timeout_s, "correctness", 4 * self.ref_bytes + (64 << 20))
+            outs = self.trial_outputs(self.timer)
         except WorkerFailure as f:
             raise self.harness_failed(f, "the baseline timer failed its correctness trials") from None
-        outs = _split_outputs(reply["outputs"], blobs)
-        bad = [seed for seed in self.seeds if not compare(self.refs[seed], outs.get(seed) or [], self.tolerance).correct]
+        bad = [seed for seed, rep in zip(self.seeds, self.trial_reports(outs)) if not rep.correct]
         if bad:
             raise self.harness_failed(Exception(f"baseline timer output differs from the reference on seeds {bad}"),
                                       "harness self-check")
@@ -340,22 +361,13 @@ class _Run:
     def correctness(self) -> Correctness:
         t = time.monotonic()
         try:
-            reply, blobs = self.cand.request({"cmd": "run", "seeds": self.seeds, "inputs_root": str(self.inputs_root)},
-                                             self.task.timeout_s, "correctness", 4 * self.ref_bytes + (64 << 20))
-            outs = _split_outputs(reply["outputs"], blobs)
+            outs = self.trial_outputs(self.cand)
         except WorkerFailure as f:
             raise self.candidate_failed(f, integrity_fields=self.integrity_fields) from None
         except (transport.ChannelViolation, KeyError, ValueError) as e:
             raise _Stop(self.result(Status.CRASHED, f"candidate returned malformed outputs: {e}",
                                     integrity_fields=self.integrity_fields)) from None
-        reports = []
-        for seed in self.seeds:
-            got = outs.get(seed)
-            rep = compare(self.refs[seed], got if got is not None else [], self.tolerance)
-            if not rep.correct:
-                rep = rep.model_copy(update={"reason": f"seed {seed}: {rep.reason}"})
-            reports.append(rep)
-        verdict = merge(reports)
+        verdict = merge(self.trial_reports(outs))
         if self.timer is not None:
             self.timer_correctness()
         self._tick("correctness", t)
@@ -433,24 +445,20 @@ class _Run:
                     "timing")
 
     def _block(self, w: WorkerProcess, name: str, n: int, walls: dict, parent_walls: dict, timed_reports: list) -> None:
-        """One timing block of `n` calls. Every program returns its last output (the same work after
-        each block for all); the kernel's is compared with the timing seed's reference."""
+        """One timing block of `n` calls. Every program returns its last output and the parent decodes and
+        compares each one (the same work after every block, whoever ran it); the kernel's reports decide."""
         t_block = time.monotonic()
         reply, blobs = self._phase(w, name, {"cmd": "time_block", "n": n, "return_output": True,
-                                             "trace": self.trace_blocks}, "timing",
-                                   4 * self.ref_bytes + (64 << 20))
+                                             "trace": self.trace_blocks}, "timing", self.reply_limit)
         parent_walls.setdefault(name, []).append((time.monotonic() - t_block) * 1e3 / n)
         walls.setdefault(name, []).extend(float(x) for x in reply["wall_ms"][:n])
-        # every program's output is decoded and compared, so the parent does the same work after each block
         report = compare(self.refs[self.timing_seed], transport.decode_arrays(reply["output"], blobs), self.tolerance)
         if name == "kernel":
             timed_reports.append(report)
 
     def _finish(self, w: WorkerProcess, name: str) -> tuple[bytes | None, bool]:
         """The worker's trace and whether its timing inputs were left unchanged."""
-        profile_iters = 0 if self.trace_blocks else timing.PROFILE_ITERS
-        if profile_iters and self.env.interpret and name != "baseline":
-            profile_iters = 1  # one interpreted call already holds thousands of op events (seconds to parse)
+        profile_iters = timing.profile_calls(self.env.backend, self.env.interpret and name != "baseline")
         reply, blobs = self._phase(w, name, {"cmd": "finish", "profile_iters": profile_iters}, "timing", 1 << 30)
         return (blobs[0] if blobs else None), bool(reply["inputs_unchanged"])
 
@@ -628,7 +636,8 @@ class _Run:
             w.close()
         shutil.rmtree(self.harness_dir, ignore_errors=True)
         shutil.rmtree(self.scratch, ignore_errors=True)
-        shutil.rmtree(self.timer_scratch, ignore_errors=True)
+        if self.timer_scratch is not None:
+            shutil.rmtree(self.timer_scratch, ignore_errors=True)
 
 
 def _preload_profiler_reader() -> None:

@@ -19,17 +19,22 @@ from __future__ import annotations
 import glob
 import importlib.util
 import os
-from typing import Literal
+from typing import Literal, Mapping
 
 Schedule = Literal["interleaved", "exclusive"]
 TPU_DEVICE_GLOBS = ("/dev/accel*", "/dev/vfio/[0-9]*")
 GPU_DEVICE_GLOBS = ("/dev/nvidia[0-9]*",)
 
 
+def _platforms(env: Mapping[str, str]) -> list[str]:
+    """The backends JAX_PLATFORMS restricts jax to (empty: no restriction)."""
+    return [p.strip().lower() for p in env.get("JAX_PLATFORMS", "").split(",") if p.strip()]
+
+
 def tpu_host(environ: dict[str, str] | None = None, device_globs: tuple[str, ...] = TPU_DEVICE_GLOBS) -> bool:
     """True when jax in a worker would pick the TPU backend: device files + libtpu, TPU not excluded."""
     env = os.environ if environ is None else environ
-    platforms = [p.strip().lower() for p in env.get("JAX_PLATFORMS", "").split(",") if p.strip()]
+    platforms = _platforms(env)
     if platforms and "tpu" not in platforms:
         return False
     has_devices = any(glob.glob(pattern) for pattern in device_globs)
@@ -41,7 +46,7 @@ def cpu_only_host(environ: dict[str, str] | None = None, tpu_globs: tuple[str, .
     """True when jax in a worker will run on the CPU backend: JAX_PLATFORMS says cpu only, or the
     host has no TPU (device files + libtpu) and no NVIDIA device. Decided without importing jax."""
     env = os.environ if environ is None else environ
-    platforms = [p.strip().lower() for p in env.get("JAX_PLATFORMS", "").split(",") if p.strip()]
+    platforms = _platforms(env)
     if platforms:
         return platforms == ["cpu"]
     return not tpu_host(env, tpu_globs) and not any(glob.glob(pattern) for pattern in gpu_globs)

@@ -34,6 +34,21 @@ from bench.harness.result import ProfileOp, Timing
 PROFILE_ITERS = 5
 
 
+def blocks_traced(backend: str) -> bool:
+    """Whether timed blocks run inside the profiler: on TPU/GPU the device plane times them; on CPU the
+    profiler slows the program itself (module docstring), so CPU blocks run untraced."""
+    return backend != "cpu"
+
+
+def profile_calls(backend: str, interpreted: bool = False) -> int:
+    """Calls in the untimed profile pass after the blocks: none where the blocks were traced; on CPU
+    PROFILE_ITERS, or 1 for a program in TPU interpret mode (one interpreted call already holds
+    thousands of op events, seconds to parse)."""
+    if blocks_traced(backend):
+        return 0
+    return 1 if interpreted else PROFILE_ITERS
+
+
 @dataclass(frozen=True)
 class TraceEvent:
     plane: str
@@ -166,12 +181,23 @@ def program_timing(xspace: bytes | None | Sequence[bytes | None], module: str, w
     `traced=False` (CPU): the timed calls ran without the profiler, their wall times are the timing and
     the traces are the untimed profile passes (op breakdown and profiled time only)."""
     traces = list(xspace) if isinstance(xspace, (list, tuple)) else [xspace]
+    times, methods, op_totals, usable = _parse_traces(traces, module)
     if not traced:
-        return _untraced_timing(traces, module, wall_ms, flops, peak_tflops)
+        return _untraced_timing(times, op_totals, module, wall_ms, flops, peak_tflops)
     expected = len(wall_ms)
+    if usable and len(times) == expected and len(set(methods)) == 1:
+        return ProgramTiming(stats(times, methods[0], wall_ms, flops, peak_tflops), _merge_ops(op_totals, expected), None)
+    note = f"trace of {module} held {len(times)} executions, expected {expected}: wall clock used"
+    return ProgramTiming(stats(wall_ms, "wall_clock", wall_ms, flops, peak_tflops), [], note)
+
+
+def _parse_traces(traces: Sequence[bytes | None], module: str) -> tuple[list[float], list[str], list[ProfileOp], bool]:
+    """Each trace parsed on its own: (execution times in order, timing method per trace, op totals per
+    trace, whether every trace held the module)."""
     times: list[float] = []
+    methods: list[str] = []
     op_totals: list[ProfileOp] = []
-    usable, methods = True, []
+    usable = True
     for blob in traces:
         events = load_events(blob) if blob else []
         found = module_times(events, module) if events else None
@@ -181,24 +207,13 @@ def program_timing(xspace: bytes | None | Sequence[bytes | None], module: str, w
         times.extend(found.times_ms)
         methods.append(found.method)
         op_totals.extend(top_ops(events, module, found.windows, 1, k=1 << 30))
-    if usable and len(times) == expected and len(set(methods)) == 1:
-        return ProgramTiming(stats(times, methods[0], wall_ms, flops, peak_tflops), _merge_ops(op_totals, expected), None)
-    note = f"trace of {module} held {len(times)} executions, expected {expected}: wall clock used"
-    return ProgramTiming(stats(wall_ms, "wall_clock", wall_ms, flops, peak_tflops), [], note)
+    return times, methods, op_totals, usable
 
 
-def _untraced_timing(traces: Sequence[bytes | None], module: str, wall_ms: Sequence[float], flops: float | None,
-                     peak_tflops: float | None) -> ProgramTiming:
+def _untraced_timing(profiled: list[float], op_totals: list[ProfileOp], module: str, wall_ms: Sequence[float],
+                     flops: float | None, peak_tflops: float | None) -> ProgramTiming:
     """CPU: per-call wall times of the untraced timed blocks; top ops and profiled time from the profile passes."""
     timing = stats(wall_ms, "cpu_wall_clock", wall_ms, flops, peak_tflops)
-    profiled: list[float] = []
-    op_totals: list[ProfileOp] = []
-    for blob in traces:
-        events = load_events(blob) if blob else []
-        found = module_times(events, module) if events else None
-        if found is not None:
-            profiled.extend(found.times_ms)
-            op_totals.extend(top_ops(events, module, found.windows, 1, k=1 << 30))
     if not profiled:
         return ProgramTiming(timing, [], f"no profile of {module} came back: no op breakdown")
     return ProgramTiming(timing, _merge_ops(op_totals, len(profiled)), None, round(float(np.median(profiled)), 6))

@@ -113,8 +113,8 @@ def _compile(state: WorkerState, fn: Callable, name: str, folder: Path) -> Any:
 def _owned_device_copy(a: Any) -> Any:
     """A device array in memory the runtime allocated itself. A plain device_put of a host array may
     alias the host buffer (for the candidate: bytes read from a file), and XLA:CPU ops read such
-    memory measurably slower (input converts ~2.5x) than buffers it allocated: the baseline, whose
-    inputs came from XLA, would win every tie."""
+    memory measurably slower (input converts ~2.5x) than buffers it allocated: every program's timing
+    inputs are copied into runtime-owned buffers, so none wins a tie on where its inputs live."""
     import jax.numpy as jnp
 
     return jnp.copy(a)
@@ -245,9 +245,8 @@ def cmd_warmup(state: WorkerState, msg: dict) -> tuple[dict, list[bytes]]:
 
     Both roles build their sets the same way (host arrays over bytes, as decoded from a file -> one
     device copy per set), so the baseline and the candidate see the same kind of allocations; timed
-    calls rotate over the sets, so no
-    program is timed on one lucky (or unlucky) buffer placement and no call reuses the previous
-    call's inputs straight from cache."""
+    calls rotate over the sets, so no program is timed on one lucky (or unlucky) buffer placement and
+    no call reuses the previous call's inputs straight from cache."""
     import jax
     import numpy as np
 
@@ -304,18 +303,16 @@ def cmd_finish(state: WorkerState, msg: dict) -> tuple[dict, list[bytes]]:
     untimed profiler trace, for the op breakdown and the profiled time reported beside the timing."""
     import jax
 
-    profile_walls: list[float] = []
     n_profile = int(msg.get("profile_iters", 0))
     if state.trace_dir is None and n_profile > 0:
         state.trace_dir = tempfile.mkdtemp(prefix="jaxbench_trace_")
         jax.profiler.start_trace(state.trace_dir)
-        profile_walls, _ = _timed_calls(state, n_profile)
+        _timed_calls(state, n_profile)
     if state.trace_dir is not None:
         jax.profiler.stop_trace()
     files = sorted(Path(state.trace_dir).rglob("*.xplane.pb")) if state.trace_dir else []
     unchanged = _hash_arrays([a for s in state.timing_sets for a in s]) == state.input_hash_before
-    return ({"inputs_unchanged": unchanged, "trace_files": len(files), "profile_wall_ms": profile_walls},
-            [files[-1].read_bytes()] if files else [])
+    return {"inputs_unchanged": unchanged, "trace_files": len(files)}, [files[-1].read_bytes()] if files else []
 
 
 COMMANDS: dict[str, Callable[[WorkerState, dict], tuple[dict, list[bytes]]]] = {
