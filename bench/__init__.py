@@ -5,4 +5,4 @@ HARNESS_VERSION is bumped whenever a change to the harness could change a verdic
 """
 
 __version__ = "0.1.0"
-HARNESS_VERSION = "5"
+HARNESS_VERSION = "6"

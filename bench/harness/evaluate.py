@@ -18,7 +18,6 @@ Two schedules (bench.harness.schedule; recorded in integrity.details["schedule"]
 
 from __future__ import annotations
 
-import re
 import shutil
 import statistics
 import threading
@@ -59,24 +58,6 @@ class _Stop(Exception):
 
 
 # ------------------------------------------------------------------ integrity hooks (one function each)
-
-#: Code that builds Pallas kernels: the Pallas modules, pallas_call, our Pallas library, tokamax.
-PALLAS_USE = re.compile(r"jax\.experimental\.pallas|from\s+jax\.experimental\s+import\s+[^\n]*\bpallas\b"
-                        r"|\bpallas_call\b|\bpallas_refs\b|\btokamax\b")
-
-
-def may_use_pallas(source: str) -> bool:
-    """Whether a kernel file may build Pallas kernels (it names Pallas or the pallas_refs library). On CPU such
-    a kernel runs in TPU interpret mode, whose host callbacks dispatch nested computations onto XLA:CPU's thread
-    pool: a worker confined to one core from its start has a 1-thread pool, and there the interpreter stalled
-    (2p_GQA_Attention hand-tuned: timeout after 300 s, vs 17 s with the default pool). Such workers keep every
-    core until timing (prepare_for_timing still pins them then); interpret-mode timings are not TPU timings
-    anyway. A kernel that hides its Pallas import from this check only risks its own timeout. The baseline
-    timer follows the same decision, so the two timed workers stay alike (a docstring that merely mentions
-    Pallas must not count: the generated XLA-baseline kernels say "no Pallas", and an unconfined candidate
-    against a confined timer measured 0.85 for an identical program)."""
-    return PALLAS_USE.search(source) is not None
-
 
 def static_flags(source: str) -> list[str]:
     """INTEGRITY HOOK: static tripwires on the candidate's source, before any of it runs."""
@@ -171,20 +152,19 @@ class _Run:
         """Start one worker: "reference", "candidate", "timer" or "pallas". Every worker is kept for cleanup and
         for the record of alive intervals (the exclusive schedule's promise is checked on it)."""
         log, cache = self.harness_dir, compilation_cache_env(JAX_CACHE_DIR)
-        # the candidate and the baseline timer are built alike: same sandbox, memory cap and core decision
-        core = None if may_use_pallas(self.source) else "auto"
+        # the candidate and the baseline timer are built alike: same sandbox and memory cap; every worker
+        # is confined to the timing core from its start on a CPU-only host (supervisor.worker_core)
         if which == "candidate":
             w = WorkerProcess("candidate", "candidate", log / "candidate.log", memory_mb=self.task.memory_limit_mb,
-                              sandbox=(self.task.sandbox, self.scratch), cpu_core=core)
+                              sandbox=(self.task.sandbox, self.scratch))
             self.cand = w
         elif which == "timer":  # the baseline, timed in a worker built exactly like the candidate's
             self.timer_scratch = Path(tempfile.mkdtemp(prefix="scratch_", dir=EVAL_DIR))
             w = WorkerProcess("candidate", "baseline timer", log / "baseline_timer.log",
-                              memory_mb=self.task.memory_limit_mb, sandbox=(self.task.sandbox, self.timer_scratch),
-                              cpu_core=core)
+                              memory_mb=self.task.memory_limit_mb, sandbox=(self.task.sandbox, self.timer_scratch))
             self.timer = w
         elif which == "pallas":
-            w = WorkerProcess("candidate", "pallas reference", log / "pallas_ref.log", extra_env=cache, cpu_core=None)
+            w = WorkerProcess("candidate", "pallas reference", log / "pallas_ref.log", extra_env=cache)
         else:
             n = sum(1 for x in self.workers if x.name == "reference worker")
             w = WorkerProcess("reference", "reference worker", log / f"reference{n or ''}.log", extra_env=cache)

@@ -115,8 +115,9 @@ def worker_core(environ: dict[str, str] | None = None) -> int | None:
     created. A worker started on 2 cores gets a 2-thread pool; pinned to one core only for timing, its
     calling thread and a pool thread then share that core (measured: both busy, the caller ~1.4 ms of
     CPU per ~1.5 ms call of 8p_GEMM small). Confined from the start, the program runs inline on the
-    main thread. Exception: kernels that use Pallas (TPU interpret mode needs the pool: see
-    evaluate.may_use_pallas). On TPU/GPU hosts the runtime's host threads keep every core."""
+    main thread, provided its inputs are ready (worker._ready: otherwise a host callback, including the
+    TPU interpreter's, can deadlock the 1-thread pool). On TPU/GPU hosts the runtime's host threads keep
+    every core."""
     from bench.harness.schedule import cpu_only_host
 
     return timing_core() if cpu_only_host(environ) else None

@@ -76,7 +76,19 @@ def _device_args(folder: Path) -> tuple[list[Any], dict[int, Any], int]:
     import jax
 
     arrays, static, count = transport.load_inputs(folder)
-    return [jax.device_put(a) for a in arrays], static, count
+    return _ready([jax.device_put(a) for a in arrays]), static, count
+
+
+def _ready(arrays: Any) -> Any:
+    """Wait until freshly placed inputs exist before any program reads them. A program called on inputs
+    whose host-to-device copy is still queued is not run inline: XLA:CPU defers it onto its thread pool,
+    which in a worker confined to one core has ONE thread. A host callback in that program (pure_callback,
+    io_callback, the TPU interpreter's) that reads an input then waits for a copy queued behind itself
+    on that same thread: a deadlock (measured: 6 of 6 fresh processes hung within 300 calls; with the
+    inputs ready first, 0 of 6, and the callbacks ran on the main thread)."""
+    import jax
+
+    return jax.block_until_ready(arrays)
 
 
 def _trace(state: WorkerState, fn: Callable, name: str, folder: Path) -> Any:
@@ -258,7 +270,7 @@ def cmd_warmup(state: WorkerState, msg: dict) -> tuple[dict, list[bytes]]:
         host = transport.load_inputs(Path(msg["inputs_root"]) / f"seed_{seed}")[0]
     nbytes = sum(a.nbytes for a in host) or 1
     sets = max(1, min(ROTATION_SETS, ROTATION_BYTES // nbytes))
-    state.timing_sets = [[_owned_device_copy(a) for a in host] for _ in range(sets)]
+    state.timing_sets = _ready([[_owned_device_copy(a) for a in host] for _ in range(sets)])
     state.input_hash_before = _hash_arrays([a for s in state.timing_sets for a in s])
     for i in range(int(msg["n"])):
         jax.block_until_ready(state.compiled(*state.timing_sets[i % sets]))

@@ -76,17 +76,9 @@ def test_pallas_kernel_runs_in_tpu_interpret_mode():
     r = run("pallas_gemm", iters=2, warmup=1, blocks=1)
     assert r.status == Status.CORRECT, r.reason
     assert r.env.interpret and r.integrity.pallas_calls == 1 and r.integrity.has_pallas
-    # the interpreter needs XLA:CPU's full thread pool: a Pallas kernel's worker is not confined at start
-    assert r.integrity.details["candidate_cpu_affinity"] == "all cores"
-
-
-def test_only_kernels_naming_pallas_keep_every_core_at_start():
-    from bench.harness.evaluate import may_use_pallas
-
-    assert may_use_pallas("from jax.experimental import pallas as pl") and may_use_pallas("import pallas_refs.x")
-    assert may_use_pallas("from jax.experimental import mesh_utils, pallas as pl") and may_use_pallas("import tokamax")
-    assert not may_use_pallas('"""XLA baseline, as plain JAX (no Pallas)."""\nimport jax.numpy as jnp\n'
-                              "def workload(a, b):\n    return a @ b\n")
+    # confined to one core from its start like every CPU worker: the interpreter's host callbacks run there
+    # (they deadlocked a 1-thread pool only while inputs were still being copied; see worker._ready)
+    assert r.integrity.details["candidate_cpu_affinity"].startswith("core ")
 
 
 def test_secret_seed_draws_other_inputs():

@@ -65,3 +65,50 @@ def test_cpu_workers_get_fixed_malloc_thresholds():
     env = supervisor.worker_env({"JAX_PLATFORMS": "cpu", "PATH": "/usr/bin"})
     assert env["GLIBC_TUNABLES"] == supervisor.CPU_MALLOC_TUNABLES and env["OPENBLAS_NUM_THREADS"] == "1"
     assert "GLIBC_TUNABLES" not in supervisor.worker_env({"JAX_PLATFORMS": "cuda"})
+
+
+CALLBACK_ON_ONE_CORE = """
+import os, sys
+from pathlib import Path
+import jax
+from bench.harness import worker
+worker._confine(int(sys.argv[2]))  # as a confined worker: XLA:CPU gets a 1-thread pool
+import jax.numpy as jnp
+import numpy as np
+
+def host_dot(a, b):  # reads the program's inputs on the host, as attack_host_compute does
+    return (np.asarray(a, np.float32) @ np.asarray(b, np.float32)).astype(a.dtype)
+
+folder = Path(sys.argv[1])
+args, _, _ = worker._device_args(folder)
+out = jax.ShapeDtypeStruct((args[0].shape[0], args[1].shape[1]), args[0].dtype)
+program = jax.jit(lambda a, b: jax.pure_callback(host_dot, out, a, b)).trace(*args).lower().compile()
+for _ in range(300):  # fresh inputs each call, as the correctness trials load them
+    jax.block_until_ready(program(*worker._device_args(folder)[0]))
+print("ok")
+"""
+
+
+def test_a_host_callback_reading_fresh_inputs_does_not_deadlock_a_confined_worker(tmp_path):
+    """Regression: inputs still being copied made XLA:CPU defer the program onto its one pool thread, where
+    the callback waited for that copy queued behind itself (every fresh process hung within 300 calls)."""
+    import subprocess
+    import sys
+
+    import ml_dtypes
+    import numpy as np
+
+    from bench.harness import transport
+
+    rng = np.random.default_rng(0)
+    a, b = (rng.standard_normal(s).astype(ml_dtypes.bfloat16) for s in ((256, 512), (512, 256)))
+    transport.save_inputs(tmp_path / "in", [a, b], {})
+    script = tmp_path / "callback.py"
+    script.write_text(CALLBACK_ON_ONE_CORE)
+    env = supervisor.worker_env({**os.environ, "JAX_PLATFORMS": "cpu"})
+    try:
+        done = subprocess.run([sys.executable, str(script), str(tmp_path / "in"), str(supervisor.timing_core())],
+                              env=env, capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("a host callback deadlocked a worker confined to one core")
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
