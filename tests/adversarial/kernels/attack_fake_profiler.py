@@ -1,4 +1,4 @@
-"""Attack: fake the profiler. The kernel does slow work on the device (the matmul 1000 times over) and, from
+"""Attack: fake the profiler. The kernel does slow work on the device (the matmul 4000 times over) and, from
 import time, rewires the worker it runs in: the timing command reports wall times a hundred times too short
 and the finish command drops the trace, so no real `jit_*` events reach the parent and the faked numbers
 are all it could read."""
@@ -33,5 +33,5 @@ def workload(A, B):
         a = A + (acc[:, :1] * 0).astype(A.dtype)
         return jnp.dot(a, B, preferred_element_type=jnp.float32)
 
-    out = jax.lax.fori_loop(0, 1000, body, jnp.zeros((A.shape[0], B.shape[1]), jnp.float32))
+    out = jax.lax.fori_loop(0, 4000, body, jnp.zeros((A.shape[0], B.shape[1]), jnp.float32))
     return out.astype(A.dtype)
