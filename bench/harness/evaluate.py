@@ -152,8 +152,7 @@ class _Run:
         """Start one worker: "reference", "candidate", "timer" or "pallas". Every worker is kept for cleanup and
         for the record of alive intervals (the exclusive schedule's promise is checked on it)."""
         log, cache = self.harness_dir, compilation_cache_env(JAX_CACHE_DIR)
-        # the candidate and the baseline timer are built alike: same sandbox and memory cap; every worker
-        # is confined to the timing core from its start on a CPU-only host (supervisor.worker_core)
+        # the candidate and the baseline timer are built alike: same sandbox and memory cap
         if which == "candidate":
             w = WorkerProcess("candidate", "candidate", log / "candidate.log", memory_mb=self.task.memory_limit_mb,
                               sandbox=(self.task.sandbox, self.scratch))

@@ -172,10 +172,9 @@ class WorkerProcess:
     """One worker. `name` appears in messages ("candidate", "reference", "pallas reference")."""
 
     def __init__(self, role: str, name: str, log_path: Path, *, memory_mb: int | None = None,
-                 sandbox: tuple[str, Path] | None = None, extra_env: dict[str, str] | None = None,
-                 cpu_core: int | None | str = "auto") -> None:
+                 sandbox: tuple[str, Path] | None = None, extra_env: dict[str, str] | None = None) -> None:
         self.name = name
-        self.cpu_core = worker_core() if cpu_core == "auto" else cpu_core
+        self.cpu_core = worker_core()  # every role alike: confined from its start on a CPU-only host
         self.log_path = log_path
         cmd_r, self._cmd_w = os.pipe()
         self._reply_r, reply_w = os.pipe()

@@ -91,11 +91,12 @@ def _ready(arrays: Any) -> Any:
     return jax.block_until_ready(arrays)
 
 
-def _trace(state: WorkerState, fn: Callable, name: str, folder: Path) -> Any:
-    """Trace `fn` under a fixed name (the parent finds its trace events by it): a jax Traced stage."""
+def _trace(state: WorkerState, fn: Callable, name: str, loaded: tuple[list[Any], dict[int, Any], int]) -> Any:
+    """Trace `fn` under a fixed name (the parent finds its trace events by it) on inputs loaded by
+    `_device_args`: a jax Traced stage."""
     import jax
 
-    args, static, count = _device_args(folder)
+    args, static, count = loaded
 
     def program(*a):
         return fn(*a)
@@ -112,7 +113,7 @@ def _compile(state: WorkerState, fn: Callable, name: str, folder: Path) -> Any:
     deserialized from the cache."""
     import jax
 
-    traced = _trace(state, fn, name, folder)
+    traced = _trace(state, fn, name, _device_args(folder))
     cached = jax.config.jax_enable_compilation_cache
     jax.config.update("jax_enable_compilation_cache", False)
     try:
@@ -212,9 +213,9 @@ def cmd_load(state: WorkerState, msg: dict) -> tuple[dict, list[bytes]]:
         fn = getattr(module, "workload", None)
         if not callable(fn):
             raise _Verdict("compile_error", "the kernel file defines no callable `workload`")
-        args, static, count = _device_args(folder)
+        args, static, count = loaded = _device_args(folder)
         full = transport.join_static(args, static, count)
-        traced = _trace(state, fn, CANDIDATE_FN, folder)  # the one and only trace: inspected == compiled
+        traced = _trace(state, fn, CANDIDATE_FN, loaded)  # the one and only trace: inspected == compiled
         pallas = count_pallas_calls(traced.jaxpr)
         if pallas:
             state.compiled = traced.lower().compile()
