@@ -84,16 +84,27 @@ def leaderboard(
     track: Optional[str] = typer.Argument(None, help="track, e.g. cpu/small or v6e/full/paper-table3 (default: list tracks)"),
     data_dir: Path = typer.Option(DATA_DIR, help="dataset folder"),
 ) -> None:
-    """Print the ranking of a track (geomean of floored per-benchmark speedups over the suite)."""
-    from bench.dataset.metrics import Metrics
+    """Print the ranking of a track, by its ranking kind: speed (floored geomean over XLA) on TPU/GPU
+    tracks, readiness (correct, lowers for TPU, Pallas) on CPU interpret-mode tracks."""
+    from bench.dataset.metrics import RANKING_EXPLANATIONS, Metrics
 
     m = Metrics(data_dir)
     if track is None:
         _print_rows("tracks", m.tracks())
         return
-    cols = ["rank", "submission", "kind", "geomean", "mean", "correct", "pallas", "n_workloads", "excluded",
-            "fast1_final", "provenance"]
-    _print_rows(f"leaderboard {track}", [{c: r.get(c) for c in cols} for r in m.leaderboard(track)])
+    kind = m.ranking_kind(track)
+    cols = LEADERBOARD_COLUMNS[kind]
+    _print_rows(f"leaderboard {track} (ranking: {kind})", [{c: r.get(c) for c in cols} for r in m.leaderboard(track)])
+    console.print(RANKING_EXPLANATIONS[kind], highlight=False)
+
+
+#: The columns `bench leaderboard` prints per ranking kind (interpret-mode speed last, never as a headline).
+LEADERBOARD_COLUMNS = {
+    "speed": ["rank", "submission", "kind", "geomean", "mean", "correct", "pallas", "n_workloads", "excluded",
+              "fast1_final", "provenance"],
+    "readiness": ["rank", "submission", "kind", "correct", "tpu_lowering_ok", "tpu_lowering_unknown", "pallas",
+                  "n_workloads", "excluded", "interpret_geomean"],
+}
 
 
 @app.command()

@@ -22,6 +22,17 @@ from bench.dataset import schema, store
 from bench.paths import DATA_DIR
 
 SQL_DIR = Path(__file__).resolve().parents[1] / "sql"
+#: The leaderboard query of each ranking kind a track can declare (track_ranking in bench/sql/base.sql).
+RANKING_QUERIES = {"speed": "leaderboard", "readiness": "leaderboard_readiness"}
+#: What the numbers of a track of each ranking kind mean and do not mean (the CLI and the site print it).
+RANKING_EXPLANATIONS = {
+    "speed": "Ranked by the paper's rule: per workload the best correct speedup over XLA, floored at 1x, "
+             "geometric mean over the track's whole suite.",
+    "readiness": "On this track Pallas kernels run in CPU interpret mode, 10-100x slower than XLA:CPU, so its "
+                 "timings say nothing about speed on a TPU and never decide a rank. Submissions are ranked by "
+                 "kernels correct on every seed, then kernels that also lower for TPU (Mosaic), then Pallas "
+                 "coverage; interpret-mode speedups are kept for reference only.",
+}
 
 
 @lru_cache(maxsize=None)
@@ -104,16 +115,28 @@ class Metrics:
         return [{c: _jsonable(v) for c, v in zip(cols, row)} for row in cur.fetchall()]
 
     def tracks(self) -> list[dict]:
-        """[{track, chip, size, provenance, submissions, n_workloads, reported_n_workloads}]"""
+        """[{track, chip, size, provenance, submissions, ranking, n_workloads, reported_n_workloads}]"""
         return self.query("tracks")
 
+    def ranking_kind(self, track: str) -> str:
+        """The ranking kind `track` declares ("speed" or "readiness"); "speed" for a track without rows."""
+        row = self.con.execute("SELECT ranking FROM track_ranking WHERE track = $track", {"track": track}).fetchone()
+        return row[0] if row else "speed"
+
     def leaderboard(self, track: str) -> list[dict]:
-        """[{rank, submission, name, kind, method, model, provenance, geomean, mean, correct, pallas,
-        beats_xla, evaluated, excluded, n_workloads, fast1_final, samples, sample_correct_rate}]"""
-        return self.query("leaderboard", track=track)
+        """The ranking of `track`, by the query of its ranking kind; every row says which (`ranking`).
+
+        speed: [{rank, ranking, submission, name, kind, method, model, provenance, geomean, mean, correct,
+        pallas, beats_xla, evaluated, excluded, n_workloads, fast1_final, samples, sample_correct_rate}]
+        readiness: [{rank, ranking, submission, name, kind, method, model, provenance, correct,
+        tpu_lowering_ok, tpu_lowering_failed, tpu_lowering_unknown, pallas, evaluated, excluded, n_workloads,
+        interpret_geomean, interpret_mean, fast1_final, samples, sample_correct_rate}]
+        """
+        return self.query(RANKING_QUERIES[self.ranking_kind(track)], track=track)
 
     def per_benchmark(self, track: str) -> list[dict]:
-        """[{submission, workload, status, raw_speedup, best_speedup, score, ranked, has_pallas, pending_flags}]"""
+        """[{submission, workload, status, raw_speedup, best_speedup, score, ranked, correct_unflagged,
+        tpu_lowering, has_pallas, pending_flags}]"""
         return self.query("per_benchmark", track=track)
 
     def per_kernel_table(self, track: str) -> list[dict]:

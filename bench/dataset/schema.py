@@ -55,6 +55,7 @@ RESULTS = pa.schema(
         ("harness_version", pa.string()),
         ("sandbox", pa.string()),
         ("interpret", pa.bool_()),
+        ("tpu_lowering", pa.string()),  # "ok" when the kernel also lowers for TPU (Mosaic), else the error; NULL = unknown
         ("content_hash", pa.string()),  # sha256 of submission.yaml + this kernel file
         ("evaluated_at", pa.timestamp("us", tz="UTC")),
         ("provenance", pa.string()),  # MEASURED or REPORTED

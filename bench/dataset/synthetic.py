@@ -71,6 +71,7 @@ def _results(rng: np.random.Generator, sub: str, kind: str, workloads: list[str]
         "harness_version": ["synthetic"] * n,
         "sandbox": ["none"] * n,
         "interpret": [True] * n,
+        "tpu_lowering": [_lowering(rng, o, p) for o, p in zip(ok, has_pallas)],
         "content_hash": [f"synthetic-{sub}-{w}" for w in workloads],
         "evaluated_at": [now] * n,
         "provenance": ["synthetic"] * n,
@@ -79,6 +80,13 @@ def _results(rng: np.random.Generator, sub: str, kind: str, workloads: list[str]
     table = pa.table(cols)
     return pa.Table.from_arrays([table[c].cast(f.type) for c, f in zip(schema.RESULTS.names, schema.RESULTS)],
                                 schema=schema.RESULTS)
+
+
+def _lowering(rng: np.random.Generator, ok: bool, has_pallas: bool) -> str | None:
+    """A TPU-lowering outcome for a synthetic row: unknown for incorrect ones, mostly "ok" otherwise."""
+    if not (ok and has_pallas):
+        return None
+    return "ok" if rng.random() < 0.7 else str(rng.choice(["Mosaic: unsupported op", "Mosaic: block shape"]))
 
 
 def _samples(rng: np.random.Generator, sub: str, workloads: list[str], n_samples: int, track: str,

@@ -45,12 +45,23 @@ SELECT
     l.*,
     coalesce(pf.n_pending, 0) AS pending_flags,
     (l.status = 'correct' AND coalesce(l.correct, false) AND l.speedup IS NOT NULL
-        AND coalesce(pf.n_pending, 0) = 0) AS ranked
+        AND coalesce(pf.n_pending, 0) = 0) AS ranked,
+    -- Correct on every seed and not excluded, whatever its timing: what a readiness ranking counts.
+    (l.status = 'correct' AND coalesce(l.correct, false) AND coalesce(pf.n_pending, 0) = 0) AS correct_unflagged
 FROM latest AS l
 LEFT JOIN (
     SELECT track, submission, workload, count(*) AS n_pending
     FROM row_flags WHERE pending GROUP BY ALL
 ) AS pf USING (track, submission, workload);
+
+-- The ranking kind each track declares. "speed" (the paper's floored geomean over XLA) where timings are
+-- accelerator timings; "readiness" where they are not: on CPU, Pallas kernels run in interpret mode, 10-100x
+-- slower than XLA:CPU, so a speedup there says nothing about a TPU. Readiness ranks by kernels correct on
+-- every seed, then kernels that also lower for TPU (Mosaic), then Pallas coverage (leaderboard_readiness.sql).
+CREATE OR REPLACE TABLE track_ranking AS
+SELECT track, CASE WHEN bool_or(chip = 'cpu') THEN 'readiness' ELSE 'speed' END AS ranking
+FROM (SELECT track, chip FROM results UNION ALL SELECT track, 'v6e' FROM reported_summary)
+GROUP BY track;
 
 -- Submissions present on a track.
 CREATE OR REPLACE TABLE track_submissions AS
@@ -63,6 +74,7 @@ SELECT
     ts.track, ts.submission, s.workload,
     j.status, j.speedup AS raw_speedup, j.has_pallas, j.pending_flags, j.provenance,
     coalesce(j.ranked, false) AS ranked,
+    coalesce(j.correct_unflagged, false) AS correct_unflagged, j.tpu_lowering,
     CASE WHEN j.ranked THEN j.speedup END AS best_speedup,
     greatest(coalesce(CASE WHEN j.ranked THEN j.speedup END, 1.0), 1.0) AS score
 FROM track_submissions AS ts
@@ -102,3 +114,17 @@ CREATE OR REPLACE TABLE sample_outcomes AS
 SELECT track, submission, outcome, count(*) AS n, any_value(provenance) AS provenance
 FROM samples
 GROUP BY ALL;
+
+-- Per (track, submission) with a trajectory: workloads won within the budget, samples, pooled correct rate
+-- (both leaderboard kinds show them; on a readiness track a "win" is an interpret-mode timing).
+CREATE OR REPLACE TABLE trajectory_summary AS
+WITH firsts AS (
+    SELECT track, submission, count(*) FILTER (WHERE first_win_idx IS NOT NULL) AS fast1_wins,
+           sum(n_samples) AS samples
+    FROM trajectory_firsts GROUP BY ALL
+),
+pooled AS (
+    SELECT track, submission, coalesce(sum(n) FILTER (WHERE outcome = 'correct'), 0) / sum(n) AS sample_correct_rate
+    FROM sample_outcomes GROUP BY ALL
+)
+SELECT * FROM firsts FULL OUTER JOIN pooled USING (track, submission);

@@ -1,3 +1,4 @@
+-- Ranking kind "speed" (tracks of accelerator timings; see track_ranking in base.sql).
 -- One row per submission of $track, best first (the baseline sanity row last, unranked): geomean and mean of the floored per-benchmark
 -- scores over the track's suite, correct and Pallas counts, excluded rows, end-of-budget fast1 and
 -- the pooled per-sample correct rate. Table-2-style aggregates the paper reports without per-kernel
@@ -18,30 +19,16 @@ WITH agg AS (
     WHERE track = $track
     GROUP BY submission
 ),
-traj AS (
-    SELECT
-        submission,
-        count(*) FILTER (WHERE first_win_idx IS NOT NULL) AS fast1_wins,
-        sum(n_samples) AS samples
-    FROM trajectory_firsts
-    WHERE track = $track
-    GROUP BY submission
-),
-pooled AS (
-    SELECT submission, coalesce(sum(n) FILTER (WHERE outcome = 'correct'), 0) / sum(n) AS sample_correct_rate
-    FROM sample_outcomes WHERE track = $track GROUP BY submission
-),
 measured AS (
     SELECT
         a.submission, m.name, m.kind, m.method, m.model, a.provenance,
         a.geomean, a.mean, a.correct, a.pallas, a.beats_xla, a.evaluated, a.excluded, a.n_workloads,
         t.fast1_wins / a.n_workloads::DOUBLE AS fast1_final,
         t.samples,
-        p.sample_correct_rate
+        t.sample_correct_rate
     FROM agg AS a
     LEFT JOIN submissions AS m USING (submission)
-    LEFT JOIN traj AS t USING (submission)
-    LEFT JOIN pooled AS p USING (submission)
+    LEFT JOIN trajectory_summary AS t ON t.track = $track AND t.submission = a.submission
 ),
 summary AS (
     SELECT
@@ -60,6 +47,7 @@ SELECT
         row_number() OVER (PARTITION BY kind IS NOT DISTINCT FROM 'baseline'
                            ORDER BY geomean DESC, mean DESC, correct DESC, submission)
     END AS rank,
+    'speed' AS ranking,
     *
 FROM (SELECT * FROM measured UNION ALL BY NAME SELECT * FROM summary)
 ORDER BY rank NULLS LAST, submission;
