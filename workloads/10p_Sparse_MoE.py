@@ -43,13 +43,14 @@ def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = Non
     return x, router_weights, expert_gate, expert_up, expert_down
 
 
-def workload(x, router_weights, expert_gate, expert_up, expert_down):
+def workload(x, router_weights, expert_gate_kernels, expert_up_kernels, expert_down_kernels):
     num_experts = router_weights.shape[1]
     top_k = CONFIG["num_experts_per_tok"]
     logits = x @ router_weights
     top_logits, top_idx = jax.lax.top_k(logits, top_k)
     top_probs = jax.nn.softmax(top_logits, axis=-1)
-    hidden = jax.nn.silu(jnp.einsum("bse,nem->bsnm", x, expert_gate)) * jnp.einsum("bse,nem->bsnm", x, expert_up)
-    expert_out = jnp.einsum("bsnm,nme->bsne", hidden, expert_down)
+    gate = jnp.einsum("bse,nem->bsnm", x, expert_gate_kernels)
+    hidden = jax.nn.silu(gate) * jnp.einsum("bse,nem->bsnm", x, expert_up_kernels)
+    expert_out = jnp.einsum("bsnm,nme->bsne", hidden, expert_down_kernels)
     combine = sum(jax.nn.one_hot(top_idx[..., k], num_experts) * top_probs[..., k:k + 1] for k in range(top_k))
     return jnp.einsum("bsne,bsn->bse", expert_out, combine)

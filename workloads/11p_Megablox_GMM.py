@@ -8,6 +8,9 @@ Computation: a scan over groups; group g multiplies the max_expert_size rows sta
 M + max_expert_size rows; the first M rows are returned.
 Deliberate fix: upstream's harness traced max_expert_size, so its baseline could not run under jax.jit; here
 STATIC_ARGNUMS = (3,) tells the harness to jit it as a static argument (as upstream's own benchmark() did).
+That is the only difference: the program is otherwise upstream's formulation, op for op (group starts as the
+exclusive cumsum built by concatenating a zero, the row-index iota and mask inside the scan body, the masked f32
+product cast to the input dtype before the read-add-write). tests/workloads/baseline_fingerprints.json pins it.
 """
 
 import jax
@@ -46,19 +49,24 @@ def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = Non
 def workload(lhs, rhs, group_sizes, max_expert_size):
     m, k = lhs.shape
     n = rhs.shape[2]
-    starts = jnp.cumsum(group_sizes) - group_sizes
-    rows = jax.lax.broadcasted_iota(jnp.int32, (max_expert_size, n), 0)
+    ends = jnp.cumsum(group_sizes)
+    starts = jnp.concatenate([jnp.zeros(1, dtype=jnp.int32), ends[:-1]])
+    acc = jnp.zeros((m + max_expert_size, n), dtype=lhs.dtype)
 
     def add_group(acc, g):
-        block = jax.lax.dynamic_slice(lhs, (starts[g], 0), (max_expert_size, k))
-        prod = jax.lax.dot(block, rhs[g], preferred_element_type=jnp.float32)
-        prod = jnp.where(rows < group_sizes[g], prod, 0.0).astype(acc.dtype)
-        current = jax.lax.dynamic_slice(acc, (starts[g], 0), (max_expert_size, n))
-        return jax.lax.dynamic_update_slice(acc, current + prod, (starts[g], 0)), None
+        start, count = starts[g], group_sizes[g]
+        block = jax.lax.dynamic_slice(lhs, (start, 0), (max_expert_size, k))
+        prod = jax.lax.dot(block, rhs[g, :, :], preferred_element_type=jnp.float32)
+        # The row index is built here, inside the loop body, as upstream does: XLA fuses it into the mask.
+        # Built once outside the scan, it became a materialized (max_expert_size, N) s32 buffer carried
+        # through every iteration, and the baseline ran 2.2x slower than upstream's (issue #19).
+        rows = jax.lax.broadcasted_iota(jnp.int32, (max_expert_size, n), 0)
+        prod = jnp.where(rows < count, prod, 0.0)
+        current = jax.lax.dynamic_slice(acc, (start, 0), (max_expert_size, n))
+        return jax.lax.dynamic_update_slice(acc, current + prod.astype(acc.dtype), (start, 0)), None
 
-    acc = jnp.zeros((m + max_expert_size, n), dtype=lhs.dtype)
     acc, _ = jax.lax.scan(add_group, acc, jnp.arange(rhs.shape[0]))
-    return acc[:m]
+    return acc[:m, :]
 
 
 def get_flops(size: str = "full") -> int:

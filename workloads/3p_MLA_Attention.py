@@ -60,20 +60,20 @@ def _rotate_half(t, cos, sin):
     return jnp.concatenate([t1 * cos - t2 * sin, t2 * cos + t1 * sin], axis=-1)
 
 
-def workload(x, q_down, q_up, kv_down, k_up, v_up, o_proj):
+def workload(x, q_down_proj, q_up_proj, kv_down_proj, k_up_proj, v_up_proj, o_proj):
     batch, seq_len, _ = x.shape
-    kv_lora = k_up.shape[0]
-    rope = kv_down.shape[1] - kv_lora
-    num_heads = (q_up.shape[1] - k_up.shape[1]) // rope
-    nope = k_up.shape[1] // num_heads
-    vdim = v_up.shape[1] // num_heads
+    kv_lora = k_up_proj.shape[0]
+    rope = kv_down_proj.shape[1] - kv_lora
+    num_heads = (q_up_proj.shape[1] - k_up_proj.shape[1]) // rope
+    nope = k_up_proj.shape[1] // num_heads
+    vdim = v_up_proj.shape[1] // num_heads
 
-    q = ((x @ q_down) @ q_up).reshape(batch, seq_len, num_heads, nope + rope)
+    q = ((x @ q_down_proj) @ q_up_proj).reshape(batch, seq_len, num_heads, nope + rope)
     q_nope, q_rope = q[..., :nope], q[..., nope:]
-    kv = x @ kv_down
+    kv = x @ kv_down_proj
     latent, k_rope = kv[..., :kv_lora], kv[..., kv_lora:]
-    k_nope = (latent @ k_up).reshape(batch, seq_len, num_heads, nope)
-    v = (latent @ v_up).reshape(batch, seq_len, num_heads, vdim)
+    k_nope = (latent @ k_up_proj).reshape(batch, seq_len, num_heads, nope)
+    v = (latent @ v_up_proj).reshape(batch, seq_len, num_heads, vdim)
 
     freqs = 1.0 / (CONFIG["rope_theta"] ** (jnp.arange(0, rope, 2, dtype=jnp.float32) / rope))
     angles = jnp.outer(jnp.arange(seq_len, dtype=jnp.float32), freqs)

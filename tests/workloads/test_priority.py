@@ -57,8 +57,8 @@ FULL: dict[str, tuple[list[Any], tuple[tuple[int, ...], str]]] = {
     "14p_Ragged_Dot": ([((8, 1024, 4096), BF16), ((8, 4096, 14336), BF16)], ((8, 1024, 14336), BF16)),
     "15p_RetNet_Retention": ([((4, 16, 4096, 256), BF16)] * 3, ((4, 16, 4096, 256), BF16)),
     "16p_Mamba2_SSD": ([((4, 64, 4096, 64), BF16)] * 3 + [((4, 64, 4096), F32)], ((4, 64, 4096, 64), BF16)),
-    "17p_Triangle_Multiplication": ([((1536, 1536, 128), BF16), ((1536, 1536, 1), BF16)] + [((128, 128), BF16)] * 6
-                                    + [((128,), BF16)], ((1536, 1536, 128), BF16)),
+    "17p_Triangle_Multiplication": ([((1536, 1536, 128), BF16), ((1536, 1536, 1), BF16)] + [((128, 128), BF16)] * 4
+                                    + [((128,), BF16)] + [((128, 128), BF16)] * 2, ((1536, 1536, 128), BF16)),
 }
 IDS = list(FULL)
 
@@ -335,9 +335,9 @@ def oracle_16p(q, k, v, a_log):
     return out
 
 
-def oracle_17p(pair, mask, wl, wr, wlg, wrg, wo, wog, center_scale):
-    pair, mask, wl, wr, wlg, wrg, wo, wog, center_scale = map(f64, (pair, mask, wl, wr, wlg, wrg, wo, wog,
-                                                                    center_scale))
+def oracle_17p(pair, mask, wl, wr, wlg, wrg, center_scale, wo, wog):
+    pair, mask, wl, wr, wlg, wrg, center_scale, wo, wog = map(f64, (pair, mask, wl, wr, wlg, wrg, center_scale, wo,
+                                                                    wog))
     sig = lambda t: 1.0 / (1.0 + np.exp(-t))  # noqa: E731
     act = pair * mask
     left = (act @ wl) * sig(act @ wlg)

@@ -7,13 +7,13 @@ import jax
 
 import jax.numpy as jnp
 
-def workload(q, k, v):
-    num_heads, seq_len = q.shape[1], q.shape[2]
+def workload(query, key, value):
+    num_heads, seq_len = query.shape[1], query.shape[2]
     gamma = 1.0 - 2.0 ** (-5.0 - jnp.arange(num_heads, dtype=jnp.float32))
     i = jnp.arange(seq_len)[:, None]
     j = jnp.arange(seq_len)[None, :]
     distance = jnp.maximum(i - j, 0).astype(jnp.float32)
     decay = jnp.exp(jnp.log(gamma)[:, None, None] * distance) * (i >= j)
-    qk = jnp.einsum("bhqd,bhkd->bhqk", q.astype(jnp.float32), k.astype(jnp.float32)) * decay
+    qk = jnp.einsum("bhqd,bhkd->bhqk", query.astype(jnp.float32), key.astype(jnp.float32)) * decay
     qk = qk / jnp.maximum(jnp.sum(jnp.abs(qk), axis=-1, keepdims=True), 1.0)
-    return jnp.einsum("bhqk,bhkd->bhqd", qk.astype(v.dtype), v)
+    return jnp.einsum("bhqk,bhkd->bhqd", qk.astype(value.dtype), value)

@@ -7,14 +7,14 @@ import jax
 
 import jax.numpy as jnp
 
-def workload(q, k, v, A_log):
-    seq_len = q.shape[2]
+def workload(query, key, value, A_log):
+    seq_len = query.shape[2]
     log_a = jnp.log(jax.nn.sigmoid(A_log) + 1e-8)
     c = jnp.cumsum(log_a, axis=-1)
     causal = jnp.tril(jnp.ones((seq_len, seq_len), dtype=bool))
     decay = jnp.exp(jnp.where(causal, c[..., :, None] - c[..., None, :], -1e30))
-    scores = jnp.einsum("bhqd,bhkd->bhqk", q.astype(jnp.float32), k.astype(jnp.float32)) * decay
+    scores = jnp.einsum("bhqd,bhkd->bhqk", query.astype(jnp.float32), key.astype(jnp.float32)) * decay
     row_sum = jnp.sum(scores, axis=-1, keepdims=True)
     row_sum = jnp.where(jnp.abs(row_sum) < 1e-6, 1.0, row_sum)
     scores = scores / jnp.maximum(jnp.abs(row_sum), 1.0)
-    return jnp.einsum("bhqk,bhkd->bhqd", scores.astype(v.dtype), v)
+    return jnp.einsum("bhqk,bhkd->bhqd", scores.astype(value.dtype), value)

@@ -7,8 +7,8 @@ import jax
 
 import jax.numpy as jnp
 
-def workload(pair_act, mask, left_proj_w, right_proj_w, left_gate_w, right_gate_w, out_proj_w, out_gate_w,
-             center_scale):
+def workload(pair_act, mask, left_proj_w, right_proj_w, left_gate_w, right_gate_w, center_scale, out_proj_w,
+             out_gate_w):
     act = pair_act * mask
     left = (act @ left_proj_w) * jax.nn.sigmoid(act @ left_gate_w)
     right = (act @ right_proj_w) * jax.nn.sigmoid(act @ right_gate_w)
