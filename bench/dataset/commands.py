@@ -9,6 +9,7 @@ from typing import Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -21,17 +22,19 @@ console = Console(width=None if sys.stdout.isatty() else 200)
 @app.command()
 def validate(paths: list[Path] = typer.Argument(None, help="submission folders (default: every submissions/<id>/)")) -> None:
     """Check submission folders against the format of submissions/README.md; exit 1 on any problem."""
+    from bench.dataset.reader import shown_path
     from bench.dataset.validate import check, submission_dirs
 
     roots = paths or submission_dirs(SUBMISSIONS_DIR)
     bad = 0
     for root in roots:
-        sub, problems = check(root.resolve() if root.exists() else root)
+        shown = str(root) if paths else shown_path(root)  # as the submitter wrote it
+        sub, problems = check(root, shown=shown)
         for p in problems:
-            console.print(f"[red]ERROR[/red] {p}", highlight=False, soft_wrap=True)
+            console.print(f"[red]ERROR[/red] {escape(str(p))}", highlight=False, soft_wrap=True)
         if sub is not None:
             extra = f", trajectory of {len(sub.trajectory)} samples" if sub.trajectory else ""
-            console.print(f"[green]ok[/green] {root}: {len(sub.kernels)} kernels{extra}", highlight=False)
+            console.print(f"[green]ok[/green] {escape(shown)}: {len(sub.kernels)} kernels{extra}", highlight=False)
         bad += sub is None
     if not roots:
         console.print("no submissions found")
@@ -67,12 +70,15 @@ def ingest(
             console.print(f"[red]refusing an official ingest without the sandbox:[/red] {exc}")
             raise typer.Exit(2)
     for line in report.invalid:
-        console.print(f"[yellow]skipped (invalid)[/yellow] {line}", highlight=False)
+        console.print(f"[yellow]invalid[/yellow] {escape(line)}", highlight=False, soft_wrap=True)
+    for shown in report.skipped:
+        console.print(f"[red]skipped[/red] {escape(shown)}: not valid, nothing of it was evaluated", highlight=False)
     for sub, wid, why in report.failed:
-        console.print(f"[red]not stored[/red] {sub}/{wid}: {why}", highlight=False)
+        console.print(f"[red]not stored[/red] {escape(f'{sub}/{wid}: {why}')}", highlight=False)
     console.print(f"{len(report.written)} evaluations stored, {report.up_to_date} already current, "
-                  f"{len(report.trajectories)} trajectories stored, {len(report.failed)} not stored")
-    raise typer.Exit(1 if report.failed else 0)
+                  f"{len(report.trajectories)} trajectories stored, {len(report.failed)} not stored, "
+                  f"{len(report.skipped)} submissions skipped")
+    raise typer.Exit(1 if report.failed or report.skipped else 0)
 
 
 def _fmt(v: object) -> str:

@@ -33,6 +33,7 @@ import pyarrow as pa
 
 import bench
 from bench.dataset import schema, store
+from bench.dataset.reader import Problem, shorten, shown_path
 from bench.dataset.validate import Submission, check, submission_dirs
 from bench.harness.result import EvalResult, Status
 from bench.harness.task import EvalTask
@@ -78,7 +79,8 @@ class Job:
 class Report:
     written: list[tuple[str, str, str]] = field(default_factory=list)  # (submission, workload, status)
     failed: list[tuple[str, str, str]] = field(default_factory=list)  # (submission, workload, why)
-    invalid: list[str] = field(default_factory=list)
+    invalid: list[str] = field(default_factory=list)  # every problem line of the skipped submissions
+    skipped: list[str] = field(default_factory=list)  # the submissions not ingested (invalid), by folder
     trajectories: list[str] = field(default_factory=list)
     up_to_date: int = 0
 
@@ -170,6 +172,25 @@ def ingest_trajectory(sub: Submission, data_dir: Path, at: _dt.datetime) -> bool
     return True
 
 
+def _admit(root: Path, data_dir: Path, now: _dt.datetime, report: Report) -> Submission | None:
+    """Validate one submission folder and store its trajectory; None (and the reasons in `report`) if it is skipped.
+
+    Each folder is admitted on its own: whatever is wrong with one (even a bug of ours that it triggers) is
+    reported with its name and the other submissions proceed.
+    """
+    shown = shown_path(root)
+    try:
+        sub, problems = check(root, shown=shown)
+        if sub is not None and ingest_trajectory(sub, data_dir, now):
+            report.trajectories.append(sub.id)
+    except Exception as exc:  # noqa: BLE001  one folder must never stop the others
+        sub, problems = None, [Problem(shown, "(ingest)", f"not ingested: {type(exc).__name__}: {shorten(str(exc), 200)}")]
+    if sub is None:
+        report.skipped.append(shown)
+        report.invalid += [str(p) for p in problems]
+    return sub
+
+
 def _results(jobs: list[Job], evaluator: str, workers: int) -> Iterator[tuple[Job, str | BaseException]]:
     """(job, result JSON or the exception) in completion order; inline when workers == 1."""
     if workers <= 1:
@@ -215,17 +236,8 @@ def ingest(
     evaluator = evaluator or os.environ.get(EVALUATOR_ENV, DEFAULT_EVALUATOR)
     store.remove_stale_temps(data_dir) if data_dir.is_dir() else None
     report, now = Report(), _dt.datetime.now(_dt.timezone.utc)
-    subs = []
-    for root in submission_dirs(submissions_dir):
-        if submission and root.name != submission:
-            continue
-        sub, problems = check(root)
-        if sub is None:
-            report.invalid += [str(p) for p in problems]
-            continue
-        subs.append(sub)
-        if ingest_trajectory(sub, data_dir, now):
-            report.trajectories.append(sub.id)
+    subs = [sub for root in submission_dirs(submissions_dir) if not submission or root.name == submission
+            if (sub := _admit(root, data_dir, now, report))]
     jobs, report.up_to_date = plan(subs, data_dir, chip, size, official, workloads, force)
     for sub in {j.submission.id: j.submission for j in jobs}.values():
         store.write_atomic(pa.Table.from_pylist([meta_row(sub, now)], schema=schema.SUBMISSIONS),

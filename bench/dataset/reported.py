@@ -99,5 +99,5 @@ def build(data_dir: Path = DATA_DIR) -> dict[str, int]:
     source = data_dir / "reported"
     built = tables(source)
     for name, table in built.items():
-        store.write_atomic(table, source / name / "paper.parquet")
+        store.write_atomic(table, store.data_path(data_dir, "reported", name, "paper.parquet"))
     return {name: t.num_rows for name, t in built.items()}

@@ -16,6 +16,7 @@ duplicates of a key are resolved by the SQL (latest `evaluated_at` wins).
 from __future__ import annotations
 
 import os
+import re
 import uuid
 from pathlib import Path
 from typing import Iterable
@@ -29,16 +30,40 @@ from bench.dataset import schema
 TMP_PREFIX = ".tmp-"
 
 
+#: One component of a path under data/: a name, never "", ".", ".." or anything with a separator.
+_PART_RE = re.compile(r"^(?!\.\.?$)[A-Za-z0-9._-]{1,128}$")
+
+
+class UnsafeDataPath(ValueError):
+    """A path the dataset was asked to write would leave data/ (or is not a plain name)."""
+
+
+def data_path(data_dir: Path, *parts: str) -> Path:
+    """The one function that says where the dataset writes: data_dir/<part>/<part>/...
+
+    Defence in depth behind validation: every part must be a plain name (letters, digits, '.', '_', '-';
+    never '..'), and the result, with symlinks resolved, must still lie inside data_dir. Raises UnsafeDataPath.
+    """
+    bad = [p for p in parts if not isinstance(p, str) or not _PART_RE.match(p)]
+    if not parts or bad:
+        raise UnsafeDataPath(f"refusing to write under {data_dir}: path part {bad[0] if bad else '(none)'!r} is not a plain name")
+    path = Path(data_dir, *parts)
+    root = Path(data_dir).resolve()
+    if not path.resolve().is_relative_to(root) or path.resolve() == root:
+        raise UnsafeDataPath(f"refusing to write {path}: it resolves outside {root}")
+    return path
+
+
 def results_path(data_dir: Path, chip: str, size: str, submission: str, workload: str) -> Path:
-    return data_dir / "results" / chip / size / submission / f"{workload}.parquet"
+    return data_path(data_dir, "results", chip, size, submission, f"{workload}.parquet")
 
 
 def samples_path(data_dir: Path, chip: str, size: str, submission: str) -> Path:
-    return data_dir / "samples" / chip / size / f"{submission}.parquet"
+    return data_path(data_dir, "samples", chip, size, f"{submission}.parquet")
 
 
 def submission_meta_path(data_dir: Path, submission: str) -> Path:
-    return data_dir / "submissions" / f"{submission}.parquet"
+    return data_path(data_dir, "submissions", f"{submission}.parquet")
 
 
 def _fsync_dir(path: Path) -> None:
@@ -54,7 +79,10 @@ def write_atomic(table: pa.Table, target: Path) -> None:
 
     The temp file sits in the target's folder (same filesystem, so os.replace is a rename), its name
     does not end in .parquet (readers never pick it up), and it is fsynced before and after the rename.
+    `target` comes from data_path (results_path, samples_path, ...); a target with a '..' part is refused here too.
     """
+    if ".." in Path(target).parts:
+        raise UnsafeDataPath(f"refusing to write {target}: it has a '..' part")
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.parent / f"{TMP_PREFIX}{target.name}.{uuid.uuid4().hex}"
     try:

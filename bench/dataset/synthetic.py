@@ -136,8 +136,8 @@ def generate(data_dir: Path, n_submissions: int = 100, n_workloads: int = 50, n_
     for i in range(n_submissions):
         kind = "baseline" if i == 0 else "hand-tuned" if i == 1 else "agent"
         sub = {"baseline": "synthetic-xla-baseline", "hand-tuned": "synthetic-hand-tuned"}.get(kind, f"synthetic-{i:03d}")
-        base = data_dir / "results" / chip / size / sub
-        store.write_atomic(_results(rng, sub, kind, workloads, chip, size, now), base / "batch.parquet")
+        batch = store.data_path(data_dir, "results", chip, size, sub, "batch.parquet")
+        store.write_atomic(_results(rng, sub, kind, workloads, chip, size, now), batch)
         store.write_atomic(_meta(sub, kind, now, n_samples), store.submission_meta_path(data_dir, sub))
         if kind == "agent":
             store.write_atomic(_samples(rng, sub, workloads, n_samples, track, now),

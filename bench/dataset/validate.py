@@ -1,8 +1,11 @@
-"""Validation of a submission folder: `submissions/<id>/` (format in submissions/README.md).
+"""Validation of a submission folder: `submissions/<id>/` (format in docs/submit.md).
 
-Every problem names the file, the field and what is wrong, so that a submitter can fix a PR from the
-CI log alone. `load_submission` returns the parsed submission only when there is no problem at all;
-ingest never evaluates anything that did not validate.
+A submission is a stranger's pull request, so validation is strict and bounded: every byte is read
+through bench.dataset.reader (contained, regular files only, size limits, a YAML loader without
+aliases), every field has a type and a length limit, and every file in the folder is either part of
+the layout or reported by name. Every problem names the file, the field, what is wrong and what to do,
+so that a submitter can fix a PR from the CI log alone. `check` returns the parsed submission only
+when there is no problem at all; ingest never evaluates anything that did not validate.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import ast
 import csv
 import datetime as _dt
 import hashlib
+import io
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,67 +22,88 @@ from typing import Any, Callable
 
 import yaml
 
+from bench.dataset.reader import (
+    LIMITS,
+    Entry,
+    Folder,
+    Problem,
+    SubmissionInvalid,
+    load_yaml,
+    parse_track,
+    shorten,
+    shown_text,
+    yaml_problem,
+)
 from bench.dataset.schema import OUTCOMES
 
-ID_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+__all__ = ["Problem", "Submission", "SubmissionInvalid", "check", "load_submission", "submission_dirs", "ID_RE"]
+
+ID_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 KINDS = ("agent", "human", "hand-tuned", "baseline")
-
-
-@dataclass(frozen=True)
-class Problem:
-    file: str
-    field: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.file}: {self.field}: {self.message}"
+META_FILE = "submission.yaml"
+KERNELS = "kernels"
+TRAJECTORY_DIR = "trajectory"  # format v2: trajectory/<workload_id>.jsonl (bench.dataset.trajectory)
+SOURCE_DIR = "source"  # optional supporting material (generators, notes): kept, never evaluated
+IGNORED = "__pycache__"  # Python's bytecode caches (git ignores them too)
+TRAJECTORY_COLUMNS = ("workload", "sample_idx", "outcome", "speedup", "latency_ms")
+MAX_SAMPLES = 100_000
+MAX_PROBLEMS = 50  # per submission: a broken 10,000-row CSV says so in 50 lines, not 10,000
 
 
 @dataclass
 class Submission:
-    """A submission that passed validation."""
+    """A submission that passed validation, with the bytes it was validated from (what the hashes cover)."""
 
     id: str
     path: Path
     meta: dict[str, Any]
     kernels: dict[str, Path]  # workload id -> kernel file
     trajectory: list[dict[str, Any]] = field(default_factory=list)
+    blobs: dict[str, bytes] = field(default_factory=dict, repr=False)  # relative path -> validated bytes
+
+    def _blob(self, relpath: str) -> bytes:
+        return self.blobs[relpath] if relpath in self.blobs else (self.path / relpath).read_bytes()
 
     def content_hash(self, workload: str) -> str:
         """sha256 of submission.yaml and one kernel file: what a stored result was computed from."""
-        h = hashlib.sha256((self.path / "submission.yaml").read_bytes())
+        h = hashlib.sha256(self._blob(META_FILE))
         h.update(b"\0")
-        h.update(self.kernels[workload].read_bytes())
+        h.update(self._blob(f"{KERNELS}/{workload}.py"))
         return h.hexdigest()
 
     def trajectory_hash(self) -> str:
-        h = hashlib.sha256((self.path / "submission.yaml").read_bytes())
+        h = hashlib.sha256(self._blob(META_FILE))
         h.update(b"\0")
-        h.update((self.path / self.meta["trajectory"]["file"]).read_bytes())
+        h.update(self._blob(self.meta["trajectory"]["file"]))
         return h.hexdigest()
 
 
-class SubmissionInvalid(Exception):
-    def __init__(self, problems: list[Problem]) -> None:
-        super().__init__("\n".join(str(p) for p in problems))
-        self.problems = problems
-
-
-# -- field checks: each returns None when fine, else what is wrong ------------------------------
+# -- field checks: each returns None when fine, else what is wrong and what to do ------------------------------
 def _type_name(v: Any) -> str:
-    return type(v).__name__ + (f" ({v!r})" if isinstance(v, (str, int, float, bool)) else "")
+    return type(v).__name__ + (f" ({shorten(v)})" if isinstance(v, (str, int, float, bool)) else "")
 
 
-def _str(v: Any) -> str | None:
+def _text(v: Any, limit: int) -> str | None:
     if not isinstance(v, str):
-        return f"expected a string, got {_type_name(v)}"
-    return None if v.strip() else "must not be empty"
+        hint = "; quote it" if isinstance(v, (int, float, bool)) else ""
+        return f"expected a string, got {_type_name(v)}{hint}"
+    if not v.strip():
+        return "must not be empty"
+    if len(v) > limit:
+        return f"too long ({len(v)} characters, at most {limit}); shorten it or put the rest behind a link"
+    if any(not c.isprintable() and c not in "\n\t" for c in v):
+        return f"contains control characters ({shorten(v)}); remove them"
+    return None
+
+
+def _str(limit: int) -> Callable[[Any], str | None]:
+    return lambda v: _text(v, limit)
 
 
 def _int_pos(v: Any) -> str | None:
     if isinstance(v, bool) or not isinstance(v, int):
         return f"expected an integer, got {_type_name(v)}"
-    return None if v >= 1 else f"must be >= 1, got {v}"
+    return None if 1 <= v <= MAX_SAMPLES else f"must be between 1 and {MAX_SAMPLES}, got {v}"
 
 
 def _bool(v: Any) -> str | None:
@@ -86,9 +111,7 @@ def _bool(v: Any) -> str | None:
 
 
 def _date(v: Any) -> str | None:
-    if isinstance(v, _dt.date):
-        return None
-    if isinstance(v, str):
+    if isinstance(v, str) and len(v) == 10:
         try:
             _dt.date.fromisoformat(v)
             return None
@@ -97,21 +120,26 @@ def _date(v: Any) -> str | None:
     return f"expected a date YYYY-MM-DD, got {_type_name(v)}"
 
 
-def _str_list(v: Any) -> str | None:
-    if not isinstance(v, list) or not v:
-        return f"expected a non-empty list of strings, got {_type_name(v)}"
-    bad = [x for x in v if not isinstance(x, str) or not x.strip()]
-    return f"every item must be a non-empty string, got {bad[0]!r}" if bad else None
+def _str_list(limit: int, most: int) -> Callable[[Any], str | None]:
+    def check(v: Any) -> str | None:
+        if not isinstance(v, list) or not v:
+            return f"expected a non-empty list of strings, got {_type_name(v)}"
+        if len(v) > most:
+            return f"too many items ({len(v)}, at most {most})"
+        errs = [(i, err) for i, x in enumerate(v) if (err := _text(x, limit))]
+        return f"item {errs[0][0] + 1}: {errs[0][1]}" if errs else None
+
+    return check
 
 
 def _links(v: Any) -> str | None:
     if v == []:
         return None
-    err = _str_list(v)
+    err = _str_list(500, 20)(v)
     if err:
         return err
-    bad = [x for x in v if not re.match(r"^https?://", x)]
-    return f"every link must start with http:// or https://, got {bad[0]!r}" if bad else None
+    bad = [x for x in v if not re.match(r"^https?://[^\s]+$", x)]
+    return f"every link must be an http:// or https:// URL without spaces, got {shorten(bad[0])}" if bad else None
 
 
 def _kind(v: Any) -> str | None:
@@ -119,25 +147,25 @@ def _kind(v: Any) -> str | None:
 
 
 REQUIRED: dict[str, Callable[[Any], str | None]] = {
-    "name": _str,
+    "name": _str(120),
     "kind": _kind,
-    "method": _str,
+    "method": _str(2000),
     "model": lambda v: None,  # checked by _check_model (a mapping with name and version)
-    "agent_framework": _str,
-    "authors": _str_list,
-    "contact": _str,
+    "agent_framework": _str(200),
+    "authors": _str_list(200, 50),
+    "contact": _str(200),
     "date": _date,
     "samples_per_workload": _int_pos,
-    "selection_rule": _str,
+    "selection_rule": _str(1000),
     "human_in_the_loop": _bool,
-    "target_hardware": _str,
-    "license": _str,
+    "target_hardware": _str(200),
+    "license": _str(100),
 }
 OPTIONAL: dict[str, Callable[[Any], str | None]] = {
     "links": _links,
-    "workloads": _str_list,
-    "trajectory": lambda v: None,  # checked by _check_trajectory
-    "notes": _str,
+    "workloads": _str_list(100, 200),
+    "trajectory": lambda v: None,  # checked by _check_trajectory_spec
+    "notes": _str(4000),
 }
 
 
@@ -145,15 +173,17 @@ def _check_model(meta: dict, file: str) -> list[Problem]:
     model = meta.get("model")
     if not isinstance(model, dict):
         return [Problem(file, "model", f"expected a mapping with 'name' and 'version', got {_type_name(model)}")]
-    return [Problem(file, f"model.{k}", err) for k in ("name", "version") if (err := _str(model.get(k)))]
+    problems = [Problem(file, f"model.{k}", err) for k in ("name", "version") if (err := _text(model.get(k), 200))]
+    return problems + [Problem(file, f"model.{shown_text(str(k), 40)}", "unknown field (allowed: name, version)")
+                       for k in model if k not in ("name", "version")]
 
 
 def _check_meta(meta: Any, file: str) -> list[Problem]:
     if not isinstance(meta, dict):
         return [Problem(file, "(top level)", f"expected a mapping of fields, got {_type_name(meta)}")]
-    problems = [Problem(file, k, "required field is missing") for k in REQUIRED if k not in meta]
+    problems = [Problem(file, k, "required field is missing; add it") for k in REQUIRED if k not in meta]
     problems += [
-        Problem(file, k, f"unknown field (allowed: {sorted(REQUIRED | OPTIONAL)})")
+        Problem(file, shown_text(str(k), 40), f"unknown field; remove it or fix its spelling (allowed: {sorted(REQUIRED | OPTIONAL)})")
         for k in meta if k not in REQUIRED and k not in OPTIONAL
     ]
     checks = {**REQUIRED, **OPTIONAL}
@@ -163,133 +193,317 @@ def _check_meta(meta: Any, file: str) -> list[Problem]:
     return problems
 
 
-def _check_kernel(path: Path, rel: str) -> list[Problem]:
+def _check_trajectory_spec(meta: dict, file: str) -> tuple[dict | None, list[Problem]]:
+    """The `trajectory` mapping: {track: <chip>/<size>, file: <CSV path>} (v1) or {track} with trajectory/ (v2)."""
+    spec = meta.get("trajectory")
+    if spec is None:
+        return None, []
+    if not isinstance(spec, dict):
+        return None, [Problem(file, "trajectory", "expected a mapping {file: trajectory.csv, track: v6e/full}, "
+                                                  f"got {_type_name(spec)}")]
+    problems = [Problem(file, f"trajectory.{shown_text(str(k), 40)}", "unknown field (allowed: file, track)")
+                for k in spec if k not in ("file", "track")]
     try:
-        tree = ast.parse(path.read_text(), filename=rel)
-    except (SyntaxError, UnicodeDecodeError) as e:
-        line = getattr(e, "lineno", None)
-        return [Problem(rel, f"line {line}" if line else "(file)", f"not valid Python: {e.__class__.__name__}: {e}")]
+        parse_track(spec.get("track"))
+    except ValueError as exc:
+        problems.append(Problem(file, "trajectory.track", str(exc)))
+    if "file" in spec:
+        from bench.dataset.reader import check_relpath
+
+        err = check_relpath(spec["file"])
+        if err is None and not spec["file"].endswith(".csv"):
+            err = f"expected a .csv file, got {shorten(spec['file'])}"
+        if err:
+            problems.append(Problem(file, "trajectory.file", err))
+    return (None if problems else spec), problems
+
+
+# -- layout -------------------------------------------------------------------------------------------------------
+def _layout_problems(folder: Folder, entries: list[Entry], known: set[str], traj_file: str | None) -> list[Problem]:
+    """Symlinks, special files and stray files, each by name; the folder's total size."""
+    problems, total = [], 0
+    for e in entries:
+        parts = e.relpath.split("/")
+        if IGNORED in parts[:-1] or (parts[-1] == IGNORED and e.kind == "dir"):
+            continue
+        total += e.size
+        where = folder.where(e.relpath)
+        if e.kind == "symlink":
+            problems.append(Problem(where, "(file)", "is a symbolic link; put the real file in the folder"))
+        elif e.kind == "other":
+            problems.append(Problem(where, "(file)", "is not a regular file or folder (FIFO, device, socket); remove it"))
+        elif e.kind == "file" and e.size > LIMITS.file_bytes:
+            problems.append(Problem(where, "(file)", f"file too large ({e.size} bytes, at most {LIMITS.file_bytes})"))
+        elif e.kind == "dir" and _file_expected(e.relpath, traj_file):
+            problems.append(Problem(where, "(file)", "is a folder; expected a regular file"))
+        elif not _in_layout(e, known, traj_file):
+            problems.append(Problem(where, "(file)", _stray_hint(e, known)))
+    if total > LIMITS.folder_bytes:
+        problems.append(Problem(folder.shown, "(folder)", f"too large ({total} bytes, at most {LIMITS.folder_bytes})"))
+    return problems
+
+
+def _file_expected(relpath: str, traj_file: str | None) -> bool:
+    parts = relpath.split("/")
+    return (relpath in (META_FILE, traj_file) or len(parts) == 2 and (
+        parts[0] == KERNELS and parts[1].endswith(".py") or parts[0] == TRAJECTORY_DIR and parts[1].endswith(".jsonl")))
+
+
+def _in_layout(e: Entry, known: set[str], traj_file: str | None) -> bool:
+    parts = e.relpath.split("/")
+    top, name = parts[0], parts[-1]
+    if top == SOURCE_DIR:
+        return True
+    if e.kind == "dir":
+        return len(parts) == 1 and top in (KERNELS, TRAJECTORY_DIR) or (traj_file or "").startswith(e.relpath + "/")
+    if e.relpath in (META_FILE, traj_file):
+        return True
+    if len(parts) == 2 and top == KERNELS:
+        return name.endswith(".py")  # unknown workload ids get their own message
+    return len(parts) == 2 and top == TRAJECTORY_DIR and name.endswith(".jsonl")
+
+
+def _stray_hint(e: Entry, known: set[str]) -> str:
+    name = e.relpath.rsplit("/", 1)[-1]
+    if name.endswith(".py") and name[:-3] in known and e.relpath.count("/") == 0:
+        return f"stray file: a kernel goes in {KERNELS}/{shown_text(name)}; move it there"
+    what = "folder" if e.kind == "dir" else "file"
+    return (f"stray {what}: not part of a submission (submission.yaml, {KERNELS}/<workload_id>.py, the trajectory, "
+            f"{SOURCE_DIR}/); move supporting material into {SOURCE_DIR}/ or remove it")
+
+
+# -- kernels ------------------------------------------------------------------------------------------------------
+def _check_kernel(text: str, where: str) -> list[Problem]:
+    try:
+        tree = ast.parse(text, filename=where)
+    except SyntaxError as e:
+        line = f"line {e.lineno}" if e.lineno else "(file)"
+        return [Problem(where, line, f"not valid Python: {shown_text(str(e.msg), 200)}; fix the syntax")]
+    except (ValueError, RecursionError, MemoryError) as e:
+        return [Problem(where, "(file)", f"not valid Python: {type(e).__name__}: {shown_text(str(e), 200)}")]
     defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     defined |= {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
-    return [] if "workload" in defined else [Problem(rel, "workload", "no top-level `workload` function is defined")]
+    if "workload" in defined:
+        return []
+    return [Problem(where, "workload", "no top-level `workload` function is defined; define workload(*inputs)")]
 
 
-def _check_kernels(root: Path, sub_id: str, meta: dict, known: set[str]) -> tuple[dict[str, Path], list[Problem]]:
-    kdir = root / "kernels"
-    files = sorted(kdir.glob("*.py")) if kdir.is_dir() else []
-    kernels = {p.stem: p for p in files}
-    rel = f"submissions/{sub_id}"
-    problems = [
-        Problem(f"{rel}/kernels/{w}.py", "workload id", f"unknown workload {w!r} (see `bench list`)")
-        for w in kernels if w not in known
-    ]
+def _check_kernels(folder: Folder, entries: list[Entry], meta: dict, known: set[str],
+                   blobs: dict[str, bytes]) -> tuple[dict[str, Path], list[Problem]]:
+    files = [e for e in entries if e.kind == "file" and e.relpath.startswith(f"{KERNELS}/")
+             and e.relpath.count("/") == 1 and e.relpath.endswith(".py")]
+    problems, kernels = [], {}
+    for e in files:
+        wid, where = e.relpath[len(KERNELS) + 1:-3], folder.where(e.relpath)
+        if wid not in known:
+            problems.append(Problem(where, "workload id", f"unknown workload {shorten(wid)} (see `bench list`); rename the file"))
+            continue
+        try:
+            blob = folder.read_bytes(e.relpath, LIMITS.kernel_bytes)
+            text = blob.decode("utf-8")
+        except SubmissionInvalid as exc:
+            problems += exc.problems
+            continue
+        except UnicodeDecodeError as exc:
+            problems.append(Problem(where, "(file)", f"not UTF-8 text (byte {exc.start}); save it as UTF-8"))
+            continue
+        errs = _check_kernel(text, where)
+        problems += errs
+        if not errs:
+            blobs[e.relpath], kernels[wid] = blob, folder.root / e.relpath
     listed = meta.get("workloads") if isinstance(meta.get("workloads"), list) else []
+    present = {e.relpath[len(KERNELS) + 1:-3] for e in files}
+    yfile = folder.where(META_FILE)
     for w in listed:
+        if not isinstance(w, str):
+            continue
         if w not in known:
-            problems.append(Problem(f"{rel}/submission.yaml", "workloads", f"unknown workload {w!r}"))
-        elif w not in kernels:
-            problems.append(Problem(f"{rel}/kernels/{w}.py", "(file)", f"kernel file absent, but listed in workloads"))
-    for w, p in kernels.items():
-        problems += _check_kernel(p, f"{rel}/kernels/{w}.py")
-    if not kernels and "trajectory" not in meta:
-        problems.append(Problem(f"{rel}/kernels/", "(folder)", "no kernel files (expected kernels/<workload_id>.py)"))
-    return {w: p for w, p in kernels.items() if w in known}, problems
+            problems.append(Problem(yfile, "workloads", f"unknown workload {shorten(w)} (see `bench list`)"))
+        elif w not in present:
+            problems.append(Problem(folder.where(f"{KERNELS}/{w}.py"), "(file)",
+                                    "kernel file absent, but listed in workloads; add it or remove it from the list"))
+    if not files:
+        problems.append(Problem(folder.where(f"{KERNELS}/"), "(folder)",
+                                f"no kernel files; put one file per workload at {KERNELS}/<workload_id>.py"))
+    return kernels, problems
 
 
-def _trajectory_row(row: dict[str, str], known: set[str], rel: str, line: int) -> tuple[dict | None, list[Problem]]:
-    where = f"{rel}:{line}"
+# -- trajectory (format v1: one CSV) --------------------------------------------------------------------------------
+def _trajectory_row(row: dict[Any, Any], known: set[str], where: str) -> tuple[dict | None, list[Problem]]:
     problems = []
-    if row.get("workload") not in known:
-        problems.append(Problem(where, "workload", f"unknown workload {row.get('workload')!r}"))
-    if row.get("outcome") not in OUTCOMES:
-        problems.append(Problem(where, "outcome", f"expected one of {list(OUTCOMES)}, got {row.get('outcome')!r}"))
-    parsed: dict[str, Any] = {"workload": row.get("workload"), "outcome": row.get("outcome")}
-    try:
-        parsed["sample_idx"] = int(row.get("sample_idx") or "")
-        if parsed["sample_idx"] < 0:
-            raise ValueError
-    except ValueError:
-        problems.append(Problem(where, "sample_idx", f"expected an integer >= 0, got {row.get('sample_idx')!r}"))
+    if None in row:
+        problems.append(Problem(where, "(row)", f"more values than the header has columns; remove them"))
+    wid, outcome = row.get("workload"), row.get("outcome")
+    if wid not in known:
+        problems.append(Problem(where, "workload", f"unknown workload {shorten(wid)} (see `bench list`)"))
+    if outcome not in OUTCOMES:
+        problems.append(Problem(where, "outcome", f"expected one of {list(OUTCOMES)}, got {shorten(outcome)}"))
+    parsed: dict[str, Any] = {"workload": wid, "outcome": outcome}
+    text = (row.get("sample_idx") or "").strip()
+    if text.isdigit() and len(text) <= 6:
+        parsed["sample_idx"] = int(text)
+    else:
+        problems.append(Problem(where, "sample_idx", f"expected an integer >= 0, got {shorten(text)}"))
     for col in ("speedup", "latency_ms"):
         text = (row.get(col) or "").strip()
         try:
             parsed[col] = float(text) if text else None
-            if parsed[col] is not None and not parsed[col] > 0:
+            if parsed[col] is not None and not 0 < parsed[col] < 1e9:
                 raise ValueError
         except ValueError:
-            problems.append(Problem(where, col, f"expected a positive number or nothing, got {text!r}"))
+            problems.append(Problem(where, col, f"expected a positive number or nothing, got {shorten(text)}"))
     return (None if problems else parsed), problems
 
 
-def _check_trajectory(root: Path, sub_id: str, meta: dict, known: set[str]) -> tuple[list[dict], list[Problem]]:
-    spec, yfile = meta.get("trajectory"), f"submissions/{sub_id}/submission.yaml"
-    if spec is None:
-        return [], []
-    if not isinstance(spec, dict) or _str(spec.get("file")) or _str(spec.get("track")):
-        return [], [Problem(yfile, "trajectory", "expected a mapping with 'file' (CSV path) and 'track' (e.g. v6e/full)")]
-    rel, path = f"submissions/{sub_id}/{spec['file']}", root / spec["file"]
-    if not path.is_file():
-        return [], [Problem(rel, "trajectory.file", "trajectory file absent")]
-    with open(path, newline="") as fh:
-        reader = csv.DictReader(fh)
-        missing = {"workload", "sample_idx", "outcome"} - set(reader.fieldnames or [])
-        if missing:
-            return [], [Problem(rel, "(header)", f"missing columns {sorted(missing)}")]
-        rows, problems, seen = [], [], set()
+def _check_trajectory(folder: Folder, spec: dict, meta: dict, known: set[str], kernels: set[str],
+                      blobs: dict[str, bytes]) -> tuple[list[dict], list[Problem]]:
+    rel = spec["file"]
+    where = folder.where(rel)
+    try:
+        blob = folder.read_bytes(rel, LIMITS.csv_bytes, "trajectory.file")
+        text = blob.decode("utf-8")
+    except SubmissionInvalid as exc:
+        return [], exc.problems
+    except UnicodeDecodeError as exc:
+        return [], [Problem(where, "(file)", f"not UTF-8 text (byte {exc.start}); save it as UTF-8")]
+    problems: list[Problem] = []
+    rows: list[dict] = []
+    try:
+        reader = csv.DictReader(io.StringIO(text, newline=""))
+        header = reader.fieldnames or []
+        missing = [c for c in ("workload", "sample_idx", "outcome") if c not in header]
+        unknown = [c for c in header if c not in TRAJECTORY_COLUMNS]
+        if missing or unknown or len(set(header)) != len(header):
+            return [], [Problem(where, "(header)", f"expected the columns {list(TRAJECTORY_COLUMNS)} (the last two "
+                                                   f"optional), got {shorten(header)}; fix the first line")]
         for line, row in enumerate(reader, start=2):
-            parsed, errs = _trajectory_row(row, known, rel, line)
+            parsed, errs = _trajectory_row(row, known, f"{where}:{line}")
             problems += errs
             if parsed:
-                key = (parsed["workload"], parsed["sample_idx"])
-                if key in seen:
-                    problems.append(Problem(f"{rel}:{line}", "sample_idx", f"duplicate sample {key}"))
-                seen.add(key)
+                parsed["line"] = line
                 rows.append(parsed)
+            if len(problems) > MAX_PROBLEMS:
+                break
+            if line - 1 > LIMITS.csv_rows:
+                return [], [Problem(where, "(file)", f"more than {LIMITS.csv_rows} rows; drop samples")]
+    except csv.Error as exc:
+        return [], [Problem(where, "(file)", f"not a valid CSV file ({shown_text(str(exc), 120)})")]
+    problems += _check_samples(rows, where, meta, kernels)
+    for r in rows:
+        r.pop("line", None)
+    if not problems:
+        blobs[rel] = blob
     return rows, problems
 
 
+def _check_samples(rows: list[dict], where: str, meta: dict, kernels: set[str]) -> list[Problem]:
+    """Per workload: a kernel exists, at most samples_per_workload samples, indices 0..n-1 without gaps or repeats."""
+    n_max = meta.get("samples_per_workload") if isinstance(meta.get("samples_per_workload"), int) else MAX_SAMPLES
+    by_workload: dict[str, list[dict]] = {}
+    for r in rows:
+        by_workload.setdefault(r["workload"], []).append(r)
+    problems = []
+    for wid, samples in sorted(by_workload.items()):
+        first = f"{where}:{samples[0]['line']}"
+        if wid not in kernels:
+            problems.append(Problem(first, "workload", f"samples for {wid} but no kernel at {KERNELS}/{wid}.py; every "
+                                                       "workload of the trajectory needs its submitted kernel"))
+        if len(samples) > n_max:
+            problems.append(Problem(first, "sample_idx", f"{wid} has {len(samples)} samples, more than "
+                                                         f"samples_per_workload ({n_max}); raise it or drop samples"))
+        seen: set[int] = set()
+        for r in samples:
+            if r["sample_idx"] in seen:
+                problems.append(Problem(f"{where}:{r['line']}", "sample_idx", f"duplicate sample ({wid!r}, {r['sample_idx']})"))
+            seen.add(r["sample_idx"])
+        if seen and seen != set(range(len(seen))):
+            gap = min(set(range(len(seen))) - seen)
+            problems.append(Problem(first, "sample_idx", f"{wid}: sample indices must run 0, 1, 2, ... without gaps; "
+                                                         f"{gap} is missing"))
+    return problems
+
+
+# -- the whole folder -------------------------------------------------------------------------------------------
 def _known_workloads() -> set[str]:
     from bench.registry import workload_ids
 
     return set(workload_ids())
 
 
-def check(root: Path, known: set[str] | None = None) -> tuple[Submission | None, list[Problem]]:
-    """Validate `root` (a submissions/<id>/ folder). Returns (submission or None, problems)."""
+def check(root: Path, known: set[str] | None = None, shown: str | None = None) -> tuple[Submission | None, list[Problem]]:
+    """Validate the submission folder `root`. Returns (submission or None, problems); never raises on bad input.
+
+    `shown` is how the folder is named in messages (default: `root` as given), e.g. "submissions/<id>".
+    """
     known = _known_workloads() if known is None else known
-    sub_id, yfile = root.name, f"submissions/{root.name}/submission.yaml"
-    if not ID_RE.match(sub_id):
-        return None, [Problem(f"submissions/{sub_id}", "(folder name)", f"submission id must match {ID_RE.pattern}")]
-    if not (root / "submission.yaml").is_file():
-        return None, [Problem(yfile, "(file)", "submission.yaml is absent")]
+    folder = Folder(root, shown)
     try:
-        meta = yaml.safe_load((root / "submission.yaml").read_text())
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(file)"
-        return None, [Problem(yfile, where, f"YAML syntax error: {getattr(e, 'problem', None) or e}")]
+        sub, problems = _check(folder, known)
+    except SubmissionInvalid as exc:
+        sub, problems = None, exc.problems
+    problems = list(dict.fromkeys(problems))  # one cause may be seen twice (a link is listed and refused on open)
+    if len(problems) > MAX_PROBLEMS:
+        rest = len(problems) - MAX_PROBLEMS
+        problems = problems[:MAX_PROBLEMS] + [Problem(folder.shown, "(more)", f"{rest} more problems not shown")]
+    return sub, problems
+
+
+def _check(folder: Folder, known: set[str]) -> tuple[Submission | None, list[Problem]]:
+    root = folder.root
+    sub_id = Path(root).resolve().name if not root.is_symlink() else root.name
+    if root.is_symlink() or not root.is_dir():
+        what = "is a symbolic link" if root.is_symlink() else "is not a folder"
+        return None, [Problem(folder.shown, "(folder)", f"{what}; a submission is a folder submissions/<id>/")]
+    if not ID_RE.match(sub_id):
+        return None, [Problem(folder.shown, "(folder name)",
+                              f"submission id {shorten(sub_id)} must match {ID_RE.pattern} (lowercase letters, digits, "
+                              "'.', '_', '-'; at most 64 characters); rename the folder")]
+    entries = folder.entries()
+    yfile = folder.where(META_FILE)
+    blobs: dict[str, bytes] = {}
+    try:
+        raw = folder.read_bytes(META_FILE, LIMITS.yaml_bytes)
+        meta = load_yaml(raw.decode("utf-8"))
+    except SubmissionInvalid as exc:
+        return None, exc.problems + _layout_problems(folder, entries, known, None)
+    except UnicodeDecodeError as exc:
+        return None, [Problem(yfile, "(file)", f"not UTF-8 text (byte {exc.start}); save it as UTF-8")]
+    except yaml.YAMLError as exc:
+        return None, [yaml_problem(exc, yfile)]
+    blobs[META_FILE] = raw
     problems = _check_meta(meta, yfile)
     if not isinstance(meta, dict):
         return None, problems
-    kernels, kp = _check_kernels(root, sub_id, meta, known)
-    trajectory, tp = _check_trajectory(root, sub_id, meta, known)
-    problems += kp + tp
+    spec, sp = _check_trajectory_spec(meta, yfile)
+    problems += sp
+    traj_file = spec.get("file") if spec else None
+    problems += _layout_problems(folder, entries, known, traj_file)
+    kernels, kp = _check_kernels(folder, entries, meta, known, blobs)
+    problems += kp
+    trajectory: list[dict] = []
+    if spec and traj_file:
+        present = {e.relpath[len(KERNELS) + 1:-3] for e in entries if e.relpath.startswith(f"{KERNELS}/")}
+        trajectory, tp = _check_trajectory(folder, spec, meta, known, present, blobs)
+        problems += tp
     if problems:
         return None, problems
-    return Submission(sub_id, root, meta, kernels, trajectory), []
+    return Submission(sub_id, root, meta, kernels, trajectory, blobs), []
 
 
-def load_submission(root: Path, known: set[str] | None = None) -> Submission:
+def load_submission(root: Path, known: set[str] | None = None, shown: str | None = None) -> Submission:
     """The validated submission at `root`; raises SubmissionInvalid listing every problem."""
-    sub, problems = check(root, known)
+    sub, problems = check(root, known, shown)
     if sub is None:
         raise SubmissionInvalid(problems)
     return sub
 
 
 def submission_dirs(submissions_dir: Path) -> list[Path]:
-    """Every submissions/<id>/ folder (those holding a submission.yaml or a kernels/ folder)."""
+    """Every entry of submissions/ that may be a submission: folders, and links (which validation refuses).
+
+    Regular files (README.md) are not submissions; everything else is listed, so that a bad folder is
+    reported by name rather than silently skipped.
+    """
     if not submissions_dir.is_dir():
         return []
-    return sorted(p for p in submissions_dir.iterdir()
-                  if p.is_dir() and ((p / "submission.yaml").exists() or (p / "kernels").is_dir()))
+    return sorted(p for p in submissions_dir.iterdir() if p.is_symlink() or p.is_dir())

@@ -108,7 +108,7 @@ def test_sigkill_midrun_then_rerun_equals_uninterrupted_run(tmp_path, submission
 
 def test_declared_trajectory_and_metadata_are_stored(tmp_path, submission_factory, meta_factory):
     subs, data = tmp_path / "subs", tmp_path / "data"
-    root = submission_factory(subs, "traj", {"8p_GEMM": ""},
+    root = submission_factory(subs, "traj", {"8p_GEMM": "", "12p_RMSNorm": ""},
                               meta_factory(trajectory={"file": "trajectory.csv", "track": "cpu/small"}))
     (root / "trajectory.csv").write_text(
         "workload,sample_idx,outcome,speedup\n8p_GEMM,0,api_runtime_error,\n8p_GEMM,1,correct,0.8\n"

@@ -13,7 +13,7 @@ from bench.paths import ROOT, SUBMISSIONS_DIR
 
 
 def _messages(root: Path, known: set[str]) -> list[str]:
-    sub, problems = check(root, known)
+    sub, problems = check(root, known, shown=f"submissions/{root.name}")
     assert sub is None, "expected the submission to be rejected"
     return [str(p) for p in problems]
 
@@ -24,14 +24,15 @@ def test_good_submission_passes(tmp_path, known, meta_factory, submission_factor
     assert problems == [] and sorted(sub.kernels) == ["12p_RMSNorm", "8p_GEMM"]
     before = sub.content_hash("12p_RMSNorm")
     (root / "kernels" / "12p_RMSNorm.py").write_text("def workload(x):\n    return x  # v2\n")
-    assert sub.content_hash("12p_RMSNorm") != before
+    again, _ = check(root, known)
+    assert again.content_hash("12p_RMSNorm") != before and again.content_hash("8p_GEMM") == sub.content_hash("8p_GEMM")
 
 
 def test_missing_field(tmp_path, known, meta_factory, submission_factory):
     meta = meta_factory()
     del meta["license"]
     msgs = _messages(submission_factory(tmp_path, "s", {"8p_GEMM": ""}, meta), known)
-    assert msgs == ["submissions/s/submission.yaml: license: required field is missing"]
+    assert msgs == ["submissions/s/submission.yaml: license: required field is missing; add it"]
 
 
 @pytest.mark.parametrize("field,value,needle", [
@@ -49,13 +50,14 @@ def test_wrong_type(tmp_path, known, field, value, needle, meta_factory, submiss
 
 def test_unknown_workload_id(tmp_path, known, meta_factory, submission_factory):
     msgs = _messages(submission_factory(tmp_path, "s", {"8p_GEMM": "", "99p_Nope": ""}), known)
-    assert msgs == ["submissions/s/kernels/99p_Nope.py: workload id: unknown workload '99p_Nope' (see `bench list`)"]
+    assert msgs == ["submissions/s/kernels/99p_Nope.py: workload id: unknown workload '99p_Nope' (see `bench list`); rename the file"]
 
 
 def test_kernel_file_absent(tmp_path, known, meta_factory, submission_factory):
     root = submission_factory(tmp_path, "s", {"8p_GEMM": ""}, meta_factory(workloads=["8p_GEMM", "12p_RMSNorm"]))
     msgs = _messages(root, known)
-    assert msgs == ["submissions/s/kernels/12p_RMSNorm.py: (file): kernel file absent, but listed in workloads"]
+    assert msgs == ["submissions/s/kernels/12p_RMSNorm.py: (file): kernel file absent, but listed in workloads; "
+                    "add it or remove it from the list"]
 
 
 def test_kernel_without_workload_or_with_syntax_error(tmp_path, known, meta_factory, submission_factory):
@@ -63,7 +65,8 @@ def test_kernel_without_workload_or_with_syntax_error(tmp_path, known, meta_fact
     (root / "kernels" / "12p_RMSNorm.py").write_text("def kernel(x):\n    return x\n")
     (root / "kernels" / "1p_Flash_Attention.py").write_text("def workload(x:\n")
     msgs = _messages(root, known)
-    assert "submissions/s/kernels/12p_RMSNorm.py: workload: no top-level `workload` function is defined" in msgs
+    assert ("submissions/s/kernels/12p_RMSNorm.py: workload: no top-level `workload` function is defined; "
+            "define workload(*inputs)") in msgs
     assert any(m.startswith("submissions/s/kernels/1p_Flash_Attention.py: line 1: not valid Python") for m in msgs)
 
 
@@ -72,7 +75,7 @@ def test_yaml_syntax_error(tmp_path, known, meta_factory, submission_factory):
     (root / "submission.yaml").write_text("name: x\nauthors: [a, b\nkind: agent\n")
     msgs = _messages(root, known)
     assert len(msgs) == 1 and msgs[0].startswith("submissions/s/submission.yaml: line 3, column ")
-    assert "YAML syntax error" in msgs[0]
+    assert "YAML not accepted" in msgs[0]
 
 
 def test_trajectory_rows_are_checked(tmp_path, known, meta_factory, submission_factory):
@@ -87,12 +90,22 @@ def test_trajectory_rows_are_checked(tmp_path, known, meta_factory, submission_f
     ]
 
 
+def test_good_trajectory_passes(tmp_path, known, meta_factory, submission_factory):
+    meta = meta_factory(trajectory={"file": "trajectory.csv", "track": "cpu/small"}, samples_per_workload=2)
+    root = submission_factory(tmp_path, "s", {"8p_GEMM": "", "12p_RMSNorm": ""}, meta)
+    (root / "trajectory.csv").write_text("workload,sample_idx,outcome,speedup,latency_ms\n8p_GEMM,1,correct,1.5,2\n"
+                                         "8p_GEMM,0,wrong_output,,\n12p_RMSNorm,0,correct,,\n")
+    sub, problems = check(root, known)
+    assert problems == [] and [(r["workload"], r["sample_idx"]) for r in sub.trajectory] == [
+        ("8p_GEMM", 1), ("8p_GEMM", 0), ("12p_RMSNorm", 0)]
+
+
 def test_cli_exit_codes(tmp_path, meta_factory, submission_factory):
-    """The shipped xla-baseline validates (exit 0); a broken folder exits 1 naming file and field."""
+    """The shipped submissions validate (exit 0); a broken folder exits 1 naming file and field, as written."""
     bad = submission_factory(tmp_path, "bad", {"8p_GEMM": ""}, meta_factory(contact=3))
     cmd = [sys.executable, "-m", "bench.cli", "validate"]
-    ok = subprocess.run(cmd + [str(SUBMISSIONS_DIR / "xla-baseline")], capture_output=True, text=True, cwd=ROOT)
-    assert ok.returncode == 0, ok.stdout + ok.stderr
-    out = subprocess.run(cmd + [str(bad)], capture_output=True, text=True, cwd=ROOT)
+    ok = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    assert ok.returncode == 0 and ok.stdout.count("ok submissions/") >= 3, ok.stdout + ok.stderr
+    out = subprocess.run(cmd + ["bad"], capture_output=True, text=True, cwd=tmp_path)
     assert out.returncode == 1
-    assert "submissions/bad/submission.yaml: contact: expected a string, got int (3)" in out.stdout
+    assert out.stdout.strip() == "ERROR bad/submission.yaml: contact: expected a string, got int (3); quote it"

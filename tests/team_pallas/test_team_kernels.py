@@ -17,7 +17,7 @@ TEAM = ROOT / "submissions" / "jaxbench-team-pallas"
 
 
 def _generator():
-    spec = importlib.util.spec_from_file_location("team_generate", TEAM / "generate.py")
+    spec = importlib.util.spec_from_file_location("team_generate", TEAM / "source" / "generate.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -28,9 +28,9 @@ EXPECTED = _generator().expected_files()
 
 def test_generated_kernels_are_up_to_date():
     on_disk = {p: p.read_text() for p in (TEAM / "kernels").glob("*.py")}
-    assert set(on_disk) == set(EXPECTED), "run submissions/jaxbench-team-pallas/generate.py"
+    assert set(on_disk) == set(EXPECTED), "run submissions/jaxbench-team-pallas/source/generate.py"
     stale = [p.name for p, text in EXPECTED.items() if on_disk[p] != text]
-    assert not stale, f"stale kernels {stale}: run submissions/jaxbench-team-pallas/generate.py"
+    assert not stale, f"stale kernels {stale}: run submissions/jaxbench-team-pallas/source/generate.py"
 
 
 def _load_kernel(path: Path):
