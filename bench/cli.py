@@ -11,6 +11,7 @@ from bench.dataset import commands as _dataset_commands  # noqa: F401  validate,
 from bench.site import commands as _site_commands  # noqa: F401  build-site
 from bench.refs import commands as _refs_commands  # noqa: F401  tune
 from bench.audit import commands as _audit_commands  # noqa: F401  audit
+from bench.agent import commands as _agent_commands  # noqa: F401  prompt, agent run, agent context
 
 
 def main() -> None:

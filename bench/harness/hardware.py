@@ -19,6 +19,10 @@ class ChipSpec:
     hbm_gb_s: float
     source: str
     nominal: bool = False  # True: an order-of-magnitude value, not a data-sheet peak
+    # Prompt facts (bench prompt's preamble), None where no source we trust states them.
+    title: str = ""  # how a prompt names the chip
+    vmem_mib: float | None = None
+    tensorcores: int | None = None
 
 
 _TPU_JSON = "MaxKernel auto_agent/tpu_specs.json (spec/upstream-jaxbench.md §2.5)"
@@ -26,7 +30,9 @@ CHIPS: dict[str, ChipSpec] = {s.chip: s for s in (
     ChipSpec("v4", 275.0, 1200.0, _TPU_JSON),
     ChipSpec("v5e", 197.0, 819.0, "JAXBench harness/tpu_specs.py (spec §2.5); Google Cloud TPU v5e docs"),
     ChipSpec("v5p", 459.0, 2760.0, _TPU_JSON),
-    ChipSpec("v6e", 918.0, 1640.0, "JAXBench paper roofline (paper-results.md); harness/tpu_specs.py uses 1600 GB/s"),
+    ChipSpec("v6e", 918.0, 1640.0, "JAXBench paper roofline (paper-results.md); harness/tpu_specs.py uses 1600 GB/s;"
+             " VMEM and TensorCores as the paper's Appendix B prompt states them",
+             title="TPU v6e (Trillium)", vmem_mib=128.0, tensorcores=8),
     ChipSpec("7x", 2157.0, 7400.0, _TPU_JSON),
     ChipSpec("h100", 989.4, 3350.0, "NVIDIA H100 SXM5 data sheet (dense bf16, HBM3)"),
     ChipSpec("h100_pcie", 756.0, 2000.0, "NVIDIA H100 PCIe data sheet (dense bf16, HBM2e)"),

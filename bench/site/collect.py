@@ -228,10 +228,11 @@ def load_workloads() -> list[Workload]:
 
     out = []
     for wid in registry.workload_ids():
-        info = registry.spec(wid)
-        doc = inspect.getdoc(info.module) or ""
+        info = registry.info(wid)
+        mod = registry.load_workload(wid)
+        doc = inspect.getdoc(mod) or ""
         first, _, rest = doc.partition("\n")
-        get_flops = info.get_flops
+        get_flops = getattr(mod, "get_flops", None)
         out.append(
             Workload(
                 id=wid,

@@ -1,0 +1,85 @@
+"""The run journal: one append-only JSON line per finished sample, the single source of truth of a run.
+
+Why: `bench agent run` must survive kill -9 and a rerun must give the same submission folder as an uninterrupted
+run. Each sample is journaled (flushed and fsynced) only after its evaluation; the submission folder is always
+rewritten from the journal, never edited in place. A line cut short by a kill is dropped on load (that sample is
+generated and evaluated again; generation is deterministic for the built-in generator). The journal also stores
+the harness verdicts the feedback is built from, so a resumed chain is told exactly what it would have been told.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench.agent.feedback import Attempt
+
+
+@dataclass(frozen=True)
+class Record:
+    workload: str
+    chain: int
+    turn: int
+    reply: str
+    source: str  # the parsed code, or the whole reply when it had no single python block
+    parse: str  # bench.agent.reply.ParsedReply.kind
+    tokens_in: int
+    tokens_out: int
+    attempt: Attempt
+
+    def as_json(self) -> dict[str, Any]:
+        return {"workload": self.workload, "chain": self.chain, "turn": self.turn, "reply": self.reply,
+                "source": self.source, "parse": self.parse, "tokens_in": self.tokens_in,
+                "tokens_out": self.tokens_out, "attempt": self.attempt.as_dict()}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> "Record":
+        return cls(**{**d, "attempt": Attempt.from_dict(d["attempt"])})
+
+
+class Journal:
+    """`<dir>/run.json` (the run's parameters, fixed at its first start) and `<dir>/samples.jsonl`."""
+
+    def __init__(self, directory: Path) -> None:
+        self.dir = Path(directory)
+        self.samples_path = self.dir / "samples.jsonl"
+        self.params_path = self.dir / "run.json"
+        self._lock = threading.Lock()
+
+    def exists(self) -> bool:
+        return self.params_path.is_file()
+
+    def params(self) -> dict[str, Any]:
+        return json.loads(self.params_path.read_text())
+
+    def start(self, params: dict[str, Any]) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        tmp = self.params_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(params, indent=2, sort_keys=True) + "\n")
+        os.replace(tmp, self.params_path)
+
+    def load(self) -> list[Record]:
+        """Every complete record; a torn last line (killed mid-write) is cut off the file."""
+        if not self.samples_path.is_file():
+            return []
+        data = self.samples_path.read_bytes()
+        good = data[:data.rfind(b"\n") + 1]
+        records = []
+        for line in good.splitlines():
+            if line.strip():
+                records.append(Record.from_json(json.loads(line)))
+        if len(good) != len(data):
+            with open(self.samples_path, "r+b") as fh:
+                fh.truncate(len(good))
+        return records
+
+    def append(self, record: Record) -> None:
+        line = json.dumps(record.as_json(), sort_keys=True) + "\n"
+        with self._lock, open(self.samples_path, "a", encoding="utf-8") as fh:
+            fh.write(line)
+            fh.flush()
+            os.fsync(fh.fileno())

@@ -1,0 +1,222 @@
+"""`bench agent run`: the paper's methods (Appendix B) over any generator, every sample evaluated by the harness.
+
+- best-of-n: N independent samples (chain i, turn 0), no feedback.
+- iterative / iterative-context: C chains x T turns; turn 0 is the best-of-n prompt, each later turn carries the
+  feedback block on the chain's previous attempt (Appendix B); chains never share context. iterative-context
+  puts the workload's context pack (bench.agent.context) before every prompt.
+
+Samples are journaled one by one (bench.agent.journal) and the submission folder is rewritten from the journal
+(bench.agent.submission), so a killed run resumes where it stopped and ends with the same folder. Chains of one
+workload can run in parallel threads (each evaluation is its own worker processes); workloads run one after another.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from bench.agent.evaluation import EvalSettings, Evaluator, evaluate_candidates
+from bench.agent.feedback import Attempt, attempt_from_result, feedback, unparsed_attempt
+from bench.agent.generators import Generator
+from bench.agent.journal import Journal, Record
+from bench.agent.prompts import DEFAULT_TEMPLATE, Prompt, render
+from bench.agent.reply import parse_reply
+from bench.agent.spec import task_spec
+from bench.agent.submission import write_folder
+from bench.harness.result import Status
+
+METHOD_TITLES = {"best-of-n": "Best-of-N", "iterative": "iterative refinement",
+                 "iterative-context": "iterative refinement + context"}
+
+
+class RunError(RuntimeError):
+    """The run cannot start or continue (bad parameters, a resume that does not match, the harness failing)."""
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Limits over the whole run; samples and tokens count resumed samples too, wall time this invocation only."""
+
+    max_samples: int | None = None
+    max_tokens: int | None = None
+    max_wall_s: float | None = None
+
+
+@dataclass
+class RunSpec:
+    out: Path
+    method: str
+    chains: int
+    turns: int
+    workloads: list[str]
+    generator: Generator
+    journal_dir: Path
+    chip: str = "v6e"  # the prompt's target chip
+    size: str = "small"
+    template: Path | None = None
+    context: Callable[[str], str] | None = None  # workload -> context pack text (iterative-context)
+    context_version: str | None = None
+    evaluator: Evaluator = evaluate_candidates
+    settings: EvalSettings = field(default_factory=EvalSettings)
+    budget: Budget = field(default_factory=Budget)
+    parallel: int = 1
+    meta: dict[str, Any] = field(default_factory=dict)  # name, model_name, ..., notes (submission.yaml)
+
+
+@dataclass
+class Outcome:
+    records: list[Record]
+    new_samples: int
+    stopped: str | None  # why the run stopped early (a budget), None when complete
+    selected: dict[str, Record | None]
+
+
+def _template_hash(path: Path | None) -> str:
+    return hashlib.sha256(Path(path or DEFAULT_TEMPLATE).read_bytes()).hexdigest()[:16]
+
+
+def run_params(spec: RunSpec) -> dict[str, Any]:
+    """What a resume must agree with (and what submission.yaml is written from)."""
+    return {
+        "method": spec.method, "method_title": METHOD_TITLES[spec.method], "chains": spec.chains, "turns": spec.turns,
+        "workloads": list(spec.workloads), "generator": spec.generator.name, "chip": spec.chip, "size": spec.size,
+        "template_sha256": _template_hash(spec.template), "context_version": spec.context_version,
+        "date": spec.meta.get("date") or _dt.date.today().isoformat(),
+        "name": spec.meta.get("name") or spec.out.name, "model_name": spec.meta.get("model_name", "none"),
+        "model_version": spec.meta.get("model_version", "none"), "authors": list(spec.meta.get("authors") or ["unknown"]),
+        "contact": spec.meta.get("contact", "unknown"), "license": spec.meta.get("license", "Apache-2.0"),
+        "target_hardware": spec.meta.get("target_hardware") or spec.chip, "notes": spec.meta.get("notes", ""),
+    }
+
+
+_RESUME_KEYS = ("method", "chains", "turns", "workloads", "generator", "chip", "size", "template_sha256",
+                "context_version")
+
+
+class _Loop:
+    def __init__(self, spec: RunSpec, records: list[Record], params: dict[str, Any], progress: Any) -> None:
+        self.spec, self.params, self.progress = spec, params, progress
+        self.journal = Journal(spec.journal_dir)
+        self.done = {(r.workload, r.chain, r.turn): r for r in records}
+        self.lock = threading.Lock()
+        self.t0 = time.monotonic()
+        self.samples = len(records)
+        self.tokens = sum(r.tokens_in + r.tokens_out for r in records)
+        self.new = 0
+        self.stopped: str | None = None
+        self.candidates = spec.journal_dir / "candidates"
+
+    def over_budget(self) -> str | None:
+        b = self.spec.budget
+        if b.max_samples is not None and self.samples >= b.max_samples:
+            return f"sample budget reached ({b.max_samples})"
+        if b.max_tokens is not None and self.tokens >= b.max_tokens:
+            return f"token budget reached ({self.tokens} >= {b.max_tokens})"
+        if b.max_wall_s is not None and time.monotonic() - self.t0 >= b.max_wall_s:
+            return f"wall-time budget reached ({b.max_wall_s:g} s)"
+        return None
+
+    def prompt(self, workload: str, chain: int, turn: int, history: list[Record]) -> Prompt:
+        spec = self.spec
+        fb = None
+        if history and spec.method != "best-of-n":
+            fb = feedback(history[-1].attempt, history[-1].source, [r.attempt for r in history])
+        context = spec.context(workload) if spec.method == "iterative-context" and spec.context else None
+        hist = [{"turn": r.turn, "source": r.source, "status": r.attempt.status, "correct": r.attempt.correct,
+                 "speedup": r.attempt.speedup} for r in history]
+        return render(task_spec(workload, spec.size), spec.method, spec.chip, chain=chain, turn=turn, feedback=fb,
+                      context=context, template=spec.template, history=hist if spec.method != "best-of-n" else [])
+
+    def evaluate(self, workload: str, chain: int, turn: int, source: str) -> Attempt:
+        path = self.candidates / workload / f"chain{chain:03d}_turn{turn:03d}.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(source)
+        for _ in range(2):  # a harness failure is never the candidate's: retry once, then stop the run
+            result = self.spec.evaluator(workload, [path], self.spec.settings)[0]
+            if result.status != Status.ERROR:
+                return attempt_from_result(result)
+        raise RunError(f"the harness failed on {workload} chain {chain} turn {turn}: {result.reason}")
+
+    def sample(self, workload: str, chain: int, turn: int, history: list[Record]) -> Record | None:
+        with self.lock:
+            why = self.stopped or self.over_budget()
+            if why:
+                self.stopped = why
+                return None
+            self.samples += 1  # reserved: parallel chains never overrun the sample budget
+        prompt = self.prompt(workload, chain, turn, history)
+        reply = self.spec.generator.generate(prompt)
+        parsed = parse_reply(reply.text)
+        attempt = (self.evaluate(workload, chain, turn, parsed.source) if parsed.ok
+                   else unparsed_attempt(parsed.kind, reply.text))
+        record = Record(workload, chain, turn, reply.text, parsed.source, parsed.kind, reply.tokens_in,
+                        reply.tokens_out, attempt)
+        self.journal.append(record)
+        with self.lock:
+            self.tokens += reply.tokens_in + reply.tokens_out
+            self.new += 1
+            self.done[(workload, chain, turn)] = record
+        if self.progress:
+            self.progress.advance(workload, record)
+        return record
+
+    def chain(self, workload: str, chain: int) -> None:
+        history: list[Record] = []
+        for turn in range(self.spec.turns):
+            record = self.done.get((workload, chain, turn)) or self.sample(workload, chain, turn, history)
+            if record is None:
+                return
+            history.append(record)
+
+    def workload(self, workload: str) -> None:
+        if self.spec.parallel <= 1:
+            for c in range(self.spec.chains):
+                self.chain(workload, c)
+            return
+        with ThreadPoolExecutor(max_workers=self.spec.parallel) as pool:
+            for f in [pool.submit(self.chain, workload, c) for c in range(self.spec.chains)]:
+                f.result()
+
+
+def _check_resume(journal: Journal, params: dict[str, Any], out: Path) -> dict[str, Any]:
+    if not journal.exists():
+        if (out / "submission.yaml").exists():
+            raise RunError(f"{out} already holds a submission that no journal in {journal.dir} produced; "
+                           "choose another --out or remove it")
+        journal.start(params)
+        return params
+    old = journal.params()
+    diff = [k for k in _RESUME_KEYS if old.get(k) != params.get(k)]
+    if diff:
+        raise RunError(f"the journal in {journal.dir} belongs to a run with other parameters ({', '.join(diff)}); "
+                       "rerun with the same parameters to resume, or pass --restart")
+    return old  # the first start's date and metadata stay
+
+
+def run(spec: RunSpec, progress: Any = None) -> Outcome:
+    """Run (or resume) the method over every workload; returns the journal's records and the selection."""
+    if spec.method == "best-of-n" and spec.turns != 1:
+        raise RunError("best-of-n has one turn per sample")
+    journal = Journal(spec.journal_dir)
+    params = _check_resume(journal, run_params(spec), spec.out)
+    records = journal.load()
+    loop = _Loop(spec, records, params, progress)
+    if progress:
+        progress.start(params, records)
+    try:
+        for w in spec.workloads:
+            loop.workload(w)
+            if loop.stopped:
+                break
+    finally:
+        final = list(loop.done.values())
+        chosen = write_folder(spec.out, params, final)
+        if progress:
+            progress.stop()
+    return Outcome(final, loop.new, loop.stopped, chosen)

@@ -1,0 +1,210 @@
+"""`bench prompt`: every element of the paper's Appendix B, the chip's numbers from our table, the task facts,
+the feedback block from a harness EvalResult, templates, the reply parser."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from bench.agent.feedback import OUTPUT_LINES, attempt_from_result, feedback
+from bench.agent.prompts import render
+from bench.agent.reply import parse_reply
+from bench.agent.spec import task_spec
+from bench.app import app
+from bench.cli import main  # noqa: F401  registers every command
+from bench.harness.hardware import CHIPS
+from bench.harness.result import Correctness, EvalResult, ProfileOp, Status, Timing
+
+PAPER = Path("/work/shared/spec/paper-results.md")
+runner = CliRunner()
+
+
+def _appendix_b() -> str | None:
+    if not PAPER.is_file():
+        return None
+    text = PAPER.read_text()
+    return text[text.index("## Appendix B"):]
+
+
+def _timing(ms: float) -> Timing:
+    return Timing(median_ms=ms, mean_ms=ms, std_ms=0.0, min_ms=ms, timing_method="cpu_wall_clock", num_iters=10)
+
+
+def correct_result() -> EvalResult:
+    return EvalResult(workload="8p_GEMM", status=Status.CORRECT, reason="correct on 3 seed(s)", size="small", tpu="cpu",
+                      correctness=Correctness(correct=True, reason="ok"), baseline=_timing(2.5), kernel=_timing(1.25),
+                      speedup_vs_baseline=2.0,
+                      profile_top_ops=[ProfileOp(name="while.7", total_ms=1.1, pct=88.0, count=1),
+                                       ProfileOp(name="copy.2", total_ms=0.1, pct=8.0, count=1)])
+
+
+def failed_result() -> EvalResult:
+    log = "\n".join(f"candidate output line {i}" for i in range(100))
+    return EvalResult(workload="8p_GEMM", status=Status.COMPILE_ERROR, reason="lowering failed", size="small", tpu="cpu",
+                      error="ValueError: block shape (7, 100) not divisible by (8, 128)", candidate_log=log)
+
+
+# Appendix B, element by element: (what the paper lists, a phrase of paper-results.md stating it, check on the prompt).
+# The phrase ties each check to the list: if the spec changes, the test says which element moved.
+FIRST_TURN = [
+    ("target TPU v6e (Trillium)", "TPU v6e\n  (Trillium)", lambda p: "TPU v6e (Trillium)" in p),
+    ("Pallas, jax.experimental.pallas", "`jax.experimental.pallas`", lambda p: "`jax.experimental.pallas`" in p),
+    ("VMEM 128 MiB", "VMEM 128 MiB", lambda p: "128 MiB of VMEM" in p),
+    ("8 TensorCores per chip", "8 TensorCores per\n  chip", lambda p: "8 TensorCores per chip" in p),
+    ("about 918 TFLOPS bf16 peak", "918 TFLOPS bf16 peak", lambda p: "about 918 TFLOPS peak bf16" in p),
+    ("about 1640 GB/s HBM", "1640 GB/s HBM", lambda p: "about 1640 GB/s of HBM" in p),
+    ("rule: keep the public workload(*inputs) signature", "`workload(*inputs)` signature",
+     lambda p: "Keep the public entry point `workload(*inputs)`" in p),
+    ("rule: one complete Python file in a single python code block", "single python code block",
+     lambda p: "one complete Python file, inside a single ```python code block" in p),
+    ("rule: no prose outside the block", "no prose\n  outside the block", lambda p: "no prose outside that code block" in p),
+    ("strategy: correct straightforward translation first", "first get a correct, straightforward Pallas translation",
+     lambda p: "first get a correct Pallas kernel, a plain and direct translation" in p and "even if it is\nnot faster" in p),
+    ("strategy: optimize only once a correct kernel exists", "optimize only once a correct Pallas kernel exists",
+     lambda p: "Start optimizing only once you have a Pallas kernel that is correct" in p),
+    ("a line `Benchmark: <id>`", "a line `Benchmark: <id>`", lambda p: re.search(r"^Benchmark: 8p_GEMM$", p, re.M)),
+    ("one sentence: rewrite the XLA/JAX reference as a faster Pallas kernel with identical outputs",
+     "rewrite the XLA/JAX reference below as a Pallas kernel with identical outputs that runs\n  faster",
+     lambda p: "Rewrite the XLA/JAX reference below as a Pallas kernel that returns identical outputs and runs faster" in p),
+    ("the JAX source in a python code block", "the JAX source in a python code block",
+     lambda p: "```python\n\"\"\"8p_GEMM:" in p and "def workload(A, B):\n    return jnp.dot(A, B)\n```" in p),
+]
+LATER_TURN_CORRECT = [
+    ("its latency in ms", "its latency in ms", lambda p: "Previous attempt was correct. Latency 1.2500 ms" in p),
+    ("the XLA baseline latency", "the XLA baseline latency", lambda p: "XLA baseline 2.5000 ms" in p),
+    ("the speedup", "the speedup", lambda p: "speedup 2.000x" in p),
+    ("the best latency so far in this chain", "the best latency\n    so far in this chain",
+     lambda p: "Best-so-far in this chain: 1.2500 ms" in p),
+    ("a profiler summary (top operators by time)", "a profiler summary (top operators by time)",
+     lambda p: "top operators by time" in p and "- while.7: 1.1000 ms" in p),
+    ("the previous implementation's full source in a python code block", "full source in a python code block",
+     lambda p: "Previous implementation:\n```python\n# my previous kernel\ndef workload(A, B):" in p),
+    ("then asks again for a complete Pallas implementation", "asks again\n  for a complete Pallas implementation",
+     lambda p: p.rstrip().endswith("Write the complete Pallas implementation again, improved.")),
+]
+LATER_TURN_FAILED = [
+    ("a line saying the attempt was incorrect or failed", "incorrect or failed: a line saying so",
+     lambda p: "Previous attempt was incorrect or failed to run" in p),
+    ("followed by the last 40 lines of the runner's stdout", "the last 40 lines of the runner's\n    stdout",
+     lambda p: f"Last {OUTPUT_LINES} lines of the runner's output" in p and "candidate output line 99" in p
+     and "candidate output line 59\n" not in p and "candidate output line 60\n" in p),
+]
+
+
+def _cli(*args: str) -> str:
+    res = runner.invoke(app, ["prompt", *args])
+    assert res.exit_code == 0, res.output
+    return res.stdout
+
+
+@pytest.fixture(scope="module")
+def later_turns(tmp_path_factory) -> tuple[str, str]:
+    d = tmp_path_factory.mktemp("fb")
+    prev = d / "prev.py"
+    prev.write_text("# my previous kernel\ndef workload(A, B):\n    return A @ B\n")
+    out = []
+    for name, result in (("ok", correct_result()), ("bad", failed_result())):
+        (d / f"{name}.json").write_text(result.model_dump_json())
+        out.append(_cli("8p_GEMM", "--method", "iterative", "--feedback", str(d / f"{name}.json"), "--previous", str(prev)))
+    return out[0], out[1]
+
+
+def test_appendix_b_checklist_matches_the_spec():
+    """Every phrase the checklist cites is in shared/spec/paper-results.md's Appendix B (when the spec is present)."""
+    spec = _appendix_b()
+    if spec is None:
+        pytest.skip("shared/spec/paper-results.md is not on this machine")
+    flat = " ".join(spec.split())
+    for element, phrase, _ in FIRST_TURN + LATER_TURN_CORRECT + LATER_TURN_FAILED:
+        assert " ".join(phrase.split()) in flat, f"Appendix B no longer states: {element}"
+
+
+@pytest.mark.parametrize("element,phrase,check", FIRST_TURN, ids=[e for e, _, _ in FIRST_TURN])
+def test_first_turn_has_every_element(element, phrase, check):
+    assert check(_cli("8p_GEMM", "--method", "iterative")), element
+
+
+@pytest.mark.parametrize("element,phrase,check", LATER_TURN_CORRECT, ids=[e for e, _, _ in LATER_TURN_CORRECT])
+def test_feedback_after_a_correct_attempt(later_turns, element, phrase, check):
+    assert check(later_turns[0]), element
+
+
+@pytest.mark.parametrize("element,phrase,check", LATER_TURN_FAILED, ids=[e for e, _, _ in LATER_TURN_FAILED])
+def test_feedback_after_a_failed_attempt(later_turns, element, phrase, check):
+    assert check(later_turns[1]), element
+    assert "Best-so-far in this chain: no correct attempt yet." in later_turns[1]
+
+
+def test_task_facts_shapes_dtypes_tolerance():
+    p = _cli("8p_GEMM", "--size", "small")
+    assert "- input 0: A: bfloat16[256, 512]" in p and "- input 1: B: bfloat16[512, 384]" in p
+    assert "- output: out: bfloat16[256, 384]" in p
+    assert "atol = 0.01" in p and "rtol = 0.01" in p and "must not exceed\n  0.05" in p
+    full = _cli("8p_GEMM")
+    assert "A: bfloat16[8192, 8192]" in full and "out: bfloat16[8192, 28672]" in full
+
+
+def test_static_inputs_are_described():
+    s = task_spec("11p_Megablox_GMM", "small")
+    assert [x.describe() for x in s.inputs][-1] == "max_expert_size: static int = 128"
+
+
+@pytest.mark.parametrize("chip", ["v6e", "v5e", "v4"])
+def test_chip_numbers_come_from_the_hardware_table(chip):
+    spec = CHIPS[chip]
+    p = _cli("8p_GEMM", "--chip", chip)
+    assert f"about {spec.peak_bf16_tflops:g} TFLOPS" in p and f"about {spec.hbm_gb_s:g} GB/s" in p
+    assert ("MiB of VMEM" in p) == (spec.vmem_mib is not None)
+
+
+def test_json_has_the_chat_messages():
+    d = json.loads(_cli("41k", "--json", "--method", "best-of-n"))
+    assert [m["role"] for m in d["messages"]] == ["system", "user"]
+    assert d["workload"] == "41k_Gemm_Add_ReLU" and d["feedback"] is None and d["turn"] == 0
+
+
+def test_a_replacement_template_extends_ours(tmp_path):
+    t = tmp_path / "mine.j2"
+    t.write_text('{% extends "prompt.md.j2" %}{% block task %}Make {{ spec.workload }} fast, in Pallas.{% endblock %}')
+    p = _cli("8p_GEMM", "--template", str(t))
+    assert "Make 8p_GEMM fast, in Pallas." in p and "Rewrite the XLA/JAX reference" not in p
+    assert "Benchmark: 8p_GEMM" in p and "918 TFLOPS" in p
+
+
+def test_template_without_the_blocks_is_refused(tmp_path):
+    t = tmp_path / "bad.j2"
+    t.write_text("hello {{ spec.workload }}")
+    with pytest.raises(ValueError, match="block"):
+        render(task_spec("8p_GEMM", "small"), "best-of-n", template=t)
+
+
+def test_iterative_context_prepends_the_pack():
+    p = _cli("8p_GEMM", "--method", "iterative-context")
+    assert p.index("# Context pack v1+jax") < p.index("You optimize a JAX kernel") < p.index("Benchmark: 8p_GEMM")
+    assert "## Rules" in p and "## Pallas API" in p
+
+
+def test_feedback_uses_the_best_of_the_chain():
+    ok, bad = attempt_from_result(correct_result()), attempt_from_result(failed_result())
+    assert len(bad.output_tail) == OUTPUT_LINES and bad.outcome == "api_runtime_error" and ok.outcome == "correct"
+    fb = feedback(bad, "src", [ok, bad])
+    assert not fb.correct and fb.best_ms == 1.25 and fb.best_speedup == 2.0
+
+
+@pytest.mark.parametrize("reply,kind", [
+    ("```python\nx = 1\n```", "ok"),
+    ("Here you go:\n```python\nx = 1\n```\nEnjoy.", "ok"),
+    ("```\nx = 1\n```", "ok"),
+    ("no code at all", "no_code_block"),
+    ("```python\nx = 1\n```\n```python\ny = 2\n```", "several_code_blocks"),
+    ("```\nx = 1\n```\n```\ny = 2\n```", "several_code_blocks"),
+    ("```bash\nls\n```", "no_code_block"),
+])
+def test_reply_parser(reply, kind):
+    parsed = parse_reply(reply)
+    assert parsed.kind == kind
+    assert parsed.source == ("x = 1\n" if kind == "ok" else reply)

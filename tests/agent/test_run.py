@@ -1,0 +1,162 @@
+"""`bench agent run` with the built-in generator: folder layout, validity, resume after kill -9, budgets, parallel."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from bench.agent.run import Budget, RunError, RunSpec, run
+from bench.agent.template_search import TemplateSearchGenerator, config_of, space
+from bench.dataset.validate import check
+
+HERE = Path(__file__).resolve().parent
+_spec = importlib.util.spec_from_file_location("agent_fakes", HERE / "fakes.py")
+fakes = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(fakes)
+
+WORKLOADS = ["41k_Gemm_Add_ReLU", "36k_Matmul_Sigmoid_Sum"]
+
+
+def _spec_for(tmp: Path, name: str, **kw) -> RunSpec:
+    args = dict(out=tmp / "submissions" / name, method="iterative", chains=2, turns=3, workloads=WORKLOADS,
+                generator=TemplateSearchGenerator(), journal_dir=tmp / "journals" / name,
+                evaluator=fakes.fake_evaluator, meta={"date": "2026-12-01", "name": "test run"})
+    args.update(kw)
+    return RunSpec(**args)
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def _trajectory(out: Path, workload: str) -> list[dict]:
+    return [json.loads(line) for line in (out / "trajectory" / f"{workload}.jsonl").read_text().splitlines()]
+
+
+def test_run_writes_a_valid_submission_with_a_complete_trajectory(tmp_path):
+    outcome = run(_spec_for(tmp_path, "ts"))
+    out = tmp_path / "submissions" / "ts"
+    sub, problems = check(out)
+    assert problems == [] and sub is not None
+    meta = yaml.safe_load((out / "submission.yaml").read_text())
+    assert meta["kind"] == "agent" and meta["samples_per_workload"] == 6 and meta["human_in_the_loop"] is False
+    for w in WORKLOADS:
+        lines = _trajectory(out, w)
+        assert [x["sample"] for x in lines] == list(range(6))
+        assert [(x["chain"], x["turn"]) for x in lines] == [(c, t) for c in range(2) for t in range(3)]
+        assert set(lines[0]) >= {"sample", "chain", "turn", "source", "declared", "tokens_in", "tokens_out"}
+        assert all(x["declared"]["outcome"] in ("correct", "wrong_output", "api_runtime_error") for x in lines)
+        # every sample is a real template-search candidate, and turn 0 of each chain starts where the order says
+        assert all(config_of(x["source"]) in space(w, "small") for x in lines)
+        # the selected kernel is the fastest correct sample, byte for byte one of the samples
+        correct = [x for x in lines if x["declared"]["outcome"] == "correct"]
+        best = max(correct, key=lambda x: (x["declared"]["speedup"], -x["sample"])) if correct else lines[-1]
+        assert (out / "kernels" / f"{w}.py").read_text() == best["source"]
+        assert w in meta["workloads"]
+    assert meta["trajectory"] == {"track": "cpu/small"}
+    assert outcome.new_samples == 12 and outcome.stopped is None
+
+
+def test_feedback_moves_the_search(tmp_path):
+    """Later turns differ from a best-of-n walk: the chain uses its feedback (neighbours of its best)."""
+    run(_spec_for(tmp_path, "ts"))
+    lines = _trajectory(tmp_path / "submissions" / "ts", WORKLOADS[0])
+    configs = [config_of(x["source"]) for x in lines if x["chain"] == 0]
+    assert len(set(configs)) == 3  # never proposes a configuration twice in a chain
+
+
+DRIVER = """
+import importlib.util, sys
+from pathlib import Path
+sys.path.insert(0, {root!r})
+spec = importlib.util.spec_from_file_location("agent_fakes", {fakes!r})
+fakes = importlib.util.module_from_spec(spec); spec.loader.exec_module(fakes)
+import time
+from bench.agent.run import RunSpec, run
+from bench.agent.template_search import TemplateSearchGenerator
+def slow(workload, kernels, settings):
+    time.sleep(0.3)
+    return fakes.fake_evaluator(workload, kernels, settings)
+run(RunSpec(out=Path({out!r}), method="iterative", chains=2, turns=3, workloads={workloads!r},
+            generator=TemplateSearchGenerator(), journal_dir=Path({journal!r}), evaluator=slow,
+            meta={{"date": "2026-12-01", "name": "test run"}}))
+"""
+
+
+def test_kill_9_halfway_then_rerun_gives_the_same_folder(tmp_path):
+    reference = _spec_for(tmp_path, "uninterrupted")
+    run(reference)
+    out, journal = tmp_path / "submissions" / "resumed", tmp_path / "journals" / "resumed"
+    code = DRIVER.format(root=str(Path.cwd()), fakes=str(HERE / "fakes.py"), out=str(out), journal=str(journal),
+                         workloads=WORKLOADS)
+    proc = subprocess.Popen([sys.executable, "-c", code], env={**os.environ, "JAX_PLATFORMS": "cpu"})
+    samples = journal / "samples.jsonl"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        if samples.exists() and len(samples.read_bytes().splitlines()) >= 5:
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None, "the run finished before it could be killed"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    done = len(samples.read_bytes().splitlines())
+    assert 5 <= done < 12
+    with open(samples, "ab") as fh:  # a record torn by the kill
+        fh.write(b'{"workload": "41k_Gemm_Add_ReLU", "chain": 1, "tu')
+    outcome = run(_spec_for(tmp_path, "resumed"))
+    assert outcome.new_samples == 12 - done
+    assert _files(out) == _files(reference.out)
+
+
+def test_sample_budget_stops_with_a_valid_gapless_trajectory(tmp_path):
+    outcome = run(_spec_for(tmp_path, "b", budget=Budget(max_samples=4)))
+    out = tmp_path / "submissions" / "b"
+    assert outcome.stopped and "sample budget" in outcome.stopped
+    lines = _trajectory(out, WORKLOADS[0])
+    assert [x["sample"] for x in lines] == list(range(4))
+    assert not (out / "trajectory" / f"{WORKLOADS[1]}.jsonl").exists()
+    assert check(out)[1] == []
+    # resuming with a larger budget continues where it stopped
+    outcome = run(_spec_for(tmp_path, "b", budget=Budget(max_samples=8)))
+    assert outcome.new_samples == 4
+
+
+def test_token_budget(tmp_path):
+    outcome = run(_spec_for(tmp_path, "t", budget=Budget(max_tokens=1)))
+    assert outcome.new_samples == 1 and "token budget" in outcome.stopped
+
+
+def test_parallel_chains_give_the_same_folder(tmp_path):
+    run(_spec_for(tmp_path, "serial"))
+    run(_spec_for(tmp_path, "par", parallel=2))
+    assert _files(tmp_path / "submissions" / "par") == _files(tmp_path / "submissions" / "serial")
+
+
+def test_resume_refuses_other_parameters(tmp_path):
+    run(_spec_for(tmp_path, "r", budget=Budget(max_samples=2)))
+    with pytest.raises(RunError, match="other parameters"):
+        run(_spec_for(tmp_path, "r", turns=4))
+
+
+def test_best_of_n_has_no_feedback(tmp_path):
+    seen = []
+
+    class Spy(TemplateSearchGenerator):
+        def generate(self, prompt):
+            seen.append(prompt)
+            return super().generate(prompt)
+
+    run(_spec_for(tmp_path, "bon", method="best-of-n", chains=4, turns=1, workloads=WORKLOADS[:1], generator=Spy()))
+    assert [(p.chain, p.turn) for p in seen] == [(i, 0) for i in range(4)]
+    assert all(p.feedback is None and "Previous attempt" not in p.user for p in seen)
+    lines = _trajectory(tmp_path / "submissions" / "bon", WORKLOADS[0])
+    assert [config_of(x["source"]) for x in lines] == list(space(WORKLOADS[0], "small")[:4])
