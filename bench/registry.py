@@ -1,23 +1,28 @@
-"""Discovery and loading of the workloads in `workloads/`.
+"""Discovery and loading of the workloads in `workloads/`, and the one reader of their contract.
 
 A workload is a module `workloads/<id>.py` whose name does not start with `_`. Ids keep upstream's
 spelling (`1p_Flash_Attention` ... `50k_Matmul_GELU_Softmax`) and sort by their leading integer, as upstream does.
+
+The module contract (ARCHITECTURE.md: CONFIG, SMALL, META, TOLERANCE, STATIC_ARGNUMS, create_inputs, workload,
+get_flops) is read here and only here, into a typed `WorkloadSpec`: every other part of the project (harness
+workers, CLI, audit, site, tuning) asks the spec, so an optional attribute's default lives in one place.
 """
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
-from types import ModuleType
-from typing import Any
-
 from pathlib import Path
+from types import ModuleType
+from typing import Any, Callable
 
 from bench.paths import WORKLOADS_DIR
 
 _ID_RE = re.compile(r"^(\d+)([pk])_\w+$")
+TOLERANCE_KEYS = frozenset({"atol", "rtol", "rel_l2"})
 
 
 def _sort_key(workload_id: str) -> int:
@@ -32,15 +37,36 @@ def workload_ids() -> tuple[str, ...]:
     return tuple(sorted(ids, key=_sort_key))
 
 
+class UnknownWorkload(KeyError):
+    """An id that names no workload (or more than one); `suggestions` are the closest ids."""
+
+    def __init__(self, name: str, suggestions: list[str], ambiguous: bool = False) -> None:
+        self.name, self.suggestions, self.ambiguous = name, suggestions, ambiguous
+        what = "ambiguous workload" if ambiguous else "unknown workload"
+        hint = f"; did you mean {', '.join(suggestions)}?" if suggestions else "; see `bench list`"
+        super().__init__(f"{what} {name!r}{hint}")
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
 def resolve_id(name: str) -> str:
-    """Accept a full id or its unique prefix ("8p", "8p_GEMM"); raise KeyError with the choices otherwise."""
+    """Accept a full id, its number-and-letter prefix ("41k") or any unique prefix ("8p_GE"), case-insensitively.
+    Raises UnknownWorkload (a KeyError) naming the near matches otherwise."""
     ids = workload_ids()
     if name in ids:
         return name
-    matches = [i for i in ids if i.split("_", 1)[0] == name] or [i for i in ids if i.startswith(name)]
+    low = name.lower()
+    matches = ([i for i in ids if i.split("_", 1)[0].lower() == low]
+               or [i for i in ids if i.lower().startswith(low)])
     if len(matches) == 1:
         return matches[0]
-    raise KeyError(f"unknown workload {name!r}" + (f"; did you mean one of {matches}?" if matches else ""))
+    if matches:
+        raise UnknownWorkload(name, matches[:8], ambiguous=True)
+    near = difflib.get_close_matches(low, [i.lower() for i in ids], n=3, cutoff=0.5)
+    near += [i.lower() for i in ids if low in i.lower() and i.lower() not in near][:3]  # "gemm" -> every *_GEMM*
+    by_low = {i.lower(): i for i in ids}
+    raise UnknownWorkload(name, [by_low[n] for n in near][:5])
 
 
 def workload_file(workload_id: str) -> Path:
@@ -54,29 +80,88 @@ def load_workload(workload_id: str) -> ModuleType:
 
 
 @dataclass(frozen=True)
-class WorkloadInfo:
-    """What `bench list` and the site show about a workload, without creating its inputs."""
+class WorkloadSpec:
+    """A workload module's contract, read once: what every consumer uses instead of the module's attributes."""
 
     id: str
     suite: str  # "priority" (1p-17p, MaxText-derived) or "kernelbench" (18k-50k)
     family: str
     source: str
-    config: dict[str, Any]
-    small_config: dict[str, Any]
+    config: dict[str, Any]  # full (production) size: upstream's CONFIG
+    small_config: dict[str, Any]  # CONFIG with the SMALL overrides
     static_argnums: tuple[int, ...]
+    tolerance: dict[str, float]  # the module's overrides only; bench.harness.correctness.Tolerance adds defaults
+    module: ModuleType = field(repr=False, compare=False)
+    get_flops: Callable[[str], Any] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def create_inputs(self) -> Callable[..., Any]:
+        return self.module.create_inputs
+
+    @property
+    def workload(self) -> Callable[..., Any]:
+        """The XLA baseline."""
+        return self.module.workload
+
+    def config_for(self, size: str) -> dict[str, Any]:
+        if size not in ("full", "small"):
+            raise ValueError(f"unknown size {size!r}; expected full or small")
+        return dict(self.config if size == "full" else self.small_config)
+
+    def flops(self, size: str) -> tuple[float | None, str]:
+        """FLOPs at `size` and where the number comes from: the ONE definition that `bench list`, the harness
+        and the site share. The module's get_flops when it has one (upstream's, for 6p 7p 11p 12p), else XLA's
+        cost analysis of the baseline lowered on abstract inputs (jax.eval_shape of create_inputs with
+        upstream's keys; static inputs captured as values). Lowered, not compiled: the count of the program
+        as written, independent of the backend's fusion decisions, and no input is allocated."""
+        if self.get_flops is not None:
+            return float(self.get_flops(size)), "get_flops"
+        import jax
+        import jax.numpy as jnp
+
+        static: dict[int, Any] = {}
+        count = [0]
+
+        def draw() -> list[Any]:
+            inputs = tuple(self.create_inputs(dtype=jnp.bfloat16, size=size, seed=None))
+            count[0] = len(inputs)
+            static.update({i: inputs[i] for i in self.static_argnums})
+            return [x for i, x in enumerate(inputs) if i not in self.static_argnums]
+
+        shapes = jax.eval_shape(draw)
+        it = iter(shapes)
+        args = [static[i] if i in static else next(it) for i in range(count[0])]
+        cost = jax.jit(self.workload, static_argnums=self.static_argnums).lower(*args).cost_analysis()
+        cost = cost[0] if isinstance(cost, (list, tuple)) else (cost or {})
+        return float(cost.get("flops", 0.0)) or None, "cost_analysis"
 
 
-def info(workload_id: str) -> WorkloadInfo:
-    mod = load_workload(workload_id)
+def spec_of(module: ModuleType, workload_id: str | None = None) -> WorkloadSpec:
+    """Read a workload module's contract (the only place its optional attributes and their defaults are named)."""
     from workloads._common import sized_config
 
-    meta = getattr(mod, "META", {})
-    return WorkloadInfo(
-        id=resolve_id(workload_id),
-        suite="priority" if workload_id.split("_")[0].endswith("p") else "kernelbench",
+    wid = workload_id or module.__name__.rsplit(".", 1)[-1]
+    ns = vars(module)
+    meta, small = ns.get("META") or {}, ns.get("SMALL") or {}
+    tolerance = dict(ns.get("TOLERANCE") or {})
+    unknown = set(tolerance) - TOLERANCE_KEYS
+    if unknown:
+        raise ValueError(f"{wid}: TOLERANCE has unknown keys {sorted(unknown)}")
+    return WorkloadSpec(
+        id=wid,
+        suite="priority" if wid.split("_")[0].endswith("p") else "kernelbench",
         family=meta.get("family", ""),
         source=meta.get("source", ""),
-        config=sized_config(mod.CONFIG, getattr(mod, "SMALL", {}), "full"),
-        small_config=sized_config(mod.CONFIG, getattr(mod, "SMALL", {}), "small"),
-        static_argnums=tuple(getattr(mod, "STATIC_ARGNUMS", ())),
+        config=sized_config(module.CONFIG, small, "full"),
+        small_config=sized_config(module.CONFIG, small, "small"),
+        static_argnums=tuple(ns.get("STATIC_ARGNUMS") or ()),
+        tolerance=tolerance,
+        module=module,
+        get_flops=ns.get("get_flops"),
     )
+
+
+def spec(workload_id: str) -> WorkloadSpec:
+    """The typed contract of a workload, by id or unique prefix."""
+    wid = resolve_id(workload_id)
+    return spec_of(load_workload(wid), wid)

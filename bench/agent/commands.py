@@ -34,10 +34,10 @@ def _workload(name: str) -> str:
 def _context_fn(chip: str):
     """workload -> its context pack text, and the pack's version."""
     from bench.agent import context
-    from bench.registry import info
+    from bench.registry import spec as workload_spec
 
     pack = context.build(chip)
-    return (lambda w: pack.text(w, info(w).family)), pack.version
+    return (lambda w: pack.text(w, workload_spec(w).family)), pack.version
 
 
 @app.command()

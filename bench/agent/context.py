@@ -279,13 +279,13 @@ def build(chip: str = "v6e") -> Pack:
 def write(out: Path, chip: str = "v6e") -> tuple[Pack, dict[str, int]]:
     """Write the pack to `out`: pack.json (sections, API entries, selection per workload) and workloads/<id>.md.
     Returns the pack and {workload: bytes of its selected text}."""
-    from bench.registry import info, workload_ids
+    from bench.registry import spec as workload_spec, workload_ids
 
     pack = build(chip)
     out.mkdir(parents=True, exist_ok=True)
     sizes, selections = {}, {}
     for w in workload_ids():
-        fam = info(w).family
+        fam = workload_spec(w).family
         text = pack.text(w, fam)
         (out / "workloads").mkdir(exist_ok=True)
         (out / "workloads" / f"{w}.md").write_text(text + "\n")

@@ -13,7 +13,7 @@ from functools import lru_cache
 from typing import Any
 
 from bench.harness.correctness import Tolerance
-from bench.registry import info as workload_info, load_workload, resolve_id, workload_file
+from bench.registry import resolve_id, spec as workload_spec, workload_file
 
 #: The harness draws every workload's inputs in this dtype (bench.harness.worker), so the prompt says so.
 INPUT_DTYPE = "bfloat16"
@@ -63,8 +63,8 @@ def task_spec(workload: str, size: str = "small") -> TaskSpec:
     from bench.harness.transport import join_static
 
     wid = resolve_id(workload)
-    mod, meta = load_workload(wid), workload_info(wid)
-    static_argnums = tuple(getattr(mod, "STATIC_ARGNUMS", ()))
+    meta = workload_spec(wid)
+    mod, static_argnums = meta.module, meta.static_argnums
     static: dict[int, Any] = {}
     count = [0]
 
@@ -84,7 +84,7 @@ def task_spec(workload: str, size: str = "small") -> TaskSpec:
     leaves = jax.tree_util.tree_leaves(out)
     outputs = tuple(ArraySpec("out" if len(leaves) == 1 else f"out{i}", tuple(o.shape), _dtype(o))
                     for i, o in enumerate(leaves))
-    tol = Tolerance.for_workload(mod)
+    tol = Tolerance(**meta.tolerance)
     return TaskSpec(workload=wid, size=size, suite=meta.suite, family=meta.family, origin=meta.source,
                     config=meta.small_config if size == "small" else meta.config,
                     source=workload_file(wid).read_text(), inputs=inputs, outputs=outputs,

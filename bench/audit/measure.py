@@ -29,7 +29,7 @@ from bench.audit.gates import new_gate, old_gate, rel_l2
 from bench.audit.shortcuts import shortcut_for
 from bench.audit.size_notes import size_note
 from bench.harness.correctness import Tolerance
-from bench.registry import load_workload, resolve_id
+from bench.registry import load_workload, resolve_id, spec_of
 
 AUDIT_SEEDS = (1, 2, 3)
 NOISE_FRACTION = 0.1  # relative noise for inputs that a new seed does not change (ones/zeros inits)
@@ -75,7 +75,7 @@ class WorkloadAudit(BaseModel):
 
 
 def _jit(mod: ModuleType):
-    return jax.jit(mod.workload, static_argnums=tuple(getattr(mod, "STATIC_ARGNUMS", ())))
+    return jax.jit(mod.workload, static_argnums=spec_of(mod).static_argnums)
 
 
 def _is_array(a: Any) -> bool:
@@ -136,7 +136,7 @@ def _shortcut(mod, workload_id, inputs, ref) -> ShortcutResult | None:
     sc = shortcut_for(workload_id)
     if sc is None:
         return None
-    out = jax.jit(lambda *a: sc.fn(mod, *a), static_argnums=tuple(getattr(mod, "STATIC_ARGNUMS", ())))(*inputs)
+    out = jax.jit(lambda *a: sc.fn(mod, *a), static_argnums=spec_of(mod).static_argnums)(*inputs)
     out = _cast_like(out, ref)
     return ShortcutResult(description=sc.description, exact=sc.exact, rel_l2=rel_l2(ref, out),
                           passes_old_gate=old_gate(ref, out), passes_new_gate=new_gate(ref, out, mod))

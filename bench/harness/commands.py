@@ -1,9 +1,14 @@
-"""`bench evaluate`, `bench list`, `bench run`, `bench info`: the harness's commands on bench.app.app."""
+"""`bench evaluate`, `bench list`, `bench run`, `bench info`: the harness's commands on bench.app.app.
+
+A thin layer over the Python API (bench/api.py): each command parses its options, calls the API and prints.
+Defaults of evaluation options are EvalTask's (bench/harness/task.py), shown in --help, never restated here.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any, Optional
 
@@ -11,61 +16,80 @@ import typer
 from rich.console import Console
 from rich.table import Column, Table
 
-from bench.app import app
+from bench.app import app, workload_arg
 from bench.harness.result import EvalResult, Status
+from bench.harness.task import EvalTask
 
 console = Console()
 
 
+def _default(name: str) -> Any:
+    """EvalTask's default of a field: the one definition, quoted by --help."""
+    return EvalTask.model_fields[name].default
+
+
 @app.command()
 def evaluate(
-    workload: str = typer.Argument(..., help="workload id or unique prefix, e.g. 8p_GEMM or 8p"),
-    kernel: Path = typer.Argument(..., exists=True, dir_okay=False, help="candidate kernel file defining `workload`"),
+    workload: str = typer.Argument(..., help="workload id or unique prefix, e.g. 8p_GEMM, 8p or 41k"),
+    kernels: list[Path] = typer.Argument(..., exists=True, dir_okay=False,
+                                         help="candidate kernel file(s) defining `workload`; several: one JSON line each with --json"),
     size: Optional[str] = typer.Option(None, help="full | small (default: full on TPU/GPU, small on CPU)"),
-    as_json: bool = typer.Option(False, "--json", help="print the EvalResult as JSON"),
-    seeds: int = typer.Option(3, help="correctness trials, one fresh input draw each"),
+    as_json: bool = typer.Option(False, "--json", help="print the EvalResult as JSON (JSON lines for several kernels)"),
+    seeds: Optional[int] = typer.Option(None, help=f"correctness trials, one fresh input draw each (default {_default('seeds')})"),
     warmup: Optional[int] = typer.Option(None, help="warmup calls per program (default 5; 1 for Pallas in CPU interpret mode)"),
     iters: Optional[int] = typer.Option(None, help="timed calls per program (default 50; 10 for Pallas in CPU interpret mode)"),
-    blocks: int = typer.Option(10, help="timing blocks alternated between baseline and kernel"),
-    timeout: float = typer.Option(300.0, help="wall-clock limit per phase (compile, correctness, timing), seconds"),
-    memory_mb: Optional[int] = typer.Option(8192, "--memory-mb", help="candidate address-space cap on CPU (0: none)"),
-    sandbox: str = typer.Option("auto", help="auto | bwrap | none"),
+    blocks: Optional[int] = typer.Option(None, help=f"timing blocks alternated between baseline and kernel (default {_default('blocks')})"),
+    timeout: Optional[float] = typer.Option(None, help=f"wall-clock cap per phase, seconds (default {_default('timeout_s'):g}; "
+                                                       "run phases get less, from the baseline's time: bench.harness.task.run_deadline_s)"),
+    memory_mb: Optional[int] = typer.Option(None, "--memory-mb", help=f"candidate address-space cap on CPU, MB (default {_default('memory_limit_mb')}; 0: none)"),
+    sandbox: Optional[str] = typer.Option(None, help="auto | bwrap | none (default auto)"),
     secret_seed_env: Optional[str] = typer.Option(None, help="environment variable holding a secret integer seed"),
     with_pallas_reference: bool = typer.Option(False, help="also time pallas_refs/<id>.py"),
-    schedule: str = typer.Option("auto", help="auto | interleaved | exclusive (one device process at a time; auto: on TPU)"),
+    schedule: Optional[str] = typer.Option(None, help="auto | interleaved | exclusive (one device process at a time; auto: on TPU)"),
 ) -> None:
-    """Check a candidate kernel against the workload's XLA baseline and time both. Exit code 0 only when correct."""
-    from bench.harness.evaluate import evaluate as run_evaluation
-    from bench.harness.task import EvalTask
-    from bench.registry import resolve_id
+    """Check candidate kernels against the workload's XLA baseline and time both. Exit code 0 only when all are correct."""
+    from bench.api import evaluate_many
 
-    secret = None
+    workload_id = workload_arg(workload)
+    options: dict[str, Any] = {"size": size, "seeds": seeds, "warmup": warmup, "iters": iters, "blocks": blocks,
+                               "timeout_s": timeout, "sandbox": sandbox, "schedule": schedule}
+    options = {k: v for k, v in options.items() if v is not None}
+    if memory_mb is not None:
+        options["memory_limit_mb"] = memory_mb or None
+    if with_pallas_reference:
+        options["with_pallas_reference"] = True
     if secret_seed_env:
         value = os.environ.get(secret_seed_env)
-        if value is None:
-            raise typer.BadParameter(f"environment variable {secret_seed_env} is not set")
-        secret = int(value)
+        if value is None or not value.strip().lstrip("-").isdigit():
+            raise typer.BadParameter(f"environment variable {secret_seed_env} must hold an integer", param_hint="--secret-seed-env")
+        options["secret_seed"] = int(value)
     try:
-        workload_id = resolve_id(workload)
-    except KeyError as e:
-        raise typer.BadParameter(str(e.args[0])) from None
-    task = EvalTask(workload=workload_id, kernel_path=kernel, size=size, seeds=seeds, warmup=warmup, iters=iters,
-                    blocks=blocks, timeout_s=timeout, memory_limit_mb=memory_mb or None, secret_seed=secret,
-                    sandbox=sandbox, with_pallas_reference=with_pallas_reference, schedule=schedule)
-    result = run_evaluation(task)
-    if as_json:
-        print(result.model_dump_json(indent=2))
-    else:
-        _print_result(result)
-    raise typer.Exit(result.exit_code())
+        EvalTask(workload=workload_id, kernel_path=kernels[0], **options)  # option errors are usage errors
+    except ValueError as e:
+        raise typer.BadParameter(str(e).replace("\n", "; ")) from None
+    worst = 0
+    for kernel, result in zip(kernels, evaluate_many(workload_id, kernels, **options)):
+        worst = max(worst, result.exit_code())
+        if as_json and len(kernels) > 1:
+            print(json.dumps({"kernel_file": str(kernel), **result.model_dump(mode="json")}), flush=True)
+        elif as_json:
+            print(result.model_dump_json(indent=2))
+        else:
+            if len(kernels) > 1:
+                console.print(f"[bold]{kernel}[/]", highlight=False)
+            _print_result(result)
+    raise typer.Exit(worst)
 
 
 def _print_result(r: EvalResult) -> None:
     colour = "green" if r.status == Status.CORRECT else "red"
-    console.print(f"[bold]{r.workload}[/] ({r.size}, {r.tpu}): [bold {colour}]{r.status.value}[/]  {r.reason}")
+    console.print(f"[bold]{r.workload}[/] ({r.size}, {r.tpu}): [bold {colour}]{r.status.value}[/]  {r.reason}",
+                  highlight=False)
     if r.env:
         console.print(f"  jax {r.env.jax_version}, sandbox {r.env.sandbox}, interpret {r.env.interpret}, "
                       f"wall {r.wall_time_s} s")
+    if r.timing_meaning and r.baseline:
+        console.print(f"  timings: {r.timing_meaning}", highlight=False)
     if r.baseline and r.kernel:
         table = Table("program", "median ms", "min ms", "iqr ms", "wall median ms", "TFLOP/s", "util %", "method")
         for name, t in (("XLA baseline", r.baseline), ("kernel", r.kernel), ("Pallas reference", r.pallas_reference)):
@@ -82,37 +106,35 @@ def _print_result(r: EvalResult) -> None:
         console.print(ops)
     if r.integrity.flags:
         console.print(f"  integrity flags: {', '.join(r.integrity.flags)}")
+    if r.status != Status.CORRECT and r.traceback:
+        console.print("  traceback:\n" + r.traceback[-3000:], markup=False, highlight=False)
     if r.status != Status.CORRECT and r.candidate_log:
         console.print("  candidate log (tail):\n" + r.candidate_log[-1500:], markup=False, highlight=False)
 
 
-def workload_flops(workload_id: str, size: str) -> tuple[float | None, str]:
-    """FLOPs at `size` without allocating inputs: get_flops, else XLA cost analysis of the baseline
-    lowered on abstract inputs (jax.eval_shape of create_inputs; static inputs captured as values)."""
-    import jax
-    import jax.numpy as jnp
+def workload_rows(size: str) -> list[dict[str, Any]]:
+    """What `bench list` shows, one dict per workload (FLOPs from the one definition, WorkloadSpec.flops)."""
+    from bench.api import list_workloads
 
-    from bench.harness.transport import join_static
-    from bench.registry import load_workload
+    rows = []
+    for w in list_workloads():
+        try:
+            flops, source = w.flops(size)
+        except Exception as e:  # a broken workload must not hide the others
+            flops, source = None, f"error: {type(e).__name__}: {e}"[:200]
+        rows.append({"name": w.id, "suite": w.suite, "family": w.family, "source": w.source,
+                     "sizes": ["full", "small"], "config": w.config, "small_config": w.small_config,
+                     "static_argnums": list(w.static_argnums), "size": size, "flops": flops, "flops_source": source})
+    return rows
 
-    mod = load_workload(workload_id)
-    if hasattr(mod, "get_flops"):
-        return float(mod.get_flops(size)), "get_flops"
-    static_argnums = tuple(getattr(mod, "STATIC_ARGNUMS", ()))
-    static: dict[int, Any] = {}
-    count = [0]
 
-    def draw():
-        inputs = tuple(mod.create_inputs(dtype=jnp.bfloat16, size=size, seed=None))
-        count[0] = len(inputs)
-        static.update({i: inputs[i] for i in static_argnums})
-        return [x for i, x in enumerate(inputs) if i not in static_argnums]
+#: `bench list` columns, most important first: narrow terminals drop from the end (ids are never cut).
+_LIST_COLUMNS = (("id", "name"), ("GFLOP", "flops"), ("family", "family"), ("source", "source"),
+                 ("flops from", "flops_source"))
 
-    shapes = jax.eval_shape(draw)
-    lowered = jax.jit(mod.workload, static_argnums=static_argnums).lower(*join_static(shapes, static, count[0]))
-    cost = lowered.cost_analysis()
-    cost = cost[0] if isinstance(cost, (list, tuple)) else cost
-    return float(cost.get("flops", 0.0)) or None, "cost_analysis"
+
+def _gflop(v: float | None) -> str:
+    return f"{v / 1e9:.4g}" if v else "-"
 
 
 @app.command("list")
@@ -120,28 +142,31 @@ def list_workloads(
     size: str = typer.Option("full", help="size at which FLOPs are reported: full | small"),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """The workloads: id, family, source model, sizes and FLOPs."""
-    from bench.registry import info, workload_ids
-
-    rows = []
-    for wid in workload_ids():
-        meta = info(wid)
-        try:
-            flops, source = workload_flops(wid, size)
-        except Exception as e:  # a broken workload must not hide the others
-            flops, source = None, f"error: {type(e).__name__}: {e}"[:200]
-        rows.append({"name": wid, "suite": meta.suite, "family": meta.family, "source": meta.source,
-                     "sizes": ["full", "small"], "config": meta.config, "small_config": meta.small_config,
-                     "static_argnums": list(meta.static_argnums), "size": size, "flops": flops, "flops_source": source})
+    """The workloads: id, family, source model, sizes and FLOPs. Plain tab-separated rows when piped."""
+    if size not in ("full", "small"):
+        raise typer.BadParameter(f"expected full or small, got {size!r}", param_hint="--size")
+    rows = workload_rows(size)
     if as_json:
         print(json.dumps(rows, indent=2, default=str))
         return
-    # Ids are what users type: never cut them, whatever the terminal width (the other columns wrap).
-    table = Table(Column("id", no_wrap=True, min_width=max(len(r["name"]) for r in rows)),
-                  "family", "source", f"GFLOP ({size})", "flops from")
-    for r in rows:
-        table.add_row(r["name"], r["family"], r["source"], f"{r['flops'] / 1e9:.3f}" if r["flops"] else "-", r["flops_source"])
+    cells = [[r["name"], _gflop(r["flops"]), r["family"], r["source"], r["flops_source"]] for r in rows]
+    header = [title if key != "flops" else f"GFLOP ({size})" for title, key in _LIST_COLUMNS]
+    if not console.is_terminal:  # a pipe or a file: whole cells, one line per workload, cut/awk-friendly
+        for line in [header, *cells]:
+            print("\t".join(line))
+        return
+    width = console.width
+    keep = len(header)
+    # drop trailing columns until the widest cells fit (3 characters of padding/border per column)
+    while keep > 2 and sum(max(len(c[i]) for c in [header, *cells]) + 3 for i in range(keep)) > width:
+        keep -= 1
+    table = Table(*[Column(header[i], no_wrap=i < 2, overflow="fold") for i in range(keep)])
+    for c in cells:
+        table.add_row(*c[:keep])
     console.print(table)
+    if keep < len(header):
+        console.print(f"({len(header) - keep} column(s) left out at {width} columns: "
+                      f"{', '.join(header[keep:])}; see --json or a wider terminal)", highlight=False)
 
 
 @app.command("run")
@@ -155,11 +180,11 @@ def run_baselines(
 ) -> None:
     """Time XLA baselines (upstream `run`): one reference worker per workload, upstream's inputs."""
     from bench.harness.baseline_timing import time_baseline
-    from bench.registry import resolve_id, workload_ids
+    from bench.registry import workload_ids
 
     if all_ == (workload is not None):
         raise typer.BadParameter("give one WORKLOAD or --all")
-    ids = list(workload_ids()) if all_ else [resolve_id(workload)]
+    ids = list(workload_ids()) if all_ else [workload_arg(workload)]
     rows = []
     for wid in ids:
         row = time_baseline(wid, size, warmup, iters)
@@ -177,21 +202,19 @@ def run_baselines(
 
 @app.command()
 def info(as_json: bool = typer.Option(False, "--json")) -> None:
-    """What this machine is: backend, chip, peaks (with their source), versions, sandbox, default size."""
-    from bench import HARNESS_VERSION
-    from bench.harness import hardware
-    from bench.harness.sandbox import bwrap_problem
+    """What this machine is (backend, chip, peaks with their source, versions, sandbox, default size) and which
+    checkout this command runs from (warns when the environment's install points at another one)."""
+    from bench.api import machine_info
 
-    detected = hardware.detect()
-    spec = hardware.chip_spec(detected["chip"])
-    problem = bwrap_problem()
-    data = {**detected, "harness_version": HARNESS_VERSION, "default_size": hardware.default_size(detected["backend"]),
-            "peak_bf16_tflops": spec.peak_bf16_tflops if spec else None, "hbm_gb_s": spec.hbm_gb_s if spec else None,
-            "peak_source": spec.source if spec else "unknown chip: no peak on record",
-            "peak_nominal": spec.nominal if spec else None,
-            "bubblewrap": "works" if problem is None else problem}
+    data = machine_info()
     if as_json:
         print(json.dumps(data, indent=2))
         return
+    where = data.pop("checkout")
     for key, value in data.items():
-        console.print(f"{key:<18} {value}")
+        console.print(f"{key:<18} {value}", highlight=False)
+    console.print(f"{'checkout':<18} {where['root']} (from {where['root_from']})", highlight=False)
+    console.print(f"{'bench package':<18} {where['package_root']}", highlight=False)
+    console.print(f"{'installed jaxbench':<18} {where['installed_root']}", highlight=False)
+    if where["warning"]:
+        console.print(f"[bold yellow]warning:[/] {where['warning']}", highlight=False)

@@ -32,13 +32,13 @@ class Tolerance:
     rel_l2: float = DEFAULT_REL_L2
 
     @classmethod
-    def for_workload(cls, module: Any) -> "Tolerance":
-        """Defaults, overridden by the workload module's optional TOLERANCE dict (atol, rtol, rel_l2)."""
-        over = dict(getattr(module, "TOLERANCE", None) or {})
-        unknown = set(over) - {"atol", "rtol", "rel_l2"}
-        if unknown:
-            raise ValueError(f"TOLERANCE has unknown keys {sorted(unknown)}")
-        return cls(**over)
+    def for_workload(cls, workload: Any) -> "Tolerance":
+        """Defaults, overridden by the workload's optional TOLERANCE (atol, rtol, rel_l2), read through its
+        spec (bench.registry); accepts a WorkloadSpec or a workload module."""
+        from bench.registry import WorkloadSpec, spec_of
+
+        s = workload if isinstance(workload, WorkloadSpec) else spec_of(workload)
+        return cls(**s.tolerance)
 
 
 def _leaves(x: Any) -> list[Any]:
@@ -57,7 +57,7 @@ def _dtype_name(x: Any) -> str:
 def compare(ref: Any, out: Any, tol: Tolerance = Tolerance()) -> Correctness:
     """Compare one candidate output with one reference output (arrays or tuples/lists of arrays)."""
     ref_leaves, out_leaves = _leaves(ref), _leaves(out)
-    base = dict(atol=tol.atol, rtol=tol.rtol, trials=1)
+    base = dict(atol=tol.atol, rtol=tol.rtol, rel_l2=tol.rel_l2, trials=1)
     if len(ref_leaves) != len(out_leaves):
         return Correctness(correct=False, reason=f"output count mismatch: expected {len(ref_leaves)} arrays, got {len(out_leaves)}",
                            max_diff=float("inf"), **base)
@@ -81,7 +81,7 @@ def compare(ref: Any, out: Any, tol: Tolerance = Tolerance()) -> Correctness:
 
 
 def _compare_values(r: np.ndarray, o: np.ndarray, tol: Tolerance, where: str) -> Correctness:
-    base = dict(atol=tol.atol, rtol=tol.rtol, trials=1)
+    base = dict(atol=tol.atol, rtol=tol.rtol, rel_l2=tol.rel_l2, trials=1)
     bad_out = ~np.isfinite(o) & np.isfinite(r)
     if bad_out.any():
         idx = [int(v) for v in np.unravel_index(int(np.argmax(bad_out)), o.shape)] if o.ndim else []

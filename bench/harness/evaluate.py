@@ -26,7 +26,6 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -230,7 +229,7 @@ class _Run:
         except WorkerFailure as f:
             raise self.harness_failed(f, "drawing the inputs failed") from None
         self.base.update(workload=info["workload"], size=info["size"], config=info["config"])
-        self.tolerance = Tolerance.for_workload(SimpleNamespace(TOLERANCE=info["tolerance"]))
+        self.tolerance = Tolerance(**info["tolerance"])
         self._tick("input_drawing", t)
 
     def send_reference(self, w: WorkerProcess, seeds: list[int]) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 
 class Status(str, Enum):
@@ -40,6 +40,7 @@ class Correctness(BaseModel):
     worst_out: float | None = None
     atol: float | None = None
     rtol: float | None = None
+    rel_l2: float | None = None  # the limit on rel_l2_err (the workload's TOLERANCE or the default 5e-2)
     trials: int = 0  # number of seeds checked
     timed_outputs_checked: int = 0  # outputs of timed calls that were re-checked
 
@@ -120,5 +121,24 @@ class EvalResult(BaseModel):
     error: str | None = None
     traceback: str | None = None
 
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def timing_meaning(self) -> str | None:
+        """What the times and speedups of this result measure on its track, in words (computed from env:
+        a reader of the JSON must not take CPU interpret-mode ratios for TPU speedups)."""
+        return timing_meaning(self.env)
+
     def exit_code(self) -> int:
         return 0 if self.status == Status.CORRECT else 1
+
+
+def timing_meaning(env: Environment | None) -> str | None:
+    """The one sentence per kind of track saying what its timings are (shown by the CLI, stored in the JSON)."""
+    if env is None:
+        return None
+    if env.backend == "cpu":
+        if env.interpret:
+            return ("CPU, Pallas in TPU interpret mode: correctness is real; times and speedups are not TPU timings "
+                    "(the interpreter's cost, not the kernel's)")
+        return "CPU wall clock of XLA:CPU programs: not TPU timings; the speedup compares two CPU programs"
+    return f"{env.backend.upper()} device time from the profiler ({env.chip}): the timing that ranks"

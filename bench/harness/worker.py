@@ -54,6 +54,7 @@ class WorkerState:
         self.input_hash_before = ""
         self.trace_dir: str | None = None
         self.workload: Any = None
+        self.spec: Any = None  # reference role: bench.registry.WorkloadSpec of the drawn workload
         self.drawn: dict[int, list[Any]] = {}  # reference role: the inputs it drew, kept in memory
 
 
@@ -149,12 +150,12 @@ def cmd_draw(state: WorkerState, msg: dict) -> tuple[dict, list[bytes]]:
     import jax.numpy as jnp
 
     from bench.harness.hardware import default_size
-    from bench.registry import load_workload, resolve_id
-    from workloads._common import sized_config
+    from bench.registry import spec
 
-    state.workload = load_workload(msg["workload"])
+    state.spec = spec(msg["workload"])
+    state.workload = state.spec.module
     size = msg.get("size") or default_size(state.env["backend"])
-    static_argnums = tuple(getattr(state.workload, "STATIC_ARGNUMS", ()))
+    static_argnums = state.spec.static_argnums
     root = Path(msg["inputs_root"])
     for seed in msg["seeds"]:
         inputs = state.workload.create_inputs(dtype=jnp.bfloat16, size=size, seed=seed)
@@ -162,9 +163,9 @@ def cmd_draw(state: WorkerState, msg: dict) -> tuple[dict, list[bytes]]:
         if msg.get("save", True):
             transport.save_inputs(root / f"seed_{seed}", arrays, static)
         state.drawn[seed] = list(inputs)
-    config = sized_config(state.workload.CONFIG, getattr(state.workload, "SMALL", {}), size)
-    return {"size": size, "workload": resolve_id(msg["workload"]), "static_argnums": list(static_argnums),
-            "tolerance": dict(getattr(state.workload, "TOLERANCE", None) or {}),
+    config = state.spec.config_for(size)
+    return {"size": size, "workload": state.spec.id, "static_argnums": list(static_argnums),
+            "tolerance": dict(state.spec.tolerance),
             "config": {k: v for k, v in config.items() if isinstance(v, (int, float, str, bool))}}, []
 
 
@@ -183,9 +184,8 @@ def cmd_reference(state: WorkerState, msg: dict) -> tuple[dict, list[bytes]]:
         blobs.extend(b)
     cost = state.compiled.cost_analysis()
     cost = cost[0] if isinstance(cost, (list, tuple)) else (cost or {})
-    get_flops = getattr(state.workload, "get_flops", None)
-    flops = (float(get_flops(msg["size"])), "get_flops") if get_flops else (float(cost.get("flops", 0.0)), "cost_analysis")
-    return {"outputs": metas, "flops": flops[0], "flops_source": flops[1],
+    flops = state.spec.flops(msg["size"])  # the one FLOPs definition, shared with `bench list` and the site
+    return {"outputs": metas, "flops": flops[0] or 0.0, "flops_source": flops[1],
             "bytes_accessed": float(cost.get("bytes accessed", 0.0))}, blobs
 
 

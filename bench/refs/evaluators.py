@@ -67,7 +67,7 @@ def inprocess_evaluator(iters: int = 1, seed: int | None = 0):
 
     from bench.harness.correctness import Tolerance, compare
     from bench.harness.interpret import interpret_context, reset_after_error
-    from bench.registry import load_workload
+    from bench.registry import load_workload, spec_of
 
     cache: dict[tuple[str, str], tuple[Any, Any, Any]] = {}
 
@@ -75,14 +75,14 @@ def inprocess_evaluator(iters: int = 1, seed: int | None = 0):
         if (workload, size) not in cache:
             mod = load_workload(workload)
             inputs = mod.create_inputs(size=size, seed=seed)
-            static = tuple(getattr(mod, "STATIC_ARGNUMS", ()))
+            static = spec_of(mod).static_argnums
             ref = _block(jax.jit(mod.workload, static_argnums=static)(*inputs))
             cache[(workload, size)] = (mod, inputs, ref)
         return cache[(workload, size)]
 
     def run(reference: Reference, params: Params, size: str) -> Trial:
         mod, inputs, ref = baseline(reference.workload, size)
-        static = tuple(getattr(mod, "STATIC_ARGNUMS", ()))
+        static = spec_of(mod).static_argnums
         try:
             with interpret_context(jax.default_backend()):
                 fn = jax.jit(reference.build(params), static_argnums=static)

@@ -228,11 +228,10 @@ def load_workloads() -> list[Workload]:
 
     out = []
     for wid in registry.workload_ids():
-        info = registry.info(wid)
-        mod = registry.load_workload(wid)
-        doc = inspect.getdoc(mod) or ""
+        info = registry.spec(wid)
+        doc = inspect.getdoc(info.module) or ""
         first, _, rest = doc.partition("\n")
-        get_flops = getattr(mod, "get_flops", None)
+        get_flops = info.get_flops
         out.append(
             Workload(
                 id=wid,

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from bench.agent import context
 from bench.app import app
 from bench.cli import main  # noqa: F401  registers every command
-from bench.registry import info, workload_ids
+from bench.registry import spec as workload_spec, workload_ids
 
 _NAME = re.compile(r"\b(pl|pltpu)\.([A-Za-z_]\w*)")
 _MODULES = {"pl": "jax.experimental.pallas", "pltpu": "jax.experimental.pallas.tpu"}
@@ -38,14 +38,14 @@ def test_every_pallas_name_the_pack_mentions_exists():
     pack = context.build("v6e")
     assert _missing(pack.rules) == []
     for w in ("8p_GEMM", "1p_Flash_Attention", "6p_Paged_Attention", "41k_Gemm_Add_ReLU", "12p_RMSNorm"):
-        text = pack.text(w, info(w).family)
+        text = pack.text(w, workload_spec(w).family)
         api = text[text.index("## Pallas API"):text.index("## Code examples")]
         assert _missing(api) == [], w
 
 
 def test_selection_is_by_family_and_deterministic():
-    gemm = context.select("41k_Gemm_Add_ReLU", info("41k_Gemm_Add_ReLU").family)
-    attn = context.select("1p_Flash_Attention", info("1p_Flash_Attention").family)
+    gemm = context.select("41k_Gemm_Add_ReLU", workload_spec("41k_Gemm_Add_ReLU").family)
+    attn = context.select("1p_Flash_Attention", workload_spec("1p_Flash_Attention").family)
     assert "team_fused_matmul" in gemm.examples and "DMA and semaphores" not in gemm.categories
     assert "flash_attention" in attn.examples and "DMA and semaphores" in attn.categories
     assert context.select("41k_Gemm_Add_ReLU", "GEMM + epilogue") == gemm
@@ -58,7 +58,7 @@ def test_selection_is_by_family_and_deterministic():
 
 def test_every_workload_gets_examples_that_exist():
     for w in workload_ids():
-        sel = context.select(w, info(w).family)
+        sel = context.select(w, workload_spec(w).family)
         assert sel.examples and all(context.EXAMPLES[k][1].is_file() for k in sel.examples), w
 
 

@@ -1,0 +1,121 @@
+"""The stable Python API of JAXBench, for agent builders and notebooks: `from bench import evaluate, ...`.
+
+The `bench` CLI is a thin layer over these functions (bench/harness/commands.py); anything the CLI can tell
+you, these return as values. Stable means: the names and keyword arguments below keep working across
+releases (new keywords may be added, with defaults); `EvalResult`'s fields only grow.
+
+    from bench import evaluate, list_workloads
+    result = evaluate("8p", "my_kernel.py")            # an EvalResult (pydantic model)
+    result.status, result.speedup_vs_baseline, result.correctness.rel_l2_err, result.timing_meaning
+
+Evaluation options are EvalTask's fields (bench/harness/task.py), with EvalTask's defaults: size, seeds,
+warmup, iters, blocks, timeout_s, memory_limit_mb, secret_seed, sandbox, with_pallas_reference, schedule.
+Nothing here starts a JAX backend in the calling process except `machine_info` (which reports this
+process's device); evaluations run in worker processes.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import os
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from bench.harness.result import EvalResult, Status
+from bench.harness.task import EvalTask
+from bench.registry import WorkloadSpec, resolve_id, spec, workload_ids
+
+__all__ = ["EvalResult", "EvalTask", "Status", "WorkloadSpec", "checkout", "evaluate", "evaluate_many",
+           "list_workloads", "machine_info", "resolve_workload", "workload", "workload_flops"]
+
+
+def resolve_workload(name: str) -> str:
+    """The full id of `name` (full id, `41k`, or a unique prefix); raises bench.registry.UnknownWorkload
+    (a KeyError with `.suggestions`) otherwise."""
+    return resolve_id(name)
+
+
+def workload(name: str) -> WorkloadSpec:
+    """One workload's typed contract: config, sizes, tolerance, static args, create_inputs, the XLA baseline."""
+    return spec(name)
+
+
+def list_workloads() -> list[WorkloadSpec]:
+    """Every workload, in upstream order (1p ... 17p, 18k ... 50k)."""
+    return [spec(w) for w in workload_ids()]
+
+
+def workload_flops(name: str, size: str = "full") -> tuple[float | None, str]:
+    """(FLOPs, source) of a workload at a size: the same number `bench list` prints and an evaluation reports."""
+    return spec(name).flops(size)
+
+
+def evaluate(workload: str, kernel: str | Path, **options: Any) -> EvalResult:
+    """Check one kernel file against a workload's XLA baseline and time both (bench evaluate).
+
+    Never raises for anything the kernel does: compile errors, wrong outputs, crashes and timeouts are
+    statuses. Tracebacks name `kernel` (not the harness's private copy) and omit the harness's frames."""
+    from bench.harness.evaluate import evaluate as run
+    from bench.harness.tracebacks import attribute
+
+    task = EvalTask(workload=resolve_id(workload), kernel_path=Path(kernel).resolve(), **options)
+    return attribute(run(task), kernel)
+
+
+def evaluate_many(workload: str, kernels: Iterable[str | Path], **options: Any) -> Iterator[EvalResult]:
+    """`evaluate` for several kernel files of one workload, one after the other (one evaluation at a time:
+    parallel evaluations on one host disturb each other's timings). Yields each result as it is ready."""
+    for kernel in kernels:
+        yield evaluate(workload, kernel, **options)
+
+
+def checkout() -> dict[str, Any]:
+    """Which code this process runs: the checkout (JAXBENCH_ROOT or the package's folder), the `bench`
+    package's own folder, and where the environment's installed `jaxbench` points. `warning` is set when
+    they differ: a copied virtualenv silently runs another checkout's code."""
+    from bench.paths import ROOT
+
+    package_root = Path(__file__).resolve().parents[1]
+    installed = _installed_location()
+    problems = []
+    if ROOT.resolve() != package_root:
+        problems.append(f"JAXBENCH_ROOT={ROOT} but the bench package is imported from {package_root}")
+    if installed is not None and installed.resolve() != package_root:
+        problems.append(f"this environment's jaxbench install points to {installed}, "
+                        f"not to the imported package's checkout {package_root}")
+    return {"root": str(ROOT), "root_from": "JAXBENCH_ROOT" if os.environ.get("JAXBENCH_ROOT") else "package",
+            "package_root": str(package_root), "installed_root": str(installed) if installed else None,
+            "warning": "; ".join(problems) or None}
+
+
+def _installed_location() -> Path | None:
+    """The folder of an editable (`pip install -e`) jaxbench install, else the installed package's parent."""
+    try:
+        dist = importlib.metadata.distribution("jaxbench")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    direct = dist.read_text("direct_url.json")
+    if direct:
+        info = json.loads(direct)
+        if info.get("dir_info", {}).get("editable") and info.get("url", "").startswith("file://"):
+            return Path(info["url"][len("file://"):])
+    files = [f for f in dist.files or [] if f.parts and f.parts[0] == "bench"]
+    return Path(dist.locate_file(files[0])).resolve().parents[len(files[0].parts) - 1] if files else None
+
+
+def machine_info() -> dict[str, Any]:
+    """Backend, chip, peaks with their sources, versions, sandbox, default size and checkout (bench info).
+    Initializes JAX's backend in this process, to describe this process's device."""
+    from bench import HARNESS_VERSION
+    from bench.harness import hardware
+    from bench.harness.sandbox import bwrap_problem
+
+    detected = hardware.detect()
+    chip = hardware.chip_spec(detected["chip"])
+    problem = bwrap_problem()
+    return {**detected, "harness_version": HARNESS_VERSION, "default_size": hardware.default_size(detected["backend"]),
+            "peak_bf16_tflops": chip.peak_bf16_tflops if chip else None, "hbm_gb_s": chip.hbm_gb_s if chip else None,
+            "peak_source": chip.source if chip else "unknown chip: no peak on record",
+            "peak_nominal": chip.nominal if chip else None,
+            "bubblewrap": "works" if problem is None else problem, "checkout": checkout()}

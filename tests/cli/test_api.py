@@ -1,0 +1,94 @@
+"""The stable Python API (`from bench import ...`), the typed workload spec, and result text for readers."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import bench
+from bench import api, registry
+from bench.harness.correctness import Tolerance, compare
+from bench.harness.result import Environment, EvalResult, Status
+from bench.harness.tracebacks import attribute
+
+KERNELS = Path(__file__).parents[1] / "harness" / "kernels"
+
+
+def test_the_api_is_reexported_from_the_package_and_importing_bench_stays_light():
+    from bench import evaluate, evaluate_many, list_workloads, workload, workload_flops  # noqa: F401
+
+    assert set(api.__all__) == set(bench.API) and bench.evaluate is api.evaluate
+    code = "import sys, bench; print('pydantic' in sys.modules, 'jax' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]  # every worker imports bench: no heavy import on the way
+
+
+def test_workload_spec_reads_the_contract_once():
+    specs = bench.list_workloads()
+    assert [s.id for s in specs] == list(registry.workload_ids())
+    moe = bench.workload("11p")
+    assert moe.id == "11p_Megablox_GMM" and moe.static_argnums == (3,) and moe.get_flops is not None
+    assert moe.config_for("small") == moe.small_config and moe.config_for("full") == moe.config
+    gemm = bench.workload("8p_GEMM")
+    assert gemm.static_argnums == () and gemm.tolerance == {} and Tolerance.for_workload(gemm) == Tolerance()
+    assert bench.workload_flops("41k", "small") == bench.workload("41k_Gemm_Add_ReLU").flops("small")
+    with pytest.raises(ValueError):
+        gemm.config_for("tiny")
+
+
+def test_resolve_accepts_number_prefix_and_suggests():
+    assert bench.resolve_workload("41k") == "41k_Gemm_Add_ReLU" and bench.resolve_workload("41K") == "41k_Gemm_Add_ReLU"
+    with pytest.raises(registry.UnknownWorkload) as err:
+        bench.resolve_workload("Gemm_Add_Relu")
+    assert "41k_Gemm_Add_ReLU" in err.value.suggestions and isinstance(err.value, KeyError)
+
+
+def test_unknown_tolerance_keys_are_refused():
+    fake = type(sys)("workloads.99k_Fake")
+    fake.__dict__.update(CONFIG={"M": 8}, TOLERANCE={"atl": 1e-3})
+    with pytest.raises(ValueError, match="atl"):
+        registry.spec_of(fake)
+
+
+def test_correctness_reports_the_rel_l2_limit():
+    import numpy as np
+
+    report = compare(np.ones((4, 4), np.float32), np.ones((4, 4), np.float32), Tolerance(rel_l2=0.02))
+    assert report.correct and report.rel_l2 == 0.02 and report.atol == 1e-2
+
+
+def _env(backend: str, interpret: bool) -> Environment:
+    return Environment(backend=backend, chip="cpu" if backend == "cpu" else "v6e", device_kind="x", jax_version="0",
+                       jaxlib_version="0", harness_version="6", interpret=interpret)
+
+
+def test_timing_meaning_says_what_the_times_are():
+    interp = EvalResult(workload="8p_GEMM", status=Status.CORRECT, size="small", tpu="cpu", env=_env("cpu", True))
+    tpu = EvalResult(workload="8p_GEMM", status=Status.CORRECT, size="full", tpu="v6e", env=_env("tpu", False))
+    assert "not TPU timings" in interp.timing_meaning and "interpret" in interp.timing_meaning
+    assert "device time" in tpu.timing_meaning
+    assert "timing_meaning" in interp.model_dump() and EvalResult.model_validate_json(interp.model_dump_json())
+
+
+def test_tracebacks_name_the_submitted_file_once_without_harness_frames(tmp_path):
+    copy = "/repo/build/eval/eval_ab12cd/kernel.py"
+    tb = (f'Traceback (most recent call last):\n  File "/repo/bench/harness/worker.py", line 403, in serve\n'
+          f'    header, blobs = COMMANDS[command](state, msg)\n                    ^^^^^^^^\n'
+          f'  File "{copy}", line 5, in workload\n    raise ValueError("boom")\nValueError: boom\n')
+    r = EvalResult(workload="8p_GEMM", status=Status.COMPILE_ERROR, size="small", tpu="cpu", reason=f"boom at {copy}",
+                   traceback=tb, candidate_log="my print\n" + tb)
+    kernel = tmp_path / "mine.py"
+    out = attribute(r, kernel)
+    assert out.traceback == (f'Traceback (most recent call last):\n  File "{kernel}", line 5, in workload\n'
+                             f'    raise ValueError("boom")\nValueError: boom\n')
+    assert out.candidate_log.startswith("my print") and "ValueError" not in out.candidate_log
+    assert str(kernel) in out.reason and "eval_" not in out.reason
+
+
+@pytest.mark.slow
+def test_api_evaluate_returns_a_result():
+    result = bench.evaluate("8p", KERNELS / "wrong_shape.py", seeds=1)
+    assert result.status == Status.INCORRECT and result.correctness.rel_l2 is not None
