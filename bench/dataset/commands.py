@@ -88,13 +88,17 @@ def _fmt(v: object) -> str:
 @app.command()
 def leaderboard(
     track: Optional[str] = typer.Argument(None, help="track, e.g. cpu/small or v6e/full/paper-table3 (default: list tracks)"),
+    as_json: bool = typer.Option(False, "--json", help="print the query's rows as JSON (every column; the site's api/leaderboard.json has the same rows)"),
     data_dir: Path = typer.Option(DATA_DIR, help="dataset folder"),
 ) -> None:
     """Print the ranking of a track, by its ranking kind: speed (floored geomean over XLA) on TPU/GPU
     tracks, readiness (correct, lowers for TPU, Pallas) on CPU interpret-mode tracks."""
-    from bench.dataset.metrics import RANKING_EXPLANATIONS, Metrics
+    from bench.dataset.metrics import RANKING_EXPLANATIONS, Metrics, dumps
 
     m = Metrics(data_dir)
+    if as_json:
+        print(dumps(m.tracks() if track is None else m.leaderboard(track), indent=1))
+        return
     if track is None:
         _print_rows("tracks", m.tracks())
         return

@@ -11,6 +11,8 @@ Tracks: measured tracks are "<chip>/<size>" (e.g. "cpu/small"); the paper's tabl
 from __future__ import annotations
 
 import datetime as _dt
+import json
+import math
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Sequence
@@ -50,6 +52,22 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, (_dt.datetime, _dt.date)):
         return value.isoformat()
     return value
+
+
+def json_ready(value: Any) -> Any:
+    """Query results as strict JSON values: NaN/Infinity (which JSON lacks) become null, dates ISO strings.
+    The CLI's --json and the published API (bench.site.publish) both print through dumps(), so they agree."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {str(k): json_ready(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_ready(v) for v in value]
+    return _jsonable(value)
+
+
+def dumps(doc: Any, indent: int | None = None) -> str:
+    return json.dumps(json_ready(doc), indent=indent, allow_nan=False, default=str)
 
 
 class Metrics:
@@ -114,6 +132,12 @@ class Metrics:
         cols = [c[0] for c in cur.description]
         return [{c: _jsonable(v) for c, v in zip(cols, row)} for row in cur.fetchall()]
 
+    def query_arrow(self, name: str, **params: Any) -> pa.Table:
+        """bench/sql/<name>.sql as an Arrow table (the published files: no per-row Python objects)."""
+        text = sql_text(name)
+        used = {k: v for k, v in params.items() if f"${k}" in text}
+        return self.con.sql(text, params=used).to_arrow_table()
+
     def tracks(self) -> list[dict]:
         """[{track, chip, size, provenance, submissions, ranking, n_workloads, reported_n_workloads}]"""
         return self.query("tracks")
@@ -177,6 +201,27 @@ class Metrics:
     def flags(self, track: str) -> list[dict]:
         """[{track, submission, workload, content_hash, flag, excluding, pending, verdict, verdict_by, ...}]"""
         return self.query("flags", track=track)
+
+    def provenance_summary(self, track: str) -> list[dict]:
+        """[{submission, rows, provenance, harness_versions, jax_versions, device_kinds, sandboxes,
+        timing_methods, any_interpret, first_evaluated_at, last_evaluated_at}] over the current rows."""
+        return self.query("provenance_summary", track=track)
+
+    def published_results(self, track: str) -> pa.Table:
+        """Every stored row of a track (history included, `current` marks the ranked one), for site/data/."""
+        return self.query_arrow("published_results", track=track)
+
+    def published_samples(self, track: str) -> pa.Table:
+        """Every trajectory sample of a track, for site/data/."""
+        return self.query_arrow("published_samples", track=track)
+
+    def published_submissions(self) -> pa.Table:
+        """Submission metadata (newest snapshot per id), for site/data/."""
+        return self.query_arrow("submissions")
+
+    def published_reported_summary(self) -> pa.Table:
+        """The paper's Table-2 aggregates, for site/data/."""
+        return self.query_arrow("published_reported_summary")
 
     def all_leaderboard_queries(self, track: str) -> dict[str, list[dict]]:
         """Everything a leaderboard page of `track` needs (what benchmarks/dataset.py times)."""

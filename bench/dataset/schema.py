@@ -145,3 +145,87 @@ def track_id(chip: str, size: str) -> str:
 
 def empty(schema: pa.Schema) -> pa.Table:
     return schema.empty_table()
+
+
+#: Data license of everything `bench build-site` publishes (site/data/, site/api/).
+DATA_LICENSE = "CC-BY-4.0"
+
+#: The published columns (the allow-list) with what each means, units in brackets. `bench build-site` writes
+#: exactly these columns of each table to site/data/ and describes them on the site's Data page; a column that
+#: is in neither this nor PRIVATE_COLUMNS fails tests/site/test_publish.py, so a new column is never published
+#: (or hidden) by accident.
+PUBLIC_COLUMNS: dict[str, str] = {
+    "schema_version": "version of this schema (bench/dataset/schema.py SCHEMA_VERSION) the row was written with",
+    "track": 'the track: "<chip>/<size>" for measured rows, e.g. "cpu/small"; the paper\'s tables have tracks of '
+             'their own, e.g. "v6e/full/paper-table3"',
+    "chip": "the chip the row was measured on (cpu, v6e, h100, ...)",
+    "size": 'problem size preset: "full" (production) or "small" (CPU-friendly)',
+    "submission": "submission id (the folder submissions/<id>/)",
+    "workload": "workload id, as in the original JAXBench (e.g. 8p_GEMM)",
+    "status": "harness verdict: correct, incorrect, compile_error, runtime_error, timeout, out_of_memory, "
+              "crashed, rejected or error",
+    "reason": "why the status is not `correct` (shortened to 500 characters; harness text, not the kernel's log)",
+    "correct": "true when every correctness trial passed",
+    "max_abs_err": "largest absolute difference from the reference output, over the trials",
+    "rel_l2_err": "relative L2 error of the output against the reference (largest over the trials)",
+    "baseline_ms": "XLA baseline median time per call [ms]",
+    "kernel_ms": "the kernel's median time per call [ms]",
+    "pallas_ref_ms": "hand-tuned Pallas reference median time per call, when timed alongside [ms]",
+    "speedup": "baseline_ms / kernel_ms as the harness measured it, not floored",
+    "wall_speedup": "the same ratio from the parent's wall clock around whole timing blocks",
+    "speedup_vs_pallas": "pallas_ref_ms / kernel_ms",
+    "flops": "floating-point operations per call [FLOP]",
+    "bytes_accessed": "bytes read and written per call, from XLA's cost analysis [B]",
+    "operational_intensity": "flops / bytes_accessed [FLOP/B]",
+    "has_pallas": "whether the kernel's program contains a Pallas call",
+    "pallas_calls": "number of Pallas calls in the kernel's program",
+    "flags": "integrity flags and labels of the row (see the threat model); in CSV joined by '; '",
+    "timing_method": "how the times were taken (device trace, wall clock, ...)",
+    "backend": "JAX backend of the run (cpu, tpu, gpu)",
+    "device_kind": "the device's own name, as JAX reports it",
+    "jax_version": "jax version of the run",
+    "jaxlib_version": "jaxlib version of the run",
+    "libtpu_version": "libtpu version of the run (TPU only)",
+    "harness_version": "bench.HARNESS_VERSION of the run",
+    "sandbox": 'how the candidate was confined: "bwrap" or "none"',
+    "interpret": "whether Pallas ran in TPU interpret mode (CPU): its times are not TPU times",
+    "content_hash": "sha256 of what was evaluated (submission metadata + kernel, or the trajectory file)",
+    "evaluated_at": "when the row was produced [UTC]",
+    "provenance": '"measured" (this project\'s harness), "declared by submitter" or "reported in the paper, '
+                  'TPU v6e"',
+    "current": "true for the row the ranking uses (the newest evaluation of its track, submission and workload)",
+    "sample_idx": "0-based position of the sample in the order the method produced it",
+    "outcome": "the paper's per-sample class: api_runtime_error, wrong_output or correct",
+    "latency_ms": "the sample's time per call [ms]",
+    "recorded_at": "when the row was stored [UTC]",
+    "name": "display name of the submission",
+    "kind": "baseline, hand-tuned, agent, human or reported",
+    "method": 'the method, e.g. "Best-of-N", "iterative refinement + context"',
+    "model": "the model that wrote the kernels (none for human work)",
+    "model_version": "the model's version",
+    "agent_framework": "the agent framework, or none",
+    "authors": "the authors; in CSV joined by '; '",
+    "date": "when the kernels were produced (YYYY-MM-DD)",
+    "samples_per_workload": "the sample budget N per workload",
+    "selection_rule": "how the submitted kernel was chosen among the samples",
+    "human_in_the_loop": "whether a person edited or picked kernels",
+    "target_hardware": "the hardware the submitter targeted",
+    "links": "links given by the submitter; in CSV joined by '; '",
+    "license": "SPDX id of the kernels' license",
+    "geomean": "geometric mean of floored per-workload speedups, as the paper reports it",
+    "mean": "arithmetic mean of floored per-workload speedups, as the paper reports it",
+    "n_workloads": "number of workloads the aggregate is over",
+    "fast1_final": "fraction of workloads with a correct sample faster than XLA within the budget, as reported",
+    "fast1_note": "how the paper states fast1",
+}
+
+#: Columns never published, and why (candidate logs are untrusted text; nothing secret leaves the machine).
+PRIVATE_COLUMNS: dict[str, str] = {
+    "result_json": "the whole EvalResult, including the candidate's own stdout/stderr (untrusted text)",
+    "contact": "the submitter's e-mail or handle stays in the repository's submission.yaml",
+}
+
+
+def public_columns(table_schema: pa.Schema) -> list[str]:
+    """The columns of `table_schema` that may be published, in schema order (the allow-list above)."""
+    return [name for name in table_schema.names if name in PUBLIC_COLUMNS]

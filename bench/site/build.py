@@ -21,7 +21,7 @@ import yaml
 
 from bench.paths import BUILD_DIR, DATA_DIR, ROOT, SITE_DIR, SUBMISSIONS_DIR, TEMPLATES_DIR
 from bench.site.collect import SiteData, collect, load_workloads
-from bench.site.pages import RenderOptions, render_pages
+from bench.site.pages import DATA_PAGE, DATA_PAGE_TITLE, RenderOptions, render_pages
 
 os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")  # material's end-of-life banner is noise in our logs
 
@@ -67,8 +67,10 @@ def build_site(
     site_url: str | None = None,
     metrics: Any = None,
     submissions_dir: Path = SUBMISSIONS_DIR,
+    publish_data: bool = True,
 ) -> BuildReport:
-    """Build the whole site. `metrics`: an object with the Metrics API (default: Metrics(data_dir))."""
+    """Build the whole site. `metrics`: an object with the Metrics API (default: Metrics(data_dir)).
+    `publish_data`: also publish the rows and the JSON API (site/data/, site/api/; bench.site.publish)."""
     t0, c0 = time.perf_counter(), time.process_time()
     if metrics is None:
         from bench.dataset.metrics import Metrics
@@ -77,11 +79,22 @@ def build_site(
     data = collect(metrics, load_workloads())
     t1, c1 = time.perf_counter(), time.process_time()
     config = _mkdocs_config()
+    staging = build_dir / "published"
+    published = None
+    if publish_data:
+        from bench.site.publish import publish
+
+        if staging.exists():
+            shutil.rmtree(staging)
+        published = publish(metrics, data, staging)
+    tp, cp = time.perf_counter(), time.process_time()
     options = RenderOptions(
         submissions_dir=submissions_dir,
         extra_docs=tuple((title, name) for title, name, _ in STATIC_PAGES if (DOCS_DIR / name).is_file()),
+        published=published,
+        site_url=site_url or config.get("site_url"),
     )
-    n = write_docs(data, options, build_dir / "docs")
+    n = write_docs(data, options, build_dir / "docs", published_dir=staging if published else None)
     t2, c2 = time.perf_counter(), time.process_time()
     cfg_path = write_config(config, build_dir, site_dir, site_url, options)
     run_mkdocs(cfg_path)
@@ -89,15 +102,20 @@ def build_site(
     return BuildReport(
         n,
         site_dir,
-        {"queries": t1 - t0, "render": t2 - t1, "mkdocs": t3 - t2, "total": t3 - t0},
-        {"queries": c1 - c0, "render": c2 - c1, "mkdocs": c3 - c2, "total": c3 - c0},
+        {"queries": t1 - t0, "publish": tp - t1, "render": t2 - tp, "mkdocs": t3 - t2, "total": t3 - t0},
+        {"queries": c1 - c0, "publish": cp - c1, "render": c2 - cp, "mkdocs": c3 - c2, "total": c3 - c0},
     )
 
 
-def write_docs(data: SiteData, options: RenderOptions, docs: Path) -> int:
-    """Fresh docs folder: generated pages, static pages, assets. Returns the number of pages."""
+def write_docs(data: SiteData, options: RenderOptions, docs: Path, published_dir: Path | None = None) -> int:
+    """Fresh docs folder: generated pages, static pages, assets, and the published data moved in from
+    `published_dir` (renames, not copies: the files can be large). Returns the number of pages."""
     if docs.exists():
         shutil.rmtree(docs)
+    docs.mkdir(parents=True)
+    if published_dir is not None:
+        for part in sorted(published_dir.iterdir()):
+            part.rename(docs / part.name)
     pages = render_pages(data, options)
     for src, text in pages:
         path = docs / src
@@ -130,7 +148,8 @@ def write_config(
     if site_url is not None:
         cfg["site_url"] = site_url
     listed = {name for entry in cfg["nav"] for name in entry.values()}
-    cfg["nav"] = list(cfg["nav"]) + [{title: name} for title, name in options.extra_docs if name not in listed]
+    extra = list(options.extra_docs) + ([(DATA_PAGE_TITLE, DATA_PAGE)] if options.published else [])
+    cfg["nav"] = list(cfg["nav"]) + [{title: name} for title, name in extra if name not in listed]
     path = build_dir / "mkdocs.yml"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump(cfg, sort_keys=False))

@@ -33,6 +33,8 @@ class RenderOptions:
 
     submissions_dir: Path = SUBMISSIONS_DIR
     extra_docs: tuple[tuple[str, str], ...] = ()  # (title, src path) of optional pages (threat model, audit)
+    published: Any = None  # bench.site.publish.Published: the open-data files, when the build publishes them
+    site_url: str | None = None  # the site's public address (the Data page's remote-query examples)
 
 
 def md(value: Any) -> Markup:
@@ -84,6 +86,17 @@ def num(value: Any) -> str:
     return f"{value:.3g}"
 
 
+def size(value: Any) -> str:
+    """A byte count for people (1.2 MB)."""
+    if not _num(value):
+        return "—"
+    for unit in ("B", "kB", "MB", "GB"):
+        if value < 1000 or unit == "GB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1000
+    return "—"
+
+
 def sci(value: Any) -> str:
     return "—" if not _num(value) else f"{float(value):.3g}"
 
@@ -128,7 +141,7 @@ def _environment() -> Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    env.filters.update(t=t, brief=brief, page_title=page_title, md=md, speedup=speedup, ms=ms, pct=pct, num=num, sci=sci, sortval=sortval, as_list=as_list)
+    env.filters.update(size=size, t=t, brief=brief, page_title=page_title, md=md, speedup=speedup, ms=ms, pct=pct, num=num, sci=sci, sortval=sortval, as_list=as_list)
     env.globals.update(link=link, plot=plot, figures=figures, slug=slug)
     return env
 
@@ -151,6 +164,8 @@ def render_pages(data: SiteData, options: RenderOptions = RenderOptions()) -> li
     emit("workloads/index.md", "workloads_index.md.j2", summary=_workload_summary(data))
     for w in data.workloads:
         emit(f"workloads/{w.id}.md", "workload.md.j2", w=w, facts=_workload_facts(data, w.id))
+    if options.published is not None:
+        emit(DATA_PAGE, "open_data.md.j2", published=options.published, columns=_column_docs())
     emit("submissions/index.md", "submissions_index.md.j2")
     for sub, meta in data.submissions.items():
         emit(f"submissions/{slug(sub)}.md", "submission.md.j2", sub=sub, meta=meta)
@@ -159,6 +174,17 @@ def render_pages(data: SiteData, options: RenderOptions = RenderOptions()) -> li
             emit(kernel_page(sub, wid), "kernel.md.j2", sub=sub, wid=wid, source=source, file=path.name,
                  registered=wid in workload_ids)
     return pages
+
+
+#: The Data page (open data: what is published, how to query it).
+DATA_PAGE, DATA_PAGE_TITLE = "open-data.md", "Data"
+
+
+def _column_docs() -> dict[str, str]:
+    """What each published column means (the allow-list in bench/dataset/schema.py)."""
+    from bench.dataset import schema
+
+    return schema.PUBLIC_COLUMNS
 
 
 def _workload_facts(data: SiteData, workload: str) -> list[tuple[Track, dict[str, Any], dict[str, Any]]]:

@@ -1,0 +1,76 @@
+"""The Data page in a real browser: a reader finds every published file there and downloads it from the server.
+
+Every data file and API document named by data/manifest.json is fetched through the browser's context from
+127.0.0.1; the bytes match the manifest's checksum, and DuckDB reads each Parquet/CSV back with the row count of
+the dataset itself.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+from urllib.parse import urljoin
+
+import duckdb
+import pytest
+
+from bench.dataset import store
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", "--no-first-run"]
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium missing: scripts/setup --test"),
+]
+
+
+def _dataset_rows(data_dir: Path, table: str, track: str) -> int:
+    folders = [data_dir / table] + ([data_dir / "reported" / table] if table == "results" else [])
+    files = [str(f) for f in store.parquet_files(*folders)]
+    if not files:
+        return 0
+    return duckdb.sql("SELECT count(*) FROM read_parquet($f, union_by_name = true) WHERE track = $t",
+                      params={"f": files, "t": track}).fetchall()[0][0]
+
+
+def test_every_published_file_downloads_and_reads_back(served_site: Any, tmp_path: Path) -> None:
+    from playwright.sync_api import sync_playwright
+
+    url = served_site.url
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=shutil.which("chromium") or CHROMIUM, headless=True, args=ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.goto(url)
+            page.locator("nav.md-tabs a", has_text="Data").first.click()
+            page.wait_for_url("**/open-data/")
+            assert "License" in page.locator("article").inner_text()
+            hrefs = page.eval_on_selector_all("article a[href]", "els => els.map(e => e.href)")
+            manifest = page.request.get(urljoin(url, "data/manifest.json")).json()
+            for f in manifest["files"]:  # the page links every data file
+                assert urljoin(url, f["path"]) in hrefs, f["path"]
+            downloads = tmp_path / "dl"
+            for f in manifest["files"]:
+                resp = page.request.get(urljoin(url, f["path"]))
+                assert resp.status == 200, f["path"]
+                body = resp.body()
+                assert hashlib.sha256(body).hexdigest() == f["sha256"], f["path"]
+                local = downloads / f["path"]
+                local.parent.mkdir(parents=True, exist_ok=True)
+                local.write_bytes(body)
+                reader = "read_parquet" if f["format"] == "parquet" else "read_csv"
+                rows = duckdb.sql(f"SELECT count(*) FROM {reader}('{local}')").fetchall()[0][0]
+                assert rows == f["rows"], f["path"]
+                if f["track"]:
+                    assert rows == _dataset_rows(served_site.data_dir, f["table"], f["track"]), f["path"]
+            for doc in manifest["api"]:
+                resp = page.request.get(urljoin(url, doc))
+                assert resp.status == 200, doc
+                assert json.loads(resp.body())  # every API document is valid JSON
+        finally:
+            browser.close()
