@@ -189,6 +189,7 @@ PUBLIC_COLUMNS: dict[str, str] = {
     "harness_version": "bench.HARNESS_VERSION of the run",
     "sandbox": 'how the candidate was confined: "bwrap" or "none"',
     "interpret": "whether Pallas ran in TPU interpret mode (CPU): its times are not TPU times",
+    "tpu_lowering": '"ok" when the kernel also lowers for TPU (Mosaic), else the lowering error; empty when unknown',
     "content_hash": "sha256 of what was evaluated (submission metadata + kernel, or the trajectory file)",
     "evaluated_at": "when the row was produced [UTC]",
     "provenance": '"measured" (this project\'s harness), "declared by submitter" or "reported in the paper, '

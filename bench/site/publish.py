@@ -34,7 +34,7 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from bench.dataset import schema
-from bench.dataset.metrics import dumps
+from bench.dataset.metrics import RANKING_EXPLANATIONS, dumps
 from bench.site.collect import Row, SiteData, Track, Workload, slug
 
 #: The JSON Schema of api/leaderboard.json, kept in the repository and published beside it.
@@ -51,6 +51,7 @@ class PublishSource(Protocol):
     def published_submissions(self) -> pa.Table: ...
     def published_reported_summary(self) -> pa.Table: ...
     def provenance_summary(self, track: str) -> list[Row]: ...
+    def ranking_kind(self, track: str) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -210,12 +211,14 @@ def _write_api(metrics: PublishSource, data: SiteData, out: Path, meta: dict[str
 
 
 def leaderboard_document(metrics: PublishSource, data: SiteData, meta: dict[str, Any], links: Links) -> dict[str, Any]:
-    """api/leaderboard.json: per track, the Metrics API's leaderboard rows as they are (what
+    """api/leaderboard.json: per track, its ranking kind, the Metrics API's leaderboard rows as they are (what
     `bench leaderboard TRACK --json` prints) and a provenance summary per submission."""
     tracks = []
     for t in data.tracks:
         tracks.append({
             **_track_facts(t, links),
+            "ranking": (kind := metrics.ranking_kind(t.id)),
+            "ranking_explanation": RANKING_EXPLANATIONS[kind],
             "rows": t.leaderboard,
             "provenance_summary": {r["submission"]: r for r in metrics.provenance_summary(t.id)},
         })
