@@ -72,8 +72,9 @@ def _ref_file(module: str, refs_dir: Path) -> Path | None:
     return None
 
 
-def refs_closure(source: str, refs_dir: Path = PALLAS_REFS_DIR) -> list[Path]:
+def refs_closure(source: str, refs_dir: Path | None = None) -> list[Path]:
     """Every pallas_refs file a kernel's source depends on, by static import resolution (sorted)."""
+    refs_dir = refs_dir or PALLAS_REFS_DIR
     found: set[Path] = set()
     todo = [source]
     whole_package = False
@@ -93,8 +94,9 @@ def refs_closure(source: str, refs_dir: Path = PALLAS_REFS_DIR) -> list[Path]:
 
 
 def freshness_key(submission_yaml: Path, kernel: Path, workload: str, chip: str,
-                  workloads_dir: Path = WORKLOADS_DIR, refs_dir: Path = PALLAS_REFS_DIR) -> FreshnessKey:
+                  workloads_dir: Path | None = None, refs_dir: Path | None = None) -> FreshnessKey:
     """The key of one (submission, kernel, workload) on a chip's track, from the files as they are now."""
+    workloads_dir, refs_dir = workloads_dir or WORKLOADS_DIR, refs_dir or PALLAS_REFS_DIR
     kernel_source = kernel.read_bytes()
     parts: dict[str, str] = {
         "submission.yaml": _sha(submission_yaml.read_bytes()),

@@ -1,8 +1,8 @@
 """`bench ingest`: evaluate what has no current result and append it to the dataset, atomically.
 
-A (submission, workload) is pending on a track (chip, size) when its result file is absent, was
-produced by another harness version, or was computed from other content (submission.yaml + kernel
-hash). Pending tasks run through the harness (`bench.harness.evaluate.evaluate`) in a local process
+A (submission, workload) is pending on a track (chip, size) when its result file is absent or its
+freshness key differs from the one computed now (bench.dataset.freshness: submission.yaml, kernel,
+workload module, harness version, library versions, the pallas_refs files and table the kernel imports). Pending tasks run through the harness (`bench.harness.evaluate.evaluate`) in a local process
 pool; the parent writes each result as one Parquet file, atomically, as soon as it arrives. So an
 interrupted ingest loses only the evaluations in flight, a rerun evaluates exactly what is missing,
 and a re-evaluation replaces its file. Harness failures (status "error", never the candidate's
@@ -33,9 +33,12 @@ import pyarrow as pa
 
 import bench
 from bench.dataset import schema, store
+from bench.dataset.freshness import freshness_key
+from bench.dataset.repeat import ranked_evaluation
 from bench.dataset.reader import Problem, shorten, shown_path
 from bench.dataset.validate import Submission, check, submission_dirs
 from bench.harness.result import EvalResult, Status
+from bench.harness.tracebacks import attribute
 from bench.harness.task import EvalTask
 from bench.paths import DATA_DIR, SUBMISSIONS_DIR
 
@@ -56,8 +59,9 @@ def load_evaluator(spec: str) -> Callable[[EvalTask], EvalResult]:
 
 
 def run_task(spec: str, task_json: str) -> str:
-    """Pool entry point: one evaluation, as JSON both ways (plain strings pickle everywhere)."""
-    return load_evaluator(spec)(EvalTask.model_validate_json(task_json)).model_dump_json()
+    """Pool entry point: one ranked evaluation (repeated when its timings are too spread,
+    bench.dataset.repeat), as JSON both ways (plain strings pickle everywhere)."""
+    return ranked_evaluation(load_evaluator(spec), EvalTask.model_validate_json(task_json)).model_dump_json()
 
 
 def detect_chip() -> dict[str, str]:
@@ -72,6 +76,7 @@ class Job:
     submission: Submission
     workload: str
     content_hash: str
+    freshness_key: str  # bench.dataset.freshness: the stored row is current while this is unchanged
     task: EvalTask
 
 
@@ -85,7 +90,8 @@ class Report:
     up_to_date: int = 0
 
 
-def row_from_result(r: EvalResult, submission: str, content_hash: str, at: _dt.datetime) -> dict[str, Any]:
+def row_from_result(r: EvalResult, submission: str, content_hash: str, at: _dt.datetime,
+                    freshness_key: str | None = None) -> dict[str, Any]:
     """Flatten one EvalResult into a RESULTS row (the one mapping between the two models)."""
     env, corr, base, kern = r.env, r.correctness, r.baseline, r.kernel
     chip = env.chip if env else r.tpu
@@ -107,7 +113,7 @@ def row_from_result(r: EvalResult, submission: str, content_hash: str, at: _dt.d
         "libtpu_version": env and env.libtpu_version,
         "harness_version": env.harness_version if env else bench.HARNESS_VERSION,
         "sandbox": env.sandbox if env else None, "interpret": env.interpret if env else None,
-        "content_hash": content_hash, "evaluated_at": at, "provenance": schema.MEASURED,
+        "content_hash": content_hash, "freshness_key": freshness_key, "runs": r.runs, "evaluated_at": at, "provenance": schema.MEASURED,
         "result_json": r.model_dump_json(),
     }
 
@@ -125,12 +131,12 @@ def meta_row(sub: Submission, at: _dt.datetime) -> dict[str, Any]:
     }
 
 
-def _is_current(path: Path, content_hash: str) -> bool:
+def _is_current(path: Path, key: str) -> bool:
+    """A stored row is current when it was computed from exactly what would determine it now."""
     old = store.read_one(path, schema.RESULTS)
     if old is None or old.num_rows != 1:
         return False
-    row = old.to_pylist()[0]
-    return row["content_hash"] == content_hash and row["harness_version"] == bench.HARNESS_VERSION
+    return old.to_pylist()[0].get("freshness_key") == key
 
 
 def plan(submissions: list[Submission], data_dir: Path, chip: str, size: str, official: bool,
@@ -142,13 +148,14 @@ def plan(submissions: list[Submission], data_dir: Path, chip: str, size: str, of
             if workloads and wid not in workloads:
                 continue
             h = sub.content_hash(wid)
-            if not force and _is_current(store.results_path(data_dir, chip, size, sub.id, wid), h):
+            key = freshness_key(sub.path / "submission.yaml", sub.kernels[wid], wid, chip).key
+            if not force and _is_current(store.results_path(data_dir, chip, size, sub.id, wid), key):
                 current += 1
                 continue
             task = EvalTask(workload=wid, kernel_path=sub.kernels[wid].resolve(), size=size,
                             sandbox="bwrap" if official else "auto",
                             secret_seed=secrets.randbits(31) if official else None)
-            jobs.append(Job(sub, wid, h, task))
+            jobs.append(Job(sub, wid, h, key, task))
     return jobs, current
 
 
@@ -262,7 +269,9 @@ def _store_one(job: Job, out: str | BaseException, data_dir: Path, report: Repor
     if result.status == Status.ERROR:
         report.failed.append((job.submission.id, job.workload, f"harness error: {result.reason or result.error}"))
         return
-    row = row_from_result(result, job.submission.id, job.content_hash, _dt.datetime.now(_dt.timezone.utc))
+    result = attribute(result, job.task.kernel_path)  # tracebacks name the submitted file, once
+    row = row_from_result(result, job.submission.id, job.content_hash, _dt.datetime.now(_dt.timezone.utc),
+                          job.freshness_key)
     path = store.results_path(data_dir, row["chip"], row["size"], job.submission.id, job.workload)
     store.write_atomic(pa.Table.from_pylist([row], schema=schema.RESULTS), path)
     report.written.append((job.submission.id, job.workload, result.status.value))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 #: provenance values: measured by this project's harness, declared by a submitter, or copied from the paper.
 MEASURED = "measured"
@@ -57,6 +57,8 @@ RESULTS = pa.schema(
         ("interpret", pa.bool_()),
         ("tpu_lowering", pa.string()),  # "ok" when the kernel also lowers for TPU (Mosaic), else the error; NULL = unknown
         ("content_hash", pa.string()),  # sha256 of submission.yaml + this kernel file
+        ("freshness_key", pa.string()),  # bench.dataset.freshness: everything the result depends on; stale when it differs
+        ("runs", pa.int32()),  # evaluations behind the row (bench.dataset.repeat: a too-spread one is run 3 times)
         ("evaluated_at", pa.timestamp("us", tz="UTC")),
         ("provenance", pa.string()),  # MEASURED or REPORTED
         ("result_json", pa.string()),  # the full EvalResult, for drill-down pages ("" for reported rows)
@@ -143,10 +145,6 @@ def track_id(chip: str, size: str) -> str:
     return f"{chip}/{size}"
 
 
-def empty(schema: pa.Schema) -> pa.Table:
-    return schema.empty_table()
-
-
 #: Data license of everything `bench build-site` publishes (site/data/, site/api/).
 DATA_LICENSE = "CC-BY-4.0"
 
@@ -191,6 +189,11 @@ PUBLIC_COLUMNS: dict[str, str] = {
     "interpret": "whether Pallas ran in TPU interpret mode (CPU): its times are not TPU times",
     "tpu_lowering": '"ok" when the kernel also lowers for TPU (Mosaic), else the lowering error; empty when unknown',
     "content_hash": "sha256 of what was evaluated (submission metadata + kernel, or the trajectory file)",
+    "freshness_key": "sha256 of everything the result depends on (kernel, submission.yaml, workload module, harness "
+                     "and library versions, imported pallas_refs files and tuned table); the row is re-evaluated "
+                     "when it changes",
+    "runs": "evaluations behind the row: one whose timings were too spread is run 3 times and the median-speedup "
+            "run kept",
     "evaluated_at": "when the row was produced [UTC]",
     "provenance": '"measured" (this project\'s harness), "declared by submitter" or "reported in the paper, '
                   'TPU v6e"',

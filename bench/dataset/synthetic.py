@@ -73,6 +73,8 @@ def _results(rng: np.random.Generator, sub: str, kind: str, workloads: list[str]
         "interpret": [True] * n,
         "tpu_lowering": [_lowering(rng, o, p) for o, p in zip(ok, has_pallas)],
         "content_hash": [f"synthetic-{sub}-{w}" for w in workloads],
+        "freshness_key": [f"synthetic-{sub}-{w}" for w in workloads],
+        "runs": [1] * n,
         "evaluated_at": [now] * n,
         "provenance": ["synthetic"] * n,
         "result_json": [""] * n,

@@ -118,6 +118,10 @@ class EvalResult(BaseModel):
     overhead_s: dict[str, float] = Field(default_factory=dict)  # wall seconds per phase outside timed iterations
     wall_time_s: float | None = None
     candidate_log: str = ""  # tail of what the candidate printed (stdout+stderr)
+    # evaluations behind this result: ingest repeats one whose timings are too spread and keeps the
+    # median-speedup run (bench.dataset.repeat); run_speedups lists every run's speedup, in run order
+    runs: int = 1
+    run_speedups: list[float | None] = Field(default_factory=list)
     error: str | None = None
     traceback: str | None = None
 

@@ -1,7 +1,9 @@
 """A fast, deterministic stand-in for bench.harness.evaluate.evaluate (ingest tests never run kernels).
 
 The verdict depends only on the kernel file's content: "# fake: incorrect" / "# fake: flag=<f>" /
-"# fake: harness_error" / "# fake: raise" markers; the speedup is derived from its hash. Each call
+"# fake: harness_error" / "# fake: raise" markers; the speedup is derived from its hash. "# fake: noisy" gives
+timings with a wide spread (IQR 50 % of the median) and speedups 3.0, 1.0, 2.0 on successive calls (a counter
+per file, this process), "# fake: noisy_then_incorrect" the same but incorrect from the second call on. Each call
 sleeps FAKE_EVAL_SLEEP seconds so that a test can kill ingest mid-run.
 """
 
@@ -16,8 +18,13 @@ from bench.harness.result import Correctness, EvalResult, Environment, Integrity
 from bench.harness.task import EvalTask
 
 
-def _timing(ms: float) -> Timing:
-    return Timing(median_ms=ms, mean_ms=ms, std_ms=0.0, min_ms=ms, timing_method="cpu_profiler_ops", num_iters=10)
+CALLS: dict[str, int] = {}
+NOISY_SPEEDUPS = (3.0, 1.0, 2.0)
+
+
+def _timing(ms: float, iqr: float = 0.0) -> Timing:
+    return Timing(median_ms=ms, mean_ms=ms, std_ms=0.0, min_ms=ms, timing_method="cpu_profiler_ops", num_iters=10,
+                  iqr_ms=iqr * ms)
 
 
 def evaluate(task: EvalTask) -> EvalResult:
@@ -31,13 +38,19 @@ def evaluate(task: EvalTask) -> EvalResult:
     if "# fake: harness_error" in src:
         status = Status.ERROR
     flags = re.findall(r"# fake: flag=(\S+)", src)
+    noisy = "# fake: noisy" in src
+    if noisy:
+        call = CALLS[str(task.kernel_path)] = CALLS.get(str(task.kernel_path), -1) + 1
+        speedup = NOISY_SPEEDUPS[call % len(NOISY_SPEEDUPS)]
+        if "noisy_then_incorrect" in src and call > 0:
+            status = Status.INCORRECT
     env = Environment(backend="cpu", chip="cpu", device_kind="cpu", jax_version="0.10.2", jaxlib_version="0.10.2",
                       harness_version=__import__("bench").HARNESS_VERSION, sandbox="none", interpret=True)
     ok = status == Status.CORRECT
     return EvalResult(
         workload=task.workload, status=status, size=task.size or "small", tpu="cpu", env=env,
         correctness=Correctness(correct=ok, reason="ok" if ok else "fake mismatch", max_diff=0.001),
-        baseline=_timing(2.0), kernel=_timing(2.0 / speedup) if ok else None,
+        baseline=_timing(2.0), kernel=_timing(2.0 / speedup, 0.5 if noisy else 0.0) if ok else None,
         speedup_vs_baseline=speedup if ok else None, flops=1e9, bytes_accessed=1e6,
         integrity=Integrity(has_pallas=True, pallas_calls=1, flags=flags),
     )
