@@ -21,7 +21,7 @@ console = Console(width=None if sys.stdout.isatty() else 200)
 
 @app.command()
 def validate(paths: list[Path] = typer.Argument(None, help="submission folders (default: every submissions/<id>/)")) -> None:
-    """Check submission folders against the format of submissions/README.md; exit 1 on any problem."""
+    """Check submission folders against the format of docs/submit.md; exit 1 on any problem."""
     from bench.dataset.reader import shown_path
     from bench.dataset.validate import check, submission_dirs
 

@@ -109,3 +109,17 @@ def test_cli_exit_codes(tmp_path, meta_factory, submission_factory):
     out = subprocess.run(cmd + ["bad"], capture_output=True, text=True, cwd=tmp_path)
     assert out.returncode == 1
     assert out.stdout.strip() == "ERROR bad/submission.yaml: contact: expected a string, got int (3); quote it"
+
+
+def test_one_document_describes_the_format():
+    """docs/submit.md is the format's only description: it names every field validate knows; the README points to it."""
+    from bench.dataset import validate
+    from bench.paths import ROOT
+
+    doc = (ROOT / "docs" / "submit.md").read_text()
+    for name in list(validate.REQUIRED) + list(validate.OPTIONAL):
+        assert f"| `{name}` |" in doc, name
+    for part in (validate.META_FILE, f"{validate.KERNELS}/<workload_id>.py", f"{validate.SOURCE_DIR}/", "trajectory.csv"):
+        assert part in doc, part
+    readme = (SUBMISSIONS_DIR / "README.md").read_text()
+    assert "docs/submit.md" in readme and "| `name` |" not in readme

@@ -1,0 +1,56 @@
+"""The scope check of a submission pull request: it may change one `submissions/<id>/` and nothing else.
+
+Run by .github/workflows/submission.yml from the BASE branch's checkout, on the pull request's checkout:
+`python -m bench.dataset.pr_scope <pr checkout> <base sha>` prints the submission id and exits 0, or prints
+one `::error::` line per offending path and exits 1. Renames are listed as a deletion plus an addition
+(`--no-renames`), so moving a file out of the repository's code into a submission still counts as a change
+to the code; paths come NUL-separated (`-z`), so no file name can forge a line.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from bench.dataset.validate import ID_RE
+
+
+def changed_files(repo: Path, base: str) -> list[str]:
+    """Paths the pull request changes relative to the merge base with `base` (added, modified, deleted)."""
+    out = subprocess.run(["git", "-C", str(repo), "diff", "--no-renames", "--name-only", "-z", f"{base}...HEAD"],
+                         capture_output=True, check=True)
+    return [p.decode("utf-8", "backslashreplace") for p in out.stdout.split(b"\0") if p]
+
+
+def scope(changed: list[str]) -> tuple[str | None, list[str]]:
+    """(the one submission id the changes belong to, problems); the id is None when there is any problem."""
+    problems, ids = [], set()
+    for path in changed:
+        parts = path.split("/")
+        if len(parts) < 3 or parts[0] != "submissions" or not parts[-1]:
+            problems.append(f"{path!r}: outside submissions/<id>/; a submission pull request changes only its folder")
+        elif not ID_RE.match(parts[1]):
+            problems.append(f"{path!r}: submission id {parts[1]!r} must match {ID_RE.pattern}")
+        else:
+            ids.add(parts[1])
+    if len(ids) > 1:
+        problems.append(f"changes {len(ids)} submissions ({', '.join(sorted(ids))}); open one pull request per submission")
+    if not changed:
+        problems.append("changes nothing")
+    return (ids.pop() if not problems else None), problems
+
+
+def main(argv: list[str]) -> int:
+    repo, base = Path(argv[0]), argv[1]
+    sub_id, problems = scope(changed_files(repo, base))
+    for p in problems:
+        print(f"::error::{p}")
+    if sub_id is None:
+        return 1
+    print(sub_id)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,87 @@
+"""The pull-request scope check: one submissions/<id>/ and nothing else, on a real git history."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench.dataset.pr_scope import changed_files, scope
+from bench.paths import ROOT
+
+GIT_ENV = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@e", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], env=GIT_ENV, check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+@pytest.fixture
+def repo(tmp_path) -> tuple[Path, str]:
+    """A repository with code and one shipped submission; returns (repo, base sha) on a fresh PR branch."""
+    r = tmp_path / "repo"
+    (r / "bench").mkdir(parents=True)
+    (r / "bench" / "evaluate.py").write_text("trusted = True\n")
+    (r / "submissions" / "old").mkdir(parents=True)
+    (r / "submissions" / "old" / "submission.yaml").write_text("name: old\n")
+    _git(r, "init", "-q", "-b", "main")
+    _git(r, "add", "-A")
+    _git(r, "commit", "-qm", "base")
+    base = _git(r, "rev-parse", "HEAD")
+    _git(r, "checkout", "-qb", "pr")
+    return r, base
+
+
+def _write(r: Path, *paths: str) -> None:
+    for p in paths:
+        (r / p).parent.mkdir(parents=True, exist_ok=True)
+        (r / p).write_text("x")
+
+
+def _pr(r: Path, base: str) -> tuple[str | None, list[str]]:
+    _git(r, "add", "-A")
+    _git(r, "commit", "-qm", "pr")
+    return scope(changed_files(r, base))
+
+
+def test_one_new_submission_is_in_scope(repo):
+    r, base = repo
+    (r / "submissions" / "mine" / "kernels").mkdir(parents=True)
+    (r / "submissions" / "mine" / "kernels" / "8p_GEMM.py").write_text("def workload(a, b): return a @ b\n")
+    (r / "submissions" / "mine" / "we ird\nname.txt").write_text("x")
+    assert _pr(r, base) == ("mine", [])
+
+
+@pytest.mark.parametrize("change,needle", [
+    (lambda r: (r / "bench" / "evaluate.py").write_text("trusted = False\n"), "'bench/evaluate.py': outside"),
+    (lambda r: os.rename(r / "bench" / "evaluate.py", r / "submissions" / "old" / "evaluate.py"), "'bench/evaluate.py'"),
+    (lambda r: _write(r, "submissions/two/a", "submissions/old/b"), "changes 2 submissions (old, two)"),
+    (lambda r: os.symlink("/etc", r / "submissions" / "link"), "'submissions/link': outside"),
+    (lambda r: _write(r, "submissions/Bad Id/a"), "submission id 'Bad Id' must match"),
+    (lambda r: (r / "submissions" / "README.md").write_text("x"), "'submissions/README.md': outside"),
+])
+def test_anything_else_fails(repo, change, needle):
+    r, base = repo
+    change(r)
+    sub_id, problems = _pr(r, base)
+    assert sub_id is None and any(needle in p for p in problems), problems
+
+
+def test_cli_prints_the_id_or_errors(repo):
+    r, base = repo
+    (r / "submissions" / "mine").mkdir()
+    (r / "submissions" / "mine" / "submission.yaml").write_text("name: x\n")
+    _git(r, "add", "-A")
+    _git(r, "commit", "-qm", "pr")
+    cmd = [sys.executable, "-m", "bench.dataset.pr_scope", str(r), base]
+    ok = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    assert (ok.returncode, ok.stdout) == (0, "mine\n"), ok.stderr
+    (r / "bench" / "evaluate.py").write_text("trusted = False\n")
+    _git(r, "commit", "-qam", "sneak")
+    bad = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    assert bad.returncode == 1 and bad.stdout.startswith("::error::'bench/evaluate.py': outside")
