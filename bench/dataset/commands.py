@@ -34,6 +34,9 @@ def validate(paths: list[Path] = typer.Argument(None, help="submission folders (
             console.print(f"[red]ERROR[/red] {escape(str(p))}", highlight=False, soft_wrap=True)
         if sub is not None:
             extra = f", trajectory of {len(sub.trajectory)} samples" if sub.trajectory else ""
+            if sub.samples.files:
+                n = sum(sub.samples.counts.values())
+                extra += f", {n} trajectory samples over {len(sub.samples.files)} workloads (v2)"
             console.print(f"[green]ok[/green] {escape(shown)}: {len(sub.kernels)} kernels{extra}", highlight=False)
         bad += sub is None
     if not roots:
@@ -76,7 +79,9 @@ def ingest(
     for sub, wid, why in report.failed:
         console.print(f"[red]not stored[/red] {escape(f'{sub}/{wid}: {why}')}", highlight=False)
     console.print(f"{len(report.written)} evaluations stored, {report.up_to_date} already current, "
-                  f"{len(report.trajectories)} trajectories stored, {len(report.failed)} not stored, "
+                  f"{len(report.trajectories)} declared trajectories stored, "
+                  f"{sum(s[2] for s in report.samples)} trajectory samples stored "
+                  f"({sum(s[3] for s in report.samples)} sources evaluated), {len(report.failed)} not stored, "
                   f"{len(report.skipped)} submissions skipped")
     raise typer.Exit(1 if report.failed or report.skipped else 0)
 

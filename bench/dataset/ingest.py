@@ -87,6 +87,7 @@ class Report:
     invalid: list[str] = field(default_factory=list)  # every problem line of the skipped submissions
     skipped: list[str] = field(default_factory=list)  # the submissions not ingested (invalid), by folder
     trajectories: list[str] = field(default_factory=list)
+    samples: list[tuple[str, str, int, int]] = field(default_factory=list)  # (submission, workload, samples, evaluated)
     up_to_date: int = 0
 
 
@@ -152,19 +153,23 @@ def plan(submissions: list[Submission], data_dir: Path, chip: str, size: str, of
             if not force and _is_current(store.results_path(data_dir, chip, size, sub.id, wid), key):
                 current += 1
                 continue
-            task = EvalTask(workload=wid, kernel_path=sub.kernels[wid].resolve(), size=size,
-                            sandbox="bwrap" if official else "auto",
-                            secret_seed=secrets.randbits(31) if official else None)
-            jobs.append(Job(sub, wid, h, key, task))
+            jobs.append(Job(sub, wid, h, key, task_for(wid, sub.kernels[wid].resolve(), size, official)))
     return jobs, current
 
 
+def task_for(workload: str, kernel_path: Path, size: str, official: bool) -> EvalTask:
+    """The harness task of one candidate file: the one place that decides sandbox and seeds policy, shared by
+    submitted kernels and trajectory samples (official: bubblewrap required, fresh secret seeds per evaluation)."""
+    return EvalTask(workload=workload, kernel_path=kernel_path, size=size, sandbox="bwrap" if official else "auto",
+                    secret_seed=secrets.randbits(31) if official else None)
+
+
 def ingest_trajectory(sub: Submission, data_dir: Path, at: _dt.datetime) -> bool:
-    """Store a declared trajectory as samples of its track; False when already current."""
+    """Store a declared trajectory.csv on its track, apart from measured samples; False when already current."""
     if not sub.trajectory:
         return False
     chip, _, size = sub.meta["trajectory"]["track"].partition("/")
-    path, h = store.samples_path(data_dir, chip, size, sub.id), sub.trajectory_hash()
+    path, h = store.declared_path(data_dir, chip, size, sub.id), sub.trajectory_hash()
     old = store.read_one(path, schema.SAMPLES)
     if old is not None and old.num_rows and old.column("content_hash")[0].as_py() == h:
         return False
@@ -246,11 +251,15 @@ def ingest(
     subs = [sub for root in submission_dirs(submissions_dir) if not submission or root.name == submission
             if (sub := _admit(root, data_dir, now, report))]
     jobs, report.up_to_date = plan(subs, data_dir, chip, size, official, workloads, force)
-    for sub in {j.submission.id: j.submission for j in jobs}.values():
+    from bench.dataset.sample_ingest import plan_samples, run_sample_job
+
+    sample_jobs, current_samples = plan_samples(subs, data_dir, chip, size, workloads, force, report)
+    report.up_to_date += current_samples
+    for sub in {j.submission.id: j.submission for j in [*jobs, *sample_jobs]}.values():
         store.write_atomic(pa.Table.from_pylist([meta_row(sub, now)], schema=schema.SUBMISSIONS),
                            store.submission_meta_path(data_dir, sub.id))
     if on_plan:
-        on_plan(len(jobs))
+        on_plan(len(jobs) + sum(j.missing for j in sample_jobs))
     # One evaluation at a time by default: each one already runs two worker processes, and parallel
     # evaluations on one host time their programs against each other's load (measured: identical
     # programs 0.3x-2.3x apart with 2 parallel evaluations on 2 cores). A cluster gives each its own host.
@@ -258,6 +267,9 @@ def ingest(
         _store_one(job, out, data_dir, report)
         if progress:
             progress(1)
+    # Then every sample of every v2 trajectory, one workload at a time (its samples go to the harness together).
+    for sjob in sample_jobs:
+        run_sample_job(sjob, data_dir, chip, size, official, evaluator, report, force, progress)
     return report
 
 

@@ -100,7 +100,8 @@ class Metrics:
     def _load(self, suite: list[str]) -> None:
         d, rep = self.data_dir, self.data_dir / "reported"
         self._load_parquet("results", schema.RESULTS, d / "results", rep / "results")
-        self._load_parquet("samples", schema.SAMPLES, d / "samples")
+        self._load_parquet("samples", schema.SAMPLES, d / "samples")  # measured (trajectory v2, bench ingest)
+        self._load_parquet("declared_samples", schema.SAMPLES, d / "declared")  # trajectory.csv, never ranked
         self._load_parquet("submissions_raw", schema.SUBMISSIONS, d / "submissions", rep / "submissions")
         self._load_parquet("reported_summary", schema.REPORTED_SUMMARY, rep / "summary")
         self._register("verdicts", store.load_verdicts(d))
@@ -169,12 +170,35 @@ class Metrics:
         return self.query("per_kernel_table", track=track)
 
     def fast1_curves(self, track: str) -> list[dict]:
-        """[{submission, n, fast1}] for n = 1 .. budget."""
-        return self.query("fast1_curves", track=track)
+        """[{submission, n, fast1, basis}] for n = 1 .. budget, from measured samples only."""
+        return self.query("fast1_curves", track=track, basis="measured")
+
+    def best_so_far_curves(self, track: str) -> list[dict]:
+        """[{submission, n, geomean, basis}]: floored best-so-far geomean over the suite after n measured samples."""
+        return self.query("best_so_far_curves", track=track, basis="measured")
 
     def outcome_breakdown(self, track: str) -> list[dict]:
-        """[{submission, samples, api_runtime_error, wrong_output, correct, *_share, provenance}]"""
-        return self.query("outcome_breakdown", track=track)
+        """[{submission, samples, api_runtime_error, wrong_output, correct, integrity_excluded, *_share,
+        provenance, basis}] from measured samples only."""
+        return self.query("outcome_breakdown", track=track, basis="measured")
+
+    def declared_fast1_curves(self, track: str) -> list[dict]:
+        """fast1_curves from declared samples (a trajectory.csv): shown apart, never ranked."""
+        return self.query("fast1_curves", track=track, basis="declared")
+
+    def declared_outcome_breakdown(self, track: str) -> list[dict]:
+        """outcome_breakdown from declared samples (a trajectory.csv): shown apart, never ranked."""
+        return self.query("outcome_breakdown", track=track, basis="declared")
+
+    def sample_disagreements(self, track: str) -> list[dict]:
+        """[{submission, workload, sample_idx, chain, turn, declared_in, declared_track, declared_outcome,
+        declared_speedup, outcome, status, speedup, reason, selected, kind}]: declared vs measured."""
+        return self.query("sample_disagreements", track=track)
+
+    def trajectory_workloads(self, track: str) -> list[dict]:
+        """[{submission, workload, samples, correct, ..., first_win_n, best_speedup, selected_samples,
+        selected_speedup, selected_outcome, disagreements}] per measured trajectory."""
+        return self.query("trajectory_workloads", track=track)
 
     def workload_results(self, track: str, workload: str) -> list[dict]:
         """Every current row of one workload: [{submission, name, kind, status, reason, ranked, score, ...}]"""
@@ -231,6 +255,11 @@ class Metrics:
             "per_kernel_table": self.per_kernel_table(track),
             "fast1_curves": self.fast1_curves(track),
             "outcome_breakdown": self.outcome_breakdown(track),
+            "best_so_far_curves": self.best_so_far_curves(track),
+            "declared_fast1_curves": self.declared_fast1_curves(track),
+            "declared_outcome_breakdown": self.declared_outcome_breakdown(track),
+            "sample_disagreements": self.sample_disagreements(track),
+            "trajectory_workloads": self.trajectory_workloads(track),
             "roofline": self.roofline(track),
             "handtuned_vs_xla": self.handtuned_vs_xla(track),
             "flags": self.flags(track),

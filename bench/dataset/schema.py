@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 2  # 2: RESULTS freshness_key/runs; SAMPLES holds measured samples of v2 trajectories
 
 #: provenance values: measured by this project's harness, declared by a submitter, or copied from the paper.
 MEASURED = "measured"
 DECLARED = "declared by submitter"
 REPORTED = "reported in the paper, TPU v6e"
 
-#: per-sample outcome classes of a trajectory (the paper's breakdown).
+#: per-sample outcome classes of a trajectory (the paper's breakdown); what a submitter may declare.
 OUTCOMES = ("api_runtime_error", "wrong_output", "correct")
+#: a measured sample whose result carries an excluding integrity flag (or was rejected) is its own class.
+INTEGRITY_EXCLUDED = "integrity_excluded"
+MEASURED_OUTCOMES = (*OUTCOMES, INTEGRITY_EXCLUDED)
 
 #: One evaluation (submission x workload x chip x size x harness version), flattened from EvalResult.
 RESULTS = pa.schema(
@@ -65,7 +68,10 @@ RESULTS = pa.schema(
     ]
 )
 
-#: One sample of a method's trajectory on one workload (what fast1@N and the outcome breakdown use).
+#: One sample of a method's trajectory on one workload (what fast1@N, best-so-far and the outcome breakdown use).
+#: Measured rows (provenance MEASURED) come from evaluating the sample's source with the harness (trajectory v2);
+#: declared rows (provenance DECLARED, a trajectory.csv) only carry what the submitter wrote and live in their
+#: own folder (data/declared/), so they can never enter a verified metric.
 SAMPLES = pa.schema(
     [
         ("schema_version", pa.int32()),
@@ -73,14 +79,29 @@ SAMPLES = pa.schema(
         ("submission", pa.string()),
         ("workload", pa.string()),
         ("sample_idx", pa.int32()),  # 0-based order in which the method produced the samples
-        ("outcome", pa.string()),  # one of OUTCOMES
-        ("latency_ms", pa.float64()),
+        ("chain", pa.int32()),  # iterative methods: which chain, and which turn in it (v2 trajectories)
+        ("turn", pa.int32()),
+        ("outcome", pa.string()),  # one of MEASURED_OUTCOMES (declared rows: OUTCOMES)
+        ("status", pa.string()),  # bench.harness.result.Status of the measurement (measured rows)
+        ("reason", pa.string()),  # the harness's reason, cut to REASON_CHARS
+        ("latency_ms", pa.float64()),  # the sample's kernel median
+        ("baseline_ms", pa.float64()),
         ("speedup", pa.float64()),  # over XLA, when known
-        ("provenance", pa.string()),  # DECLARED or MEASURED
-        ("content_hash", pa.string()),  # hash of the trajectory file it came from
+        ("flags", pa.list_(pa.string())),  # integrity flags of the measurement
+        ("provenance", pa.string()),  # MEASURED or DECLARED
+        ("content_hash", pa.string()),  # sha256 of the trajectory file it came from
+        ("source_hash", pa.string()),  # sha256 of the sample's source (identical sources share one measurement)
+        ("selected", pa.bool_()),  # the submitted kernels/<workload>.py is this sample's source
+        ("declared_outcome", pa.string()),  # what the submitter declared for this sample, if anything
+        ("declared_speedup", pa.float64()),
+        ("tokens_in", pa.int64()),
+        ("tokens_out", pa.int64()),
+        ("harness_version", pa.string()),
+        ("sandbox", pa.string()),
         ("recorded_at", pa.timestamp("us", tz="UTC")),
     ]
 )
+REASON_CHARS = 300
 
 #: Submission metadata, snapshotted from submission.yaml at ingest (the site reads data/, never submissions/).
 SUBMISSIONS = pa.schema(

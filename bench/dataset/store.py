@@ -2,7 +2,10 @@
 
 Layout under `data/` (see data/README.md):
   results/<chip>/<size>/<submission>/<workload>.parquet   one measured evaluation (one row)
-  samples/<chip>/<size>/<submission>.parquet              a submission's trajectory on that track
+  samples/<chip>/<size>/<submission>/<workload>.parquet   measured samples of a v2 trajectory (one row per sample)
+  sample_runs/<chip>/<size>/<submission>/<workload>/<source sha256>.parquet
+                                                          one measured sample source, until its workload is complete
+  declared/<chip>/<size>/<submission>.parquet             a declared trajectory.csv (never a verified metric)
   submissions/<submission>.parquet                        metadata snapshot of submission.yaml
   reported/*.parquet                                      the paper's tables (own tracks, own provenance)
   verdicts.yaml                                           maintainer verdicts on flagged rows
@@ -58,8 +61,20 @@ def results_path(data_dir: Path, chip: str, size: str, submission: str, workload
     return data_path(data_dir, "results", chip, size, submission, f"{workload}.parquet")
 
 
-def samples_path(data_dir: Path, chip: str, size: str, submission: str) -> Path:
-    return data_path(data_dir, "samples", chip, size, f"{submission}.parquet")
+def samples_path(data_dir: Path, chip: str, size: str, submission: str, workload: str) -> Path:
+    """Measured samples of one workload's v2 trajectory, written once all of its samples are measured."""
+    return data_path(data_dir, "samples", chip, size, submission, f"{workload}.parquet")
+
+
+def sample_run_path(data_dir: Path, chip: str, size: str, submission: str, workload: str, source_hash: str) -> Path:
+    """One measured sample source (a journal entry): written as soon as it is measured, so that a killed ingest
+    loses only the samples in flight; removed when the workload's samples file is written."""
+    return data_path(data_dir, "sample_runs", chip, size, submission, workload, f"{source_hash}.parquet")
+
+
+def declared_path(data_dir: Path, chip: str, size: str, submission: str) -> Path:
+    """A trajectory.csv as declared by its submitter: a folder of its own, so it never mixes with measured samples."""
+    return data_path(data_dir, "declared", chip, size, f"{submission}.parquet")
 
 
 def submission_meta_path(data_dir: Path, submission: str) -> Path:

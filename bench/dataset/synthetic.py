@@ -91,26 +91,58 @@ def _lowering(rng: np.random.Generator, ok: bool, has_pallas: bool) -> str | Non
     return "ok" if rng.random() < 0.7 else str(rng.choice(["Mosaic: unsupported op", "Mosaic: block shape"]))
 
 
+STATUS_OF = {"api_runtime_error": "compile_error", "wrong_output": "incorrect", "correct": "correct",
+             schema.INTEGRITY_EXCLUDED: "correct"}
+
+
 def _samples(rng: np.random.Generator, sub: str, workloads: list[str], n_samples: int, track: str,
              now: _dt.datetime) -> pa.Table:
+    """Measured samples of every workload, shaped like ingest's v2 rows: chains x turns, source hashes with repeats,
+    the selected sample (the first correct one), declared values of which about 1% disagree with the measurement."""
     n = len(workloads) * n_samples
     skill = rng.uniform(0.02, 0.5)
-    outcome = rng.choice(list(schema.OUTCOMES), n, p=[(1 - skill) * 0.8, (1 - skill) * 0.2, skill])
-    speed = rng.lognormal(-1.0, 0.5, n)
+    p = [(1 - skill) * 0.78, (1 - skill) * 0.2, skill * 0.98, (1 - skill) * 0.02 + skill * 0.02]
+    outcome = rng.choice(list(schema.MEASURED_OUTCOMES), n, p=p)
+    speed = rng.lognormal(-0.5, 0.5, n)
+    correct = outcome == "correct"
+    idx = np.tile(np.arange(n_samples, dtype=np.int32), len(workloads))
+    turns = 8 if n_samples % 8 == 0 else 1
     cols = {
         "schema_version": np.full(n, schema.SCHEMA_VERSION, np.int32),
         "track": [track] * n,
         "submission": [sub] * n,
         "workload": np.repeat(workloads, n_samples),
-        "sample_idx": np.tile(np.arange(n_samples, dtype=np.int32), len(workloads)),
+        "sample_idx": idx,
         "outcome": outcome,
         "latency_ms": rng.lognormal(0, 1, n),
-        "speedup": np.where(outcome == "correct", speed, np.nan),
+        "speedup": np.where(correct, speed, np.nan),
         "provenance": ["synthetic"] * n,
         "content_hash": [f"synthetic-{sub}"] * n,
         "recorded_at": pa.array([now] * n, pa.timestamp("us", tz="UTC")),
     }
-    return pa.Table.from_pydict(cols, schema=schema.SAMPLES)
+    first_correct = np.zeros(n, bool)
+    for w in range(len(workloads)):  # the submitted kernel: the first correct sample of each workload
+        hits = np.flatnonzero(correct[w * n_samples:(w + 1) * n_samples])
+        if hits.size:
+            first_correct[w * n_samples + hits[0]] = True
+    lie = rng.random(n) < 0.01  # a few declarations disagree with the measurement
+    cols.update(
+        chain=idx // turns, turn=idx % turns,
+        status=[STATUS_OF[o] for o in outcome],
+        reason=np.where(correct, "ok", "synthetic failure"),
+        baseline_ms=rng.lognormal(0, 1, n),
+        flags=[["host_callback"] if o == schema.INTEGRITY_EXCLUDED else [] for o in outcome],
+        source_hash=[f"synthetic-{sub}-{i % 97}" for i in range(n)],
+        selected=first_correct,
+        declared_outcome=np.where(lie, "correct", np.where(outcome == schema.INTEGRITY_EXCLUDED, "correct", outcome)),
+        declared_speedup=np.where(lie | correct, speed * np.where(lie, 4.0, 1.0), np.nan),
+        tokens_in=rng.integers(1000, 9000, n), tokens_out=rng.integers(200, 2000, n),
+        harness_version=["synthetic"] * n, sandbox=["none"] * n,
+    )
+    table = pa.table(cols)
+    return pa.Table.from_arrays(
+        [table[f.name].cast(f.type) if f.name in cols else pa.nulls(n, f.type) for f in schema.SAMPLES],
+        schema=schema.SAMPLES)
 
 
 def _meta(sub: str, kind: str, now: _dt.datetime, n_samples: int) -> pa.Table:
@@ -127,20 +159,38 @@ def _meta(sub: str, kind: str, now: _dt.datetime, n_samples: int) -> pa.Table:
 
 def generate(data_dir: Path, n_submissions: int = 100, n_workloads: int = 50, n_samples: int = 144,
              chip: str = "cpu", size: str = "small", seed: int = 0) -> None:
-    """Write a synthetic dataset under data_dir: an XLA baseline, a hand-tuned set and agent submissions.
+    """Write a synthetic dataset under data_dir: an XLA baseline, a hand-tuned set and `n_submissions` agent
+    submissions, each with a measured trajectory of `n_samples` samples per workload (v2: what ingest stores).
 
-    One batch file per submission (not per evaluation) so that generating 100 x 50 rows stays quick.
+    One batch file per submission (not per evaluation) so that generating 100 x 50 x 144 rows stays quick. Every
+    tenth agent submission also carries a declared trajectory.csv: its measured outcomes as declared, with the
+    rare declaration that disagrees (as in `_samples`).
     """
     rng = np.random.default_rng(seed)
     now = _dt.datetime(2026, 1, 1, tzinfo=_dt.timezone.utc)
     workloads = workload_names(n_workloads)
     track = schema.track_id(chip, size)
-    for i in range(n_submissions):
+    for i in range(n_submissions + 2):
         kind = "baseline" if i == 0 else "hand-tuned" if i == 1 else "agent"
         sub = {"baseline": "synthetic-xla-baseline", "hand-tuned": "synthetic-hand-tuned"}.get(kind, f"synthetic-{i:03d}")
         batch = store.data_path(data_dir, "results", chip, size, sub, "batch.parquet")
         store.write_atomic(_results(rng, sub, kind, workloads, chip, size, now), batch)
         store.write_atomic(_meta(sub, kind, now, n_samples), store.submission_meta_path(data_dir, sub))
-        if kind == "agent":
-            store.write_atomic(_samples(rng, sub, workloads, n_samples, track, now),
-                               store.samples_path(data_dir, chip, size, sub))
+        if kind != "agent":
+            continue
+        samples = _samples(rng, sub, workloads, n_samples, track, now)
+        store.write_atomic(samples, store.samples_path(data_dir, chip, size, sub, "batch"))
+        if i % 10 == 3:
+            store.write_atomic(_declared(samples), store.declared_path(data_dir, chip, size, sub))
+
+
+def _declared(measured: pa.Table) -> pa.Table:
+    """A trajectory.csv's rows: the declared outcome and speedup of each measured sample, nothing measured."""
+    n = measured.num_rows
+    keep = {"schema_version", "track", "submission", "workload", "sample_idx", "content_hash", "recorded_at"}
+    cols = [measured[f.name] if f.name in keep else pa.nulls(n, f.type) for f in schema.SAMPLES]
+    table = pa.Table.from_arrays(cols, schema=schema.SAMPLES)
+    table = table.set_column(schema.SAMPLES.get_field_index("outcome"), "outcome", measured["declared_outcome"])
+    table = table.set_column(schema.SAMPLES.get_field_index("speedup"), "speedup", measured["declared_speedup"])
+    return table.set_column(schema.SAMPLES.get_field_index("provenance"), "provenance",
+                            pa.array([schema.DECLARED] * n, pa.string()))

@@ -34,6 +34,7 @@ from bench.dataset.reader import (
     shown_text,
     yaml_problem,
 )
+from bench.dataset import trajectory as trajectory_v2
 from bench.dataset.schema import OUTCOMES
 
 __all__ = ["Problem", "Submission", "SubmissionInvalid", "check", "load_submission", "submission_dirs", "ID_RE"]
@@ -60,6 +61,7 @@ class Submission:
     kernels: dict[str, Path]  # workload id -> kernel file
     trajectory: list[dict[str, Any]] = field(default_factory=list)
     blobs: dict[str, bytes] = field(default_factory=dict, repr=False)  # relative path -> validated bytes
+    samples: trajectory_v2.Checked = field(default_factory=trajectory_v2.Checked)  # v2: trajectory/<w>.jsonl
 
     def _blob(self, relpath: str) -> bytes:
         return self.blobs[relpath] if relpath in self.blobs else (self.path / relpath).read_bytes()
@@ -485,9 +487,13 @@ def _check(folder: Folder, known: set[str]) -> tuple[Submission | None, list[Pro
         present = {e.relpath[len(KERNELS) + 1:-3] for e in entries if e.relpath.startswith(f"{KERNELS}/")}
         trajectory, tp = _check_trajectory(folder, spec, meta, known, present, blobs)
         problems += tp
+    budget = meta.get("samples_per_workload") if isinstance(meta.get("samples_per_workload"), int) else None
+    kernel_blobs = {w: blobs[f"{KERNELS}/{w}.py"] for w in kernels if f"{KERNELS}/{w}.py" in blobs}
+    samples, sp = trajectory_v2.check_submission(folder, entries, kernel_blobs, known, budget)
+    problems += sp
     if problems:
         return None, problems
-    return Submission(sub_id, root, meta, kernels, trajectory, blobs), []
+    return Submission(sub_id, root, meta, kernels, trajectory, blobs, samples), []
 
 
 def load_submission(root: Path, known: set[str] | None = None, shown: str | None = None) -> Submission:

@@ -1,7 +1,8 @@
 -- The ranking semantics of JAXBench: the ONLY place they are defined.
 -- Inputs (tables loaded by bench/dataset/metrics.py):
 --   results(...)            one row per evaluation, schema bench/dataset/schema.py RESULTS (measured + reported)
---   samples(...)            trajectory samples (SAMPLES)
+--   samples(...)            measured trajectory samples (SAMPLES, data/samples: every sample evaluated by the harness)
+--   declared_samples(...)   declared trajectory samples (SAMPLES, data/declared: a submitter's trajectory.csv)
 --   submissions_raw(...)    submission metadata snapshots (SUBMISSIONS)
 --   verdicts(...)           maintainer verdicts (VERDICTS)
 --   suite(track, workload)  the workloads a track averages over (the denominator)
@@ -82,13 +83,33 @@ JOIN suite AS s ON s.track = ts.track
 LEFT JOIN judged AS j
     ON j.track = ts.track AND j.submission = ts.submission AND j.workload = s.workload;
 
--- Per (track, submission, workload) trajectory: number of samples and the first sample that beats XLA.
+-- Every trajectory sample with its basis: 'measured' (evaluated by our harness: the only basis of the ranking,
+-- the verified curves and the leaderboard's fast1) or 'declared' (what a submitter wrote; shown apart, never mixed).
+-- A declared-provenance row that reached the measured folder is dropped, and a measured one in the declared folder too.
+-- Per sample: whether it beats XLA (correct and speedup > 1; an integrity-flagged sample is never 'correct') and
+-- its floored score. A view, not a copy: 100 x 50 x 144 samples are scanned in milliseconds, copied in seconds.
+CREATE OR REPLACE VIEW trajectory_samples AS
+WITH tagged AS (
+    SELECT 'measured' AS basis, track, submission, workload, sample_idx, chain, turn, outcome, status, reason, speedup,
+           selected, source_hash, declared_outcome, declared_speedup, provenance
+    FROM samples WHERE provenance IS DISTINCT FROM 'declared by submitter'
+    UNION ALL
+    SELECT 'declared' AS basis, track, submission, workload, sample_idx, chain, turn, outcome, NULL, NULL, speedup,
+           NULL, NULL, NULL, NULL, provenance
+    FROM declared_samples WHERE provenance = 'declared by submitter'
+)
+SELECT *,
+    (outcome = 'correct' AND coalesce(speedup, 0) > 1.0) AS beats_xla,
+    CASE WHEN outcome = 'correct' AND speedup > 1.0 THEN speedup ELSE 1.0 END AS score
+FROM tagged;
+
+-- Per (basis, track, submission, workload) trajectory: number of samples and the first sample that beats XLA.
 CREATE OR REPLACE TABLE trajectory_firsts AS
 SELECT
-    track, submission, workload,
+    basis, track, submission, workload,
     count(*) AS n_samples,
-    min(sample_idx) FILTER (WHERE outcome = 'correct' AND speedup > 1.0) AS first_win_idx
-FROM samples
+    min(sample_idx) FILTER (WHERE beats_xla) AS first_win_idx
+FROM trajectory_samples
 GROUP BY ALL;
 
 -- Typical XLA and hand-tuned times per workload of a track (the Table 3 reference columns):
@@ -109,22 +130,50 @@ FROM suite AS s
 LEFT JOIN xla AS x USING (track, workload)
 LEFT JOIN hand AS h USING (track, workload);
 
--- Sample counts per (track, submission, outcome): the pooled per-sample outcome breakdown.
+-- Sample counts per (basis, track, submission, outcome): the pooled per-sample outcome breakdown.
 CREATE OR REPLACE TABLE sample_outcomes AS
-SELECT track, submission, outcome, count(*) AS n, any_value(provenance) AS provenance
-FROM samples
+SELECT basis, track, submission, outcome, count(*) AS n, any_value(provenance) AS provenance
+FROM trajectory_samples
 GROUP BY ALL;
 
--- Per (track, submission) with a trajectory: workloads won within the budget, samples, pooled correct rate
+-- Per (track, submission) with a measured trajectory (declared samples never count here): workloads won within the budget, samples, pooled correct rate
 -- (both leaderboard kinds show them; on a readiness track a "win" is an interpret-mode timing).
 CREATE OR REPLACE TABLE trajectory_summary AS
 WITH firsts AS (
     SELECT track, submission, count(*) FILTER (WHERE first_win_idx IS NOT NULL) AS fast1_wins,
            sum(n_samples) AS samples
-    FROM trajectory_firsts GROUP BY ALL
+    FROM trajectory_firsts WHERE basis = 'measured' GROUP BY ALL
 ),
 pooled AS (
     SELECT track, submission, coalesce(sum(n) FILTER (WHERE outcome = 'correct'), 0) / sum(n) AS sample_correct_rate
-    FROM sample_outcomes GROUP BY ALL
+    FROM sample_outcomes WHERE basis = 'measured' GROUP BY ALL
 )
 SELECT * FROM firsts FULL OUTER JOIN pooled USING (track, submission);
+
+-- Measured samples whose declared values disagree with the measurement: the outcome differs
+-- ('outcome'), or both are correct but only one of them beats XLA ('speedup'). Declared values come from the
+-- sample's own line in its v2 trajectory, or from a trajectory.csv row of the same submission, workload and
+-- sample index (declared on the submitter's hardware, which may differ from this track's).
+CREATE OR REPLACE TABLE sample_disagreements AS
+WITH declared AS (
+    SELECT submission, workload, sample_idx, declared_outcome AS d_outcome,
+           declared_speedup AS d_speedup, 'trajectory' AS declared_in, track
+    FROM trajectory_samples WHERE basis = 'measured' AND declared_outcome IS NOT NULL
+    UNION ALL
+    SELECT submission, workload, sample_idx, outcome, speedup, 'trajectory.csv', track
+    FROM trajectory_samples WHERE basis = 'declared'
+),
+pairs AS (
+    SELECT m.track, m.submission, m.workload, m.sample_idx, m.chain, m.turn, d.declared_in, d.track AS declared_track,
+           d.d_outcome AS declared_outcome, d.d_speedup AS declared_speedup,
+           m.outcome, m.status, m.speedup, m.reason, m.selected,
+           CASE WHEN d.d_outcome <> m.outcome THEN 'outcome'
+                WHEN (d.d_outcome = 'correct' AND coalesce(d.d_speedup, 0) > 1.0) <> m.beats_xla THEN 'speedup'
+           END AS kind
+    FROM trajectory_samples AS m
+    JOIN declared AS d
+        ON d.submission = m.submission AND d.workload = m.workload AND d.sample_idx = m.sample_idx
+       AND (d.declared_in = 'trajectory.csv' OR d.track = m.track)
+    WHERE m.basis = 'measured'
+)
+SELECT * FROM pairs WHERE kind IS NOT NULL;

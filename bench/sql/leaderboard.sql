@@ -1,7 +1,7 @@
 -- Ranking kind "speed" (tracks of accelerator timings; see track_ranking in base.sql).
 -- One row per submission of $track, best first (the baseline sanity row last, unranked): geomean and mean of the floored per-benchmark
 -- scores over the track's suite, correct and Pallas counts, excluded rows, end-of-budget fast1 and
--- the pooled per-sample correct rate. Table-2-style aggregates the paper reports without per-kernel
+-- the pooled per-sample correct rate (both from measured samples only: declared ones never enter the leaderboard). Table-2-style aggregates the paper reports without per-kernel
 -- numbers are appended as they were reported (provenance says so).
 WITH agg AS (
     SELECT

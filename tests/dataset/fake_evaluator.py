@@ -1,10 +1,12 @@
 """A fast, deterministic stand-in for bench.harness.evaluate.evaluate (ingest tests never run kernels).
 
 The verdict depends only on the kernel file's content: "# fake: incorrect" / "# fake: flag=<f>" /
-"# fake: harness_error" / "# fake: raise" markers; the speedup is derived from its hash. "# fake: noisy" gives
+"# fake: harness_error" / "# fake: raise" / "# fake: status=<status>" / "# fake: speedup=<x>" markers; the speedup
+is derived from its hash unless a marker sets it. "# fake: noisy" gives
 timings with a wide spread (IQR 50 % of the median) and speedups 3.0, 1.0, 2.0 on successive calls (a counter
 per file, this process), "# fake: noisy_then_incorrect" the same but incorrect from the second call on. Each call
-sleeps FAKE_EVAL_SLEEP seconds so that a test can kill ingest mid-run.
+sleeps FAKE_EVAL_SLEEP seconds so that a test can kill ingest mid-run, and appends the sha256 of the file it
+evaluated to FAKE_EVAL_LOG when set (tests count evaluations).
 """
 
 from __future__ import annotations
@@ -30,11 +32,18 @@ def _timing(ms: float, iqr: float = 0.0) -> Timing:
 def evaluate(task: EvalTask) -> EvalResult:
     time.sleep(float(os.environ.get("FAKE_EVAL_SLEEP", "0")))
     src = task.kernel_path.read_text()
+    if os.environ.get("FAKE_EVAL_LOG"):
+        with open(os.environ["FAKE_EVAL_LOG"], "a") as log:
+            log.write(hashlib.sha256(src.encode()).hexdigest() + "\n")
     if "# fake: raise" in src:
         raise RuntimeError("fake evaluator bug")
     digest = int(hashlib.sha256(src.encode()).hexdigest()[:8], 16)
     speedup = 0.5 + (digest % 300) / 100.0
+    if m := re.search(r"# fake: speedup=(\S+)", src):
+        speedup = float(m.group(1))
     status = Status.INCORRECT if "# fake: incorrect" in src else Status.CORRECT
+    if m := re.search(r"# fake: status=(\S+)", src):
+        status = Status(m.group(1))
     if "# fake: harness_error" in src:
         status = Status.ERROR
     flags = re.findall(r"# fake: flag=(\S+)", src)

@@ -237,7 +237,7 @@ def test_data_path_refuses_to_leave_data(tmp_path):
         with pytest.raises(store.UnsafeDataPath):
             store.data_path(data, *parts)
     with pytest.raises(store.UnsafeDataPath):
-        store.samples_path(data, "..", "..", "evil")
+        store.samples_path(data, "..", "..", "evil", "8p_GEMM")
     (data / "results").mkdir(parents=True)
     (data / "results" / "cpu").symlink_to(tmp_path)  # a link inside data/ pointing out of it
     with pytest.raises(store.UnsafeDataPath):

@@ -1,0 +1,208 @@
+"""Evaluate every sample of v2 trajectories with the harness and store one measured row per sample.
+
+Why: fast1@N, best-so-far curves and the outcome breakdown must come from what our harness measured, never from
+what a submitter declares. So `bench ingest` runs each sample's source through the same pipeline as a submitted
+kernel (same task construction: sandbox, seeds policy, integrity checks), on the track being ingested.
+
+Work and storage, per (submission, workload) trajectory file:
+- identical sources are evaluated once (sha256 of the source); measurements of unchanged sources are reused
+  from the previous samples file and from the journal when the harness version is the same;
+- each measured source is written at once, atomically, as a journal entry (`store.sample_run_path`), so a
+  kill -9 loses only the sample in flight and a rerun evaluates only what is missing;
+- when every sample has a measurement, the workload's samples file (`store.samples_path`) is written
+  atomically, one row per sample in order, and the journal entries are removed.
+Samples of one workload go to the harness together (`evaluate_batch`), the one place that would switch to a
+warm runner that reuses the baseline, inputs and reference outputs between candidates of one workload.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import pyarrow as pa
+
+import bench
+from bench.dataset import schema, store, trajectory
+from bench.dataset.ingest import Report, run_task, task_for
+from bench.dataset.reader import Folder
+from bench.dataset.validate import Submission
+from bench.harness.result import EvalResult, Status
+
+FAILURE_STATUSES = {Status.COMPILE_ERROR, Status.RUNTIME_ERROR, Status.TIMEOUT, Status.OUT_OF_MEMORY, Status.CRASHED}
+
+
+def outcome_of(status: str, flags: list[str]) -> str:
+    """The paper's per-sample class of one measurement; an excluding integrity flag (or a rejected result) is
+    its own class, whatever else happened, so that a flagged sample never counts as correct or as a plain error."""
+    if status == Status.REJECTED.value or any(store.is_excluding(f) for f in flags):
+        return schema.INTEGRITY_EXCLUDED
+    if status == Status.CORRECT.value:
+        return "correct"
+    if status == Status.INCORRECT.value:
+        return "wrong_output"
+    if Status(status) in FAILURE_STATUSES:
+        return "api_runtime_error"
+    raise ValueError(f"status {status!r} has no sample outcome (harness errors are not stored)")
+
+
+@dataclass
+class SampleJob:
+    submission: Submission
+    workload: str
+    content_hash: str  # trajectory bytes + submitted kernel bytes: what the samples file was computed from
+    missing: int  # sources to evaluate
+
+
+def _read(sub: Submission, workload: str) -> tuple[trajectory.Trajectory, str, list[int]]:
+    """Re-read a trajectory at ingest through the bounded reader (its bytes may have changed since validation),
+    re-parse it and re-check the selection rule against the validated kernel bytes. Returns the trajectory, the
+    content hash (trajectory + kernel bytes: what the samples file is computed from) and the selected samples."""
+    folder = Folder(sub.path, f"submissions/{sub.id}")
+    try:
+        data = folder.read_bytes(trajectory.relpath(workload), trajectory.LIMITS.jsonl_bytes)
+    except trajectory.SubmissionInvalid as exc:
+        raise trajectory.TrajectoryError("; ".join(map(str, exc.problems))) from None
+    parsed = trajectory.parse(data, workload, folder.where(trajectory.relpath(workload)))
+    if parsed.trajectory is None:
+        raise trajectory.TrajectoryError("; ".join(map(str, parsed.problems)))
+    kernel = sub.blobs[f"kernels/{workload}.py"]
+    if (bad := trajectory.selection_problem(parsed.trajectory, kernel, folder.where(f"kernels/{workload}.py"))):
+        raise trajectory.TrajectoryError(str(bad))
+    h = hashlib.sha256(data)
+    h.update(b"\0")
+    h.update(kernel)
+    return parsed.trajectory, h.hexdigest(), parsed.trajectory.samples_with(trajectory.source_hash(kernel))
+
+
+def _current_rows(path: Path) -> list[dict[str, Any]]:
+    old = store.read_one(path, schema.SAMPLES)
+    return old.to_pylist() if old is not None else []
+
+
+def _reusable(data_dir: Path, chip: str, size: str, sub: str, workload: str) -> dict[str, dict[str, Any]]:
+    """source hash -> measured row, from the previous samples file and the journal, this harness version only."""
+    out: dict[str, dict[str, Any]] = {}
+    rows = _current_rows(store.samples_path(data_dir, chip, size, sub, workload))
+    journal = store.sample_run_path(data_dir, chip, size, sub, workload, "x").parent
+    for f in sorted(journal.glob("*.parquet")) if journal.is_dir() else []:
+        rows += _current_rows(f)
+    for r in rows:
+        if r.get("harness_version") == bench.HARNESS_VERSION and r.get("provenance") == schema.MEASURED and r.get("status"):
+            out[r["source_hash"]] = r
+    return out
+
+
+def plan_samples(subs: list[Submission], data_dir: Path, chip: str, size: str, workloads: set[str] | None,
+                 force: bool, report: Report) -> tuple[list[SampleJob], int]:
+    """The trajectory files with samples to evaluate or a samples file to write, and how many are current."""
+    jobs, current = [], 0
+    for sub in subs:
+        for wid in sorted(sub.samples.files):
+            if workloads and wid not in workloads:
+                continue
+            try:
+                traj, h, _ = _read(sub, wid)
+            except trajectory.TrajectoryError as e:
+                report.failed.append((sub.id, wid, f"trajectory: {e}"))
+                continue
+            target = store.samples_path(data_dir, chip, size, sub.id, wid)
+            rows = _current_rows(target)
+            if not force and rows and all(r["content_hash"] == h and r["harness_version"] == bench.HARNESS_VERSION
+                                          for r in rows) and len(rows) == len(traj.samples):
+                current += 1
+                continue
+            have = {} if force else _reusable(data_dir, chip, size, sub.id, wid)
+            missing = sum(1 for d in traj.unique_sources() if d not in have)
+            jobs.append(SampleJob(sub, wid, h, missing))
+    return jobs, current
+
+
+def evaluate_batch(workload: str, sources: dict[str, str], size: str, official: bool,
+                   evaluator: str) -> Iterator[tuple[str, EvalResult | BaseException]]:
+    """Evaluate candidate sources of one workload, yielding (source hash, result or the harness's exception) as
+    each finishes. One place to switch to a warm per-workload runner; today one harness evaluation per source,
+    built exactly like a submitted kernel's task (`ingest.task_for`)."""
+    with tempfile.TemporaryDirectory(prefix="jaxbench-samples-") as tmp:
+        for digest, source in sources.items():
+            path = Path(tmp) / f"sample_{digest[:16]}.py"
+            path.write_text(source, encoding="utf-8")
+            task = task_for(workload, path, size, official)
+            try:
+                yield digest, EvalResult.model_validate_json(run_task(evaluator, task.model_dump_json()))
+            except Exception as exc:  # noqa: BLE001  a harness bug must not stop the other samples
+                yield digest, exc
+            finally:
+                path.unlink(missing_ok=True)
+
+
+def measured_row(r: EvalResult, sub: str, workload: str, digest: str, track: str) -> dict[str, Any]:
+    """One source's measurement as a journal row (the sample-specific columns are filled at consolidation)."""
+    flags = list(r.integrity.flags)
+    reason = r.reason or (r.correctness.reason if r.correctness else None) or r.error
+    return {
+        "schema_version": schema.SCHEMA_VERSION, "track": track, "submission": sub, "workload": workload,
+        "outcome": outcome_of(r.status.value, flags), "status": r.status.value,
+        "reason": reason[: schema.REASON_CHARS] if reason else None,
+        "latency_ms": r.kernel.median_ms if r.kernel else None,
+        "baseline_ms": r.baseline.median_ms if r.baseline else None,
+        "speedup": r.speedup_vs_baseline, "flags": flags, "provenance": schema.MEASURED, "source_hash": digest,
+        "harness_version": r.env.harness_version if r.env else bench.HARNESS_VERSION,
+        "sandbox": r.env.sandbox if r.env else None, "recorded_at": _dt.datetime.now(_dt.timezone.utc),
+    }
+
+
+def _consolidate(job: SampleJob, traj: trajectory.Trajectory, selected: set[int], have: dict[str, dict[str, Any]],
+                 data_dir: Path, chip: str, size: str) -> None:
+    rows = []
+    for s in traj.samples:
+        m = dict(have[s.source_hash])
+        m.update(schema_version=schema.SCHEMA_VERSION, track=schema.track_id(chip, size), submission=job.submission.id,
+                 workload=job.workload, sample_idx=s.sample, chain=s.chain, turn=s.turn, content_hash=job.content_hash,
+                 selected=s.sample in selected, declared_outcome=s.declared.outcome if s.declared else None,
+                 declared_speedup=s.declared.speedup if s.declared else None, tokens_in=s.tokens_in,
+                 tokens_out=s.tokens_out)
+        rows.append(m)
+    store.write_atomic(pa.Table.from_pylist(rows, schema=schema.SAMPLES),
+                       store.samples_path(data_dir, chip, size, job.submission.id, job.workload))
+    journal = store.sample_run_path(data_dir, chip, size, job.submission.id, job.workload, "x").parent
+    shutil.rmtree(journal, ignore_errors=True)
+
+
+def run_sample_job(job: SampleJob, data_dir: Path, chip: str, size: str, official: bool, evaluator: str,
+                   report: Report, force: bool = False, progress: Callable[[int], Any] | None = None) -> None:
+    """Evaluate what is missing of one trajectory file, journal each measurement, then write its samples file."""
+    sub, wid = job.submission.id, job.workload
+    try:
+        traj, h, selected = _read(job.submission, wid)
+    except trajectory.TrajectoryError as e:
+        report.failed.append((sub, wid, f"trajectory: {e}"))
+        return
+    if h != job.content_hash:
+        report.failed.append((sub, wid, "trajectory changed during ingest: rerun"))
+        return
+    track = schema.track_id(chip, size)
+    have = {} if force else _reusable(data_dir, chip, size, sub, wid)
+    todo = {d: src for d, src in traj.unique_sources().items() if d not in have}
+    failed = 0
+    for digest, out in evaluate_batch(wid, todo, size, official, evaluator):
+        if isinstance(out, BaseException) or out.status == Status.ERROR:
+            why = f"{type(out).__name__}: {out}" if isinstance(out, BaseException) else (out.reason or out.error)
+            report.failed.append((sub, wid, f"sample source {digest[:12]}: harness error: {why}"))
+            failed += 1
+        else:
+            row = measured_row(out, sub, wid, digest, track)
+            store.write_atomic(pa.Table.from_pylist([row], schema=schema.SAMPLES),
+                               store.sample_run_path(data_dir, chip, size, sub, wid, digest))
+            have[digest] = row
+        if progress:
+            progress(1)
+    if failed:
+        return  # measured sources stay in the journal; the next ingest retries only the failed ones
+    _consolidate(job, traj, set(selected), have, data_dir, chip, size)
+    report.samples.append((sub, wid, len(traj.samples), len(todo)))

@@ -1,0 +1,245 @@
+"""Trajectory format v2: every sample a method produced, with its complete source, one JSONL file per workload.
+
+`submissions/<id>/trajectory/<workload_id>.jsonl`, one JSON object per line, in the order produced:
+
+    {"sample": 0, "chain": 0, "turn": 0, "source": "<the complete kernel file>",
+     "declared": {"outcome": "correct", "speedup": 1.3}, "tokens_in": 5120, "tokens_out": 2048}
+
+`declared` and the token counts are optional. Why the sources travel with the submission: fast1@N and the
+per-sample outcome breakdown are computed from what our harness measures on each sample (bench ingest), never
+from what the submitter declares; declared values are kept only to list where they disagree with the measurement.
+
+Everything here is a check of bytes a submitter controls: files are read through the strict bounded reader of
+submission folders (bench.dataset.reader.Folder: contained, no symlinks, regular files, size limits), lines are
+parsed into strict pydantic models, and every problem names the file, the line and the field.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from bench.dataset.reader import LIMITS, Entry, Folder, Problem, SubmissionInvalid
+
+TRAJECTORY_DIR = "trajectory"
+SUFFIX = ".jsonl"
+#: Bounds on what a submitter can make us read (a paper-sized trajectory is 144 samples of ~10 KB); the file
+#: itself is bounded by LIMITS.jsonl_bytes, one sample's source like a kernel file.
+MAX_SOURCE_BYTES = LIMITS.kernel_bytes
+MAX_SAMPLES = 1024
+MAX_PROBLEMS = 20  # per file: one broken generator would otherwise print thousands of lines
+
+
+class TrajectoryError(Exception):
+    """A trajectory that cannot be used at ingest (unreadable, invalid, or no longer matching its kernel)."""
+
+
+class Declared(BaseModel):
+    """What the submitter says a sample did: shown only beside the measurement, never ranked."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    outcome: Literal["api_runtime_error", "wrong_output", "correct"]
+    speedup: float | None = Field(None, gt=0)
+
+    @field_validator("speedup", mode="before")
+    @classmethod
+    def _finite(cls, v: object) -> object:
+        if isinstance(v, int) and not isinstance(v, bool):
+            v = float(v)
+        if isinstance(v, float) and not math.isfinite(v):
+            raise ValueError("must be a finite number")
+        return v
+
+
+class Sample(BaseModel):
+    """One line of a trajectory file."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    sample: int = Field(ge=0)
+    chain: int = Field(ge=0)
+    turn: int = Field(ge=0)
+    source: str = Field(min_length=1)
+    declared: Declared | None = None
+    tokens_in: int | None = Field(None, ge=0)
+    tokens_out: int | None = Field(None, ge=0)
+
+    @field_validator("source")
+    @classmethod
+    def _bounded_utf8(cls, v: str) -> str:
+        try:
+            n = len(v.encode("utf-8"))
+        except UnicodeEncodeError:
+            raise ValueError("is not valid UTF-8 text (lone surrogate escape)") from None
+        if n > MAX_SOURCE_BYTES:
+            raise ValueError(f"is {n} bytes, more than the limit of {MAX_SOURCE_BYTES}")
+        return v
+
+    @property
+    def source_hash(self) -> str:
+        return source_hash(self.source.encode("utf-8"))
+
+
+def source_hash(data: bytes) -> str:
+    """sha256 of a kernel file's bytes: identical sources are evaluated once; the selection rule compares these."""
+    return hashlib.sha256(data).hexdigest()
+
+
+@dataclass
+class Trajectory:
+    """A parsed trajectory file of one workload: its samples in order and the hash of the bytes they came from."""
+
+    workload: str
+    samples: list[Sample]
+    file_hash: str
+
+    def hashes(self) -> list[str]:
+        return [s.source_hash for s in self.samples]
+
+    def unique_sources(self) -> dict[str, str]:
+        """source hash -> source, in first-seen order: what has to be evaluated."""
+        out: dict[str, str] = {}
+        for s in self.samples:
+            out.setdefault(s.source_hash, s.source)
+        return out
+
+    def samples_with(self, digest: str) -> list[int]:
+        return [s.sample for s in self.samples if s.source_hash == digest]
+
+
+@dataclass
+class Parsed:
+    trajectory: Trajectory | None
+    problems: list[Problem] = field(default_factory=list)
+
+
+def _pydantic_problems(e: ValidationError, where: str) -> list[Problem]:
+    out = []
+    for err in e.errors():
+        loc = ".".join(str(p) for p in err["loc"]) or "(line)"
+        msg = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            msg = f"unknown field (allowed: {sorted(Sample.model_fields)}; declared: {sorted(Declared.model_fields)})"
+        out.append(Problem(where, loc, msg))
+    return out
+
+
+def parse(data: bytes, workload: str, rel: str) -> Parsed:
+    """Parse a trajectory file's bytes. `rel` names the file in problems (e.g. "submissions/x/trajectory/w.jsonl")."""
+    problems: list[Problem] = []
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return Parsed(None, [Problem(rel, "(file)", f"not UTF-8: {e}")])
+    lines = text.splitlines()
+    if len(lines) > MAX_SAMPLES:
+        return Parsed(None, [Problem(rel, "(file)", f"{len(lines)} lines, more than the limit of {MAX_SAMPLES} samples")])
+    samples: list[Sample] = []
+    seen_pos: dict[tuple[int, int], int] = {}
+    for i, line in enumerate(lines):
+        where = f"{rel}:{i + 1}"
+        if len(problems) >= MAX_PROBLEMS:
+            problems.append(Problem(rel, "(file)", "too many problems, stopped here"))
+            break
+        if not line.strip():
+            problems.append(Problem(where, "(line)", "empty line (one JSON object per line, no blank lines)"))
+            continue
+        try:
+            obj = json.loads(line, parse_constant=_no_constant)
+        except (ValueError, RecursionError) as e:
+            problems.append(Problem(where, "(line)", f"not valid JSON: {e}"))
+            continue
+        if not isinstance(obj, dict):
+            problems.append(Problem(where, "(line)", f"expected a JSON object, got {type(obj).__name__}"))
+            continue
+        try:
+            s = Sample.model_validate(obj)
+        except ValidationError as e:
+            problems += _pydantic_problems(e, where)
+            continue
+        if s.sample != i:
+            problems.append(Problem(where, "sample", f"expected {i} (samples count from 0 without gaps, in order), got {s.sample}"))
+        pos = (s.chain, s.turn)
+        if pos in seen_pos:
+            problems.append(Problem(where, "chain/turn", f"chain {s.chain} turn {s.turn} repeats sample {seen_pos[pos]}"))
+        seen_pos.setdefault(pos, s.sample)
+        samples.append(s)
+    if not lines:
+        problems.append(Problem(rel, "(file)", "empty: a trajectory file holds at least one sample"))
+    if problems:
+        return Parsed(None, problems)
+    return Parsed(Trajectory(workload, samples, source_hash(data)))
+
+
+def _no_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def relpath(workload: str) -> str:
+    return f"{TRAJECTORY_DIR}/{workload}{SUFFIX}"
+
+
+def read(folder: Folder, workload: str) -> Parsed:
+    """Read (bounded, through the submission folder reader) and parse trajectory/<workload>.jsonl."""
+    try:
+        data = folder.read_bytes(relpath(workload), LIMITS.jsonl_bytes)
+    except SubmissionInvalid as exc:
+        return Parsed(None, exc.problems)
+    return parse(data, workload, folder.where(relpath(workload)))
+
+
+@dataclass
+class Checked:
+    """The validated v2 trajectories of one submission: files, sample counts, and which samples were submitted."""
+
+    files: dict[str, str] = field(default_factory=dict)  # workload -> path relative to the submission folder
+    counts: dict[str, int] = field(default_factory=dict)
+    selected: dict[str, list[int]] = field(default_factory=dict)  # workload -> samples identical to the kernel file
+
+
+def selection_problem(traj: Trajectory, kernel: bytes, where: str) -> Problem | None:
+    """The selection rule: the submitted kernel file must be byte-identical to one of the workload's samples."""
+    if traj.samples_with(source_hash(kernel)):
+        return None
+    return Problem(where, "selection rule",
+                   f"not one of the {len(traj.samples)} samples of {relpath(traj.workload)} (compared byte for byte, "
+                   f"sha256 {source_hash(kernel)[:12]}); submit the sample you selected, unchanged")
+
+
+def check_submission(folder: Folder, entries: list[Entry], kernels: dict[str, bytes], known: set[str],
+                     budget: int | None) -> tuple[Checked, list[Problem]]:
+    """Validate trajectory/ of one submission (its layout is checked by validate): workload names, every file,
+    the sample budget, a kernel for each trajectory, and the selection rule."""
+    out, problems = Checked(), []
+    names = [e.relpath for e in entries if e.kind == "file" and e.relpath.startswith(f"{TRAJECTORY_DIR}/")
+             and e.relpath.endswith(SUFFIX) and e.relpath.count("/") == 1]
+    for rel in names:
+        wid = rel[len(TRAJECTORY_DIR) + 1:-len(SUFFIX)]
+        where = folder.where(rel)
+        if wid not in known:
+            problems.append(Problem(where, "workload id", f"unknown workload {wid!r} (see `bench list`)"))
+            continue
+        parsed = read(folder, wid)
+        problems += parsed.problems
+        traj = parsed.trajectory
+        if traj is None:
+            continue
+        if budget is not None and len(traj.samples) > budget:
+            problems.append(Problem(where, "(file)", f"{len(traj.samples)} samples, more than samples_per_workload "
+                                                     f"({budget}) in submission.yaml"))
+        kernel_rel = f"kernels/{wid}.py"
+        if wid not in kernels:
+            problems.append(Problem(folder.where(kernel_rel), "(file)", f"absent, but {rel} holds this workload's "
+                                    "samples: submit the sample you selected as the kernel"))
+            continue
+        if (bad := selection_problem(traj, kernels[wid], folder.where(kernel_rel))):
+            problems.append(bad)
+            continue
+        out.files[wid] = rel
+        out.counts[wid] = len(traj.samples)
+        out.selected[wid] = traj.samples_with(source_hash(kernels[wid]))
+    return out, problems
