@@ -67,11 +67,15 @@ def make_hostile_dataset(data: Path, subs: Path) -> None:
     for m in (meta, xla):
         store.write_atomic(pa.Table.from_pylist([m], schema=schema.SUBMISSIONS),
                            store.submission_meta_path(data, m["submission"]))
-    samples = [{n: None for n in schema.SAMPLES.names} | {
-        "schema_version": schema.SCHEMA_VERSION, "track": "cpu/small", "submission": SUB, "workload": w, "sample_idx": i,
-        "outcome": "correct" if i else "wrong_output", "speedup": 1.2 if i else None, "provenance": schema.DECLARED,
-        "content_hash": "h", "recorded_at": T0} for w in WORKLOADS for i in range(2)]
-    store.write_atomic(pa.Table.from_pylist(samples, schema=schema.SAMPLES), store.samples_path(data, "cpu", "small", SUB))
+    for w in WORKLOADS:
+        samples = [{n: None for n in schema.SAMPLES.names} | {
+            "schema_version": schema.SCHEMA_VERSION, "track": "cpu/small", "submission": SUB, "workload": w,
+            "sample_idx": i, "chain": 0, "turn": i, "outcome": "correct" if i else "wrong_output",
+            "status": "correct" if i else "incorrect", "reason": hostile("sample_reason")[:schema.REASON_CHARS],
+            "speedup": 1.2 if i else None, "flags": [], "provenance": schema.MEASURED, "content_hash": "h",
+            "source_hash": f"s{i}", "selected": i == 1, "recorded_at": T0} for i in range(2)]
+        store.write_atomic(pa.Table.from_pylist(samples, schema=schema.SAMPLES),
+                           store.samples_path(data, "cpu", "small", SUB, w))
     (subs / SUB / "kernels").mkdir(parents=True)
     (subs / SUB / "kernels" / "8p_GEMM.py").write_text(f"def workload(a, b):\n    return a @ b\n# {hostile('source')}\n")
 
