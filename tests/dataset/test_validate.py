@@ -119,7 +119,8 @@ def test_one_document_describes_the_format():
     doc = (ROOT / "docs" / "submit.md").read_text()
     for name in list(validate.REQUIRED) + list(validate.OPTIONAL):
         assert f"| `{name}` |" in doc, name
-    for part in (validate.META_FILE, f"{validate.KERNELS}/<workload_id>.py", f"{validate.SOURCE_DIR}/", "trajectory.csv"):
+    for part in (validate.META_FILE, f"{validate.KERNELS}/<workload_id>.py", f"{validate.SOURCE_DIR}/", "trajectory.csv",
+                 f"{validate.TRAJECTORY_DIR}/<workload_id>.jsonl"):
         assert part in doc, part
     readme = (SUBMISSIONS_DIR / "README.md").read_text()
     assert "docs/submit.md" in readme and "| `name` |" not in readme
