@@ -9,6 +9,11 @@ out = (z_norm + y) * y.
 Degenerate (spec section 5), kept exactly as upstream: over a 1x1 extent the mean is z itself and the variance
 is 0, so z_norm = 0 * in_weight + in_bias and the output is (in_bias + y) * y, independent of x and W: the GEMM
 can be skipped entirely.
+This is the original JAXBench's translation of KernelBench's model, kept for comparability with the paper (an
+independent PyTorch oracle of KernelBench level 2 agrees with our translations on 31 of 33 workloads; this is one of
+the two others). Measured at small size (`bench audit 26k`, bench/audit/translation.py): redrawing x, bmm_weight, or
+x, bmm_weight and bmm_bias together changes the output by exactly 0 (max |change| 0), and (in_bias + y) * y
+computed without the GEMM equals the baseline's output bit for bit. A kernel that skips the GEMM is correct here.
 """
 
 import jax

@@ -5,6 +5,12 @@ from split(key(0xBADC0DE), 2): weight (in, out) and bias (out,), N(0,1)*0.02; gn
 gn_bias = zeros(out). The bias is added after the swish (no bias inside the GEMM). GroupNorm: the out
 features split into num_groups contiguous groups, biased variance, eps 1e-5, then the affine.
 num_groups is a CONFIG constant (SMALL keeps it; it still divides the small out_features).
+KernelBench's model computes nn.Linear(x), which has a bias, before the swish; the original JAXBench's translation
+drops that bias (only the extra `bias` after the swish remains). We keep its choice for comparability with the paper
+(an independent PyTorch oracle of KernelBench level 2 agrees with our translations on 31 of 33 workloads; this is one
+of the two others). Measured at small size (`bench audit 29k`, bench/audit/translation.py): adding a Linear bias drawn
+N(0, 1) * 0.02 changes the output by relative L2 0.078, max |change| 0.78 against mean |y| 0.83, so a kernel
+that implements KernelBench's model with its Linear bias fails both our gate and upstream's.
 """
 
 import jax

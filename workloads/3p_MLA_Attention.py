@@ -1,12 +1,16 @@
 """3p_MLA_Attention: DeepSeek-V3 multi-head latent attention, from hidden states to the output projection.
 
 Upstream: JAXBench/benchmark/3p_MLA_Attention/baseline.py, DeepSeek-V3-671B shapes from MaxText.
-Inputs from key(42) split 8 (keys 0..6 used): x (B, S, E) ~ N(0, 1); q_down (E, q_lora), q_up (q_lora, H*(nope+rope)),
-kv_down (E, kv_lora+rope), k_up (kv_lora, H*nope), v_up (kv_lora, H*v_dim), o_proj (H*v_dim, E), all ~ N(0, 1) * 0.02.
+Inputs from key(42) split 8 (keys 0..6 used): x (B, S, E) ~ N(0, 1); q_down_proj (E, q_lora),
+q_up_proj (q_lora, H*(nope+rope)), kv_down_proj (E, kv_lora+rope), k_up_proj (kv_lora, H*nope),
+v_up_proj (kv_lora, H*v_dim), o_proj (H*v_dim, E), all ~ N(0, 1) * 0.02.
 Computation: low-rank q and kv projections; q splits into nope/rope parts, kv into the latent and one shared rope key;
 rotate-half RoPE (theta 10000, cos/sin cast to the input dtype) on the q rope part and the shared k rope part (broadcast
 over heads); causal softmax attention with scale (nope+rope)**-0.5 and fill -1e9; output projection.
 Head count and head dims are derived from the weight shapes, so both sizes run.
+The op order is upstream's (issue #19): the shared rope key is broadcast over the heads before it is rotated, and
+q/k/v are transposed to (B, H, S, D) before the score einsum; rotating first, or einsums over (B, S, H, D), give the
+same values but a different compiled program.
 """
 
 import jax
@@ -53,10 +57,18 @@ def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = Non
     return x, q_down, q_up, kv_down, k_up, v_up, o_proj
 
 
+def _rope_tables(rope_dim, seq_len, theta, dtype):
+    """cos, sin (S, rope_dim / 2) of the RoPE angles, computed in f32 and cast to the input dtype (as upstream)."""
+    freqs = 1.0 / (theta ** (jnp.arange(0, rope_dim, 2, dtype=jnp.float32) / rope_dim))
+    angles = jnp.outer(jnp.arange(seq_len, dtype=jnp.float32), freqs)
+    return jnp.cos(angles).astype(dtype), jnp.sin(angles).astype(dtype)
+
+
 def _rotate_half(t, cos, sin):
-    """Rotate-half RoPE on the last axis: [t1*cos - t2*sin, t2*cos + t1*sin]."""
+    """Rotate-half RoPE of t (B, S, H, rope): [t1*cos - t2*sin, t2*cos + t1*sin] over the halves of the last axis."""
     half = t.shape[-1] // 2
     t1, t2 = t[..., :half], t[..., half:]
+    cos, sin = cos[None, :, None, :], sin[None, :, None, :]
     return jnp.concatenate([t1 * cos - t2 * sin, t2 * cos + t1 * sin], axis=-1)
 
 
@@ -68,25 +80,25 @@ def workload(x, q_down_proj, q_up_proj, kv_down_proj, k_up_proj, v_up_proj, o_pr
     nope = k_up_proj.shape[1] // num_heads
     vdim = v_up_proj.shape[1] // num_heads
 
-    q = ((x @ q_down_proj) @ q_up_proj).reshape(batch, seq_len, num_heads, nope + rope)
+    q = jnp.dot(jnp.dot(x, q_down_proj), q_up_proj).reshape(batch, seq_len, num_heads, nope + rope)
     q_nope, q_rope = q[..., :nope], q[..., nope:]
-    kv = x @ kv_down_proj
-    latent, k_rope = kv[..., :kv_lora], kv[..., kv_lora:]
-    k_nope = (latent @ k_up_proj).reshape(batch, seq_len, num_heads, nope)
-    v = (latent @ v_up_proj).reshape(batch, seq_len, num_heads, vdim)
+    kv = jnp.dot(x, kv_down_proj)
+    latent, k_rope_raw = kv[..., :kv_lora], kv[..., kv_lora:]
+    k_nope = jnp.dot(latent, k_up_proj).reshape(batch, seq_len, num_heads, nope)
+    cos, sin = _rope_tables(rope, seq_len, CONFIG["rope_theta"], x.dtype)
+    # As upstream: the shared rope key is broadcast over the heads first, then rotated like q's rope part.
+    k_rope = jnp.broadcast_to(k_rope_raw[:, :, None, :], (batch, seq_len, num_heads, rope))
+    q_rope = _rotate_half(q_rope, cos, sin)
+    k_rope = _rotate_half(k_rope, cos, sin)
+    v = jnp.dot(latent, v_up_proj).reshape(batch, seq_len, num_heads, vdim)
 
-    freqs = 1.0 / (CONFIG["rope_theta"] ** (jnp.arange(0, rope, 2, dtype=jnp.float32) / rope))
-    angles = jnp.outer(jnp.arange(seq_len, dtype=jnp.float32), freqs)
-    cos, sin = jnp.cos(angles).astype(x.dtype), jnp.sin(angles).astype(x.dtype)
-    q_rope = _rotate_half(q_rope, cos[None, :, None, :], sin[None, :, None, :])
-    k_rope = _rotate_half(k_rope, cos[None], sin[None])
-    k_rope = jnp.broadcast_to(k_rope[:, :, None, :], (batch, seq_len, num_heads, rope))
-
-    q_full = jnp.concatenate([q_nope, q_rope], axis=-1)
-    k_full = jnp.concatenate([k_nope, k_rope], axis=-1)
-    scores = jnp.einsum("bqhd,bkhd->bhqk", q_full, k_full) * (nope + rope) ** -0.5
+    q_full = jnp.concatenate([q_nope, q_rope], axis=-1).transpose(0, 2, 1, 3)
+    k_full = jnp.concatenate([k_nope, k_rope], axis=-1).transpose(0, 2, 1, 3)
+    v = v.transpose(0, 2, 1, 3)
+    scores = jnp.einsum("bhqd,bhkd->bhqk", q_full, k_full) * (nope + rope) ** -0.5
     causal = jnp.tril(jnp.ones((seq_len, seq_len)))
     scores = jnp.where(causal, scores, -1e9)
     probs = jax.nn.softmax(scores, axis=-1)
-    out = jnp.einsum("bhqk,bkhd->bqhd", probs, v).reshape(batch, seq_len, num_heads * vdim)
-    return out @ o_proj
+    out = jnp.einsum("bhqk,bhkd->bhqd", probs, v)
+    out = out.transpose(0, 2, 1, 3).reshape(batch, seq_len, num_heads * vdim)
+    return jnp.dot(out, o_proj)

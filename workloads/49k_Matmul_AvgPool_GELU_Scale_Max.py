@@ -2,7 +2,8 @@
 
 Upstream: KernelBench L2 #98. x ~ U[0, 1) from key(0); weight (in, out) and bias ~ N(0, 1) * 0.02 from
 key(0xBADC0DE) split 2. AvgPool1d (kernel = stride = pool_kernel_size) is a window sum divided by the
-kernel size; output (batch,).
+kernel size; output (batch,). As upstream, the pool runs on the (batch, 1, out) view (expand_dims, a rank-3
+reduce_window, squeeze): a rank-2 pool has the same values but compiles to a different program (issue #19).
 """
 
 import jax
@@ -34,7 +35,7 @@ def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = Non
 
 def workload(x, weight, bias):
     k = CONFIG["pool_kernel_size"]
-    y = jnp.matmul(x, weight) + bias
-    y = jax.lax.reduce_window(y, jnp.array(0, y.dtype), jax.lax.add, (1, k), (1, k), "VALID") / k
-    y = jax.nn.gelu(y) * CONFIG["scale_factor"]
+    y = jnp.expand_dims(jnp.matmul(x, weight) + bias, axis=1)  # (batch, 1, out): AvgPool1d's (N, C, L), as upstream
+    y = jax.lax.reduce_window(y, 0.0, jax.lax.add, (1, 1, k), (1, 1, k), "VALID") / k
+    y = jax.nn.gelu(jnp.squeeze(y, axis=1)) * CONFIG["scale_factor"]
     return jnp.max(y, axis=1)

@@ -162,8 +162,7 @@ def main(argv: list[str] | None = None) -> None:
     stored = load_stored()["workloads"] if FINGERPRINT_FILE.is_file() else {}
     for wid in ids or list(workload_ids()):
         lines = diff(stored.get(wid, {}), fingerprint(wid))
-        print(f"{wid}: {'matches' if not lines else 'DIFFERS'}")
-        print("\n".join(lines)) if lines else None
+        print(f"{wid}: " + ("matches the stored fingerprint" if not lines else "DIFFERS\n" + "\n".join(lines)))
 
 
 if __name__ == "__main__":

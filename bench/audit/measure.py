@@ -10,7 +10,10 @@ shortcut kernels):
   notices;
 - whether a different but correct implementation (the same workload computed from float32 inputs,
   cast back to the output dtype) passes the new gate: hardening must not reject correct kernels;
-- for the suspects of spec §5, whether their shortcut kernel passes the old and the new gate.
+- for the suspects of spec §5, whether their shortcut kernel passes the old and the new gate;
+- whether the baseline program was checked against the original's formulation (bench/audit/formulation.py) and
+  still compiles to its pinned fingerprint; for 26k and 29k, what the original's translation choices that we keep
+  do to the output (bench/audit/translation.py).
 """
 
 from __future__ import annotations
@@ -25,9 +28,13 @@ import jax.numpy as jnp
 import numpy as np
 from pydantic import BaseModel, Field
 
+from bench.audit.fingerprint import diff as fingerprint_diff
+from bench.audit.fingerprint import fingerprint, load_stored
+from bench.audit.formulation import formulation_check
 from bench.audit.gates import new_gate, old_gate, rel_l2
 from bench.audit.shortcuts import shortcut_for
 from bench.audit.size_notes import size_note
+from bench.audit.translation import translation_note
 from bench.harness.correctness import Tolerance
 from bench.registry import load_workload, resolve_id, spec_of
 
@@ -70,6 +77,10 @@ class WorkloadAudit(BaseModel):
     f32_impl_passes_old: bool | None = None
     shortcut: ShortcutResult | None = None
     size_note: str | None = None
+    formulation: str | None = None  # how the baseline program was checked against the original's (None: never)
+    formulation_note: str = ""  # what differed and was changed, or the deliberate difference
+    fingerprint_pinned: bool | None = None  # the compiled baseline still matches tests/workloads/baseline_fingerprints.json
+    translation_note: str | None = None  # 26k, 29k: the original's translation choice we keep, measured
     seconds: float = 0.0
     error: str | None = None
 
@@ -147,6 +158,9 @@ def audit_workload(workload_id: str, size: str = "small") -> WorkloadAudit:
     wid = resolve_id(workload_id)
     t0 = time.perf_counter()
     result = WorkloadAudit(workload=wid, size=size, size_note=size_note(wid))
+    checked = formulation_check(wid)
+    if checked:
+        result.formulation, result.formulation_note = checked
     try:
         _measure(wid, size, result)
     except Exception as exc:  # noqa: BLE001 - reported per workload, the audit goes on
@@ -183,3 +197,6 @@ def _measure(wid: str, size: str, r: WorkloadAudit) -> None:
     r.f32_impl_passes_new = new_gate(ref, f32_out, mod)
     r.f32_impl_passes_old = old_gate(ref, f32_out)
     r.shortcut = _shortcut(mod, wid, inputs, ref)
+    r.translation_note = translation_note(wid, mod, fn, inputs, seeded[0], ref)
+    stored = load_stored()["workloads"].get(wid)
+    r.fingerprint_pinned = stored is not None and not fingerprint_diff(stored, fingerprint(wid))

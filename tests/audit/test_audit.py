@@ -77,3 +77,30 @@ def test_reports(audits, tmp_path):
     assert "| 38k_Matmul_Dropout_Softmax | pass/fail |" in md
     assert "1.22e-4 full" in md  # the size-dependent note for 38k
     assert summary(rows)["shortcut_passes_old_gate"] == 2
+
+
+def test_baseline_program_checked_and_pinned(audits):
+    for a in audits.values():
+        assert a.formulation and a.fingerprint_pinned, a.workload
+    md = to_markdown(list(audits.values()), "bench audit 38k 26k 41k")
+    assert "| baseline vs original |" in md and "code, pinned" in md
+
+
+def test_translation_choices_measured():
+    """26k: the output provably ignores x and the GEMM (change exactly 0); 29k: the dropped Linear bias matters."""
+    import re
+
+    import jax
+
+    from bench.audit.translation import translation_note
+
+    notes = {}
+    for wid in ("26k", "29k"):
+        mod = load_workload(wid)
+        fn = jax.jit(mod.workload)
+        inputs, alt = tuple(mod.create_inputs(size="small")), tuple(mod.create_inputs(size="small", seed=1))
+        notes[wid] = translation_note(wid, mod, fn, inputs, alt, fn(*inputs))
+    assert "when x is redrawn: 0;" in notes["26k"] and "when bmm_weight is redrawn: 0;" in notes["26k"]
+    assert "at most 0." in notes["26k"]  # (in_bias + y) * y without the GEMM is the baseline's output exactly
+    assert float(re.search(r"relative L2 ([0-9.e-]+)", notes["29k"]).group(1)) > 0.01
+    assert translation_note("41k", load_workload("41k"), None, (), (), None) is None

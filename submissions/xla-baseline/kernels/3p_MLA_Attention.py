@@ -23,10 +23,17 @@ CONFIG = {
     "rope_theta": 10000,
 }
 
+def _rope_tables(rope_dim, seq_len, theta, dtype):
+    """cos, sin (S, rope_dim / 2) of the RoPE angles, computed in f32 and cast to the input dtype (as upstream)."""
+    freqs = 1.0 / (theta ** (jnp.arange(0, rope_dim, 2, dtype=jnp.float32) / rope_dim))
+    angles = jnp.outer(jnp.arange(seq_len, dtype=jnp.float32), freqs)
+    return jnp.cos(angles).astype(dtype), jnp.sin(angles).astype(dtype)
+
 def _rotate_half(t, cos, sin):
-    """Rotate-half RoPE on the last axis: [t1*cos - t2*sin, t2*cos + t1*sin]."""
+    """Rotate-half RoPE of t (B, S, H, rope): [t1*cos - t2*sin, t2*cos + t1*sin] over the halves of the last axis."""
     half = t.shape[-1] // 2
     t1, t2 = t[..., :half], t[..., half:]
+    cos, sin = cos[None, :, None, :], sin[None, :, None, :]
     return jnp.concatenate([t1 * cos - t2 * sin, t2 * cos + t1 * sin], axis=-1)
 
 def workload(x, q_down_proj, q_up_proj, kv_down_proj, k_up_proj, v_up_proj, o_proj):
@@ -37,25 +44,25 @@ def workload(x, q_down_proj, q_up_proj, kv_down_proj, k_up_proj, v_up_proj, o_pr
     nope = k_up_proj.shape[1] // num_heads
     vdim = v_up_proj.shape[1] // num_heads
 
-    q = ((x @ q_down_proj) @ q_up_proj).reshape(batch, seq_len, num_heads, nope + rope)
+    q = jnp.dot(jnp.dot(x, q_down_proj), q_up_proj).reshape(batch, seq_len, num_heads, nope + rope)
     q_nope, q_rope = q[..., :nope], q[..., nope:]
-    kv = x @ kv_down_proj
-    latent, k_rope = kv[..., :kv_lora], kv[..., kv_lora:]
-    k_nope = (latent @ k_up_proj).reshape(batch, seq_len, num_heads, nope)
-    v = (latent @ v_up_proj).reshape(batch, seq_len, num_heads, vdim)
+    kv = jnp.dot(x, kv_down_proj)
+    latent, k_rope_raw = kv[..., :kv_lora], kv[..., kv_lora:]
+    k_nope = jnp.dot(latent, k_up_proj).reshape(batch, seq_len, num_heads, nope)
+    cos, sin = _rope_tables(rope, seq_len, CONFIG["rope_theta"], x.dtype)
+    # As upstream: the shared rope key is broadcast over the heads first, then rotated like q's rope part.
+    k_rope = jnp.broadcast_to(k_rope_raw[:, :, None, :], (batch, seq_len, num_heads, rope))
+    q_rope = _rotate_half(q_rope, cos, sin)
+    k_rope = _rotate_half(k_rope, cos, sin)
+    v = jnp.dot(latent, v_up_proj).reshape(batch, seq_len, num_heads, vdim)
 
-    freqs = 1.0 / (CONFIG["rope_theta"] ** (jnp.arange(0, rope, 2, dtype=jnp.float32) / rope))
-    angles = jnp.outer(jnp.arange(seq_len, dtype=jnp.float32), freqs)
-    cos, sin = jnp.cos(angles).astype(x.dtype), jnp.sin(angles).astype(x.dtype)
-    q_rope = _rotate_half(q_rope, cos[None, :, None, :], sin[None, :, None, :])
-    k_rope = _rotate_half(k_rope, cos[None], sin[None])
-    k_rope = jnp.broadcast_to(k_rope[:, :, None, :], (batch, seq_len, num_heads, rope))
-
-    q_full = jnp.concatenate([q_nope, q_rope], axis=-1)
-    k_full = jnp.concatenate([k_nope, k_rope], axis=-1)
-    scores = jnp.einsum("bqhd,bkhd->bhqk", q_full, k_full) * (nope + rope) ** -0.5
+    q_full = jnp.concatenate([q_nope, q_rope], axis=-1).transpose(0, 2, 1, 3)
+    k_full = jnp.concatenate([k_nope, k_rope], axis=-1).transpose(0, 2, 1, 3)
+    v = v.transpose(0, 2, 1, 3)
+    scores = jnp.einsum("bhqd,bhkd->bhqk", q_full, k_full) * (nope + rope) ** -0.5
     causal = jnp.tril(jnp.ones((seq_len, seq_len)))
     scores = jnp.where(causal, scores, -1e9)
     probs = jax.nn.softmax(scores, axis=-1)
-    out = jnp.einsum("bhqk,bkhd->bqhd", probs, v).reshape(batch, seq_len, num_heads * vdim)
-    return out @ o_proj
+    out = jnp.einsum("bhqk,bhkd->bhqd", probs, v)
+    out = out.transpose(0, 2, 1, 3).reshape(batch, seq_len, num_heads * vdim)
+    return jnp.dot(out, o_proj)

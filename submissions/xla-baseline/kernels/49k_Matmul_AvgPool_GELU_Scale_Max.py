@@ -18,7 +18,7 @@ CONFIG = {
 
 def workload(x, weight, bias):
     k = CONFIG["pool_kernel_size"]
-    y = jnp.matmul(x, weight) + bias
-    y = jax.lax.reduce_window(y, jnp.array(0, y.dtype), jax.lax.add, (1, k), (1, k), "VALID") / k
-    y = jax.nn.gelu(y) * CONFIG["scale_factor"]
+    y = jnp.expand_dims(jnp.matmul(x, weight) + bias, axis=1)  # (batch, 1, out): AvgPool1d's (N, C, L), as upstream
+    y = jax.lax.reduce_window(y, 0.0, jax.lax.add, (1, 1, k), (1, 1, k), "VALID") / k
+    y = jax.nn.gelu(jnp.squeeze(y, axis=1)) * CONFIG["scale_factor"]
     return jnp.max(y, axis=1)
