@@ -85,10 +85,10 @@ def compiled_hlo(workload_id: str, size: str = SIZE) -> str:
     import jax.numpy as jnp
 
     from bench.harness.transport import join_static
-    from bench.registry import load_workload
+    from bench.registry import load_workload, spec_of
 
     mod = load_workload(workload_id)
-    static_argnums = tuple(getattr(mod, "STATIC_ARGNUMS", ()))
+    static_argnums = spec_of(mod).static_argnums
     static: dict[int, Any] = {}
     count = [0]
 
