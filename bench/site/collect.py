@@ -58,6 +58,7 @@ class Track:
     roofline: list[Row]
     handtuned: list[Row]
     flags: list[Row]
+    ranking: str = "speed"  # the ranking kind the track declares (bench/sql/base.sql track_ranking)
     by_workload: dict[str, list[Row]] = field(default_factory=dict)
     by_submission: dict[str, list[Row]] = field(default_factory=dict)
 
@@ -68,6 +69,29 @@ class Track:
         if extra:
             base += " · " + " ".join(extra).replace("-", " ")
         return base
+
+    @property
+    def readiness(self) -> bool:
+        """A track whose timings are not accelerator timings: its speedups are shown greyed, never as a headline."""
+        return self.ranking == "readiness"
+
+    @property
+    def explanation(self) -> str:
+        """What this track's numbers mean and do not mean (the metrics API's text for its ranking kind)."""
+        from bench.dataset.metrics import RANKING_EXPLANATIONS
+
+        return RANKING_EXPLANATIONS.get(self.ranking, "")
+
+    def colors(self) -> dict[str, str]:
+        """submission -> chart colour (the XLA baseline always grey; bench/site/palette.py)."""
+        from bench.site.palette import submission_colors
+
+        return submission_colors(self.leaderboard)
+
+    def without_baseline(self, rows: list[Row]) -> list[Row]:
+        """Rows of every submission but the XLA baseline (kind 'baseline'): readiness charts are about kernels."""
+        base = {r["submission"] for r in self.leaderboard if r.get("kind") == "baseline"}
+        return [r for r in rows if r["submission"] not in base]
 
     @property
     def slug(self) -> str:
@@ -103,7 +127,7 @@ class Track:
     def rows_of(self) -> dict[str, dict[str, list[Row]]]:
         """Per submission, its rows of the per-track queries (for submission pages; a lookup, not a ranking)."""
         out: dict[str, dict[str, list[Row]]] = defaultdict(lambda: defaultdict(list))
-        for name, rows in (("leaderboard", self.leaderboard), ("fast1", self.fast1),
+        for name, rows in (("leaderboard", self.leaderboard), ("fast1", self.fast1), ("per_benchmark", self.per_benchmark),
                            ("outcomes", self.outcomes), ("flags", self.flags)):
             for r in rows:
                 out[r["submission"]][name].append(r)
@@ -116,6 +140,13 @@ class Track:
     def without_sandbox(self) -> set[str]:
         """Submissions with at least one row evaluated with `sandbox: none` (shown as a badge)."""
         return {s for s, rows in self.by_submission.items() if any(r.get("sandbox") == "none" for r in rows)}
+
+    def peak_is_nominal(self) -> bool:
+        """True when the chip's peak is an order of magnitude, not a data-sheet figure (CPU)."""
+        from bench.harness.hardware import chip_spec
+
+        spec = chip_spec(self.chip)
+        return bool(spec and spec.nominal)
 
     def peak(self) -> tuple[float | None, float | None]:
         """The chip's peak bf16 TFLOP/s and memory GB/s from the harness's peak table."""
@@ -146,6 +177,7 @@ class Workload:
     small_config: dict[str, Any]
     flops_full: int | None
     flops_small: int | None
+    program: Any = None  # bench.site.workload_facts.ProgramFacts: inputs, outputs, tolerance (None: unregistered)
 
 
 @dataclass
@@ -205,6 +237,7 @@ def _collect_track(metrics: MetricsSource, t: Row, workloads: list[Workload]) ->
         roofline=metrics.roofline(tid),
         handtuned=metrics.handtuned_vs_xla(tid),
         flags=metrics.flags(tid),
+        ranking=str(t.get("ranking") or "speed"),
     )
     for wid in dict.fromkeys([w.id for w in workloads] + [r["workload"] for r in track.per_benchmark]):
         rows = metrics.workload_results(tid, wid)
@@ -222,16 +255,22 @@ def unregistered_workload(wid: str) -> Workload:
                     config={}, small_config={}, flops_full=None, flops_small=None)
 
 
+def _int(value: float | None) -> int | None:
+    return None if value is None else int(value)
+
+
 def load_workloads() -> list[Workload]:
-    """Facts of every workload module (docstring, META, CONFIG, FLOPs when the module defines get_flops)."""
+    """Facts of every workload module: docstring, META, CONFIG, and its program (inputs, output, FLOPs as
+    `bench list` counts them, tolerance)."""
     from bench import registry
+    from bench.site.workload_facts import describe
 
     out = []
     for wid in registry.workload_ids():
         info = registry.spec(wid)
         doc = inspect.getdoc(info.module) or ""
         first, _, rest = doc.partition("\n")
-        get_flops = info.get_flops
+        program = describe(wid)
         out.append(
             Workload(
                 id=wid,
@@ -242,8 +281,9 @@ def load_workloads() -> list[Workload]:
                 description=rest.strip(),
                 config=info.config,
                 small_config=info.small_config,
-                flops_full=int(get_flops("full")) if get_flops else None,
-                flops_small=int(get_flops("small")) if get_flops else None,
+                flops_full=_int(program.flops.get("full")),
+                flops_small=_int(program.flops.get("small")),
+                program=program,
             )
         )
     return out

@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections import defaultdict
 from html import escape
 from typing import Any, Iterable
+
+from bench.site import palette
 
 Row = dict[str, Any]
 Figure = dict[str, Any]
@@ -25,6 +28,7 @@ _BASE_LAYOUT: dict[str, Any] = {
     "margin": {"l": 60, "r": 20, "t": 40, "b": 60},
     "hovermode": "closest",
     "legend": {"orientation": "h", "y": -0.2},
+    "colorway": list(palette.SERIES),  # never an outcome colour by accident (bench/site/palette.py)
 }
 
 OUTCOME_LABELS = {
@@ -32,7 +36,7 @@ OUTCOME_LABELS = {
     "wrong_output": "wrong output",
     "correct": "correct",
 }
-OUTCOME_COLORS = {"api_runtime_error": "#d62728", "wrong_output": "#ff7f0e", "correct": "#2ca02c"}
+OUTCOME_COLORS = palette.OUTCOMES
 
 
 def text(value: Any) -> str:
@@ -66,8 +70,12 @@ def _name(names: dict[str, str], sub: str) -> str:
     return text(names.get(sub, sub))
 
 
+def _color(colors: dict[str, str] | None, sub: str) -> dict[str, Any]:
+    return {"color": colors[sub]} if colors and sub in colors else {}
+
+
 def fast1_curves(rows: Iterable[Row], names: dict[str, str],
-                 title: str = "fast1@N: share of workloads beating XLA") -> Figure:
+                 title: str = "fast1@N: share of workloads beating XLA", colors: dict[str, str] | None = None) -> Figure:
     """One line per submission (labelled by its method): fast1 against the sample budget N."""
     lines: dict[str, tuple[list[Any], list[Any]]] = defaultdict(lambda: ([], []))
     for r in rows:
@@ -75,7 +83,8 @@ def fast1_curves(rows: Iterable[Row], names: dict[str, str],
         xs.append(r["n"])
         ys.append(r["fast1"])
     data = [
-        {"type": "scatter", "mode": "lines", "name": _name(names, sub), "x": xs, "y": ys, "line": {"shape": "hv"}}
+        {"type": "scatter", "mode": "lines", "name": _name(names, sub), "x": xs, "y": ys,
+         "line": {"shape": "hv", **_color(colors, sub)}}
         for sub, (xs, ys) in lines.items()
     ]
     return {
@@ -88,6 +97,17 @@ def fast1_curves(rows: Iterable[Row], names: dict[str, str],
     }
 
 
+def workload_number(workload_id: str) -> int:
+    """The leading number of a workload id ("11p_Megablox_GMM" -> 11): the suite's order, not text order."""
+    m = re.match(r"(\d+)", str(workload_id))
+    return int(m.group(1)) if m else 10**9
+
+
+def _in_upstream_order(ids: Iterable[str]) -> list[str]:
+    """Workload ids by their leading number (1p, 2p, ..., 11p)."""
+    return sorted(dict.fromkeys(ids), key=lambda w: (workload_number(w), w))
+
+
 def _workload_axis(ids: list[str]) -> dict[str, Any]:
     """Bar traces keyed by workload: short ids on the axis ("19k"), the full id on hover. Full ids
     as tick labels took most of the figure's height and squashed the bars."""
@@ -96,15 +116,16 @@ def _workload_axis(ids: list[str]) -> dict[str, Any]:
 
 
 def per_benchmark_best(rows: Iterable[Row], names: dict[str, str],
-                       title: str = "Best speedup over XLA per workload") -> Figure:
+                       title: str = "Best speedup over XLA per workload", colors: dict[str, str] | None = None) -> Figure:
     """Grouped bars: per workload, each submission's best correct speedup (the paper's Figure 6)."""
     rows = list(rows)
-    workloads = list(dict.fromkeys(r["workload"] for r in rows if r.get("best_speedup") is not None))
+    workloads = _in_upstream_order(r["workload"] for r in rows if r.get("best_speedup") is not None)
     series: dict[str, dict[str, Any]] = defaultdict(dict)
     for r in rows:
         series[r["submission"]][r["workload"]] = r.get("best_speedup")
     data = [
-        {"type": "bar", "name": _name(names, sub), **_workload_axis(workloads), "y": [vals.get(w) for w in workloads]}
+        {"type": "bar", "name": _name(names, sub), **_workload_axis(workloads), "y": [vals.get(w) for w in workloads],
+         "marker": _color(colors, sub)}
         for sub, vals in series.items()
     ]
     return {
@@ -163,6 +184,7 @@ def roofline(rows: Iterable[Row], peak_tflops: float | None, peak_gbs: float | N
             "type": "scatter",
             "mode": "markers",
             "name": "XLA baseline",
+            "marker": {"color": palette.XLA_BASELINE},
             "x": [r["operational_intensity"] for r in pts],
             "y": [r["baseline_tflops"] for r in pts],
             "text": [text(r["workload"]) for r in pts],
@@ -180,7 +202,7 @@ def roofline(rows: Iterable[Row], peak_tflops: float | None, peak_gbs: float | N
                 "name": "roof",
                 "x": [lo, ridge, hi],
                 "y": [lo * peak_gbs / 1e3, peak_tflops, peak_tflops],
-                "line": {"dash": "dash"},
+                "line": {"dash": "dash", "color": palette.REFERENCE},
                 "hoverinfo": "skip",
             }
         )
@@ -204,7 +226,7 @@ def handtuned_vs_xla(rows: Iterable[Row], title: str = "Hand-tuned Pallas speedu
                 "name": "hand-tuned / XLA",
                 "x": [r["workload"] for r in rows],
                 "y": [r["hand_tuned_speedup"] for r in rows],
-                "marker": {"color": ["#2ca02c" if r["hand_tuned_speedup"] >= 1 else "#d62728" for r in rows]},
+                "marker": {"color": palette.SERIES[2]},  # one colour: the 1x line says faster or slower
             }
         ],
         "layout": _layout(
@@ -247,5 +269,75 @@ def _hline(y: float) -> dict[str, Any]:
         "yref": "y",
         "y0": y,
         "y1": y,
-        "line": {"dash": "dot", "width": 1, "color": "#888"},
+        "line": {"dash": "dot", "width": 1, "color": palette.REFERENCE},
+    }
+
+
+#: Display classes of one (submission, workload) cell on a readiness track, in legend order: (key, label, colour).
+READINESS_CLASSES = (
+    ("missing", "no result", palette.MISSING),
+    ("error", "error (compile, runtime, timeout, crash)", palette.ERROR),
+    ("wrong", "wrong output", palette.WRONG_OUTPUT),
+    ("excluded", "excluded by an integrity flag", palette.EXCLUDED),
+    ("unknown", "correct; TPU lowering not checked", palette.LOWERING_UNKNOWN),
+    ("failed", "correct; does not lower for TPU", palette.LOWERING_FAILED),
+    ("ok", "correct; lowers for TPU (Mosaic)", palette.LOWERS_FOR_TPU),
+)
+
+
+def readiness_class(r: Row) -> str:
+    """The class of one per_benchmark row (status, correct_unflagged, pending_flags, tpu_lowering)."""
+    if r.get("status") is None:
+        return "missing"
+    if r.get("pending_flags") or r.get("status") == "rejected":
+        return "excluded"
+    if r.get("correct_unflagged"):
+        low = r.get("tpu_lowering")
+        return "unknown" if low is None else "ok" if low == "ok" else "failed"
+    return "wrong" if r.get("status") == "incorrect" else "error"
+
+
+def readiness_matrix(rows: Iterable[Row], names: dict[str, str],
+                     title: str = "Correctness and TPU readiness per workload") -> Figure:
+    """A submission x workload grid coloured by readiness class (what a CPU interpret-mode track measures).
+
+    `rows`: per_benchmark rows; submissions appear in the order of `names` (leaderboard order)."""
+    rows = list(rows)
+    index = {key: i for i, (key, _, _) in enumerate(READINESS_CLASSES)}
+    labels = {key: label for key, label, _ in READINESS_CLASSES}
+    workloads = _in_upstream_order(r["workload"] for r in rows)
+    cells: dict[str, dict[str, Row]] = defaultdict(dict)
+    for r in rows:
+        cells[r["submission"]][r["workload"]] = r
+    subs = [s for s in names if s in cells] + [s for s in cells if s not in names]
+    z, hover = [], []
+    for sub in subs:
+        classes = [readiness_class(cells[sub].get(w, {})) for w in workloads]
+        z.append([index[c] for c in classes])
+        hover.append([f"{text(w)}: {labels[c]}" + (f" ({text(cells[sub][w].get('tpu_lowering'))[:120]})"
+                                                    if c == "failed" else "") for w, c in zip(workloads, classes)])
+    n = len(READINESS_CLASSES)
+    scale = []
+    for i, (_, _, colour) in enumerate(READINESS_CLASSES):
+        scale += [[i / n, colour], [(i + 1) / n, colour]]
+    data: list[dict[str, Any]] = [{
+        "type": "heatmap", "z": z, "x": [w.split("_", 1)[0] for w in workloads], "y": [_name(names, s) for s in subs],
+        "text": hover, "hovertemplate": "%{y}<br>%{text}<extra></extra>", "colorscale": scale,
+        "zmin": -0.5, "zmax": n - 0.5, "showscale": False, "xgap": 2, "ygap": 2,
+    }]
+    data += [  # legend entries: heatmaps have none of their own
+        {"type": "scatter", "mode": "markers", "x": [None], "y": [None], "name": text(label),
+         "marker": {"color": colour, "symbol": "square", "size": 12}, "hoverinfo": "skip"}
+        for _, label, colour in READINESS_CLASSES
+    ]
+    return {
+        "data": data,
+        "layout": _layout(
+            title,
+            height=max(320, 220 + 30 * len(subs)),
+            margin={"l": 60, "r": 20, "t": 120, "b": 60},
+            legend={"orientation": "h", "y": 1.02, "yanchor": "bottom"},
+            xaxis={"tickangle": -60, "automargin": True, "type": "category"},
+            yaxis={"automargin": True, "autorange": "reversed", "type": "category"},
+        ),
     }

@@ -20,6 +20,7 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, pass_context
 from markupsafe import Markup, escape
 
+from bench.integrity.flags import is_excluding
 from bench.paths import SUBMISSIONS_DIR, TEMPLATES_DIR
 from bench.site import figures
 from bench.site.collect import SiteData, Track, slug
@@ -106,6 +107,11 @@ def sortval(value: Any) -> str:
     return "-1e300" if not _num(value) else repr(float(value))
 
 
+def workload_order(workload_id: Any) -> str:
+    """data-sort value of a workload id: its leading number, so 1p sorts before 11p (ids sort as upstream's)."""
+    return str(figures.workload_number(str(workload_id)))
+
+
 def _num(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
@@ -141,8 +147,9 @@ def _environment() -> Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    env.filters.update(size=size, t=t, brief=brief, page_title=page_title, md=md, speedup=speedup, ms=ms, pct=pct, num=num, sci=sci, sortval=sortval, as_list=as_list)
-    env.globals.update(link=link, plot=plot, figures=figures, slug=slug)
+    env.filters.update(size=size, t=t, brief=brief, page_title=page_title, md=md, speedup=speedup, ms=ms, pct=pct, num=num, sci=sci, sortval=sortval, as_list=as_list,
+                       workload_order=workload_order)
+    env.globals.update(link=link, plot=plot, figures=figures, slug=slug, is_excluding=is_excluding)
     return env
 
 
@@ -188,13 +195,25 @@ def _column_docs() -> dict[str, str]:
 
 
 def _workload_facts(data: SiteData, workload: str) -> list[tuple[Track, dict[str, Any], dict[str, Any]]]:
-    """Per track: the workload's roofline row (baseline time, utilization) and hand-tuned row, if any."""
+    """Per track: the workload's roofline row (baseline time, utilization) and hand-tuned row, if any.
+
+    Where the track measured no FLOPs (the paper's tracks), the XLA baseline's TFLOP/s is this workload's
+    FLOP count at the track's size over the XLA time on that track (`flops_from` says so); without both,
+    utilization stays unknown and the page leaves the line out."""
+    w = next((x for x in data.workloads if x.id == workload), None)
     out = []
     for t in data.tracks:
-        roof = t.roofline_by_workload.get(workload, {})
+        roof = dict(t.roofline_by_workload.get(workload, {}))
         hand = t.handtuned_by_workload.get(workload, {})
-        if roof and roof.get("baseline_tflops") and t.peak()[0]:
-            roof = {**roof, "utilization_pct": 100.0 * roof["baseline_tflops"] / t.peak()[0]}
+        xla_ms = roof.get("baseline_ms") or hand.get("xla_ms") or next(
+            (r.get("baseline_ms") for r in t.by_workload.get(workload, []) if r.get("baseline_ms")), None)
+        flops = getattr(w, f"flops_{t.size}", None) if w else None
+        if not roof.get("baseline_tflops") and xla_ms and flops:
+            roof.update(baseline_ms=xla_ms, flops=flops, baseline_tflops=flops / (xla_ms * 1e9),
+                        flops_from="this workload's FLOP count over the track's XLA time")
+        peak = t.peak()[0]
+        if roof.get("baseline_tflops") and peak:
+            roof["utilization_pct"] = 100.0 * roof["baseline_tflops"] / peak
         if roof or hand or workload in t.by_workload:
             out.append((t, roof, hand))
     return out
@@ -213,11 +232,14 @@ def _workload_summary(data: SiteData) -> dict[str, dict[str, Any]]:
 
 
 def kernel_files(options: RenderOptions, sub: str) -> dict[str, Path]:
-    """workload id -> the submission's kernel file in submissions/<id>/ (only files that exist)."""
-    folder = options.submissions_dir / sub
-    if not folder.is_dir():
+    """workload id -> the submission's kernel file, submissions/<id>/kernels/<workload>.py (the submission
+    format; helper modules beside kernels/ are not kernels). Regular files only: a symlink could point
+    anywhere on the machine that builds the site."""
+    folder = options.submissions_dir / sub / "kernels"
+    if not folder.is_dir() or folder.is_symlink():
         return {}
-    return {p.stem: p for p in sorted(folder.glob("*.py")) if not p.name.startswith("_")}
+    return {p.stem: p for p in sorted(folder.glob("*.py"))
+            if not p.name.startswith("_") and p.is_file() and not p.is_symlink()}
 
 
 def kernel_page(sub: str, workload: str) -> str:

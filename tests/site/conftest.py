@@ -22,6 +22,8 @@ from bench.site.build import BuildReport, build_site
 XSS_NAME = "<script>alert(1)</script>"
 XSS_METHOD = "<img src=x onerror=alert(2)>"
 XSS_SUBMISSION = "synthetic-002"
+#: A submission folder with one kernel in kernels/ and a helper module beside it (the helper gets no page).
+KERNEL_SUBMISSION, KERNEL_WORKLOAD, HELPER_MODULE = "synthetic-003", "8p_GEMM", "epilogues"
 
 
 @dataclass
@@ -34,6 +36,9 @@ class BuiltSite:
     xss_name: str = XSS_NAME
     xss_method: str = XSS_METHOD
     xss_submission: str = XSS_SUBMISSION
+    kernel_submission: str = KERNEL_SUBMISSION
+    kernel_workload: str = KERNEL_WORKLOAD
+    helper_module: str = HELPER_MODULE
 
 
 def _free_port() -> int:
@@ -43,16 +48,31 @@ def _free_port() -> int:
 
 
 def make_dataset(data_dir: Path) -> None:
-    """Synthetic measured track (6 submissions x 8 workloads x 12 samples), the paper's tables, one XSS name."""
+    """Synthetic measured track (6 submissions x 8 workloads x 12 samples), the paper's tables, one XSS name,
+    and the baseline's rows labelled no_pallas as in the real data."""
     (data_dir / "reported").mkdir(parents=True)
     for csv in (DATA_DIR / "reported").glob("*.csv"):
         shutil.copy2(csv, data_dir / "reported" / csv.name)
     reported.build(data_dir)
     synthetic.generate(data_dir, n_submissions=6, n_workloads=8, n_samples=12)
+    # Like the real XLA baseline: every row labelled no_pallas (a label, not an excluding flag).
+    base = data_dir / "results" / "cpu" / "small" / "synthetic-xla-baseline" / "batch.parquet"
+    table = pq.read_table(base)
+    flags = pa.array([["no_pallas"]] * table.num_rows, schema.RESULTS.field("flags").type)
+    store.write_atomic(table.set_column(table.schema.get_field_index("flags"), "flags", flags), base)
     path = store.submission_meta_path(data_dir, XSS_SUBMISSION)
     rows = pq.read_table(path).to_pylist()
     rows[0].update(name=XSS_NAME, method=XSS_METHOD)
     store.write_atomic(pa.Table.from_pylist(rows, schema=schema.SUBMISSIONS), path)
+
+
+def make_submissions(root: Path) -> Path:
+    """submissions/<id>/kernels/<workload>.py plus a helper module at the submission's top level."""
+    sub = root / KERNEL_SUBMISSION
+    (sub / "kernels").mkdir(parents=True)
+    (sub / "kernels" / f"{KERNEL_WORKLOAD}.py").write_text("def workload(A, B):\n    return A @ B\n")
+    (sub / f"{HELPER_MODULE}.py").write_text("def helper():\n    return 0\n")
+    return root
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -66,7 +86,8 @@ def built_site(tmp_path_factory: pytest.TempPathFactory) -> BuiltSite:
     port = _free_port()
     url = f"http://127.0.0.1:{port}/"
     make_dataset(root / "data")
-    report = build_site(data_dir=root / "data", site_dir=root / "site", build_dir=root / "build", site_url=url)
+    report = build_site(data_dir=root / "data", site_dir=root / "site", build_dir=root / "build", site_url=url,
+                        submissions_dir=make_submissions(root / "submissions"))
     return BuiltSite(root / "data", root / "build", root / "site", url, report)
 
 

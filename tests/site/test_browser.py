@@ -114,7 +114,7 @@ def test_site_in_chromium(served_site: Any, tmp_path_factory: pytest.TempPathFac
             # Leaderboard: the table sorts on click (first click ascending).
             page.goto(url)
             table = page.locator("table#lb-cpu-small")
-            th = table.locator("thead th", has_text="Geomean")
+            th = table.locator("thead th", has_text="Correct")
             th.click(timeout=5000)
             assert th.get_attribute("aria-sort") == "ascending"
             col = page.evaluate(
@@ -134,7 +134,7 @@ def test_site_in_chromium(served_site: Any, tmp_path_factory: pytest.TempPathFac
             page.wait_for_url("**/charts/cpu-small/")
             assert page.evaluate("window.__marker === 42"), "navigation.instant was not used"
             total, drawn, styled = _plots_drawn(page)
-            assert total == drawn == 5 and styled  # fast1, best per workload, outcomes, roofline, hand-tuned
+            assert total == drawn == 3 and styled  # readiness per workload, outcomes, roofline (no speed charts)
 
             # Dark mode: the palette toggle re-themes the charts (font colour follows material's).
             before = page.evaluate("document.querySelector('div.bench-plot')._fullLayout.font.color")
@@ -165,3 +165,85 @@ def test_site_in_chromium(served_site: Any, tmp_path_factory: pytest.TempPathFac
     assert external == [], "requests left the machine"
     assert errors == [], "console errors"
     assert dialogs == [], "a submission's text ran as script"
+
+
+def _overflow(page) -> dict[str, int]:
+    """Horizontal overflow in px of the page and of every table container (0 = fits)."""
+    return page.evaluate(
+        "(() => { const out = {page: document.documentElement.scrollWidth - window.innerWidth};"
+        " document.querySelectorAll('article .md-typeset__scrollwrap').forEach((c, i) => {"
+        "   const t = c.querySelector('table'); out[(t && t.id) || ('table' + i)] = c.scrollWidth - c.clientWidth; });"
+        " return out; })()"
+    )
+
+
+def _workload_numbers(page, table: str) -> list[int]:
+    return page.evaluate(
+        f"Array.from(document.querySelectorAll('{table} tbody tr')).filter(tr => tr.style.display !== 'none')"
+        ".map(tr => parseInt(tr.cells[0].textContent.trim(), 10))"
+    )
+
+
+def test_layout_sort_readiness_and_kernel_pages(served_site: Any, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Tables fit at 1400 and 800 px, workload ids sort numerically, the CPU track explains itself and shows
+    no speedup as a headline, kernel pages exist for kernels/ files only. Saves screenshots at both widths."""
+    from playwright.sync_api import sync_playwright
+
+    url = served_site.url
+    shots = tmp_path_factory.mktemp("layout")
+    pages = {"leaderboard": "", "workload": "workloads/8p_GEMM/", "submission": f"submissions/{served_site.kernel_submission}/",
+             "workloads": "workloads/"}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=shutil.which("chromium") or CHROMIUM, headless=True, args=ARGS)
+        try:
+            for width in (1400, 800):
+                page = browser.new_page(viewport={"width": width, "height": 1000})
+                for name, path in pages.items():
+                    page.goto(url + path)
+                    page.wait_for_selector("article table[data-ts]")
+                    over = _overflow(page)
+                    assert all(v <= 1 for v in over.values()), f"{name} at {width}px overflows: {over}"
+                    if name in ("leaderboard", "workload"):
+                        page.screenshot(path=str(shots / f"{name}-{width}.png"), full_page=True)
+                page.close()
+            print(f"\nlayout screenshots: {shots}")
+
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            # Numeric sort of workload ids: 1p before 2p before 11p, both directions.
+            page.goto(url + "workloads/")
+            page.wait_for_selector("table#workloads[data-ts]")
+            th = page.locator("table#workloads thead th", has_text="Workload")
+            for _ in range(2):
+                th.click(timeout=5000)
+                nums = _workload_numbers(page, "#workloads")
+                direction = th.get_attribute("aria-sort")
+                assert nums == sorted(nums, reverse=direction == "descending") and len(nums) >= 50, nums
+            page.goto(url + f"submissions/{served_site.xss_submission}/")
+            page.wait_for_selector("table#res-cpu-small[data-ts]")
+            nums = _workload_numbers(page, "#res-cpu-small")
+            assert nums == sorted(nums) or nums == sorted(nums, reverse=True), nums
+
+            # The CPU track: its explanation is on the leaderboard, and every speedup shown is greyed with a reason.
+            page.goto(url)
+            explain = page.locator("p.bench-explain[data-ranking=readiness]").first
+            assert explain.is_visible() and "interpret mode" in explain.inner_text()
+            plain = page.evaluate(
+                "Array.from(document.querySelectorAll('#lb-cpu-small td'))"
+                ".filter(td => td.textContent.includes('×') && !td.querySelector('.bench-interpret[title]'))"
+                ".map(td => td.textContent)"
+            )
+            assert plain == [], f"CPU-track speedups shown as plain numbers: {plain}"
+            page.goto(url + f"submissions/{served_site.xss_submission}/")
+            headline = page.locator("article p", has_text="Rank").first.inner_text()
+            assert "geomean" in headline and "correct" in headline
+            greyed = page.locator("article p", has_text="Rank").first.locator(".bench-interpret[title]")
+            assert greyed.count() == 1  # the interpret-mode geomean: greyed, the reason on hover
+
+            # Kernel pages: the kernels/ file has one, the helper module beside kernels/ has none.
+            base = f"{url}submissions/{served_site.kernel_submission}/kernels/"
+            resp = page.goto(base + f"{served_site.kernel_workload}/")
+            assert resp.status == 200 and "def workload" in page.locator("article").inner_text()
+            assert page.goto(base + f"{served_site.helper_module}/").status == 404
+            page.close()
+        finally:
+            browser.close()

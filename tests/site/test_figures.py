@@ -1,0 +1,50 @@
+"""Chart semantics without a browser: one colour per meaning, readiness classes, workload order."""
+
+from __future__ import annotations
+
+import json
+
+from bench.site import figures, palette
+
+BOARD = [{"submission": "a", "kind": "agent"}, {"submission": "xla", "kind": "baseline"}, {"submission": "b", "kind": "agent"},
+         {"submission": "c", "kind": "agent"}, {"submission": "d", "kind": "agent"}]
+
+
+def _colours(fig: dict) -> list[str]:
+    """Every colour string anywhere in a figure."""
+    text = json.dumps(fig)
+    return [c for c in {palette.ERROR, palette.WRONG_OUTPUT, palette.CORRECT, palette.XLA_BASELINE} if c in text]
+
+
+def test_series_never_take_an_outcome_colour_and_the_baseline_is_always_grey() -> None:
+    assert not {palette.ERROR, palette.WRONG_OUTPUT, palette.CORRECT, palette.XLA_BASELINE} & set(palette.SERIES)
+    colors = palette.submission_colors(BOARD)
+    assert colors["xla"] == palette.XLA_BASELINE and len({colors[s] for s in "abcd"}) == 4
+    rows = [{"submission": s, "workload": "1p_X", "best_speedup": 1.5} for s in ("a", "xla", "b", "c", "d")]
+    fig = figures.per_benchmark_best(rows, {}, colors=colors)
+    assert {t["name"]: t["marker"]["color"] for t in fig["data"]}["xla"] == palette.XLA_BASELINE
+    assert palette.ERROR not in _colours(fig)  # red means an error, never the 4th submission or the baseline
+    roof = figures.roofline([{"workload": "w", "operational_intensity": 2.0, "baseline_tflops": 1.0}], 10.0, 5.0, "r")
+    assert roof["data"][0]["marker"]["color"] == palette.XLA_BASELINE and palette.ERROR not in _colours(roof)
+    hand = figures.handtuned_vs_xla([{"workload": "w", "hand_tuned_speedup": 0.5}])
+    assert palette.ERROR not in _colours(hand)
+    outcomes = figures.outcome_breakdown([{"submission": "a", "api_runtime_error_share": 1.0}], {})
+    assert {t["name"]: t["marker"]["color"] for t in outcomes["data"]}["API / runtime error"] == palette.ERROR
+
+
+def test_readiness_classes_and_matrix_order() -> None:
+    cls = figures.readiness_class
+    assert cls({}) == "missing"
+    assert cls({"status": "compile_error"}) == "error" and cls({"status": "incorrect"}) == "wrong"
+    assert cls({"status": "correct", "correct_unflagged": False, "pending_flags": 1}) == "excluded"
+    assert cls({"status": "correct", "correct_unflagged": True, "tpu_lowering": None}) == "unknown"
+    assert cls({"status": "correct", "correct_unflagged": True, "tpu_lowering": "ok"}) == "ok"
+    assert cls({"status": "correct", "correct_unflagged": True, "tpu_lowering": "Mosaic: no"}) == "failed"
+    rows = [{"submission": "a", "workload": w, "status": "correct", "correct_unflagged": True, "tpu_lowering": "ok"}
+            for w in ("11p_B", "1p_A", "2p_C")]
+    fig = figures.readiness_matrix(rows, {"a": "A"})
+    heat = fig["data"][0]
+    assert heat["x"] == ["1p", "2p", "11p"]  # the suite's order, not text order
+    assert "speed" not in json.dumps(fig["layout"]).lower()
+    colours = [c for _, c in heat["colorscale"]]
+    assert palette.LOWERS_FOR_TPU in colours and palette.ERROR in colours
