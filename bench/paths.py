@@ -14,3 +14,8 @@ DATA_DIR = ROOT / "data"
 TEMPLATES_DIR = ROOT / "templates"
 SITE_DIR = ROOT / "site"
 BUILD_DIR = ROOT / "build"
+#: The harness's per-evaluation folders (inputs, the kernel's private copy, logs); not under /tmp, which the
+#: sandbox replaces with a private one.
+EVAL_DIR = BUILD_DIR / "eval"
+#: The trusted workers' persistent compilation cache.
+JAX_CACHE_DIR = BUILD_DIR / "jax_cache"

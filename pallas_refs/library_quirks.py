@@ -1,6 +1,6 @@
 """Scoped workarounds for running library TPU kernels (tokamax, jax Pallas ops) off-TPU.
 
-Why scoped: tokamax's quirks (notes/pallas-on-cpu.md §4b G1-G3) are usually fixed with global
+Why scoped: tokamax's quirks (on CPU in interpret mode) are usually fixed with global
 monkeypatches in a conftest. A reference is imported into the harness's candidate worker and into
 `bench tune`, so every workaround here is a context manager that restores exactly what it changed:
 - G1 absl flags: tokamax parses `sys.argv` as absl flags on first use and dies on foreign flags

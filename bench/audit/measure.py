@@ -10,7 +10,7 @@ shortcut kernels):
   notices;
 - whether a different but correct implementation (the same workload computed from float32 inputs,
   cast back to the output dtype) passes the new gate: hardening must not reject correct kernels;
-- for the suspects of spec §5, whether their shortcut kernel passes the old and the new gate;
+- for the suspect workloads (docs/audit.md), whether their shortcut kernel passes the old and the new gate;
 - whether the baseline program was checked against the original's formulation (bench/audit/formulation.py) and
   still compiles to its pinned fingerprint; for 26k and 29k, what the original's translation choices that we keep
   do to the output (bench/audit/translation.py).

@@ -1,4 +1,4 @@
-"""Cheap "shortcut kernels" that spec §5 suspects would pass a loose gate, one per suspect workload.
+"""Cheap "shortcut kernels" suspected to pass a loose gate (docs/audit.md), one per suspect workload.
 
 These are trusted code run in-process by the audit, never submissions. Each one computes much less
 than the workload (skips the GEMM, subsamples, linearises, drops most of the attention) and returns

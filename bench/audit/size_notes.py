@@ -2,7 +2,7 @@
 
 The audit measures at the small size on CPU (full size needs an accelerator), but several weaknesses
 scale with a dimension that SMALL shrinks. For those we state how, and what the full-size value is,
-derived from the input distributions (spec §1c, §5); workloads not listed behave alike at both sizes.
+derived from the input distributions (docs/audit.md); workloads not listed behave alike at both sizes.
 """
 
 from __future__ import annotations

@@ -18,12 +18,9 @@ import concurrent.futures as cf
 import datetime as _dt
 import importlib
 import importlib.util
-import json
 import multiprocessing
 import os
 import secrets
-import subprocess
-import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -37,6 +34,7 @@ from bench.dataset.freshness import freshness_key
 from bench.dataset.repeat import ranked_evaluation
 from bench.dataset.reader import Problem, shorten, shown_path
 from bench.dataset.validate import Submission, check, submission_dirs
+from bench.harness.hardware import detect_in_subprocess
 from bench.harness.result import EvalResult, Status
 from bench.harness.tracebacks import attribute
 from bench.harness.task import EvalTask
@@ -62,13 +60,6 @@ def run_task(spec: str, task_json: str) -> str:
     """Pool entry point: one ranked evaluation (repeated when its timings are too spread,
     bench.dataset.repeat), as JSON both ways (plain strings pickle everywhere)."""
     return ranked_evaluation(load_evaluator(spec), EvalTask.model_validate_json(task_json)).model_dump_json()
-
-
-def detect_chip() -> dict[str, str]:
-    """Backend and chip, detected in a child process so this parent never holds the accelerator."""
-    code = "import json; from bench.harness.hardware import detect; print(json.dumps(detect()))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 @dataclass
@@ -242,7 +233,7 @@ def ingest(
 
         require_bwrap()  # raises SandboxUnavailable: official rows are never produced unsandboxed
     if chip is None:
-        found = detect_chip()
+        found = detect_in_subprocess()
         chip, size = found["chip"], size or ("full" if found["backend"] in ("tpu", "gpu") else "small")
     size = size or ("small" if chip == "cpu" else "full")
     evaluator = evaluator or os.environ.get(EVALUATOR_ENV, DEFAULT_EVALUATOR)

@@ -37,7 +37,7 @@ from bench.dataset.reader import (
 from bench.dataset import trajectory as trajectory_v2
 from bench.dataset.schema import OUTCOMES
 
-__all__ = ["Problem", "Submission", "SubmissionInvalid", "check", "load_submission", "submission_dirs", "ID_RE"]
+__all__ = ["Problem", "Submission", "SubmissionInvalid", "check", "submission_dirs", "ID_RE"]
 
 ID_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 KINDS = ("agent", "human", "hand-tuned", "baseline")
@@ -494,14 +494,6 @@ def _check(folder: Folder, known: set[str]) -> tuple[Submission | None, list[Pro
     if problems:
         return None, problems
     return Submission(sub_id, root, meta, kernels, trajectory, blobs, samples), []
-
-
-def load_submission(root: Path, known: set[str] | None = None, shown: str | None = None) -> Submission:
-    """The validated submission at `root`; raises SubmissionInvalid listing every problem."""
-    sub, problems = check(root, known, shown)
-    if sub is None:
-        raise SubmissionInvalid(problems)
-    return sub
 
 
 def submission_dirs(submissions_dir: Path) -> list[Path]:

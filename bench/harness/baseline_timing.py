@@ -13,7 +13,7 @@ from bench.harness import hardware, timing
 from bench.harness.supervisor import (WorkerFailure, WorkerProcess, compilation_cache_env, timing_core,
                                       timing_isolation)
 from bench.harness.worker import BASELINE_FN, module_name
-from bench.paths import BUILD_DIR
+from bench.paths import EVAL_DIR, JAX_CACHE_DIR
 
 STARTUP_TIMEOUT_S = 180.0
 
@@ -22,11 +22,10 @@ def time_baseline(workload: str, size: str | None, warmup: int = 5, iters: int =
                   timeout_s: float = 600.0) -> dict[str, Any]:
     """One row in upstream's `run --json` shape (name, variant, status, tpu, config, xla_flops,
     timing_method, median_ms, ...), plus size, environment and top ops."""
-    eval_dir = BUILD_DIR / "eval"
-    eval_dir.mkdir(parents=True, exist_ok=True)
-    folder = Path(tempfile.mkdtemp(prefix="run_", dir=eval_dir))
+    EVAL_DIR.mkdir(parents=True, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix="run_", dir=EVAL_DIR))
     worker = WorkerProcess("reference", "reference worker", folder / "reference.log",
-                           extra_env=compilation_cache_env(BUILD_DIR / "jax_cache"))
+                           extra_env=compilation_cache_env(JAX_CACHE_DIR))
     row: dict[str, Any] = {"name": workload, "variant": "baseline", "status": "error"}
     t0 = time.monotonic()
     try:

@@ -37,13 +37,11 @@ from bench.harness.sandbox import resolve_mode as resolve_sandbox
 from bench.harness.result import Correctness, Environment, EvalResult, Integrity, Status, Timing
 from bench.harness.supervisor import (WorkerFailure, WorkerProcess, compilation_cache_env, timing_isolation,
                                       timing_core)
-from bench.harness.task import INTERPRET_ITERS, INTERPRET_WARMUP, EvalTask
+from bench.harness.task import INTERPRET_ITERS, INTERPRET_WARMUP, EvalTask, run_deadline_s
 from bench.harness.worker import BASELINE_FN, CANDIDATE_FN, module_name
-from bench.paths import BUILD_DIR, PALLAS_REFS_DIR
+from bench.paths import EVAL_DIR, JAX_CACHE_DIR, PALLAS_REFS_DIR
 from bench.registry import workload_file
 
-EVAL_DIR = BUILD_DIR / "eval"
-JAX_CACHE_DIR = BUILD_DIR / "jax_cache"  # trusted workers' persistent compilation cache
 
 STARTUP_TIMEOUT_S = 180.0  # importing jax on a loaded 2-core machine; a harness problem if exceeded
 DEFAULT_WARMUP, DEFAULT_ITERS = 5, 50
@@ -112,6 +110,7 @@ class _Run:
         self.base: dict[str, Any] = {"workload": self.task.workload, "size": self.task.size or "", "tpu": "unknown"}
         self.cand: WorkerProcess | None = None
         self.env: Environment | None = None
+        self.baseline_call_ms: float | None = None  # the baseline's time per call, once the references are in
 
     # -- helpers
     @property
@@ -289,7 +288,7 @@ class _Run:
     def trial_outputs(self, w: WorkerProcess) -> dict[int, list[Any]]:
         """Outputs of `w`'s program on every correctness seed (raises WorkerFailure, ChannelViolation...)."""
         reply, blobs = w.request({"cmd": "run", "seeds": self.seeds, "inputs_root": str(self.inputs_root)},
-                                 self.task.timeout_s, "correctness", self.reply_limit)
+                                 self.run_deadline("correctness", len(self.seeds)), "correctness", self.reply_limit)
         return _split_outputs(reply["outputs"], blobs)
 
     def trial_reports(self, outs: dict[int, list[Any]]) -> list[Correctness]:
@@ -321,6 +320,7 @@ class _Run:
         except WorkerFailure as f:
             raise self.harness_failed(f, "the baseline failed") from None
         self.refs = _split_outputs(ref["outputs"], blobs)
+        self.baseline_call_ms = min(ref.get("call_ms") or [0.0]) or None  # for run_deadline
         self.ref_bytes = sum(a.nbytes for outs in self.refs.values() for a in outs)
         self.base.update(flops=ref["flops"] or None, flops_source=ref["flops_source"],
                          bytes_accessed=ref["bytes_accessed"] or None)
@@ -361,6 +361,12 @@ class _Run:
             self.details["iteration_counts"] = f"TPU interpret mode on CPU: {warmup} warmup + {iters} timed iterations"
         return warmup, iters
 
+    def run_deadline(self, phase: str, calls: int) -> float:
+        """Seconds a phase running `calls` kernel calls may take (bench.harness.task.run_deadline_s), recorded."""
+        limit = round(run_deadline_s(self.task.timeout_s, self.baseline_call_ms, calls), 1)
+        self.details.setdefault("deadlines_s", {})[phase] = limit
+        return limit
+
     def block_sizes(self, iters: int) -> list[int]:
         blocks = min(self.task.blocks, iters)
         return [iters // blocks + (1 if b < iters % blocks else 0) for b in range(blocks)]
@@ -368,12 +374,12 @@ class _Run:
     def timing(self, verdict: Correctness) -> dict[str, Any]:
         """Interleaved blocks: baseline and candidate (and Pallas reference) alternate, ABBA order."""
         t = time.monotonic()
-        self.timing_deadline = t + self.task.timeout_s
         warmup, iters = self.iteration_counts(self.env.interpret)
         sizes = self.block_sizes(iters)
         programs = [("baseline", self.timer, module_name(CANDIDATE_FN)), ("kernel", self.cand, module_name(CANDIDATE_FN))]
         if self.pallas:
             programs.append(("pallas_reference", self.pallas, module_name(CANDIDATE_FN)))
+        self.timing_deadline = t + self.run_deadline("timing", len(programs) * (warmup + iters + timing.PROFILE_ITERS))
         walls: dict[str, list[float]] = {name: [] for name, _, _ in programs}
         parent_walls: dict[str, list[float]] = {name: [] for name, _, _ in programs}
         timed_reports: list[Correctness] = []
@@ -454,7 +460,7 @@ class _Run:
                    parent_walls: dict, timed_reports: list) -> tuple[bytes | None, bool]:
         """Warmup, blocks and trace of one program in its worker, alone on the device; own time limit."""
         t = time.monotonic()
-        self.timing_deadline = t + self.task.timeout_s
+        self.timing_deadline = t + self.run_deadline(f"timing_{label}", warmup + sum(sizes) + timing.PROFILE_ITERS)
         core = timing_core()
         self.details["timing_core"] = core
         self.details.setdefault("priority_boosted_threads", {})[label] = w.prepare_for_timing(core)

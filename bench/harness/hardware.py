@@ -1,14 +1,17 @@
 """Which chip are we on, and what are its peaks? One table, with the source of every number.
 
 `device_kind` strings differ from marketing names ("TPU v6 lite" is v6e, "TPU v5 lite" is v5e), and
-the original harness matched substrings that real chips never report (spec §2.5), so normalization
+the original harness matched substrings that real chips never report, so normalization
 is explicit here and tested against recorded strings.
 """
 
 from __future__ import annotations
 
 import importlib.metadata
+import json
 import re
+import subprocess
+import sys
 from dataclasses import dataclass
 
 
@@ -21,25 +24,39 @@ class ChipSpec:
     nominal: bool = False  # True: an order-of-magnitude value, not a data-sheet peak
     # Prompt facts (bench prompt's preamble), None where no source we trust states them.
     title: str = ""  # how a prompt names the chip
+    label: str = ""  # short display name (the site's track titles, `bench info`); chip_label() falls back to CHIP
     vmem_mib: float | None = None
     tensorcores: int | None = None
 
 
-_TPU_JSON = "MaxKernel auto_agent/tpu_specs.json (spec/upstream-jaxbench.md §2.5)"
+_TPU_JSON = "MaxKernel auto_agent/tpu_specs.json, as the original JAXBench cites it"
 CHIPS: dict[str, ChipSpec] = {s.chip: s for s in (
-    ChipSpec("v4", 275.0, 1200.0, _TPU_JSON),
-    ChipSpec("v5e", 197.0, 819.0, "JAXBench harness/tpu_specs.py (spec §2.5); Google Cloud TPU v5e docs"),
-    ChipSpec("v5p", 459.0, 2760.0, _TPU_JSON),
-    ChipSpec("v6e", 918.0, 1640.0, "JAXBench paper roofline (paper-results.md); harness/tpu_specs.py uses 1600 GB/s;"
+    ChipSpec("v4", 275.0, 1200.0, _TPU_JSON, label="TPU v4"),
+    ChipSpec("v5e", 197.0, 819.0, "the original JAXBench's harness/tpu_specs.py; Google Cloud TPU v5e docs",
+             label="TPU v5e"),
+    ChipSpec("v5p", 459.0, 2760.0, _TPU_JSON, label="TPU v5p"),
+    ChipSpec("v6e", 918.0, 1640.0, "the JAXBench paper's roofline; the original's harness/tpu_specs.py uses 1600 GB/s;"
              " VMEM and TensorCores as the paper's Appendix B prompt states them",
-             title="TPU v6e (Trillium)", vmem_mib=128.0, tensorcores=8),
-    ChipSpec("7x", 2157.0, 7400.0, _TPU_JSON),
+             title="TPU v6e (Trillium)", vmem_mib=128.0, tensorcores=8, label="TPU v6e"),
+    ChipSpec("7x", 2157.0, 7400.0, _TPU_JSON, label="TPU 7x"),
     ChipSpec("h100", 989.4, 3350.0, "NVIDIA H100 SXM5 data sheet (dense bf16, HBM3)"),
     ChipSpec("h100_pcie", 756.0, 2000.0, "NVIDIA H100 PCIe data sheet (dense bf16, HBM2e)"),
     ChipSpec("h200", 989.4, 4800.0, "NVIDIA H200 SXM data sheet (dense bf16, HBM3e)"),
     ChipSpec("cpu", 0.2, 20.0, "nominal: 2 x86 cores x ~3 GHz x 32 FLOP/cycle, ~20 GB/s DRAM; not a measured or data-sheet peak",
-             nominal=True),
+             nominal=True, label="CPU interpret"),
 )}
+
+#: Device files of accelerator chips: their presence says a worker's jax would use a TPU / GPU (schedule).
+TPU_DEVICE_GLOBS = ("/dev/accel*", "/dev/vfio/[0-9]*")  # v4/v5e: /dev/accel*; newer TPU VMs: vfio groups
+GPU_DEVICE_GLOBS = ("/dev/nvidia[0-9]*",)
+#: What the sandbox binds through: the chips' nodes plus their control nodes (/dev/vfio/vfio, nvidiactl, ...).
+SANDBOX_DEVICE_GLOBS = ("/dev/accel*", "/dev/vfio", "/dev/nvidia*", "/dev/nvidia-caps")
+
+
+def chip_label(chip: str) -> str:
+    """How people read a chip's name: "TPU v6e", "CPU interpret"; unknown chips upper-cased."""
+    spec = CHIPS.get(chip)
+    return spec.label if spec and spec.label else chip.upper()
 
 # Ordered: the first pattern that matches the lower-cased device_kind wins.
 _KIND_PATTERNS: tuple[tuple[str, str], ...] = (
@@ -93,3 +110,11 @@ def detect() -> dict[str, str | None]:
 
     dev = jax.devices()[0]
     return {"backend": dev.platform, "device_kind": dev.device_kind, "chip": normalize_chip(dev.device_kind), **versions()}
+
+
+def detect_in_subprocess() -> dict[str, str | None]:
+    """`detect()` run in a child process: what a parent that must never hold the accelerator (ingest, tune,
+    the evaluation parent) uses to learn the backend and chip."""
+    code = "import json; from bench.harness.hardware import detect; print(json.dumps(detect()))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])

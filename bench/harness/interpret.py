@@ -1,4 +1,4 @@
-"""TPU interpret mode for Pallas kernels on CPU (pallas-on-cpu.md §3).
+"""TPU interpret mode for Pallas kernels on CPU (docs/methodology.md: what a CPU-interpret time means).
 
 On CPU a TPU `pallas_call` only runs in interpret mode, and only when the `pallas_call` is
 *constructed* inside `force_tpu_interpret_mode` (gotcha T2). So the candidate's import, trace and

@@ -28,6 +28,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Mapping
 
+from bench.harness.hardware import SANDBOX_DEVICE_GLOBS
+
 MODES = ("auto", "bwrap", "none")
 
 #: Environment variables passed to the candidate worker verbatim (everything else is dropped).
@@ -42,8 +44,8 @@ ENV_ALLOW = frozenset({
     "LIBTPU_INIT_ARGS", "TPU_LIBRARY_PATH",
 })
 
-#: Accelerator device nodes bound through when present (TPU: accel/vfio; GPU: nvidia).
-DEVICE_GLOBS = ("/dev/accel*", "/dev/vfio", "/dev/nvidia*", "/dev/nvidia-caps")
+#: Accelerator device nodes bound through when present (TPU: accel/vfio; GPU: nvidia), defined with the chips.
+DEVICE_GLOBS = SANDBOX_DEVICE_GLOBS
 
 
 class SandboxUnavailable(RuntimeError):

@@ -21,9 +21,9 @@ import importlib.util
 import os
 from typing import Literal, Mapping
 
+from bench.harness.hardware import GPU_DEVICE_GLOBS, TPU_DEVICE_GLOBS
+
 Schedule = Literal["interleaved", "exclusive"]
-TPU_DEVICE_GLOBS = ("/dev/accel*", "/dev/vfio/[0-9]*")
-GPU_DEVICE_GLOBS = ("/dev/nvidia[0-9]*",)
 
 
 def _platforms(env: Mapping[str, str]) -> list[str]:

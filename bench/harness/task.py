@@ -8,10 +8,30 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 # Iteration counts used when the candidate runs Pallas kernels in TPU interpret mode on CPU and the
-# caller did not choose counts: each grid step costs ~9 ms there (pallas-on-cpu.md T4), so the
+# caller did not choose counts: each grid step costs ~9 ms there (measured on this project's 2-core CI VM), so the
 # production 5 + 50 would turn one evaluation into minutes.
 INTERPRET_WARMUP = 1
 INTERPRET_ITERS = 10
+
+#: The cap of every phase (compile, correctness, timing); EvalTask.timeout_s, `bench evaluate --timeout`.
+DEFAULT_TIMEOUT_S = 300.0
+#: The least a phase that runs the compiled kernel gets: worker round trips, first-call transfers, a loaded host.
+RUN_FLOOR_S = 30.0
+#: How many times slower per call than the XLA baseline a kernel may be before a run phase times out. The
+#: slowest correct kernel on cpu/small (a Pallas kernel in TPU interpret mode, 11p) is ~85x its baseline per
+#: call; 1000x leaves a wide margin, and still ends a hanging kernel at small size in tens of seconds, not 300.
+ALLOWED_SLOWDOWN = 1000.0
+
+
+def run_deadline_s(cap_s: float, baseline_call_ms: float | None, calls: int) -> float:
+    """The deadline policy of the phases that run a compiled kernel (correctness trials, timing): the floor
+    plus `calls` calls of the baseline slowed ALLOWED_SLOWDOWN times, never above the cap. Why it follows
+    the baseline: a hanging kernel used to cost the whole cap (300 s) per phase even where the baseline
+    takes a millisecond, stalling agent loops. The compile phase keeps the cap: compile time does not
+    scale with the baseline's run time. Without a measured baseline time, the cap."""
+    if not baseline_call_ms or baseline_call_ms <= 0:
+        return cap_s
+    return min(cap_s, RUN_FLOOR_S + calls * baseline_call_ms * ALLOWED_SLOWDOWN / 1e3)
 
 
 class EvalTask(BaseModel):
@@ -22,7 +42,7 @@ class EvalTask(BaseModel):
     warmup: int | None = Field(None, ge=0)  # None: 5, or INTERPRET_WARMUP for Pallas-in-interpret on CPU
     iters: int | None = Field(None, ge=1)  # None: 50, or INTERPRET_ITERS likewise
     blocks: int = Field(10, ge=1)  # timing blocks, alternated between baseline and candidate (ABBA order)
-    timeout_s: float = Field(300.0, gt=0)  # per phase: compile, correctness, timing
+    timeout_s: float = Field(DEFAULT_TIMEOUT_S, gt=0)  # cap per phase; run phases get run_deadline_s
     memory_limit_mb: int | None = 8192  # RLIMIT_AS of the candidate worker on CPU; None: no cap
     secret_seed: int | None = None  # draws the correctness inputs from seeds the candidate cannot know
     sandbox: Literal["auto", "bwrap", "none"] = "auto"

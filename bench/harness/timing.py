@@ -1,11 +1,11 @@
 """The timer: per-iteration device time from a jax.profiler trace (xplane), parsed in the PARENT.
 
-Why not upstream's parser (spec §2.2, §2.8.6): it accepted any `jit_*(...)` event from any thread,
+Why not the original JAXBench's trace parser: it accepted any `jit_*(...)` event from any thread,
 took the first N in file order, and silently fell back to wall clock. Here:
 - only events of the one compiled module we launched (its name is fixed by the worker) count;
 - TPU (and any device plane with an "XLA Modules" line): one module event per execution;
 - CPU (no device plane): op events carry `hlo_module` and `run_id` stats; one execution is
-  max(end) - min(start) over its run_id's op events (pallas-on-cpu.md §5);
+  max(end) - min(start) over its run_id's op events;
 - the number of executions found must equal the number of timed calls, otherwise the wall clock is
   used and `timing_method` says so.
 

@@ -177,15 +177,19 @@ def cmd_reference(state: WorkerState, msg: dict) -> tuple[dict, list[bytes]]:
     seeds = msg["seeds"]
     _compile(state, state.workload.workload, BASELINE_FN, Path(msg["inputs_root"]) / f"seed_{seeds[0]}")
     metas, blobs = {}, []
+    call_ms = []  # the baseline's time per call, for the run phases' deadlines (bench.harness.task.run_deadline_s)
     for seed in seeds:
         args, _ = transport.split_static(state.drawn[seed], sorted(state.static))
-        meta, b = transport.encode_arrays(_as_tuple(jax.block_until_ready(state.compiled(*args))))
+        t0 = time.perf_counter()
+        out = jax.block_until_ready(state.compiled(*args))
+        call_ms.append((time.perf_counter() - t0) * 1e3)
+        meta, b = transport.encode_arrays(_as_tuple(out))
         metas[str(seed)] = meta
         blobs.extend(b)
     cost = state.compiled.cost_analysis()
     cost = cost[0] if isinstance(cost, (list, tuple)) else (cost or {})
     flops = state.spec.flops(msg["size"])  # the one FLOPs definition, shared with `bench list` and the site
-    return {"outputs": metas, "flops": flops[0] or 0.0, "flops_source": flops[1],
+    return {"outputs": metas, "flops": flops[0] or 0.0, "flops_source": flops[1], "call_ms": call_ms,
             "bytes_accessed": float(cost.get("bytes accessed", 0.0))}, blobs
 
 

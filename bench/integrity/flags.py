@@ -32,7 +32,6 @@ SPEEDUP_ABOVE_THRESHOLD = "speedup_above_threshold"  # larger than any honest sp
 TIMING_INCONSISTENT = "timing_inconsistent"  # profiler time far below the wall clock of the same calls
 
 # --- excluding: the candidate changed what it was given or its process ----------------------------------
-INPUT_MUTATED = "input_mutated"  # an input array differed after a call
 RUNTIME_PATCHED = "runtime:patched"  # a timer / jax / numpy / harness function was replaced after import
 RUNTIME_JAX_CONFIG = "runtime:jax_config_changed"
 RUNTIME_ENVIRON = "runtime:environ_changed"
@@ -50,7 +49,7 @@ STATIC_FLAGS = frozenset(STATIC_PREFIX + name for name in (
 
 EXCLUDING_FLAGS = frozenset({
     HOST_CALLBACK, LARGE_CONSTANT, NATIVE_CALL, BELOW_PHYSICS_FLOOR, BELOW_BASELINE_ROOFLINE,
-    SPEEDUP_ABOVE_THRESHOLD, TIMING_INCONSISTENT, INPUT_MUTATED, RUNTIME_PATCHED, RUNTIME_JAX_CONFIG,
+    SPEEDUP_ABOVE_THRESHOLD, TIMING_INCONSISTENT, RUNTIME_PATCHED, RUNTIME_JAX_CONFIG,
     RUNTIME_ENVIRON, RUNTIME_THREADS, RUNTIME_PROCESSES, TRACE_UNSTABLE,
 }) | STATIC_FLAGS
 

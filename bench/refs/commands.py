@@ -21,20 +21,20 @@ def tune_command(
 ) -> None:
     """Grid-search a reference's block sizes: every config is correctness-checked and timed; the fastest correct one
     is written to the chip's table. On CPU the same machinery runs at small size in TPU interpret mode, and the
-    entry is marked as not timing-meaningful."""
-    import jax
-
+    entry is marked as not timing-meaningful. The chip is detected in a child process: this parent never starts
+    a JAX backend (it would hold the accelerator that the harness's workers need)."""
     import pallas_refs
-    from bench.harness.hardware import default_size
+    from bench.harness.hardware import default_size, detect_in_subprocess
     from bench.refs import evaluators
     from bench.refs.tuning import grid, parse_space, table_entry, tune
-    from pallas_refs.tables import current_chip, write_entry
+    from pallas_refs.tables import write_entry
 
     reference = pallas_refs.load(workload)
-    chosen_size = size or default_size(jax.default_backend())
+    found = detect_in_subprocess()
+    chosen_size = size or default_size(found["backend"])
     knobs = parse_space(space or [], reference, chosen_size)
     configs = grid(knobs, reference.constraints)
-    chip = current_chip()
+    chip = found["chip"]
     typer.echo(f"{reference.workload} on {chip} ({chosen_size}): {len(configs)} configurations of {knobs}")
     if dry_run:
         for c in configs:

@@ -1,6 +1,6 @@
 """`bench build-site`: metrics -> markdown pages (Jinja) -> mkdocs-material site, strict, in-process.
 
-The pre-step design (see ../shared/notes/site-stack.md): pages are rendered into a throw-away build folder
+The pre-step design: pages are rendered into a throw-away build folder
 (`build/docs`), together with the static docs (methodology, how to submit, and the threat model / audit
 pages when their owners have written them), our JS/CSS and the vendored JS; a build copy of the top-level
 mkdocs.yml (absolute paths, optional site_url override, nav with the optional pages) is written next to

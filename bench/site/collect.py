@@ -17,10 +17,10 @@ from datetime import datetime, timezone
 from hashlib import sha256
 from typing import Any, Protocol
 
+from bench.harness.hardware import chip_label
+
 Row = dict[str, Any]
 
-#: Display names of chips; anything else is shown upper-cased.
-CHIP_LABELS = {"cpu": "CPU interpret", "v6e": "TPU v6e", "v5e": "TPU v5e", "v5p": "TPU v5p", "v4": "TPU v4"}
 #: Charts with one series per submission show the TOP_K best-ranked ones (the tables show all).
 TOP_K = 10
 
@@ -64,7 +64,7 @@ class Track:
 
     @property
     def label(self) -> str:
-        base = f"{CHIP_LABELS.get(self.chip, self.chip.upper())} / {self.size}"
+        base = f"{chip_label(self.chip)} / {self.size}"
         extra = self.id.split("/")[2:]  # reported tracks: "v6e/full/paper-table3"
         if extra:
             base += " · " + " ".join(extra).replace("-", " ")
