@@ -35,6 +35,10 @@ METHOD_TITLES = {"best-of-n": "Best-of-N", "iterative": "iterative refinement",
                  "iterative-context": "iterative refinement + context"}
 
 
+#: What the trajectory records as the source of an empty reply (trajectory v2 requires a non-empty source).
+EMPTY_REPLY = "# (the generator's reply was empty)\n"
+
+
 class RunError(RuntimeError):
     """The run cannot start or continue (bad parameters, a resume that does not match, the harness failing)."""
 
@@ -155,7 +159,8 @@ class _Loop:
         parsed = parse_reply(reply.text)
         attempt = (self.evaluate(workload, chain, turn, parsed.source) if parsed.ok
                    else unparsed_attempt(parsed.kind, reply.text))
-        record = Record(workload, chain, turn, reply.text, parsed.source, parsed.kind, reply.tokens_in,
+        source = parsed.source if parsed.source.strip() else EMPTY_REPLY  # the trajectory format needs a source
+        record = Record(workload, chain, turn, reply.text, source, parsed.kind, reply.tokens_in,
                         reply.tokens_out, attempt)
         self.journal.append(record)
         with self.lock:

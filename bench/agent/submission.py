@@ -21,8 +21,10 @@ import yaml
 from bench.agent.journal import Record
 
 SELECTION_RULE = ("fastest correct sample: the highest speedup over XLA the harness measured during the run "
-                  "(ties: the earlier sample); a workload without a correct sample submits its last sample "
-                  "(it ranks as 1x), so every trajectory has its kernel")
+                  "(ties: the earlier sample); a workload without a correct sample submits its last sample that ran "
+                  "(it ranks as 1x), so every trajectory has its kernel; a workload none of whose samples ran is left out")
+#: Statuses of a sample that compiled and ran: its file is a kernel (it defines `workload`), if a wrong one.
+RAN = {"incorrect", "runtime_error", "timeout", "out_of_memory", "rejected"}
 
 
 def _write(path: Path, text: str) -> None:
@@ -48,12 +50,13 @@ def trajectory_lines(records: list[Record]) -> list[dict[str, Any]]:
 
 
 def select(records: list[Record]) -> Record | None:
-    """SELECTION_RULE: the fastest correct sample, else the last sample (None without samples)."""
+    """SELECTION_RULE: the fastest correct sample, else the last one that ran, else None."""
     best = None
     for r in ordered(records):
         if r.attempt.correct and (best is None or r.attempt.speedup > best.attempt.speedup):
             best = r
-    return best or (ordered(records)[-1] if records else None)
+    ran = [r for r in ordered(records) if r.attempt.status in RAN]
+    return best or (ran[-1] if ran else None)
 
 
 def track(records: list[Record]) -> str | None:
@@ -98,13 +101,10 @@ def write_folder(out: Path, params: dict[str, Any], records: list[Record]) -> di
     chosen = {w: select(rs) for w, rs in by_workload.items()}
     kernels = out / "kernels"
     for w, rs in by_workload.items():
-        if rs:
+        if chosen[w] is not None:  # a trajectory goes with its workload's kernel (bench validate)
             text = "".join(json.dumps(line, sort_keys=True) + "\n" for line in trajectory_lines(rs))
             _write(out / "trajectory" / f"{w}.jsonl", text)
-        if chosen[w] is not None:
             _write(kernels / f"{w}.py", chosen[w].source)
-        elif (kernels / f"{w}.py").exists():
-            (kernels / f"{w}.py").unlink()
     selected = [w for w in params["workloads"] if chosen.get(w) is not None]
     meta = metadata(params, selected, track(records))
     _write(out / "submission.yaml", yaml.safe_dump(meta, sort_keys=False, width=110))

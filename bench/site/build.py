@@ -31,6 +31,7 @@ MKDOCS_YML = ROOT / "mkdocs.yml"
 STATIC_PAGES = (
     ("Methodology", "methodology.md", True),
     ("How to submit", "submit.md", True),
+    ("Evaluate your agent", "agents.md", False),
     ("Threat model", "threat-model.md", False),
     ("Audit", "audit.md", False),
 )

@@ -157,3 +157,15 @@ def test_openai_loop_feeds_back_real_harness_results(tmp_path, monkeypatch):
     assert traj[0]["declared"]["speedup"] > 0
     assert (tmp_path / "sub" / "kernels" / f"{W}.py").read_text() == good
     assert check(tmp_path / "sub")[1] == [] and KEY not in _all_text(tmp_path)
+
+
+def test_an_empty_reply_is_recorded_as_a_failed_sample(tmp_path):
+    from bench.agent.run import EMPTY_REPLY
+
+    spec = _run(tmp_path, CommandGenerator("true"), fakes.fake_evaluator, turns=2)
+    from bench.agent.journal import Journal
+
+    records = Journal(spec.journal_dir).load()
+    assert [r.source for r in records] == [EMPTY_REPLY] * 2 and {r.attempt.outcome for r in records} == {"api_runtime_error"}
+    # no sample ran, so there is no kernel to submit for the workload, and no trajectory without its kernel
+    assert not (tmp_path / "sub" / "trajectory").exists() and not (tmp_path / "sub" / "kernels").exists()
