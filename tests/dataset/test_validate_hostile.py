@@ -258,3 +258,17 @@ def test_cli_prints_the_folder_pattern_and_the_paths_as_written(tmp_path):
            "^[a-z0-9][a-z0-9._-]{0,63}$" in out.stdout
     assert "ERROR elsewhere/flat/8p_GEMM.py: (file): stray file: a kernel goes in kernels/8p_GEMM.py" in out.stdout
     assert "submissions/" not in out.stdout.replace("submissions/<id>", "")
+
+
+@pytest.mark.parametrize("body", ["a\n", "f(a,b)\n", "x = [" + "1, " * 20 + "]\n"])
+def test_largest_accepted_kernel_parses_within_bounds(tmp_path, known, body):
+    """The worst Python to parse, as big as a kernel may be: a problem (no workload), within the bounds."""
+    from bench.dataset.reader import LIMITS
+
+    root = make_submission(tmp_path, "big", {})
+    (root / "kernels" / "8p_GEMM.py").write_text(body * (LIMITS.kernel_bytes // len(body)))
+    (sub, problems), cpu, peak = measured(lambda: check(root, known))
+    assert [p.field for p in problems] == ["workload"]
+    assert cpu < MAX_CPU_S and peak < MAX_PEAK_BYTES, (cpu, peak)
+    (root / "kernels" / "8p_GEMM.py").write_text(body * (LIMITS.kernel_bytes // len(body) + 10))
+    assert "file too large" in str(check(root, known)[1][0])
