@@ -3,7 +3,7 @@
 The folder is a pure function of the journal and the run's parameters, written whole each time (files replaced
 atomically), so an interrupted and resumed run and an uninterrupted one leave the same bytes.
 
-Trajectory format v2 (bench.dataset.trajectory validates it): `trajectory/<workload_id>.jsonl`, one object per
+Trajectory format v2 (bench.dataset.trajectory validates it; docs/submit.md; no submission.yaml key): `trajectory/<workload_id>.jsonl`, one object per
 sample, `sample` from 0 without gaps in (chain, turn) order, {"sample", "chain", "turn", "source",
 "declared": {"outcome", "speedup"}, "tokens_in", "tokens_out"}. `declared` is what this run's harness said; the
 dataset re-evaluates every source itself.
@@ -59,12 +59,7 @@ def select(records: list[Record]) -> Record | None:
     return best or (ran[-1] if ran else None)
 
 
-def track(records: list[Record]) -> str | None:
-    """The track the samples were evaluated on, as the harness reported it ("cpu/small", "v6e/full")."""
-    return next((r.attempt.track for r in ordered(records) if r.attempt.track), None)
-
-
-def metadata(params: dict[str, Any], selected: list[str], track_name: str | None) -> dict[str, Any]:
+def metadata(params: dict[str, Any], selected: list[str]) -> dict[str, Any]:
     """submission.yaml: the run's parameters say what produced the kernels."""
     per = params["chains"] * params["turns"]
     shape = (f"{params['chains']} independent samples" if params["method"] == "best-of-n"
@@ -86,8 +81,6 @@ def metadata(params: dict[str, Any], selected: list[str], track_name: str | None
         "links": [],
         "workloads": selected,
     }
-    if track_name:
-        meta["trajectory"] = {"track": track_name}
     if params.get("notes"):
         meta["notes"] = params["notes"]
     return meta
@@ -106,6 +99,6 @@ def write_folder(out: Path, params: dict[str, Any], records: list[Record]) -> di
             _write(out / "trajectory" / f"{w}.jsonl", text)
             _write(kernels / f"{w}.py", chosen[w].source)
     selected = [w for w in params["workloads"] if chosen.get(w) is not None]
-    meta = metadata(params, selected, track(records))
+    meta = metadata(params, selected)
     _write(out / "submission.yaml", yaml.safe_dump(meta, sort_keys=False, width=110))
     return chosen
