@@ -13,12 +13,11 @@ from bench.harness import hardware, timing
 from bench.harness.supervisor import (WorkerFailure, WorkerProcess, compilation_cache_env, timing_core,
                                       timing_isolation)
 from bench.harness.worker import BASELINE_FN, module_name
+from bench.harness.task import DEFAULT_ITERS, DEFAULT_WARMUP, STARTUP_TIMEOUT_S
 from bench.paths import EVAL_DIR, JAX_CACHE_DIR
 
-STARTUP_TIMEOUT_S = 180.0
 
-
-def time_baseline(workload: str, size: str | None, warmup: int = 5, iters: int = 50,
+def time_baseline(workload: str, size: str | None, warmup: int = DEFAULT_WARMUP, iters: int = DEFAULT_ITERS,
                   timeout_s: float = 600.0) -> dict[str, Any]:
     """One row in upstream's `run --json` shape (name, variant, status, tpu, config, xla_flops,
     timing_method, median_ms, ...), plus size, environment and top ops."""

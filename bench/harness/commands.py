@@ -18,7 +18,7 @@ from rich.table import Column, Table
 
 from bench.app import app, workload_arg
 from bench.harness.result import EvalResult, Status
-from bench.harness.task import EvalTask
+from bench.harness.task import DEFAULT_ITERS, DEFAULT_WARMUP, INTERPRET_ITERS, INTERPRET_WARMUP, EvalTask
 
 console = Console()
 
@@ -36,8 +36,10 @@ def evaluate(
     size: Optional[str] = typer.Option(None, help="full | small (default: full on TPU/GPU, small on CPU)"),
     as_json: bool = typer.Option(False, "--json", help="print the EvalResult as JSON (JSON lines for several kernels)"),
     seeds: Optional[int] = typer.Option(None, help=f"correctness trials, one fresh input draw each (default {_default('seeds')})"),
-    warmup: Optional[int] = typer.Option(None, help="warmup calls per program (default 5; 1 for Pallas in CPU interpret mode)"),
-    iters: Optional[int] = typer.Option(None, help="timed calls per program (default 50; 10 for Pallas in CPU interpret mode)"),
+    warmup: Optional[int] = typer.Option(None, help=f"warmup calls per program (default {DEFAULT_WARMUP}; "
+                                                    f"{INTERPRET_WARMUP} for Pallas in CPU interpret mode)"),
+    iters: Optional[int] = typer.Option(None, help=f"timed calls per program (default {DEFAULT_ITERS}; "
+                                                   f"{INTERPRET_ITERS} for Pallas in CPU interpret mode)"),
     blocks: Optional[int] = typer.Option(None, help=f"timing blocks alternated between baseline and kernel (default {_default('blocks')})"),
     timeout: Optional[float] = typer.Option(None, help=f"wall-clock cap per phase, seconds (default {_default('timeout_s'):g}; "
                                                        "run phases get less, from the baseline's time: bench.harness.task.run_deadline_s)"),
@@ -174,8 +176,8 @@ def run_baselines(
     workload: Optional[str] = typer.Argument(None, help="workload id or prefix"),
     all_: bool = typer.Option(False, "--all", help="every workload"),
     size: Optional[str] = typer.Option(None, help="full | small (default by backend)"),
-    warmup: int = typer.Option(5),
-    iters: int = typer.Option(50),
+    warmup: int = typer.Option(DEFAULT_WARMUP, help="warmup calls"),
+    iters: int = typer.Option(DEFAULT_ITERS, help="timed calls"),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Time XLA baselines (upstream `run`): one reference worker per workload, upstream's inputs."""

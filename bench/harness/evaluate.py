@@ -37,14 +37,13 @@ from bench.harness.sandbox import resolve_mode as resolve_sandbox
 from bench.harness.result import Correctness, Environment, EvalResult, Integrity, Status, Timing
 from bench.harness.supervisor import (WorkerFailure, WorkerProcess, compilation_cache_env, timing_isolation,
                                       timing_core)
-from bench.harness.task import INTERPRET_ITERS, INTERPRET_WARMUP, EvalTask, run_deadline_s
+from bench.harness.task import (DEFAULT_ITERS, DEFAULT_WARMUP, INTERPRET_ITERS, INTERPRET_WARMUP, STARTUP_TIMEOUT_S,
+                                EvalTask, run_deadline_s)
 from bench.harness.worker import BASELINE_FN, CANDIDATE_FN, module_name
 from bench.paths import EVAL_DIR, JAX_CACHE_DIR, PALLAS_REFS_DIR
 from bench.registry import workload_file
 
 
-STARTUP_TIMEOUT_S = 180.0  # importing jax on a loaded 2-core machine; a harness problem if exceeded
-DEFAULT_WARMUP, DEFAULT_ITERS = 5, 50
 
 
 class _Stop(Exception):

@@ -12,7 +12,11 @@ from pydantic import BaseModel, Field
 # production 5 + 50 would turn one evaluation into minutes.
 INTERPRET_WARMUP = 1
 INTERPRET_ITERS = 10
+#: Warmup and timed calls per program otherwise (upstream's `run` and `evaluate` defaults).
+DEFAULT_WARMUP, DEFAULT_ITERS = 5, 50
 
+#: A worker must be up (jax imported, backend started) within this; a harness problem if exceeded, never a verdict.
+STARTUP_TIMEOUT_S = 180.0  # importing jax on a loaded 2-core machine
 #: The cap of every phase (compile, correctness, timing); EvalTask.timeout_s, `bench evaluate --timeout`.
 DEFAULT_TIMEOUT_S = 300.0
 #: The least a phase that runs the compiled kernel gets: worker round trips, first-call transfers, a loaded host.
