@@ -39,9 +39,14 @@ OUTCOME_LABELS = {
 OUTCOME_COLORS = palette.OUTCOMES
 
 
+#: Longest label a chart shows (legend entries, tooltips): submitted names can be long.
+MAX_LABEL = 80
+
+
 def text(value: Any) -> str:
-    """A label safe to hand to plotly.js (which renders some HTML tags in text)."""
-    return escape("" if value is None else str(value), quote=True)
+    """A label safe to hand to plotly.js (which renders some HTML tags in text), cut to MAX_LABEL characters."""
+    s = "" if value is None else str(value)
+    return escape(s if len(s) <= MAX_LABEL else s[: MAX_LABEL - 1] + "…", quote=True)
 
 
 def to_json(fig: Figure) -> str:
@@ -314,7 +319,7 @@ def readiness_matrix(rows: Iterable[Row], names: dict[str, str],
     for sub in subs:
         classes = [readiness_class(cells[sub].get(w, {})) for w in workloads]
         z.append([index[c] for c in classes])
-        hover.append([f"{text(w)}: {labels[c]}" + (f" ({text(cells[sub][w].get('tpu_lowering'))[:120]})"
+        hover.append([f"{text(w)}: {labels[c]}" + (f" ({text(cells[sub][w].get('tpu_lowering'))})"
                                                     if c == "failed" else "") for w, c in zip(workloads, classes)])
     n = len(READINESS_CLASSES)
     scale = []

@@ -38,15 +38,23 @@ class RenderOptions:
     site_url: str | None = None  # the site's public address (the Data page's remote-query examples)
 
 
+#: Longest text a page shows of any one value (a reason can carry a candidate's whole exception text).
+MAX_TEXT = 4000
+
+
+def _cap(s: str, limit: int = MAX_TEXT) -> str:
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
 def md(value: Any) -> Markup:
-    """Text safe inside markdown and HTML: markdown specials backslash-escaped, then HTML-escaped."""
-    s = "" if value is None else str(value)
+    """Text safe inside markdown and HTML: markdown specials backslash-escaped, then HTML-escaped; capped."""
+    s = _cap("" if value is None else str(value))
     return Markup(escape(_MD_SPECIAL.sub(r"\\\1", s)))
 
 
 def t(value: Any) -> str:
     """Plain text of an optional value: missing shows as a dash, never as "None"."""
-    return "—" if value is None or value == "" else str(value)
+    return "—" if value is None or value == "" else _cap(str(value))
 
 
 def brief(value: Any, limit: int = 45) -> Markup:
@@ -176,9 +184,8 @@ def render_pages(data: SiteData, options: RenderOptions = RenderOptions()) -> li
     emit("submissions/index.md", "submissions_index.md.j2")
     for sub, meta in data.submissions.items():
         emit(f"submissions/{slug(sub)}.md", "submission.md.j2", sub=sub, meta=meta)
-        for wid, path in kernels[sub].items():
-            source = path.read_text(encoding="utf-8", errors="replace")
-            emit(kernel_page(sub, wid), "kernel.md.j2", sub=sub, wid=wid, source=source, file=path.name,
+        for wid, (name, source) in kernels[sub].items():
+            emit(kernel_page(sub, wid), "kernel.md.j2", sub=sub, wid=wid, source=source, file=name,
                  registered=wid in workload_ids)
     return pages
 
@@ -231,15 +238,25 @@ def _workload_summary(data: SiteData) -> dict[str, dict[str, Any]]:
     return out
 
 
-def kernel_files(options: RenderOptions, sub: str) -> dict[str, Path]:
-    """workload id -> the submission's kernel file, submissions/<id>/kernels/<workload>.py (the submission
-    format; helper modules beside kernels/ are not kernels). Regular files only: a symlink could point
-    anywhere on the machine that builds the site."""
-    folder = options.submissions_dir / sub / "kernels"
+def kernel_files(options: RenderOptions, sub: str) -> dict[str, tuple[str, str]]:
+    """workload id -> (file name, source) of the submission's kernels, submissions/<id>/kernels/<workload>.py
+    (the submission format; helper modules beside kernels/ are not kernels). Read through the submission
+    reader (contained, regular files, size-capped): a link or a huge file gets no page, it is never followed."""
+    from bench.dataset.reader import LIMITS, SubmissionInvalid, read_text_file
+
+    root = options.submissions_dir / sub
+    folder = root / "kernels"
     if not folder.is_dir() or folder.is_symlink():
         return {}
-    return {p.stem: p for p in sorted(folder.glob("*.py"))
-            if not p.name.startswith("_") and p.is_file() and not p.is_symlink()}
+    out = {}
+    for p in sorted(folder.glob("*.py")):
+        if p.name.startswith("_"):
+            continue
+        try:
+            out[p.stem] = (p.name, read_text_file(root, f"kernels/{p.name}", LIMITS.kernel_bytes))
+        except (SubmissionInvalid, OSError, UnicodeDecodeError):
+            continue
+    return out
 
 
 def kernel_page(sub: str, workload: str) -> str:

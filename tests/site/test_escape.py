@@ -44,3 +44,25 @@ def test_slug_is_stable_safe_and_collision_free() -> None:
 def test_number_formats() -> None:
     assert speedup(1.234) == "1.23×" and speedup(None) == "—" and speedup(float("inf")) == "—"
     assert float(sortval(None)) < float(sortval(-5.0))
+
+
+def test_shown_text_is_length_capped() -> None:
+    from bench.site.pages import MAX_TEXT, t
+
+    long = "x" * 10 * MAX_TEXT
+    assert len(t(long)) == MAX_TEXT and t(long).endswith("…")
+    assert len(str(md(long))) <= MAX_TEXT + 10  # "…" is escaped as itself; no markdown specials in x's
+    assert len(figures.text("y" * 500)) == figures.MAX_LABEL
+
+
+def test_kernel_pages_only_for_regular_files_in_kernels(tmp_path) -> None:
+    from bench.site.pages import RenderOptions, kernel_files
+
+    sub = tmp_path / "s"
+    (sub / "kernels").mkdir(parents=True)
+    (sub / "kernels" / "8p_GEMM.py").write_text("def workload(A, B):\n    return A @ B\n")
+    (sub / "helper.py").write_text("x = 1\n")
+    (tmp_path / "secret.py").write_text("SECRET = 1\n")
+    (sub / "kernels" / "12p_RMSNorm.py").symlink_to(tmp_path / "secret.py")
+    files = kernel_files(RenderOptions(submissions_dir=tmp_path), "s")
+    assert files == {"8p_GEMM": ("8p_GEMM.py", "def workload(A, B):\n    return A @ B\n")}
