@@ -36,3 +36,8 @@ def fake_result(workload: str, source: str) -> EvalResult:
 
 def fake_evaluator(workload: str, kernels: Sequence[Path], settings) -> list[EvalResult]:
     return [fake_result(workload, Path(k).read_text()) for k in kernels]
+
+
+def evaluate_task(task) -> EvalResult:
+    """The same fake as an ingest evaluator ("path/fakes.py:evaluate_task")."""
+    return fake_result(task.workload, Path(task.kernel_path).read_text())
