@@ -92,3 +92,11 @@ def test_tracebacks_name_the_submitted_file_once_without_harness_frames(tmp_path
 def test_api_evaluate_returns_a_result():
     result = bench.evaluate("8p", KERNELS / "wrong_shape.py", seeds=1)
     assert result.status == Status.INCORRECT and result.correctness.rel_l2 is not None
+
+
+def test_checkout_warns_when_the_install_points_at_another_checkout(monkeypatch, tmp_path):
+    monkeypatch.setattr(api, "_installed_location", lambda: Path(api.__file__).resolve().parents[1])
+    assert api.checkout()["warning"] is None or "JAXBENCH_ROOT" in api.checkout()["warning"]
+    monkeypatch.setattr(api, "_installed_location", lambda: tmp_path / "other-checkout")
+    warning = api.checkout()["warning"]
+    assert warning and str(tmp_path / "other-checkout") in warning

@@ -1,0 +1,45 @@
+"""What a hanging kernel costs one evaluation: the baseline-following deadline vs the old flat cap.
+
+    python benchmarks/hanging_kernel.py [--workload 8p] [--with-cap]
+
+Evaluates tests/cli/kernels/hangs_at_run.py (compiles, then never returns) and prints the wall time, the status
+and the correctness phase's deadline. `--with-cap` also runs it with the deadline policy replaced by the cap
+(EvalTask.timeout_s, 300 s: what every run phase got before run_deadline_s), which takes about 5 minutes.
+Measured on the shared 2-core VM, 8p_GEMM small, 3 seeds: 313.7 s with the cap, 48.9 s and 64.5 s (two runs under
+other load: the baseline time per call it measures, hence the deadline, moves with the load) with the policy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import bench
+from bench.harness import evaluate as pipeline
+
+KERNEL = Path(__file__).resolve().parents[1] / "tests" / "cli" / "kernels" / "hangs_at_run.py"
+
+
+def run(workload: str) -> None:
+    t0 = time.perf_counter()
+    r = bench.evaluate(workload, KERNEL, seeds=3)
+    deadline = r.integrity.details.get("deadlines_s", {}).get("correctness")
+    print(f"  {r.status.value:<8} wall {time.perf_counter() - t0:7.1f} s   correctness deadline {deadline} s   {r.reason}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workload", default="8p")
+    parser.add_argument("--with-cap", action="store_true", help="also time the old behaviour (about 5 minutes)")
+    args = parser.parse_args()
+    print(f"hanging kernel on {args.workload}, deadline following the baseline (bench.harness.task.run_deadline_s):")
+    run(args.workload)
+    if args.with_cap:
+        print("same, every run phase given the whole cap (the behaviour before run_deadline_s):")
+        pipeline.run_deadline_s = lambda cap_s, baseline_call_ms, calls: cap_s
+        run(args.workload)
+
+
+if __name__ == "__main__":
+    main()
