@@ -168,7 +168,8 @@ def to_markdown(audits: Sequence[WorkloadAudit], command: str) -> str:
     changed = [a for a in audits if a.formulation_note]
     if changed:
         lines += ["", "## Baseline programs vs the original's (issue #19)", "",
-                  "What differed from the original's program and was changed, or differs by design:", ""]
+                  "Notes (`*` in the table): what differed from the original's program and was fixed, what differs "
+                  "by design, and how a check was made:", ""]
         lines += [f"- **{a.workload}**: {a.formulation_note}" for a in changed]
     kept = [a for a in audits if a.translation_note]
     if kept:
