@@ -1,8 +1,9 @@
 """The one place `bench agent` calls the harness: evaluate candidate files of one workload.
 
 Every sample goes through the harness's Python API (bench.harness.evaluate.evaluate: the same trust boundary,
-sandbox and correctness gate as `bench evaluate`), one EvalTask per file. When the harness offers a warm runner for
-many candidates of one workload, switching to it is a change to this function only.
+sandbox and correctness gate as `bench evaluate`), one EvalTask per file. A run holds one HarnessEvaluator for its
+whole life and closes it at the end, so when the harness offers a warm runner per workload (kept across the
+samples of a chain), switching to it changes this class only.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from bench.harness.result import EvalResult
-from bench.harness.task import DEFAULT_TIMEOUT_S
 
 
 @dataclass(frozen=True)
@@ -22,18 +22,31 @@ class EvalSettings:
     size: str | None = None  # None: full on TPU/GPU, small on CPU
     seeds: int = 3
     blocks: int = 10
-    timeout_s: float = DEFAULT_TIMEOUT_S
+    timeout_s: float = 300.0
     sandbox: str = "auto"
 
 
-#: (workload, candidate files, settings) -> one EvalResult per file, in order. Tests may pass a fake.
+#: (workload, candidate files, settings) -> one EvalResult per file, in order. Tests may pass a fake function.
 Evaluator = Callable[[str, Sequence[Path], EvalSettings], list[EvalResult]]
 
 
-def evaluate_candidates(workload: str, kernels: Sequence[Path], settings: EvalSettings) -> list[EvalResult]:
-    from bench.harness.evaluate import evaluate
-    from bench.harness.task import EvalTask
+class HarnessEvaluator:
+    """The harness, as an Evaluator with a lifetime (`close()` when the run ends)."""
 
-    return [evaluate(EvalTask(workload=workload, kernel_path=path, size=settings.size, seeds=settings.seeds,
-                              blocks=settings.blocks, timeout_s=settings.timeout_s, sandbox=settings.sandbox))
-            for path in kernels]
+    def __call__(self, workload: str, kernels: Sequence[Path], settings: EvalSettings) -> list[EvalResult]:
+        from bench.harness.evaluate import evaluate
+        from bench.harness.task import EvalTask
+
+        return [evaluate(EvalTask(workload=workload, kernel_path=path, size=settings.size, seeds=settings.seeds,
+                                  blocks=settings.blocks, timeout_s=settings.timeout_s, sandbox=settings.sandbox))
+                for path in kernels]
+
+    def close(self) -> None:
+        """Nothing is kept between calls yet (each evaluation starts and ends its own workers)."""
+
+
+def close(evaluator: Evaluator) -> None:
+    """End an evaluator's lifetime, if it has one (a plain function has none)."""
+    end = getattr(evaluator, "close", None)
+    if callable(end):
+        end()

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from bench.agent.evaluation import EvalSettings, Evaluator, evaluate_candidates
+from bench.agent.evaluation import EvalSettings, Evaluator, HarnessEvaluator, close as close_evaluator
 from bench.agent.feedback import Attempt, attempt_from_result, feedback, unparsed_attempt
 from bench.agent.generators import Generator
 from bench.agent.journal import Journal, Record
@@ -66,7 +66,7 @@ class RunSpec:
     template: Path | None = None
     context: Callable[[str], str] | None = None  # workload -> context pack text (iterative-context)
     context_version: str | None = None
-    evaluator: Evaluator = evaluate_candidates
+    evaluator: Evaluator = field(default_factory=HarnessEvaluator)
     settings: EvalSettings = field(default_factory=EvalSettings)
     budget: Budget = field(default_factory=Budget)
     parallel: int = 1
@@ -220,6 +220,7 @@ def run(spec: RunSpec, progress: Any = None) -> Outcome:
             if loop.stopped:
                 break
     finally:
+        close_evaluator(spec.evaluator)
         final = list(loop.done.values())
         chosen = write_folder(spec.out, params, final)
         if progress:
