@@ -13,7 +13,7 @@ __version__ = "0.1.0"
 HARNESS_VERSION = "6"
 
 API = ("EvalResult", "EvalTask", "Status", "WorkloadSpec", "checkout", "evaluate", "evaluate_many",
-       "list_workloads", "machine_info", "resolve_workload", "workload", "workload_flops")
+       "list_workloads", "machine_info", "resolve_workload", "time_baseline", "workload", "workload_flops")
 
 
 def __getattr__(name: str) -> Any:

@@ -27,7 +27,7 @@ from bench.harness.task import EvalTask
 from bench.registry import WorkloadSpec, resolve_id, spec, workload_ids
 
 __all__ = ["EvalResult", "EvalTask", "Status", "WorkloadSpec", "checkout", "evaluate", "evaluate_many",
-           "list_workloads", "machine_info", "resolve_workload", "workload", "workload_flops"]
+           "list_workloads", "machine_info", "resolve_workload", "time_baseline", "workload", "workload_flops"]
 
 
 def resolve_workload(name: str) -> str:
@@ -68,6 +68,17 @@ def evaluate_many(workload: str, kernels: Iterable[str | Path], **options: Any) 
     parallel evaluations on one host disturb each other's timings). Yields each result as it is ready."""
     for kernel in kernels:
         yield evaluate(workload, kernel, **options)
+
+
+def time_baseline(workload: str, size: str | None = None, warmup: int | None = None,
+                  iters: int | None = None) -> dict[str, Any]:
+    """Time a workload's XLA baseline in a reference worker on upstream's inputs (bench run): one dict in the
+    original JAXBench's `run --json` shape (status, median_ms, tflops, timing_method, ...)."""
+    from bench.harness import baseline_timing
+    from bench.harness.task import DEFAULT_ITERS, DEFAULT_WARMUP
+
+    return baseline_timing.time_baseline(resolve_id(workload), size, DEFAULT_WARMUP if warmup is None else warmup,
+                                         DEFAULT_ITERS if iters is None else iters)
 
 
 def checkout() -> dict[str, Any]:

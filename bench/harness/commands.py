@@ -181,7 +181,7 @@ def run_baselines(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Time XLA baselines (upstream `run`): one reference worker per workload, upstream's inputs."""
-    from bench.harness.baseline_timing import time_baseline
+    from bench.api import time_baseline
     from bench.registry import workload_ids
 
     if all_ == (workload is not None):
