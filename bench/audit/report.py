@@ -67,7 +67,7 @@ def _inputs_cell(a: WorkloadAudit) -> str:
 def _formulation_cell(a: WorkloadAudit) -> str:
     if a.formulation is None:
         return "not checked"
-    how = "code" if a.formulation == SOURCE else "spec"
+    how = "code" if a.formulation == SOURCE else "description"
     pinned = {True: "pinned", False: "CHANGED", None: "-"}[a.fingerprint_pinned]
     return f"{how}, {pinned}" + (" *" if a.formulation_note else "")
 
@@ -149,7 +149,7 @@ def to_markdown(audits: Sequence[WorkloadAudit], command: str) -> str:
         "formulation (issue #19; `bench/audit/formulation.py`): **code** = compiled at this size next to the "
         "original's code (its baseline.py, or MaxKernel's reference.py of the same computation) and found to be the "
         "same program (fingerprint: HLO opcode multiset plus loop-carried shapes, `bench/audit/fingerprint.py`); "
-        "**spec** = the original's code was not at hand, checked op by op against the spec's description. "
+        "**description** = the original's code was not at hand, checked op by op against a description of it. "
         "**pinned**: the compiled baseline still matches `tests/workloads/baseline_fingerprints.json` "
         "(CHANGED: it does not; after a reviewed change: `python -m bench.audit.fingerprint --write <ids>`). "
         "`*`: see the notes below the table.",
