@@ -10,6 +10,7 @@ second and 100 MB (tracemalloc peak), and must never read or write outside the f
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -79,8 +80,27 @@ def trajectory_csv(draw: Any) -> str:
     return header + "\n" + "\n".join(",".join(r) for r in rows) + extra
 
 
+@st.composite
+def trajectory_jsonl(draw: Any) -> str:
+    """Lines of trajectory format v2: mostly well-formed samples, with wrong types, extra fields and broken JSON."""
+    kernel = "def workload(*x):\n    return x[0]\n"
+    lines = []
+    for i in range(draw(st.integers(0, 6))):
+        obj: dict[str, Any] = {"sample": draw(st.sampled_from([i, i, i + 1, -1, "0", None])),
+                               "chain": draw(st.sampled_from([0, 1, -1, 2**70])), "turn": draw(st.integers(0, 2)),
+                               "source": draw(st.sampled_from([kernel, "", "x" * 70_000, "\ud800"]))}
+        if draw(st.booleans()):
+            obj["declared"] = {"outcome": draw(st.sampled_from(["correct", "boom", None])),
+                               "speedup": draw(st.sampled_from([1.5, -1, float("inf"), "fast"]))}
+        if draw(st.booleans()):
+            obj[draw(st.sampled_from(["tokens_in", "extra", "sample"]))] = draw(values)
+        lines.append(json.dumps(obj) if draw(st.integers(0, 9)) else draw(st.sampled_from(["{", "[1]", "", "NaN"])))
+    return "\n".join(lines)
+
+
 contents = st.one_of(
     st.binary(max_size=600),
+    trajectory_jsonl(),
     metadata(),
     yaml_soup(),
     trajectory_csv(),
@@ -108,6 +128,10 @@ def folders(draw: Any) -> dict[str, Any]:
         kernels = draw(st.dictionaries(st.sampled_from(["8p_GEMM.py", "12p_RMSNorm.py", "99p_Nope.py", "x.txt"]),
                                        nodes, max_size=3))
         tree["kernels"] = ("dir", kernels)
+    if draw(st.booleans()):
+        tree["trajectory"] = ("dir", draw(st.dictionaries(st.sampled_from(["8p_GEMM.jsonl", "12p_RMSNorm.jsonl",
+                                                                          "99p_Nope.jsonl", "x.txt"]),
+                                                          st.tuples(st.just("file"), trajectory_jsonl()), max_size=2)))
     return tree
 
 
