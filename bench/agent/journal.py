@@ -30,11 +30,13 @@ class Record:
     tokens_in: int
     tokens_out: int
     attempt: Attempt
+    tokens_estimated: bool = False  # the generator reported no token counts: characters / 4
 
     def as_json(self) -> dict[str, Any]:
         return {"workload": self.workload, "chain": self.chain, "turn": self.turn, "reply": self.reply,
                 "source": self.source, "parse": self.parse, "tokens_in": self.tokens_in,
-                "tokens_out": self.tokens_out, "attempt": self.attempt.as_dict()}
+                "tokens_out": self.tokens_out, "attempt": self.attempt.as_dict(),
+                "tokens_estimated": self.tokens_estimated}
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "Record":

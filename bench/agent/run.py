@@ -161,7 +161,7 @@ class _Loop:
                    else unparsed_attempt(parsed.kind, reply.text))
         source = parsed.source if parsed.source.strip() else EMPTY_REPLY  # the trajectory format needs a source
         record = Record(workload, chain, turn, reply.text, source, parsed.kind, reply.tokens_in,
-                        reply.tokens_out, attempt)
+                        reply.tokens_out, attempt, reply.estimated)
         self.journal.append(record)
         with self.lock:
             self.tokens += reply.tokens_in + reply.tokens_out

@@ -8,7 +8,7 @@ disagree with what the harness draws and checks.
 from __future__ import annotations
 
 import inspect
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -45,9 +45,6 @@ class TaskSpec:
     outputs: tuple[ArraySpec, ...]
     tolerance: dict[str, float] = field(default_factory=dict)
     static_argnums: tuple[int, ...] = ()
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def _dtype(x: Any) -> str:
