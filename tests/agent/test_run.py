@@ -161,3 +161,23 @@ def test_best_of_n_has_no_feedback(tmp_path):
     assert all(p.feedback is None and "Previous attempt" not in p.user for p in seen)
     lines = _trajectory(tmp_path / "submissions" / "bon", WORKLOADS[0])
     assert [config_of(x["source"]) for x in lines] == list(space(WORKLOADS[0], "small")[:4])
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--method", "best-of-n", "--chains", "2", "--turns", "2"], "best-of-n takes --samples"),
+    (["--method", "iterative", "--samples", "4"], "takes --chains C --turns T"),
+    (["--chains", "1", "--turns", "1", "--generator", "openai"], "needs --base-url and --model"),
+    (["--chains", "1", "--turns", "1", "-w", "1p_Flash_Attention"], "no template for"),
+])
+def test_cli_refuses_inconsistent_options(tmp_path, args, message):
+    from typer.testing import CliRunner
+
+    from bench.app import app
+    from bench.cli import main  # noqa: F401  registers every command
+
+    base = ["agent", "run", "--out", str(tmp_path / "x"), "--journal", str(tmp_path / "j")]
+    if "-w" not in args:
+        base += ["-w", "41k"]
+    res = CliRunner().invoke(app, base + args)
+    assert res.exit_code != 0 and message in " ".join(res.output.split())
+    assert not (tmp_path / "x").exists()
