@@ -10,6 +10,7 @@ text still shows, literally.
 from __future__ import annotations
 
 import datetime as dt
+import html as html_lib
 import json
 from html.parser import HTMLParser
 from pathlib import Path
@@ -24,7 +25,8 @@ from mkdocs.utils.meta import get_data
 from bench.dataset import schema, store
 from bench.dataset.metrics import Metrics
 from bench.site.collect import collect, load_workloads
-from bench.site.pages import RenderOptions, render_pages
+from bench.site.figures import MAX_LABEL
+from bench.site.pages import MAX_TEXT, RenderOptions, render_pages
 
 PAYLOAD = ('<script>alert(1)</script><img src=x onerror=alert(2)>"><svg onload=alert(3)> [x](javascript:alert(4)) '
            '{: onclick="alert(5)" } `c` | p | </title> &lt;script&gt;alert(6)&lt;/script&gt; %{customdata} '
@@ -157,3 +159,23 @@ def test_chart_labels_and_tooltips_are_escaped(pages: dict[str, str]) -> None:
                     if "alert(" in s:
                         assert "<" not in s and ">" not in s, (src, s[:120])
     assert figures, "the hostile submission's charts were rendered"
+
+
+def test_submitted_text_is_length_limited(pages: dict[str, str]) -> None:
+    """A 14,000-character reason, a 400-character name: pages show at most MAX_TEXT characters of any submitted
+    string (tooltips included), charts at most MAX_LABEL. Kernel pages show the source whole (at most 64 KiB)."""
+    long_seen = False
+    for src, html in pages.items():
+        if "/kernels/" in src:
+            continue
+        parser = _Tags()
+        parser.feed(html)
+        chunks = [t for t in parser.text if "alert(" in t]
+        chunks += [v for _, attrs in parser.tags for k, v in attrs.items() if "alert(" in v and k != "data-figure"]
+        assert all(len(c) <= MAX_TEXT for c in chunks), (src, max(map(len, chunks)))
+        long_seen |= any(len(c) == MAX_TEXT and c.endswith("…") for c in chunks)
+        for _, attrs in parser.tags:
+            if "data-figure" in attrs:
+                labels = [html_lib.unescape(s) for s in _strings(json.loads(attrs["data-figure"])) if "alert(" in s]
+                assert all(len(lab) <= MAX_LABEL for lab in labels), (src, labels)
+    assert long_seen, "the 14,000-character reason is shown, cut to MAX_TEXT"
