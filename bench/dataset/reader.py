@@ -78,9 +78,10 @@ class SubmissionInvalid(Exception):
 def shorten(value: Any, limit: int = 60) -> str:
     """A value for a message: its repr (control characters escaped), cut to `limit` characters with its length."""
     if isinstance(value, (dict, list, tuple, set)):
-        text = f"a {type(value).__name__} of {len(value)} items"
-        return text
-    text = repr(value)
+        return f"a {type(value).__name__} of {len(value)} items"
+    if isinstance(value, int) and abs(value) > 10**limit:
+        return f"an integer of more than {limit} digits"
+    text = repr(value[: limit + 1] if isinstance(value, str) else value)
     if len(text) <= limit:
         return text
     n = f" ({len(value)} characters)" if isinstance(value, str) else ""

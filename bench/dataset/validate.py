@@ -28,6 +28,7 @@ from bench.dataset.reader import (
     Folder,
     Problem,
     SubmissionInvalid,
+    check_relpath,
     load_yaml,
     parse_track,
     shorten,
@@ -210,8 +211,6 @@ def _check_trajectory_spec(meta: dict, file: str) -> tuple[dict | None, list[Pro
     except ValueError as exc:
         problems.append(Problem(file, "trajectory.track", str(exc)))
     if "file" in spec:
-        from bench.dataset.reader import check_relpath
-
         err = check_relpath(spec["file"])
         if err is None and not spec["file"].endswith(".csv"):
             err = f"expected a .csv file, got {shorten(spec['file'])}"
