@@ -46,6 +46,7 @@ def test_every_published_file_downloads_and_reads_back(served_site: Any, tmp_pat
         browser = p.chromium.launch(executable_path=shutil.which("chromium") or CHROMIUM, headless=True, args=ARGS)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.set_default_timeout(90_000)  # a loaded 2-core CI machine; nothing here is timed
             page.goto(url)
             page.locator("nav.md-tabs a", has_text="Data").first.click()
             page.wait_for_url("**/open-data/")
