@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Optional
 
@@ -55,6 +56,9 @@ def ingest(
     force: bool = typer.Option(False, help="re-evaluate even when a current result exists"),
     data_dir: Path = typer.Option(DATA_DIR, help="dataset folder"),
     submissions_dir: Path = typer.Option(SUBMISSIONS_DIR, help="submissions folder"),
+    executor: str = typer.Option("local", help="local (this host) | ray (one task per host of a Ray cluster; needs --chip; docs/scale-out.md)"),
+    address: Optional[str] = typer.Option(None, help="Ray cluster: auto (RAY_ADDRESS or this machine's) | ray://host:10001 | local"),
+    ray_cpus: Optional[float] = typer.Option(None, help="CPUs each Ray evaluation asks for (default 1)"),
 ) -> None:
     """Evaluate submissions that have no current result on this track and append the rows to data/."""
     from bench.dataset.ingest import ingest as run_ingest
@@ -62,15 +66,28 @@ def ingest(
     from bench.registry import resolve_id
 
     wanted = {resolve_id(w) for w in workload} if workload else None
-    with Progress(TextColumn("ingest"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console) as bar:
-        tid = bar.add_task("ingest", total=None)
+    from bench.executor import ExecutorUnavailable
+
+    hosts: Counter[str] = Counter()
+    with Progress(TextColumn("ingest"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TextColumn("{task.fields[hosts]}"), console=console) as bar:
+        tid = bar.add_task("ingest", total=None, hosts="")
+
+        def ran_on(host: str) -> None:  # counts per host, shown beside the bar
+            hosts[host] += 1
+            bar.update(tid, hosts=" ".join(f"{h}: {n}" for h, n in sorted(hosts.items())))
+
         try:
             report = run_ingest(data_dir=data_dir, submissions_dir=submissions_dir, chip=chip, size=size,
                                 submission=submission, workloads=wanted, official=official, workers=workers,
                                 force=force, progress=lambda n: bar.advance(tid, n),
-                                on_plan=lambda n: bar.update(tid, total=n))
+                                on_plan=lambda n: bar.update(tid, total=n), executor=executor, address=address,
+                                ray_cpus=ray_cpus, on_host=ran_on)
         except SandboxUnavailable as exc:
             console.print(f"[red]refusing an official ingest without the sandbox:[/red] {exc}")
+            raise typer.Exit(2)
+        except ExecutorUnavailable as exc:
+            console.print(f"[red]cannot run on executor {executor}:[/red] {escape(str(exc))}", highlight=False)
             raise typer.Exit(2)
     for line in report.invalid:
         console.print(f"[yellow]invalid[/yellow] {escape(line)}", highlight=False, soft_wrap=True)
@@ -83,6 +100,8 @@ def ingest(
                   f"{sum(s[2] for s in report.samples)} trajectory samples stored "
                   f"({sum(s[3] for s in report.samples)} sources evaluated), {len(report.failed)} not stored, "
                   f"{len(report.skipped)} submissions skipped")
+    if executor != "local" and hosts:
+        console.print("evaluations per host: " + ", ".join(f"{h} {n}" for h, n in sorted(hosts.items())), highlight=False)
     raise typer.Exit(1 if report.failed or report.skipped else 0)
 
 

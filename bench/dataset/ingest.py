@@ -2,8 +2,8 @@
 
 A (submission, workload) is pending on a track (chip, size) when its result file is absent or its
 freshness key differs from the one computed now (bench.dataset.freshness: submission.yaml, kernel,
-workload module, harness version, library versions, the pallas_refs files and table the kernel imports). Pending tasks run through the harness (`bench.harness.evaluate.evaluate`) in a local process
-pool; the parent writes each result as one Parquet file, atomically, as soon as it arrives. So an
+workload module, harness version, library versions, the pallas_refs files and table the kernel imports). Pending tasks run through the harness (`bench.harness.evaluate.evaluate`) on an executor
+(bench.executor: this host, or one task per host on a Ray cluster); the parent writes each result as one Parquet file, atomically, as soon as it arrives. So an
 interrupted ingest loses only the evaluations in flight, a rerun evaluates exactly what is missing,
 and a re-evaluation replaces its file. Harness failures (status "error", never the candidate's
 fault) are reported and not stored, so the next run retries them.
@@ -14,17 +14,15 @@ inject a fast fake one without the real harness.
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import datetime as _dt
 import importlib
 import importlib.util
-import multiprocessing
 import os
 import secrets
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import pyarrow as pa
 
@@ -34,6 +32,7 @@ from bench.dataset.freshness import freshness_key
 from bench.dataset.repeat import ranked_evaluation
 from bench.dataset.reader import Problem, shorten, shown_path
 from bench.dataset.validate import Submission, check, submission_dirs
+from bench.executor import ExecutorUnavailable, make_executor
 from bench.harness.hardware import detect_in_subprocess
 from bench.harness.result import EvalResult, Status
 from bench.harness.tracebacks import attribute
@@ -194,25 +193,6 @@ def _admit(root: Path, data_dir: Path, now: _dt.datetime, report: Report) -> Sub
     return sub
 
 
-def _results(jobs: list[Job], evaluator: str, workers: int) -> Iterator[tuple[Job, str | BaseException]]:
-    """(job, result JSON or the exception) in completion order; inline when workers == 1."""
-    if workers <= 1:
-        for job in jobs:
-            try:
-                yield job, run_task(evaluator, job.task.model_dump_json())
-            except Exception as exc:  # noqa: BLE001  a harness bug must not stop the other evaluations
-                yield job, exc
-        return
-    ctx = multiprocessing.get_context("spawn")
-    with cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-        futures = {pool.submit(run_task, evaluator, job.task.model_dump_json()): job for job in jobs}
-        for fut in cf.as_completed(futures):
-            try:
-                yield futures[fut], fut.result()
-            except Exception as exc:  # noqa: BLE001  includes BrokenProcessPool: rerun ingest resumes
-                yield futures[fut], exc
-
-
 def ingest(
     data_dir: Path = DATA_DIR,
     submissions_dir: Path = SUBMISSIONS_DIR,
@@ -226,8 +206,18 @@ def ingest(
     force: bool = False,
     progress: Callable[[int], Any] | None = None,
     on_plan: Callable[[int], Any] | None = None,
+    executor: str = "local",
+    address: str | None = None,
+    ray_cpus: float | None = None,
+    on_host: Callable[[str], Any] | None = None,
 ) -> Report:
-    """Evaluate every pending (submission, workload) on this track and store the results."""
+    """Evaluate every pending (submission, workload) on this track and store the results.
+
+    `executor` "ray" runs the evaluations on a Ray cluster (`address`, `ray_cpus`: bench.executor); this
+    process stays the only writer. `on_host(host)` is called with where each finished evaluation ran.
+    """
+    if executor != "local" and chip is None:
+        raise ExecutorUnavailable(f"--executor {executor} needs --chip: the track's chip decides where tasks may run")
     if official:
         from bench.harness.sandbox import require_bwrap
 
@@ -254,23 +244,33 @@ def ingest(
     # One evaluation at a time by default: each one already runs two worker processes, and parallel
     # evaluations on one host time their programs against each other's load (measured: identical
     # programs 0.3x-2.3x apart with 2 parallel evaluations on 2 cores). A cluster gives each its own host.
-    for job, out in _results(jobs, evaluator, workers or 1):
-        _store_one(job, out, data_dir, report)
-        if progress:
-            progress(1)
+    runner = make_executor(executor, chip=chip, workers=workers, address=address, ray_cpus=ray_cpus)
+    try:
+        for o in runner.run(run_task, evaluator, [(job, job.task) for job in jobs]):
+            _store_one(o.key, o.error if o.error is not None else o.result_json, data_dir, report, chip)
+            if on_host:
+                on_host(o.host)
+            if progress:
+                progress(1)
+    finally:
+        runner.close()
     # Then every sample of every v2 trajectory, one workload at a time (its samples go to the harness together).
     for sjob in sample_jobs:
         run_sample_job(sjob, data_dir, chip, size, official, evaluator, report, force, progress)
     return report
 
 
-def _store_one(job: Job, out: str | BaseException, data_dir: Path, report: Report) -> None:
+def _store_one(job: Job, out: str | BaseException, data_dir: Path, report: Report, chip: str) -> None:
     if isinstance(out, BaseException):
         report.failed.append((job.submission.id, job.workload, f"{type(out).__name__}: {out}"))
         return
     result = EvalResult.model_validate_json(out)
     if result.status == Status.ERROR:
         report.failed.append((job.submission.id, job.workload, f"harness error: {result.reason or result.error}"))
+        return
+    ran_on = result.env.chip if result.env else result.tpu
+    if ran_on != chip:  # a mislabelled host (or --chip): its row would land on another track, not where planned
+        report.failed.append((job.submission.id, job.workload, f"ran on chip {ran_on!r}, not this track's {chip!r}"))
         return
     result = attribute(result, job.task.kernel_path)  # tracebacks name the submitted file, once
     row = row_from_result(result, job.submission.id, job.content_hash, _dt.datetime.now(_dt.timezone.utc),

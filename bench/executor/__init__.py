@@ -1,0 +1,62 @@
+"""Where evaluations run: `local` (this host, today's behaviour) or `ray` (a Ray cluster of accelerator hosts).
+
+An executor takes (key, EvalTask) pairs and yields one Outcome per pair, in completion order, with the
+result as the evaluation's JSON. It never writes the dataset: the caller (ingest, on the head) stores each
+outcome as it arrives, with the store's atomic per-evaluation writes. The unit it runs is a plain module-level
+function `unit(evaluator_spec, task_json) -> result_json` (ingest's `run_task`), the same on every executor, so
+switching the unit to a per-workload batch changes no executor.
+
+Ray is an optional dependency (`pip install jaxbench[ray]`): it is imported only by `make_executor("ray", ...)`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Generic, Iterator, Protocol, Sequence, TypeVar
+
+from bench.harness.task import EvalTask
+
+K = TypeVar("K")
+Unit = Callable[[str, str], str]  # (evaluator spec, task JSON) -> result JSON; importable at module level
+EXECUTORS = ("local", "ray")
+
+
+class ExecutorUnavailable(RuntimeError):
+    """The executor cannot run these tasks at all (no cluster, or no host of the track's chip)."""
+
+
+@dataclass(frozen=True)
+class Outcome(Generic[K]):
+    """One finished task: its result JSON, or the exception that kept it from producing one."""
+
+    key: K
+    result_json: str | None
+    error: BaseException | None
+    host: str  # where it ran: "local", or the Ray node ("hostname/node-id prefix")
+
+
+class Executor(Protocol):
+    name: str
+
+    def run(self, unit: Unit, evaluator: str, items: Sequence[tuple[K, EvalTask]]) -> Iterator[Outcome[K]]:
+        """Run `unit(evaluator, task_json)` for every item; yield outcomes as they finish."""
+        ...
+
+    def close(self) -> None:
+        ...
+
+
+def make_executor(name: str = "local", *, chip: str, workers: int | None = None, address: str | None = None,
+                  ray_cpus: float | None = None) -> Executor:
+    """The executor called `name`. `chip` is the track's chip: a Ray task lands only on hosts of that chip."""
+    if name == "local":
+        from bench.executor.local import LocalExecutor
+
+        return LocalExecutor(workers or 1)
+    if name == "ray":
+        try:
+            from bench.executor.ray_cluster import RayExecutor  # the one place Ray is imported
+        except ImportError as exc:
+            raise ExecutorUnavailable(f"--executor ray needs Ray: pip install 'jaxbench[ray]' ({exc})") from None
+        return RayExecutor(chip=chip, address=address, cpus=ray_cpus)
+    raise ValueError(f"unknown executor {name!r}; one of {', '.join(EXECUTORS)}")

@@ -1,0 +1,129 @@
+"""`bench ingest --executor ray` on a real 3-node Ray cluster of this machine (tests/executor/conftest.py):
+the same rows as a local ingest, a lost worker node's evaluations retried elsewhere and stored once, a
+kill -9 of the head resumed by a rerun that submits only what is missing. Nothing listens beyond loopback."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from bench.dataset import schema, store
+from bench.paths import ROOT, SUBMISSIONS_DIR
+
+pytestmark = pytest.mark.slow
+
+FAKE = f"{ROOT / 'tests' / 'dataset' / 'fake_evaluator.py'}:evaluate"
+REAL_WORKLOADS = ["12p_RMSNorm", "21k_Gemm_Divide_Sum_Scaling", "30k_Matmul_Scaling_ResidualAdd"]
+FAKE_WORKLOADS = ["12p_RMSNorm", "8p_GEMM", "1p_Flash_Attention", "21k_Gemm_Divide_Sum_Scaling"]
+
+
+def _submission(root: Path, sub_id: str, kernels: dict[str, str]) -> None:
+    d = root / sub_id / "kernels"
+    d.mkdir(parents=True)
+    meta = yaml.safe_load((SUBMISSIONS_DIR / "xla-baseline" / "submission.yaml").read_text())
+    (root / sub_id / "submission.yaml").write_text(yaml.safe_dump({**meta, "name": sub_id}))
+    for wid, text in kernels.items():
+        (d / f"{wid}.py").write_text(text)
+
+
+def _fake_subs(root: Path) -> Path:
+    """Two submissions of the fake evaluator's markers: 8 evaluations, one incorrect."""
+    base = (SUBMISSIONS_DIR / "xla-baseline" / "kernels")
+    for sub in ("alpha", "beta"):
+        _submission(root, sub, {w: (base / f"{w}.py").read_text() + f"\n# {sub}\n" for w in FAKE_WORKLOADS})
+    (root / "beta" / "kernels" / "8p_GEMM.py").write_text("def workload(*xs):\n    return xs[0]\n# fake: incorrect\n")
+    return root
+
+
+def _ingest(data: Path, subs: Path, *extra: str, env: dict | None = None, evaluator: str | None = None,
+            chip: str = "cpu", timeout: float = 600) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "bench.cli", "ingest", "--chip", chip, "--size", "small", "--data-dir", str(data),
+           "--submissions-dir", str(subs), *extra]
+    full = {**os.environ, **(env or {})}
+    if evaluator:
+        full["JAXBENCH_EVALUATOR"] = evaluator
+    return subprocess.run(cmd, env=full, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+
+
+def _keys(data: Path) -> list[tuple]:
+    rows = store.read_tables(data / "results", schema.RESULTS).to_pylist()
+    return sorted((r["track"], r["submission"], r["workload"], r["status"], r["content_hash"], r["freshness_key"])
+                  for r in rows)
+
+
+def _files(data: Path) -> list[Path]:
+    return sorted((data / "results").rglob("*.parquet"))
+
+
+def test_ray_ingest_of_real_evaluations_equals_local_ingest(cluster, tmp_path):
+    subs = tmp_path / "subs"
+    base = SUBMISSIONS_DIR / "xla-baseline" / "kernels"
+    _submission(subs, "xla-small", {w: (base / f"{w}.py").read_text() for w in REAL_WORKLOADS})
+    local = _ingest(tmp_path / "local", subs, "--executor", "local")
+    assert local.returncode == 0, local.stdout + local.stderr
+    ray_run = _ingest(tmp_path / "ray", subs, "--executor", "ray", "--address", "auto", env=cluster.driver_env())
+    assert ray_run.returncode == 0, ray_run.stdout + ray_run.stderr
+    assert _keys(tmp_path / "ray") == _keys(tmp_path / "local")
+    assert len(_keys(tmp_path / "ray")) == len(REAL_WORKLOADS)
+    per_host = ray_run.stdout.split("evaluations per host:")[1].split("\n")[0]
+    assert sum(int(part.split()[-1]) for part in per_host.split(",")) == len(REAL_WORKLOADS)
+    assert "local" not in per_host  # every evaluation ran on a cluster node, none on the head's process
+    assert cluster.listening_addresses() <= {"127.0.0.1", "::ffff:127.0.0.1"}
+
+
+def test_no_host_of_the_tracks_chip_is_a_clear_error(cluster, tmp_path):
+    subs = _fake_subs(tmp_path / "subs")
+    out = _ingest(tmp_path / "data", subs, "--executor", "ray", chip="v6e", env=cluster.driver_env(), evaluator=FAKE)
+    assert out.returncode == 2 and "jaxbench_host_v6e" in out.stdout, out.stdout + out.stderr
+    assert not _files(tmp_path / "data")
+
+
+def _wait_files(data: Path, n: int, proc: subprocess.Popen, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while len(_files(data)) < n and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+
+
+def test_head_killed_then_rerun_submits_only_what_is_missing(cluster, tmp_path):
+    subs, ref, data = _fake_subs(tmp_path / "subs"), tmp_path / "ref", tmp_path / "data"
+    assert _ingest(ref, subs, evaluator=FAKE).returncode == 0  # local, no sleep: the expected rows
+    cmd = [sys.executable, "-m", "bench.cli", "ingest", "--chip", "cpu", "--size", "small", "--data-dir", str(data),
+           "--submissions-dir", str(subs), "--executor", "ray"]
+    env = {**os.environ, **cluster.driver_env(), "JAXBENCH_EVALUATOR": FAKE}
+    head = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _wait_files(data, 2, head)
+    head.send_signal(signal.SIGKILL)
+    head.wait()
+    partial = len(_files(data))
+    assert 2 <= partial < 8, "the kill must land mid-run"
+    rerun = _ingest(data, subs, "--executor", "ray", env=cluster.driver_env(), evaluator=FAKE)
+    assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+    assert f"{8 - partial} evaluations stored, {partial} already current" in rerun.stdout
+    assert _keys(data) == _keys(ref) and len(_files(data)) == 8
+    assert not list(data.rglob(f"{store.TMP_PREFIX}*"))
+
+
+def test_lost_worker_node_is_retried_elsewhere_and_stored_once(cluster, tmp_path):
+    """Kills one of the two worker nodes (raylet SIGKILL): keep this test last in the module."""
+    subs, ref, data = _fake_subs(tmp_path / "subs"), tmp_path / "ref", tmp_path / "data"
+    assert _ingest(ref, subs, evaluator=FAKE).returncode == 0
+    cmd = [sys.executable, "-m", "bench.cli", "ingest", "--chip", "cpu", "--size", "small", "--data-dir", str(data),
+           "--submissions-dir", str(subs), "--executor", "ray", "--address", "auto"]
+    env = {**os.environ, **cluster.driver_env(), "JAXBENCH_EVALUATOR": FAKE}
+    head = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    _wait_files(data, 1, head)
+    assert head.poll() is None and len(_files(data)) < 8, "the kill must land mid-run"
+    cluster.kill_node(cluster.nodes[-1])  # both workers are busy: the victim's running evaluation is lost
+    out, _ = head.communicate(timeout=300)
+    assert head.returncode == 0, out
+    assert "8 evaluations stored" in out and "0 not stored" in out, out
+    assert _keys(data) == _keys(ref)
+    assert len(_files(data)) == 8 and len({(k[1], k[2]) for k in _keys(data)}) == 8
