@@ -181,6 +181,9 @@ def run_cmd(
     author: list[str] = typer.Option(["unknown"], help="submission.yaml authors (repeat)"),
     contact: str = typer.Option("unknown", help="submission.yaml contact"),
     notes: str = typer.Option("", help="submission.yaml notes"),
+    executor: str = typer.Option("local", help="local | ray: every sample evaluated on one host of --chip of a Ray cluster (docs/scale-out.md)"),
+    address: Optional[str] = typer.Option(None, help="Ray cluster: auto | ray://host:10001 | local"),
+    ray_cpus: Optional[float] = typer.Option(None, help="CPUs each Ray evaluation asks for (default 1)"),
 ) -> None:
     """Run Best-of-N or iterative refinement (+ context) over a generator; every sample goes through the harness;
     writes submission.yaml, kernels/ (fastest correct sample) and trajectory/<workload>.jsonl. Resumable."""
@@ -224,6 +227,15 @@ def run_cmd(
                    journal_dir=journal_dir, chip=chip, size=size, template=template, context=context,
                    context_version=version, settings=EvalSettings(size=size, seeds=seeds, blocks=blocks),
                    budget=Budget(max_samples, max_tokens, max_wall_s), parallel=parallel, meta=meta)
+    if executor != "local":  # run() closes the evaluator, and with it the executor
+        from bench.agent.evaluation import ExecutorEvaluator
+        from bench.executor import ExecutorUnavailable, make_executor
+
+        try:
+            spec.evaluator = ExecutorEvaluator(make_executor(executor, chip=chip, address=address, ray_cpus=ray_cpus))
+        except ExecutorUnavailable as e:
+            console.print(f"[red]cannot run on executor {executor}:[/red] {e}")
+            raise typer.Exit(2) from None
     try:
         outcome = run(spec, progress=_Bar())
     except (RunError, GeneratorError) as e:

@@ -34,6 +34,7 @@ STATIC_PAGES = (
     ("Evaluate your agent", "agents.md", False),
     ("Threat model", "threat-model.md", False),
     ("Audit", "audit.md", False),
+    ("Scale-out", "scale-out.md", False),
 )
 #: Our assets and the vendored ones, copied into the site's assets/ (source under templates/, target under assets/).
 ASSETS = {
