@@ -52,6 +52,7 @@ class Limits:
 
 LIMITS = Limits()
 
+_CHUNK = 64 * 1024
 _BAD_CHARS = re.compile(r"[\x00-\x1f\x7f\\]")
 
 
@@ -196,7 +197,7 @@ class Folder:
                 raise self._problem(relpath, field, f"file too large ({st.st_size} bytes, at most {max_bytes}); shrink it")
             chunks, total = [], 0
             while total <= max_bytes:
-                chunk = os.read(fd, max_bytes + 1 - total)
+                chunk = os.read(fd, min(_CHUNK, max_bytes + 1 - total))  # os.read(n) allocates n bytes up front
                 if not chunk:
                     break
                 chunks.append(chunk)
