@@ -39,6 +39,13 @@ class MetricsSource(Protocol):
     def handtuned_vs_xla(self, track: str) -> list[Row]: ...
     def flags(self, track: str) -> list[Row]: ...
     def submissions(self) -> list[Row]: ...
+    # trajectories: measured curves and breakdown come from fast1_curves/outcome_breakdown above; these add the
+    # best-so-far curves, the declared data (shown apart) and the declared-vs-measured disagreements
+    def best_so_far_curves(self, track: str) -> list[Row]: ...
+    def declared_fast1_curves(self, track: str) -> list[Row]: ...
+    def declared_outcome_breakdown(self, track: str) -> list[Row]: ...
+    def sample_disagreements(self, track: str) -> list[Row]: ...
+    def trajectory_workloads(self, track: str) -> list[Row]: ...
 
 
 @dataclass
@@ -61,6 +68,11 @@ class Track:
     ranking: str = "speed"  # the ranking kind the track declares (bench/sql/base.sql track_ranking)
     by_workload: dict[str, list[Row]] = field(default_factory=dict)
     by_submission: dict[str, list[Row]] = field(default_factory=dict)
+    best_so_far: list[Row] = field(default_factory=list)  # measured samples only, like fast1 and outcomes
+    declared_fast1: list[Row] = field(default_factory=list)  # a submitter's trajectory.csv: shown apart
+    declared_outcomes: list[Row] = field(default_factory=list)
+    disagreements: list[Row] = field(default_factory=list)  # declared vs measured, per sample
+    trajectories: list[Row] = field(default_factory=list)  # per (submission, workload) measured trajectory
 
     @property
     def label(self) -> str:
@@ -128,7 +140,9 @@ class Track:
         """Per submission, its rows of the per-track queries (for submission pages; a lookup, not a ranking)."""
         out: dict[str, dict[str, list[Row]]] = defaultdict(lambda: defaultdict(list))
         for name, rows in (("leaderboard", self.leaderboard), ("fast1", self.fast1), ("per_benchmark", self.per_benchmark),
-                           ("outcomes", self.outcomes), ("flags", self.flags)):
+                           ("outcomes", self.outcomes), ("flags", self.flags), ("best_so_far", self.best_so_far),
+                           ("declared_fast1", self.declared_fast1), ("declared_outcomes", self.declared_outcomes),
+                           ("disagreements", self.disagreements), ("trajectories", self.trajectories)):
             for r in rows:
                 out[r["submission"]][name].append(r)
         return out
@@ -238,6 +252,11 @@ def _collect_track(metrics: MetricsSource, t: Row, workloads: list[Workload]) ->
         handtuned=metrics.handtuned_vs_xla(tid),
         flags=metrics.flags(tid),
         ranking=str(t.get("ranking") or "speed"),
+        best_so_far=metrics.best_so_far_curves(tid),
+        declared_fast1=metrics.declared_fast1_curves(tid),
+        declared_outcomes=metrics.declared_outcome_breakdown(tid),
+        disagreements=metrics.sample_disagreements(tid),
+        trajectories=metrics.trajectory_workloads(tid),
     )
     for wid in dict.fromkeys([w.id for w in workloads] + [r["workload"] for r in track.per_benchmark]):
         rows = metrics.workload_results(tid, wid)

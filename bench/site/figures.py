@@ -35,6 +35,7 @@ OUTCOME_LABELS = {
     "api_runtime_error": "API / runtime error",
     "wrong_output": "wrong output",
     "correct": "correct",
+    "integrity_excluded": "integrity flag (excluded)",
 }
 OUTCOME_COLORS = palette.OUTCOMES
 
@@ -79,19 +80,23 @@ def _color(colors: dict[str, str] | None, sub: str) -> dict[str, Any]:
     return {"color": colors[sub]} if colors and sub in colors else {}
 
 
-def fast1_curves(rows: Iterable[Row], names: dict[str, str],
-                 title: str = "fast1@N: share of workloads beating XLA", colors: dict[str, str] | None = None) -> Figure:
-    """One line per submission (labelled by its method): fast1 against the sample budget N."""
+def _lines(rows: Iterable[Row], key: str, names: dict[str, str], dash: bool = False,
+           colors: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """One step line per submission of (n, rows[key]); dashed for declared (unverified) data."""
     lines: dict[str, tuple[list[Any], list[Any]]] = defaultdict(lambda: ([], []))
     for r in rows:
         xs, ys = lines[r["submission"]]
         xs.append(r["n"])
-        ys.append(r["fast1"])
-    data = [
-        {"type": "scatter", "mode": "lines", "name": _name(names, sub), "x": xs, "y": ys,
-         "line": {"shape": "hv", **_color(colors, sub)}}
-        for sub, (xs, ys) in lines.items()
-    ]
+        ys.append(r[key])
+    return [{"type": "scatter", "mode": "lines", "name": _name(names, sub), "x": xs, "y": ys,
+             "line": {"shape": "hv", **_color(colors, sub), **({"dash": "dash"} if dash else {})}}
+            for sub, (xs, ys) in lines.items()]
+
+
+def fast1_curves(rows: Iterable[Row], names: dict[str, str], title: str = "fast1@N: share of workloads beating XLA",
+                 colors: dict[str, str] | None = None, dash: bool = False) -> Figure:
+    """One line per submission (labelled by its method): fast1 against the sample budget N."""
+    data = _lines(rows, "fast1", names, dash, colors)
     return {
         "data": data,
         "layout": _layout(
@@ -111,6 +116,21 @@ def workload_number(workload_id: str) -> int:
 def _in_upstream_order(ids: Iterable[str]) -> list[str]:
     """Workload ids by their leading number (1p, 2p, ..., 11p)."""
     return sorted(dict.fromkeys(ids), key=lambda w: (workload_number(w), w))
+
+
+def best_so_far_curves(rows: Iterable[Row], names: dict[str, str],
+                       title: str = "Best-so-far speedup: floored geomean over the suite",
+                       colors: dict[str, str] | None = None) -> Figure:
+    """One line per submission: the suite's floored geomean of each workload's best sample among the first N
+    (the paper's Figure 3, left)."""
+    return {
+        "data": _lines(rows, "geomean", names, False, colors),
+        "layout": _layout(
+            title,
+            xaxis={"title": {"text": "samples per workload (N)"}},
+            yaxis={"title": {"text": "geomean speedup over XLA (x, floored at 1)"}, "rangemode": "tozero"},
+        ),
+    }
 
 
 def _workload_axis(ids: list[str]) -> dict[str, Any]:

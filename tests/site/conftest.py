@@ -4,6 +4,7 @@ build of the site served from 127.0.0.1, shared by every test in this folder (th
 from __future__ import annotations
 
 import functools
+import importlib.util
 import http.server
 import shutil
 import socket
@@ -16,6 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from bench.dataset import reported, schema, store, synthetic
+from bench.dataset.ingest import ingest
 from bench.paths import DATA_DIR
 from bench.site.build import BuildReport, build_site
 
@@ -24,6 +26,9 @@ XSS_METHOD = "<img src=x onerror=alert(2)>"
 XSS_SUBMISSION = "synthetic-002"
 #: A submission folder with one kernel in kernels/ and a helper module beside it (the helper gets no page).
 KERNEL_SUBMISSION, KERNEL_WORKLOAD, HELPER_MODULE = "synthetic-003", "8p_GEMM", "epilogues"
+TRAJ_SUBMISSION = "traj-v2"  # a v2 trajectory, every sample measured (tests/site/test_trajectory_site.py)
+LIAR_SUBMISSION = "traj-liar"  # declares `correct, 2.0x` for a sample measured far slower than XLA
+TESTS = Path(__file__).resolve().parents[1]
 
 
 @dataclass
@@ -64,6 +69,20 @@ def make_dataset(data_dir: Path) -> None:
     rows = pq.read_table(path).to_pylist()
     rows[0].update(name=XSS_NAME, method=XSS_METHOD)
     store.write_atomic(pa.Table.from_pylist(rows, schema=schema.SUBMISSIONS), path)
+    ingest_trajectories(data_dir, data_dir.parent / "submissions")
+
+
+def ingest_trajectories(data_dir: Path, subs: Path) -> None:
+    """Two v2 trajectories of real kernel sources (tests/dataset/trajectory_fixture.py), ingested with the fast
+    fake evaluator: an honest one and the dishonest one (declared `correct, 2.0x`, measured far slower)."""
+    spec = importlib.util.spec_from_file_location("trajectory_fixture", TESTS / "dataset" / "trajectory_fixture.py")
+    fx = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fx)
+    fx.write(subs, TRAJ_SUBMISSION)
+    fx.write(subs, LIAR_SUBMISSION, dishonest=True, gemm=False)
+    report = ingest(data_dir=data_dir, submissions_dir=subs, chip="cpu", size="small", workers=1,
+                    evaluator=f"{TESTS / 'dataset' / 'fake_evaluator.py'}:evaluate")
+    assert not report.failed and not report.invalid and len(report.samples) == 3, report
 
 
 def make_submissions(root: Path) -> Path:
