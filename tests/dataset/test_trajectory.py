@@ -89,8 +89,8 @@ def test_parse_rejects_bad_lines_with_file_line_and_field(text, expect):
 def test_fixture_validates_and_records_the_selected_samples(tmp_path):
     sub, problems = check(fx.write(tmp_path), KNOWN)
     assert problems == [] and sub is not None
-    assert sub.samples.counts == {"12p_RMSNorm": 6, "41k_Gemm_Add_ReLU": 2}
-    assert sub.samples.selected == {"12p_RMSNorm": [2, 5], "41k_Gemm_Add_ReLU": [1]}  # identical sources: both
+    assert sub.samples.counts == {"12p_RMSNorm": 6, "41k_Gemm_Add_ReLU": 3}
+    assert sub.samples.selected == {"12p_RMSNorm": [2, 5], "41k_Gemm_Add_ReLU": [2]}  # identical sources: both
 
 
 def test_selection_rule_budget_and_names_are_checked(tmp_path):
@@ -145,9 +145,9 @@ def test_every_sample_is_evaluated_once_and_stored_as_a_measured_row(tmp_path, m
     monkeypatch.setenv("FAKE_EVAL_LOG", str(log))
     report = _ingest(data, subs)
     assert not report.failed and not report.invalid
-    assert sorted(report.samples) == [("traj-v2", "12p_RMSNorm", 6, 5), ("traj-v2", "41k_Gemm_Add_ReLU", 2, 2)]
+    assert sorted(report.samples) == [("traj-v2", "12p_RMSNorm", 6, 5), ("traj-v2", "41k_Gemm_Add_ReLU", 3, 3)]
     evaluated = log.read_text().split()
-    assert len(evaluated) == 2 + 5 + 2  # two submitted kernels, then each distinct sample source once
+    assert len(evaluated) == 2 + 5 + 3  # two submitted kernels, then each distinct sample source once
     rows = _samples(data)
     rms = [r for r in rows if r["workload"] == "12p_RMSNorm"]
     assert [r["outcome"] for r in rms] == ["api_runtime_error", "wrong_output", "correct", "api_runtime_error",
@@ -159,7 +159,7 @@ def test_every_sample_is_evaluated_once_and_stored_as_a_measured_row(tmp_path, m
     assert all(r["provenance"] == "measured" and r["track"] == "cpu/small" and r["harness_version"] for r in rows)
     assert not (data / "sample_runs").exists() or not list((data / "sample_runs").rglob("*.parquet"))
     again = _ingest(data, subs)
-    assert again.samples == [] and again.up_to_date == 4 and len(log.read_text().split()) == 9
+    assert again.samples == [] and again.up_to_date == 4 and len(log.read_text().split()) == 10
     assert _strip(_samples(data)) == _strip(rows)
 
 
@@ -208,7 +208,7 @@ def test_sigkill_mid_trajectory_loses_only_samples_in_flight(tmp_path):
     env.update(FAKE_EVAL_SLEEP="0")
     done = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert len(log.read_text().split()) - before == 7 - len(journal)  # only the missing sources
+    assert len(log.read_text().split()) - before == 8 - len(journal)  # only the missing sources
     strip = lambda rows: [{k: v for k, v in r.items() if k not in ("recorded_at", "reason")} for r in rows]
     assert strip(_samples(data)) == strip(_samples(ref))
 
@@ -229,7 +229,7 @@ def test_dishonest_trajectory_gets_fast1_only_from_measurements_and_its_disagree
     (lb,) = m.leaderboard("cpu/small")
     assert lb["fast1_final"] == 0.0 and lb["samples"] == 6  # measured: no sample beats XLA; 6 measured samples
     assert {r["fast1"] for r in m.fast1_curves("cpu/small")} == {0.0}
-    assert [r["geomean"] for r in m.best_so_far_curves("cpu/small")] == [1.0] * 6  # 0.02x and 1.0x floor to 1
+    assert [r["geomean"] for r in m.best_so_far_curves("cpu/small")] == [1.0] * 6  # 0.02x and 0.98x floor to 1
     assert [r["fast1"] for r in m.declared_fast1_curves("cpu/small")] == [0.25, 0.25]  # the claim, shown apart
     dis = {(r["sample_idx"], r["declared_in"]): r for r in m.sample_disagreements("cpu/small")}
     assert dis[(4, "trajectory")]["kind"] == "speedup" and dis[(4, "trajectory")]["selected"]
