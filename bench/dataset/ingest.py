@@ -252,11 +252,11 @@ def ingest(
                 on_host(o.host)
             if progress:
                 progress(1)
+        # Then every sample of every v2 trajectory, one workload at a time (its samples go to the harness together).
+        for sjob in sample_jobs:
+            run_sample_job(sjob, data_dir, chip, size, official, evaluator, report, force, progress, runner)
     finally:
         runner.close()
-    # Then every sample of every v2 trajectory, one workload at a time (its samples go to the harness together).
-    for sjob in sample_jobs:
-        run_sample_job(sjob, data_dir, chip, size, official, evaluator, report, force, progress)
     return report
 
 

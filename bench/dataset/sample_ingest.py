@@ -32,6 +32,8 @@ from bench.dataset import schema, store, trajectory
 from bench.dataset.ingest import Report, run_task, task_for
 from bench.dataset.reader import Folder
 from bench.dataset.validate import Submission
+from bench.executor import Executor
+from bench.executor.local import LocalExecutor
 from bench.harness.result import EvalResult, Status
 
 FAILURE_STATUSES = {Status.COMPILE_ERROR, Status.RUNTIME_ERROR, Status.TIMEOUT, Status.OUT_OF_MEMORY, Status.CRASHED}
@@ -124,21 +126,19 @@ def plan_samples(subs: list[Submission], data_dir: Path, chip: str, size: str, w
 
 
 def evaluate_batch(workload: str, sources: dict[str, str], size: str, official: bool,
-                   evaluator: str) -> Iterator[tuple[str, EvalResult | BaseException]]:
+                   evaluator: str, runner: Executor | None = None) -> Iterator[tuple[str, EvalResult | BaseException]]:
     """Evaluate candidate sources of one workload, yielding (source hash, result or the harness's exception) as
     each finishes. One place to switch to a warm per-workload runner; today one harness evaluation per source,
-    built exactly like a submitted kernel's task (`ingest.task_for`)."""
+    built exactly like a submitted kernel's task (`ingest.task_for`), on `runner` (bench.executor; default: inline
+    on this host, one at a time; a Ray executor runs them on as many hosts as there are)."""
     with tempfile.TemporaryDirectory(prefix="jaxbench-samples-") as tmp:
+        items = []
         for digest, source in sources.items():
             path = Path(tmp) / f"sample_{digest[:16]}.py"
             path.write_text(source, encoding="utf-8")
-            task = task_for(workload, path, size, official)
-            try:
-                yield digest, EvalResult.model_validate_json(run_task(evaluator, task.model_dump_json()))
-            except Exception as exc:  # noqa: BLE001  a harness bug must not stop the other samples
-                yield digest, exc
-            finally:
-                path.unlink(missing_ok=True)
+            items.append((digest, task_for(workload, path, size, official)))
+        for o in (runner or LocalExecutor()).run(run_task, evaluator, items):
+            yield o.key, o.error if o.error is not None else EvalResult.model_validate_json(o.result_json)
 
 
 def measured_row(r: EvalResult, sub: str, workload: str, digest: str, track: str) -> dict[str, Any]:
@@ -175,7 +175,8 @@ def _consolidate(job: SampleJob, traj: trajectory.Trajectory, selected: set[int]
 
 
 def run_sample_job(job: SampleJob, data_dir: Path, chip: str, size: str, official: bool, evaluator: str,
-                   report: Report, force: bool = False, progress: Callable[[int], Any] | None = None) -> None:
+                   report: Report, force: bool = False, progress: Callable[[int], Any] | None = None,
+                   runner: Executor | None = None) -> None:
     """Evaluate what is missing of one trajectory file, journal each measurement, then write its samples file."""
     sub, wid = job.submission.id, job.workload
     try:
@@ -190,7 +191,9 @@ def run_sample_job(job: SampleJob, data_dir: Path, chip: str, size: str, officia
     have = {} if force else _reusable(data_dir, chip, size, sub, wid)
     todo = {d: src for d, src in traj.unique_sources().items() if d not in have}
     failed = 0
-    for digest, out in evaluate_batch(wid, todo, size, official, evaluator):
+    for digest, out in evaluate_batch(wid, todo, size, official, evaluator, runner):
+        if not isinstance(out, BaseException) and (out.env.chip if out.env else out.tpu) not in (chip, "unknown"):
+            out = RuntimeError(f"ran on chip {out.env.chip if out.env else out.tpu!r}, not this track's {chip!r}")
         if isinstance(out, BaseException) or out.status == Status.ERROR:
             why = f"{type(out).__name__}: {out}" if isinstance(out, BaseException) else (out.reason or out.error)
             report.failed.append((sub, wid, f"sample source {digest[:12]}: harness error: {why}"))
