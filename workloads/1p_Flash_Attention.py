@@ -23,7 +23,7 @@ CONFIG = {
 # small: seq 256 and head_dim 128 so 128-blocks of a flash kernel still tile it; 1 x 4 heads keeps each input at 256 KiB.
 SMALL = {"batch": 1, "seq_len": 256, "num_heads": 4}
 META = {"family": "causal MHA attention", "source": "Baseline MHA (Llama-3.1-70B shapes)"}
-# MaxKernel's tolerance for this task (spec §3): the bf16 softmax of the baseline is itself ~0.016 from
+# MaxKernel's tolerance for this task: the bf16 softmax of the baseline is itself ~0.016 from
 # the same math in f32 at some seeds, so the default atol 1e-2 rejects exact kernels.
 TOLERANCE = {"atol": 0.05}
 

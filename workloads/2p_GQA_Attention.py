@@ -25,7 +25,7 @@ CONFIG = {
 # small: seq 256, head_dim 128 (splash 128-blocks fit); 8 query heads over 2 kv heads keeps real grouping (G=4).
 SMALL = {"batch": 1, "seq_len": 256, "num_query_heads": 8, "num_kv_heads": 2}
 META = {"family": "causal GQA attention", "source": "Llama-3.1-405B (MaxText)"}
-# MaxKernel's tolerance for this task (spec §3): the bf16 softmax of the baseline is itself ~0.016 from
+# MaxKernel's tolerance for this task: the bf16 softmax of the baseline is itself ~0.016 from
 # the same math in f32 at some seeds, so the default atol 1e-2 rejects exact kernels.
 TOLERANCE = {"atol": 0.05, "rtol": 0.05}
 

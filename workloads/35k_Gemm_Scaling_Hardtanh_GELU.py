@@ -2,7 +2,7 @@
 
 Upstream: KernelBench L2 #53. x ~ U[0, 1) from key(0); weight (in, out) and bias ~ N(0, 1) * 0.02 from
 key(0xBADC0DE) split 2. The GELU is written out explicitly in tanh form, as upstream does.
-Degeneracy (spec §5): none beyond the usual; |y*0.5| is about 0.3, so the clip rarely binds.
+Degeneracy (docs/audit.md): none beyond the usual; |y*0.5| is about 0.3, so the clip rarely binds.
 """
 
 import math

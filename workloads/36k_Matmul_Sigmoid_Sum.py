@@ -2,7 +2,7 @@
 
 Upstream: KernelBench L2 #56. x ~ U[0, 1) from key(0); weight (input, hidden) and bias ~ N(0, 1) * 0.02
 from key(42) split 2.
-Degeneracy (spec §5): y is small (std about 0.3 at full size), so each row sum is about hidden/2 = 4096
+Degeneracy (docs/audit.md): y is small (std about 0.3 at full size), so each row sum is about hidden/2 = 4096
 with a spread of about 12; an rtol of 1e-2 leaves about 41 of slack, so a linearised GEMV
 (sigmoid(y) ~ 0.5 + y/4, i.e. hidden/2 + (x @ W.sum(1) + b.sum())/4) passes the upstream gate.
 """

@@ -2,7 +2,7 @@
 
 Upstream: KernelBench L2 #66 (JAXBench drops the original's mean). x ~ U[0, 1) from key(0); weight
 (out, in) used transposed, bias ~ N(0, 1) * 0.02, from key(42) split 2. dropout_p is in CONFIG but unused.
-Degeneracy (spec §5): logits have std about 0.3, so every output is about 1/out_features (1.2e-4 at
+Degeneracy (docs/audit.md): logits have std about 0.3, so every output is about 1/out_features (1.2e-4 at
 full size, row max about 4-7e-3): an all-zeros output passes an absolute tolerance of 1e-2. How far
 below atol the outputs sit depends on the size (1/512 = 2e-3 at the small size).
 """

@@ -3,7 +3,7 @@
 Upstream: KernelBench L2 #67. x (N, C_in, H, W) NCHW ~ U[0, 1) from key(0); weight (C_out, C_in, k, k)
 OIHW and bias ~ N(0, 1) * 0.02 from key(0xBADC0DE) split 2. Computed as upstream does: NCHW -> NHWC,
 HWIO kernel, VALID stride 1, + bias, GELU, mean over (H, W); output (N, C_out).
-Degeneracy (spec §5): the mean over 254^2 i.i.d. pixels makes out[n, c] nearly a function of c alone
+Degeneracy (docs/audit.md): the mean over 254^2 i.i.d. pixels makes out[n, c] nearly a function of c alone
 (variation across n about 1e-3), so computing one batch element and broadcasting it passes a loose
 gate. The variation across n shrinks as 1/sqrt(H*W), so it is larger at the small size.
 """

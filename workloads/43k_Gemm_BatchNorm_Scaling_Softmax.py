@@ -3,7 +3,7 @@
 Upstream: KernelBench L2 #84. x ~ U[0, 1) from key(0); weight (in, out), bias and bn_bias ~ N(0, 1) * 0.02
 from key(42) split 3; bn_scale ones, bn_mean zeros, bn_var ones, scale ones((1,)).
 Eval BN: (y - bn_mean) / sqrt(bn_var + bn_eps) * bn_scale + bn_bias; bn_momentum is unused (no update).
-Degeneracy (spec §5): as 38k, outputs are about 1/out_features (1.2e-4 at full size), so an all-zeros
+Degeneracy (docs/audit.md): as 38k, outputs are about 1/out_features (1.2e-4 at full size), so an all-zeros
 output passes an absolute tolerance of 1e-2; size-dependent (1/512 at the small size).
 """
 

@@ -2,7 +2,7 @@
 
 Upstream: KernelBench L2 #99. x ~ U[0, 1) from key(0); weight (in, out) and bias ~ N(0, 1) * 0.02 from
 key(42) split 2.
-Degeneracy (spec §5): GELU of logits with std about 0.3 stays in (-0.17, 1.5), so every output is about
+Degeneracy (docs/audit.md): GELU of logits with std about 0.3 stays in (-0.17, 1.5), so every output is about
 1/out_features (1.2e-4 at full size): an all-zeros output passes an absolute tolerance of 1e-2;
 size-dependent (1/512 at the small size).
 """

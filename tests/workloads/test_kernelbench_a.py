@@ -1,6 +1,6 @@
 """KernelBench workloads 18k-34k: full-size interface, small-size semantics against independent oracles, seeds.
 
-- Full size: input shapes/dtypes and output shape exactly as the spec (§1a/§1c of upstream-jaxbench.md),
+- Full size: input shapes/dtypes and output shape exactly as the original JAXBench defines them,
   through jax.eval_shape, so nothing is allocated.
 - Small size: the jitted workload against a NumPy float64 oracle written differently from the module
   (convolutions as explicit im2col over sliding windows, the transposed conv as an explicit scatter of
@@ -33,7 +33,7 @@ from workloads import _common
 
 BF16 = jnp.bfloat16
 
-# id: (full-size input shapes in order, full-size output shape), from the spec §1a/§1c.
+# id: (full-size input shapes in order, full-size output shape), from the original JAXBench.
 FULL_SHAPES: dict[str, tuple[list[tuple[int, ...]], tuple[int, ...]]] = {
     "18k_Conv2D_ReLU_BiasAdd": ([(128, 64, 128, 128), (128, 64, 3, 3), (128,), (128, 1, 1)], (128, 128, 126, 126)),
     "19k_Matmul_Subtract_Multiply_ReLU": ([(4096, 8192), (8192, 8192), (8192,)], (4096, 8192)),
@@ -281,7 +281,7 @@ def test_small_matches_float64_oracle(wid):
 
 
 def test_25k_with_non_unit_gamma_depends_on_the_conv():
-    """25k's upstream inputs make the output mean(beta) whatever the conv does (spec §5); a random gamma
+    """25k's upstream inputs make the output mean(beta) whatever the conv does (docs/audit.md); a random gamma
     breaks that degeneracy, so this checks the conv + GroupNorm path the upstream inputs cannot."""
     wid = "25k_Conv3d_GroupNorm_Mean"
     x, w, cb, gamma, beta = small_inputs(wid)

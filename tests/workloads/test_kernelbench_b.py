@@ -25,7 +25,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 B, I, O = 4096, 8192, 8192
 
-# Full-size inputs (shape per input) and output shape, from spec §1a/§1c.
+# Full-size inputs (shape per input) and output shape, from the original JAXBench.
 FULL = {
     "35k_Gemm_Scaling_Hardtanh_GELU": ([(B, I), (I, O), (O,)], (B, O)),
     "36k_Matmul_Sigmoid_Sum": ([(B, I), (I, O), (O,)], (B, 1)),
