@@ -498,9 +498,9 @@ def _check(folder: Folder, known: set[str]) -> tuple[Submission | None, list[Pro
 def submission_dirs(submissions_dir: Path) -> list[Path]:
     """Every entry of submissions/ that may be a submission: folders, and links (which validation refuses).
 
-    Regular files (README.md) are not submissions; everything else is listed, so that a bad folder is
-    reported by name rather than silently skipped.
+    Regular files (README.md) and Python's __pycache__ are not submissions; everything else is listed, so that
+    a bad folder is reported by name rather than silently skipped.
     """
     if not submissions_dir.is_dir():
         return []
-    return sorted(p for p in submissions_dir.iterdir() if p.is_symlink() or p.is_dir())
+    return sorted(p for p in submissions_dir.iterdir() if (p.is_symlink() or p.is_dir()) and p.name != IGNORED)
