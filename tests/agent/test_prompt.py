@@ -1,5 +1,10 @@
 """`bench prompt`: every element of the paper's Appendix B, the chip's numbers from our table, the task facts,
-the feedback block from a harness EvalResult, templates, the reply parser."""
+the feedback block from a harness EvalResult, templates, the reply parser.
+
+The list of elements is tests/agent/appendix_b.md, a committed copy of the "Appendix B" section of the project's
+spec shared/spec/paper-results.md (committed so the test does not depend on ../shared; when it is present, the
+copy must equal it). Each check below cites the phrase of that list it holds the prompt to.
+"""
 
 from __future__ import annotations
 
@@ -18,16 +23,15 @@ from bench.app import app
 from bench.cli import main  # noqa: F401  registers every command
 from bench.harness.hardware import CHIPS
 from bench.harness.result import Correctness, EvalResult, ProfileOp, Status, Timing
+from bench.paths import ROOT
 
-PAPER = Path("/work/shared/spec/paper-results.md")
+APPENDIX_B = Path(__file__).with_name("appendix_b.md")
+SHARED = ROOT.parent / "shared" / "spec" / "paper-results.md"  # beside the repository, when present
 runner = CliRunner()
 
 
-def _appendix_b() -> str | None:
-    if not PAPER.is_file():
-        return None
-    text = PAPER.read_text()
-    return text[text.index("## Appendix B"):]
+def _appendix_b() -> str:
+    return APPENDIX_B.read_text()
 
 
 def _timing(ms: float) -> Timing:
@@ -48,7 +52,7 @@ def failed_result() -> EvalResult:
                       error="ValueError: block shape (7, 100) not divisible by (8, 128)", candidate_log=log)
 
 
-# Appendix B, element by element: (what the paper lists, a phrase of paper-results.md stating it, check on the prompt).
+# Appendix B, element by element: (what the paper lists, the phrase of appendix_b.md stating it, check on the prompt).
 # The phrase ties each check to the list: if the spec changes, the test says which element moved.
 FIRST_TURN = [
     ("target TPU v6e (Trillium)", "TPU v6e\n  (Trillium)", lambda p: "TPU v6e (Trillium)" in p),
@@ -114,13 +118,17 @@ def later_turns(tmp_path_factory) -> tuple[str, str]:
 
 
 def test_appendix_b_checklist_matches_the_spec():
-    """Every phrase the checklist cites is in shared/spec/paper-results.md's Appendix B (when the spec is present)."""
-    spec = _appendix_b()
-    if spec is None:
-        pytest.skip("shared/spec/paper-results.md is not on this machine")
-    flat = " ".join(spec.split())
+    """Every phrase the checklist cites is in the committed Appendix B list."""
+    flat = " ".join(_appendix_b().split())
     for element, phrase, _ in FIRST_TURN + LATER_TURN_CORRECT + LATER_TURN_FAILED:
         assert " ".join(phrase.split()) in flat, f"Appendix B no longer states: {element}"
+
+
+def test_committed_copy_equals_the_spec():
+    if not SHARED.is_file():
+        pytest.skip("the shared spec is not beside this checkout")
+    text = SHARED.read_text()
+    assert text[text.index("## Appendix B"):] == _appendix_b()
 
 
 @pytest.mark.parametrize("element,phrase,check", FIRST_TURN, ids=[e for e, _, _ in FIRST_TURN])
