@@ -191,8 +191,8 @@ class Metrics:
         return self.query("outcome_breakdown", track=track, basis="declared")
 
     def sample_disagreements(self, track: str) -> list[dict]:
-        """[{submission, workload, sample_idx, chain, turn, declared_in, declared_track, declared_outcome,
-        declared_speedup, outcome, status, speedup, reason, selected, kind}]: declared vs measured."""
+        """[{submission, workload, sample_idx, declared_in, declared_outcome, declared_speedup, outcome, status,
+        speedup, selected, kind}]: samples whose declaration disagrees with the measurement."""
         return self.query("sample_disagreements", track=track)
 
     def trajectory_workloads(self, track: str) -> list[dict]:

@@ -172,6 +172,13 @@ def _consolidate(job: SampleJob, traj: trajectory.Trajectory, selected: set[int]
                        store.samples_path(data_dir, chip, size, job.submission.id, job.workload))
     journal = store.sample_run_path(data_dir, chip, size, job.submission.id, job.workload, "x").parent
     shutil.rmtree(journal, ignore_errors=True)
+    for folder in journal.parents:  # and the journal's folders it leaves empty, up to data/sample_runs
+        if folder == data_dir or not folder.is_relative_to(data_dir / "sample_runs"):
+            break
+        try:
+            folder.rmdir()
+        except OSError:
+            break
 
 
 def run_sample_job(job: SampleJob, data_dir: Path, chip: str, size: str, official: bool, evaluator: str,

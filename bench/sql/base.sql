@@ -155,25 +155,23 @@ SELECT * FROM firsts FULL OUTER JOIN pooled USING (track, submission);
 -- sample's own line in its v2 trajectory, or from a trajectory.csv row of the same submission, workload and
 -- sample index (declared on the submitter's hardware, which may differ from this track's).
 CREATE OR REPLACE TABLE sample_disagreements AS
-WITH declared AS (
-    SELECT submission, workload, sample_idx, declared_outcome AS d_outcome,
-           declared_speedup AS d_speedup, 'trajectory' AS declared_in, track
+WITH pairs AS (
+    SELECT track, submission, workload, sample_idx, chain, turn, 'trajectory' AS declared_in, track AS declared_track,
+           declared_outcome, declared_speedup, outcome, status, speedup, reason, selected, beats_xla
     FROM trajectory_samples WHERE basis = 'measured' AND declared_outcome IS NOT NULL
     UNION ALL
-    SELECT submission, workload, sample_idx, outcome, speedup, 'trajectory.csv', track
-    FROM trajectory_samples WHERE basis = 'declared'
-),
-pairs AS (
-    SELECT m.track, m.submission, m.workload, m.sample_idx, m.chain, m.turn, d.declared_in, d.track AS declared_track,
-           d.d_outcome AS declared_outcome, d.d_speedup AS declared_speedup,
-           m.outcome, m.status, m.speedup, m.reason, m.selected,
-           CASE WHEN d.d_outcome <> m.outcome THEN 'outcome'
-                WHEN (d.d_outcome = 'correct' AND coalesce(d.d_speedup, 0) > 1.0) <> m.beats_xla THEN 'speedup'
-           END AS kind
+    SELECT m.track, m.submission, m.workload, m.sample_idx, m.chain, m.turn, 'trajectory.csv', d.track,
+           d.outcome, d.speedup, m.outcome, m.status, m.speedup, m.reason, m.selected, m.beats_xla
     FROM trajectory_samples AS m
-    JOIN declared AS d
+    JOIN trajectory_samples AS d
         ON d.submission = m.submission AND d.workload = m.workload AND d.sample_idx = m.sample_idx
-       AND (d.declared_in = 'trajectory.csv' OR d.track = m.track)
-    WHERE m.basis = 'measured'
+    WHERE m.basis = 'measured' AND d.basis = 'declared'
+),
+judged AS (
+    SELECT *,
+        CASE WHEN declared_outcome <> outcome THEN 'outcome'
+             WHEN (declared_outcome = 'correct' AND coalesce(declared_speedup, 0) > 1.0) <> beats_xla THEN 'speedup'
+        END AS kind
+    FROM pairs
 )
-SELECT * FROM pairs WHERE kind IS NOT NULL;
+SELECT * EXCLUDE (beats_xla) FROM judged WHERE kind IS NOT NULL;

@@ -5,8 +5,8 @@
 -- Only samples that beat XLA can raise a best above the 1x floor, so the running maximum runs over those alone:
 -- per workload, each record-breaking sample adds ln(new best) - ln(old best) to the suite's sum at its N.
 WITH budget AS (
-    SELECT submission, max(sample_idx) + 1 AS max_n
-    FROM trajectory_samples WHERE track = $track AND basis = $basis GROUP BY submission
+    SELECT submission, max(n_samples) AS max_n
+    FROM trajectory_firsts WHERE track = $track AND basis = $basis GROUP BY submission
 ),
 running AS (
     SELECT submission, sample_idx, score,
