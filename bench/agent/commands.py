@@ -23,12 +23,9 @@ DEFAULT_JOURNALS = BUILD_DIR / "agent_runs"
 
 
 def _workload(name: str) -> str:
-    from bench.registry import resolve_id
+    from bench.app import workload_arg
 
-    try:
-        return resolve_id(name)
-    except KeyError as e:
-        raise typer.BadParameter(str(e.args[0])) from None
+    return workload_arg(name)  # near matches on a typo, a JSON error object under --json
 
 
 def _context_fn(chip: str):

@@ -21,9 +21,10 @@ def audit(
     """Does zeros pass the gate, does each input matter, how spread are outputs across seeds, do shortcuts pass."""
     from bench.audit.measure import audit_workload
     from bench.audit.report import print_table, summary, to_json, to_markdown
-    from bench.registry import resolve_id, workload_ids
+    from bench.app import workload_arg
+    from bench.registry import workload_ids
 
-    ids = [resolve_id(w) for w in workloads] if workloads else list(workload_ids())
+    ids = [workload_arg(w) for w in workloads] if workloads else list(workload_ids())
     console = Console(stderr=json_out)
     results = []
     for wid in ids:

@@ -63,9 +63,9 @@ def ingest(
     """Evaluate submissions that have no current result on this track and append the rows to data/."""
     from bench.dataset.ingest import ingest as run_ingest
     from bench.harness.sandbox import SandboxUnavailable
-    from bench.registry import resolve_id
+    from bench.app import workload_arg
 
-    wanted = {resolve_id(w) for w in workload} if workload else None
+    wanted = {workload_arg(w) for w in workload} if workload else None
     from bench.executor import ExecutorUnavailable
 
     hosts: Counter[str] = Counter()

@@ -29,7 +29,10 @@ def tune_command(
     from bench.refs.tuning import grid, parse_space, table_entry, tune
     from pallas_refs.tables import write_entry
 
-    reference = pallas_refs.load(workload)
+    try:
+        reference = pallas_refs.load(workload)
+    except KeyError as e:
+        raise typer.BadParameter(str(e.args[0]), param_hint="WORKLOAD") from None
     found = detect_in_subprocess()
     chosen_size = size or default_size(found["backend"])
     knobs = parse_space(space or [], reference, chosen_size)

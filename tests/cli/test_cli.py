@@ -43,6 +43,7 @@ def test_list_in_an_80_column_terminal_fits_and_never_cuts_an_id(monkeypatch):
     (["evaluate", "8p", str(KERNELS / "identical.py"), "--json", "--seeds", "0"], "seeds"),
     (["list", "--json", "--size", "tiny"], "expected full or small"),
     (["run", "zzz", "--json"], "unknown workload 'zzz'"),
+    (["audit", "zzz", "--json"], "unknown workload 'zzz'"),
 ])
 def test_usage_errors_under_json_are_one_json_object_on_stdout(argv, needle):
     out = runner.invoke(app, argv)
@@ -58,6 +59,13 @@ def test_unknown_workload_gets_near_matches_and_a_prefix_resolves():
     assert typo["suggestions"][0] == "8p_GEMM"
     human = runner.invoke(app, ["evaluate", "gemm", str(KERNELS / "identical.py")])
     assert human.exit_code == 2 and "did you mean" in human.output and not human.stdout.startswith("{")
+
+
+@pytest.mark.parametrize("argv", [["ingest", "--workload", "zzz", "--data-dir", "unused"], ["tune", "zzz", "--dry-run"],
+                                  ["prompt", "zzz"]])
+def test_every_command_taking_a_workload_fails_as_a_usage_error(argv):
+    out = runner.invoke(app, argv)
+    assert out.exit_code == 2 and "zzz" in out.output and "Traceback" not in out.output
 
 
 def test_info_says_which_checkout_runs():
