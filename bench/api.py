@@ -10,8 +10,10 @@ releases (new keywords may be added, with defaults); `EvalResult`'s fields only 
 
 Evaluation options are EvalTask's fields (bench/harness/task.py), with EvalTask's defaults: size, seeds,
 warmup, iters, blocks, timeout_s, memory_limit_mb, secret_seed, sandbox, with_pallas_reference, schedule.
-Nothing here starts a JAX backend in the calling process except `machine_info` (which reports this
-process's device); evaluations run in worker processes.
+Evaluations run in worker processes: `evaluate` and `evaluate_many` never start a JAX backend in the calling
+process. `machine_info` does (it reports this process's device), and so do `workload_flops` and
+`WorkloadSpec.flops` when they use XLA's cost analysis (lowering picks the default backend; set
+JAX_PLATFORMS=cpu in a process that must stay off the accelerator).
 """
 
 from __future__ import annotations
