@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from bench.harness.result import EvalResult
+from bench.harness.task import DEFAULT_TIMEOUT_S
 
 
 @dataclass(frozen=True)
@@ -22,7 +23,7 @@ class EvalSettings:
     size: str | None = None  # None: full on TPU/GPU, small on CPU
     seeds: int = 3
     blocks: int = 10
-    timeout_s: float = 300.0
+    timeout_s: float = DEFAULT_TIMEOUT_S
     sandbox: str = "auto"
 
 

@@ -15,6 +15,8 @@ from typing import Any, Callable
 import jax
 import jax.numpy as jnp
 
+from bench.registry import spec_of
+
 f32 = jnp.float32
 
 
@@ -67,7 +69,7 @@ def _sc_16p(mod, q, k, v, A_log, window: int = 16):
 
 
 def _sc_21k(mod, x, weight):
-    scale = mod.CONFIG["scaling_factor"] / 2.0
+    scale = spec_of(mod).config["scaling_factor"] / 2.0
     return (scale * (x.astype(f32) @ weight.astype(f32).sum(0)))[:, None].astype(x.dtype)
 
 
