@@ -29,6 +29,7 @@ import pyarrow as pa
 
 import bench
 from bench.dataset import schema, store, trajectory
+from bench.dataset.freshness import freshness_key
 from bench.dataset.ingest import Report, run_task, task_for
 from bench.dataset.reader import Folder
 from bench.dataset.validate import Submission
@@ -87,15 +88,31 @@ def _current_rows(path: Path) -> list[dict[str, Any]]:
     return old.to_pylist() if old is not None else []
 
 
-def _reusable(data_dir: Path, chip: str, size: str, sub: str, workload: str) -> dict[str, dict[str, Any]]:
-    """source hash -> measured row, from the previous samples file and the journal, this harness version only."""
+def source_keys(sources: dict[str, str], workload: str, chip: str) -> dict[str, str]:
+    """source hash -> freshness key of measuring that source on this workload and chip (bench.dataset.freshness:
+    workload module, harness version, jax versions, the pallas_refs it imports), so that a measurement is reused
+    only while everything it depends on is unchanged. The submission's metadata is no part of it."""
+    with tempfile.TemporaryDirectory(prefix="jaxbench-keys-") as tmp:
+        meta = Path(tmp) / "none.yaml"
+        meta.write_bytes(b"")
+        out = {}
+        for digest, source in sources.items():
+            path = Path(tmp) / f"sample_{digest[:16]}.py"
+            path.write_text(source, encoding="utf-8")
+            out[digest] = freshness_key(meta, path, workload, chip).key
+        return out
+
+
+def _reusable(data_dir: Path, chip: str, size: str, sub: str, workload: str,
+              keys: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """source hash -> measured row, from the previous samples file and the journal, while its key is current."""
     out: dict[str, dict[str, Any]] = {}
     rows = _current_rows(store.samples_path(data_dir, chip, size, sub, workload))
     journal = store.sample_run_path(data_dir, chip, size, sub, workload, "x").parent
     for f in sorted(journal.glob("*.parquet")) if journal.is_dir() else []:
         rows += _current_rows(f)
     for r in rows:
-        if r.get("harness_version") == bench.HARNESS_VERSION and r.get("provenance") == schema.MEASURED and r.get("status"):
+        if r.get("provenance") == schema.MEASURED and r.get("status") and r.get("freshness_key") == keys.get(r["source_hash"]):
             out[r["source_hash"]] = r
     return out
 
@@ -115,11 +132,12 @@ def plan_samples(subs: list[Submission], data_dir: Path, chip: str, size: str, w
                 continue
             target = store.samples_path(data_dir, chip, size, sub.id, wid)
             rows = _current_rows(target)
-            if not force and rows and all(r["content_hash"] == h and r["harness_version"] == bench.HARNESS_VERSION
+            keys = source_keys(traj.unique_sources(), wid, chip)
+            if not force and rows and all(r["content_hash"] == h and r["freshness_key"] == keys.get(r["source_hash"])
                                           for r in rows) and len(rows) == len(traj.samples):
                 current += 1
                 continue
-            have = {} if force else _reusable(data_dir, chip, size, sub.id, wid)
+            have = {} if force else _reusable(data_dir, chip, size, sub.id, wid, keys)
             missing = sum(1 for d in traj.unique_sources() if d not in have)
             jobs.append(SampleJob(sub, wid, h, missing))
     return jobs, current
@@ -141,7 +159,7 @@ def evaluate_batch(workload: str, sources: dict[str, str], size: str, official: 
             yield o.key, o.error if o.error is not None else EvalResult.model_validate_json(o.result_json)
 
 
-def measured_row(r: EvalResult, sub: str, workload: str, digest: str, track: str) -> dict[str, Any]:
+def measured_row(r: EvalResult, sub: str, workload: str, digest: str, track: str, key: str) -> dict[str, Any]:
     """One source's measurement as a journal row (the sample-specific columns are filled at consolidation)."""
     flags = list(r.integrity.flags)
     reason = r.reason or (r.correctness.reason if r.correctness else None) or r.error
@@ -152,6 +170,7 @@ def measured_row(r: EvalResult, sub: str, workload: str, digest: str, track: str
         "latency_ms": r.kernel.median_ms if r.kernel else None,
         "baseline_ms": r.baseline.median_ms if r.baseline else None,
         "speedup": r.speedup_vs_baseline, "flags": flags, "provenance": schema.MEASURED, "source_hash": digest,
+        "freshness_key": key,
         "harness_version": r.env.harness_version if r.env else bench.HARNESS_VERSION,
         "sandbox": r.env.sandbox if r.env else None, "recorded_at": _dt.datetime.now(_dt.timezone.utc),
     }
@@ -195,7 +214,8 @@ def run_sample_job(job: SampleJob, data_dir: Path, chip: str, size: str, officia
         report.failed.append((sub, wid, "trajectory changed during ingest: rerun"))
         return
     track = schema.track_id(chip, size)
-    have = {} if force else _reusable(data_dir, chip, size, sub, wid)
+    keys = source_keys(traj.unique_sources(), wid, chip)
+    have = {} if force else _reusable(data_dir, chip, size, sub, wid, keys)
     todo = {d: src for d, src in traj.unique_sources().items() if d not in have}
     failed = 0
     for digest, out in evaluate_batch(wid, todo, size, official, evaluator, runner):
@@ -206,7 +226,7 @@ def run_sample_job(job: SampleJob, data_dir: Path, chip: str, size: str, officia
             report.failed.append((sub, wid, f"sample source {digest[:12]}: harness error: {why}"))
             failed += 1
         else:
-            row = measured_row(out, sub, wid, digest, track)
+            row = measured_row(out, sub, wid, digest, track, keys[digest])
             store.write_atomic(pa.Table.from_pylist([row], schema=schema.SAMPLES),
                                store.sample_run_path(data_dir, chip, size, sub, wid, digest))
             have[digest] = row

@@ -98,6 +98,7 @@ SAMPLES = pa.schema(
         ("tokens_out", pa.int64()),
         ("harness_version", pa.string()),
         ("sandbox", pa.string()),
+        ("freshness_key", pa.string()),  # bench.dataset.freshness of the sample's source: reused while unchanged
         ("recorded_at", pa.timestamp("us", tz="UTC")),
     ]
 )

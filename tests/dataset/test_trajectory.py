@@ -175,6 +175,19 @@ def test_a_changed_trajectory_reevaluates_only_new_sources(tmp_path, monkeypatch
     assert len(_samples(data)) == 7
 
 
+def test_samples_are_measured_again_when_what_they_depend_on_changes(tmp_path, monkeypatch):
+    """The freshness key (bench.dataset.freshness: harness version, workload module, jax versions) decides."""
+    import bench
+
+    subs, data, log = tmp_path / "subs", tmp_path / "data", tmp_path / "evals.log"
+    fx.write(subs, gemm=False)
+    _ingest(data, subs)
+    monkeypatch.setenv("FAKE_EVAL_LOG", str(log))
+    monkeypatch.setattr(bench, "HARNESS_VERSION", bench.HARNESS_VERSION + "-next")
+    report = _ingest(data, subs)
+    assert report.samples == [("traj-v2", "12p_RMSNorm", 6, 5)] and len(log.read_text().split()) == 1 + 5
+
+
 def test_a_harness_error_on_a_sample_keeps_the_others_and_is_retried(tmp_path, monkeypatch):
     subs, data, log = tmp_path / "subs", tmp_path / "data", tmp_path / "evals.log"
     root = fx.write(subs, gemm=False)
