@@ -66,10 +66,20 @@ def evaluate(workload: str, kernel: str | Path, **options: Any) -> EvalResult:
 
 
 def evaluate_many(workload: str, kernels: Iterable[str | Path], **options: Any) -> Iterator[EvalResult]:
-    """`evaluate` for several kernel files of one workload, one after the other (one evaluation at a time:
-    parallel evaluations on one host disturb each other's timings). Yields each result as it is ready."""
-    for kernel in kernels:
-        yield evaluate(workload, kernel, **options)
+    """`evaluate` for several kernel files of one workload, through ONE warm runner (bench.harness.session):
+    every kernel is built first, then the batch's inputs are drawn and each candidate is run in turn (one at
+    a time: parallel evaluations on one host disturb each other's timings). Yields the results in order."""
+    from bench.harness.session import WarmRunner
+    from bench.harness.tracebacks import attribute
+
+    paths = [Path(k) for k in kernels]
+    if not paths:
+        return
+    template = EvalTask(workload=resolve_id(workload), kernel_path=paths[0].resolve(), **options)
+    with WarmRunner(template) as runner:
+        results = runner.evaluate([p.resolve() for p in paths])
+    for path, result in zip(paths, results):
+        yield attribute(result, path)
 
 
 def time_baseline(workload: str, size: str | None = None, warmup: int | None = None,

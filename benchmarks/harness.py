@@ -1,72 +1,111 @@
-"""How fast and how stable is one evaluation? Prints, per workload at small size:
-wall time per evaluation, time outside the timed iterations per phase, and the spread of
-speedups measured for a kernel identical to the baseline (target 1.00 +/- 0.03, median of 5).
+"""How fast and how fair is the harness? Prints, at small size on this machine:
 
-    .venv/bin/python benchmarks/harness.py [--workloads 8p_GEMM 41k_Gemm_Add_ReLU] [--repeats 5] [--schedule exclusive]
+1. per workload (default 8p, 41k, 30k): the median of 5 evaluations of a kernel identical to the baseline
+   (target 1.00 +/- 0.02) and, for 8p, of a kernel doing twice the work (target 0.50 +/- 0.05);
+2. evaluations per hour: (a) one-off `bench evaluate` processes, (b) one warm runner evaluating a batch of
+   20 candidates of one workload (bench.harness.session.WarmRunner); goal: (b) >= 3x harness v6's rate
+   (2.7-3.6 s per evaluation, ~1,000-1,300 per hour);
+3. the sandbox's start-up cost.
+The machine's load average is printed with each part: on a shared box, read every figure beside it.
+
+    .venv/bin/python benchmarks/harness.py [--workloads 8p_GEMM ...] [--repeats 5] [--batch 20] [--skip-oneoff]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
+import subprocess
+import sys
 import tempfile
+import time
 from pathlib import Path
 
-from bench.harness.evaluate import evaluate
+from bench.harness.session import WarmRunner
 from bench.harness.task import EvalTask
-from bench.registry import load_workload, workload_ids
+from bench.registry import load_workload
 
 DEFAULT_WORKLOADS = ("8p_GEMM", "41k_Gemm_Add_ReLU", "30k_Matmul_Scaling_ResidualAdd")
+TWICE = Path(__file__).resolve().parents[1] / "tests" / "harness" / "kernels" / "twice.py"
+
+
+def load() -> str:
+    return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def identical_kernel(workload: str, folder: Path) -> Path:
     """A candidate file whose `workload` is the baseline's own source (same computation, same HLO)."""
-    src = Path(load_workload(workload).__file__).read_text()
     path = folder / f"{workload}_identical.py"
-    path.write_text(src)
+    path.write_text(Path(load_workload(workload).__file__).read_text())
     return path
 
 
-def measure(workload: str, repeats: int, sandbox: str, schedule: str) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        kernel = identical_kernel(workload, Path(tmp))
-        results = [evaluate(EvalTask(workload=workload, kernel_path=kernel, size="small", sandbox=sandbox,
-                                    schedule=schedule))
-                   for _ in range(repeats)]
+def speedups(workload: str, kernel: Path, repeats: int, sandbox: str) -> list:
+    """`repeats` evaluations through one warm runner, one batch each (fresh seeds every time)."""
+    task = EvalTask(workload=workload, kernel_path=kernel, size="small", sandbox=sandbox)
+    with WarmRunner(task) as runner:
+        return [runner.evaluate([kernel])[0] for _ in range(repeats)]
+
+
+def report_speedups(label: str, results: list, target: str) -> None:
     bad = [r for r in results if r.status.value != "correct"]
     if bad:
-        print(f"{workload}: {len(bad)} evaluation(s) not correct: {bad[0].status.value}: {bad[0].reason}")
+        print(f"  {label}: {len(bad)} evaluation(s) not correct: {bad[0].status.value}: {bad[0].reason}")
         return
-    speedups = [r.speedup_vs_baseline for r in results]
-    walls = [r.wall_time_s for r in results]
-    phases = sorted({p for r in results for p in r.overhead_s})
-    print(f"\n{workload} (small, {results[0].kernel.timing_method}, sandbox {results[0].env.sandbox}, "
-          f"{results[0].integrity.details.get('schedule')} schedule), {repeats} evaluations")
-    print(f"  wall per evaluation   median {statistics.median(walls):6.2f} s   max {max(walls):6.2f} s")
-    for p in phases:
-        vals = [r.overhead_s.get(p, 0.0) for r in results]
-        print(f"  {p:<26} median {statistics.median(vals):6.3f} s")
-    print(f"  baseline median       {statistics.median(r.baseline.median_ms for r in results):.4f} ms")
-    print(f"  identical-kernel speedup: median {statistics.median(speedups):.3f}  min {min(speedups):.3f}  "
-          f"max {max(speedups):.3f}  all {[round(s, 3) for s in speedups]}")
+    s = [r.speedup_vs_baseline for r in results]
+    print(f"  {label:<28} median {statistics.median(s):.3f} (target {target})  min {min(s):.3f}  max {max(s):.3f}  "
+          f"all {[round(x, 3) for x in s]}   baseline median {statistics.median(r.baseline.median_ms for r in results):.4f} ms")
+
+
+def oneoff_rate(workload: str, kernel: Path, n: int) -> float:
+    """Evaluations per hour of `bench evaluate` run as a fresh process each time (what a user does)."""
+    t = time.monotonic()
+    for _ in range(n):
+        subprocess.run([sys.executable, "-m", "bench.cli", "evaluate", workload, str(kernel), "--json"],
+                       capture_output=True, check=False)
+    return 3600 * n / (time.monotonic() - t)
+
+
+def warm_rate(workload: str, kernel: Path, n: int, sandbox: str) -> tuple[float, list]:
+    """Evaluations per hour of one warm runner evaluating a batch of n candidates (runner start included)."""
+    t = time.monotonic()
+    with WarmRunner(EvalTask(workload=workload, kernel_path=kernel, size="small", sandbox=sandbox)) as runner:
+        results = runner.evaluate([kernel] * n)
+    return 3600 * n / (time.monotonic() - t), results
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--workloads", nargs="*", default=None)
+    parser.add_argument("--workloads", nargs="*", default=list(DEFAULT_WORKLOADS))
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--batch", type=int, default=20)
+    parser.add_argument("--oneoff", type=int, default=5, help="one-off `bench evaluate` processes timed")
+    parser.add_argument("--skip-oneoff", action="store_true")
     parser.add_argument("--sandbox", default="auto", choices=("auto", "bwrap", "none"))
-    parser.add_argument("--schedule", default="auto", choices=("auto", "interleaved", "exclusive"))
     args = parser.parse_args()
-    names = args.workloads or [w for w in DEFAULT_WORKLOADS if w in workload_ids()]
-    for name in names:
-        measure(name, args.repeats, args.sandbox, args.schedule)
-    # sandbox cost (issue #8: under 1 s per evaluation); details and integrity costs: benchmarks/integrity.py
+    with tempfile.TemporaryDirectory() as tmp:
+        kernels = {w: identical_kernel(w, Path(tmp)) for w in args.workloads}
+        print(f"1. speedups, median of {args.repeats} evaluations (small, one warm runner each)   [{load()}]")
+        for w in args.workloads:
+            report_speedups(f"{w} identical", speedups(w, kernels[w], args.repeats, args.sandbox), "1.00 +/- 0.02")
+        if "8p_GEMM" in args.workloads:
+            report_speedups("8p_GEMM twice-the-work", speedups("8p_GEMM", TWICE, args.repeats, args.sandbox), "0.50 +/- 0.05")
+        w = args.workloads[0]
+        print(f"\n2. evaluations per hour, {w} small   [{load()}]")
+        if not args.skip_oneoff:
+            rate = oneoff_rate(w, kernels[w], args.oneoff)
+            print(f"  (a) one-off `bench evaluate`      {rate:8.0f} / h  ({3600 / rate:.2f} s each, {args.oneoff} runs)  [{load()}]")
+        rate, results = warm_rate(w, kernels[w], args.batch, args.sandbox)
+        ok = sum(r.status.value == "correct" for r in results)
+        print(f"  (b) warm runner, batch of {args.batch:<3}    {rate:8.0f} / h  ({3600 / rate:.2f} s each, {ok}/{len(results)} correct)  "
+              f"[{load()}]")
+        print(f"      harness v6: 2.7-3.6 s per evaluation = 1,000-1,333 / h; goal for (b): >= 3x that")
     from bench.harness.sandbox import startup_cost_ms
 
     plain, boxed = startup_cost_ms()
-    print(f"\nsandbox: worker start {plain:.1f} ms plain, " + (f"{boxed:.1f} ms under bubblewrap: adds {boxed - plain:.1f} ms"
-                                                            if boxed is not None else "bubblewrap unusable here"))
+    print(f"\n3. sandbox: a trivial process {plain:.1f} ms plain, " + (
+        f"{boxed:.1f} ms under bubblewrap: adds {boxed - plain:.1f} ms per build" if boxed is not None else "bubblewrap unusable here"))
 
 
 if __name__ == "__main__":

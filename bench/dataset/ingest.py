@@ -104,6 +104,7 @@ def row_from_result(r: EvalResult, submission: str, content_hash: str, at: _dt.d
         "libtpu_version": env and env.libtpu_version,
         "harness_version": env.harness_version if env else bench.HARNESS_VERSION,
         "sandbox": env.sandbox if env else None, "interpret": env.interpret if env else None,
+        "tpu_lowering": r.tpu_lowering,
         "content_hash": content_hash, "freshness_key": freshness_key, "runs": r.runs, "evaluated_at": at, "provenance": schema.MEASURED,
         "result_json": r.model_dump_json(),
     }

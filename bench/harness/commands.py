@@ -90,6 +90,9 @@ def _print_result(r: EvalResult) -> None:
     if r.env:
         console.print(f"  jax {r.env.jax_version}, sandbox {r.env.sandbox}, interpret {r.env.interpret}, "
                       f"wall {r.wall_time_s} s")
+    if r.tpu_lowering is not None:
+        lowering = "ok" if r.tpu_lowering == "ok" else f"fails: {r.tpu_lowering.splitlines()[0][:300]}"
+        console.print(f"  TPU lowering (Mosaic): {lowering}", markup=False, highlight=False)
     if r.timing_meaning and r.baseline:
         console.print(f"  timings: {r.timing_meaning}", highlight=False)
     if r.baseline and r.kernel:

@@ -1,9 +1,12 @@
-"""TPU interpret mode for Pallas kernels on CPU (docs/methodology.md: what a CPU-interpret time means).
+"""Interpret modes for Pallas kernels on CPU (docs/methodology.md: what a CPU-interpret time means).
 
 On CPU a TPU `pallas_call` only runs in interpret mode, and only when the `pallas_call` is
-*constructed* inside `force_tpu_interpret_mode` (gotcha T2). So the candidate's import, trace and
-compile all happen inside `interpret_context`. After any exception the interpreter's global state
-must be reset or the next kernel fails (gotcha T1).
+*constructed* inside `force_tpu_interpret_mode` (gotcha T2).
+- The harness's build step uses the HLO interpreter (`force_tpu_interpret_mode(True)`): it lowers to plain
+  StableHLO, which `jax.export` can serialize and the runner can run (bench.harness.build).
+- `interpret_context` gives TPU interpret mode (`InterpretParams`: out-of-bounds and race checks, but host
+  callbacks, which export refuses); in-process tools use it (bench/refs tuning, the reference tests).
+  After any exception its global state must be reset or the next kernel fails (gotcha T1).
 """
 
 from __future__ import annotations
@@ -19,19 +22,6 @@ def interpret_context(backend: str) -> contextlib.AbstractContextManager:
     from jax.experimental.pallas import tpu as pltpu
 
     return pltpu.force_tpu_interpret_mode(pltpu.InterpretParams())
-
-
-def prime_runtime(backend: str) -> None:
-    """Give every worker the same runtime state, whether or not its program uses Pallas.
-
-    Importing the TPU Pallas interpreter (and entering its mode once) changes the process; in a few
-    A/B runs of one plain XLA program, processes that had imported it were often slower. Candidates
-    import it for their own kernels, so the reference worker does too: neither side gets a
-    different runtime state from the other."""
-    if backend != "cpu":
-        return
-    with interpret_context(backend):
-        pass
 
 
 def reset_after_error() -> None:

@@ -115,9 +115,12 @@ class EvalResult(BaseModel):
     integrity: Integrity = Field(default_factory=Integrity)
     seeds: int = 0
     secret_seed_used: bool = False
+    input_seeds: list[int] = Field(default_factory=list)  # the fresh correctness seeds drawn (empty when secret)
+    # does the kernel lower for a TPU (Mosaic)? "ok", the lowering error, or None (the build failed first)
+    tpu_lowering: str | None = None
     overhead_s: dict[str, float] = Field(default_factory=dict)  # wall seconds per phase outside timed iterations
     wall_time_s: float | None = None
-    candidate_log: str = ""  # tail of what the candidate printed (stdout+stderr)
+    candidate_log: str = ""  # what the build printed: at most 64 KiB (head and tail), control characters escaped
     # evaluations behind this result: ingest repeats one whose timings are too spread and keeps the
     # median-speedup run (bench.dataset.repeat); run_speedups lists every run's speedup, in run order
     runs: int = 1

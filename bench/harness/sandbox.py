@@ -1,51 +1,53 @@
-"""The sandbox the untrusted candidate worker runs in: bubblewrap when it is usable, else a plain process.
+"""How the untrusted build step is confined: bubblewrap with a minimal filesystem, plus resource limits.
 
-Why bubblewrap: a candidate kernel is arbitrary Python. Inside bwrap it sees the whole filesystem read-only
-(it cannot edit the harness, the workloads or `data/`), has one private writable scratch directory and a
-private `/tmp`, has no network (its own, empty network namespace: even 127.0.0.1 is not the host's), lives in
-its own PID namespace (every process it starts dies with the worker: the namespace's init is killed when the
-worker exits) and is killed when the harness dies (`--die-with-parent`). All capabilities are dropped, so even
-as root it cannot remount anything writable.
+The build step (bench.harness.build) is the only process that ever runs candidate Python. Under bwrap it:
+- sees only what it needs, read-only: the system's /usr (and the /lib, /bin links into it), the Python
+  installation and the virtualenv, the harness package, the workloads and pallas_refs (importable library
+  code, no reference outputs), and the kernel file. Nothing else of the host exists in its mount namespace:
+  not the dataset, not the other checkouts, not /root, /home, /etc or /work/shared;
+- writes only to a private tmpfs /tmp (its HOME), whose size is capped and counted against the memory cap
+  (address space = memory cap - tmpfs size, so the two together never exceed it);
+- has no network (its own empty network namespace), its own PID namespace (every process it starts dies
+  when the build ends: the namespace's init is gone), no capabilities, and dies with the harness;
+- cannot write a file larger than the tmpfs (RLIMIT_FSIZE) and cannot start more than PROCESS_LIMIT
+  processes/threads (a pids cgroup, where the host lets us create one; recorded either way).
+No accelerator device node is bound: the build exports for TPU by cross-lowering and never opens a chip.
 
-The environment is scrubbed to an allow-list in *both* modes: tokens, credentials and the secret seed of
+The environment is scrubbed to an allow-list in both modes: tokens, credentials and the secret seed of
 official runs never reach candidate code, with or without bubblewrap.
-
-Accelerators: on TPU hosts the chips are `/dev/accel*` (and `/dev/vfio/*` on newer TPU VMs), on GPU hosts
-`/dev/nvidia*` (`nvidia0..N`, `nvidiactl`, `nvidia-uvm`, `nvidia-uvm-tools`, `nvidia-modeset`, `/dev/nvidia-caps`).
-Those that exist are bound into the sandbox's private `/dev` with `--dev-bind`, so the same sandbox serves
-production runs. Nothing else from the host's `/dev` is visible.
 """
 
 from __future__ import annotations
 
 import glob
 import os
+import resource
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
+import uuid
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Callable, Iterable, Mapping
 
 from bench.harness.hardware import SANDBOX_DEVICE_GLOBS
 
 MODES = ("auto", "bwrap", "none")
 
-#: Environment variables passed to the candidate worker verbatim (everything else is dropped).
+#: Environment variables passed to the build verbatim (everything else is dropped).
 ENV_ALLOW = frozenset({
-    "PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TZ", "TERM",
+    "PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TZ",
     "PYTHONPATH", "PYTHONHASHSEED", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE",
-    "JAX_PLATFORMS", "JAX_PLATFORM_NAME", "JAX_ENABLE_X64", "JAX_TRACEBACK_FILTERING", "XLA_FLAGS",
-    "JAXBENCH_ROOT", "VIRTUAL_ENV",
-    "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "LD_LIBRARY_PATH",
-    "TPU_VISIBLE_CHIPS", "TPU_CHIPS_PER_PROCESS_BOUNDS", "TPU_PROCESS_BOUNDS", "TPU_ACCELERATOR_TYPE",
-    "TPU_WORKER_ID", "TPU_SKIP_MDS_QUERY", "TPU_HOST_BOUNDS", "TPU_PROCESS_ADDRESSES", "TPU_PROCESS_PORT",
-    "LIBTPU_INIT_ARGS", "TPU_LIBRARY_PATH",
+    "JAX_ENABLE_X64", "JAX_TRACEBACK_FILTERING", "JAXBENCH_ROOT", "VIRTUAL_ENV",
 })
 
-#: Accelerator device nodes bound through when present (TPU: accel/vfio; GPU: nvidia), defined with the chips.
+#: Accelerator device nodes of a host (defined with the chips): what only the RUNNER may use; the build never.
 DEVICE_GLOBS = SANDBOX_DEVICE_GLOBS
+
+TMPFS_MB = 256  # the build's private /tmp; part of the memory cap
+PROCESS_LIMIT = 256  # processes + threads in the build's pids cgroup (jax starts a few dozen threads)
+PIDS_CGROUP = Path("/sys/fs/cgroup/pids")
 
 
 class SandboxUnavailable(RuntimeError):
@@ -53,10 +55,69 @@ class SandboxUnavailable(RuntimeError):
 
 
 @dataclass(frozen=True)
+class Limits:
+    """Resource limits of one build. `memory_mb` None: no address-space cap."""
+
+    memory_mb: int | None = 8192
+    tmpfs_mb: int = TMPFS_MB
+    processes: int = PROCESS_LIMIT
+
+    @property
+    def address_space_mb(self) -> int | None:
+        """The address-space cap left once the tmpfs is counted against the memory cap."""
+        if not self.memory_mb:
+            return None
+        return max(self.memory_mb - self.tmpfs_mb, 512)
+
+
+@dataclass(frozen=True)
 class SandboxedCommand:
     argv: list[str]
     env: dict[str, str]
     name: str  # "bwrap" or "none"
+    limits: Limits = field(default_factory=Limits)
+    cgroup: Path | None = None  # the pids cgroup the process joins at start (None: not available here)
+
+    def preexec(self) -> Callable[[], None] | None:
+        """Only where util-linux's prlimit is missing: set the rlimits between fork and exec (Python code in
+        a forked child of a threaded parent: the fallback, not the rule; `argv` applies them otherwise)."""
+        if shutil.which("prlimit"):
+            return None
+        limits = self.limits
+
+        def apply() -> None:
+            for which, value in _rlimits(limits):
+                resource.setrlimit(which, (value, value))
+
+        return apply
+
+    def release(self) -> None:
+        """Remove the pids cgroup (empty once every process of the build is gone)."""
+        if self.cgroup is not None:
+            try:
+                self.cgroup.rmdir()
+            except OSError:
+                pass
+
+
+def _rlimits(limits: Limits) -> list[tuple[int, int]]:
+    out = [(resource.RLIMIT_FSIZE, limits.tmpfs_mb << 20), (resource.RLIMIT_CORE, 0)]
+    if limits.address_space_mb:
+        out.append((resource.RLIMIT_AS, limits.address_space_mb << 20))
+    return out
+
+
+def _launcher(limits: Limits, cgroup: Path | None) -> list[str]:
+    """The prefix that confines a command from its first instruction, without Python in a forked child: a
+    shell joins the pids cgroup with its own pid and execs prlimit, which sets the rlimits and execs the
+    command. Every process below inherits both."""
+    prefix: list[str] = []
+    if cgroup is not None:
+        prefix = ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', str(cgroup / "cgroup.procs")]
+    if shutil.which("prlimit"):
+        names = {resource.RLIMIT_AS: "--as", resource.RLIMIT_FSIZE: "--fsize", resource.RLIMIT_CORE: "--core"}
+        prefix += ["prlimit", *[f"{names[w]}={v}" for w, v in _rlimits(limits)], "--"]
+    return prefix
 
 
 def scrubbed_env(extra: Mapping[str, str] | None = None, source: Mapping[str, str] | None = None,
@@ -73,43 +134,47 @@ def scrubbed_env(extra: Mapping[str, str] | None = None, source: Mapping[str, st
 
 
 def device_nodes() -> list[str]:
-    """Accelerator device nodes of this host that the sandbox binds through (empty on a CPU-only host)."""
+    """Accelerator device nodes of this host (empty on a CPU-only host)."""
     found: list[str] = []
     for pattern in DEVICE_GLOBS:
         found.extend(p for p in sorted(glob.glob(pattern)) if p not in found)
     return found
 
 
-def _needed_paths() -> list[str]:
-    """What the worker must see: the project (code, inputs under build/) and the Python environment."""
-    from bench.paths import ROOT
+def readable_paths() -> list[str]:
+    """Everything the build may read: Python, the venv, and the importable project code (outermost only)."""
+    from bench.paths import PALLAS_REFS_DIR, ROOT, WORKLOADS_DIR
 
-    paths = {Path(ROOT), Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).parent}
-    return sorted({str(p.resolve()) for p in paths})
-
-
-def _under_tmp(paths: Iterable[str]) -> list[str]:
-    """The private /tmp hides whatever lives below /tmp (a checkout or venv there, as in a CI clone):
-    those paths are bound back read-only, outermost first, after the tmpfs is mounted."""
-    inside = [p for p in paths if p == "/tmp" or p.startswith("/tmp/")]
-    return [p for p in inside if not any(p != q and p.startswith(q + "/") for q in inside)]
+    paths = {Path(sys.prefix), Path(sys.base_prefix), Path(ROOT) / "bench", WORKLOADS_DIR, PALLAS_REFS_DIR}
+    resolved = sorted({str(p.resolve()) for p in paths if p.exists()})
+    return [p for p in resolved if not any(p != q and p.startswith(q + "/") for q in resolved)]
 
 
-def bwrap_args(scratch_dir: Path, devices: Iterable[str] = ()) -> list[str]:
-    """The bubblewrap prefix: read-only root, writable scratch, private /tmp, /dev and /proc, no network."""
-    scratch = str(Path(scratch_dir).resolve())
-    args = ["bwrap",
-            "--ro-bind", "/", "/",
-            "--tmpfs", "/tmp",
-            *[a for p in _under_tmp(_needed_paths()) for a in ("--ro-bind", p, p)],
-            "--dev", "/dev",
-            "--proc", "/proc",
-            "--bind", scratch, scratch,
-            "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
-            "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
-    for dev in devices:
-        args += ["--dev-bind", dev, dev]
-    return args + ["--"]
+def _system_binds() -> list[str]:
+    """/usr read-only; /bin, /lib, /lib64, /sbin as the host has them (merged-/usr links, or directories)."""
+    args = ["--ro-bind", "/usr", "/usr"]
+    for top in ("/bin", "/lib", "/lib64", "/sbin"):
+        if os.path.islink(top):
+            args += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            args += ["--ro-bind", top, top]
+    for f in ("/etc/ld.so.cache", "/etc/localtime"):
+        args += ["--ro-bind-try", f, f]
+    return args
+
+
+def bwrap_args(kernel: Path | None = None, limits: Limits = Limits(), extra_ro: Iterable[str] = ()) -> list[str]:
+    """The bubblewrap prefix of a build: minimal read-only binds, a size-capped private /tmp, no network."""
+    args = ["bwrap", *_system_binds(),
+            "--size", str(limits.tmpfs_mb << 20), "--tmpfs", "/tmp",
+            "--dev", "/dev", "--proc", "/proc"]
+    for p in [*readable_paths(), *extra_ro]:
+        args += ["--ro-bind", p, p]
+    if kernel is not None:
+        k = str(Path(kernel).resolve())
+        args += ["--ro-bind", k, k]
+    return args + ["--chdir", "/tmp", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+                   "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--"]
 
 
 @lru_cache(maxsize=1)
@@ -137,7 +202,7 @@ def _warn_once(problem: str) -> None:
     global _warned
     if not _warned:
         _warned = True
-        print(f"jaxbench: WARNING: {problem}; running candidate kernels WITHOUT a sandbox "
+        print(f"jaxbench: WARNING: {problem}; building candidate kernels WITHOUT a sandbox "
               f"(results record sandbox: none; official runs refuse this)", file=sys.stderr)
 
 
@@ -161,30 +226,44 @@ def require_bwrap() -> None:
     resolve_mode("bwrap")
 
 
-def wrap(argv: list[str], scratch_dir: Path, mode: str = "auto",
-         extra_env: Mapping[str, str] | None = None) -> SandboxedCommand:
-    """The command line and environment that run `argv` (the candidate worker) in the sandbox.
+def _pids_cgroup(limit: int) -> Path | None:
+    """A fresh pids cgroup (v1 hierarchy) with pids.max = limit, or None where the host does not allow it."""
+    if not (PIDS_CGROUP / "cgroup.procs").exists():
+        return None
+    path = PIDS_CGROUP / f"jaxbench_build_{uuid.uuid4().hex[:12]}"
+    try:
+        path.mkdir()
+        (path / "pids.max").write_text(str(limit))
+        return path
+    except OSError:
+        try:
+            path.rmdir()
+        except OSError:
+            pass
+        return None
 
-    `scratch_dir` is the only writable path the worker gets (plus a private, empty /tmp); inputs the harness
-    writes anywhere else are readable only. `extra_env` is set by the harness after scrubbing.
-    """
-    scratch = Path(scratch_dir)
-    scratch.mkdir(parents=True, exist_ok=True)
+
+def wrap(argv: list[str], mode: str = "auto", *, kernel: Path | None = None, limits: Limits = Limits(),
+         extra_env: Mapping[str, str] | None = None, extra_ro: Iterable[str] = ()) -> SandboxedCommand:
+    """The command line, environment and limits that run `argv` (the build step) in the sandbox.
+
+    Without bubblewrap (mode "none", or "auto" where it is unusable) the same environment scrub and
+    rlimits apply, HOME is a fresh directory, and the row is labelled `sandbox:none`."""
     name = resolve_mode(mode)
-    env = scrubbed_env(extra_env, home=scratch.resolve())
+    cgroup = _pids_cgroup(limits.processes)
+    launcher = _launcher(limits, cgroup)
     if name == "none":
-        return SandboxedCommand(argv=list(argv), env=env, name="none")
-    return SandboxedCommand(argv=bwrap_args(scratch, device_nodes()) + list(argv), env=env, name="bwrap")
+        import tempfile
+
+        home = Path(tempfile.mkdtemp(prefix="jaxbench_build_home_"))
+        return SandboxedCommand(launcher + list(argv), scrubbed_env(extra_env, home=home), "none", limits, cgroup)
+    env = scrubbed_env(extra_env, home=Path("/tmp"))
+    return SandboxedCommand(launcher + bwrap_args(kernel, limits, extra_ro) + list(argv), env, "bwrap", limits, cgroup)
 
 
 def startup_cost_ms(repeats: int = 5) -> tuple[float, float | None]:
-    """Median ms to start and finish a trivial Python process plainly and under bubblewrap (None: unusable).
-
-    What the sandbox adds to an evaluation is this difference, once per candidate worker start; the
-    benchmarks print it (target: under 1 s).
-    """
+    """Median ms to start and finish a trivial Python process plainly and under bubblewrap (None: unusable)."""
     import statistics
-    import tempfile
     import time
 
     def median_ms(cmd: SandboxedCommand) -> float:
@@ -193,10 +272,10 @@ def startup_cost_ms(repeats: int = 5) -> tuple[float, float | None]:
             t = time.perf_counter()
             subprocess.run(cmd.argv, env=cmd.env, check=True)
             times.append((time.perf_counter() - t) * 1e3)
+        cmd.release()
         return statistics.median(times)
 
     argv = [sys.executable, "-c", "pass"]
-    with tempfile.TemporaryDirectory() as scratch:
-        plain = median_ms(wrap(argv, Path(scratch), "none"))
-        boxed = median_ms(wrap(argv, Path(scratch), "bwrap")) if bwrap_problem() is None else None
+    plain = median_ms(wrap(argv, "none"))
+    boxed = median_ms(wrap(argv, "bwrap")) if bwrap_problem() is None else None
     return plain, boxed

@@ -1,17 +1,18 @@
-"""Which process model an evaluation uses: interleaved workers, or one device process at a time.
+"""One schedule per backend, behind one small interface (`Schedule`).
 
-interleaved: the reference and candidate workers are alive together and timing blocks alternate
-  between them (ABBA). Good on CPU and GPU (two processes can share the device).
-exclusive: no two device workers are ever alive at once. libtpu lets ONE process open the TPU
-  chips, so a second live worker would fail to acquire them: reference (baseline half A) -> exit ->
-  candidate -> exit -> [Pallas reference -> exit] -> reference again (baseline half B). A-B-A makes
-  drift between the phases visible.
+Since harness v7 only ONE process ever holds the device: the trusted runner, which times the baseline and
+the candidate interleaved (ABBA blocks) in that same process. Build steps never open a device (they run
+with JAX_PLATFORMS=cpu and cross-lower for the target). What still differs per backend:
+- the platform the runnable program is exported for, and whether Pallas is lowered in interpret mode (CPU);
+- whether the timed blocks run inside the profiler (TPU/GPU: device time) or untraced (CPU, see timing.py);
+- `interleaved` (CPU, GPU): builds run while the runner starts; `exclusive` (auto on a TPU host, where
+  libtpu admits one process): the runner starts only once every build of the batch has ended, so nothing
+  but the runner is alive while it holds the chip.
 
-"auto" must be decided in the parent BEFORE any worker starts (the candidate would otherwise be
-spawned next to the reference) and WITHOUT initializing a jax backend (the parent would then hold
-the chip itself). So it probes the host: TPU device files (/dev/accel* on v4/v5e, /dev/vfio/* on
-v5p/v6e) and an installed libtpu, unless JAX_PLATFORMS excludes TPU. The reference worker's hello
-then confirms the backend; a contradiction is a harness error, never a silent wrong schedule.
+"auto" is decided in the parent BEFORE any process starts and WITHOUT initializing a jax backend (the
+parent would then hold the chip itself): it probes the host for TPU device files (/dev/accel* on
+v4/v5e, /dev/vfio/* on v5p/v6e) and an installed libtpu, unless JAX_PLATFORMS excludes TPU. The runner's
+hello then confirms the backend; a contradiction is a harness error, never a silent wrong schedule.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import glob
 import importlib.util
 import os
+from dataclasses import dataclass
 from typing import Literal, Mapping
 
 from bench.harness.hardware import GPU_DEVICE_GLOBS, TPU_DEVICE_GLOBS
@@ -61,9 +63,49 @@ def resolve(requested: str, environ: dict[str, str] | None = None) -> tuple[Sche
     return "interleaved", "auto: no TPU on this host"
 
 
-def check_backend(schedule: Schedule, backend: str) -> str | None:
-    """Why `schedule` cannot run on `backend` (reported by the reference worker), or None."""
-    if schedule == "interleaved" and backend == "tpu":
-        return ("the reference worker holds a TPU: two live workers cannot share it; "
-                "use --schedule exclusive (the host probe did not detect the TPU)")
+def host_backend(environ: dict[str, str] | None = None) -> str:
+    """The backend a runner on this host will get ("cpu", "tpu" or "gpu"), probed without jax."""
+    if tpu_host(environ):
+        return "tpu"
+    return "cpu" if cpu_only_host(environ) else "gpu"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How one batch of evaluations runs on one backend: the small interface every backend fills in."""
+
+    name: Schedule
+    why: str
+    backend: str
+
+    @property
+    def export_platform(self) -> str:
+        """The platform of the runnable export (jax.export's names)."""
+        return {"gpu": "cuda"}.get(self.backend, self.backend)
+
+    @property
+    def interpret(self) -> bool:
+        """Pallas lowered in HLO interpret mode: only a CPU runner cannot run Mosaic or Triton."""
+        return self.backend == "cpu"
+
+    @property
+    def builds_overlap_runner(self) -> bool:
+        """Interleaved: the runner starts while the builds run. Exclusive: only after they all ended."""
+        return self.name == "interleaved"
+
+    @property
+    def build_parallelism(self) -> int:
+        return 2
+
+
+def plan(requested: str, environ: dict[str, str] | None = None) -> Plan:
+    """The schedule of a task's `schedule` field on this host."""
+    name, why = resolve(requested, environ)
+    return Plan(name, why, host_backend(environ))
+
+
+def check_backend(p: Plan, backend: str) -> str | None:
+    """Why plan `p` cannot run on `backend` (reported by the runner), or None."""
+    if backend != p.backend:
+        return f"the host probe expected a {p.backend} runner, the runner reports {backend}"
     return None

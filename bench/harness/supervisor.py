@@ -1,7 +1,8 @@
-"""The parent's handle on one worker process: spawn, command, deadline, kill.
+"""The parent's handle on the runner process (spawn, command, deadline, kill) and CPU isolation helpers.
 
-Every way a worker can fail (hang, crash, signal, early exit, garbage on the channel) becomes a
-`WorkerFailure` with a status kind and one readable line, never an exception in the harness.
+Every way the runner can fail while running a candidate's program (hang, crash, signal, garbage on the
+channel) becomes a `WorkerFailure` with a status kind and one readable line, never an exception in the
+harness. (The build step has its own, simpler handle: bench.harness.builder.)
 """
 
 from __future__ import annotations
@@ -168,32 +169,23 @@ def compilation_cache_env(folder: Path) -> dict[str, str]:
             "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0"}
 
 
-class WorkerProcess:
-    """One worker. `name` appears in messages ("candidate", "reference", "pallas reference")."""
+class RunnerProcess:
+    """The parent's handle on the runner process (trusted: it never imports candidate code, so it is not
+    sandboxed; it is confined to the timing core on a CPU host and resource-limited)."""
 
-    def __init__(self, role: str, name: str, log_path: Path, *, memory_mb: int | None = None,
-                 sandbox: tuple[str, Path] | None = None, extra_env: dict[str, str] | None = None) -> None:
+    def __init__(self, name: str, log_path: Path, *, memory_mb: int | None = None,
+                 extra_env: dict[str, str] | None = None) -> None:
         self.name = name
-        self.cpu_core = worker_core()  # every role alike: confined from its start on a CPU-only host
+        self.cpu_core = worker_core()
         self.log_path = log_path
         cmd_r, self._cmd_w = os.pipe()
         self._reply_r, reply_w = os.pipe()
-        argv = [sys.executable, "-m", "bench.harness.worker", "--role", role,
+        argv = [sys.executable, "-m", "bench.harness.runner",
                 "--cmd-fd", str(cmd_r), "--reply-fd", str(reply_w), "--memory-mb", str(memory_mb or 0)]
         if self.cpu_core is not None:
             argv += ["--cpu-core", str(self.cpu_core)]
-        from bench.harness.sandbox import scrubbed_env
-
-        # Every worker gets the candidate's allow-listed environment: a variable only the reference
-        # worker saw (thread counts, allocator settings) would make the baseline run differently.
-        env = scrubbed_env(extra_env)
-        self.sandbox_name = "none"
-        if sandbox is not None:
-            from bench.harness.sandbox import wrap
-
-            mode, scratch = sandbox
-            wrapped = wrap(argv, scratch, mode, extra_env)
-            argv, env, self.sandbox_name = list(wrapped.argv), dict(wrapped.env), wrapped.name
+        env = {**os.environ, **(extra_env or {})}
+        env.pop("JAXBENCH_SECRET_SEED", None)
         self._log: IO[bytes] = open(log_path, "wb")
         self.started = time.monotonic()
         self.proc = subprocess.Popen(argv, env=worker_env(env), cwd=ROOT, stdin=subprocess.DEVNULL, stdout=self._log,
@@ -201,29 +193,37 @@ class WorkerProcess:
         os.close(cmd_r)
         os.close(reply_w)
         self.ready: dict | None = None
-        self.ended: float | None = None  # monotonic time its process was seen reaped (alive interval's end)
+        self.ended: float | None = None  # monotonic time its process was seen reaped
 
     def wait_ready(self, timeout_s: float) -> dict:
         """The worker's hello (backend, device kind, versions, memory cap) once its imports are done."""
         if self.ready is None:
-            self.ready = self._receive(time.monotonic() + timeout_s, 1 << 20, "startup")[0]
+            header = self._receive(time.monotonic() + timeout_s, 1 << 20, "startup")[0]
+            header.pop("ok", None)
+            self.ready = header
         return self.ready
 
-    def send(self, header: dict) -> None:
+    def alive(self) -> bool:
+        return self.proc.poll() is None and not self._log.closed
+
+    def send(self, header: dict, blobs: list[bytes] | tuple = ()) -> None:
         try:
-            transport.send(self._cmd_w, header)
+            transport.send(self._cmd_w, header, blobs)
         except (BrokenPipeError, OSError):
             pass  # the reply read will report how the worker ended
 
-    def request(self, header: dict, timeout_s: float, phase: str, max_bytes: int = 1 << 34) -> tuple[dict, list[bytes]]:
-        self.send(header)
+    def request(self, header: dict, timeout_s: float, phase: str, max_bytes: int = 1 << 34,
+                blobs: list[bytes] | tuple = ()) -> tuple[dict, list[bytes]]:
+        self.send(header, blobs)
         return self.receive(timeout_s, phase, max_bytes)
 
     def receive(self, timeout_s: float, phase: str, max_bytes: int = 1 << 34) -> tuple[dict, list[bytes]]:
         header, blobs = self._receive(time.monotonic() + timeout_s, max_bytes, phase, timeout_s)
         if not header.get("ok"):
             error = str(header.get("error", "unknown error"))
-            raise WorkerFailure(str(header.get("kind", "runtime_error")), one_line(error), header.get("traceback"), error)
+            kind = "out_of_memory" if header.get("memory_error") else "error"
+            raise WorkerFailure(kind, one_line(error), header.get("traceback"), error)
+        header.pop("ok")
         return header, blobs
 
     def _receive(self, deadline: float, max_bytes: int, phase: str, limit_s: float | None = None) -> tuple[dict, list[bytes]]:

@@ -42,29 +42,15 @@ class EvalTask(BaseModel):
     workload: str
     kernel_path: Path
     size: Literal["full", "small"] | None = None  # None: full on TPU/GPU, small on CPU
-    seeds: int = Field(3, ge=1)
+    seeds: int = Field(3, ge=1)  # correctness trials; their seeds are drawn fresh per batch (session.fresh_seeds)
     warmup: int | None = Field(None, ge=0)  # None: 5, or INTERPRET_WARMUP for Pallas-in-interpret on CPU
     iters: int | None = Field(None, ge=1)  # None: 50, or INTERPRET_ITERS likewise
     blocks: int = Field(10, ge=1)  # timing blocks, alternated between baseline and candidate (ABBA order)
-    timeout_s: float = Field(DEFAULT_TIMEOUT_S, gt=0)  # cap per phase; run phases get run_deadline_s
-    memory_limit_mb: int | None = 8192  # RLIMIT_AS of the candidate worker on CPU; None: no cap
+    timeout_s: float = Field(DEFAULT_TIMEOUT_S, gt=0)  # the build's cap; the runner: the cap to compile, plus run_deadline_s
+    memory_limit_mb: int | None = 8192  # the build's memory cap (tmpfs included) and the runner's RLIMIT_AS on CPU
     secret_seed: int | None = None  # draws the correctness inputs from seeds the candidate cannot know
     sandbox: Literal["auto", "bwrap", "none"] = "auto"
     with_pallas_reference: bool = False
-    # interleaved: both workers alive, blocks alternate; exclusive: one device process at a time
-    # (TPU: libtpu admits one process); auto: exclusive on a TPU host (bench.harness.schedule)
+    # interleaved: builds run while the runner starts; exclusive: the runner (the one process that holds the
+    # device) starts only after every build ended; auto: exclusive on a TPU host (bench.harness.schedule)
     schedule: Literal["auto", "interleaved", "exclusive"] = "auto"
-
-    def correctness_seeds(self) -> list[int]:
-        """Seeds of the correctness trials: 0..n-1, or derived from the secret seed."""
-        if self.secret_seed is None:
-            return list(range(self.seeds))
-        return [(self.secret_seed * 1_000_003 + 7919 * i) % (2**31 - 1) for i in range(self.seeds)]
-
-    def timing_seed(self) -> int:
-        """A seed distinct from every correctness seed: the timed calls see inputs not used before."""
-        used = set(self.correctness_seeds())
-        seed = 10_007 if self.secret_seed is None else (self.secret_seed * 7 + 3) % (2**31 - 1)
-        while seed in used:
-            seed += 1
-        return seed

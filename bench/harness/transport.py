@@ -1,9 +1,9 @@
-"""How messages and arrays travel between the parent and its workers.
+"""How messages travel between the parent, the build step and the runner.
 
-Messages go over dedicated pipes (fds passed with pass_fds), never over the candidate's stdout:
-an 8-byte length, a JSON header, then the raw bytes of the header's blobs. Arrays travel as raw
-bytes plus {shape, dtype} (bf16 safe, no pickle: the parent never unpickles what a candidate sent).
-Inputs for the candidate are written as files in the scratch directory, in the same raw format.
+Messages go over dedicated pipes (fds passed with pass_fds), never over a process's stdout: an 8-byte
+length, a JSON header (validated by the receiver against its pydantic model, bench.harness.messages), then
+the raw bytes of the header's blobs (exported programs, a profiler trace). No pickle anywhere: the parent
+never unpickles what a build sent. Inputs never travel: the runner draws them itself.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import os
 import select
 import struct
 import time
-from pathlib import Path
 from typing import Any, Sequence
 
 import ml_dtypes
@@ -107,23 +106,6 @@ def recv(fd: int, deadline: float | None = None, max_bytes: int = 1 << 40) -> tu
     if not isinstance(header, dict) or sum(sizes) > max_bytes or min(sizes, default=0) < 0:
         raise ChannelViolation(f"message of {sum(sizes)} bytes exceeds the allowed {max_bytes}")
     return header, [_read_exact(fd, s, deadline) for s in sizes]
-
-
-def save_inputs(folder: Path, arrays: Sequence[Any], static: dict[int, Any]) -> None:
-    """Write one input set: arg_<i>.bin raw bytes + manifest.json (dtype, shape, static values)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    meta, blobs = encode_arrays(arrays)
-    for i, blob in enumerate(blobs):
-        (folder / f"arg_{i}.bin").write_bytes(blob)
-    manifest = {"arrays": meta, "static": {str(k): v for k, v in static.items()}, "count": len(arrays) + len(static)}
-    (folder / "manifest.json").write_text(json.dumps(manifest))
-
-
-def load_inputs(folder: Path) -> tuple[list[np.ndarray], dict[int, Any], int]:
-    """(array inputs in order, static values by position, total argument count)."""
-    manifest = json.loads((folder / "manifest.json").read_text())
-    blobs = [(folder / f"arg_{i}.bin").read_bytes() for i in range(len(manifest["arrays"]))]
-    return decode_arrays(manifest["arrays"], blobs), {int(k): v for k, v in manifest["static"].items()}, manifest["count"]
 
 
 def split_static(inputs: Sequence[Any], static_argnums: Sequence[int]) -> tuple[list[Any], dict[int, Any]]:

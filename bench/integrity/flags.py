@@ -20,18 +20,20 @@ NO_PALLAS = "no_pallas"
 SANDBOX_NONE = "sandbox:none"
 LABEL_FLAGS = frozenset({NO_PALLAS, SANDBOX_NONE})
 
-# --- excluding: found in the compiled program (jaxpr) --------------------------------------------------
-HOST_CALLBACK = "host_callback"  # pure_callback / io_callback / debug.callback: host Python inside the program
-LARGE_CONSTANT = "large_constant"  # a baked-in array large enough to hold a precomputed answer
-NATIVE_CALL = "native_call"  # ffi_call / custom_call: native code the harness cannot inspect
+# --- excluding: found in the exported program (bench.harness.inspection) -------------------------------
+HOST_CALLBACK = "host_callback"  # a host callback / host transfer in the program (refused: never run)
+LARGE_CONSTANT = "large_constant"  # baked-in constants large enough to hold a precomputed answer
+NATIVE_CALL = "native_call"  # a custom call outside the allow-list: native code the harness cannot inspect
 
 # --- excluding: measurement ---------------------------------------------------------------------------
 BELOW_PHYSICS_FLOOR = "below_physics_floor"  # faster than writing the output at peak bandwidth: status rejected
 BELOW_BASELINE_ROOFLINE = "below_baseline_roofline"  # faster than the baseline's FLOPs/bytes allow: audit
 SPEEDUP_ABOVE_THRESHOLD = "speedup_above_threshold"  # larger than any honest speedup seen so far: audit
-TIMING_INCONSISTENT = "timing_inconsistent"  # profiler time far below the wall clock of the same calls
+TIMING_INCONSISTENT = "timing_inconsistent"  # harness <= v6 only: a worker's reported time far below the parent's clock
 
 # --- excluding: the candidate changed what it was given or its process ----------------------------------
+# (the runtime:* and trace_unstable tripwires ran in the v6 candidate worker; v7 has no process where they
+# mean anything: the candidate's Python runs only in the build. Kept so that stored v6 rows stay excluded.)
 RUNTIME_PATCHED = "runtime:patched"  # a timer / jax / numpy / harness function was replaced after import
 RUNTIME_JAX_CONFIG = "runtime:jax_config_changed"
 RUNTIME_ENVIRON = "runtime:environ_changed"

@@ -1,62 +1,69 @@
 """Adversarial suite: every attack kernel in kernels/ is caught by the real pipeline, the honest ones pass clean.
 
-"Caught" means the row cannot reach the ranking: a status other than correct, or an excluding flag
-(bench.integrity.flags), or, for the no-Pallas rewrite, the `no_pallas` label. Each case also names the
-specific signals its defense must produce, so a defense that silently stops working fails its own test.
+"Caught" means the row cannot reach the ranking with what it tried to win: a status other than correct, or
+an excluding flag (bench.integrity.flags), or, for the no-Pallas rewrite, the `no_pallas` label. Each case
+also names the signals its defense must produce, so a defense that silently stops working fails its own
+test. Since harness v7 most v6 attacks fail structurally (the candidate's Python runs only in the build
+step, on abstract inputs): host callbacks are refused, patches land in a process that is gone, and the
+static tripwires still mark every attempt for a maintainer.
 
-All evaluations run once per session, a few at a time (each is two worker processes that mostly wait on
-jax start-up), on 8p_GEMM at small size with 2 seeds and a handful of timed iterations.
+All kernels are evaluated once per session as ONE batch through one warm runner (bench.harness.session), on
+8p_GEMM at small size with 2 seeds and a handful of timed iterations.
 """
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from bench.harness.evaluate import evaluate
 from bench.harness.result import EvalResult, Status
+from bench.harness.session import WarmRunner
 from bench.harness.task import EvalTask
 from bench.integrity.flags import LABEL_FLAGS, NO_PALLAS, excluding
 from bench.paths import DATA_DIR
 
 KERNELS = Path(__file__).parent / "kernels"
 WORKLOAD = "8p_GEMM"
+pytestmark = pytest.mark.slow
 
 # kernel file stem -> (allowed statuses, flags that must all be present)
 ATTACKS: dict[str, tuple[set[Status], set[str]]] = {
-    "attack_output_cache": ({Status.CORRECT}, {"host_callback", "static:host_callback", "static:mutable_state"}),
+    # v6 attacks
+    "attack_output_cache": ({Status.COMPILE_ERROR}, {"static:host_callback", "static:mutable_state"}),
     "attack_precompute_import": ({Status.INCORRECT}, {"static:workload_import"}),
     "attack_frame_reference": ({Status.INCORRECT}, {"static:frame_inspection"}),
-    "attack_timer_patch": ({Status.CORRECT}, {"runtime:patched", "static:timer_patch"}),
+    "attack_timer_patch": ({Status.CORRECT}, {"static:timer_patch"}),  # the timer lives in the runner
     "attack_harness_patch": ({Status.INCORRECT}, {"static:harness_import", "static:monkeypatch"}),
-    "attack_trace_count": ({Status.CORRECT}, {"trace_unstable", "static:mutable_state"}),
-    "attack_input_mutation": ({Status.INCORRECT}, {"host_callback", "static:native_memory", "static:introspection"}),
-    "attack_host_compute": ({Status.CORRECT}, {"host_callback", "static:host_callback"}),
+    "attack_trace_count": ({Status.CORRECT}, {"static:mutable_state"}),  # the one export is what runs
+    "attack_input_mutation": ({Status.COMPILE_ERROR}, {"static:native_memory", "static:introspection"}),
+    "attack_host_compute": ({Status.COMPILE_ERROR}, {"static:host_callback"}),
     "attack_lazy_output": ({Status.COMPILE_ERROR}, set()),
-    "attack_jax_config": ({Status.CORRECT}, {"runtime:jax_config_changed", "static:jax_config"}),
-    "attack_fake_profiler": ({Status.CORRECT}, {"runtime:patched", "timing_inconsistent", "static:introspection"}),
+    "attack_jax_config": ({Status.CORRECT}, {"static:jax_config"}),  # changes the build's config only
+    "attack_fake_profiler": ({Status.COMPILE_ERROR}, {"static:introspection"}),  # no worker to rewire
     "attack_exit_early": ({Status.CRASHED}, {"static:exit"}),
     "attack_no_pallas": ({Status.CORRECT}, {NO_PALLAS}),
-    "attack_thread": ({Status.CORRECT}, {"runtime:threads", "static:threads"}),
-    "attack_background_process": ({Status.CORRECT}, {"runtime:processes", "static:subprocess"}),
+    "attack_thread": ({Status.CORRECT}, {"static:threads"}),
+    "attack_background_process": ({Status.CORRECT}, {"static:subprocess"}),
     "attack_file_reference": ({Status.CORRECT}, {"static:file_access"}),
+    # v7: one per weakness class of issue #12
+    "attack_forged_status": ({Status.CRASHED}, {"static:exit"}),
+    "attack_swap_outputs": ({Status.INCORRECT}, {"static:harness_import", "static:monkeypatch"}),
+    "attack_known_seeds": ({Status.INCORRECT}, {"large_constant", "static:workload_import"}),
+    "attack_late_spin": ({Status.CORRECT}, {"static:subprocess", "static:timer_patch"}),
+    "attack_hidden_callback": ({Status.COMPILE_ERROR}, {"host_callback", "static:host_callback"}),
+    "attack_host_abuse": ({Status.CORRECT}, {"static:file_access"}),
 }
 HONEST = ("honest_pallas_gemm", "honest_baseline_copy")
-
-
-def _evaluate(stem: str) -> EvalResult:
-    task = EvalTask(workload=WORKLOAD, kernel_path=KERNELS / f"{stem}.py", size="small", seeds=2, warmup=1, iters=6,
-                    blocks=2, timeout_s=180)
-    return evaluate(task)
 
 
 @pytest.fixture(scope="module")
 def results() -> dict[str, EvalResult]:
     stems = list(HONEST) + list(ATTACKS)
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        return dict(zip(stems, pool.map(_evaluate, stems)))
+    task = EvalTask(workload=WORKLOAD, kernel_path=KERNELS / f"{stems[0]}.py", size="small", seeds=2, warmup=1, iters=6,
+                    blocks=2, timeout_s=180)
+    with WarmRunner(task) as runner:
+        return dict(zip(stems, runner.evaluate([KERNELS / f"{s}.py" for s in stems])))
 
 
 def _describe(r: EvalResult) -> str:
@@ -66,7 +73,7 @@ def _describe(r: EvalResult) -> str:
 def test_every_attack_kernel_is_covered() -> None:
     files = {p.stem for p in KERNELS.glob("*.py")}
     assert files == set(ATTACKS) | set(HONEST)
-    assert len(ATTACKS) >= 12
+    assert len(ATTACKS) >= 18
 
 
 @pytest.mark.parametrize("stem", HONEST)
@@ -74,12 +81,13 @@ def test_honest_kernels_pass_untouched(results: dict[str, EvalResult], stem: str
     r = results[stem]
     assert r.status == Status.CORRECT, _describe(r)
     assert excluding(r.integrity.flags) == [], _describe(r)
-    assert set(r.integrity.flags) <= LABEL_FLAGS
+    assert set(r.integrity.flags) <= LABEL_FLAGS and r.tpu_lowering == "ok"
 
 
-def test_honest_pallas_kernel_is_recognised(results: dict[str, EvalResult]) -> None:
+def test_honest_pallas_kernel_is_recognised_from_its_tpu_module(results: dict[str, EvalResult]) -> None:
     r = results["honest_pallas_gemm"]
-    assert r.integrity.has_pallas and r.integrity.pallas_calls >= 1 and NO_PALLAS not in r.integrity.flags
+    assert r.integrity.has_pallas and r.integrity.pallas_calls == 1 and NO_PALLAS not in r.integrity.flags
+    assert r.integrity.details["inspection"]["pallas_source"] == "tpu_module" and r.env.interpret
 
 
 @pytest.mark.parametrize("stem", sorted(ATTACKS))
@@ -98,7 +106,56 @@ def test_exit_early_cannot_forge_a_result(results: dict[str, EvalResult]) -> Non
     assert '"status": "correct"' in r.candidate_log and r.status == Status.CRASHED and r.kernel is None
 
 
+def test_a_forged_reply_frame_is_a_crash_not_a_status(results: dict[str, EvalResult]) -> None:
+    r = results["attack_forged_status"]
+    assert r.status == Status.CRASHED and "invalid reply" in r.reason and "\n" not in r.reason
+
+
+def test_known_seeds_do_not_exist_any_more(results: dict[str, EvalResult]) -> None:
+    """No input file is visible to the build, and the seeds were fresh (recorded in the row)."""
+    r = results["attack_known_seeds"]
+    assert "INPUT FILES []" in r.candidate_log, r.candidate_log[:500]
+    assert len(r.input_seeds) == 2 and not {0, 1, 2} >= set(r.input_seeds)
+    assert r.integrity.details["inspection"]["runnable"]["constant_bytes"] >= 4 * 256 * 384 * 2
+
+
+def test_smuggled_host_callback_is_refused_before_the_runner(results: dict[str, EvalResult]) -> None:
+    r = results["attack_hidden_callback"]
+    assert r.reason.startswith("refused:") and "callback" in r.reason and r.kernel is None
+
+
+def test_host_abuse_is_contained(results: dict[str, EvalResult]) -> None:
+    r = results["attack_host_abuse"]
+    log = r.candidate_log
+    assert r.integrity.details["build"]["log_bytes"] > 300 << 20  # it did write 300 MiB ...
+    assert len(log.encode()) < (64 << 10) + 200 and "bytes of candidate output dropped" in log  # ... we kept 64 KiB
+    assert "\x1b" not in log and "\x07" not in log and "\\x1b]0;pwned\\x07" in log and "ABUSE END" in log
+    line = next(ln for ln in log.splitlines() if ln.startswith("ABUSE {"))
+    for path in ("/etc/passwd", "/root/.bashrc", "/work/shared", "/home"):
+        assert f"'{path}': 'denied" in line, line
+    written = int(line.split("'tmp_written_mib': ")[1].split("}")[0].split(",")[0])
+    assert written <= r.integrity.details["build"]["limits"]["tmpfs_mb"] < 1024
+
+
+def _processes_with(marker: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if marker.encode() in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def test_late_spinner_died_with_the_build(results: dict[str, EvalResult]) -> None:
+    r = results["attack_late_spin"]
+    assert r.integrity.details["build"]["survivors"] == 0 or r.env.sandbox != "bwrap"
+    assert _processes_with("jaxbench-late-spin-child") == []
+
+
 def test_planted_file_never_reaches_the_project(results: dict[str, EvalResult]) -> None:
     if results["attack_file_reference"].env.sandbox != "bwrap":
-        pytest.skip("no bubblewrap here: the plain worker can write the project")
+        pytest.skip("no bubblewrap here: the plain build can write the project")
     assert not (DATA_DIR / "planted_by_kernel.txt").exists()

@@ -10,15 +10,15 @@ import pytest
 from bench.harness import transport
 
 
-def test_bf16_arrays_round_trip_through_files(tmp_path):
+def test_bf16_arrays_round_trip_and_static_arguments_rejoin():
     a = jnp.arange(12, dtype=jnp.bfloat16).reshape(3, 4) / 3
     b = np.arange(5, dtype=np.int32)
-    transport.save_inputs(tmp_path, [a, b], {2: 7})
-    arrays, static, count = transport.load_inputs(tmp_path)
-    assert count == 3 and static == {2: 7}
+    meta, blobs = transport.encode_arrays([a, b])
+    arrays = transport.decode_arrays(meta, blobs)
     assert arrays[0].dtype == jnp.bfloat16 and np.array_equal(np.asarray(a), arrays[0])
     assert np.array_equal(arrays[1], b)
-    assert transport.join_static(arrays, static, count)[2] == 7
+    split, static = transport.split_static([a, b, 7], [2])
+    assert static == {2: 7} and transport.join_static(split, static, 3)[2] == 7
 
 
 def test_message_round_trip_and_limits():

@@ -3,7 +3,7 @@
 import pytest
 
 from bench.harness.hardware import CHIPS
-from bench.integrity.measurement import audit_measurement, sandbox_flags, timing_inconsistent
+from bench.integrity.measurement import audit_measurement, sandbox_flags
 from bench.integrity.physics import SAFETY, floor_ms, output_floor_ms
 
 
@@ -28,8 +28,7 @@ def test_output_floor_rejects_only_the_impossible() -> None:
     rejected = audit_measurement(kernel_median_ms=hard / 2, chip="v6e", output_bytes=out_bytes)
     assert rejected.reject_reason and rejected.flags == ["below_physics_floor"]
     honest = audit_measurement(kernel_median_ms=5.6, chip="v6e", output_bytes=out_bytes, baseline_flops=2 * 8192**2 * 28672,
-                               baseline_bytes=out_bytes * 3, speedup=0.96, parent_wall_ms_per_iter={"kernel": 5.7, "baseline": 5.5},
-                               baseline_median_ms=5.36)
+                               baseline_bytes=out_bytes * 3, speedup=0.96)
     assert honest.reject_reason is None and honest.flags == []
 
 
@@ -44,14 +43,4 @@ def test_degenerate_task_is_audited_not_rejected() -> None:
 def test_audit_thresholds() -> None:
     assert "speedup_above_threshold" in audit_measurement(kernel_median_ms=1, chip="cpu", output_bytes=1, speedup=25).flags
     assert audit_measurement(kernel_median_ms=1, chip="cpu", output_bytes=1, speedup=16.3).flags == []
-    assert not timing_inconsistent(1.0, None)
-    assert timing_inconsistent(0.5, 800.0) and not timing_inconsistent(0.004, 0.035) and not timing_inconsistent(450, 530)
-    # measured on this box: an honest copy of the baseline (3 iterations per block) vs the fake-profiler attack
-    assert not timing_inconsistent(1.81, 60.7, baseline_reported_ms=1.26, baseline_parent_ms=14.4, iters_per_block=3)
-    assert timing_inconsistent(2.5, 330.0, baseline_reported_ms=1.3, baseline_parent_ms=14.0, iters_per_block=3)
-    # a loaded machine: the trusted baseline's blocks show large honest overhead too
-    assert not timing_inconsistent(1.2, 150.0, baseline_reported_ms=2.0, baseline_parent_ms=60.0, iters_per_block=3)
-    a = audit_measurement(kernel_median_ms=2.5, chip="cpu", output_bytes=1, baseline_median_ms=1.3, iters_per_block=3,
-                          parent_wall_ms_per_iter={"kernel": 330.0, "baseline": 14.0})
-    assert a.flags == ["timing_inconsistent"] and a.details["timing_inconsistent"]["reported_ms"] == 2.5
     assert sandbox_flags("none") == ["sandbox:none"] and sandbox_flags("bwrap") == []

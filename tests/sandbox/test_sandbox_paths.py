@@ -1,18 +1,29 @@
-"""The private /tmp must not hide the project or its Python environment (a CI clone may live under /tmp)."""
+"""What the build sandbox binds: only what it needs, read-only, bound after the private /tmp (a CI clone or
+venv may live under /tmp), and a kernel file by itself."""
 
-from bench.harness.sandbox import _under_tmp, bwrap_args
+from pathlib import Path
+
+from bench.harness import sandbox
+from bench.harness.sandbox import bwrap_args, readable_paths
 
 
-def test_paths_under_tmp_are_bound_back_outermost_first():
-    paths = ["/tmp/ci/clone", "/tmp/ci/clone/.venv", "/usr", "/tmp/other/venv", "/tmpfoo"]
-    assert _under_tmp(paths) == ["/tmp/ci/clone", "/tmp/other/venv"]
+def test_readable_paths_are_python_and_the_importable_project_code_only():
+    from bench.paths import ROOT
+
+    paths = readable_paths()
+    assert str((Path(ROOT) / "bench").resolve()) in paths and str((Path(ROOT) / "workloads").resolve()) in paths
+    assert str(Path(ROOT).resolve()) not in paths  # not the checkout: no data/, no build/, no submissions/
+    assert all(not any(p != q and p.startswith(q + "/") for q in paths) for p in paths)  # outermost only
 
 
-def test_bind_back_comes_after_the_tmpfs_and_before_the_writable_scratch(tmp_path, monkeypatch):
-    monkeypatch.setattr("bench.harness.sandbox._needed_paths", lambda: ["/tmp/ci/clone", "/usr"])
-    args = bwrap_args(tmp_path / "scratch")
+def test_binds_come_after_the_tmpfs_and_the_kernel_is_bound_alone(tmp_path, monkeypatch):
+    monkeypatch.setattr(sandbox, "readable_paths", lambda: ["/tmp/ci/clone/bench", "/opt/venv"])
+    kernel = tmp_path / "k.py"
+    kernel.write_text("")
+    args = bwrap_args(kernel)
     tmpfs = args.index("--tmpfs")
-    bound = args.index("/tmp/ci/clone")
-    scratch = args.index(str((tmp_path / "scratch").resolve()))
-    assert args[bound - 1] == "--ro-bind" and tmpfs < bound < scratch
-    assert "/usr" not in args[tmpfs:scratch]
+    assert args[tmpfs - 2] == "--size" and args[tmpfs + 1] == "/tmp"
+    for p in ("/tmp/ci/clone/bench", "/opt/venv", str(kernel.resolve())):
+        i = args.index(p)
+        assert args[i - 1] == "--ro-bind" and i > tmpfs
+    assert "--bind" not in args  # nothing writable but the tmpfs

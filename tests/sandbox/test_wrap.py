@@ -1,4 +1,4 @@
-"""The sandbox itself, through `sandbox.wrap` + a subprocess: each must-show property, with a control run
+"""The build sandbox itself, through `sandbox.wrap` + a subprocess: each must-show property, with a control run
 that shows the same probe succeeds without the sandbox (so every test can fail)."""
 
 from __future__ import annotations
@@ -19,44 +19,100 @@ from bench.paths import DATA_DIR
 needs_bwrap = pytest.mark.skipif(sandbox.bwrap_problem() is not None, reason=f"bubblewrap unusable: {sandbox.bwrap_problem()}")
 
 
-def run_py(code: str, scratch: Path, mode: str, pass_fds: tuple[int, ...] = (), timeout: float = 60) -> subprocess.CompletedProcess:
-    cmd = sandbox.wrap([sys.executable, "-c", textwrap.dedent(code)], scratch, mode)
-    return subprocess.run(cmd.argv, env=cmd.env, capture_output=True, text=True, timeout=timeout, pass_fds=pass_fds)
+def run_py(code: str, scratch: Path, mode: str, pass_fds: tuple[int, ...] = (), timeout: float = 60,
+           limits: sandbox.Limits = sandbox.Limits()) -> subprocess.CompletedProcess:
+    """`code` in the sandbox; `scratch` is bound read-only (the test's own folder: a path the build could see)."""
+    cmd = sandbox.wrap([sys.executable, "-c", textwrap.dedent(code)], mode, limits=limits, extra_ro=[str(scratch)])
+    try:
+        return subprocess.run(cmd.argv, env=cmd.env, capture_output=True, text=True, timeout=timeout, pass_fds=pass_fds,
+                              preexec_fn=cmd.preexec())
+    finally:
+        cmd.release()
 
 
 @needs_bwrap
 def test_wrap_names_and_argv(tmp_path: Path) -> None:
-    cmd = sandbox.wrap(["true"], tmp_path, "bwrap")
-    assert cmd.name == "bwrap" and cmd.argv[0] == "bwrap" and cmd.argv[-1] == "true"
-    for opt in ("--unshare-net", "--unshare-pid", "--die-with-parent", "--ro-bind"):
+    cmd = sandbox.wrap(["true"], "bwrap")
+    cmd.release()
+    assert cmd.name == "bwrap" and "bwrap" in cmd.argv and cmd.argv[-1] == "true"
+    assert "prlimit" in cmd.argv[:cmd.argv.index("bwrap")]  # limits set before bubblewrap starts
+    for opt in ("--unshare-net", "--unshare-pid", "--die-with-parent", "--ro-bind", "--size"):
         assert opt in cmd.argv
-    assert sandbox.wrap(["true"], tmp_path, "none").argv == ["true"]
+    assert ["--ro-bind", "/", "/"] != cmd.argv[1:4] and "/" not in [cmd.argv[i + 1] for i, a in enumerate(cmd.argv)
+                                                                     if a == "--ro-bind"]
+    plain = sandbox.wrap(["true"], "none")
+    plain.release()
+    assert plain.argv[-1] == "true" and "bwrap" not in plain.argv and "prlimit" in plain.argv
 
 
 @needs_bwrap
-def test_write_to_data_fails_and_scratch_is_writable(tmp_path: Path) -> None:
+def test_only_what_the_build_needs_is_visible_and_nothing_is_writable(tmp_path: Path) -> None:
+    from bench.paths import ROOT
+
     probe = DATA_DIR / f"sandbox_probe_{os.getpid()}"
+    hidden = [p for p in (str(DATA_DIR), str(ROOT / "pyproject.toml"), "/etc/passwd", "/root/.bashrc", "/home",
+                          "/work/shared", "/var") if os.path.exists(p)]
+    assert len(hidden) >= 3  # the control: these exist outside
     code = f"""
-        import pathlib
-        (pathlib.Path({str(tmp_path)!r}) / "ok").write_text("scratch is writable")
-        try:
-            open({str(probe)!r}, "w").write("x")
-            print("WROTE")
-        except OSError as e:
-            print("DENIED", e.errno)
+        import os
+        seen = {{p: os.path.exists(p) for p in {hidden!r} + [{str(tmp_path)!r}]}}
+        for name, target in (("write", {str(probe)!r}), ("write_bound", {str(tmp_path / 'x')!r})):
+            try:
+                open(target, "w").write("x")
+                seen[name] = "WROTE"
+            except OSError as e:
+                seen[name] = "DENIED"
+        print(seen)
     """
     done = run_py(code, tmp_path, "bwrap")
-    assert "DENIED" in done.stdout, done.stdout + done.stderr
+    seen = eval(done.stdout.strip())
+    assert seen == {**{p: False for p in hidden}, str(tmp_path): True, "write": "DENIED", "write_bound": "DENIED"}, (
+        done.stdout + done.stderr)
     assert not probe.exists()
-    assert (tmp_path / "ok").read_text() == "scratch is writable"
 
 
 @needs_bwrap
-def test_private_tmp(tmp_path: Path) -> None:
+def test_private_tmp_is_size_capped(tmp_path: Path) -> None:
     marker = Path("/tmp") / f"jaxbench_sandbox_tmp_{os.getpid()}"
-    done = run_py(f"open({str(marker)!r}, 'w').write('x'); print('ok')", tmp_path, "bwrap")
-    assert "ok" in done.stdout, done.stderr
+    code = f"""
+        open({str(marker)!r}, 'w').write('x')
+        n = 0
+        try:
+            with open('/tmp/fill', 'wb') as f:
+                for _ in range(256):
+                    f.write(b'\\0' * (1 << 20)); n += 1
+        except OSError as e:
+            print('STOPPED', type(e).__name__)
+        print('MIB', n)
+    """
+    done = run_py(code, tmp_path, "bwrap", limits=sandbox.Limits(memory_mb=4096, tmpfs_mb=32))
+    assert "STOPPED" in done.stdout and "MIB 3" in done.stdout, done.stdout + done.stderr  # 32 MiB, not 256
     assert not marker.exists()  # written to the sandbox's own tmpfs, gone with it
+
+
+def test_tmpfs_is_counted_against_the_memory_cap() -> None:
+    limits = sandbox.Limits(memory_mb=8192, tmpfs_mb=256)
+    assert limits.address_space_mb == 8192 - 256
+
+
+def test_process_count_is_limited(tmp_path: Path) -> None:
+    if sandbox._pids_cgroup(8) is None:
+        pytest.skip("no writable pids cgroup on this host")
+    code = """
+        import subprocess, sys
+        procs, error = [], None
+        try:
+            for _ in range(40):
+                procs.append(subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"]))
+        except OSError as e:
+            error = type(e).__name__
+        print("STARTED", len(procs), error)
+        for p in procs:
+            p.kill()
+    """
+    done = run_py(code, tmp_path, "none", limits=sandbox.Limits(memory_mb=None, processes=8))
+    started = int(done.stdout.split()[1])
+    assert started < 8 and "BlockingIOError" in done.stdout, done.stdout + done.stderr
 
 
 @needs_bwrap
@@ -96,8 +152,7 @@ BACKGROUND = """
     # a detached grandchild that would hold the pipe open for 60 s, in its own session
     p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], pass_fds=({fd},),
                          start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    open(os.path.join({scratch!r}, "bg.pid"), "w").write(str(p.pid))
-    print("started")
+    print("started", p.pid)
 """
 
 
@@ -105,8 +160,9 @@ def _survives(tmp_path: Path, mode: str) -> bool:
     """Whether a background process started inside outlives the sandboxed command (watched via a pipe's EOF)."""
     r, w = os.pipe()
     try:
-        done = run_py(BACKGROUND.format(fd=w, scratch=str(tmp_path)), tmp_path, mode, pass_fds=(w,))
+        done = run_py(BACKGROUND.format(fd=w), tmp_path, mode, pass_fds=(w,))
         assert "started" in done.stdout, done.stderr
+        (tmp_path / "bg.pid").write_text(done.stdout.split()[-1])
         os.close(w)
         w = -1
         import select
@@ -139,25 +195,26 @@ def test_background_process_survives_without_sandbox(tmp_path: Path) -> None:
 def test_mode_bwrap_raises_when_unusable(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr(sandbox, "bwrap_problem", lambda: "bubblewrap (bwrap) is not installed")
     with pytest.raises(sandbox.SandboxUnavailable):
-        sandbox.wrap(["true"], tmp_path, "bwrap")
+        sandbox.wrap(["true"], "bwrap")
     with pytest.raises(sandbox.SandboxUnavailable):
         sandbox.require_bwrap()
     monkeypatch.setattr(sandbox, "_warned", False)
-    assert sandbox.wrap(["true"], tmp_path, "auto").name == "none"  # auto falls back, says so once
+    cmd = sandbox.wrap(["true"], "auto")
+    cmd.release()
+    assert cmd.name == "none"  # auto falls back, says so once
 
 
 def test_env_allow_list_keeps_what_jax_needs() -> None:
-    env = sandbox.scrubbed_env({"X_HARNESS": "1"}, source={"PATH": "/bin", "JAX_PLATFORMS": "cpu", "AWS_SECRET_ACCESS_KEY": "k",
-                                                           "XLA_FLAGS": "--x"})
-    assert env == {"PATH": "/bin", "JAX_PLATFORMS": "cpu", "XLA_FLAGS": "--x", "X_HARNESS": "1"}
+    env = sandbox.scrubbed_env({"X_HARNESS": "1"}, source={"PATH": "/bin", "PYTHONPATH": "/p", "AWS_SECRET_ACCESS_KEY": "k",
+                                                           "LIBTPU_INIT_ARGS": "--x"})
+    assert env == {"PATH": "/bin", "PYTHONPATH": "/p", "X_HARNESS": "1"}
 
 
-def test_device_nodes_only_accelerators(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_device_nodes_only_accelerators_and_never_for_the_build(monkeypatch: pytest.MonkeyPatch) -> None:
     fake = {"/dev/accel*": ["/dev/accel0", "/dev/accel1"], "/dev/vfio": ["/dev/vfio"], "/dev/nvidia*": [], "/dev/nvidia-caps": []}
     monkeypatch.setattr(sandbox.glob, "glob", lambda pattern: fake.get(pattern, []))
     assert sandbox.device_nodes() == ["/dev/accel0", "/dev/accel1", "/dev/vfio"]
-    args = sandbox.bwrap_args(Path("/tmp"), sandbox.device_nodes())
-    assert args.count("--dev-bind") == 3
+    assert "--dev-bind" not in sandbox.bwrap_args()
 
 
 def test_startup_cost_is_measured() -> None:

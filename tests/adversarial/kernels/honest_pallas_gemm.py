@@ -1,9 +1,8 @@
 """Honest candidate for 8p_GEMM: a tiled Pallas matmul (f32 accumulator in VMEM scratch).
 
-Must pass the harness with status correct and no excluding flag. On CPU it runs in interpret mode.
+Must pass the harness with status correct and no excluding flag. On CPU the harness lowers it in interpret
+mode (the build forces it); its TPU export holds one Mosaic kernel.
 """
-
-import functools
 
 import jax
 import jax.numpy as jnp
@@ -25,8 +24,8 @@ def _matmul_kernel(a_ref, b_ref, o_ref, acc_ref):
         o_ref[...] = acc_ref[...].astype(o_ref.dtype)
 
 
-@functools.partial(jax.jit, static_argnames=("interpret",))
-def _matmul(a, b, interpret):
+@jax.jit
+def _matmul(a, b):
     m, k = a.shape
     n = b.shape[1]
     return pl.pallas_call(
@@ -38,9 +37,8 @@ def _matmul(a, b, interpret):
         out_specs=pl.BlockSpec((BM, BN), lambda i, j, kk: (i, j)),
         scratch_shapes=[pltpu.VMEM((BM, BN), jnp.float32)],
         compiler_params=pltpu.CompilerParams(dimension_semantics=("parallel", "parallel", "arbitrary")),
-        interpret=interpret,
     )(a, b)
 
 
 def workload(A, B):
-    return _matmul(A, B, interpret=jax.default_backend() != "tpu")
+    return _matmul(A, B)

@@ -1,0 +1,105 @@
+"""UNTRUSTED: the build step. Runs only inside the build sandbox (bench.harness.builder starts it).
+
+`python -m bench.harness.build --reply-fd N`: reads one BuildRequest (JSON) from stdin, imports the
+kernel file, traces its `workload` on ABSTRACT inputs (jax.ShapeDtypeStruct: no input value exists in this
+process, and none has been drawn anywhere yet), and exports the program with `jax.export`:
+- the runnable program, for the runner's platform; on a CPU runner Pallas kernels are lowered in HLO
+  interpret mode (`force_tpu_interpret_mode(True)`: plain StableHLO; TPU interpret mode would lower to host
+  callbacks, which export refuses);
+- the same function for platform "tpu" (cross-lowering on this CPU-only process): does it lower to Mosaic?
+It replies with one BuildReply frame plus the serialized exports, and exits. Everything here is the
+candidate's to influence: the parent trusts none of it (bench.harness.inspection reads the exports
+itself, the runner runs them, the parent decides the status).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import sys
+import traceback
+from typing import Any
+
+CANDIDATE_FN = "candidate_program"  # exported under this name: its HLO module is jit_candidate_program
+
+
+def _import_kernel(path: str) -> Any:
+    spec = importlib.util.spec_from_file_location("candidate_kernel", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["candidate_kernel"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _count_pallas(exported_fn: Any, signature: Any) -> int:
+    """Advisory: pallas_call equations in the traced jaxpr (used only when the TPU module is missing)."""
+    import jax
+
+    from bench.harness.interpret import count_pallas_calls
+
+    try:
+        return count_pallas_calls(jax.make_jaxpr(lambda *a: exported_fn(*signature.full_args(a)))(*signature.arrays))
+    except Exception:
+        return 0
+
+
+def build(request: Any) -> tuple[dict, list[bytes]]:
+    """The BuildReply fields and the export blobs (runnable first, then TPU when it lowered)."""
+    from jax.experimental.pallas import tpu as pltpu
+
+    from bench.harness.signature import abstract_signature, export_program
+    from bench.registry import spec
+
+    signature = abstract_signature(spec(request.workload), request.size)
+    context = pltpu.force_tpu_interpret_mode(True) if request.interpret else _null()
+    with context:  # a pallas_call must be built inside it (pallas-on-cpu.md, gotcha T2): import, trace, export
+        fn = getattr(_import_kernel(request.kernel_path), "workload", None)
+        if not callable(fn):
+            return {"ok": False, "error": "the kernel file defines no callable `workload`"}, []
+        runnable = export_program(fn, CANDIDATE_FN, signature, request.platforms).serialize()
+        pallas = _count_pallas(fn, signature)
+    blobs = [bytes(runnable)]
+    reply: dict[str, Any] = {"ok": True, "jaxpr_pallas_calls": pallas}
+    if request.cross_tpu:
+        try:
+            blobs.append(bytes(export_program(fn, CANDIDATE_FN, signature, ["tpu"]).serialize()))
+            reply.update(tpu_exported=True, tpu_lowering="ok")
+        except Exception as exc:  # the kernel runs (interpret mode) but would not lower for a TPU: say why
+            reply["tpu_lowering"] = f"{type(exc).__name__}: {exc}"[:2000]
+    return reply, blobs
+
+
+class _null:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--reply-fd", type=int, required=True)
+    args = parser.parse_args()
+    from bench.harness import transport
+    from bench.harness.messages import BuildReply, BuildRequest
+
+    request = BuildRequest.model_validate_json(sys.stdin.read())
+    try:
+        header, blobs = build(request)
+    except BaseException as exc:  # every failure is a reply; the parent decides the status
+        text = f"{type(exc).__name__}: {exc}"
+        header, blobs = {"ok": False, "error": text[:4000], "traceback": traceback.format_exc()[-4000:],
+                         "memory_error": isinstance(exc, MemoryError) or "RESOURCE_EXHAUSTED" in text}, []
+        print(header["traceback"], file=sys.stderr, flush=True)
+    transport.send(args.reply_fd, BuildReply(**header).model_dump(), blobs)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)  # skip jax's teardown: everything worth keeping was sent
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,157 @@
+"""Typed messages between the harness's processes (pydantic): one model per message, nothing untyped.
+
+Three processes take part in an evaluation:
+- the PARENT (trusted: bench.harness.evaluate / bench.harness.session) decides every status;
+- the BUILD (untrusted, sandboxed: bench.harness.build) imports the kernel file and exports its program;
+- the RUNNER (trusted: bench.harness.runner) draws inputs, runs the exported programs, compares, times.
+
+Every message travels as one transport frame (bench.harness.transport): a JSON header validated against
+the model below, plus raw blobs (exported programs, array bytes, a profiler trace). What the build sends
+is validated like any untrusted input: a malformed reply is a failed build (`crashed`), never an error of
+the harness, and no field of it can carry a status.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from bench.harness.result import Correctness
+
+
+class Message(BaseModel):
+    """Frozen, and strict about unknown fields: a reply with extra keys is malformed."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+# ------------------------------------------------------------------ parent <-> build (untrusted)
+
+class BuildRequest(Message):
+    """What the build step gets: where the kernel is and what to trace it on. No input value exists here:
+    the build computes the abstract signature (shapes, dtypes, static values) from the workload itself."""
+
+    kernel_path: str
+    workload: str
+    size: str
+    platforms: list[str]  # the runnable program's platform(s): the runner's backend ("cpu", "tpu", "cuda")
+    interpret: bool  # lower Pallas kernels in HLO interpret mode (CPU runner)
+    cross_tpu: bool = True  # also export for platform "tpu" (does the kernel lower to Mosaic?)
+
+
+class BuildReply(Message):
+    """The build's answer. `ok`: blob 0 is the runnable exported program, blob 1 (when `tpu_exported`) the
+    TPU export. Not ok: `error` says why (the parent decides the status: compile_error or out_of_memory).
+    `jaxpr_pallas_calls` is advisory (untrusted): used only when the TPU module cannot be inspected."""
+
+    ok: bool
+    error: str = ""
+    traceback: str = ""
+    memory_error: bool = False
+    tpu_exported: bool = False
+    tpu_lowering: str = ""  # "ok" or the TPU lowering error
+    jaxpr_pallas_calls: int = 0
+
+
+# ------------------------------------------------------------------ parent <-> runner (trusted)
+
+class RunnerHello(Message):
+    pid: int
+    env: dict[str, Any]  # backend, device_kind, chip, versions
+    memory_cap: str
+    cpu_affinity: str
+
+
+class PrepareRequest(Message):
+    """Draw the inputs of `seeds` (None: upstream's fixed inputs), export the baseline (through the same
+    export -> deserialize -> compile path as a candidate) and compute the references."""
+
+    cmd: Literal["prepare"] = "prepare"
+    workload: str
+    size: str | None
+    seeds: list[int | None]
+    timing_seed: int | None
+    with_pallas_reference: bool = False
+
+
+class PrepareReply(Message):
+    workload: str
+    size: str
+    config: dict[str, Any]
+    tolerance: dict[str, float]
+    flops: float | None
+    flops_source: str
+    bytes_accessed: float | None
+    output_bytes: int
+    output_shapes: list[list[int]]
+    in_avals: list[str]  # "bfloat16[256,512]" per array input: what a candidate's export must take
+    out_avals: list[str]
+    pallas_reference: str = ""  # "" (not asked), "ok", or why it is unavailable
+    drawn_at: float = 0.0  # runner's monotonic clock when the inputs were drawn
+    baseline_call_ms: float | None = None  # fastest reference call: run phases' deadlines follow it
+
+
+class LoadRequest(Message):
+    """Deserialize and compile one candidate (blob 0: its exported program, already inspected by the parent)."""
+
+    cmd: Literal["load"] = "load"
+
+
+class TrialsRequest(Message):
+    """Run the loaded candidate on every prepared seed; the runner compares each output itself."""
+
+    cmd: Literal["trials"] = "trials"
+
+
+class EvaluateRequest(Message):
+    """Time the loaded candidate against the baseline (ABBA blocks), then drop it."""
+
+    cmd: Literal["time"] = "time"
+    warmup: int
+    iters: int
+    blocks: int
+    profile_iters: int = 0  # untimed profiled calls per program after the blocks (CPU op breakdown)
+    trace_blocks: bool = False  # TPU/GPU: time the blocks from the device plane
+
+
+class TrialReport(Message):
+    """One correctness trial, compared by the runner (trusted) against the reference it computed."""
+
+    seed: int | None
+    report: Correctness
+    resident_bytes: int = 0  # device bytes alive while the candidate ran: its own inputs only
+
+
+class ProgramRun(Message):
+    name: str  # "baseline" | "kernel" | "pallas_reference"
+    module: str
+    wall_ms: list[float]
+
+
+class EvaluateReply(Message):
+    ran: bool = True  # False: the candidate's program failed to compile or run (stage, error say how)
+    stage: str = ""  # on failure: "compile", "correctness", "timing"
+    error: str = ""
+    traceback: str = ""
+    memory_error: bool = False
+    trials: list[TrialReport] = Field(default_factory=list)
+    timed: list[TrialReport] = Field(default_factory=list)  # the kernel's timed outputs, re-checked
+    runs: list[ProgramRun] = Field(default_factory=list)
+    inputs_unchanged: bool = True
+    traced: bool = False  # blob 0, when present: the profiler trace (blocks or the profile pass)
+    block_order: list[str] = Field(default_factory=list)
+
+
+class TimeBaselineRequest(Message):
+    """`bench run`: time the baseline alone on the prepared timing inputs."""
+
+    cmd: Literal["time_baseline"] = "time_baseline"
+    warmup: int
+    iters: int
+    profile_iters: int = 0
+    trace_blocks: bool = False
+
+
+class ExitRequest(Message):
+    cmd: Literal["exit"] = "exit"

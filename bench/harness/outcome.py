@@ -1,0 +1,225 @@
+"""TRUSTED: the parent decides every EvalResult from what it observed (pure functions, no processes).
+
+Inputs: the build as the parent saw it (BuildArtifact: deadline, exit, a validated reply), its own
+inspection of the exports, the runner's prepare and evaluate replies (trusted code, which compared every
+output itself). Nothing a candidate can write decides a status better than `crashed`: a build's failure
+reply gives `compile_error` (or `out_of_memory`), a reply the parent cannot validate gives `crashed`, and
+only the runner's trials, run on inputs drawn after the build was gone, can give `correct`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from bench import HARNESS_VERSION
+from bench.harness import hardware, timing
+from bench.harness.correctness import merge
+from bench.harness.messages import EvaluateReply, PrepareReply, RunnerHello
+from bench.harness.result import Correctness, Environment, EvalResult, Integrity, Status
+from bench.harness.runner import BASELINE_FN, CANDIDATE_FN, PALLAS_FN
+from bench.harness.schedule import Plan
+from bench.harness.task import DEFAULT_ITERS, DEFAULT_WARMUP, INTERPRET_ITERS, INTERPRET_WARMUP, EvalTask
+from bench.integrity.flags import merge_flags
+from bench.integrity.measurement import audit_measurement, sandbox_flags
+from bench.integrity.static_scan import scan_source
+
+if TYPE_CHECKING:
+    from bench.harness.session import Built
+
+NAMES = {BASELINE_FN: "baseline", CANDIDATE_FN: "kernel", PALLAS_FN: "pallas_reference"}
+
+
+@dataclass(frozen=True)
+class BatchContext:
+    """Everything shared by the evaluations of one batch."""
+
+    task: EvalTask
+    plan: Plan
+    hello: RunnerHello
+    prepared: PrepareReply
+    seeds: list[int]
+    timing_seed: int
+    t0: float
+    runner_started_at: float
+    prepare_s: float
+
+
+def iteration_counts(task: EvalTask, interpreted: bool) -> tuple[int, int]:
+    """Warmup and timed calls per program: the task's, or the defaults (fewer for Pallas in interpret mode)."""
+    warmup = task.warmup if task.warmup is not None else (INTERPRET_WARMUP if interpreted else DEFAULT_WARMUP)
+    iters = task.iters if task.iters is not None else (INTERPRET_ITERS if interpreted else DEFAULT_ITERS)
+    return warmup, iters
+
+
+def _environment(ctx: BatchContext | None, built: Built, interpreted: bool = False) -> Environment | None:
+    if ctx is None:
+        return None
+    e = ctx.hello.env
+    return Environment(backend=e["backend"], chip=e["chip"], device_kind=e["device_kind"], jax_version=e["jax_version"],
+                       jaxlib_version=e["jaxlib_version"], libtpu_version=e.get("libtpu_version"),
+                       harness_version=HARNESS_VERSION, sandbox=built.artifact.sandbox, interpret=interpreted)
+
+
+def _flags(built: Built) -> list[str]:
+    flags = scan_source(built.source) + sandbox_flags(built.artifact.sandbox)
+    if built.inspection is not None:
+        flags += list(built.inspection.flags)
+        if built.inspection.pallas_calls == 0 and built.inspection.refused is None:
+            flags.append("no_pallas")
+    return merge_flags(flags)
+
+
+def _details(ctx: BatchContext | None, built: Built) -> dict[str, Any]:
+    a = built.artifact
+    d: dict[str, Any] = {"build": {"sandbox": a.sandbox, "seconds": round(built.build_s, 3), "log_bytes": a.log_bytes,
+                                   "survivors": a.survivors, **a.details}}
+    if built.inspection is not None:
+        d["inspection"] = {**built.inspection.details, "pallas_source": built.inspection.pallas_source}
+    if ctx is not None:
+        d["schedule"] = ctx.plan.name
+        d["schedule_reason"] = ctx.plan.why
+        d["runner"] = {"pid": ctx.hello.pid, "cpu_affinity": ctx.hello.cpu_affinity, "memory_cap": ctx.hello.memory_cap}
+        # the order the issue promises: this build's processes were gone before any input was drawn
+        d["timeline_s"] = {"build_ended": round(a.ended - ctx.t0, 4), "inputs_drawn": round(ctx.prepared.drawn_at - ctx.t0, 4),
+                           "runner_started": round(ctx.runner_started_at - ctx.t0, 4)}
+        if ctx.task.secret_seed is None:
+            d["input_seeds"] = {"correctness": ctx.seeds, "timing": ctx.timing_seed}
+        if ctx.prepared.pallas_reference:
+            d["pallas_reference"] = ctx.prepared.pallas_reference
+    return d
+
+
+def _result(ctx: BatchContext | None, task: EvalTask, built: Built, status: Status, reason: str, *,
+            interpreted: bool = False, details: dict | None = None, **fields: Any) -> EvalResult:
+    """The one constructor of an EvalResult: the common fields, then the status-specific ones."""
+    prepared = ctx.prepared if ctx else None
+    base: dict[str, Any] = {"workload": prepared.workload if prepared else task.workload,
+                            "size": prepared.size if prepared else (task.size or ""),
+                            "tpu": ctx.hello.env["chip"] if ctx else "unknown",
+                            "config": prepared.config if prepared else {}}
+    if prepared is not None:
+        base.update(flops=prepared.flops, flops_source=prepared.flops_source, bytes_accessed=prepared.bytes_accessed)
+        if prepared.flops and prepared.bytes_accessed:
+            base["operational_intensity"] = round(prepared.flops / prepared.bytes_accessed, 4)
+    insp = built.inspection
+    integrity = Integrity(has_pallas=(insp.pallas_calls > 0) if insp else None, pallas_calls=insp.pallas_calls if insp else 0,
+                          flags=_flags(built), details={**_details(ctx, built), **(details or {})})
+    overhead = {"build": round(built.build_s, 4)}
+    if ctx is not None:
+        overhead["runner_prepare"] = round(ctx.prepare_s, 4)
+    overhead.update(fields.pop("overhead", {}))
+    return EvalResult(status=status, reason=reason, env=_environment(ctx, built, interpreted), seeds=task.seeds,
+                      secret_seed_used=task.secret_seed is not None,
+                      input_seeds=(ctx.seeds if ctx and task.secret_seed is None else []),
+                      tpu_lowering=built.artifact.tpu_lowering, integrity=integrity, overhead_s=overhead,
+                      wall_time_s=round(time.monotonic() - (ctx.t0 if ctx else built.started), 3),
+                      candidate_log=built.artifact.log, **{**base, **fields})
+
+
+def harness_error(task: EvalTask, built: Built, message: str, t0: float) -> EvalResult:
+    """The harness itself failed (runner start, backend mismatch, baseline): never the candidate's fault."""
+    return _result(None, task, built, Status.ERROR, message, error=message)
+
+
+def not_run(ctx: BatchContext, built: Built) -> EvalResult:
+    """A failed build (status from what the parent observed) or an export the inspection refused."""
+    a = built.artifact
+    if not a.ok:
+        return _result(ctx, ctx.task, built, Status(a.kind), a.reason, error=a.error, traceback=a.traceback or None)
+    reason = built.inspection.refused if built.inspection else "no inspection"
+    return _result(ctx, ctx.task, built, Status.COMPILE_ERROR, f"refused: {reason}", error=reason)
+
+
+def runner_failed(ctx: BatchContext, built: Built, failure: Any, seconds: float, deadlines: dict) -> EvalResult:
+    """The runner did not answer while running the candidate's program: it hung (timeout) or died."""
+    details = {"deadlines_s": deadlines}
+    if failure.kind == "error":  # the runner replied, but with its own failure (a harness self-check): not the candidate
+        return _result(ctx, ctx.task, built, Status.ERROR, f"harness error: {failure.message}", error=failure.error,
+                       traceback=failure.traceback, details=details, overhead={"run": round(seconds, 4)})
+    status = {"timeout": Status.TIMEOUT, "out_of_memory": Status.OUT_OF_MEMORY}.get(failure.kind, Status.CRASHED)
+    reason = failure.message.replace("runner", "the runner running the candidate's program", 1)
+    return _result(ctx, ctx.task, built, status, reason, error=failure.error, details=details,
+                   overhead={"run": round(seconds, 4)})
+
+
+def decide(ctx: BatchContext, built: Built, reply: EvaluateReply, trace: bytes | None, seconds: float,
+           interpreted: bool, deadlines: dict) -> EvalResult:
+    """The verdict of a candidate the runner ran: compile/run failure, incorrect, rejected or correct."""
+    task = ctx.task
+    common = dict(interpreted=interpreted, overhead={"run": round(seconds, 4)})
+    if not reply.ran:
+        if reply.memory_error:
+            status = Status.OUT_OF_MEMORY
+        else:
+            status = Status.COMPILE_ERROR if reply.stage == "compile" else Status.RUNTIME_ERROR
+        from bench.harness.supervisor import one_line
+
+        return _result(ctx, task, built, status, one_line(reply.error), error=reply.error, traceback=reply.traceback,
+                       details={"deadlines_s": deadlines}, **common)
+    trial_details = {"resident_bytes_during_trials": [t.resident_bytes for t in reply.trials], "deadlines_s": deadlines}
+    verdict = merge([t.report for t in reply.trials])
+    if not verdict.correct:
+        return _result(ctx, task, built, Status.INCORRECT, verdict.reason, correctness=verdict, details=trial_details,
+                       **common)
+    verdict = verdict.model_copy(update={"timed_outputs_checked": len(reply.timed)})
+    bad = next((t.report for t in reply.timed if not t.report.correct), None)
+    if bad is not None or not reply.inputs_unchanged:
+        why = f"timed call output differs: {bad.reason}" if bad else "the program modified its input arrays"
+        return _result(ctx, task, built, Status.INCORRECT, why,
+                       correctness=verdict.model_copy(update={"correct": False, "reason": why}), details=trial_details,
+                       **common)
+    return _timed_result(ctx, built, reply, trace, verdict, trial_details, common)
+
+
+def _timed_result(ctx: BatchContext, built: Built, reply: EvaluateReply, trace: bytes | None, verdict: Correctness,
+                  details: dict, common: dict) -> EvalResult:
+    spec = hardware.chip_spec(ctx.hello.env["chip"])
+    peak = spec.peak_bf16_tflops if spec else None
+    traced = timing.blocks_traced(ctx.plan.backend)
+    fields: dict[str, Any] = {"correctness": verdict}
+    notes, profiled = [], {}
+    for run in reply.runs:
+        name = NAMES[run.name]
+        tm, ops, note, profiled_ms = timing.program_timing(trace, run.module, run.wall_ms, ctx.prepared.flops, peak,
+                                                           traced=traced)
+        fields[name] = tm
+        if profiled_ms is not None:
+            profiled[name] = profiled_ms
+        if note:
+            notes.append(f"{name}: {note}")
+        if name == "kernel":
+            fields["profile_top_ops"] = ops
+        elif name == "baseline":
+            details["baseline_top_ops"] = [o.model_dump() for o in ops[:5]]
+    if profiled:
+        details["profiled_median_ms"] = profiled
+    if notes:
+        details["timing_notes"] = notes
+    details["block_order"] = reply.block_order
+    base, kern = fields["baseline"], fields["kernel"]
+    fields["speedup_vs_baseline"] = round(base.median_ms / kern.median_ms, 4) if kern.median_ms > 0 else None
+    if base.wall_clock_median_ms and kern.wall_clock_median_ms:
+        fields["wall_speedup_vs_baseline"] = round(base.wall_clock_median_ms / kern.wall_clock_median_ms, 4)
+    if "pallas_reference" in fields and kern.median_ms > 0:
+        fields["speedup_vs_pallas"] = round(fields["pallas_reference"].median_ms / kern.median_ms, 4)
+    timed_s = sum(sum(r.wall_ms) for r in reply.runs) / 1e3
+    common["overhead"]["timed_iterations"] = round(timed_s, 4)
+    audit = audit_measurement(kernel_median_ms=kern.median_ms, chip=ctx.hello.env["chip"],
+                              output_bytes=ctx.prepared.output_bytes, baseline_flops=ctx.prepared.flops,
+                              baseline_bytes=ctx.prepared.bytes_accessed, speedup=fields["speedup_vs_baseline"])
+    details.update(audit.details)
+    extra_flags = list(audit.flags)
+    result = _result(ctx, ctx.task, built, Status.REJECTED if audit.reject_reason else Status.CORRECT,
+                     audit.reject_reason or _summary(verdict, fields), details=details, **common, **fields)
+    if extra_flags:
+        result = result.model_copy(update={"integrity": result.integrity.model_copy(
+            update={"flags": merge_flags(result.integrity.flags, extra_flags)})})
+    return result
+
+
+def _summary(c: Correctness, fields: dict[str, Any]) -> str:
+    return (f"correct on {c.trials} seed(s) (max abs err {c.max_abs_err:.3g}, rel L2 {c.rel_l2_err:.3g}); "
+            f"speedup {fields['speedup_vs_baseline']:.3f}x vs XLA ({fields['kernel'].timing_method})")
+

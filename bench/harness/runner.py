@@ -1,0 +1,475 @@
+"""TRUSTED: the runner process. It never imports candidate code; it runs exported programs.
+
+`python -m bench.harness.runner --cmd-fd N --reply-fd M`, driven by bench.harness.session.RunnerSession.
+One runner serves one (workload, size, chip) and stays warm across candidates:
+- `prepare`: draws the inputs of the evaluation's seeds (fresh random seeds, chosen by the parent after
+  every build of the batch has ended), exports the baseline through the same export -> deserialize ->
+  compile path a candidate's program takes, and computes the reference outputs. Inputs and references
+  are kept in HOST memory; the compiled baseline is kept for every later candidate.
+- `evaluate` (blob 0: a candidate's exported program, already inspected by the parent): deserializes and
+  compiles it, runs it on every seed and compares each output itself, then times the baseline and the
+  candidate in this same process, interleaved in ABBA blocks, re-checking the output of every block.
+While the candidate's program runs, the device holds only the arrays that call needs (its own inputs):
+each trial's inputs are placed just before its call and deleted after; references, other seeds' inputs
+and the baseline's outputs live on the host (on a TPU a Mosaic kernel's DMA is no security boundary).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import hashlib
+import os
+import resource
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+from typing import Any, Callable
+
+from bench.harness import transport
+from bench.harness.messages import (EvaluateReply, EvaluateRequest, LoadRequest, PrepareReply, PrepareRequest,
+                                    ProgramRun, RunnerHello, TimeBaselineRequest, TrialReport, TrialsRequest)
+
+BASELINE_FN = "baseline_program"
+CANDIDATE_FN = "candidate_program"
+PALLAS_FN = "pallas_reference_program"
+ROTATION_SETS = 4  # copies of the timing inputs ...
+ROTATION_BYTES = 1 << 30  # ... as long as they fit in this budget
+OOM_MARKERS = ("RESOURCE_EXHAUSTED", "Out of memory", "out of memory", "std::bad_alloc", "failed to allocate")
+
+
+def module_name(fn_name: str) -> str:
+    """The HLO module jax names after a jitted function: what the trace parser looks for."""
+    return f"jit_{fn_name}"
+
+
+class Program:
+    """One compiled program: deserialized from an export and compiled under a fixed name."""
+
+    def __init__(self, name: str, exported_bytes: bytes, signature: Any) -> None:
+        import jax
+
+        from bench.harness.signature import aval_text
+
+        exp = jax.export.deserialize(bytearray(exported_bytes))
+        want = [aval_text(a) for a in signature.arrays]
+        got = [aval_text(a) for a in exp.in_avals]
+        if got != want:
+            raise ValueError(f"the exported program takes {got}, the workload's inputs are {want}")
+        if exp.nr_devices != 1:
+            raise ValueError(f"the exported program is for {exp.nr_devices} devices, not 1")
+
+        def program(*arrays: Any) -> Any:
+            return exp.call(*arrays)
+
+        program.__name__ = program.__qualname__ = name
+        self.name = name
+        self.module = module_name(name)
+        self.out_avals = [aval_text(a) for a in exp.out_avals]
+        self.compiled = jax.jit(program).lower(*signature.arrays).compile()
+
+    def __call__(self, arrays: list[Any]) -> list[Any]:
+        import jax
+
+        return list(jax.tree.leaves(jax.block_until_ready(self.compiled(*arrays))))
+
+
+class State:
+    """What the runner keeps between candidates (all host-side, except compiled programs)."""
+
+    def __init__(self, env: dict) -> None:
+        self.env = env
+        self.spec: Any = None
+        self.flops: tuple[float | None, str] = (None, "")
+        self.signature: Any = None
+        self.tolerance: Any = None
+        self.inputs: dict[Any, list[Any]] = {}  # seed -> host arrays
+        self.refs: dict[Any, list[Any]] = {}  # seed -> host reference outputs
+        self.seeds: list[Any] = []
+        self.timing_seed: Any = None
+        self.baseline: Program | None = None
+        self.pallas: Program | None = None
+        self.candidate: Program | None = None  # loaded by `load`, dropped after `time` or the next `load`
+        self.key: tuple = ()
+
+
+def _host(arrays: list[Any]) -> list[Any]:
+    """Owned host copies (never views of device buffers that are about to be deleted)."""
+    import numpy as np
+
+    return [np.array(a, copy=True) for a in arrays]
+
+
+def _place(host: list[Any]) -> list[Any]:
+    """Device arrays owned by the runtime, ready before any program reads them (a host callback can never
+    be in a program here, but a copy still queued would be timed by the first call)."""
+    import jax
+    import jax.numpy as jnp
+
+    return jax.block_until_ready([jnp.copy(jax.device_put(a)) for a in host])
+
+
+def _delete(arrays: list[Any]) -> None:
+    for a in arrays:
+        try:
+            a.delete()
+        except Exception:
+            pass
+
+
+def _resident_bytes() -> int:
+    import jax
+
+    return sum(int(a.nbytes) for a in jax.live_arrays())
+
+
+def _draw(state: State, seed: Any, size: str) -> list[Any]:
+    import jax
+    import jax.numpy as jnp
+
+    inputs = state.spec.create_inputs(dtype=jnp.bfloat16, size=size, seed=seed)
+    arrays, _ = transport.split_static(tuple(inputs), sorted(state.signature.static))
+    host = _host(arrays)
+    _delete([a for a in arrays if isinstance(a, jax.Array)])
+    return host
+
+
+def _export_bytes(fn: Callable, name: str, signature: Any, interpret: bool) -> bytes:
+    """Trusted code (the baseline, a Pallas reference) exported exactly as the build exports a candidate."""
+    import contextlib
+
+    from jax.experimental.pallas import tpu as pltpu
+
+    from bench.harness.signature import export_program
+
+    ctx = pltpu.force_tpu_interpret_mode(True) if interpret else contextlib.nullcontext()
+    with ctx:
+        return bytes(export_program(fn, name, signature, [jax_platform()]).serialize())
+
+
+def jax_platform() -> str:
+    """This process's backend as jax.export names platforms."""
+    import jax
+
+    backend = jax.default_backend()
+    return "cuda" if backend == "gpu" else backend
+
+
+def cmd_prepare(state: State, req: PrepareRequest, blobs: list[bytes]) -> tuple[dict, list[bytes]]:
+    from bench.harness.correctness import Tolerance
+    from bench.harness.hardware import default_size
+    from bench.harness.signature import abstract_signature, aval_text
+    from bench.registry import spec
+
+    size = req.size or default_size(state.env["backend"])
+    key = (req.workload, size)
+    if state.key != key:  # a warm runner keeps its baseline; a new workload starts over
+        state.spec = spec(req.workload)
+        state.signature = abstract_signature(state.spec, size)
+        state.tolerance = Tolerance(**state.spec.tolerance)
+        state.baseline = Program(BASELINE_FN, _export_bytes(state.spec.workload, BASELINE_FN, state.signature,
+                                                            False), state.signature)
+        state.flops = state.spec.flops(size)  # the one FLOPs definition (bench list == bench evaluate)
+        state.pallas = None
+        state.key = key
+    pallas_note = ""
+    if req.with_pallas_reference and state.pallas is None:
+        pallas_note = _load_pallas_reference(state, state.spec.id)
+    elif req.with_pallas_reference:
+        pallas_note = "ok"
+    state.inputs, state.refs, state.candidate = {}, {}, None
+    drawn_at = time.monotonic()
+    calls_ms = []
+    for seed in [*req.seeds, req.timing_seed]:
+        if seed in state.inputs:
+            continue
+        state.inputs[seed] = _draw(state, seed, size)
+        placed = _place(state.inputs[seed])
+        t = time.perf_counter()
+        out = state.baseline(placed)
+        calls_ms.append((time.perf_counter() - t) * 1e3)
+        state.refs[seed] = _host(out)
+        _delete(placed + out)
+    state.seeds, state.timing_seed = list(req.seeds), req.timing_seed
+    cost = state.baseline.compiled.cost_analysis()
+    cost = cost[0] if isinstance(cost, (list, tuple)) else (cost or {})
+    flops, source = state.flops
+    ref = state.refs[req.timing_seed]
+    reply = PrepareReply(workload=state.spec.id, size=size,
+                         config={k: v for k, v in state.spec.config_for(size).items()
+                                 if isinstance(v, (int, float, str, bool))},
+                         tolerance=dict(state.spec.tolerance), flops=flops or None, flops_source=source,
+                         bytes_accessed=float(cost.get("bytes accessed", 0.0)) or None,
+                         output_bytes=int(sum(a.nbytes for a in ref)), output_shapes=[list(a.shape) for a in ref],
+                         in_avals=[aval_text(a) for a in state.signature.arrays], out_avals=state.baseline.out_avals,
+                         pallas_reference=pallas_note, drawn_at=drawn_at, baseline_call_ms=round(min(calls_ms), 4))
+    return reply.model_dump(), []
+
+
+def _load_pallas_reference(state: State, workload: str) -> str:
+    """The project's hand-tuned Pallas kernel (trusted code), exported and compiled like a candidate."""
+    import importlib.util
+
+    from bench.paths import PALLAS_REFS_DIR
+
+    path = PALLAS_REFS_DIR / f"{workload}.py"
+    if not path.exists():
+        return f"no pallas_refs/{workload}.py"
+    try:
+        spec = importlib.util.spec_from_file_location(f"pallas_ref_{workload}", path)
+        module = importlib.util.module_from_spec(spec)
+        from jax.experimental.pallas import tpu as pltpu
+
+        interpret = state.env["backend"] == "cpu"
+        with pltpu.force_tpu_interpret_mode(True) if interpret else _Null():  # built inside it (gotcha T2)
+            spec.loader.exec_module(module)
+            blob = _export_bytes(module.workload, PALLAS_FN, state.signature, interpret)
+        state.pallas = Program(PALLAS_FN, blob, state.signature)
+        return "ok"
+    except Exception as exc:
+        return f"unavailable: {type(exc).__name__}: {exc}"[:500]
+
+
+class _Null:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
+
+
+def _trial(state: State, program: Program, seed: Any) -> TrialReport:
+    """One correctness trial: only this seed's inputs are on the device while the candidate runs."""
+    from bench.harness.correctness import compare
+
+    placed = _place(state.inputs[seed])
+    resident = _resident_bytes()
+    try:
+        out = _host(program(placed))
+    finally:
+        _delete(placed)
+    report = compare(state.refs[seed], out, state.tolerance)
+    if not report.correct and len(state.seeds) > 1:
+        report = report.model_copy(update={"reason": f"seed {seed}: {report.reason}"})
+    return TrialReport(seed=seed, report=report, resident_bytes=resident)
+
+
+def _hash(sets: list[list[Any]]) -> str:
+    import numpy as np
+
+    h = hashlib.sha256()
+    for s in sets:
+        for a in s:
+            h.update(np.ascontiguousarray(np.asarray(a)).tobytes())
+    return h.hexdigest()
+
+
+def _block_sizes(iters: int, blocks: int) -> list[int]:
+    blocks = max(1, min(blocks, iters))
+    return [iters // blocks + (1 if b < iters % blocks else 0) for b in range(blocks)]
+
+
+def _timed(program: Program, sets: list[list[Any]], n: int, start: int) -> tuple[list[float], Any]:
+    """`n` calls over the rotating input sets: per-call wall ms (perf_counter + block_until_ready), last output."""
+    import jax
+
+    walls, out = [], None
+    gc.disable()  # no collector pause inside a timed call (collected once before the blocks)
+    try:
+        for i in range(n):
+            args = sets[(start + i) % len(sets)]
+            t0 = time.perf_counter()
+            out = jax.block_until_ready(program.compiled(*args))
+            walls.append((time.perf_counter() - t0) * 1e3)
+    finally:
+        gc.enable()
+    return walls, out
+
+
+def time_programs(state: State, programs: list[Program], warmup: int, iters: int, blocks: int, profile_iters: int,
+                  trace_blocks: bool) -> tuple[dict[str, list[float]], list[TrialReport], bool, bytes | None, list[str]]:
+    """ABBA blocks of every program in this process; every block's last output is checked (the kernel's
+    reports are returned). The trace (blocks on TPU/GPU, an untimed profile pass on CPU) comes back whole."""
+    import jax
+
+    from bench.harness.correctness import compare
+
+    host = state.inputs[state.timing_seed]
+    nbytes = sum(a.nbytes for a in host) or 1
+    sets = [_place(host) for _ in range(max(1, min(ROTATION_SETS, ROTATION_BYTES // nbytes)))]
+    before = _hash(sets)
+    walls: dict[str, list[float]] = {p.name: [] for p in programs}
+    timed: list[TrialReport] = []
+    order: list[str] = []
+    for p in programs:
+        for i in range(warmup):
+            jax.block_until_ready(p.compiled(*sets[i % len(sets)]))
+    gc.collect()
+    trace_dir = tempfile.mkdtemp(prefix="jaxbench_trace_") if (trace_blocks or profile_iters) else None
+    if trace_blocks:
+        jax.profiler.start_trace(trace_dir)
+    for b, n in enumerate(_block_sizes(iters, blocks)):
+        for p in (programs if b % 2 == 0 else programs[::-1]):
+            w, out = _timed(p, sets, n, len(walls[p.name]))
+            walls[p.name].extend(w)
+            order.append(p.name)
+            report = compare(state.refs[state.timing_seed], _host(list(jax.tree.leaves(out))), state.tolerance)
+            _delete(list(jax.tree.leaves(out)))
+            if p.name == CANDIDATE_FN:
+                timed.append(TrialReport(seed=None, report=report))
+            elif not report.correct:
+                raise RuntimeError(f"harness self-check: {p.name} output differs from its reference: {report.reason}")
+    if profile_iters and not trace_blocks:
+        jax.profiler.start_trace(trace_dir)
+        for p in programs:
+            _timed(p, sets, profile_iters, 0)
+    trace = None
+    if trace_dir is not None:
+        jax.profiler.stop_trace()
+        files = sorted(Path(trace_dir).rglob("*.xplane.pb"))
+        trace = files[-1].read_bytes() if files else None
+    unchanged = _hash(sets) == before
+    for s in sets:
+        _delete(s)
+    return walls, timed, unchanged, trace, order
+
+
+def _failed(stage: str, exc: Exception) -> dict:
+    """A candidate's program that failed to compile or run: a reply (ran=False), never a runner failure."""
+    text = f"{type(exc).__name__}: {exc}"
+    return EvaluateReply(ran=False, stage=stage, error=text[:4000], traceback=traceback.format_exc()[-4000:],
+                         memory_error=isinstance(exc, MemoryError) or any(m in text for m in OOM_MARKERS)).model_dump()
+
+
+def cmd_load(state: State, req: LoadRequest, blobs: list[bytes]) -> tuple[dict, list[bytes]]:
+    state.candidate = None
+    if not blobs:
+        raise ValueError("no program to load")
+    try:
+        state.candidate = Program(CANDIDATE_FN, blobs[0], state.signature)
+    except Exception as exc:
+        return _failed("compile", exc), []
+    finally:
+        gc.collect()
+    return EvaluateReply().model_dump(), []
+
+
+def cmd_trials(state: State, req: TrialsRequest, blobs: list[bytes]) -> tuple[dict, list[bytes]]:
+    if state.candidate is None:
+        raise ValueError("no candidate loaded")
+    try:
+        trials = [_trial(state, state.candidate, seed) for seed in state.seeds]
+    except Exception as exc:
+        state.candidate = None
+        return _failed("correctness", exc), []
+    return EvaluateReply(trials=trials).model_dump(), []
+
+
+def cmd_time(state: State, req: EvaluateRequest, blobs: list[bytes]) -> tuple[dict, list[bytes]]:
+    if state.candidate is None:
+        raise ValueError("no candidate loaded")
+    programs = [p for p in (state.baseline, state.candidate, state.pallas) if p is not None]
+    try:
+        walls, timed, unchanged, trace, order = time_programs(state, programs, req.warmup, req.iters, req.blocks,
+                                                              req.profile_iters, req.trace_blocks)
+    except Exception as exc:
+        if str(exc).startswith("harness self-check"):
+            raise
+        return _failed("timing", exc), []
+    finally:
+        state.candidate = None
+        gc.collect()
+    runs = [ProgramRun(name=p.name, module=p.module, wall_ms=walls[p.name]) for p in programs]
+    reply = EvaluateReply(timed=timed, runs=runs, inputs_unchanged=unchanged, traced=trace is not None,
+                          block_order=order)
+    return reply.model_dump(), [trace] if trace else []
+
+
+def cmd_time_baseline(state: State, req: TimeBaselineRequest, blobs: list[bytes]) -> tuple[dict, list[bytes]]:
+    """`bench run`: the baseline alone, blocks of one program."""
+    walls, _, unchanged, trace, order = time_programs(state, [state.baseline], req.warmup, req.iters, 1,
+                                                      req.profile_iters, req.trace_blocks)
+    reply = EvaluateReply(runs=[ProgramRun(name=BASELINE_FN, module=state.baseline.module, wall_ms=walls[BASELINE_FN])],
+                          inputs_unchanged=unchanged, traced=trace is not None, block_order=order)
+    return reply.model_dump(), [trace] if trace else []
+
+
+COMMANDS: dict[str, tuple[type, Callable]] = {
+    "prepare": (PrepareRequest, cmd_prepare),
+    "load": (LoadRequest, cmd_load),
+    "trials": (TrialsRequest, cmd_trials),
+    "time": (EvaluateRequest, cmd_time),
+    "time_baseline": (TimeBaselineRequest, cmd_time_baseline),
+}
+
+
+def _cap_memory(memory_mb: int | None, backend: str) -> str:
+    """RLIMIT_AS on CPU (a candidate's program may allocate without bound). On TPU/GPU the runtime maps
+    huge virtual ranges, so an address-space cap would kill every program: skipped there (and reported)."""
+    if not memory_mb:
+        return "none"
+    if backend != "cpu":
+        return "skipped (RLIMIT_AS unusable on accelerators)"
+    limit = int(memory_mb) << 20
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    return f"RLIMIT_AS {memory_mb} MiB"
+
+
+def _confine(core: int | None) -> str:
+    """Restrict this process to one core before jax's backend starts (XLA:CPU sizes its thread pools from
+    the affinity mask when the client is created: a 1-thread pool runs programs inline on this thread)."""
+    if core is None:
+        return "all cores"
+    for task in os.listdir("/proc/self/task"):
+        os.sched_setaffinity(int(task), {core})
+    return f"core {core} before backend start"
+
+
+def serve(cmd_fd: int, reply_fd: int, memory_mb: int | None, core: int | None) -> None:
+    import jax  # noqa: F401
+
+    from bench.harness.hardware import detect
+
+    affinity = _confine(core)
+    env = detect()
+    state = State(env)
+    memory = _cap_memory(memory_mb, env["backend"])
+    hello = RunnerHello(pid=os.getpid(), env=env, memory_cap=memory, cpu_affinity=affinity)
+    transport.send(reply_fd, {"ok": True, **hello.model_dump()})
+    while True:
+        try:
+            header, blobs = transport.recv(cmd_fd)
+        except transport.ChannelClosed:
+            return
+        command = header.get("cmd", "")
+        if command == "exit":
+            return
+        try:
+            model, fn = COMMANDS[command]
+            reply, out = fn(state, model.model_validate(header), blobs)
+            transport.send(reply_fd, {"ok": True, **reply}, out)
+        except BaseException as exc:  # a harness-side failure (the candidate's failures are replies above)
+            tb = traceback.format_exc()
+            print(tb, file=sys.stderr, flush=True)
+            text = f"{type(exc).__name__}: {exc}"
+            transport.send(reply_fd, {"ok": False, "error": text[:4000], "traceback": tb[-4000:],
+                                      "memory_error": isinstance(exc, MemoryError) or any(m in text for m in OOM_MARKERS)})
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--cmd-fd", type=int, required=True)
+    parser.add_argument("--reply-fd", type=int, required=True)
+    parser.add_argument("--memory-mb", type=int, default=0)
+    parser.add_argument("--cpu-core", type=int, default=None)
+    a = parser.parse_args()
+    serve(a.cmd_fd, a.reply_fd, a.memory_mb or None, a.cpu_core)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)  # skip jax's teardown (~0.5 s); everything worth keeping was replied
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,134 @@
+"""The trust boundary of harness v7, proved from inside a candidate: the build step sees no input value,
+no process of it outlives it, and what it prints is bounded and escaped before anyone reads it."""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from pathlib import Path
+
+import pytest
+
+from bench.harness import sandbox
+from bench.harness.builder import LOG_LIMIT, _LogCapture, build_kernel, escape_controls
+from bench.harness.evaluate import evaluate
+from bench.harness.messages import BuildRequest
+from bench.harness.result import Status
+from bench.harness.task import EvalTask
+
+needs_bwrap = pytest.mark.skipif(sandbox.bwrap_problem() is not None, reason=f"bubblewrap unusable: {sandbox.bwrap_problem()}")
+
+PROBE = '''
+import glob, json, os
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+
+def workload(A, B):
+    seen = {"types": [type(A).__name__, type(B).__name__]}
+    try:
+        seen["value"] = float(np.asarray(A)[0, 0])
+    except Exception as e:
+        seen["value"] = "none: " + type(e).__name__
+    seen["live_shapes"] = sorted({str(tuple(a.shape)) for a in jax.live_arrays()})
+    roots = ("/tmp", os.environ.get("JAXBENCH_ROOT", "/nonexistent") + "/build")  # where v6 kept every seed's inputs
+    seen["input_files"] = [p for root in roots for p in glob.glob(root + "/**/seed_*", recursive=True)][:5]
+    print("PROBE " + json.dumps(seen), flush=True)
+    return jnp.dot(A, B)
+'''
+
+
+def _processes_with(marker: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if marker.encode() in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+@pytest.mark.slow
+def test_the_candidate_never_sees_an_input_value(tmp_path: Path) -> None:
+    kernel = tmp_path / "probe.py"
+    kernel.write_text(PROBE)
+    r = evaluate(EvalTask(workload="8p_GEMM", kernel_path=kernel, size="small", seeds=1, warmup=1, iters=2, blocks=1,
+                          timeout_s=120))
+    assert r.status == Status.CORRECT, r.reason
+    probes = [json.loads(ln[len("PROBE "):]) for ln in r.candidate_log.splitlines() if ln.startswith("PROBE ")]
+    assert len(probes) >= 2  # traced for the runnable export and the TPU export: abstract every time
+    for seen in probes:
+        assert seen["value"].startswith("none: ") and all("Tracer" in t for t in seen["types"]), seen
+        assert "(256, 512)" not in seen["live_shapes"] and seen["input_files"] == [], seen
+    t = r.integrity.details["timeline_s"]
+    assert t["build_ended"] < t["inputs_drawn"]  # the build (every process of it) was gone before any draw
+
+
+SPAWNER = '''
+import subprocess, sys
+
+import jax.numpy as jnp
+
+def _spawn(tag):
+    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", "{marker}-" + tag], start_new_session=True,
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+_spawn("import")
+
+
+def workload(A, B):
+    _spawn("trace")
+    return jnp.dot(A, B)
+'''
+
+
+@pytest.mark.parametrize("mode", [pytest.param("bwrap", marks=needs_bwrap), "none"])
+def test_no_process_of_the_build_outlives_it(tmp_path: Path, mode: str) -> None:
+    if mode == "none" and sandbox._pids_cgroup(4) is None:
+        pytest.skip("without bubblewrap, only a pids cgroup can find detached processes; none here")
+    marker = f"jaxbench-outlive-{uuid.uuid4().hex}"
+    kernel = tmp_path / "spawner.py"
+    kernel.write_text(SPAWNER.format(marker=marker))
+    request = BuildRequest(kernel_path=str(kernel), workload="8p_GEMM", size="small", platforms=["cpu"], interpret=True)
+    try:
+        artifact = build_kernel(kernel, request, sandbox=mode, timeout_s=120)
+        alive = _processes_with(marker)
+    finally:
+        for pid in _processes_with(marker):
+            os.kill(pid, 9)
+    assert artifact.ok, artifact.reason
+    assert alive == [], f"processes of the build outlived it: {alive}"
+    # bwrap: the PID namespace died with the build; none: the pids cgroup found them and they were killed
+    if mode == "bwrap":
+        assert artifact.survivors == 0
+    else:
+        assert artifact.survivors >= 3  # one at import, one per trace (runnable, TPU, ...)
+
+
+def test_log_keeps_head_and_tail_and_escapes_control_characters() -> None:
+    r, w = os.pipe()
+    capture = _LogCapture(r)
+    os.write(w, b"HEAD\x1b[2J\x07\n")
+    for _ in range(40):
+        os.write(w, b"y" * 4096)
+    os.write(w, b"\nTAIL\r\n")
+    os.close(w)
+    text = capture.text()
+    assert text.startswith("HEAD\\x1b[2J\\x07\n") and text.endswith("TAIL\\x0d\n") and "bytes of candidate output dropped" in text
+    assert len(text.encode()) < LOG_LIMIT + 200 and capture.total == 40 * 4096 + 17
+    assert escape_controls("a\tb\nc\x00\x7f") == "a\tb\nc\\x00\\x7f"
+
+
+def test_a_forged_reply_cannot_carry_a_status() -> None:
+    from pydantic import ValidationError
+
+    from bench.harness.messages import BuildReply
+
+    with pytest.raises(ValidationError):
+        BuildReply.model_validate({"ok": True, "status": "correct"})
+    assert "status" not in BuildReply.model_fields and "kind" not in BuildReply.model_fields
