@@ -83,7 +83,8 @@ class LocalCluster:
                "--node-ip-address", LOOPBACK, "--num-cpus", str(cpus), "--resources", json.dumps(resources),
                "--object-store-memory", str(self.object_store_mb << 20), "--temp-dir", str(temp_dir)]
         env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_health_check_period_ms": "1000",
-               "RAY_health_check_failure_threshold": "3", **self.env}
+               "RAY_health_check_failure_threshold": "3", **self.env,
+               "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "1"}  # a driver's setting (driver_env) must not reach a node
         with open(log, "wb") as fh:
             proc = subprocess.Popen(cmd, env=env, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True)
         node = Node(name, temp_dir, proc.pid, log)

@@ -4,8 +4,8 @@ kill -9 of the head resumed by a rerun that submits only what is missing. Nothin
 
 from __future__ import annotations
 
+import hashlib
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -34,12 +34,12 @@ def _submission(root: Path, sub_id: str, kernels: dict[str, str]) -> None:
         (d / f"{wid}.py").write_text(text)
 
 
-def _fake_subs(root: Path) -> Path:
+def _fake_subs(root: Path, names: tuple[str, str] = ("alpha", "beta")) -> Path:
     """Two submissions of the fake evaluator's markers: 8 evaluations, one incorrect."""
     base = (SUBMISSIONS_DIR / "xla-baseline" / "kernels")
-    for sub in ("alpha", "beta"):
+    for sub in names:
         _submission(root, sub, {w: (base / f"{w}.py").read_text() + f"\n# {sub}\n" for w in FAKE_WORKLOADS})
-    (root / "beta" / "kernels" / "8p_GEMM.py").write_text("def workload(*xs):\n    return xs[0]\n# fake: incorrect\n")
+    (root / names[1] / "kernels" / "8p_GEMM.py").write_text(f"def workload(*xs):\n    return xs[0]\n# fake: incorrect {names[1]}\n")
     return root
 
 
@@ -113,17 +113,21 @@ def test_head_killed_then_rerun_submits_only_what_is_missing(cluster, tmp_path):
 
 def test_lost_worker_node_is_retried_elsewhere_and_stored_once(cluster, tmp_path):
     """Kills one of the two worker nodes (raylet SIGKILL): keep this test last in the module."""
-    subs, ref, data = _fake_subs(tmp_path / "subs"), tmp_path / "ref", tmp_path / "data"
+    subs, ref, data = _fake_subs(tmp_path / "subs", ("gamma", "delta")), tmp_path / "ref", tmp_path / "data"
+    digests = {hashlib.sha256(f.read_bytes()).hexdigest() for f in subs.rglob("kernels/*.py")}
     assert _ingest(ref, subs, evaluator=FAKE).returncode == 0
     cmd = [sys.executable, "-m", "bench.cli", "ingest", "--chip", "cpu", "--size", "small", "--data-dir", str(data),
            "--submissions-dir", str(subs), "--executor", "ray", "--address", "auto"]
     env = {**os.environ, **cluster.driver_env(), "JAXBENCH_EVALUATOR": FAKE}
     head = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     _wait_files(data, 1, head)
+    time.sleep(0.5)  # both workers are 0.5 s into their next 2 s evaluation
     assert head.poll() is None and len(_files(data)) < 8, "the kill must land mid-run"
-    cluster.kill_node(cluster.nodes[-1])  # both workers are busy: the victim's running evaluation is lost
+    cluster.kill_node(cluster.nodes[-1])  # the victim's running evaluation is lost with it
     out, _ = head.communicate(timeout=300)
     assert head.returncode == 0, out
     assert "8 evaluations stored" in out and "0 not stored" in out, out
     assert _keys(data) == _keys(ref)
     assert len(_files(data)) == 8 and len({(k[1], k[2]) for k in _keys(data)}) == 8
+    started = [d for d in Path(cluster.env["FAKE_EVAL_LOG"]).read_text().split() if d in digests]
+    assert set(started) == digests and len(started) > len(digests), "the lost evaluation ran again elsewhere"
