@@ -61,20 +61,20 @@ def task_spec(workload: str, size: str = "small") -> TaskSpec:
 
     wid = resolve_id(workload)
     meta = workload_spec(wid)
-    mod, static_argnums = meta.module, meta.static_argnums
+    static_argnums = meta.static_argnums
     static: dict[int, Any] = {}
     count = [0]
 
     def draw():
-        inputs = tuple(mod.create_inputs(dtype=jnp.bfloat16, size=size, seed=None))
+        inputs = tuple(meta.create_inputs(dtype=jnp.bfloat16, size=size, seed=None))
         count[0] = len(inputs)
         static.update({i: inputs[i] for i in static_argnums})
         return [x for i, x in enumerate(inputs) if i not in static_argnums]
 
     arrays = jax.eval_shape(draw)
     full = join_static(arrays, static, count[0])
-    out = jax.eval_shape(lambda *a: mod.workload(*join_static(a, static, count[0])), *arrays)
-    names = list(inspect.signature(mod.workload).parameters)
+    out = jax.eval_shape(lambda *a: meta.workload(*join_static(a, static, count[0])), *arrays)
+    names = list(inspect.signature(meta.workload).parameters)
     names += [f"arg{i}" for i in range(len(names), len(full))]
     inputs = tuple(ArraySpec(names[i], None, type(x).__name__, x) if i in static_argnums
                    else ArraySpec(names[i], tuple(x.shape), _dtype(x)) for i, x in enumerate(full))
