@@ -1,16 +1,16 @@
 """The one place `bench agent` calls the harness: evaluate candidate files of one workload.
 
-Every sample goes through the harness's Python API (bench.harness.evaluate.evaluate: the same trust boundary,
-sandbox and correctness gate as `bench evaluate`), one EvalTask per file. A run holds one HarnessEvaluator for its
-whole life and closes it at the end, so when the harness offers a warm runner per workload (kept across the
-samples of a chain), switching to it changes this class only.
+Every sample goes through the harness's Python API (a warm runner, bench.harness.session: the same trust
+boundary, sandbox and correctness gate as `bench evaluate`). A run holds one evaluator for its whole life and closes
+it at the end; tests may pass a plain function instead, and `--executor` an ExecutorEvaluator.
 """
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from bench.harness.result import EvalResult
 from bench.harness.task import DEFAULT_TIMEOUT_S
@@ -39,15 +39,43 @@ def _task(workload: str, path: Path, settings: EvalSettings):
 
 
 class HarnessEvaluator:
-    """The harness, as an Evaluator with a lifetime (`close()` when the run ends)."""
+    """The harness, as an Evaluator with a lifetime: one warm runner (bench.harness.session.WarmRunner) per workload
+    and settings, kept across the samples of the run, so the runner, its inputs' baseline and its compilation
+    caches are reused and only the candidate is new; `close()` ends the runners when the run ends. Evaluations of
+    one workload are serialized (parallel chains overlap their generation, never their timing: parallel
+    evaluations on one host disturb each other's timings)."""
+
+    def __init__(self) -> None:
+        self.runners: dict[tuple[str, EvalSettings], Any] = {}
+        self.locks: dict[tuple[str, EvalSettings], threading.Lock] = {}
+        self.guard = threading.Lock()
 
     def __call__(self, workload: str, kernels: Sequence[Path], settings: EvalSettings) -> list[EvalResult]:
-        from bench.harness.evaluate import evaluate
+        from bench.harness.result import Status
+        from bench.harness.session import WarmRunner
+        from bench.harness.tracebacks import attribute
 
-        return [evaluate(_task(workload, path, settings)) for path in kernels]
+        key = (workload, settings)
+        with self.guard:
+            lock = self.locks.setdefault(key, threading.Lock())
+        with lock:
+            try:
+                if key not in self.runners:
+                    self.runners[key] = WarmRunner(_task(workload, Path(kernels[0]).resolve(), settings))
+                results = self.runners[key].evaluate([Path(k).resolve() for k in kernels])
+            except Exception as e:  # a harness bug: a fresh runner next time, and the loop retries once
+                runner = self.runners.pop(key, None)
+                if runner is not None:
+                    runner.close()
+                return [EvalResult(workload=workload, status=Status.ERROR, reason=f"harness error: {type(e).__name__}: {e}",
+                                   size=settings.size or "", tpu="unknown") for _ in kernels]
+        return [attribute(r, k) for r, k in zip(results, kernels)]
 
     def close(self) -> None:
-        """Nothing is kept between calls yet (each evaluation starts and ends its own workers)."""
+        with self.guard:
+            runners, self.runners = list(self.runners.values()), {}
+        for runner in runners:
+            runner.close()
 
 
 def close(evaluator: Evaluator) -> None:
