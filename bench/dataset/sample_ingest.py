@@ -11,8 +11,8 @@ Work and storage, per (submission, workload) trajectory file:
   kill -9 loses only the sample in flight and a rerun evaluates only what is missing;
 - when every sample has a measurement, the workload's samples file (`store.samples_path`) is written
   atomically, one row per sample in order, and the journal entries are removed.
-Samples of one workload go to the harness together (`evaluate_batch`), the one place that would switch to a
-warm runner that reuses the baseline, inputs and reference outputs between candidates of one workload.
+Samples of one workload go to the harness together (`evaluate_batch`): one warm runner per workload reuses the
+runner process and its compiled baseline across candidates, and draws inputs and references once per batch.
 """
 
 from __future__ import annotations
@@ -30,12 +30,13 @@ import pyarrow as pa
 import bench
 from bench.dataset import schema, store, trajectory
 from bench.dataset.freshness import freshness_key
-from bench.dataset.ingest import Report, run_task, task_for
+from bench.dataset.ingest import DEFAULT_EVALUATOR, Report, run_task, task_for
 from bench.dataset.reader import Folder
 from bench.dataset.validate import Submission
 from bench.executor import Executor
 from bench.executor.local import LocalExecutor
 from bench.harness.result import EvalResult, Status
+from bench.harness.task import EvalTask
 
 FAILURE_STATUSES = {Status.COMPILE_ERROR, Status.RUNTIME_ERROR, Status.TIMEOUT, Status.OUT_OF_MEMORY, Status.CRASHED}
 
@@ -143,20 +144,47 @@ def plan_samples(subs: list[Submission], data_dir: Path, chip: str, size: str, w
     return jobs, current
 
 
+#: Sources per warm-runner batch: a batch's results arrive together, so a kill loses at most this many measurements;
+#: each batch draws fresh inputs, the runner and its compiled baseline stay warm across batches.
+WARM_BATCH = 8
+
+
 def evaluate_batch(workload: str, sources: dict[str, str], size: str, official: bool,
                    evaluator: str, runner: Executor | None = None) -> Iterator[tuple[str, EvalResult | BaseException]]:
     """Evaluate candidate sources of one workload, yielding (source hash, result or the harness's exception) as
-    each finishes. One place to switch to a warm per-workload runner; today one harness evaluation per source,
-    built exactly like a submitted kernel's task (`ingest.task_for`), on `runner` (bench.executor; default: inline
-    on this host, one at a time; a Ray executor runs them on as many hosts as there are)."""
+    they finish, each built exactly like a submitted kernel's task (`ingest.task_for`: sandbox, seeds policy).
+    With the harness's own evaluator on this host, the sources go through one warm runner
+    (bench.harness.session.WarmRunner: every candidate of a batch built first, then one drawing of inputs and
+    references for the batch, baseline compiled once for all batches). Otherwise (a test's evaluator, or a Ray
+    executor spreading evaluations over hosts) one evaluation per source through `runner` (bench.executor)."""
     with tempfile.TemporaryDirectory(prefix="jaxbench-samples-") as tmp:
         items = []
         for digest, source in sources.items():
             path = Path(tmp) / f"sample_{digest[:16]}.py"
             path.write_text(source, encoding="utf-8")
             items.append((digest, task_for(workload, path, size, official)))
+        local = runner is None or (isinstance(runner, LocalExecutor) and runner.workers == 1)
+        if items and local and evaluator == DEFAULT_EVALUATOR:
+            yield from _warm_batches(items)
+            return
         for o in (runner or LocalExecutor()).run(run_task, evaluator, items):
             yield o.key, o.error if o.error is not None else EvalResult.model_validate_json(o.result_json)
+
+
+def _warm_batches(items: list[tuple[str, EvalTask]]) -> Iterator[tuple[str, EvalResult | BaseException]]:
+    from bench.harness.session import WarmRunner
+    from bench.harness.tracebacks import attribute
+
+    with WarmRunner(items[0][1]) as warm:
+        for i in range(0, len(items), WARM_BATCH):
+            batch = items[i:i + WARM_BATCH]
+            try:
+                results = warm.evaluate([task.kernel_path for _, task in batch])
+            except Exception as exc:  # noqa: BLE001  a harness bug: these samples are retried on the next ingest
+                yield from ((digest, exc) for digest, _ in batch)
+                continue
+            for (digest, task), result in zip(batch, results):
+                yield digest, attribute(result, task.kernel_path)
 
 
 def measured_row(r: EvalResult, sub: str, workload: str, digest: str, track: str, key: str) -> dict[str, Any]:

@@ -35,9 +35,6 @@ def evaluate(task: EvalTask) -> EvalResult:
     if os.environ.get("FAKE_EVAL_LOG"):  # one line per evaluation started (executor tests count retries)
         with open(os.environ["FAKE_EVAL_LOG"], "a") as fh:
             fh.write(hashlib.sha256(src.encode()).hexdigest() + "\n")
-    if os.environ.get("FAKE_EVAL_LOG"):
-        with open(os.environ["FAKE_EVAL_LOG"], "a") as log:
-            log.write(hashlib.sha256(src.encode()).hexdigest() + "\n")
     if "# fake: raise" in src:
         raise RuntimeError("fake evaluator bug")
     digest = int(hashlib.sha256(src.encode()).hexdigest()[:8], 16)
