@@ -147,13 +147,16 @@ def query(
     track: str = typer.Argument(..., help="track"),
     workload: Optional[str] = typer.Option(None),
     submission: Optional[str] = typer.Option(None),
+    basis: str = typer.Option("measured", help="trajectory queries: measured samples, or what submitters declared"),
     as_json: bool = typer.Option(False, "--json", help="print JSON instead of a table"),
     data_dir: Path = typer.Option(DATA_DIR, help="dataset folder"),
 ) -> None:
     """Run one metrics query on a track and print its rows."""
     from bench.dataset.metrics import Metrics
 
-    params = {k: v for k, v in {"workload": workload, "submission": submission}.items() if v}
+    if basis not in ("measured", "declared"):
+        raise typer.BadParameter("measured or declared", param_hint="--basis")
+    params = {k: v for k, v in {"workload": workload, "submission": submission, "basis": basis}.items() if v}
     rows = Metrics(data_dir).query(name, track=track, **params)
     if as_json:
         print(json.dumps(rows, indent=1, default=str))

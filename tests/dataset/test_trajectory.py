@@ -242,6 +242,7 @@ def test_dishonest_trajectory_gets_fast1_only_from_measurements_and_its_disagree
     (lb,) = m.leaderboard("cpu/small")
     assert lb["fast1_final"] == 0.0 and lb["samples"] == 6  # measured: no sample beats XLA; 6 measured samples
     assert {r["fast1"] for r in m.fast1_curves("cpu/small")} == {0.0}
+    assert m.query("fast1_curves", track="cpu/small") == m.fast1_curves("cpu/small")  # `bench query`: measured
     assert [r["geomean"] for r in m.best_so_far_curves("cpu/small")] == [1.0] * 6  # 0.02x and 0.98x floor to 1
     assert [r["fast1"] for r in m.declared_fast1_curves("cpu/small")] == [0.25, 0.25]  # the claim, shown apart
     dis = {(r["sample_idx"], r["declared_in"]): r for r in m.sample_disagreements("cpu/small")}
