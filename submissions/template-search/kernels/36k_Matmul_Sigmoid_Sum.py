@@ -1,5 +1,5 @@
-"""36k_Matmul_Sigmoid_Sum: a template-search candidate, the JAXBench team's fused-epilogue Pallas matmul (submissions/jaxbench-team-pallas) as rowsum (bm=256, bn=512, bk=256)."""
-# template-search: {"bk": 256, "bm": 256, "bn": 512, "variant": "rowsum"}
+"""36k_Matmul_Sigmoid_Sum: a template-search candidate, the JAXBench team's fused-epilogue Pallas matmul (submissions/jaxbench-team-pallas) as rowsum (bm=128, bn=512, bk=256)."""
+# template-search: {"bk": 256, "bm": 128, "bn": 512, "variant": "rowsum"}
 
 # --- fused_matmul: the JAXBench team's tiled Pallas matmul with fused epilogues (single source) ---
 # Why fused: every GEMM-plus-elementwise KernelBench workload spends most of its XLA time writing the
@@ -16,7 +16,7 @@ from jax.experimental.pallas import tpu as pltpu
 
 # TPU block sizes (bm, bn, bk): 512x1024 f32 accumulator (2 MiB) plus double-buffered bf16 input tiles
 # stay far below v5e/v6e VMEM; at small sizes they are fitted down to the problem (few interpret steps).
-BLOCKS = (256, 512, 256)
+BLOCKS = (128, 512, 256)
 
 
 def _fit(block, dim):
@@ -113,7 +113,7 @@ def fused_matmul_rowsum(x, w, vectors=(), *, epilogue, transpose_w=False, blocks
 
 # Whole-row variant: one tile spans all N output features, so epilogues that need the full row (softmax,
 # row max, log-sum-exp) still run in VMEM. bm x N f32 accumulator: 256 x 8192 x 4 B = 8 MiB at full size.
-ROW_BLOCKS = (256, 256)  # (bm, bk)
+ROW_BLOCKS = (128, 256)  # (bm, bk)
 ROW_VMEM_LIMIT = 64 * 1024 * 1024
 
 

@@ -1,5 +1,5 @@
-"""37k_Matmul_Swish_Scaling: a template-search candidate, the JAXBench team's fused-epilogue Pallas matmul (submissions/jaxbench-team-pallas) as tiles (bm=256, bn=512, bk=512)."""
-# template-search: {"bk": 512, "bm": 256, "bn": 512, "variant": "tiles"}
+"""37k_Matmul_Swish_Scaling: a template-search candidate, the JAXBench team's fused-epilogue Pallas matmul (submissions/jaxbench-team-pallas) as rows (bm=256, bk=512)."""
+# template-search: {"bk": 512, "bm": 256, "bn": 0, "variant": "rows"}
 
 # --- fused_matmul: the JAXBench team's tiled Pallas matmul with fused epilogues (single source) ---
 # Why fused: every GEMM-plus-elementwise KernelBench workload spends most of its XLA time writing the
@@ -16,7 +16,7 @@ from jax.experimental.pallas import tpu as pltpu
 
 # TPU block sizes (bm, bn, bk): 512x1024 f32 accumulator (2 MiB) plus double-buffered bf16 input tiles
 # stay far below v5e/v6e VMEM; at small sizes they are fitted down to the problem (few interpret steps).
-BLOCKS = (256, 512, 512)
+BLOCKS = (512, 1024, 1024)
 
 
 def _fit(block, dim):
@@ -204,4 +204,4 @@ def _swish_scaled(y, b):
 
 
 def workload(x, weight, bias):
-    return fused_matmul(x, weight, (bias,), epilogue=_swish_scaled)
+    return fused_matmul_rows(x, weight, (bias,), epilogue=_swish_scaled)

@@ -1,5 +1,5 @@
-"""8p_GEMM: a template-search candidate, the JAXBench team's fused-epilogue Pallas matmul (submissions/jaxbench-team-pallas) as rows (bm=256, bk=256)."""
-# template-search: {"bk": 256, "bm": 256, "bn": 0, "variant": "rows"}
+"""8p_GEMM: a template-search candidate, the JAXBench team's fused-epilogue Pallas matmul (submissions/jaxbench-team-pallas) as rows (bm=128, bk=512)."""
+# template-search: {"bk": 512, "bm": 128, "bn": 0, "variant": "rows"}
 
 # --- fused_matmul: the JAXBench team's tiled Pallas matmul with fused epilogues (single source) ---
 # Why fused: every GEMM-plus-elementwise KernelBench workload spends most of its XLA time writing the
@@ -113,7 +113,7 @@ def fused_matmul_rowsum(x, w, vectors=(), *, epilogue, transpose_w=False, blocks
 
 # Whole-row variant: one tile spans all N output features, so epilogues that need the full row (softmax,
 # row max, log-sum-exp) still run in VMEM. bm x N f32 accumulator: 256 x 8192 x 4 B = 8 MiB at full size.
-ROW_BLOCKS = (256, 256)  # (bm, bk)
+ROW_BLOCKS = (128, 512)  # (bm, bk)
 ROW_VMEM_LIMIT = 64 * 1024 * 1024
 
 
