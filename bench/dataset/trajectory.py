@@ -32,6 +32,8 @@ SUFFIX = ".jsonl"
 #: itself is bounded by LIMITS.jsonl_bytes, one sample's source like a kernel file.
 MAX_SOURCE_BYTES = LIMITS.kernel_bytes
 MAX_SAMPLES = 1024
+MAX_POSITION = 1_000_000  # chain and turn numbers (stored as int32)
+MAX_TOKENS = 10**15  # token counts (stored as int64)
 MAX_PROBLEMS = 20  # per file: one broken generator would otherwise print thousands of lines
 
 
@@ -61,12 +63,12 @@ class Sample(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True)
     sample: int = Field(ge=0)
-    chain: int = Field(ge=0)
-    turn: int = Field(ge=0)
+    chain: int = Field(ge=0, le=MAX_POSITION)
+    turn: int = Field(ge=0, le=MAX_POSITION)
     source: str = Field(min_length=1)
     declared: Declared | None = None
-    tokens_in: int | None = Field(None, ge=0)
-    tokens_out: int | None = Field(None, ge=0)
+    tokens_in: int | None = Field(None, ge=0, le=MAX_TOKENS)
+    tokens_out: int | None = Field(None, ge=0, le=MAX_TOKENS)
 
     @field_validator("source")
     @classmethod
