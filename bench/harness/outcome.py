@@ -21,7 +21,7 @@ from bench.harness.result import Correctness, Environment, EvalResult, Integrity
 from bench.harness.runner import BASELINE_FN, CANDIDATE_FN, PALLAS_FN
 from bench.harness.schedule import Plan
 from bench.harness.task import DEFAULT_ITERS, DEFAULT_WARMUP, INTERPRET_ITERS, INTERPRET_WARMUP, EvalTask
-from bench.integrity.flags import merge_flags
+from bench.integrity.flags import NO_PALLAS, merge_flags
 from bench.integrity.measurement import audit_measurement, sandbox_flags
 from bench.integrity.static_scan import scan_source
 
@@ -67,7 +67,7 @@ def _flags(built: Built) -> list[str]:
     if built.inspection is not None:
         flags += list(built.inspection.flags)
         if built.inspection.pallas_calls == 0 and built.inspection.refused is None:
-            flags.append("no_pallas")
+            flags.append(NO_PALLAS)
     return merge_flags(flags)
 
 
@@ -132,23 +132,22 @@ def not_run(ctx: BatchContext, built: Built) -> EvalResult:
     return _result(ctx, ctx.task, built, Status.COMPILE_ERROR, f"refused: {reason}", error=reason)
 
 
-def runner_failed(ctx: BatchContext, built: Built, failure: Any, seconds: float, deadlines: dict) -> EvalResult:
+def runner_failed(ctx: BatchContext, built: Built, failure: Any, phase_s: dict, deadlines: dict) -> EvalResult:
     """The runner did not answer while running the candidate's program: it hung (timeout) or died."""
     details = {"deadlines_s": deadlines}
     if failure.kind == "error":  # the runner replied, but with its own failure (a harness self-check): not the candidate
         return _result(ctx, ctx.task, built, Status.ERROR, f"harness error: {failure.message}", error=failure.error,
-                       traceback=failure.traceback, details=details, overhead={"run": round(seconds, 4)})
+                       traceback=failure.traceback, details=details, overhead=dict(phase_s))
     status = {"timeout": Status.TIMEOUT, "out_of_memory": Status.OUT_OF_MEMORY}.get(failure.kind, Status.CRASHED)
     reason = failure.message.replace("runner", "the runner running the candidate's program", 1)
-    return _result(ctx, ctx.task, built, status, reason, error=failure.error, details=details,
-                   overhead={"run": round(seconds, 4)})
+    return _result(ctx, ctx.task, built, status, reason, error=failure.error, details=details, overhead=dict(phase_s))
 
 
-def decide(ctx: BatchContext, built: Built, reply: EvaluateReply, trace: bytes | None, seconds: float,
+def decide(ctx: BatchContext, built: Built, reply: EvaluateReply, trace: bytes | None, phase_s: dict,
            interpreted: bool, deadlines: dict) -> EvalResult:
     """The verdict of a candidate the runner ran: compile/run failure, incorrect, rejected or correct."""
     task = ctx.task
-    common = dict(interpreted=interpreted, overhead={"run": round(seconds, 4)})
+    common = dict(interpreted=interpreted, overhead=dict(phase_s))  # wall seconds of compile, correctness, timing
     if not reply.ran:
         if reply.memory_error:
             status = Status.OUT_OF_MEMORY

@@ -59,6 +59,7 @@ class RunnerSession:
         self.prepare_request: PrepareRequest | None = None
         self.starts = 0
         self.started_at: float | None = None
+        self.phase_s: dict[str, float] = {}  # wall seconds of the last evaluation's runner phases
 
     def start(self) -> RunnerHello:
         if self.proc is not None and self.proc.alive():
@@ -93,6 +94,7 @@ class RunnerSession:
                  deadlines: dict[str, float]) -> tuple[EvaluateReply, bytes | None]:
         """Load, correctness trials, timing: three requests, each with its deadline. Raises WorkerFailure
         (timeout / crashed) when the runner did not answer; it is then replaced (call `prepare` again)."""
+        self.phase_s = {}
         try:
             reply = self._phase(LoadRequest(), deadlines["compile"], "compile", [program])[0]
             if not reply.ran:
@@ -109,7 +111,11 @@ class RunnerSession:
 
     def _phase(self, message: Any, deadline_s: float, phase: str,
                blobs: list[bytes] | tuple = ()) -> tuple[EvaluateReply, list[bytes]]:
-        header, out = self.proc.request(message.model_dump(), deadline_s, phase, 1 << 31, blobs=blobs)
+        t = time.monotonic()
+        try:
+            header, out = self.proc.request(message.model_dump(), deadline_s, phase, 1 << 31, blobs=blobs)
+        finally:
+            self.phase_s[phase] = round(time.monotonic() - t, 4)
         return EvaluateReply.model_validate(header), out
 
     def close(self) -> None:
@@ -230,13 +236,15 @@ class WarmRunner:
         except WorkerFailure as f:
             return outcome.harness_error(self.task, built, f"restarting the runner failed: {f.message}", ctx.t0)
         deadlines = self.session.deadlines(request, programs)
-        t = time.monotonic()
         try:
             with timing_isolation(timing_core()):  # the parent's own threads stay off the timing core
                 reply, trace = self.session.evaluate(built.artifact.runnable, request, deadlines)
         except WorkerFailure as f:
-            return outcome.runner_failed(ctx, built, f, time.monotonic() - t, deadlines)
-        return outcome.decide(ctx, built, reply, trace, time.monotonic() - t, interpreted, deadlines)
+            return outcome.runner_failed(ctx, built, f, self.session.phase_s, deadlines)
+        t_decide = time.monotonic()
+        result = outcome.decide(ctx, built, reply, trace, self.session.phase_s, interpreted, deadlines)
+        return result.model_copy(update={"overhead_s": {**result.overhead_s,
+                                                        "trace_parsing": round(time.monotonic() - t_decide, 4)}})
 
 
 def evaluate_batch(tasks: Sequence[EvalTask]) -> list[Any]:
