@@ -179,7 +179,7 @@ def run_cmd(
     contact: str = typer.Option("unknown", help="submission.yaml contact"),
     notes: str = typer.Option("", help="submission.yaml notes"),
     executor: str = typer.Option("local", help="local | ray: every sample evaluated on one host of --chip of a Ray cluster (docs/scale-out.md)"),
-    address: Optional[str] = typer.Option(None, help="Ray cluster: auto | ray://host:10001 | local"),
+    address: Optional[str] = typer.Option(None, help="Ray cluster: auto | host:6379 | ray://host:10001"),
     ray_cpus: Optional[float] = typer.Option(None, help="CPUs each Ray evaluation asks for (default 1)"),
 ) -> None:
     """Run Best-of-N or iterative refinement (+ context) over a generator; every sample goes through the harness;

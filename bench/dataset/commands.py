@@ -57,7 +57,7 @@ def ingest(
     data_dir: Path = typer.Option(DATA_DIR, help="dataset folder"),
     submissions_dir: Path = typer.Option(SUBMISSIONS_DIR, help="submissions folder"),
     executor: str = typer.Option("local", help="local (this host) | ray (one task per host of a Ray cluster; needs --chip; docs/scale-out.md)"),
-    address: Optional[str] = typer.Option(None, help="Ray cluster: auto (RAY_ADDRESS or this machine's) | ray://host:10001 | local"),
+    address: Optional[str] = typer.Option(None, help="Ray cluster: auto (RAY_ADDRESS or the one started on this machine) | host:6379 | ray://host:10001"),
     ray_cpus: Optional[float] = typer.Option(None, help="CPUs each Ray evaluation asks for (default 1)"),
 ) -> None:
     """Evaluate submissions that have no current result on this track and append the rows to data/."""

@@ -245,6 +245,8 @@ def ingest(
     # One evaluation at a time by default: each one already runs two worker processes, and parallel
     # evaluations on one host time their programs against each other's load (measured: identical
     # programs 0.3x-2.3x apart with 2 parallel evaluations on 2 cores). A cluster gives each its own host.
+    if not jobs and not sample_jobs:
+        return report  # nothing to evaluate: no executor (nor Ray cluster) needed
     runner = make_executor(executor, chip=chip, workers=workers, address=address, ray_cpus=ray_cpus)
     try:
         for o in runner.run(run_task, evaluator, [(job, job.task) for job in jobs]):

@@ -21,6 +21,7 @@ so the same harness version) must be installed on every host: see docs/scale-out
 from __future__ import annotations
 
 import logging
+import os
 import socket
 import tempfile
 from pathlib import Path
@@ -78,9 +79,22 @@ def task_options(chip: str, cpus: float | None, hosts: list[dict[str, Any]]) -> 
     return opts
 
 
+def _check_reachable(address: str | None) -> None:
+    """Fail at once when a host:port cluster address does not answer (ray.init would retry for minutes)."""
+    target = os.environ.get("RAY_ADDRESS") if address in (None, "auto") else address
+    if not target or "://" in target or ":" not in target:
+        return
+    host, _, port = target.rpartition(":")
+    try:
+        socket.create_connection((host, int(port)), timeout=5).close()
+    except (OSError, ValueError) as exc:
+        raise ExecutorUnavailable(f"cannot reach the Ray cluster at {target}: {exc}") from None
+
+
 class RayExecutor:
-    """Connects to a Ray cluster (`address`: "auto" = RAY_ADDRESS or the cluster started on this machine,
-    "ray://host:10001" = Ray client, "local" = a private one-machine Ray offering one host of `chip`)."""
+    """Connects to a running Ray cluster (`address`: "auto" = RAY_ADDRESS or the cluster started on this machine,
+    "host:6379", or "ray://host:10001" = Ray client). It never starts one: on one machine the local executor
+    does the same work without Ray (bench.executor.local_cluster starts a test cluster)."""
 
     name = "ray"
 
@@ -88,10 +102,11 @@ class RayExecutor:
         self.chip, self.resource = chip, host_resource(chip)
         self._owned = not ray.is_initialized()
         if self._owned:
-            local = address == "local"
-            ray.init(address=None if local else (address or "auto"), log_to_driver=False,
-                     logging_level=logging.WARNING, resources={self.resource: 1} if local else None,
-                     include_dashboard=False if local else None)
+            _check_reachable(address)
+            try:
+                ray.init(address=address or "auto", log_to_driver=False, logging_level=logging.WARNING)
+            except ConnectionError as exc:
+                raise ExecutorUnavailable(f"no Ray cluster at {address or 'auto'}: {exc}") from None
         try:
             self.options = task_options(chip, cpus, _hosts(self.resource))
         except ExecutorUnavailable:

@@ -98,3 +98,9 @@ def test_a_row_of_another_chip_than_the_tracks_is_not_stored(tmp_path):
     report = ingest(data_dir=tmp_path / "data", submissions_dir=subs, chip="v6e", size="small", evaluator=FAKE)
     assert report.written == [] and "ran on chip 'cpu', not this track's 'v6e'" in report.failed[0][2]
     assert not list((tmp_path / "data").glob("results/**/*.parquet"))
+
+
+def test_an_unreachable_cluster_is_a_clear_error_not_a_hang():
+    pytest.importorskip("ray")
+    with pytest.raises(ExecutorUnavailable, match="cannot reach the Ray cluster at 127.0.0.1:1"):
+        make_executor("ray", chip="cpu", address="127.0.0.1:1")
