@@ -26,14 +26,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 LOOPBACK = "127.0.0.1"
+NODE_ENV = "JAXBENCH_NODE_NAME"  # set in each node's environment: "<cluster folder>/<node name>"
 
 
 @dataclass
 class Node:
     name: str
     temp_dir: Path
-    pgid: int  # the `ray start` session: every process of the node is in it
+    pgid: int  # the `ray start` session: its daemons are in it (Ray workers need not be)
     log: Path
+    label: str  # the value of NODE_ENV in every process of the node
 
 
 def _free_port() -> int:
@@ -42,16 +44,19 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _pids_of(pgid: int) -> list[tuple[int, str]]:
-    """(pid, command) of every live process of a process group."""
-    out = []
+def _pids_of(node: Node) -> list[tuple[int, str]]:
+    """(pid, command) of every live process of a node: its process group, and every process whose environment
+    carries the node's label (Ray workers, which may leave the group, and their children)."""
+    out, marker = [], f"{NODE_ENV}={node.label}".encode()
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
             continue
         try:
             stat = (proc / "stat").read_text()
             fields = stat[stat.rindex(")") + 2:].split()
-            if int(fields[2]) == pgid and fields[0] != "Z":
+            if fields[0] == "Z":
+                continue
+            if int(fields[2]) == node.pgid or marker in (proc / "environ").read_bytes().split(b"\0"):
                 out.append((int(proc.name), (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")))
         except (OSError, ValueError, IndexError):
             continue
@@ -79,15 +84,17 @@ class LocalCluster:
     def _start(self, name: str, args: list[str], cpus: float, resources: dict[str, float]) -> Node:
         temp_dir = self.root / name  # short: Ray's unix sockets live below it
         log = self.root / f"{name}.log"
+        node_label = f"{self.root.name}/{name}"
         cmd = [sys.executable, "-m", "bench.executor.local_cluster", "node", "start", *args,
                "--node-ip-address", LOOPBACK, "--num-cpus", str(cpus), "--resources", json.dumps(resources),
                "--object-store-memory", str(self.object_store_mb << 20), "--temp-dir", str(temp_dir)]
         env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_health_check_period_ms": "1000",
                "RAY_health_check_failure_threshold": "3", **self.env,
-               "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "1"}  # a driver's setting (driver_env) must not reach a node
+               "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "1",  # a driver's setting (driver_env) must not reach a node
+               NODE_ENV: node_label}  # marks every process of the node, Ray workers included
         with open(log, "wb") as fh:
             proc = subprocess.Popen(cmd, env=env, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True)
-        node = Node(name, temp_dir, proc.pid, log)
+        node = Node(name, temp_dir, proc.pid, log, node_label)
         self.nodes.append(node)
         if proc.wait(timeout=120) != 0:
             raise RuntimeError(f"ray start of {name} failed:\n{log.read_text()[-3000:]}")
@@ -101,26 +108,27 @@ class LocalCluster:
         return self._start(f"w{len(self.nodes)}", ["--address", self.address], cpus, resources)
 
     def raylet_pid(self, node: Node) -> int:
-        return next(pid for pid, cmd in _pids_of(node.pgid) if "/raylet/raylet " in cmd or cmd.startswith("raylet"))
+        return next(pid for pid, cmd in _pids_of(node) if "/raylet/raylet " in cmd or cmd.startswith("raylet"))
 
     def kill_node(self, node: Node) -> None:
-        """What a lost host looks like: its raylet dies by SIGKILL, then the rest of its processes."""
+        """What a lost host looks like: its raylet dies by SIGKILL, then every other process of the node
+        (a Ray worker outlives its raylet long enough to finish its task and hand the result over)."""
         os.kill(self.raylet_pid(node), signal.SIGKILL)
-        time.sleep(0.5)
-        self._kill_group(node.pgid)
+        self._kill(node)
 
     @staticmethod
-    def _kill_group(pgid: int) -> None:
-        try:
-            os.killpg(pgid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+    def _kill(node: Node) -> None:
+        for pid, _ in _pids_of(node):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
     def rss_mb(self) -> float:
         """Resident memory of every process of every node (Ray workers included)."""
         total = 0
         for node in self.nodes:
-            for pid, _ in _pids_of(node.pgid):
+            for pid, _ in _pids_of(node):
                 try:
                     rss = next(line for line in Path(f"/proc/{pid}/status").read_text().splitlines() if line.startswith("VmRSS"))
                     total += int(rss.split()[1])
@@ -130,10 +138,10 @@ class LocalCluster:
 
     def stop(self) -> None:
         """Kill every process of every node (workers before the head) and wait until they are gone."""
-        for node in reversed(self.nodes):
-            self._kill_group(node.pgid)
         deadline = time.monotonic() + 20
-        while any(_pids_of(n.pgid) for n in self.nodes) and time.monotonic() < deadline:
+        while any(_pids_of(n) for n in self.nodes) and time.monotonic() < deadline:
+            for node in reversed(self.nodes):
+                self._kill(node)
             time.sleep(0.2)
         shutil.rmtree(self.root, ignore_errors=True)
 
@@ -141,7 +149,7 @@ class LocalCluster:
         """Local addresses of the TCP sockets this cluster's processes listen on (from /proc/net/tcp*)."""
         inodes: set[str] = set()
         for node in self.nodes:
-            for pid, _ in _pids_of(node.pgid):
+            for pid, _ in _pids_of(node):
                 try:
                     for fd in Path(f"/proc/{pid}/fd").iterdir():
                         target = os.readlink(fd)

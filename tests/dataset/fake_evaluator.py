@@ -6,7 +6,8 @@ is derived from its hash unless a marker sets it. "# fake: noisy" gives
 timings with a wide spread (IQR 50 % of the median) and speedups 3.0, 1.0, 2.0 on successive calls (a counter
 per file, this process), "# fake: noisy_then_incorrect" the same but incorrect from the second call on. Each call
 sleeps FAKE_EVAL_SLEEP seconds so that a test can kill ingest mid-run, and appends the sha256 of the file it
-evaluated to FAKE_EVAL_LOG when set (tests count evaluations).
+evaluated to FAKE_EVAL_LOG when set (tests count evaluations); FAKE_EVAL_START_LOG gets the sha256 and the Ray test
+node (JAXBENCH_NODE_NAME) before the sleep.
 """
 
 from __future__ import annotations
@@ -30,6 +31,10 @@ def _timing(ms: float, iqr: float = 0.0) -> Timing:
 
 
 def evaluate(task: EvalTask) -> EvalResult:
+    if os.environ.get("FAKE_EVAL_START_LOG"):  # "<sha256> <node>" as each call starts (executor tests: retries)
+        with open(os.environ["FAKE_EVAL_START_LOG"], "a") as fh:
+            fh.write(f"{hashlib.sha256(task.kernel_path.read_bytes()).hexdigest()} "
+                     f"{os.environ.get('JAXBENCH_NODE_NAME', '-')}\n")
     time.sleep(float(os.environ.get("FAKE_EVAL_SLEEP", "0")))
     src = task.kernel_path.read_text()
     if os.environ.get("FAKE_EVAL_LOG"):  # one line per evaluation started (executor tests count retries)

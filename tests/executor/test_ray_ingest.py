@@ -92,6 +92,16 @@ def _wait_files(data: Path, n: int, proc: subprocess.Popen, timeout: float = 120
         time.sleep(0.05)
 
 
+def _wait_started(log: Path, digests: set[str], node: str, proc: subprocess.Popen, timeout: float = 120) -> None:
+    """Until `node` has started one of these evaluations (its line in the fake evaluator's log)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        lines = log.read_text().splitlines() if log.exists() else []
+        if any(line.split()[0] in digests and line.split()[1] == node for line in lines):
+            return
+        time.sleep(0.05)
+
+
 def test_head_killed_then_rerun_submits_only_what_is_missing(cluster, tmp_path):
     subs, ref, data = _fake_subs(tmp_path / "subs"), tmp_path / "ref", tmp_path / "data"
     assert _ingest(ref, subs, evaluator=FAKE).returncode == 0  # local, no sleep: the expected rows
@@ -120,14 +130,15 @@ def test_lost_worker_node_is_retried_elsewhere_and_stored_once(cluster, tmp_path
            "--submissions-dir", str(subs), "--executor", "ray", "--address", "auto"]
     env = {**os.environ, **cluster.driver_env(), "JAXBENCH_EVALUATOR": FAKE}
     head = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    _wait_files(data, 1, head)
-    time.sleep(0.5)  # both workers are 0.5 s into their next 2 s evaluation
+    victim = cluster.nodes[-1]
+    _wait_started(Path(cluster.env["FAKE_EVAL_START_LOG"]), digests, victim.label, head)
     assert head.poll() is None and len(_files(data)) < 8, "the kill must land mid-run"
-    cluster.kill_node(cluster.nodes[-1])  # the victim's running evaluation is lost with it
+    cluster.kill_node(victim)  # the evaluation it just started (2 s) is lost with it
     out, _ = head.communicate(timeout=300)
     assert head.returncode == 0, out
     assert "8 evaluations stored" in out and "0 not stored" in out, out
     assert _keys(data) == _keys(ref)
     assert len(_files(data)) == 8 and len({(k[1], k[2]) for k in _keys(data)}) == 8
-    started = [d for d in Path(cluster.env["FAKE_EVAL_LOG"]).read_text().split() if d in digests]
+    started = [line.split()[0] for line in Path(cluster.env["FAKE_EVAL_START_LOG"]).read_text().splitlines()
+               if line.split()[0] in digests]
     assert set(started) == digests and len(started) > len(digests), "the lost evaluation ran again elsewhere"
