@@ -20,7 +20,7 @@ import importlib.util
 import os
 import sys
 import traceback
-from typing import Any
+from typing import Any, Iterator
 
 CANDIDATE_FN = "candidate_program"  # exported under this name: its HLO module is jit_candidate_program
 
@@ -49,14 +49,19 @@ def _count_pallas(exported_fn: Any, signature: Any) -> int:
 
 def build(request: Any) -> tuple[dict, list[bytes]]:
     """The BuildReply fields and the export blobs (runnable first, then TPU when it lowered)."""
-    from jax.experimental.pallas import tpu as pltpu
+    from jax._src import config as jax_config
 
     from bench.harness.signature import abstract_signature, export_program
     from bench.registry import spec
 
     signature = abstract_signature(spec(request.workload), request.size)
-    def interpret() -> Any:  # a pallas_call must be *built* inside it (bench.harness.interpret): import, trace, export
-        return pltpu.force_tpu_interpret_mode(True) if request.interpret else contextlib.nullcontext()
+    def interpret() -> Any:
+        """HLO interpret mode for every pallas_call *built* inside it (bench.harness.interpret): import, trace,
+        export. The config switch that `pltpu.force_tpu_interpret_mode(True)` sets, without importing the
+        Pallas TPU stack (~0.4 s per build) for kernels that do not use it."""
+        if not request.interpret:
+            return contextlib.nullcontext()
+        return _config_set(jax_config.pallas_tpu_interpret_mode_context_manager, True)
 
     with interpret():
         fn = getattr(_import_kernel(request.kernel_path), "workload", None)
@@ -75,6 +80,16 @@ def build(request: Any) -> tuple[dict, list[bytes]]:
         with interpret():
             reply["jaxpr_pallas_calls"] = _count_pallas(fn, signature)
     return reply, blobs
+
+
+@contextlib.contextmanager
+def _config_set(option: Any, value: Any) -> Iterator[None]:
+    """A jax config option set for this thread within the block (as jax's own context managers do)."""
+    previous = option.swap_local(value)
+    try:
+        yield
+    finally:
+        option.set_local(previous)
 
 
 def main() -> None:

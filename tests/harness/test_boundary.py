@@ -17,6 +17,7 @@ from bench.harness.messages import BuildRequest
 from bench.harness.result import Status
 from bench.harness.task import EvalTask
 
+KERNELS = Path(__file__).parent / "kernels"
 needs_bwrap = pytest.mark.skipif(sandbox.bwrap_problem() is not None, reason=f"bubblewrap unusable: {sandbox.bwrap_problem()}")
 
 PROBE = '''
@@ -132,3 +133,18 @@ def test_a_forged_reply_cannot_carry_a_status() -> None:
     with pytest.raises(ValidationError):
         BuildReply.model_validate({"ok": True, "status": "correct"})
     assert "status" not in BuildReply.model_fields and "kind" not in BuildReply.model_fields
+
+
+@pytest.mark.slow
+def test_the_parent_never_starts_a_jax_backend(tmp_path: Path) -> None:
+    """Only the runner holds the device (on a TPU host: the chip). The parent reads the exports and parses the
+    trace with jax imported, but never initializes a backend; the build runs with JAX_PLATFORMS=cpu."""
+    import subprocess
+    import sys
+
+    code = ("from pathlib import Path\nfrom bench.harness.evaluate import evaluate\nfrom bench.harness.task import EvalTask\n"
+            f"r = evaluate(EvalTask(workload='8p_GEMM', kernel_path=Path({str(KERNELS / 'pallas_gemm.py')!r}), "
+            "size='small', seeds=1, warmup=1, iters=2, blocks=1))\n"
+            "from jax._src import xla_bridge\nprint('STATUS', r.status.value, 'BACKENDS', sorted(xla_bridge._backends))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert "STATUS correct BACKENDS []" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
