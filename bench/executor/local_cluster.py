@@ -112,7 +112,7 @@ class LocalCluster:
 
     def kill_node(self, node: Node) -> None:
         """What a lost host looks like: its raylet dies by SIGKILL, then every other process of the node
-        (a Ray worker outlives its raylet long enough to finish its task and hand the result over)."""
+        (Ray workers and the harness's processes are not in the node's process group)."""
         os.kill(self.raylet_pid(node), signal.SIGKILL)
         self._kill(node)
 
