@@ -183,7 +183,7 @@ def run_baselines(
     iters: int = typer.Option(DEFAULT_ITERS, help="timed calls"),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """Time XLA baselines (upstream `run`): one reference worker per workload, upstream's inputs."""
+    """Time XLA baselines (upstream `run`): one runner per workload, upstream's inputs."""
     from bench.api import time_baseline
     from bench.registry import workload_ids
 

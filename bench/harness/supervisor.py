@@ -27,11 +27,11 @@ TIMING_NICE = -10
 # (~1x and ~1.8x) and the median jumps between them. Single-threaded ops are one mode. CPU-only
 # flags: accelerator backends ignore them.
 CPU_TIMING_FLAGS = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
-# Fixed malloc thresholds for CPU workers. glibc adapts its mmap threshold to what a process freed before,
+# Fixed malloc thresholds for the CPU runner. glibc adapts its mmap threshold to what a process freed before,
 # so whether a program's large temp buffers come from the heap (reused) or from a fresh mmap on every call
 # (page faults each call) depended on the process's history: 12p_RMSNorm small measured 0.78-0.83 ms in
 # one worker and 1.24-1.39 ms with ~2,700 page faults per call in another, identical programs 1.5x apart.
-# Fixed thresholds (buffers up to 32 MiB reused, heap never trimmed) give every worker the same behaviour.
+# Fixed thresholds (buffers up to 32 MiB reused, heap never trimmed) make it independent of that history.
 CPU_MALLOC_TUNABLES = "glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=4294967296"
 
 
@@ -110,15 +110,14 @@ def timing_core() -> int | None:
 
 
 def worker_core(environ: dict[str, str] | None = None) -> int | None:
-    """The one core a worker is confined to FROM ITS START, on a CPU-only host (None elsewhere).
+    """The one core the runner is confined to FROM ITS START, on a CPU-only host (None elsewhere).
 
     Why from the start: XLA:CPU sizes its thread pools from the affinity mask when the client is
-    created. A worker started on 2 cores gets a 2-thread pool; pinned to one core only for timing, its
+    created. A process started on 2 cores gets a 2-thread pool; pinned to one core only for timing, its
     calling thread and a pool thread then share that core (measured: both busy, the caller ~1.4 ms of
     CPU per ~1.5 ms call of 8p_GEMM small). Confined from the start, the program runs inline on the
-    main thread, provided its inputs are ready (worker._ready: otherwise a host callback, including the
-    TPU interpreter's, can deadlock the 1-thread pool). On TPU/GPU hosts the runtime's host threads keep
-    every core."""
+    main thread, provided its inputs are ready (runner._place waits for them). On TPU/GPU hosts the
+    runtime's host threads keep every core."""
     from bench.harness.schedule import cpu_only_host
 
     return timing_core() if cpu_only_host(environ) else None
@@ -145,11 +144,13 @@ def one_line(error: str, limit: int = 300) -> str:
 
 
 def worker_env(base: dict[str, str]) -> dict[str, str]:
-    """Environment of a worker. Accelerator memory must not be preallocated: two workers share it."""
+    """Environment of the runner: single-threaded XLA:CPU ops and BLAS, fixed malloc thresholds (CPU), no
+    preallocation of accelerator memory (a candidate's program allocates what it needs, under the runtime's
+    own limits)."""
     env = dict(base)
     env["XLA_FLAGS"] = f"{env.get('XLA_FLAGS', '')} {CPU_TIMING_FLAGS}".strip()
     env["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"
-    # numpy's BLAS in a worker: no spinning helper threads next to the timed program
+    # numpy's BLAS in the runner: no spinning helper threads next to the timed program
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         env[var] = "1"
     from bench.harness.schedule import cpu_only_host
@@ -196,7 +197,7 @@ class RunnerProcess:
         self.ended: float | None = None  # monotonic time its process was seen reaped
 
     def wait_ready(self, timeout_s: float) -> dict:
-        """The worker's hello (backend, device kind, versions, memory cap) once its imports are done."""
+        """The runner's hello (backend, device kind, versions, memory cap) once its imports are done."""
         if self.ready is None:
             header = self._receive(time.monotonic() + timeout_s, 1 << 20, "startup")[0]
             header.pop("ok", None)
@@ -210,7 +211,7 @@ class RunnerProcess:
         try:
             transport.send(self._cmd_w, header, blobs)
         except (BrokenPipeError, OSError):
-            pass  # the reply read will report how the worker ended
+            pass  # the reply read will report how the runner ended
 
     def request(self, header: dict, timeout_s: float, phase: str, max_bytes: int = 1 << 34,
                 blobs: list[bytes] | tuple = ()) -> tuple[dict, list[bytes]]:
@@ -253,15 +254,15 @@ class RunnerProcess:
         return f"exited with code {code} without a verdict"
 
     def prepare_for_timing(self, core: int | None, nice: int = TIMING_NICE) -> int:
-        """Pin every thread of the worker (bwrap's children included) to one core and raise its priority.
+        """Pin every thread of the runner to one core and raise its priority.
 
         Why: on a shared 2-core box, timed iterations of ~1 ms are preempted for whole time slices
         (10-20 ms) by other processes, and the median then depends on who got preempted more. At
-        nice -10 a worker wins ~90 % of a contended core. Pinned to one core, XLA:CPU runs the
+        nice -10 the runner wins ~90 % of a contended core. Pinned to one core, XLA:CPU runs the
         program's ops one after another, as a single accelerator core would, instead of overlapping
-        independent ops on whichever cores happen to be free. The baseline and the candidate get the
-        same core and never run at the same time. Niceness and affinity are per thread on Linux,
-        so each task is set, from outside: the candidate itself cannot (no capabilities).
+        independent ops on whichever cores happen to be free. The baseline and the candidate run in
+        this one process, alternately, never at the same time. Niceness and affinity are per thread
+        on Linux, so each task is set, from outside.
         Returns the number of threads whose priority changed (0 without root / CAP_SYS_NICE)."""
         changed = 0
         for tid in _process_tree_threads(self.proc.pid):
@@ -275,7 +276,7 @@ class RunnerProcess:
         return changed
 
     def kill(self) -> None:
-        """Kill the worker's whole process group (it runs in its own session)."""
+        """Kill the runner's whole process group (it runs in its own session)."""
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
@@ -288,9 +289,9 @@ class RunnerProcess:
             self.ended = time.monotonic()
 
     def close(self) -> None:
-        """Ask the worker to exit, kill it if it does not, release the pipes. Idempotent (the exclusive
-        schedule closes each worker when its phase ends, cleanup closes every worker again): a second
-        os.close could hit a file descriptor number reused meanwhile."""
+        """Ask the runner to exit, kill it if it does not, release the pipes. Idempotent (a runner replaced
+        after a failure is closed, and closed again at the end): a second os.close could hit a file
+        descriptor number reused meanwhile."""
         if self._log.closed:
             return
         if self.proc.poll() is None:

@@ -15,11 +15,11 @@ INTERPRET_ITERS = 10
 #: Warmup and timed calls per program otherwise (upstream's `run` and `evaluate` defaults).
 DEFAULT_WARMUP, DEFAULT_ITERS = 5, 50
 
-#: A worker must be up (jax imported, backend started) within this; a harness problem if exceeded, never a verdict.
+#: The runner must be up (jax imported, backend started) within this; a harness problem if exceeded, never a verdict.
 STARTUP_TIMEOUT_S = 180.0  # importing jax on a loaded 2-core machine
 #: The cap of every phase (compile, correctness, timing); EvalTask.timeout_s, `bench evaluate --timeout`.
 DEFAULT_TIMEOUT_S = 300.0
-#: The least a phase that runs the compiled kernel gets: worker round trips, first-call transfers, a loaded host.
+#: The least a phase that runs the compiled kernel gets: runner round trips, first-call transfers, a loaded host.
 RUN_FLOOR_S = 30.0
 #: How many times slower per call than the XLA baseline a kernel may be before a run phase times out. The
 #: slowest correct kernel on cpu/small (a Pallas kernel in TPU interpret mode, 11p) is ~85x its baseline per

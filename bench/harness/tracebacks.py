@@ -1,7 +1,7 @@
 """What a submitter reads when their kernel fails: tracebacks that point at their file, once.
 
 The harness evaluates a private copy of the kernel (`build/eval/eval_<random>/kernel.py`: the evaluation depends
-on the content only), inside worker code, and the worker both returns the traceback and prints it to its log.
+on the content only), inside the build step's code, which both returns the traceback and prints it to its log.
 Raw, that shows a temporary path nobody can open, a dozen harness frames, and the same text twice
 (`traceback` and `candidate_log`). `attribute` rewrites a finished EvalResult for its reader: the copy's path
 becomes the submitted file, frames of the harness itself are dropped, and the log loses the duplicate.
