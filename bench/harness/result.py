@@ -89,7 +89,7 @@ class Environment(BaseModel):
     libtpu_version: str | None = None
     harness_version: str
     sandbox: str = "none"  # "bwrap" or "none"
-    interpret: bool = False  # Pallas kernels ran in TPU interpret mode (CPU): timings are not TPU timings
+    interpret: bool = False  # Pallas kernels ran in interpret mode (CPU): timings are not TPU timings
 
 
 class EvalResult(BaseModel):
@@ -145,7 +145,7 @@ def timing_meaning(env: Environment | None) -> str | None:
         return None
     if env.backend == "cpu":
         if env.interpret:
-            return ("CPU, Pallas in TPU interpret mode: correctness is real; times and speedups are not TPU timings "
+            return ("CPU, Pallas in interpret mode: correctness is real; times and speedups are not TPU timings "
                     "(the interpreter's cost, not the kernel's)")
         return "CPU wall clock of XLA:CPU programs: not TPU timings; the speedup compares two CPU programs"
     return f"{env.backend.upper()} device time from the profiler ({env.chip}): the timing that ranks"

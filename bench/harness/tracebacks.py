@@ -67,4 +67,4 @@ def attribute(result: EvalResult, kernel_path: str | Path) -> EvalResult:
         traceback = drop_harness_frames(traceback)
     log = drop_harness_frames(log) if log else log
     return result.model_copy(update={"traceback": traceback, "candidate_log": log, "reason": fix(result.reason) or "",
-                                     "error": fix(result.error)})
+                                     "error": fix(result.error), "tpu_lowering": fix(result.tpu_lowering)})
