@@ -91,13 +91,24 @@ class SandboxedCommand:
 
         return apply
 
-    def release(self) -> None:
-        """Remove the pids cgroup (empty once every process of the build is gone)."""
-        if self.cgroup is not None:
+    def release(self, wait_s: float = 1.0) -> None:
+        """Remove the pids cgroup once every process in it is gone (killed processes leave it a moment
+        after their death); one still alive after `wait_s` keeps it (and stays countable there)."""
+        if self.cgroup is None:
+            return
+        import time
+
+        deadline = time.monotonic() + wait_s
+        while True:
             try:
                 self.cgroup.rmdir()
+                return
+            except FileNotFoundError:
+                return
             except OSError:
-                pass
+                if time.monotonic() > deadline:
+                    return
+                time.sleep(0.02)
 
 
 def _rlimits(limits: Limits) -> list[tuple[int, int]]:
@@ -241,6 +252,15 @@ def _pids_cgroup(limit: int) -> Path | None:
         except OSError:
             pass
         return None
+
+
+def pids_cgroup_available() -> bool:
+    """Whether this host lets the harness create a pids cgroup (checked by creating and removing one)."""
+    cgroup = _pids_cgroup(PROCESS_LIMIT)
+    if cgroup is None:
+        return False
+    cgroup.rmdir()
+    return True
 
 
 def wrap(argv: list[str], mode: str = "auto", *, kernel: Path | None = None, limits: Limits = Limits(),

@@ -8,7 +8,6 @@ import socket
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -20,14 +19,18 @@ needs_bwrap = pytest.mark.skipif(sandbox.bwrap_problem() is not None, reason=f"b
 
 
 def run_py(code: str, scratch: Path, mode: str, pass_fds: tuple[int, ...] = (), timeout: float = 60,
-           limits: sandbox.Limits = sandbox.Limits()) -> subprocess.CompletedProcess:
-    """`code` in the sandbox; `scratch` is bound read-only (the test's own folder: a path the build could see)."""
+           limits: sandbox.Limits = sandbox.Limits(), commands: list | None = None) -> subprocess.CompletedProcess:
+    """`code` in the sandbox; `scratch` is bound read-only (the test's own folder: a path the build could see).
+    With `commands`, the caller releases the command's pids cgroup (a survivor still lives in it)."""
     cmd = sandbox.wrap([sys.executable, "-c", textwrap.dedent(code)], mode, limits=limits, extra_ro=[str(scratch)])
     try:
         return subprocess.run(cmd.argv, env=cmd.env, capture_output=True, text=True, timeout=timeout, pass_fds=pass_fds,
                               preexec_fn=cmd.preexec())
     finally:
-        cmd.release()
+        if commands is None:
+            cmd.release()
+        else:
+            commands.append(cmd)
 
 
 @needs_bwrap
@@ -96,7 +99,7 @@ def test_tmpfs_is_counted_against_the_memory_cap() -> None:
 
 
 def test_process_count_is_limited(tmp_path: Path) -> None:
-    if sandbox._pids_cgroup(8) is None:
+    if not sandbox.pids_cgroup_available():
         pytest.skip("no writable pids cgroup on this host")
     code = """
         import subprocess, sys
@@ -156,11 +159,11 @@ BACKGROUND = """
 """
 
 
-def _survives(tmp_path: Path, mode: str) -> bool:
+def _survives(tmp_path: Path, mode: str, commands: list | None = None) -> bool:
     """Whether a background process started inside outlives the sandboxed command (watched via a pipe's EOF)."""
     r, w = os.pipe()
     try:
-        done = run_py(BACKGROUND.format(fd=w), tmp_path, mode, pass_fds=(w,))
+        done = run_py(BACKGROUND.format(fd=w), tmp_path, mode, pass_fds=(w,), commands=commands)
         assert "started" in done.stdout, done.stderr
         (tmp_path / "bg.pid").write_text(done.stdout.split()[-1])
         os.close(w)
@@ -181,15 +184,17 @@ def test_background_process_dies_with_the_sandbox(tmp_path: Path) -> None:
 
 def test_background_process_survives_without_sandbox(tmp_path: Path) -> None:
     """Control: the same probe does detect a survivor when nothing contains it (then we clean it up)."""
+    commands: list = []
     try:
-        assert _survives(tmp_path, "none")
+        assert _survives(tmp_path, "none", commands)
     finally:
         pid = int((tmp_path / "bg.pid").read_text())
         try:
             os.kill(pid, 9)
         except ProcessLookupError:
             pass
-        time.sleep(0.05)
+        for cmd in commands:
+            cmd.release()
 
 
 def test_mode_bwrap_raises_when_unusable(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
