@@ -72,7 +72,8 @@ def build(request: Any) -> tuple[dict, list[bytes]]:
     reply: dict[str, Any] = {"ok": True}
     if request.cross_tpu:
         try:
-            blobs.append(bytes(export_program(fn, CANDIDATE_FN, signature, ["tpu"]).serialize()))
+            with _tpu_target():
+                blobs.append(bytes(export_program(fn, CANDIDATE_FN, signature, ["tpu"]).serialize()))
             reply.update(tpu_exported=True, tpu_lowering="ok")
         except Exception as exc:  # the kernel runs (interpret mode) but would not lower for a TPU: say why
             reply["tpu_lowering"] = f"{type(exc).__name__}: {exc}"[:2000]
@@ -80,6 +81,37 @@ def build(request: Any) -> tuple[dict, list[bytes]]:
         with interpret():
             reply["jaxpr_pallas_calls"] = _count_pallas(fn, signature)
     return reply, blobs
+
+
+#: The chip a host without a TPU cross-lowers for (the paper's target, v6e). Mosaic asks the default device
+#: for the chip's parameters (lanes, sublanes, generation) while lowering some ops (rank-1 blocks, sign, ...);
+#: a CPU host has none, and honest kernels failed with "Unsupported TPU device kind: cpu".
+CROSS_LOWERING_TARGET = "TPU v6 lite"
+
+
+@contextlib.contextmanager
+def _tpu_target() -> Iterator[None]:
+    """Within the block, Mosaic lowering on a non-TPU host sees CROSS_LOWERING_TARGET's parameters.
+    Only for kernels that imported Pallas (others never reach Mosaic; importing it costs ~0.4 s)."""
+    if "jax._src.pallas" not in sys.modules:
+        yield
+        return
+    from jax._src.pallas.mosaic import tpu_info
+
+    kind = tpu_info.get_device_kind()
+    if tpu_info.chip_version_from_device_kind(kind) is not None:  # a TPU host lowers for itself
+        yield
+        return
+    version = tpu_info.chip_version_from_device_kind(CROSS_LOWERING_TARGET)
+    had, previous = kind in tpu_info.registry, tpu_info.registry.get(kind)
+    tpu_info.registry[kind] = lambda: tpu_info.get_tpu_info_for_chip(version, 1)
+    try:
+        yield
+    finally:
+        if had:
+            tpu_info.registry[kind] = previous
+        else:
+            tpu_info.registry.pop(kind, None)
 
 
 @contextlib.contextmanager

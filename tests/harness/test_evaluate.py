@@ -93,6 +93,16 @@ def test_interpret_only_kernel_gets_the_tpu_lowering_error():
     assert r.integrity.details["inspection"]["pallas_source"] == "build_jaxpr" and r.integrity.pallas_calls == 1
 
 
+def test_kernel_whose_lowering_asks_for_the_chip_lowers_for_tpu_on_a_cpu_host():
+    """Mosaic reads the chip's parameters while lowering some ops; on a CPU host the build cross-lowers for
+    v6e instead of failing with "Unsupported TPU device kind: cpu" (the team's GroupNorm kernel does this)."""
+    kernel = Path(__file__).parents[2] / "submissions/jaxbench-team-pallas/kernels/29k_Matmul_Swish_Sum_GroupNorm.py"
+    r = evaluate(EvalTask(workload="29k_Matmul_Swish_Sum_GroupNorm", kernel_path=kernel, size="small", seeds=1,
+                          iters=2, warmup=1, blocks=1))
+    assert r.status == Status.CORRECT, r.reason
+    assert r.tpu_lowering == "ok", r.tpu_lowering
+
+
 def test_secret_seed_draws_other_inputs():
     r = run("identical", secret_seed=12345, iters=2, blocks=1)
     assert r.status == Status.CORRECT and r.secret_seed_used and r.input_seeds == []
