@@ -30,7 +30,7 @@ RANKING_QUERIES = {"speed": "leaderboard", "readiness": "leaderboard_readiness"}
 RANKING_EXPLANATIONS = {
     "speed": "Ranked by the paper's rule: per workload the best correct speedup over XLA, floored at 1x, "
              "geometric mean over the track's whole suite.",
-    "readiness": "On this track Pallas kernels run in CPU interpret mode, 10-100x slower than XLA:CPU, so its "
+    "readiness": "On this track Pallas kernels run in interpret mode, emulated by XLA:CPU, so its "
                  "timings say nothing about speed on a TPU and never decide a rank. Submissions are ranked by "
                  "kernels correct on every seed, then kernels that also lower for TPU (Mosaic), then Pallas "
                  "coverage; interpret-mode speedups are kept for reference only.",

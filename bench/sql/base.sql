@@ -56,8 +56,8 @@ LEFT JOIN (
 ) AS pf USING (track, submission, workload);
 
 -- The ranking kind each track declares. "speed" (the paper's floored geomean over XLA) where timings are
--- accelerator timings; "readiness" where they are not: on CPU, Pallas kernels run in interpret mode, 10-100x
--- slower than XLA:CPU, so a speedup there says nothing about a TPU. Readiness ranks by kernels correct on
+-- accelerator timings; "readiness" where they are not: on CPU, Pallas kernels run as an XLA:CPU emulation
+-- (interpret mode), so a speedup there says nothing about a TPU. Readiness ranks by kernels correct on
 -- every seed, then kernels that also lower for TPU (Mosaic), then Pallas coverage (leaderboard_readiness.sql).
 CREATE OR REPLACE TABLE track_ranking AS
 SELECT track, CASE WHEN bool_or(chip = 'cpu') THEN 'readiness' ELSE 'speed' END AS ranking
