@@ -99,6 +99,28 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"]
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    """Debian chromium driven by playwright, one browser for the session's browser tests (skipped where
+    scripts/setup --test has not installed it)."""
+    path = shutil.which("chromium") or CHROMIUM
+    if not Path(path).exists():
+        pytest.skip("Debian chromium missing: scripts/setup --test")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=path, headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
 @pytest.fixture(scope="session")
 def built_site(tmp_path_factory: pytest.TempPathFactory) -> BuiltSite:
     root = tmp_path_factory.mktemp("site")

@@ -9,22 +9,16 @@ from __future__ import annotations
 
 from typing import Any
 
-import shutil
 import urllib.request
 from html.parser import HTMLParser
-from pathlib import Path
 from urllib.parse import urldefrag, urljoin, urlparse
 
 import pytest
 
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
 
 pytestmark = [
     pytest.mark.browser,
-    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium missing: scripts/setup --test"),
 ]
 
 
@@ -88,9 +82,7 @@ def _plots_drawn(page) -> tuple[int, int, bool]:
     return total, drawn, styled
 
 
-def test_site_in_chromium(served_site: Any, tmp_path_factory: pytest.TempPathFactory) -> None:
-    from playwright.sync_api import sync_playwright
-
+def test_site_in_chromium(chromium: Any, served_site: Any, tmp_path_factory: pytest.TempPathFactory) -> None:
     url = served_site.url
     external, errors, dialogs = [], [], []
 
@@ -101,67 +93,62 @@ def test_site_in_chromium(served_site: Any, tmp_path_factory: pytest.TempPathFac
         else:
             r.continue_()
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=shutil.which("chromium") or CHROMIUM, headless=True, args=ARGS)
-        try:
-            ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
-            ctx.route("**/*", route)
-            page = ctx.new_page()
-            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    ctx = chromium.new_context(viewport={"width": 1400, "height": 1000})
+    ctx.route("**/*", route)
+    page = ctx.new_page()
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
 
-            # Leaderboard: the table sorts on click (first click ascending).
-            page.goto(url)
-            table = page.locator("table#lb-cpu-small")
-            th = table.locator("thead th", has_text="Correct")
-            th.click(timeout=5000)
-            assert th.get_attribute("aria-sort") == "ascending"
-            col = page.evaluate(
-                "Array.from(document.querySelectorAll('#lb-cpu-small tbody tr'))"
-                ".map(tr => parseFloat(tr.cells[4].getAttribute('data-sort')))"
-            )
-            assert col == sorted(col) and len(col) >= 6
-            page.fill("input[data-filter-for=lb-cpu-small]", "hand tuned")
-            assert page.locator("#lb-cpu-small tbody tr:visible").count() == 1
-            page.fill("input[data-filter-for=lb-cpu-small]", "")
+    # Leaderboard: the table sorts on click (first click ascending).
+    page.goto(url)
+    table = page.locator("table#lb-cpu-small")
+    th = table.locator("thead th", has_text="Correct")
+    th.click(timeout=5000)
+    assert th.get_attribute("aria-sort") == "ascending"
+    col = page.evaluate(
+        "Array.from(document.querySelectorAll('#lb-cpu-small tbody tr'))"
+        ".map(tr => parseFloat(tr.cells[4].getAttribute('data-sort')))"
+    )
+    assert col == sorted(col) and len(col) >= 6
+    page.fill("input[data-filter-for=lb-cpu-small]", "hand tuned")
+    assert page.locator("#lb-cpu-small tbody tr:visible").count() == 1
+    page.fill("input[data-filter-for=lb-cpu-small]", "")
 
-            # Instant navigation (no reload: the window marker survives) to the charts; all draw, styled.
-            page.evaluate("window.__marker = 42")
-            page.locator("nav.md-tabs a", has_text="Charts").first.click()
-            page.wait_for_url("**/charts/")
-            page.locator("article a", has_text="CPU interpret / small").first.click()
-            page.wait_for_url("**/charts/cpu-small/")
-            assert page.evaluate("window.__marker === 42"), "navigation.instant was not used"
-            total, drawn, styled = _plots_drawn(page)
-            # readiness per workload, fast1, best-so-far, outcomes, roofline, declared fast1 and declared outcomes
-            assert total == drawn == 7 and styled
+    # Instant navigation (no reload: the window marker survives) to the charts; all draw, styled.
+    page.evaluate("window.__marker = 42")
+    page.locator("nav.md-tabs a", has_text="Charts").first.click()
+    page.wait_for_url("**/charts/")
+    page.locator("article a", has_text="CPU interpret / small").first.click()
+    page.wait_for_url("**/charts/cpu-small/")
+    assert page.evaluate("window.__marker === 42"), "navigation.instant was not used"
+    total, drawn, styled = _plots_drawn(page)
+    # readiness per workload, fast1, best-so-far, outcomes, roofline, declared fast1 and declared outcomes
+    assert total == drawn == 7 and styled
 
-            # Dark mode: the palette toggle re-themes the charts (font colour follows material's).
-            before = page.evaluate("document.querySelector('div.bench-plot')._fullLayout.font.color")
-            page.locator("form[data-md-component=palette] label:visible").first.click()
-            page.wait_for_function("document.body.getAttribute('data-md-color-scheme') === 'slate'")
-            page.wait_for_function(
-                f"document.querySelector('div.bench-plot')._fullLayout.font.color !== {before!r}", timeout=5000
-            )
-            shot = tmp_path_factory.mktemp("screens") / "charts-dark.png"
-            page.screenshot(path=str(shot), full_page=True)
+    # Dark mode: the palette toggle re-themes the charts (font colour follows material's).
+    before = page.evaluate("document.querySelector('div.bench-plot')._fullLayout.font.color")
+    page.locator("form[data-md-component=palette] label:visible").first.click()
+    page.wait_for_function("document.body.getAttribute('data-md-color-scheme') === 'slate'")
+    page.wait_for_function(
+        f"document.querySelector('div.bench-plot')._fullLayout.font.color !== {before!r}", timeout=5000
+    )
+    shot = tmp_path_factory.mktemp("screens") / "charts-dark.png"
+    page.screenshot(path=str(shot), full_page=True)
 
-            # Direct load of the hostile submission's page: its charts draw, the name is text, nothing runs.
-            page.goto(f"{url}submissions/{served_site.xss_submission}/")
-            total, drawn, styled = _plots_drawn(page)
-            assert total == drawn and styled
-            assert served_site.xss_name in page.locator("article h1").inner_text()
+    # Direct load of the hostile submission's page: its charts draw, the name is text, nothing runs.
+    page.goto(f"{url}submissions/{served_site.xss_submission}/")
+    total, drawn, styled = _plots_drawn(page)
+    assert total == drawn and styled
+    assert served_site.xss_name in page.locator("article h1").inner_text()
 
-            # Back to the leaderboard in light mode for the main screenshot.
-            page.locator("form[data-md-component=palette] label:visible").first.click()
-            page.goto(url)
-            page.wait_for_selector("table#lb-cpu-small[data-ts]")
-            main_shot = shot.with_name("leaderboard.png")
-            page.screenshot(path=str(main_shot), full_page=True)
-            print(f"\nscreenshots: {main_shot} {shot}")
-        finally:
-            browser.close()
+    # Back to the leaderboard in light mode for the main screenshot.
+    page.locator("form[data-md-component=palette] label:visible").first.click()
+    page.goto(url)
+    page.wait_for_selector("table#lb-cpu-small[data-ts]")
+    main_shot = shot.with_name("leaderboard.png")
+    page.screenshot(path=str(main_shot), full_page=True)
+    print(f"\nscreenshots: {main_shot} {shot}")
 
     assert external == [], "requests left the machine"
     assert errors == [], "console errors"
@@ -185,66 +172,59 @@ def _workload_numbers(page, table: str) -> list[int]:
     )
 
 
-def test_layout_sort_readiness_and_kernel_pages(served_site: Any, tmp_path_factory: pytest.TempPathFactory) -> None:
+def test_layout_sort_readiness_and_kernel_pages(chromium: Any, served_site: Any, tmp_path_factory: pytest.TempPathFactory) -> None:
     """Tables fit at 1400 and 800 px, workload ids sort numerically, the CPU track explains itself and shows
     no speedup as a headline, kernel pages exist for kernels/ files only. Saves screenshots at both widths."""
-    from playwright.sync_api import sync_playwright
-
     url = served_site.url
     shots = tmp_path_factory.mktemp("layout")
     pages = {"leaderboard": "", "workload": "workloads/8p_GEMM/", "submission": f"submissions/{served_site.kernel_submission}/",
              "workloads": "workloads/"}
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=shutil.which("chromium") or CHROMIUM, headless=True, args=ARGS)
-        try:
-            for width in (1400, 800):
-                page = browser.new_page(viewport={"width": width, "height": 1000})
-                for name, path in pages.items():
-                    page.goto(url + path)
-                    page.wait_for_selector("article table[data-ts]")
-                    over = _overflow(page)
-                    assert all(v <= 1 for v in over.values()), f"{name} at {width}px overflows: {over}"
-                    if name in ("leaderboard", "workload"):
-                        page.screenshot(path=str(shots / f"{name}-{width}.png"), full_page=True)
-                page.close()
-            print(f"\nlayout screenshots: {shots}")
+    for width in (1400, 800):
+        page = chromium.new_page(viewport={"width": width, "height": 1000})
+        for name, path in pages.items():
+            page.goto(url + path)
+            page.wait_for_selector("article table[data-ts]")
+            over = _overflow(page)
+            assert all(v <= 1 for v in over.values()), f"{name} at {width}px overflows: {over}"
+            if name in ("leaderboard", "workload"):
+                page.screenshot(path=str(shots / f"{name}-{width}.png"), full_page=True)
+        page.close()
+    print(f"\nlayout screenshots: {shots}")
 
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            # Numeric sort of workload ids: 1p before 2p before 11p, both directions.
-            page.goto(url + "workloads/")
-            page.wait_for_selector("table#workloads[data-ts]")
-            th = page.locator("table#workloads thead th", has_text="Workload")
-            for _ in range(2):
-                th.click(timeout=5000)
-                nums = _workload_numbers(page, "#workloads")
-                direction = th.get_attribute("aria-sort")
-                assert nums == sorted(nums, reverse=direction == "descending") and len(nums) >= 50, nums
-            page.goto(url + f"submissions/{served_site.xss_submission}/")
-            page.wait_for_selector("table#res-cpu-small[data-ts]")
-            nums = _workload_numbers(page, "#res-cpu-small")
-            assert nums == sorted(nums) or nums == sorted(nums, reverse=True), nums
+    page = chromium.new_page(viewport={"width": 1400, "height": 1000})
+    # Numeric sort of workload ids: 1p before 2p before 11p, both directions.
+    page.goto(url + "workloads/")
+    page.wait_for_selector("table#workloads[data-ts]")
+    th = page.locator("table#workloads thead th", has_text="Workload")
+    for _ in range(2):
+        th.click(timeout=5000)
+        nums = _workload_numbers(page, "#workloads")
+        direction = th.get_attribute("aria-sort")
+        assert nums == sorted(nums, reverse=direction == "descending") and len(nums) >= 50, nums
+    page.goto(url + f"submissions/{served_site.xss_submission}/")
+    page.wait_for_selector("table#res-cpu-small[data-ts]")
+    nums = _workload_numbers(page, "#res-cpu-small")
+    assert nums == sorted(nums) or nums == sorted(nums, reverse=True), nums
 
-            # The CPU track: its explanation is on the leaderboard, and every speedup shown is greyed with a reason.
-            page.goto(url)
-            explain = page.locator("p.bench-explain[data-ranking=readiness]").first
-            assert explain.is_visible() and "interpret mode" in explain.inner_text()
-            plain = page.evaluate(
-                "Array.from(document.querySelectorAll('#lb-cpu-small td'))"
-                ".filter(td => td.textContent.includes('×') && !td.querySelector('.bench-interpret[title]'))"
-                ".map(td => td.textContent)"
-            )
-            assert plain == [], f"CPU-track speedups shown as plain numbers: {plain}"
-            page.goto(url + f"submissions/{served_site.xss_submission}/")
-            headline = page.locator("article p", has_text="Rank").first.inner_text()
-            assert "geomean" in headline and "correct" in headline
-            greyed = page.locator("article p", has_text="Rank").first.locator(".bench-interpret[title]")
-            assert greyed.count() == 1  # the interpret-mode geomean: greyed, the reason on hover
+    # The CPU track: its explanation is on the leaderboard, and every speedup shown is greyed with a reason.
+    page.goto(url)
+    explain = page.locator("p.bench-explain[data-ranking=readiness]").first
+    assert explain.is_visible() and "interpret mode" in explain.inner_text()
+    plain = page.evaluate(
+        "Array.from(document.querySelectorAll('#lb-cpu-small td'))"
+        ".filter(td => td.textContent.includes('×') && !td.querySelector('.bench-interpret[title]'))"
+        ".map(td => td.textContent)"
+    )
+    assert plain == [], f"CPU-track speedups shown as plain numbers: {plain}"
+    page.goto(url + f"submissions/{served_site.xss_submission}/")
+    headline = page.locator("article p", has_text="Rank").first.inner_text()
+    assert "geomean" in headline and "correct" in headline
+    greyed = page.locator("article p", has_text="Rank").first.locator(".bench-interpret[title]")
+    assert greyed.count() == 1  # the interpret-mode geomean: greyed, the reason on hover
 
-            # Kernel pages: the kernels/ file has one, the helper module beside kernels/ has none.
-            base = f"{url}submissions/{served_site.kernel_submission}/kernels/"
-            resp = page.goto(base + f"{served_site.kernel_workload}/")
-            assert resp.status == 200 and "def workload" in page.locator("article").inner_text()
-            assert page.goto(base + f"{served_site.helper_module}/").status == 404
-            page.close()
-        finally:
-            browser.close()
+    # Kernel pages: the kernels/ file has one, the helper module beside kernels/ has none.
+    base = f"{url}submissions/{served_site.kernel_submission}/kernels/"
+    resp = page.goto(base + f"{served_site.kernel_workload}/")
+    assert resp.status == 200 and "def workload" in page.locator("article").inner_text()
+    assert page.goto(base + f"{served_site.helper_module}/").status == 404
+    page.close()

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin
@@ -19,13 +18,9 @@ import pytest
 
 from bench.dataset import store
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
 
 pytestmark = [
     pytest.mark.browser,
-    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium missing: scripts/setup --test"),
 ]
 
 
@@ -38,40 +33,33 @@ def _dataset_rows(data_dir: Path, table: str, track: str) -> int:
                       params={"f": files, "t": track}).fetchall()[0][0]
 
 
-def test_every_published_file_downloads_and_reads_back(served_site: Any, tmp_path: Path) -> None:
-    from playwright.sync_api import sync_playwright
-
+def test_every_published_file_downloads_and_reads_back(chromium: Any, served_site: Any, tmp_path: Path) -> None:
     url = served_site.url
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=shutil.which("chromium") or CHROMIUM, headless=True, args=ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.set_default_timeout(90_000)  # a loaded 2-core CI machine; nothing here is timed
-            page.goto(url)
-            page.locator("nav.md-tabs a", has_text="Data").first.click()
-            page.wait_for_url("**/open-data/")
-            assert "License" in page.locator("article").inner_text()
-            hrefs = page.eval_on_selector_all("article a[href]", "els => els.map(e => e.href)")
-            manifest = page.request.get(urljoin(url, "data/manifest.json")).json()
-            for f in manifest["files"]:  # the page links every data file
-                assert urljoin(url, f["path"]) in hrefs, f["path"]
-            downloads = tmp_path / "dl"
-            for f in manifest["files"]:
-                resp = page.request.get(urljoin(url, f["path"]))
-                assert resp.status == 200, f["path"]
-                body = resp.body()
-                assert hashlib.sha256(body).hexdigest() == f["sha256"], f["path"]
-                local = downloads / f["path"]
-                local.parent.mkdir(parents=True, exist_ok=True)
-                local.write_bytes(body)
-                reader = "read_parquet" if f["format"] == "parquet" else "read_csv"
-                rows = duckdb.sql(f"SELECT count(*) FROM {reader}('{local}')").fetchall()[0][0]
-                assert rows == f["rows"], f["path"]
-                if f["track"]:
-                    assert rows == _dataset_rows(served_site.data_dir, f["table"], f["track"]), f["path"]
-            for doc in manifest["api"]:
-                resp = page.request.get(urljoin(url, doc))
-                assert resp.status == 200, doc
-                assert json.loads(resp.body())  # every API document is valid JSON
-        finally:
-            browser.close()
+    page = chromium.new_page(viewport={"width": 1400, "height": 1000})
+    page.set_default_timeout(90_000)  # a loaded 2-core CI machine; nothing here is timed
+    page.goto(url)
+    page.locator("nav.md-tabs a", has_text="Data").first.click()
+    page.wait_for_url("**/open-data/")
+    assert "License" in page.locator("article").inner_text()
+    hrefs = page.eval_on_selector_all("article a[href]", "els => els.map(e => e.href)")
+    manifest = page.request.get(urljoin(url, "data/manifest.json")).json()
+    for f in manifest["files"]:  # the page links every data file
+        assert urljoin(url, f["path"]) in hrefs, f["path"]
+    downloads = tmp_path / "dl"
+    for f in manifest["files"]:
+        resp = page.request.get(urljoin(url, f["path"]))
+        assert resp.status == 200, f["path"]
+        body = resp.body()
+        assert hashlib.sha256(body).hexdigest() == f["sha256"], f["path"]
+        local = downloads / f["path"]
+        local.parent.mkdir(parents=True, exist_ok=True)
+        local.write_bytes(body)
+        reader = "read_parquet" if f["format"] == "parquet" else "read_csv"
+        rows = duckdb.sql(f"SELECT count(*) FROM {reader}('{local}')").fetchall()[0][0]
+        assert rows == f["rows"], f["path"]
+        if f["track"]:
+            assert rows == _dataset_rows(served_site.data_dir, f["table"], f["track"]), f["path"]
+    for doc in manifest["api"]:
+        resp = page.request.get(urljoin(url, doc))
+        assert resp.status == 200, doc
+        assert json.loads(resp.body())  # every API document is valid JSON

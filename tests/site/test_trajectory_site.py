@@ -5,7 +5,6 @@ declared data apart with its badge. Strict build, then the same pages in chromiu
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +13,6 @@ import pytest
 from bench.dataset.metrics import Metrics
 
 TRAJ, LIAR = "traj-v2", "traj-liar"  # conftest.TRAJ_SUBMISSION, conftest.LIAR_SUBMISSION
-CHROMIUM = "/usr/bin/chromium"
 
 
 def _page(site: Path, sub: str) -> str:
@@ -54,37 +52,28 @@ def test_declared_data_is_shown_apart_with_its_badge(built_site: Any) -> None:
 
 
 @pytest.mark.browser
-@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium missing: scripts/setup --test")
-def test_trajectory_charts_draw_in_chromium(served_site: Any) -> None:
-    from playwright.sync_api import sync_playwright
-
+def test_trajectory_charts_draw_in_chromium(chromium: Any, served_site: Any) -> None:
     errors: list[str] = []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=shutil.which("chromium") or CHROMIUM, headless=True,
-                                    args=["--no-sandbox", "--disable-gpu", "--no-first-run"])
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            for sub, plots in ((TRAJ, ("traj", "bestsofar", "outcomes")), (LIAR, ("traj", "bestsofar", "outcomes"))):
-                page.goto(f"{served_site.url}submissions/{sub}/")
-                for name in plots:
-                    sel = f"div#plot-cpu-small-{name}"
-                    page.wait_for_selector(f"{sel}[data-drawn] svg.main-svg", timeout=15000)
-                    assert page.locator(f"{sel} .scatterlayer .trace, {sel} .barlayer .trace").count() >= 1, (sub, name)
-            # the dishonest trajectory's measured breakdown: 3 of 6 samples correct, 1 wrong, 2 API/runtime errors
-            shares = page.evaluate("""(() => {
-                const el = document.querySelector('div#plot-cpu-small-outcomes');
-                return Object.fromEntries(el.data.map(t => [t.name, t.x[0]])); })()""")
-            assert shares["correct"] == pytest.approx(0.5) and shares["wrong output"] == pytest.approx(1 / 6)
-            assert shares["API / runtime error"] == pytest.approx(1 / 3)
-            ys = page.evaluate("document.querySelector('div#plot-cpu-small-traj').data[0].y")
-            assert ys == [0.0] * 6  # declared 2.0x, measured 0.02x: fast1 stays 0
-            page.goto(f"{served_site.url}submissions/{TRAJ}/")
-            page.wait_for_selector("div#plot-cpu-small-traj[data-drawn]")
-            ys = page.evaluate("document.querySelector('div#plot-cpu-small-traj').data[0].y")
-            measured = [r["fast1"] for r in Metrics(served_site.data_dir).fast1_curves("cpu/small") if r["submission"] == TRAJ]
-            assert ys == pytest.approx(measured) and len(ys) == 6
-        finally:
-            browser.close()
+    page = chromium.new_page(viewport={"width": 1400, "height": 1000})
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    for sub, plots in ((TRAJ, ("traj", "bestsofar", "outcomes")), (LIAR, ("traj", "bestsofar", "outcomes"))):
+        page.goto(f"{served_site.url}submissions/{sub}/")
+        for name in plots:
+            sel = f"div#plot-cpu-small-{name}"
+            page.wait_for_selector(f"{sel}[data-drawn] svg.main-svg", timeout=15000)
+            assert page.locator(f"{sel} .scatterlayer .trace, {sel} .barlayer .trace").count() >= 1, (sub, name)
+    # the dishonest trajectory's measured breakdown: 3 of 6 samples correct, 1 wrong, 2 API/runtime errors
+    shares = page.evaluate("""(() => {
+        const el = document.querySelector('div#plot-cpu-small-outcomes');
+        return Object.fromEntries(el.data.map(t => [t.name, t.x[0]])); })()""")
+    assert shares["correct"] == pytest.approx(0.5) and shares["wrong output"] == pytest.approx(1 / 6)
+    assert shares["API / runtime error"] == pytest.approx(1 / 3)
+    ys = page.evaluate("document.querySelector('div#plot-cpu-small-traj').data[0].y")
+    assert ys == [0.0] * 6  # declared 2.0x, measured 0.02x: fast1 stays 0
+    page.goto(f"{served_site.url}submissions/{TRAJ}/")
+    page.wait_for_selector("div#plot-cpu-small-traj[data-drawn]")
+    ys = page.evaluate("document.querySelector('div#plot-cpu-small-traj').data[0].y")
+    measured = [r["fast1"] for r in Metrics(served_site.data_dir).fast1_curves("cpu/small") if r["submission"] == TRAJ]
+    assert ys == pytest.approx(measured) and len(ys) == 6
     assert errors == []
