@@ -112,6 +112,14 @@ SELECT
 FROM trajectory_samples
 GROUP BY ALL;
 
+-- The x axis of every trajectory curve: N = 1 .. the submission's largest per-workload sample count.
+CREATE OR REPLACE TABLE trajectory_grid AS
+WITH budget AS (
+    SELECT basis, track, submission, max(n_samples) AS max_n FROM trajectory_firsts GROUP BY ALL
+)
+SELECT b.basis, b.track, b.submission, g.n
+FROM budget AS b, LATERAL (SELECT unnest(range(1, b.max_n + 1)) AS n) AS g;
+
 -- Typical XLA and hand-tuned times per workload of a track (the Table 3 reference columns):
 -- hand-tuned = the correct rows of submissions of kind "hand-tuned", else Pallas references timed alongside.
 CREATE OR REPLACE TABLE workload_refs AS

@@ -4,11 +4,7 @@
 -- correct sample, or without a trajectory, counts as 1x). A workload with fewer than N samples keeps its final best.
 -- Only samples that beat XLA can raise a best above the 1x floor, so the running maximum runs over those alone:
 -- per workload, each record-breaking sample adds ln(new best) - ln(old best) to the suite's sum at its N.
-WITH budget AS (
-    SELECT submission, max(n_samples) AS max_n
-    FROM trajectory_firsts WHERE track = $track AND basis = $basis GROUP BY submission
-),
-running AS (
+WITH running AS (
     SELECT submission, sample_idx, score,
            max(score) OVER (PARTITION BY submission, workload ORDER BY sample_idx
                             ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS before
@@ -20,16 +16,12 @@ steps AS (
     FROM running
     WHERE score > coalesce(before, 1.0)
     GROUP BY ALL
-),
-grid AS (
-    SELECT b.submission, g.n
-    FROM budget AS b, LATERAL (SELECT unnest(range(1, b.max_n + 1)) AS n) AS g
 )
 SELECT
     g.submission, g.n,
     exp(sum(coalesce(s.step, 0.0)) OVER (PARTITION BY g.submission ORDER BY g.n)
         / (SELECT count(*) FROM suite WHERE track = $track)) AS geomean,
     $basis AS basis
-FROM grid AS g
+FROM (SELECT submission, n FROM trajectory_grid WHERE track = $track AND basis = $basis) AS g
 LEFT JOIN steps AS s USING (submission, n)
 ORDER BY g.submission, g.n;
