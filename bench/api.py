@@ -66,10 +66,10 @@ def evaluate(workload: str, kernel: str | Path, **options: Any) -> EvalResult:
 
 
 def evaluate_many(workload: str, kernels: Iterable[str | Path], **options: Any) -> Iterator[EvalResult]:
-    """`evaluate` for several kernel files of one workload, through ONE warm runner (bench.harness.session):
+    """`evaluate` for several kernel files of one workload, through ONE warm runner (bench.harness.evaluate):
     every kernel is built first, then the batch's inputs are drawn and each candidate is run in turn (one at
     a time: parallel evaluations on one host disturb each other's timings). Yields the results in order."""
-    from bench.harness.session import WarmRunner
+    from bench.harness.evaluate import WarmRunner
     from bench.harness.tracebacks import attribute
 
     paths = [Path(k) for k in kernels]
@@ -132,7 +132,7 @@ def machine_info() -> dict[str, Any]:
     Initializes JAX's backend in this process, to describe this process's device."""
     from bench import HARNESS_VERSION
     from bench.harness import hardware
-    from bench.harness.sandbox import bwrap_problem
+    from bench.harness.build.sandbox import bwrap_problem
 
     detected = hardware.detect()
     chip = hardware.chip_spec(detected["chip"])

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import bench
-from bench.harness import session as pipeline
+from bench.harness.runner import session as pipeline
 
 KERNEL = Path(__file__).resolve().parents[1] / "tests" / "cli" / "kernels" / "hangs_at_run.py"
 

@@ -3,7 +3,7 @@
 1. per workload (default 8p, 41k, 30k): the median of 5 evaluations of a kernel identical to the baseline
    (target 1.00 +/- 0.02) and, for 8p, of a kernel doing twice the work (target 0.50 +/- 0.05);
 2. evaluations per hour: (a) one-off `bench evaluate` processes, (b) one warm runner evaluating a batch of
-   20 candidates of one workload (bench.harness.session.WarmRunner); goal: (b) >= 3x harness v6's rate
+   20 candidates of one workload (bench.harness.evaluate.WarmRunner); goal: (b) >= 3x harness v6's rate
    (2.7-3.6 s per evaluation, ~1,000-1,300 per hour);
 3. the sandbox's start-up cost.
 The machine's load average is printed with each part: on a shared box, read every figure beside it.
@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.harness.session import WarmRunner
+from bench.harness.evaluate import WarmRunner
 from bench.harness.task import EvalTask
 from bench.registry import load_workload
 
@@ -101,7 +101,7 @@ def main() -> None:
         print(f"  (b) warm runner, batch of {args.batch:<3}    {rate:8.0f} / h  ({3600 / rate:.2f} s each, {ok}/{len(results)} correct)  "
               f"[{load()}]")
         print(f"      harness v6: 2.7-3.6 s per evaluation = 1,000-1,333 / h; goal for (b): >= 3x that")
-    from bench.harness.sandbox import startup_cost_ms
+    from bench.harness.build.sandbox import startup_cost_ms
 
     plain, boxed = startup_cost_ms()
     print(f"\n3. sandbox: a trivial process {plain:.1f} ms plain, " + (

@@ -34,7 +34,7 @@ def _median_s(fn: Callable[[], object], repeats: int) -> float:
 
 
 def bwrap_startup(repeats: int) -> None:
-    from bench.harness import sandbox
+    from bench.harness.build import sandbox
 
     plain, boxed = sandbox.startup_cost_ms(repeats)
     print(f"bubblewrap: {sandbox.bwrap_problem() or 'usable'}")
@@ -46,7 +46,7 @@ def bwrap_startup(repeats: int) -> None:
 
 def check_costs(repeats: int) -> float:
     """Seconds the integrity checks of one evaluation of the honest Pallas GEMM take, summed."""
-    from bench.harness.builder import build_kernel
+    from bench.harness.build.builder import build_kernel
     from bench.harness.inspection import inspect_exports
     from bench.harness.messages import BuildRequest
     from bench.integrity.measurement import audit_measurement

@@ -1,6 +1,6 @@
 """The one place `bench agent` calls the harness: evaluate candidate files of one workload.
 
-Every sample goes through the harness's Python API (a warm runner, bench.harness.session: the same trust
+Every sample goes through the harness's Python API (a warm runner, bench.harness.evaluate: the same trust
 boundary, sandbox and correctness gate as `bench evaluate`). A run holds one evaluator for its whole life and closes
 it at the end; tests may pass a plain function instead, and `--executor` an ExecutorEvaluator.
 """
@@ -39,7 +39,7 @@ def _task(workload: str, path: Path, settings: EvalSettings):
 
 
 class HarnessEvaluator:
-    """The harness, as an Evaluator with a lifetime: one warm runner (bench.harness.session.WarmRunner) per workload
+    """The harness, as an Evaluator with a lifetime: one warm runner (bench.harness.evaluate.WarmRunner) per workload
     and settings, kept across the samples of the run, so the runner, its inputs' baseline and its compilation
     caches are reused and only the candidate is new; `close()` ends the runners when the run ends. Evaluations of
     one workload are serialized (parallel chains overlap their generation, never their timing: parallel
@@ -52,7 +52,7 @@ class HarnessEvaluator:
 
     def __call__(self, workload: str, kernels: Sequence[Path], settings: EvalSettings) -> list[EvalResult]:
         from bench.harness.result import Status
-        from bench.harness.session import WarmRunner
+        from bench.harness.evaluate import WarmRunner
         from bench.harness.tracebacks import attribute
 
         key = (workload, settings)

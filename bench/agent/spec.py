@@ -15,7 +15,7 @@ from typing import Any
 from bench.harness.correctness import Tolerance
 from bench.registry import resolve_id, spec as workload_spec, workload_file
 
-#: The harness draws every workload's inputs in this dtype (bench.harness.runner), so the prompt says so.
+#: The harness draws every workload's inputs in this dtype (bench.harness.runner.server), so the prompt says so.
 INPUT_DTYPE = "bfloat16"
 
 

@@ -62,7 +62,7 @@ def ingest(
 ) -> None:
     """Evaluate submissions that have no current result on this track and append the rows to data/."""
     from bench.dataset.ingest import ingest as run_ingest
-    from bench.harness.sandbox import SandboxUnavailable
+    from bench.harness.build.sandbox import SandboxUnavailable
     from bench.app import workload_arg
 
     wanted = {workload_arg(w) for w in workload} if workload else None

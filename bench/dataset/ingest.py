@@ -220,7 +220,7 @@ def ingest(
     if executor != "local" and chip is None:
         raise ExecutorUnavailable(f"--executor {executor} needs --chip: the track's chip decides where tasks may run")
     if official:
-        from bench.harness.sandbox import require_bwrap
+        from bench.harness.build.sandbox import require_bwrap
 
         require_bwrap()  # raises SandboxUnavailable: official rows are never produced unsandboxed
     if chip is None:

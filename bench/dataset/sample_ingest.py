@@ -154,7 +154,7 @@ def evaluate_batch(workload: str, sources: dict[str, str], size: str, official: 
     """Evaluate candidate sources of one workload, yielding (source hash, result or the harness's exception) as
     they finish, each built exactly like a submitted kernel's task (`ingest.task_for`: sandbox, seeds policy).
     With the harness's own evaluator on this host, the sources go through one warm runner
-    (bench.harness.session.WarmRunner: every candidate of a batch built first, then one drawing of inputs and
+    (bench.harness.evaluate.WarmRunner: every candidate of a batch built first, then one drawing of inputs and
     references for the batch, baseline compiled once for all batches). Otherwise (a test's evaluator, or a Ray
     executor spreading evaluations over hosts) one evaluation per source through `runner` (bench.executor)."""
     with tempfile.TemporaryDirectory(prefix="jaxbench-samples-") as tmp:
@@ -172,7 +172,7 @@ def evaluate_batch(workload: str, sources: dict[str, str], size: str, official: 
 
 
 def _warm_batches(items: list[tuple[str, EvalTask]]) -> Iterator[tuple[str, EvalResult | BaseException]]:
-    from bench.harness.session import WarmRunner
+    from bench.harness.evaluate import WarmRunner
     from bench.harness.tracebacks import attribute
 
     with WarmRunner(items[0][1]) as warm:

@@ -9,9 +9,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.harness import hardware, timing
+from bench.harness import hardware
 from bench.harness.messages import EvaluateReply, PrepareReply, PrepareRequest, RunnerHello, TimeBaselineRequest
-from bench.harness.supervisor import RunnerProcess, WorkerFailure, compilation_cache_env, timing_core
+from bench.harness.process import WorkerFailure
+from bench.harness.runner import timing
+from bench.harness.runner.isolation import timing_core
+from bench.harness.runner.session import RunnerProcess, compilation_cache_env
 from bench.harness.task import DEFAULT_ITERS, DEFAULT_WARMUP, STARTUP_TIMEOUT_S
 from bench.paths import EVAL_DIR, JAX_CACHE_DIR
 

@@ -1,25 +1,191 @@
-"""One evaluation: EvalTask -> EvalResult, and the batch form every bulk caller uses.
+"""One evaluation: EvalTask -> EvalResult, and the batch form every bulk caller uses (TRUSTED parent).
 
-The evaluation is three steps with frozen values between them (bench/harness/):
+The evaluation is four steps with frozen values between them (bench/harness/):
 
-    build (untrusted, sandboxed: build.py run by builder.py)  -> BuildArtifact  (exported programs + log)
-    inspect (trusted parent: inspection.py)                   -> Inspection     (allow-list, constants, Mosaic)
-    run (trusted runner: runner.py, driven by session.py)     -> EvaluateReply  (trials, ABBA timings)
-    decide (trusted parent: outcome.py)                       -> EvalResult
+    build (untrusted, sandboxed: build/child.py run by build/builder.py) -> BuildArtifact (exported programs + log)
+    inspect (trusted parent: inspection.py)                             -> Inspection    (allow-list, constants, Mosaic)
+    run (trusted runner: runner/server.py, driven by runner/session.py) -> EvaluateReply (trials, ABBA timings)
+    decide (trusted parent: decision/outcome.py)                        -> EvalResult
 
 The candidate's Python only ever runs in the build step, on abstract inputs, and that process (with every
 process it started) is gone before the inputs are drawn. Nothing here imports or executes candidate code.
+
+    runner = WarmRunner(EvalTask(workload="8p_GEMM", kernel_path=..., size="small"))  # the template's options
+    results = runner.evaluate([path_a, path_b, ...])   # list[EvalResult], in order
+    runner.close()                                     # or: with WarmRunner(...) as runner: ...
+
+One batch: every kernel is built (sandboxed, two at a time) and its exports inspected; only when every
+build of the batch has ended (its processes gone) does the runner draw the batch's inputs, from fresh
+random seeds (or seeds derived from the secret seed), and compute the references; then each candidate
+that survived inspection is run: correctness, then ABBA timing against the baseline in the runner's own
+process. The runner process, its compiled baseline and its warm caches are kept across batches; a runner
+that died or timed out on a candidate is replaced (and re-prepared on the same seeds) for the next one.
 """
 
 from __future__ import annotations
 
+import secrets
+import shutil
+import tempfile
+import threading
+import time
 import traceback
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Sequence
 
+from bench.harness import schedule
+from bench.harness.build.builder import build_kernel
+from bench.harness.build.sandbox import Limits
+from bench.harness.decision import outcome
+from bench.harness.decision.outcome import Built
+from bench.harness.inspection import inspect_exports
+from bench.harness.messages import BuildRequest, EvaluateRequest, PrepareRequest
+from bench.harness.process import WorkerFailure
 from bench.harness.result import EvalResult, Status
-from bench.harness.session import WarmRunner, evaluate_batch
+from bench.harness.runner import timing
+from bench.harness.runner.isolation import timing_core, timing_isolation
+from bench.harness.runner.session import RunnerSession
 from bench.harness.task import EvalTask
+from bench.paths import EVAL_DIR
 
 __all__ = ["evaluate", "evaluate_batch", "WarmRunner"]
+
+
+def fresh_seeds(task: EvalTask, batch: int) -> tuple[list[int], int]:
+    """Correctness seeds and a distinct timing seed: fresh random ones for every batch (recorded in the
+    rows), or derived from the secret seed and the batch number (official runs; never recorded)."""
+    if task.secret_seed is None:
+        seeds = [secrets.randbelow(2**31 - 1) for _ in range(task.seeds)]
+    else:
+        seeds = [(task.secret_seed * 1_000_003 + 7919 * i + 104_729 * batch) % (2**31 - 1) for i in range(task.seeds)]
+    timing = (seeds[-1] * 7 + 3) % (2**31 - 1)
+    while timing in seeds:
+        timing += 1
+    return seeds, timing
+
+
+class WarmRunner:
+    """Evaluates many kernels of one workload with one warm runner. `template` gives every option of the
+    evaluations (its kernel_path is ignored)."""
+
+    def __init__(self, template: EvalTask) -> None:
+        self.task = template
+        self.plan = schedule.plan(template.schedule)
+        EVAL_DIR.mkdir(parents=True, exist_ok=True)
+        self.folder = Path(tempfile.mkdtemp(prefix="runner_", dir=EVAL_DIR))
+        self.session = RunnerSession(template, self.folder)
+        self.batches = 0
+
+    def __enter__(self) -> "WarmRunner":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.session.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    # -- one batch
+    def evaluate(self, kernels: Sequence[Path]) -> list[Any]:
+        """One EvalResult per kernel, in order. Never raises for anything a candidate does."""
+        self.batches += 1
+        t0 = time.monotonic()
+        starting: dict[str, Any] = {}
+        starter = None
+        if self.plan.builds_overlap_runner:
+            starter = threading.Thread(target=self._start_runner, args=(starting,), daemon=True)
+            starter.start()
+        with ThreadPoolExecutor(max_workers=self.plan.build_parallelism) as pool:
+            builds = list(pool.map(lambda k: self._build(Path(k), t0), kernels))
+        if starter is not None:
+            starter.join()
+        else:
+            self._start_runner(starting)
+        if "error" in starting:
+            return [outcome.harness_error(self.task, b, starting["error"], t0) for b in builds]
+        seeds, timing_seed = fresh_seeds(self.task, self.batches)
+        request = PrepareRequest(workload=self.task.workload, size=self.task.size, seeds=seeds, timing_seed=timing_seed,
+                                 with_pallas_reference=self.task.with_pallas_reference)
+        t_prep = time.monotonic()
+        try:
+            prepared = self.session.prepare(request)
+        except WorkerFailure as f:
+            return [outcome.harness_error(self.task, b, f"preparing the runner failed: {f.message}", t0) for b in builds]
+        prep_s = time.monotonic() - t_prep
+        context = outcome.BatchContext(task=self.task, plan=self.plan, hello=self.session.hello, prepared=prepared,
+                                       seeds=seeds, timing_seed=timing_seed, t0=t0,
+                                       runner_started_at=self.session.started_at or t0, prepare_s=prep_s)
+        return [self._run(context, b) for b in builds]
+
+    def _start_runner(self, out: dict) -> None:
+        try:
+            hello = self.session.start()
+            problem = schedule.check_backend(self.plan, hello.env["backend"])
+            if problem:
+                out["error"] = problem
+        except WorkerFailure as f:
+            out["error"] = f"the runner did not start: {f.message}"
+
+    def _build(self, kernel: Path, t0: float) -> Built:
+        """Copy the kernel (its content is all that counts), build it in the sandbox, inspect the exports."""
+        t = time.monotonic()
+        source = kernel.read_text(errors="replace") if kernel.exists() else ""
+        folder = Path(tempfile.mkdtemp(prefix="eval_", dir=self.folder))  # tracebacks.attribute finds eval_*/kernel.py
+        copy = folder / "kernel.py"
+        copy.write_text(source)
+        request = BuildRequest(kernel_path=str(copy.resolve()), workload=self.task.workload,
+                               size=self.task.size or ("small" if self.plan.backend == "cpu" else "full"),
+                               platforms=[self.plan.export_platform], interpret=self.plan.interpret)
+        artifact = build_kernel(copy, request, sandbox=self.task.sandbox, timeout_s=self.task.timeout_s,
+                                limits=Limits(memory_mb=self.task.memory_limit_mb))
+        inspection = None
+        if artifact.ok:
+            inspection = inspect_exports(artifact.runnable, artifact.tpu, self.plan.export_platform,
+                                         artifact.jaxpr_pallas_calls)
+        shutil.rmtree(folder, ignore_errors=True)
+        return Built(kernel=kernel, source=source, artifact=artifact, inspection=inspection, started=t,
+                     build_s=time.monotonic() - t)
+
+    def _run(self, ctx: outcome.BatchContext, built: Built) -> Any:
+        """Run one inspected candidate in the warm runner and decide its result."""
+        if not built.artifact.ok or built.inspection is None or built.inspection.refused:
+            return outcome.not_run(ctx, built)
+        interpreted = self.plan.interpret and built.inspection.pallas_calls > 0
+        warmup, iters = outcome.iteration_counts(self.task, interpreted)
+        request = EvaluateRequest(warmup=warmup, iters=iters, blocks=self.task.blocks,
+                                  profile_iters=timing.profile_calls(self.plan.backend, interpreted),
+                                  trace_blocks=timing.blocks_traced(self.plan.backend))
+        programs = 3 if ctx.prepared.pallas_reference == "ok" else 2
+        try:  # a runner replaced after the previous candidate killed it starts over on the same seeds
+            self.session.prepare(self.session.prepare_request)
+        except WorkerFailure as f:
+            return outcome.harness_error(self.task, built, f"restarting the runner failed: {f.message}", ctx.t0)
+        deadlines = self.session.deadlines(request, programs)
+        try:
+            with timing_isolation(timing_core()):  # the parent's own threads stay off the timing core
+                reply, trace = self.session.evaluate(built.artifact.runnable, request, deadlines)
+        except WorkerFailure as f:
+            return outcome.runner_failed(ctx, built, f, self.session.phase_s, deadlines)
+        t_decide = time.monotonic()
+        result = outcome.decide(ctx, built, reply, trace, self.session.phase_s, interpreted, deadlines)
+        return result.model_copy(update={"overhead_s": {**result.overhead_s,
+                                                        "trace_parsing": round(time.monotonic() - t_decide, 4)}})
+
+
+def evaluate_batch(tasks: Sequence[EvalTask]) -> list[Any]:
+    """Evaluate many tasks, one warm runner per group of tasks that share everything but the kernel file."""
+    groups: dict[str, list[int]] = {}
+    for i, t in enumerate(tasks):
+        key = t.model_copy(update={"kernel_path": Path(".")}).model_dump_json()
+        groups.setdefault(key, []).append(i)
+    results: list[Any] = [None] * len(tasks)
+    for indices in groups.values():
+        with WarmRunner(tasks[indices[0]]) as runner:
+            for i, r in zip(indices, runner.evaluate([tasks[i].kernel_path for i in indices])):
+                results[i] = r
+    return results
 
 
 def evaluate(task: EvalTask) -> EvalResult:
@@ -30,4 +196,3 @@ def evaluate(task: EvalTask) -> EvalResult:
         return EvalResult(workload=task.workload, status=Status.ERROR, size=task.size or "", tpu="unknown",
                           reason=f"harness error: {type(e).__name__}: {e}", error=str(e),
                           traceback=traceback.format_exc()[-4000:])
-

@@ -1,9 +1,9 @@
 """Typed messages between the harness's processes (pydantic): one model per message, nothing untyped.
 
 Three processes take part in an evaluation:
-- the PARENT (trusted: bench.harness.evaluate / bench.harness.session) decides every status;
-- the BUILD (untrusted, sandboxed: bench.harness.build) imports the kernel file and exports its program;
-- the RUNNER (trusted: bench.harness.runner) draws inputs, runs the exported programs, compares, times.
+- the PARENT (trusted: bench.harness.evaluate, bench.harness.runner.session) decides every status;
+- the BUILD (untrusted, sandboxed: bench.harness.build.child) imports the kernel file and exports its program;
+- the RUNNER (trusted: bench.harness.runner.server) draws inputs, runs the exported programs, compares, times.
 
 Every message travels as one transport frame (bench.harness.transport): a JSON header validated against
 the model below, plus raw blobs (exported programs, array bytes, a profiler trace). What the build sends
@@ -18,6 +18,18 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from bench.harness.result import Correctness
+
+#: The names programs are exported and compiled under: the build exports the candidate as CANDIDATE_FN, the
+#: runner compiles the baseline and the Pallas reference under theirs, and the trace parser finds each
+#: program's HLO module by `module_name` (jit_<name>).
+BASELINE_FN = "baseline_program"
+CANDIDATE_FN = "candidate_program"
+PALLAS_FN = "pallas_reference_program"
+
+
+def module_name(fn_name: str) -> str:
+    """The HLO module jax names after a jitted function: what the trace parser looks for."""
+    return f"jit_{fn_name}"
 
 
 class Message(BaseModel):

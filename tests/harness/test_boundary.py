@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.harness import sandbox
-from bench.harness.builder import LOG_LIMIT, _LogCapture, build_kernel, escape_controls
+from bench.harness.build import sandbox
+from bench.harness.build.builder import LOG_LIMIT, _LogCapture, build_kernel, escape_controls
 from bench.harness.evaluate import evaluate
 from bench.harness.messages import BuildRequest
 from bench.harness.result import Status

@@ -8,7 +8,7 @@ import pytest
 
 from bench.harness.evaluate import evaluate
 from bench.harness.result import Status
-from bench.harness.session import WarmRunner
+from bench.harness.evaluate import WarmRunner
 from bench.harness.task import EvalTask
 
 KERNELS = Path(__file__).parent / "kernels"

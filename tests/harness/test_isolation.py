@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from bench.harness import schedule, supervisor
-from bench.harness.supervisor import RunnerProcess, timing_isolation
+from bench.harness import schedule
+from bench.harness.runner import isolation
+from bench.harness.runner.isolation import timing_isolation
+from bench.harness.runner.session import RunnerProcess
 
 
 def test_cpu_only_host_probe(tmp_path):
@@ -23,13 +25,13 @@ def test_cpu_only_host_probe(tmp_path):
 
 
 def test_worker_core_is_the_timing_core_on_a_cpu_host():
-    assert supervisor.worker_core({"JAX_PLATFORMS": "cpu"}) == supervisor.timing_core()
-    assert supervisor.worker_core({"JAX_PLATFORMS": "cuda"}) is None
+    assert isolation.worker_core({"JAX_PLATFORMS": "cpu"}) == isolation.timing_core()
+    assert isolation.worker_core({"JAX_PLATFORMS": "cuda"}) is None
 
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two cores")
 def test_timing_isolation_moves_the_parents_threads_off_the_core_and_restores_them():
-    core = supervisor.timing_core()
+    core = isolation.timing_core()
     stop = threading.Event()
     seen: dict[str, set[int]] = {}
 
@@ -55,14 +57,14 @@ def test_the_runner_is_confined_to_one_core_before_its_backend_starts(tmp_path):
     w = RunnerProcess("runner", tmp_path / "w.log")
     try:
         hello = w.wait_ready(180)
-        assert hello["cpu_affinity"] == f"core {supervisor.timing_core()} before backend start"
+        assert hello["cpu_affinity"] == f"core {isolation.timing_core()} before backend start"
         tids = os.listdir(f"/proc/{hello['pid']}/task")
-        assert tids and all(os.sched_getaffinity(int(t)) == {supervisor.timing_core()} for t in tids)
+        assert tids and all(os.sched_getaffinity(int(t)) == {isolation.timing_core()} for t in tids)
     finally:
         w.close()
 
 
 def test_cpu_workers_get_fixed_malloc_thresholds():
-    env = supervisor.worker_env({"JAX_PLATFORMS": "cpu", "PATH": "/usr/bin"})
-    assert env["GLIBC_TUNABLES"] == supervisor.CPU_MALLOC_TUNABLES and env["OPENBLAS_NUM_THREADS"] == "1"
-    assert "GLIBC_TUNABLES" not in supervisor.worker_env({"JAX_PLATFORMS": "cuda"})
+    env = isolation.worker_env({"JAX_PLATFORMS": "cpu", "PATH": "/usr/bin"})
+    assert env["GLIBC_TUNABLES"] == isolation.CPU_MALLOC_TUNABLES and env["OPENBLAS_NUM_THREADS"] == "1"
+    assert "GLIBC_TUNABLES" not in isolation.worker_env({"JAX_PLATFORMS": "cuda"})

@@ -44,8 +44,8 @@ def test_each_backend_fills_in_the_plan(monkeypatch):
 
 
 def test_builds_never_get_a_device():
-    from bench.harness.builder import _build_env
-    from bench.harness.sandbox import bwrap_args
+    from bench.harness.build.builder import _build_env
+    from bench.harness.build.sandbox import bwrap_args
 
     assert _build_env()["JAX_PLATFORMS"] == "cpu"
     assert "--dev-bind" not in bwrap_args()

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.harness import sandbox
+from bench.harness.build import sandbox
 from bench.harness.evaluate import evaluate
 from bench.harness.result import Status
 from bench.harness.task import EvalTask

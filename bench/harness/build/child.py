@@ -1,6 +1,6 @@
-"""UNTRUSTED: the build step. Runs only inside the build sandbox (bench.harness.builder starts it).
+"""UNTRUSTED: the build step. Runs only inside the build sandbox (bench.harness.build.builder starts it).
 
-`python -m bench.harness.build --reply-fd N`: reads one BuildRequest (JSON) from stdin, imports the
+`python -m bench.harness.build.child --reply-fd N`: reads one BuildRequest (JSON) from stdin, imports the
 kernel file, traces its `workload` on ABSTRACT inputs (jax.ShapeDtypeStruct: no input value exists in this
 process, and none has been drawn anywhere yet), and exports the program with `jax.export`:
 - the runnable program, for the runner's platform; on a CPU runner Pallas kernels are lowered in HLO
@@ -22,7 +22,9 @@ import sys
 import traceback
 from typing import Any, Iterator
 
-CANDIDATE_FN = "candidate_program"  # exported under this name: its HLO module is jit_candidate_program
+from bench.harness import transport
+from bench.harness.messages import CANDIDATE_FN, BuildReply, BuildRequest
+
 
 
 def _import_kernel(path: str) -> Any:
@@ -128,9 +130,6 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--reply-fd", type=int, required=True)
     args = parser.parse_args()
-    from bench.harness import transport
-    from bench.harness.messages import BuildReply, BuildRequest
-
     request = BuildRequest.model_validate_json(sys.stdin.read())
     try:
         header, blobs = build(request)

@@ -1,6 +1,6 @@
 """TRUSTED: the runner process. It never imports candidate code; it runs exported programs.
 
-`python -m bench.harness.runner --cmd-fd N --reply-fd M`, driven by bench.harness.session.RunnerSession.
+`python -m bench.harness.runner.server --cmd-fd N --reply-fd M`, driven by bench.harness.runner.session.RunnerSession.
 One runner serves one (workload, size, chip) and stays warm across candidates:
 - `prepare`: draws the inputs of the evaluation's seeds (fresh random seeds, chosen by the parent after
   every build of the batch has ended), exports the baseline through the same export -> deserialize ->
@@ -17,63 +17,22 @@ and the baseline's outputs live on the host (on a TPU a Mosaic kernel's DMA is n
 from __future__ import annotations
 
 import argparse
-import gc
-import hashlib
 import os
 import resource
 import sys
-import tempfile
 import time
 import traceback
-from pathlib import Path
 from typing import Any, Callable
 
 from bench.harness import transport
-from bench.harness.messages import (EvaluateReply, EvaluateRequest, LoadRequest, PrepareReply, PrepareRequest,
-                                    ProgramRun, RunnerHello, TimeBaselineRequest, TrialReport, TrialsRequest)
+from bench.harness.messages import (BASELINE_FN, CANDIDATE_FN, PALLAS_FN, EvaluateReply, EvaluateRequest, LoadRequest,
+                                    PrepareReply, PrepareRequest, ProgramRun, RunnerHello, TimeBaselineRequest,
+                                    TrialReport, TrialsRequest)
+from bench.harness.runner.isolation import confine_self
+from bench.harness.runner.loop import time_programs
+from bench.harness.runner.program import Program, delete, place, resident_bytes, to_host
 
-BASELINE_FN = "baseline_program"
-CANDIDATE_FN = "candidate_program"
-PALLAS_FN = "pallas_reference_program"
-ROTATION_SETS = 4  # copies of the timing inputs ...
-ROTATION_BYTES = 1 << 30  # ... as long as they fit in this budget
 OOM_MARKERS = ("RESOURCE_EXHAUSTED", "Out of memory", "out of memory", "std::bad_alloc", "failed to allocate")
-
-
-def module_name(fn_name: str) -> str:
-    """The HLO module jax names after a jitted function: what the trace parser looks for."""
-    return f"jit_{fn_name}"
-
-
-class Program:
-    """One compiled program: deserialized from an export and compiled under a fixed name."""
-
-    def __init__(self, name: str, exported_bytes: bytes, signature: Any) -> None:
-        import jax
-
-        from bench.harness.signature import aval_text
-
-        exp = jax.export.deserialize(bytearray(exported_bytes))
-        want = [aval_text(a) for a in signature.arrays]
-        got = [aval_text(a) for a in exp.in_avals]
-        if got != want:
-            raise ValueError(f"the exported program takes {got}, the workload's inputs are {want}")
-        if exp.nr_devices != 1:
-            raise ValueError(f"the exported program is for {exp.nr_devices} devices, not 1")
-
-        def program(*arrays: Any) -> Any:
-            return exp.call(*arrays)
-
-        program.__name__ = program.__qualname__ = name
-        self.name = name
-        self.module = module_name(name)
-        self.out_avals = [aval_text(a) for a in exp.out_avals]
-        self.compiled = jax.jit(program).lower(*signature.arrays).compile()
-
-    def __call__(self, arrays: list[Any]) -> list[Any]:
-        import jax
-
-        return list(jax.tree.leaves(jax.block_until_ready(self.compiled(*arrays))))
 
 
 class State:
@@ -95,44 +54,14 @@ class State:
         self.key: tuple = ()
 
 
-def _host(arrays: list[Any]) -> list[Any]:
-    """Owned host copies (never views of device buffers that are about to be deleted)."""
-    import numpy as np
-
-    return [np.array(a, copy=True) for a in arrays]
-
-
-def _place(host: list[Any]) -> list[Any]:
-    """Device arrays owned by the runtime, ready before any program reads them (a host callback can never
-    be in a program here, but a copy still queued would be timed by the first call)."""
-    import jax
-    import jax.numpy as jnp
-
-    return jax.block_until_ready([jnp.copy(jax.device_put(a)) for a in host])
-
-
-def _delete(arrays: list[Any]) -> None:
-    for a in arrays:
-        try:
-            a.delete()
-        except Exception:
-            pass
-
-
-def _resident_bytes() -> int:
-    import jax
-
-    return sum(int(a.nbytes) for a in jax.live_arrays())
-
-
 def _draw(state: State, seed: Any, size: str) -> list[Any]:
     import jax
     import jax.numpy as jnp
 
     inputs = state.spec.create_inputs(dtype=jnp.bfloat16, size=size, seed=seed)
     arrays, _ = transport.split_static(tuple(inputs), sorted(state.signature.static))
-    host = _host(arrays)
-    _delete([a for a in arrays if isinstance(a, jax.Array)])
+    host = to_host(arrays)
+    delete([a for a in arrays if isinstance(a, jax.Array)])
     return host
 
 
@@ -186,12 +115,12 @@ def cmd_prepare(state: State, req: PrepareRequest, blobs: list[bytes]) -> tuple[
         if seed in state.inputs:
             continue
         state.inputs[seed] = _draw(state, seed, size)
-        placed = _place(state.inputs[seed])
+        placed = place(state.inputs[seed])
         t = time.perf_counter()
         out = state.baseline(placed)
         calls_ms.append((time.perf_counter() - t) * 1e3)
-        state.refs[seed] = _host(out)
-        _delete(placed + out)
+        state.refs[seed] = to_host(out)
+        delete(placed + out)
     state.seeds, state.timing_seed = list(req.seeds), req.timing_seed
     cost = state.baseline.compiled.cost_analysis()
     cost = cost[0] if isinstance(cost, (list, tuple)) else (cost or {})
@@ -244,97 +173,16 @@ def _trial(state: State, program: Program, seed: Any) -> TrialReport:
     """One correctness trial: only this seed's inputs are on the device while the candidate runs."""
     from bench.harness.correctness import compare
 
-    placed = _place(state.inputs[seed])
-    resident = _resident_bytes()
+    placed = place(state.inputs[seed])
+    resident = resident_bytes()
     try:
-        out = _host(program(placed))
+        out = to_host(program(placed))
     finally:
-        _delete(placed)
+        delete(placed)
     report = compare(state.refs[seed], out, state.tolerance)
     if not report.correct and len(state.seeds) > 1:
         report = report.model_copy(update={"reason": f"seed {seed}: {report.reason}"})
     return TrialReport(seed=seed, report=report, resident_bytes=resident)
-
-
-def _hash(sets: list[list[Any]]) -> str:
-    import numpy as np
-
-    h = hashlib.sha256()
-    for s in sets:
-        for a in s:
-            h.update(np.ascontiguousarray(np.asarray(a)).tobytes())
-    return h.hexdigest()
-
-
-def _block_sizes(iters: int, blocks: int) -> list[int]:
-    blocks = max(1, min(blocks, iters))
-    return [iters // blocks + (1 if b < iters % blocks else 0) for b in range(blocks)]
-
-
-def _timed(program: Program, sets: list[list[Any]], n: int, start: int) -> tuple[list[float], Any]:
-    """`n` calls over the rotating input sets: per-call wall ms (perf_counter + block_until_ready), last output."""
-    import jax
-
-    walls, out = [], None
-    gc.disable()  # no collector pause inside a timed call (collected once before the blocks)
-    try:
-        for i in range(n):
-            args = sets[(start + i) % len(sets)]
-            t0 = time.perf_counter()
-            out = jax.block_until_ready(program.compiled(*args))
-            walls.append((time.perf_counter() - t0) * 1e3)
-    finally:
-        gc.enable()
-    return walls, out
-
-
-def time_programs(state: State, programs: list[Program], warmup: int, iters: int, blocks: int, profile_iters: int,
-                  trace_blocks: bool) -> tuple[dict[str, list[float]], list[TrialReport], bool, bytes | None, list[str]]:
-    """ABBA blocks of every program in this process; every block's last output is checked (the kernel's
-    reports are returned). The trace (blocks on TPU/GPU, an untimed profile pass on CPU) comes back whole."""
-    import jax
-
-    from bench.harness.correctness import compare
-
-    host = state.inputs[state.timing_seed]
-    nbytes = sum(a.nbytes for a in host) or 1
-    sets = [_place(host) for _ in range(max(1, min(ROTATION_SETS, ROTATION_BYTES // nbytes)))]
-    before = _hash(sets)
-    walls: dict[str, list[float]] = {p.name: [] for p in programs}
-    timed: list[TrialReport] = []
-    order: list[str] = []
-    for p in programs:
-        for i in range(warmup):
-            jax.block_until_ready(p.compiled(*sets[i % len(sets)]))
-    gc.collect(1)  # young generations only: a full collection of a process holding jax costs ~0.1 s; the timed
-    # calls themselves run with the collector disabled (_timed)
-    trace_dir = tempfile.mkdtemp(prefix="jaxbench_trace_") if (trace_blocks or profile_iters) else None
-    if trace_blocks:
-        jax.profiler.start_trace(trace_dir)
-    for b, n in enumerate(_block_sizes(iters, blocks)):
-        for p in (programs if b % 2 == 0 else programs[::-1]):
-            w, out = _timed(p, sets, n, len(walls[p.name]))
-            walls[p.name].extend(w)
-            order.append(p.name)
-            report = compare(state.refs[state.timing_seed], _host(list(jax.tree.leaves(out))), state.tolerance)
-            _delete(list(jax.tree.leaves(out)))
-            if p.name == CANDIDATE_FN:
-                timed.append(TrialReport(seed=None, report=report))
-            elif not report.correct:
-                raise RuntimeError(f"harness self-check: {p.name} output differs from its reference: {report.reason}")
-    if profile_iters and not trace_blocks:
-        jax.profiler.start_trace(trace_dir)
-        for p in programs:
-            _timed(p, sets, profile_iters, 0)
-    trace = None
-    if trace_dir is not None:
-        jax.profiler.stop_trace()
-        files = sorted(Path(trace_dir).rglob("*.xplane.pb"))
-        trace = files[-1].read_bytes() if files else None
-    unchanged = _hash(sets) == before
-    for s in sets:
-        _delete(s)
-    return walls, timed, unchanged, trace, order
 
 
 def _failed(stage: str, exc: Exception) -> dict:
@@ -371,8 +219,9 @@ def cmd_time(state: State, req: EvaluateRequest, blobs: list[bytes]) -> tuple[di
         raise ValueError("no candidate loaded")
     programs = [p for p in (state.baseline, state.candidate, state.pallas) if p is not None]
     try:
-        walls, timed, unchanged, trace, order = time_programs(state, programs, req.warmup, req.iters, req.blocks,
-                                                              req.profile_iters, req.trace_blocks)
+        walls, timed, unchanged, trace, order = time_programs(programs, state.inputs[state.timing_seed],
+                                                              state.refs[state.timing_seed], state.tolerance, req.warmup,
+                                                              req.iters, req.blocks, req.profile_iters, req.trace_blocks)
     except Exception as exc:
         if str(exc).startswith("harness self-check"):
             raise
@@ -387,8 +236,9 @@ def cmd_time(state: State, req: EvaluateRequest, blobs: list[bytes]) -> tuple[di
 
 def cmd_time_baseline(state: State, req: TimeBaselineRequest, blobs: list[bytes]) -> tuple[dict, list[bytes]]:
     """`bench run`: the baseline alone, blocks of one program."""
-    walls, _, unchanged, trace, order = time_programs(state, [state.baseline], req.warmup, req.iters, 1,
-                                                      req.profile_iters, req.trace_blocks)
+    walls, _, unchanged, trace, order = time_programs([state.baseline], state.inputs[state.timing_seed],
+                                                      state.refs[state.timing_seed], state.tolerance, req.warmup,
+                                                      req.iters, 1, req.profile_iters, req.trace_blocks)
     reply = EvaluateReply(runs=[ProgramRun(name=BASELINE_FN, module=state.baseline.module, wall_ms=walls[BASELINE_FN])],
                           inputs_unchanged=unchanged, traced=trace is not None, block_order=order)
     return reply.model_dump(), [trace] if trace else []
@@ -415,22 +265,12 @@ def _cap_memory(memory_mb: int | None, backend: str) -> str:
     return f"RLIMIT_AS {memory_mb} MiB"
 
 
-def _confine(core: int | None) -> str:
-    """Restrict this process to one core before jax's backend starts (XLA:CPU sizes its thread pools from
-    the affinity mask when the client is created: a 1-thread pool runs programs inline on this thread)."""
-    if core is None:
-        return "all cores"
-    for task in os.listdir("/proc/self/task"):
-        os.sched_setaffinity(int(task), {core})
-    return f"core {core} before backend start"
-
-
 def serve(cmd_fd: int, reply_fd: int, memory_mb: int | None, core: int | None) -> None:
     import jax  # noqa: F401
 
     from bench.harness.hardware import detect
 
-    affinity = _confine(core)
+    affinity = confine_self(core)
     env = detect()
     state = State(env)
     memory = _cap_memory(memory_mb, env["backend"])

@@ -11,22 +11,36 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any
 
 from bench import HARNESS_VERSION
-from bench.harness import hardware, timing
+from bench.harness import hardware
+from bench.harness.build.builder import BuildArtifact
 from bench.harness.correctness import merge
-from bench.harness.messages import EvaluateReply, PrepareReply, RunnerHello
+from bench.harness.inspection import Inspection
+from bench.harness.messages import BASELINE_FN, CANDIDATE_FN, PALLAS_FN, EvaluateReply, PrepareReply, RunnerHello
+from bench.harness.process import one_line
 from bench.harness.result import Correctness, Environment, EvalResult, Integrity, Status
-from bench.harness.runner import BASELINE_FN, CANDIDATE_FN, PALLAS_FN
+from bench.harness.runner import timing
 from bench.harness.schedule import Plan
 from bench.harness.task import DEFAULT_ITERS, DEFAULT_WARMUP, INTERPRET_ITERS, INTERPRET_WARMUP, EvalTask
 from bench.integrity.flags import NO_PALLAS, merge_flags
 from bench.integrity.measurement import audit_measurement, sandbox_flags
 from bench.integrity.static_scan import scan_source
 
-if TYPE_CHECKING:
-    from bench.harness.session import Built
+
+@dataclass(frozen=True)
+class Built:
+    """One kernel after its build and the parent's inspection of the exports."""
+
+    kernel: Path
+    source: str
+    artifact: BuildArtifact
+    inspection: Inspection | None
+    started: float
+    build_s: float
+
 
 NAMES = {BASELINE_FN: "baseline", CANDIDATE_FN: "kernel", PALLAS_FN: "pallas_reference"}
 
@@ -153,8 +167,6 @@ def decide(ctx: BatchContext, built: Built, reply: EvaluateReply, trace: bytes |
             status = Status.OUT_OF_MEMORY
         else:
             status = Status.COMPILE_ERROR if reply.stage == "compile" else Status.RUNTIME_ERROR
-        from bench.harness.supervisor import one_line
-
         return _result(ctx, task, built, status, one_line(reply.error), error=reply.error, traceback=reply.traceback,
                        details={"deadlines_s": deadlines}, **common)
     trial_details = {"resident_bytes_during_trials": [t.resident_bytes for t in reply.trials], "deadlines_s": deadlines}

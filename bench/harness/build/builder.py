@@ -1,4 +1,4 @@
-"""TRUSTED: runs the untrusted build step (bench.harness.build) in its sandbox and keeps what it observed.
+"""TRUSTED: runs the untrusted build step (bench.harness.build.child) in its sandbox and keeps what it observed.
 
 The parent gives the build a kernel file and a BuildRequest; it gets back a frozen BuildArtifact: the
 exported programs (bytes, inspected later by bench.harness.inspection), the build's log (at most
@@ -24,7 +24,8 @@ from pathlib import Path
 
 from bench.harness import transport
 from bench.harness.messages import BuildReply, BuildRequest
-from bench.harness.sandbox import Limits, wrap
+from bench.harness.build.sandbox import Limits, wrap
+from bench.harness.process import one_line
 from bench.paths import ROOT
 
 LOG_LIMIT = 64 << 10  # candidate output kept: head and tail, half each
@@ -120,7 +121,7 @@ def build_kernel(kernel: Path, request: BuildRequest, *, sandbox: str, timeout_s
     """Run one build to completion (or its deadline) and return what was observed."""
     reply_r, reply_w = os.pipe()
     log_r, log_w = os.pipe()
-    argv = [sys.executable, "-m", "bench.harness.build", "--reply-fd", str(reply_w)]
+    argv = [sys.executable, "-m", "bench.harness.build.child", "--reply-fd", str(reply_w)]
     cmd = wrap(argv, sandbox, kernel=kernel, limits=limits, extra_env=_build_env())
     started = time.monotonic()
     proc = subprocess.Popen(cmd.argv, env=cmd.env, cwd="/tmp" if cmd.name == "bwrap" else cmd.env["HOME"],
@@ -162,12 +163,8 @@ def _receive(fd: int, deadline: float, timeout_s: float, proc: subprocess.Popen)
             code = None
         return _failed("crashed", f"the build {_describe_exit(code)}")
     except (transport.ChannelViolation, ValueError) as e:
-        from bench.harness.supervisor import one_line
-
         return _failed("crashed", escape_controls(f"the build sent an invalid reply: {one_line(str(e))}"))
     if not reply.ok:
-        from bench.harness.supervisor import one_line
-
         kind = "out_of_memory" if reply.memory_error else "compile_error"
         return _failed(kind, escape_controls(one_line(reply.error)), escape_controls(reply.error),
                        escape_controls(reply.traceback))

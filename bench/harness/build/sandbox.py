@@ -1,6 +1,6 @@
 """How the untrusted build step is confined: bubblewrap with a minimal filesystem, plus resource limits.
 
-The build step (bench.harness.build) is the only process that ever runs candidate Python. Under bwrap it:
+The build step (bench.harness.build.child) is the only process that ever runs candidate Python. Under bwrap it:
 - sees only what it needs, read-only: the system's /usr (and the /lib, /bin links into it), the Python
   installation and the virtualenv, the harness package, the workloads and pallas_refs (importable library
   code, no reference outputs), and the kernel file. Nothing else of the host exists in its mount namespace:

@@ -1,0 +1,1 @@
+"""The decision phase (TRUSTED, pure functions): every status and EvalResult decided from what the parent observed."""

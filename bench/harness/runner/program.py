@@ -1,0 +1,72 @@
+"""TRUSTED (runner process): one compiled program, and the host/device moves of its arrays.
+
+A program is deserialized from a jax.export blob (a candidate's, or the baseline exported by the runner
+itself the same way) and compiled under a fixed name (bench.harness.messages: *_FN), so the trace parser
+finds its HLO module. Arrays live on the HOST between calls; `place` puts one call's inputs on the device.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bench.harness.messages import module_name
+from bench.harness.signature import aval_text
+
+
+class Program:
+    """One compiled program: deserialized from an export and compiled under a fixed name."""
+
+    def __init__(self, name: str, exported_bytes: bytes, signature: Any) -> None:
+        import jax
+
+        exp = jax.export.deserialize(bytearray(exported_bytes))
+        want = [aval_text(a) for a in signature.arrays]
+        got = [aval_text(a) for a in exp.in_avals]
+        if got != want:
+            raise ValueError(f"the exported program takes {got}, the workload's inputs are {want}")
+        if exp.nr_devices != 1:
+            raise ValueError(f"the exported program is for {exp.nr_devices} devices, not 1")
+
+        def program(*arrays: Any) -> Any:
+            return exp.call(*arrays)
+
+        program.__name__ = program.__qualname__ = name
+        self.name = name
+        self.module = module_name(name)
+        self.out_avals = [aval_text(a) for a in exp.out_avals]
+        self.compiled = jax.jit(program).lower(*signature.arrays).compile()
+
+    def __call__(self, arrays: list[Any]) -> list[Any]:
+        import jax
+
+        return list(jax.tree.leaves(jax.block_until_ready(self.compiled(*arrays))))
+
+
+def to_host(arrays: list[Any]) -> list[Any]:
+    """Owned host copies (never views of device buffers that are about to be deleted)."""
+    import numpy as np
+
+    return [np.array(a, copy=True) for a in arrays]
+
+
+def place(host: list[Any]) -> list[Any]:
+    """Device arrays owned by the runtime, ready before any program reads them (a host callback can never
+    be in a program here, but a copy still queued would be timed by the first call)."""
+    import jax
+    import jax.numpy as jnp
+
+    return jax.block_until_ready([jnp.copy(jax.device_put(a)) for a in host])
+
+
+def delete(arrays: list[Any]) -> None:
+    for a in arrays:
+        try:
+            a.delete()
+        except Exception:
+            pass
+
+
+def resident_bytes() -> int:
+    import jax
+
+    return sum(int(a.nbytes) for a in jax.live_arrays())

@@ -1,0 +1,236 @@
+"""TRUSTED: the parent's handle on the runner process: spawn, hello, prepare, the three evaluation phases
+(load, trials, time), each with its deadline; a runner that died or hung is killed and replaced.
+
+`RunnerProcess` is the process itself (argv, environment, pipes, kill); `RunnerSession` keeps one warm
+across candidates and re-prepares a replacement on the same seeds. Every failure while the runner runs a
+candidate's program is a `WorkerFailure` (bench.harness.process), never an exception of the harness.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import IO, Any
+
+from bench.harness import transport
+from bench.harness.messages import (EvaluateReply, EvaluateRequest, LoadRequest, PrepareReply, PrepareRequest,
+                                    RunnerHello, TrialsRequest)
+from bench.harness.process import WorkerFailure, one_line
+from bench.harness.runner.isolation import TIMING_NICE, pin_threads, timing_core, worker_core, worker_env
+from bench.harness.task import STARTUP_TIMEOUT_S, EvalTask, run_deadline_s
+from bench.paths import JAX_CACHE_DIR, ROOT  # JAX_CACHE_DIR: the runner's compilation cache (trusted only)
+
+
+def compilation_cache_env(folder: Path) -> dict[str, str]:
+    """jax's persistent compilation cache, for TRUSTED workers only. Drawing inputs compiles dozens of
+    small eager ops (random.split, normal, ...): ~8 s cold on a loaded 2-core box, ~1 s from the cache.
+    The candidate never gets it (under bwrap it could not write it anyway; it must not poison it)."""
+    return {"JAX_COMPILATION_CACHE_DIR": str(folder), "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+            "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0"}
+
+
+class RunnerProcess:
+    """The parent's handle on the runner process (trusted: it never imports candidate code, so it is not
+    sandboxed; it is confined to the timing core on a CPU host and resource-limited)."""
+
+    def __init__(self, name: str, log_path: Path, *, memory_mb: int | None = None,
+                 extra_env: dict[str, str] | None = None) -> None:
+        self.name = name
+        self.cpu_core = worker_core()
+        self.log_path = log_path
+        cmd_r, self._cmd_w = os.pipe()
+        self._reply_r, reply_w = os.pipe()
+        argv = [sys.executable, "-m", "bench.harness.runner.server",
+                "--cmd-fd", str(cmd_r), "--reply-fd", str(reply_w), "--memory-mb", str(memory_mb or 0)]
+        if self.cpu_core is not None:
+            argv += ["--cpu-core", str(self.cpu_core)]
+        env = {**os.environ, **(extra_env or {})}
+        env.pop("JAXBENCH_SECRET_SEED", None)
+        self._log: IO[bytes] = open(log_path, "wb")
+        self.started = time.monotonic()
+        self.proc = subprocess.Popen(argv, env=worker_env(env), cwd=ROOT, stdin=subprocess.DEVNULL, stdout=self._log,
+                                     stderr=subprocess.STDOUT, pass_fds=(cmd_r, reply_w), start_new_session=True)
+        os.close(cmd_r)
+        os.close(reply_w)
+        self.ready: dict | None = None
+        self.ended: float | None = None  # monotonic time its process was seen reaped
+
+    def wait_ready(self, timeout_s: float) -> dict:
+        """The runner's hello (backend, device kind, versions, memory cap) once its imports are done."""
+        if self.ready is None:
+            header = self._receive(time.monotonic() + timeout_s, 1 << 20, "startup")[0]
+            header.pop("ok", None)
+            self.ready = header
+        return self.ready
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None and not self._log.closed
+
+    def send(self, header: dict, blobs: list[bytes] | tuple = ()) -> None:
+        try:
+            transport.send(self._cmd_w, header, blobs)
+        except (BrokenPipeError, OSError):
+            pass  # the reply read will report how the runner ended
+
+    def request(self, header: dict, timeout_s: float, phase: str, max_bytes: int = 1 << 34,
+                blobs: list[bytes] | tuple = ()) -> tuple[dict, list[bytes]]:
+        self.send(header, blobs)
+        return self.receive(timeout_s, phase, max_bytes)
+
+    def receive(self, timeout_s: float, phase: str, max_bytes: int = 1 << 34) -> tuple[dict, list[bytes]]:
+        header, blobs = self._receive(time.monotonic() + timeout_s, max_bytes, phase, timeout_s)
+        if not header.get("ok"):
+            error = str(header.get("error", "unknown error"))
+            kind = "out_of_memory" if header.get("memory_error") else "error"
+            raise WorkerFailure(kind, one_line(error), header.get("traceback"), error)
+        header.pop("ok")
+        return header, blobs
+
+    def _receive(self, deadline: float, max_bytes: int, phase: str, limit_s: float | None = None) -> tuple[dict, list[bytes]]:
+        try:
+            return transport.recv(self._reply_r, deadline, max_bytes)
+        except transport.ChannelTimeout:
+            self.kill()
+            limit = f" of {limit_s:g} s" if limit_s else ""
+            raise WorkerFailure("timeout", f"{self.name} exceeded the {phase} time limit{limit}") from None
+        except transport.ChannelClosed:
+            raise WorkerFailure("crashed", f"{self.name} {self._exit_description()} during {phase}") from None
+        except transport.ChannelViolation as e:
+            self.kill()
+            raise WorkerFailure("crashed", f"{self.name} sent an invalid reply during {phase}: {e}") from None
+
+    def _exit_description(self) -> str:
+        try:
+            code = self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            return "closed its reply channel without a verdict"
+        self.ended = self.ended or time.monotonic()
+        if code < 0:
+            sig = signal.Signals(-code).name
+            hint = " (possibly the out-of-memory killer)" if sig == "SIGKILL" else ""
+            return f"died by signal {sig}{hint} without a verdict"
+        return f"exited with code {code} without a verdict"
+
+    def prepare_for_timing(self, core: int | None, nice: int = TIMING_NICE) -> int:
+        """Pin every thread of the runner to `core` at priority `nice` (bench.harness.runner.isolation.pin_threads)."""
+        return pin_threads(self.proc.pid, core, nice)
+
+    def kill(self) -> None:
+        """Kill the runner's whole process group (it runs in its own session)."""
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+        if self.ended is None and self.proc.poll() is not None:
+            self.ended = time.monotonic()
+
+    def close(self) -> None:
+        """Ask the runner to exit, kill it if it does not, release the pipes. Idempotent (a runner replaced
+        after a failure is closed, and closed again at the end): a second os.close could hit a file
+        descriptor number reused meanwhile."""
+        if self._log.closed:
+            return
+        if self.proc.poll() is None:
+            self.send({"cmd": "exit"})
+            try:
+                self.proc.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                pass
+        self.kill()
+        for fd in (self._cmd_w, self._reply_r):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self._log.close()
+
+    def log_tail(self, limit: int = 4000) -> str:
+        try:
+            data = self.log_path.read_bytes()
+        except OSError:
+            return ""
+        return data[-limit:].decode("utf-8", errors="replace")
+
+
+class RunnerSession:
+    """The parent's handle on one runner process: start, prepare, evaluate, replace when it died."""
+
+    def __init__(self, task: EvalTask, folder: Path) -> None:
+        self.task, self.folder = task, folder
+        self.proc: RunnerProcess | None = None
+        self.hello: RunnerHello | None = None
+        self.prepared: PrepareReply | None = None
+        self.prepare_request: PrepareRequest | None = None
+        self.starts = 0
+        self.started_at: float | None = None
+        self.phase_s: dict[str, float] = {}  # wall seconds of the last evaluation's runner phases
+
+    def start(self) -> RunnerHello:
+        if self.proc is not None and self.proc.alive():
+            return self.hello
+        self.starts += 1
+        self.started_at = time.monotonic()
+        self.proc = RunnerProcess("runner", self.folder / f"runner{self.starts}.log",
+                                  memory_mb=self.task.memory_limit_mb, extra_env=compilation_cache_env(JAX_CACHE_DIR))
+        self.hello = RunnerHello.model_validate(self.proc.wait_ready(STARTUP_TIMEOUT_S))
+        self.proc.prepare_for_timing(timing_core())
+        self.prepared = None
+        return self.hello
+
+    def prepare(self, request: PrepareRequest) -> PrepareReply:
+        self.start()
+        if self.prepared is None or request != self.prepare_request:
+            header, _ = self.proc.request(request.model_dump(), STARTUP_TIMEOUT_S + 2 * self.task.timeout_s, "prepare")
+            self.prepared = PrepareReply.model_validate(header)
+            self.prepare_request = request
+        return self.prepared
+
+    def deadlines(self, request: EvaluateRequest, programs: int) -> dict[str, float]:
+        """Seconds each phase may take: compiling gets the task's cap; the phases that run the candidate's
+        program follow the baseline's time per call (bench.harness.task.run_deadline_s)."""
+        call_ms = self.prepared.baseline_call_ms if self.prepared else None
+        calls = programs * (request.warmup + request.iters + request.profile_iters)
+        cap = self.task.timeout_s
+        return {"compile": cap, "correctness": round(run_deadline_s(cap, call_ms, self.task.seeds), 1),
+                "timing": round(run_deadline_s(cap, call_ms, calls), 1)}
+
+    def evaluate(self, program: bytes, request: EvaluateRequest,
+                 deadlines: dict[str, float]) -> tuple[EvaluateReply, bytes | None]:
+        """Load, correctness trials, timing: three requests, each with its deadline. Raises WorkerFailure
+        (timeout / crashed) when the runner did not answer; it is then replaced (call `prepare` again)."""
+        self.phase_s = {}
+        try:
+            reply = self._phase(LoadRequest(), deadlines["compile"], "compile", [program])[0]
+            if not reply.ran:
+                return reply, None
+            trials = self._phase(TrialsRequest(), deadlines["correctness"], "correctness")[0]
+            if not trials.ran or not all(t.report.correct for t in trials.trials):
+                return trials, None
+            timed, blobs = self._phase(request, deadlines["timing"], "timing")
+        except WorkerFailure:
+            self.proc.close()
+            self.prepared = None
+            raise
+        return timed.model_copy(update={"trials": trials.trials}), (blobs[0] if blobs else None)
+
+    def _phase(self, message: Any, deadline_s: float, phase: str,
+               blobs: list[bytes] | tuple = ()) -> tuple[EvaluateReply, list[bytes]]:
+        t = time.monotonic()
+        try:
+            header, out = self.proc.request(message.model_dump(), deadline_s, phase, 1 << 31, blobs=blobs)
+        finally:
+            self.phase_s[phase] = round(time.monotonic() - t, 4)
+        return EvaluateReply.model_validate(header), out
+
+    def close(self) -> None:
+        if self.proc is not None:
+            self.proc.close()
