@@ -34,12 +34,18 @@ def _dataset_rows(data_dir: Path, table: str, track: str) -> int:
 
 
 def test_every_published_file_downloads_and_reads_back(chromium: Any, served_site: Any, tmp_path: Path) -> None:
+    from playwright.sync_api import expect  # with the chromium fixture: installed by scripts/setup --test
+
     url = served_site.url
     page = chromium.new_page(viewport={"width": 1400, "height": 1000})
     page.set_default_timeout(90_000)  # a loaded 2-core CI machine; nothing here is timed
     page.goto(url)
     page.locator("nav.md-tabs a", has_text="Data").first.click()
-    page.wait_for_url("**/open-data/")
+    # mkdocs-material's instant navigation changes the URL before it swaps the page's content in: wait for the
+    # Data page's own heading and its manifest link, not for the URL, before reading the article's links.
+    expect(page.locator("article h1#open-data")).to_be_visible(timeout=90_000)
+    expect(page.locator("article a[href$='data/manifest.json']").first).to_be_attached(timeout=90_000)
+    assert page.url.rstrip("/").endswith("/open-data")
     assert "License" in page.locator("article").inner_text()
     hrefs = page.eval_on_selector_all("article a[href]", "els => els.map(e => e.href)")
     manifest = page.request.get(urljoin(url, "data/manifest.json")).json()
