@@ -1,0 +1,231 @@
+"""TRUSTED, pure: how sure a speedup is, and whether the timing that produced it was quiet.
+
+Why: one evaluation's speedup is a ratio of two medians measured on a shared machine. Identical programs
+read 0.60x-5.37x on a loaded host (issue #25), and a number without its uncertainty lets noise pick
+winners. Every timed result therefore carries
+- `speedup_interval`: a 95 % interval of speedup_vs_baseline (baseline median / kernel median over all
+  timed calls), from the paired ABBA blocks the runner timed;
+- `classify`: `ok` or `noisy` with the reason: a wide interval, bimodal blocks, or interference the runner
+  measured while it timed (its CPU time against wall time, involuntary context switches, the load average).
+
+The interval (docs/methodology.md, "Uncertainty"):
+1. Resampling unit: the ABBA block. The baseline's and the kernel's calls of one block ran back to back, so a
+   block is a PAIR (slow phases of the machine hit both); blocks are resampled with replacement, each
+   keeping both programs' calls. Calls inside a block are not independent (a preemption spans several), so
+   they are never resampled alone. Blocks may hold different numbers of calls (a secret call schedule
+   draws their lengths): the statistic pools the calls of the drawn blocks, as the estimate pools them all.
+2. Statistic: the ratio of the pooled medians, i.e. exactly how speedup_vs_baseline is computed.
+3. Small samples: with ~10 blocks a plain percentile bootstrap is too narrow (it ignores that the spread
+   itself is estimated). The "expanded percentile" interval (Hesterberg, 2015) widens the percentiles to
+   z = sqrt(n / (n - 1)) * t(n - 1), i.e. the small-sample correction of a t interval.
+4. What one run cannot see: two compilations of the SAME program differ by a few percent for the whole
+   run (code and buffer placement), so resampling inside one run underestimates the spread between runs.
+   That between-run component, measured on identical programs (SYSTEMATIC_SD), is added in quadrature to
+   each side of the interval on the log scale.
+5. The interval always contains the reported speedup (a percentile bootstrap of a median may, rarely, not).
+
+Deterministic: the resampling draws from `numpy.random.default_rng(seed)` (SEED by default), so the same
+times always give the same interval.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal, Sequence
+
+import numpy as np
+from scipy import stats as scistats
+
+CONFIDENCE = 0.95
+RESAMPLES = 4000
+SEED = 0
+# Between-run standard deviation of log(speedup) of identical programs that the within-run resampling does
+# not explain: 50 XLA-baseline-against-itself rows of cpu/small (harness 8), var(log speedup) across rows
+# (sd 0.026) minus the mean within-run bootstrap variance (rms se 0.023): sd 0.0125. Re-measured by
+# benchmarks/intervals.py ("between-run sd"). Applied to every timing method until a TPU run measures its own.
+SYSTEMATIC_SD = 0.0125
+# A result is `noisy` when ...
+WIDE_INTERVAL = 0.15  # ... its interval is wider than this share of the speedup (the issue's quiet-host target)
+MIN_CPU_SHARE = 0.90  # ... the runner ran less than this share of the timed wall time (the rest: preempted)
+MAX_INVOLUNTARY_PER_S = 50.0  # ... it was preempted more often than this per timed second
+BIMODAL_GAP = 0.10  # ... a program's block medians form two groups at least this far apart (relative) ...
+MIN_GROUP = 2  # ... each of at least this many blocks, further apart than either group is wide
+
+
+@dataclass(frozen=True)
+class Block:
+    """One ABBA block: the per-call times (ms) of the baseline and of the kernel in that block."""
+
+    baseline_ms: tuple[float, ...]
+    kernel_ms: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class Interference:
+    """What the runner measured about itself over the timed blocks (bench/harness/runner/interference.py).
+
+    `cpu_s` is the runner's CPU time (all threads) and `wall_s` the wall time of the same calls: pinned to
+    one core, a runner that is never preempted has cpu_s ~ wall_s. `involuntary_switches` counts how often
+    the kernel's scheduler took the core away. `run_delay_s` (None where /proc has no schedstat) is the time
+    the runner's thread was runnable but waiting for the core. The load average is the host's (1 minute)."""
+
+    wall_s: float
+    cpu_s: float
+    involuntary_switches: int
+    loadavg_before: float
+    loadavg_after: float
+    cores: int
+    run_delay_s: float | None = None
+
+
+@dataclass(frozen=True)
+class TimingQuality:
+    quality: Literal["ok", "noisy"]
+    reason: str | None  # None when ok; otherwise every reason found, "; "-separated
+
+
+def blocks_from_runs(baseline_ms: Sequence[float], baseline_lengths: Sequence[int], kernel_ms: Sequence[float],
+                     kernel_lengths: Sequence[int]) -> list[Block]:
+    """Pairs each program's calls block by block: `*_lengths` are the numbers of calls of each block, in
+    block order (what the runner reports), and must account for every call."""
+    if len(baseline_lengths) != len(kernel_lengths):
+        raise ValueError(f"{len(baseline_lengths)} baseline blocks but {len(kernel_lengths)} kernel blocks")
+    return [Block(tuple(b), tuple(k)) for b, k in zip(_split(baseline_ms, baseline_lengths),
+                                                       _split(kernel_ms, kernel_lengths))]
+
+
+def _split(times: Sequence[float], lengths: Sequence[int]) -> list[list[float]]:
+    if sum(lengths) != len(times) or any(n < 0 for n in lengths):
+        raise ValueError(f"block lengths {list(lengths)} do not add up to {len(times)} calls")
+    out, at = [], 0
+    for n in lengths:
+        out.append(list(times[at:at + n]))
+        at += n
+    return out
+
+
+def pooled_speedup(blocks: Sequence[Block]) -> float:
+    """median(all baseline calls) / median(all kernel calls): the point estimate the interval is about."""
+    base = np.median(np.concatenate([b.baseline_ms for b in blocks]))
+    kern = np.median(np.concatenate([b.kernel_ms for b in blocks]))
+    return float(base / kern)
+
+
+class _PooledMedian:
+    """Medians of the calls of resampled blocks, for thousands of resamples at once: a resample is a count
+    per block, so its pooled median is a weighted median of the calls sorted once (no concatenation)."""
+
+    def __init__(self, per_block: Sequence[Sequence[float]]) -> None:
+        values = np.concatenate([np.asarray(b, dtype=np.float64) for b in per_block])
+        owner = np.concatenate([np.full(len(b), i) for i, b in enumerate(per_block)])
+        order = np.argsort(values, kind="stable")
+        self.values, self.owner = values[order], owner[order]
+
+    def __call__(self, counts: np.ndarray) -> np.ndarray:
+        """counts: (resamples, blocks) times each block was drawn -> (resamples,) medians (np.median's
+        definition: the mean of the two middle calls when their number is even)."""
+        cum = np.cumsum(counts[:, self.owner], axis=1)
+        total = cum[:, -1]
+        lo = np.argmax(cum > ((total - 1) // 2)[:, None], axis=1)
+        hi = np.argmax(cum > (total // 2)[:, None], axis=1)
+        return (self.values[lo] + self.values[hi]) / 2
+
+
+def expanded_confidence(confidence: float, n: int) -> float:
+    """Hesterberg's expanded percentile level: the normal quantile of the returned level equals
+    sqrt(n / (n - 1)) times the t(n - 1) quantile of `confidence` (n >= 2)."""
+    alpha = 1 - confidence
+    z = math.sqrt(n / (n - 1)) * scistats.t.ppf(1 - alpha / 2, n - 1)
+    return 1 - 2 * scistats.norm.sf(z)
+
+
+def speedup_interval(blocks: Sequence[Block], confidence: float = CONFIDENCE, resamples: int = RESAMPLES,
+                     seed: int = SEED, systematic_sd: float = SYSTEMATIC_SD) -> tuple[float, float] | None:
+    """The `confidence` interval of pooled_speedup(blocks) (module docstring); None with fewer than two
+    blocks that hold calls of both programs (one block says nothing about how blocks vary)."""
+    blocks = [b for b in blocks if b.baseline_ms and b.kernel_ms]
+    n = len(blocks)
+    if n < 2:
+        return None
+    estimate = pooled_speedup(blocks)
+    base = _PooledMedian([b.baseline_ms for b in blocks])
+    kern = _PooledMedian([b.kernel_ms for b in blocks])
+
+    def ratio(idx: np.ndarray, axis: int = -1) -> np.ndarray:
+        flat = idx.reshape(-1, idx.shape[-1]).astype(np.int64)
+        rows = np.arange(flat.shape[0])[:, None] * n
+        counts = np.bincount((rows + flat).ravel(), minlength=flat.shape[0] * n).reshape(-1, n)
+        return (base(counts) / kern(counts)).reshape(idx.shape[:-1])
+
+    level = expanded_confidence(confidence, n)
+    boot = scistats.bootstrap((np.arange(n),), ratio, n_resamples=resamples, vectorized=True, method="percentile",
+                              confidence_level=level, rng=np.random.default_rng(seed))
+    low, high = float(boot.confidence_interval.low), float(boot.confidence_interval.high)
+    low, high = min(low, estimate), max(high, estimate)
+    return _with_systematic(estimate, low, high, confidence, systematic_sd)
+
+
+def _with_systematic(estimate: float, low: float, high: float, confidence: float, sd: float) -> tuple[float, float]:
+    """Each side's log distance from the estimate, combined in quadrature with z * sd."""
+    if sd <= 0:
+        return low, high
+    z = scistats.norm.ppf(1 - (1 - confidence) / 2)
+    m = math.log(estimate)
+    down = math.hypot(m - math.log(low), z * sd)
+    up = math.hypot(math.log(high) - m, z * sd)
+    return math.exp(m - down), math.exp(m + up)
+
+
+def bimodal(values: Sequence[float], gap: float = BIMODAL_GAP, min_group: int = MIN_GROUP) -> str | None:
+    """Whether `values` (one program's block medians) form two separate groups, and which.
+
+    The best two-group split (least within-group squared log deviation) counts when each group holds at
+    least `min_group` blocks, the groups' nearest members are at least `gap` apart (relative), and that gap
+    exceeds the log range of either group: two levels, not one spread-out level. A single slow block is an
+    outlier, not a mode. Returns e.g. "1.7 ms (6 blocks) and 3.3 ms (4 blocks)", or None."""
+    x = np.sort(np.log(np.asarray(values, dtype=np.float64)))
+    if len(x) < 2 * min_group:
+        return None
+    best, split = math.inf, 0
+    for k in range(min_group, len(x) - min_group + 1):
+        sse = ((x[:k] - x[:k].mean()) ** 2).sum() + ((x[k:] - x[k:].mean()) ** 2).sum()
+        if sse < best:
+            best, split = sse, k
+    low, high = x[:split], x[split:]
+    between = high[0] - low[-1]
+    if between < math.log1p(gap) or between <= max(np.ptp(low), np.ptp(high)):
+        return None
+    return (f"{math.exp(np.median(low)):.3g} ms ({len(low)} blocks) and "
+            f"{math.exp(np.median(high)):.3g} ms ({len(high)} blocks)")
+
+
+def interference_reasons(m: Interference) -> list[str]:
+    """Readable reasons why the host disturbed the timed blocks, from what the runner measured."""
+    reasons = []
+    if m.wall_s > 0 and m.cpu_s / m.wall_s < MIN_CPU_SHARE:
+        reasons.append(f"the runner ran {m.cpu_s / m.wall_s:.0%} of the timed wall time (preempted the rest)")
+    if m.wall_s > 0 and m.involuntary_switches / m.wall_s > MAX_INVOLUNTARY_PER_S:
+        reasons.append(f"{m.involuntary_switches} involuntary context switches in {m.wall_s:.2f} s of timing")
+    load = max(m.loadavg_before, m.loadavg_after)
+    if load > m.cores:
+        reasons.append(f"load average {load:.2f} on {m.cores} cores")
+    return reasons
+
+
+def classify(estimate: float | None, interval: tuple[float, float] | None, blocks: Sequence[Block],
+             interference: Interference | None) -> TimingQuality:
+    """`ok`, or `noisy` with every reason found (a wide or missing interval, bimodal blocks, interference)."""
+    reasons = []
+    if interval is None or not estimate:
+        reasons.append("fewer than two timed blocks: no interval")
+    elif (interval[1] - interval[0]) / estimate > WIDE_INTERVAL:
+        reasons.append(f"wide interval {interval[0]:.3g}-{interval[1]:.3g} "
+                       f"({(interval[1] - interval[0]) / estimate:.0%} of the speedup)")
+    for name, per_block in (("baseline", [b.baseline_ms for b in blocks]), ("kernel", [b.kernel_ms for b in blocks])):
+        modes = bimodal([float(np.median(t)) for t in per_block if len(t)])
+        if modes:
+            reasons.append(f"bimodal blocks: the {name}'s block medians form two groups, {modes}")
+    if interference is not None:
+        reasons.extend(interference_reasons(interference))
+    return TimingQuality("noisy", "; ".join(reasons)) if reasons else TimingQuality("ok", None)
