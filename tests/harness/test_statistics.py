@@ -122,7 +122,8 @@ def test_systematic_term_widens_both_sides_in_log_space():
     # an exact-zero-spread run still gets the between-run width: +-1.96 sd on the log scale
     flat = [st.Block((2.0,) * 3, (1.0,) * 3) for _ in range(5)]
     lo, hi = st.speedup_interval(flat, systematic_sd=0.05)
-    assert lo == pytest.approx(2 * np.exp(-1.96 * 0.05), rel=1e-3) and hi == pytest.approx(2 * np.exp(1.96 * 0.05), rel=1e-3)
+    assert lo == pytest.approx(2 * np.exp(-1.96 * 0.05), rel=1e-3)
+    assert hi == pytest.approx(2 * np.exp(1.96 * 0.05), rel=1e-3)
 
 
 def test_blocks_from_runs_pairs_by_lengths_and_refuses_mismatches():

@@ -31,8 +31,9 @@ times always give the same interval.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, Sequence
+from typing import Literal
 
 import numpy as np
 from scipy import stats as scistats
@@ -91,8 +92,8 @@ def blocks_from_runs(baseline_ms: Sequence[float], baseline_lengths: Sequence[in
     block order (what the runner reports), and must account for every call."""
     if len(baseline_lengths) != len(kernel_lengths):
         raise ValueError(f"{len(baseline_lengths)} baseline blocks but {len(kernel_lengths)} kernel blocks")
-    return [Block(tuple(b), tuple(k)) for b, k in zip(_split(baseline_ms, baseline_lengths),
-                                                       _split(kernel_ms, kernel_lengths))]
+    pairs = zip(_split(baseline_ms, baseline_lengths), _split(kernel_ms, kernel_lengths), strict=True)
+    return [Block(tuple(b), tuple(k)) for b, k in pairs]
 
 
 def _split(times: Sequence[float], lengths: Sequence[int]) -> list[list[float]]:
@@ -129,15 +130,16 @@ class _PooledMedian:
         total = cum[:, -1]
         lo = np.argmax(cum > ((total - 1) // 2)[:, None], axis=1)
         hi = np.argmax(cum > (total // 2)[:, None], axis=1)
-        return (self.values[lo] + self.values[hi]) / 2
+        medians: np.ndarray = (self.values[lo] + self.values[hi]) / 2
+        return medians
 
 
 def expanded_confidence(confidence: float, n: int) -> float:
     """Hesterberg's expanded percentile level: the normal quantile of the returned level equals
     sqrt(n / (n - 1)) times the t(n - 1) quantile of `confidence` (n >= 2)."""
     alpha = 1 - confidence
-    z = math.sqrt(n / (n - 1)) * scistats.t.ppf(1 - alpha / 2, n - 1)
-    return 1 - 2 * scistats.norm.sf(z)
+    z = math.sqrt(n / (n - 1)) * float(scistats.t.ppf(1 - alpha / 2, n - 1))
+    return 1 - 2 * float(scistats.norm.sf(z))
 
 
 def speedup_interval(blocks: Sequence[Block], confidence: float = CONFIDENCE, resamples: int = RESAMPLES,
@@ -156,7 +158,8 @@ def speedup_interval(blocks: Sequence[Block], confidence: float = CONFIDENCE, re
         flat = idx.reshape(-1, idx.shape[-1]).astype(np.int64)
         rows = np.arange(flat.shape[0])[:, None] * n
         counts = np.bincount((rows + flat).ravel(), minlength=flat.shape[0] * n).reshape(-1, n)
-        return (base(counts) / kern(counts)).reshape(idx.shape[:-1])
+        ratios: np.ndarray = (base(counts) / kern(counts)).reshape(idx.shape[:-1])
+        return ratios
 
     level = expanded_confidence(confidence, n)
     boot = scistats.bootstrap((np.arange(n),), ratio, n_resamples=resamples, vectorized=True, method="percentile",
@@ -170,7 +173,7 @@ def _with_systematic(estimate: float, low: float, high: float, confidence: float
     """Each side's log distance from the estimate, combined in quadrature with z * sd."""
     if sd <= 0:
         return low, high
-    z = scistats.norm.ppf(1 - (1 - confidence) / 2)
+    z = float(scistats.norm.ppf(1 - (1 - confidence) / 2))
     m = math.log(estimate)
     down = math.hypot(m - math.log(low), z * sd)
     up = math.hypot(math.log(high) - m, z * sd)
