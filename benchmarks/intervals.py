@@ -29,8 +29,8 @@ from pathlib import Path
 from scipy.stats import norm
 
 from bench.harness.decision import statistics as st
+from bench.harness.evaluate import WarmRunner
 from bench.harness.result import EvalResult
-from bench.harness.session import WarmRunner
 from bench.harness.task import EvalTask
 from bench.registry import load_workload
 
