@@ -2,6 +2,8 @@
 kept off that core (timing_isolation), and the host probe that decides it (no jax import)."""
 
 import os
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -57,7 +59,7 @@ def test_the_runner_is_confined_to_one_core_before_its_backend_starts(tmp_path):
     w = RunnerProcess("runner", tmp_path / "w.log")
     try:
         hello = w.wait_ready(180)
-        assert hello["cpu_affinity"] == f"core {isolation.timing_core()} before backend start"
+        assert hello["cpu_affinity"] == f"core {isolation.timing_core()} before backend start, synchronous dispatch"
         tids = os.listdir(f"/proc/{hello['pid']}/task")
         assert tids and all(os.sched_getaffinity(int(t)) == {isolation.timing_core()} for t in tids)
     finally:
@@ -68,3 +70,34 @@ def test_cpu_workers_get_fixed_malloc_thresholds():
     env = isolation.worker_env({"JAX_PLATFORMS": "cpu", "PATH": "/usr/bin"})
     assert env["GLIBC_TUNABLES"] == isolation.CPU_MALLOC_TUNABLES and env["OPENBLAS_NUM_THREADS"] == "1"
     assert "GLIBC_TUNABLES" not in isolation.worker_env({"JAX_PLATFORMS": "cuda"})
+
+
+_THREAD_SHARE = """
+import resource, sys, time
+import jax, jax.numpy as jnp
+from bench.harness.runner import isolation
+if sys.argv[1] == "runner":
+    isolation.confine_self(isolation.timing_core())
+f = jax.jit(lambda a: jnp.tanh(a @ a) @ a)
+x = jnp.ones((384, 384))
+jax.block_until_ready(f(x))
+r0, t0 = resource.getrusage(resource.RUSAGE_SELF), time.thread_time()
+for _ in range(40):
+    jax.block_until_ready(f(x))
+r1, t1 = resource.getrusage(resource.RUSAGE_SELF), time.thread_time()
+print((t1 - t0) / (r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime))
+"""
+
+
+@pytest.mark.skipif(not schedule.cpu_only_host(), reason="synchronous dispatch is set on a CPU-only host")
+def test_the_runner_runs_programs_on_the_calling_thread():
+    # CPU time, not wall time: the share of the process's CPU time spent on the calling thread. With jax's
+    # default asynchronous dispatch a client pool thread does the work; confined as the runner is, the caller.
+    def share(mode: str) -> float:
+        env = {**isolation.worker_env(dict(os.environ)), "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+        out = subprocess.run([sys.executable, "-c", _THREAD_SHARE, mode], capture_output=True, text=True, env=env,
+                             timeout=300, check=True)
+        return float(out.stdout.strip().splitlines()[-1])
+
+    assert share("runner") > 0.8
+    assert share("default") < 0.5

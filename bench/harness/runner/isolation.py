@@ -110,9 +110,9 @@ def worker_core(environ: dict[str, str] | None = None) -> int | None:
     Why from the start: XLA:CPU sizes its thread pools from the affinity mask when the client is
     created. A process started on 2 cores gets a 2-thread pool; pinned to one core only for timing, its
     calling thread and a pool thread then share that core (measured: both busy, the caller ~1.4 ms of
-    CPU per ~1.5 ms call of 8p_GEMM small). Confined from the start, the program runs inline on the
-    main thread, provided its inputs are ready (runner.program.place waits for them). On TPU/GPU hosts the
-    runtime's host threads keep every core."""
+    CPU per ~1.5 ms call of 8p_GEMM small). Confined from the start, with synchronous dispatch, the program
+    runs on the calling thread, one op after another, provided its inputs are ready (runner.program.place
+    waits for them). On TPU/GPU hosts the runtime's host threads keep every core."""
     return timing_core() if cpu_only_host(environ) else None
 
 
@@ -157,10 +157,27 @@ def pin_threads(pid: int, core: int | None, nice: int = TIMING_NICE) -> int:
 
 
 def confine_self(core: int | None) -> str:
-    """Restrict this process to one core before jax's backend starts (XLA:CPU sizes its thread pools from
-    the affinity mask when the client is created: a 1-thread pool runs programs inline on this thread)."""
+    """Restrict this process to one core before jax's backend starts (XLA:CPU sizes its intra-op thread pool
+    from the affinity mask when the client is created: one core, one thread per op), and make the CPU client
+    run every program on the calling thread (`synchronous_dispatch`)."""
     if core is None:
         return "all cores"
     for task in os.listdir("/proc/self/task"):
         os.sched_setaffinity(int(task), {core})
-    return f"core {core} before backend start"
+    synchronous_dispatch()
+    return f"core {core} before backend start, synchronous dispatch"
+
+
+def synchronous_dispatch() -> None:
+    """XLA:CPU runs each program on the thread that calls it, not on a client pool thread (before the backend starts).
+
+    Why: by default (jax 0.10) the CPU client hands every execution to one of its pool threads and the calling
+    thread sleeps in block_until_ready until that thread wakes it. Confined to one core, each timed call was then
+    two threads taking turns on it: two wake-ups per call, each a point where another process on that core can
+    take it first (measured with gdb and per-thread CPU times: 11p_Megablox_GMM small, 90 % of the CPU time on a
+    pool thread, one voluntary context switch per call; synchronous: all of it on the calling thread, none, and
+    0.1-0.3 ms less CPU per call for 11p and 8p). One thread per call is also what the timer assumes: the wall
+    clock around the call is that thread's time."""
+    import jax
+
+    jax.config.update("jax_cpu_enable_async_dispatch", False)
