@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from bench.dataset import synthetic, trajectory
-from bench.dataset.ingest import DEFAULT_EVALUATOR
+from bench.dataset.evaluation import DEFAULT_EVALUATOR
 from bench.dataset.metrics import Metrics
 from bench.dataset.reader import Folder
 from bench.paths import SUBMISSIONS_DIR

@@ -2,63 +2,37 @@
 
 A (submission, workload) is pending on a track (chip, size) when its result file is absent or its
 freshness key differs from the one computed now (bench.dataset.freshness: submission.yaml, kernel,
-workload module, harness version, library versions, the pallas_refs files and table the kernel imports). Pending tasks run through the harness (`bench.harness.evaluate.evaluate`) on an executor
-(bench.executor: this host, or one task per host on a Ray cluster); the parent writes each result as one Parquet file, atomically, as soon as it arrives. So an
+workload module, harness version, library versions, the pallas_refs files and table the kernel imports).
+Pending tasks run through the harness (`bench.harness.evaluate.evaluate`, or the evaluator named by
+JAXBENCH_EVALUATOR: bench.dataset.evaluation) on an executor (bench.executor: this host, or one task per host on
+a Ray cluster); the parent writes each result as one Parquet file, atomically, as soon as it arrives. So an
 interrupted ingest loses only the evaluations in flight, a rerun evaluates exactly what is missing,
 and a re-evaluation replaces its file. Harness failures (status "error", never the candidate's
 fault) are reported and not stored, so the next run retries them.
-
-The evaluator is "module:function" or "/path/file.py:function" (env JAXBENCH_EVALUATOR), so tests can
-inject a fast fake one without the real harness.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-import importlib
-import importlib.util
 import os
-import secrets
-from dataclasses import dataclass, field
-from functools import lru_cache
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-import pyarrow as pa
-
-import bench
-from bench.dataset import schema, store
+from bench.dataset import rows, schema, store
+from bench.dataset.evaluation import DEFAULT_EVALUATOR, EVALUATOR_ENV, run_task, task_for
 from bench.dataset.freshness import freshness_key
-from bench.dataset.repeat import ranked_evaluation
 from bench.dataset.reader import Problem, shorten, shown_path
+from bench.dataset.report import Report
+from bench.dataset.sample_ingest import plan_samples, run_sample_job
 from bench.dataset.validate import Submission, check, submission_dirs
 from bench.executor import ExecutorUnavailable, make_executor
 from bench.harness.hardware import detect_in_subprocess
 from bench.harness.result import EvalResult, Status
-from bench.harness.tracebacks import attribute
 from bench.harness.task import EvalTask
+from bench.harness.tracebacks import attribute
 from bench.paths import DATA_DIR, SUBMISSIONS_DIR
-
-DEFAULT_EVALUATOR = "bench.harness.evaluate:evaluate"
-EVALUATOR_ENV = "JAXBENCH_EVALUATOR"
-
-
-@lru_cache(maxsize=None)
-def load_evaluator(spec: str) -> Callable[[EvalTask], EvalResult]:
-    target, _, func = spec.rpartition(":")
-    if target.endswith(".py"):
-        mod_spec = importlib.util.spec_from_file_location(f"_jaxbench_evaluator_{abs(hash(target))}", target)
-        module = importlib.util.module_from_spec(mod_spec)
-        mod_spec.loader.exec_module(module)
-    else:
-        module = importlib.import_module(target)
-    return getattr(module, func)
-
-
-def run_task(spec: str, task_json: str) -> str:
-    """Pool entry point: one ranked evaluation (repeated when its timings are too spread,
-    bench.dataset.repeat), as JSON both ways (plain strings pickle everywhere)."""
-    return ranked_evaluation(load_evaluator(spec), EvalTask.model_validate_json(task_json)).model_dump_json()
 
 
 @dataclass
@@ -70,57 +44,17 @@ class Job:
     task: EvalTask
 
 
-@dataclass
-class Report:
-    written: list[tuple[str, str, str]] = field(default_factory=list)  # (submission, workload, status)
-    failed: list[tuple[str, str, str]] = field(default_factory=list)  # (submission, workload, why)
-    invalid: list[str] = field(default_factory=list)  # every problem line of the skipped submissions
-    skipped: list[str] = field(default_factory=list)  # the submissions not ingested (invalid), by folder
-    trajectories: list[str] = field(default_factory=list)
-    samples: list[tuple[str, str, int, int]] = field(default_factory=list)  # (submission, workload, samples, evaluated)
-    up_to_date: int = 0
-
-
-def row_from_result(r: EvalResult, submission: str, content_hash: str, at: _dt.datetime,
-                    freshness_key: str | None = None) -> dict[str, Any]:
-    """Flatten one EvalResult into a RESULTS row (the one mapping between the two models)."""
-    env, corr, base, kern = r.env, r.correctness, r.baseline, r.kernel
-    chip = env.chip if env else r.tpu
-    return {
-        "schema_version": schema.SCHEMA_VERSION, "track": schema.track_id(chip, r.size), "chip": chip,
-        "size": r.size, "submission": submission, "workload": r.workload, "status": r.status.value,
-        "reason": r.reason, "correct": corr.correct if corr else False,
-        "max_abs_err": corr and (corr.max_abs_err if corr.max_abs_err is not None else corr.max_diff),
-        "rel_l2_err": corr and corr.rel_l2_err,
-        "baseline_ms": base and base.median_ms, "kernel_ms": kern and kern.median_ms,
-        "pallas_ref_ms": r.pallas_reference and r.pallas_reference.median_ms,
-        "speedup": r.speedup_vs_baseline, "wall_speedup": r.wall_speedup_vs_baseline,
-        "speedup_vs_pallas": r.speedup_vs_pallas, "flops": r.flops, "bytes_accessed": r.bytes_accessed,
-        "operational_intensity": r.operational_intensity, "has_pallas": r.integrity.has_pallas,
-        "pallas_calls": r.integrity.pallas_calls, "flags": list(r.integrity.flags),
-        "timing_method": (kern or base).timing_method if (kern or base) else None,
-        "backend": env and env.backend, "device_kind": env and env.device_kind,
-        "jax_version": env and env.jax_version, "jaxlib_version": env and env.jaxlib_version,
-        "libtpu_version": env and env.libtpu_version,
-        "harness_version": env.harness_version if env else bench.HARNESS_VERSION,
-        "sandbox": env.sandbox if env else None, "interpret": env.interpret if env else None,
-        "tpu_lowering": r.tpu_lowering,
-        "content_hash": content_hash, "freshness_key": freshness_key, "runs": r.runs, "evaluated_at": at, "provenance": schema.MEASURED,
-        "result_json": r.model_dump_json(),
-    }
-
-
-def meta_row(sub: Submission, at: _dt.datetime) -> dict[str, Any]:
+def meta_row(sub: Submission, at: _dt.datetime) -> rows.SubmissionRow:
+    """A submission's metadata as stored (the site reads data/, never submissions/)."""
     m = sub.meta
-    return {
-        "schema_version": schema.SCHEMA_VERSION, "submission": sub.id, "name": m["name"], "kind": m["kind"],
-        "method": m["method"], "model": m["model"]["name"], "model_version": str(m["model"]["version"]),
-        "agent_framework": m["agent_framework"], "authors": m["authors"], "contact": m["contact"],
-        "date": str(m["date"]), "samples_per_workload": m["samples_per_workload"],
-        "selection_rule": m["selection_rule"], "human_in_the_loop": m["human_in_the_loop"],
-        "target_hardware": m["target_hardware"], "links": m.get("links") or [], "license": m["license"],
-        "provenance": schema.DECLARED, "recorded_at": at,
-    }
+    return rows.SubmissionRow(
+        submission=sub.id, name=m["name"], kind=m["kind"], method=m["method"], model=m["model"]["name"],
+        model_version=str(m["model"]["version"]), agent_framework=m["agent_framework"], authors=m["authors"],
+        contact=m["contact"], date=str(m["date"]), samples_per_workload=m["samples_per_workload"],
+        selection_rule=m["selection_rule"], human_in_the_loop=m["human_in_the_loop"],
+        target_hardware=m["target_hardware"], links=m.get("links") or [], license=m["license"],
+        provenance=schema.DECLARED, recorded_at=at,
+    )
 
 
 def _is_current(path: Path, key: str) -> bool:
@@ -148,13 +82,6 @@ def plan(submissions: list[Submission], data_dir: Path, chip: str, size: str, of
     return jobs, current
 
 
-def task_for(workload: str, kernel_path: Path, size: str, official: bool) -> EvalTask:
-    """The harness task of one candidate file: the one place that decides sandbox and seeds policy, shared by
-    submitted kernels and trajectory samples (official: bubblewrap required, fresh secret seeds per evaluation)."""
-    return EvalTask(workload=workload, kernel_path=kernel_path, size=size, sandbox="bwrap" if official else "auto",
-                    secret_seed=secrets.randbits(31) if official else None)
-
-
 def ingest_trajectory(sub: Submission, data_dir: Path, at: _dt.datetime) -> bool:
     """Store a declared trajectory.csv on its track, apart from measured samples; False when already current."""
     if not sub.trajectory:
@@ -164,14 +91,16 @@ def ingest_trajectory(sub: Submission, data_dir: Path, at: _dt.datetime) -> bool
     old = store.read_one(path, schema.SAMPLES)
     if old is not None and old.num_rows and old.column("content_hash")[0].as_py() == h:
         return False
-    rows = [
-        {"schema_version": schema.SCHEMA_VERSION, "track": schema.track_id(chip, size), "submission": sub.id,
-         "workload": s["workload"], "sample_idx": s["sample_idx"], "outcome": s["outcome"],
-         "latency_ms": s["latency_ms"], "speedup": s["speedup"], "provenance": schema.DECLARED,
-         "content_hash": h, "recorded_at": at}
+    declared = [
+        rows.SampleRow(track=schema.track_id(chip, size), submission=sub.id, workload=s["workload"],
+                       sample_idx=s["sample_idx"], chain=None, turn=None, outcome=s["outcome"], status=None,
+                       reason=None, latency_ms=s["latency_ms"], baseline_ms=None, speedup=s["speedup"], flags=[],
+                       provenance=schema.DECLARED, content_hash=h, source_hash=None, selected=None,
+                       declared_outcome=None, declared_speedup=None, tokens_in=None, tokens_out=None,
+                       harness_version=None, sandbox=None, freshness_key=None, recorded_at=at)
         for s in sub.trajectory
     ]
-    store.write_atomic(pa.Table.from_pylist(rows, schema=schema.SAMPLES), path)
+    store.write_atomic(rows.table(rows.SampleRow, declared), path)
     return True
 
 
@@ -187,7 +116,8 @@ def _admit(root: Path, data_dir: Path, now: _dt.datetime, report: Report) -> Sub
         if sub is not None and ingest_trajectory(sub, data_dir, now):
             report.trajectories.append(sub.id)
     except Exception as exc:  # noqa: BLE001  one folder must never stop the others
-        sub, problems = None, [Problem(shown, "(ingest)", f"not ingested: {type(exc).__name__}: {shorten(str(exc), 200)}")]
+        why = f"not ingested: {type(exc).__name__}: {shorten(str(exc), 200)}"
+        sub, problems = None, [Problem(shown, "(ingest)", why)]
     if sub is None:
         report.skipped.append(shown)
         report.invalid += [str(p) for p in problems]
@@ -225,20 +155,18 @@ def ingest(
         require_bwrap()  # raises SandboxUnavailable: official rows are never produced unsandboxed
     if chip is None:
         found = detect_in_subprocess()
-        chip, size = found["chip"], size or ("full" if found["backend"] in ("tpu", "gpu") else "small")
+        chip, size = str(found["chip"]), size or ("full" if found["backend"] in ("tpu", "gpu") else "small")
     size = size or ("small" if chip == "cpu" else "full")
     evaluator = evaluator or os.environ.get(EVALUATOR_ENV, DEFAULT_EVALUATOR)
     store.remove_stale_temps(data_dir) if data_dir.is_dir() else None
-    report, now = Report(), _dt.datetime.now(_dt.timezone.utc)
+    report, now = Report(), _dt.datetime.now(_dt.UTC)
     subs = [sub for root in submission_dirs(submissions_dir) if not submission or root.name == submission
             if (sub := _admit(root, data_dir, now, report))]
     jobs, report.up_to_date = plan(subs, data_dir, chip, size, official, workloads, force)
-    from bench.dataset.sample_ingest import plan_samples, run_sample_job
-
     sample_jobs, current_samples = plan_samples(subs, data_dir, chip, size, workloads, force, report)
     report.up_to_date += current_samples
-    for sub in {j.submission.id: j.submission for j in [*jobs, *sample_jobs]}.values():
-        store.write_atomic(pa.Table.from_pylist([meta_row(sub, now)], schema=schema.SUBMISSIONS),
+    for sub in {s.id: s for s in [*(j.submission for j in jobs), *(j.submission for j in sample_jobs)]}.values():
+        store.write_atomic(rows.table(rows.SubmissionRow, [meta_row(sub, now)]),
                            store.submission_meta_path(data_dir, sub.id))
     if on_plan:
         on_plan(len(jobs) + sum(j.missing for j in sample_jobs))
@@ -250,7 +178,7 @@ def ingest(
     runner = make_executor(executor, chip=chip, workers=workers, address=address, ray_cpus=ray_cpus)
     try:
         for o in runner.run(run_task, evaluator, [(job, job.task) for job in jobs]):
-            _store_one(o.key, o.error if o.error is not None else o.result_json, data_dir, report, chip)
+            _store_one(o.key, o.result_or_error(), data_dir, report, chip)
             if on_host:
                 on_host(o.host)
             if progress:
@@ -276,8 +204,7 @@ def _store_one(job: Job, out: str | BaseException, data_dir: Path, report: Repor
         report.failed.append((job.submission.id, job.workload, f"ran on chip {ran_on!r}, not this track's {chip!r}"))
         return
     result = attribute(result, job.task.kernel_path)  # tracebacks name the submitted file, once
-    row = row_from_result(result, job.submission.id, job.content_hash, _dt.datetime.now(_dt.timezone.utc),
-                          job.freshness_key)
-    path = store.results_path(data_dir, row["chip"], row["size"], job.submission.id, job.workload)
-    store.write_atomic(pa.Table.from_pylist([row], schema=schema.RESULTS), path)
+    row = rows.result_row(result, job.submission.id, job.content_hash, _dt.datetime.now(_dt.UTC), job.freshness_key)
+    path = store.results_path(data_dir, row.chip, row.size, job.submission.id, job.workload)
+    store.write_atomic(rows.table(rows.ResultRow, [row]), path)
     report.written.append((job.submission.id, job.workload, result.status.value))

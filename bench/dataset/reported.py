@@ -18,9 +18,10 @@ from pathlib import Path
 import pyarrow as pa
 
 from bench.dataset import schema, store
+from bench.dataset.rows import ResultRow, SubmissionRow, SuiteRow, SummaryRow, table
 from bench.paths import DATA_DIR
 
-REPORTED_AT = _dt.datetime(2026, 7, 20, tzinfo=_dt.timezone.utc)  # the arXiv date of 2607.20466
+REPORTED_AT = _dt.datetime(2026, 7, 20, tzinfo=_dt.UTC)  # the arXiv date of 2607.20466
 PAPER = "arXiv 2607.20466"
 
 
@@ -38,32 +39,35 @@ def _num(text: str) -> float | None:
     return float(text) if text.strip() else None
 
 
-def _result_row(r: dict[str, str]) -> dict:
+def _result_row(r: dict[str, str]) -> ResultRow:
     speedup, xla_ms = _num(r["speedup"]), float(r["xla_ms"])
     hand_tuned = r["method"] == "Hand-tuned"
     kernel_ms = (_num(r["hand_tuned_ms"]) if hand_tuned else None) or (xla_ms / speedup if speedup else None)
-    return {
-        "schema_version": schema.SCHEMA_VERSION, "track": track_of(r["table"]), "chip": "v6e", "size": "full",
-        "submission": submission_of(r["table"], r["method"], r["model"]), "workload": r["workload"],
-        "status": "correct" if speedup is not None else "incorrect",
-        "reason": f"{PAPER} Table {r['table']}, {r['benchmark']}" + ("" if speedup else ": no correct kernel (—)"),
-        "correct": speedup is not None, "baseline_ms": xla_ms, "kernel_ms": kernel_ms,
-        "pallas_ref_ms": _num(r["hand_tuned_ms"]), "speedup": speedup, "has_pallas": True, "flags": [],
-        "timing_method": "device_profiler", "backend": "tpu", "device_kind": "TPU v6e",
-        "harness_version": "paper", "content_hash": PAPER, "evaluated_at": REPORTED_AT,
-        "provenance": schema.REPORTED, "result_json": "",
-    }
+    return ResultRow(
+        track=track_of(r["table"]), chip="v6e", size="full",
+        submission=submission_of(r["table"], r["method"], r["model"]), workload=r["workload"],
+        status="correct" if speedup is not None else "incorrect",
+        reason=f"{PAPER} Table {r['table']}, {r['benchmark']}" + ("" if speedup else ": no correct kernel (—)"),
+        correct=speedup is not None, max_abs_err=None, rel_l2_err=None, baseline_ms=xla_ms, kernel_ms=kernel_ms,
+        pallas_ref_ms=_num(r["hand_tuned_ms"]), speedup=speedup, wall_speedup=None, speedup_vs_pallas=None,
+        flops=None, bytes_accessed=None, operational_intensity=None, has_pallas=True, pallas_calls=None, flags=[],
+        timing_method="device_profiler", backend="tpu", device_kind="TPU v6e", jax_version=None,
+        jaxlib_version=None, libtpu_version=None, harness_version="paper", sandbox=None, interpret=None,
+        tpu_lowering=None, content_hash=PAPER, freshness_key=None, runs=None, evaluated_at=REPORTED_AT,
+        provenance=schema.REPORTED, result_json="",
+    )
 
 
-def _meta_row(table: str, method: str, model: str) -> dict:
+def _meta_row(table: str, method: str, model: str) -> SubmissionRow:
     kind = "hand-tuned" if method == "Hand-tuned" else "reported"
-    return {
-        "schema_version": schema.SCHEMA_VERSION, "submission": submission_of(table, method, model),
-        "name": f"{method} ({model})" if kind == "reported" else "Hand-tuned Pallas (paper)", "kind": kind,
-        "method": method, "model": model, "human_in_the_loop": kind == "hand-tuned", "target_hardware": "v6e",
-        "links": ["https://arxiv.org/abs/2607.20466"], "provenance": schema.REPORTED, "recorded_at": REPORTED_AT,
-        "selection_rule": "as reported",
-    }
+    return SubmissionRow(
+        submission=submission_of(table, method, model),
+        name=f"{method} ({model})" if kind == "reported" else "Hand-tuned Pallas (paper)", kind=kind,
+        method=method, model=model, model_version=None, agent_framework=None, authors=None, contact=None, date=None,
+        samples_per_workload=None, selection_rule="as reported", human_in_the_loop=kind == "hand-tuned",
+        target_hardware="v6e", links=["https://arxiv.org/abs/2607.20466"], license=None, provenance=schema.REPORTED,
+        recorded_at=REPORTED_AT,
+    )
 
 
 def _read_csv(path: Path) -> list[dict[str, str]]:
@@ -78,19 +82,19 @@ def tables(source_dir: Path) -> dict[str, pa.Table]:
     suite = sorted({(track_of(r["table"]), r["workload"]) for r in per_kernel})
     metas = {(r["table"], r["method"], r["model"]) for r in per_kernel + summaries}
     summary_rows = [
-        {
-            "track": track_of(r["table"]), "submission": submission_of(r["table"], r["method"], r["model"]),
-            "geomean": _num(r["geomean"]), "mean": _num(r["mean"]),
-            "correct": int(r["correct"]) if r["correct"] else None, "n_workloads": int(r["n_workloads"]),
-            "fast1_final": _num(r["fast1_final"]), "fast1_note": r["fast1_note"], "provenance": schema.REPORTED,
-        }
+        SummaryRow(
+            track=track_of(r["table"]), submission=submission_of(r["table"], r["method"], r["model"]),
+            geomean=_num(r["geomean"]), mean=_num(r["mean"]), correct=int(r["correct"]) if r["correct"] else None,
+            n_workloads=int(r["n_workloads"]), fast1_final=_num(r["fast1_final"]), fast1_note=r["fast1_note"],
+            provenance=schema.REPORTED,
+        )
         for r in summaries
     ]
     return {
-        "results": pa.Table.from_pylist([_result_row(r) for r in per_kernel], schema=schema.RESULTS),
-        "suite": pa.Table.from_pylist([{"track": t, "workload": w} for t, w in suite], schema=schema.SUITE),
-        "submissions": pa.Table.from_pylist([_meta_row(*m) for m in sorted(metas)], schema=schema.SUBMISSIONS),
-        "summary": pa.Table.from_pylist(summary_rows, schema=schema.REPORTED_SUMMARY),
+        "results": table(ResultRow, [_result_row(r) for r in per_kernel]),
+        "suite": table(SuiteRow, [SuiteRow(track=t, workload=w) for t, w in suite]),
+        "submissions": table(SubmissionRow, [_meta_row(*m) for m in sorted(metas)]),
+        "summary": table(SummaryRow, summary_rows),
     }
 
 
@@ -98,6 +102,6 @@ def build(data_dir: Path = DATA_DIR) -> dict[str, int]:
     """Regenerate data/reported/<name>/paper.parquet from the CSV sources; returns row counts."""
     source = data_dir / "reported"
     built = tables(source)
-    for name, table in built.items():
-        store.write_atomic(table, store.data_path(data_dir, "reported", name, "paper.parquet"))
+    for name, built_table in built.items():
+        store.write_atomic(built_table, store.data_path(data_dir, "reported", name, "paper.parquet"))
     return {name: t.num_rows for name, t in built.items()}

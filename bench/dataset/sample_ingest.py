@@ -17,21 +17,23 @@ runner process and its compiled baseline across candidates, and draws inputs and
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import hashlib
 import shutil
 import tempfile
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
-
-import pyarrow as pa
+from typing import Any
 
 import bench
 from bench.dataset import schema, store, trajectory
+from bench.dataset.evaluation import DEFAULT_EVALUATOR, run_task, task_for
 from bench.dataset.freshness import freshness_key
-from bench.dataset.ingest import DEFAULT_EVALUATOR, Report, run_task, task_for
-from bench.dataset.reader import Folder
+from bench.dataset.reader import LIMITS, Folder, SubmissionInvalid
+from bench.dataset.report import Report
+from bench.dataset.rows import SampleRow, table
 from bench.dataset.validate import Submission
 from bench.executor import Executor
 from bench.executor.local import LocalExecutor
@@ -69,8 +71,8 @@ def _read(sub: Submission, workload: str) -> tuple[trajectory.Trajectory, str, l
     content hash (trajectory + kernel bytes: what the samples file is computed from) and the selected samples."""
     folder = Folder(sub.path, f"submissions/{sub.id}")
     try:
-        data = folder.read_bytes(trajectory.relpath(workload), trajectory.LIMITS.jsonl_bytes)
-    except trajectory.SubmissionInvalid as exc:
+        data = folder.read_bytes(trajectory.relpath(workload), LIMITS.jsonl_bytes)
+    except SubmissionInvalid as exc:
         raise trajectory.TrajectoryError("; ".join(map(str, exc.problems))) from None
     parsed = trajectory.parse(data, workload, folder.where(trajectory.relpath(workload)))
     if parsed.trajectory is None:
@@ -84,9 +86,9 @@ def _read(sub: Submission, workload: str) -> tuple[trajectory.Trajectory, str, l
     return parsed.trajectory, h.hexdigest(), parsed.trajectory.samples_with(trajectory.source_hash(kernel))
 
 
-def _current_rows(path: Path) -> list[dict[str, Any]]:
+def _current_rows(path: Path) -> list[SampleRow]:
     old = store.read_one(path, schema.SAMPLES)
-    return old.to_pylist() if old is not None else []
+    return [SampleRow.from_record(r) for r in old.to_pylist()] if old is not None else []
 
 
 def source_keys(sources: dict[str, str], workload: str, chip: str) -> dict[str, str]:
@@ -105,16 +107,17 @@ def source_keys(sources: dict[str, str], workload: str, chip: str) -> dict[str, 
 
 
 def _reusable(data_dir: Path, chip: str, size: str, sub: str, workload: str,
-              keys: dict[str, str]) -> dict[str, dict[str, Any]]:
+              keys: dict[str, str]) -> dict[str, SampleRow]:
     """source hash -> measured row, from the previous samples file and the journal, while its key is current."""
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, SampleRow] = {}
     rows = _current_rows(store.samples_path(data_dir, chip, size, sub, workload))
     journal = store.sample_run_path(data_dir, chip, size, sub, workload, "x").parent
     for f in sorted(journal.glob("*.parquet")) if journal.is_dir() else []:
         rows += _current_rows(f)
     for r in rows:
-        if r.get("provenance") == schema.MEASURED and r.get("status") and r.get("freshness_key") == keys.get(r["source_hash"]):
-            out[r["source_hash"]] = r
+        if (r.provenance == schema.MEASURED and r.status and r.source_hash is not None
+                and r.freshness_key == keys.get(r.source_hash)):
+            out[r.source_hash] = r
     return out
 
 
@@ -134,7 +137,8 @@ def plan_samples(subs: list[Submission], data_dir: Path, chip: str, size: str, w
             target = store.samples_path(data_dir, chip, size, sub.id, wid)
             rows = _current_rows(target)
             keys = source_keys(traj.unique_sources(), wid, chip)
-            if not force and rows and all(r["content_hash"] == h and r["freshness_key"] == keys.get(r["source_hash"])
+            if not force and rows and all(r.content_hash == h and r.source_hash is not None
+                                          and r.freshness_key == keys.get(r.source_hash)
                                           for r in rows) and len(rows) == len(traj.samples):
                 current += 1
                 continue
@@ -152,7 +156,7 @@ WARM_BATCH = 8
 def evaluate_batch(workload: str, sources: dict[str, str], size: str, official: bool,
                    evaluator: str, runner: Executor | None = None) -> Iterator[tuple[str, EvalResult | BaseException]]:
     """Evaluate candidate sources of one workload, yielding (source hash, result or the harness's exception) as
-    they finish, each built exactly like a submitted kernel's task (`ingest.task_for`: sandbox, seeds policy).
+    they finish, each built exactly like a submitted kernel's task (`evaluation.task_for`: sandbox, seeds policy).
     With the harness's own evaluator on this host, the sources go through one warm runner
     (bench.harness.evaluate.WarmRunner: every candidate of a batch built first, then one drawing of inputs and
     references for the batch, baseline compiled once for all batches). Otherwise (a test's evaluator, or a Ray
@@ -168,7 +172,8 @@ def evaluate_batch(workload: str, sources: dict[str, str], size: str, official: 
             yield from _warm_batches(items)
             return
         for o in (runner or LocalExecutor()).run(run_task, evaluator, items):
-            yield o.key, o.error if o.error is not None else EvalResult.model_validate_json(o.result_json)
+            out = o.result_or_error()
+            yield o.key, out if isinstance(out, BaseException) else EvalResult.model_validate_json(out)
 
 
 def _warm_batches(items: list[tuple[str, EvalTask]]) -> Iterator[tuple[str, EvalResult | BaseException]]:
@@ -180,42 +185,43 @@ def _warm_batches(items: list[tuple[str, EvalTask]]) -> Iterator[tuple[str, Eval
             batch = items[i:i + WARM_BATCH]
             try:
                 results = warm.evaluate([task.kernel_path for _, task in batch])
+                if len(results) != len(batch):
+                    raise RuntimeError(f"the warm runner returned {len(results)} results for {len(batch)} kernels")
             except Exception as exc:  # noqa: BLE001  a harness bug: these samples are retried on the next ingest
                 yield from ((digest, exc) for digest, _ in batch)
                 continue
-            for (digest, task), result in zip(batch, results):
+            for (digest, task), result in zip(batch, results, strict=True):
                 yield digest, attribute(result, task.kernel_path)
 
 
-def measured_row(r: EvalResult, sub: str, workload: str, digest: str, track: str, key: str) -> dict[str, Any]:
+def measured_row(r: EvalResult, sub: str, workload: str, digest: str, track: str, key: str) -> SampleRow:
     """One source's measurement as a journal row (the sample-specific columns are filled at consolidation)."""
     flags = list(r.integrity.flags)
     reason = r.reason or (r.correctness.reason if r.correctness else None) or r.error
-    return {
-        "schema_version": schema.SCHEMA_VERSION, "track": track, "submission": sub, "workload": workload,
-        "outcome": outcome_of(r.status.value, flags), "status": r.status.value,
-        "reason": reason[: schema.REASON_CHARS] if reason else None,
-        "latency_ms": r.kernel.median_ms if r.kernel else None,
-        "baseline_ms": r.baseline.median_ms if r.baseline else None,
-        "speedup": r.speedup_vs_baseline, "flags": flags, "provenance": schema.MEASURED, "source_hash": digest,
-        "freshness_key": key,
-        "harness_version": r.env.harness_version if r.env else bench.HARNESS_VERSION,
-        "sandbox": r.env.sandbox if r.env else None, "recorded_at": _dt.datetime.now(_dt.timezone.utc),
-    }
+    return SampleRow(
+        track=track, submission=sub, workload=workload, sample_idx=None, chain=None, turn=None,
+        outcome=outcome_of(r.status.value, flags), status=r.status.value,
+        reason=reason[: schema.REASON_CHARS] if reason else None,
+        latency_ms=r.kernel.median_ms if r.kernel else None, baseline_ms=r.baseline.median_ms if r.baseline else None,
+        speedup=r.speedup_vs_baseline, flags=flags, provenance=schema.MEASURED, content_hash=None,
+        source_hash=digest, selected=None, declared_outcome=None, declared_speedup=None, tokens_in=None,
+        tokens_out=None, harness_version=r.env.harness_version if r.env else bench.HARNESS_VERSION,
+        sandbox=r.env.sandbox if r.env else None, freshness_key=key, recorded_at=_dt.datetime.now(_dt.UTC),
+    )
 
 
-def _consolidate(job: SampleJob, traj: trajectory.Trajectory, selected: set[int], have: dict[str, dict[str, Any]],
+def _consolidate(job: SampleJob, traj: trajectory.Trajectory, selected: set[int], have: dict[str, SampleRow],
                  data_dir: Path, chip: str, size: str) -> None:
-    rows = []
-    for s in traj.samples:
-        m = dict(have[s.source_hash])
-        m.update(schema_version=schema.SCHEMA_VERSION, track=schema.track_id(chip, size), submission=job.submission.id,
-                 workload=job.workload, sample_idx=s.sample, chain=s.chain, turn=s.turn, content_hash=job.content_hash,
-                 selected=s.sample in selected, declared_outcome=s.declared.outcome if s.declared else None,
-                 declared_speedup=s.declared.speedup if s.declared else None, tokens_in=s.tokens_in,
-                 tokens_out=s.tokens_out)
-        rows.append(m)
-    store.write_atomic(pa.Table.from_pylist(rows, schema=schema.SAMPLES),
+    rows = [
+        dataclasses.replace(
+            have[s.source_hash], track=schema.track_id(chip, size), submission=job.submission.id,
+            workload=job.workload, sample_idx=s.sample, chain=s.chain, turn=s.turn, content_hash=job.content_hash,
+            selected=s.sample in selected, declared_outcome=s.declared.outcome if s.declared else None,
+            declared_speedup=s.declared.speedup if s.declared else None, tokens_in=s.tokens_in,
+            tokens_out=s.tokens_out)
+        for s in traj.samples
+    ]
+    store.write_atomic(table(SampleRow, rows),
                        store.samples_path(data_dir, chip, size, job.submission.id, job.workload))
     journal = store.sample_run_path(data_dir, chip, size, job.submission.id, job.workload, "x").parent
     shutil.rmtree(journal, ignore_errors=True)
@@ -255,8 +261,7 @@ def run_sample_job(job: SampleJob, data_dir: Path, chip: str, size: str, officia
             failed += 1
         else:
             row = measured_row(out, sub, wid, digest, track, keys[digest])
-            store.write_atomic(pa.Table.from_pylist([row], schema=schema.SAMPLES),
-                               store.sample_run_path(data_dir, chip, size, sub, wid, digest))
+            store.write_atomic(table(SampleRow, [row]), store.sample_run_path(data_dir, chip, size, sub, wid, digest))
             have[digest] = row
         if progress:
             progress(1)

@@ -3,16 +3,17 @@
 An executor takes (key, EvalTask) pairs and yields one Outcome per pair, in completion order, with the
 result as the evaluation's JSON. It never writes the dataset: the caller (ingest, on the head) stores each
 outcome as it arrives, with the store's atomic per-evaluation writes. The unit it runs is a plain module-level
-function `unit(evaluator_spec, task_json) -> result_json` (ingest's `run_task`), the same on every executor, so
-switching the unit to a per-workload batch changes no executor.
+function `unit(evaluator_spec, task_json) -> result_json` (`bench.dataset.evaluation.run_task`), the same on every
+executor, so switching the unit to a per-workload batch changes no executor.
 
 Ray is an optional dependency (`pip install jaxbench[ray]`): it is imported only by `make_executor("ray", ...)`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Callable, Generic, Iterator, Protocol, Sequence, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from bench.harness.task import EvalTask
 
@@ -33,6 +34,14 @@ class Outcome(Generic[K]):
     result_json: str | None
     error: BaseException | None
     host: str  # where it ran: "local", or the Ray node ("hostname/node-id prefix")
+
+    def result_or_error(self) -> str | BaseException:
+        """The result JSON, or the exception that kept the task from producing one."""
+        if self.error is not None:
+            return self.error
+        if self.result_json is None:
+            return RuntimeError("the executor reported neither a result nor an error")
+        return self.result_json
 
 
 class Executor(Protocol):

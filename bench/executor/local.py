@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import multiprocessing
-from typing import Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 from bench.executor import K, Outcome, Unit
 from bench.harness.task import EvalTask

@@ -14,8 +14,8 @@ result of a task reaches the head once, and a second write of the same key would
 A harness exception is not retried (it would fail again); it is reported and not stored, like locally.
 
 Hosts share no filesystem: the kernel file travels as its bytes and is written to a temp file on the worker,
-where the same unit as the local executor runs (ingest's `run_task`). The repository itself (same commit,
-so the same harness version) must be installed on every host: see docs/scale-out.md.
+where the same unit as the local executor runs (`bench.dataset.evaluation.run_task`). The repository itself
+(same commit, so the same harness version) must be installed on every host: see docs/scale-out.md.
 """
 
 from __future__ import annotations
@@ -24,8 +24,9 @@ import logging
 import os
 import socket
 import tempfile
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 import ray
 
