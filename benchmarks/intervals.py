@@ -69,11 +69,11 @@ def timed(results: list[EvalResult]) -> list[EvalResult]:
 
 def within_run_sd(result: EvalResult) -> float | None:
     """The bootstrap's own spread (log scale, no between-run term) of one result, from its recorded blocks."""
-    lengths = result.integrity.details.get("timing_blocks")
-    if not lengths or result.baseline is None or result.kernel is None:
+    segments = result.integrity.details.get("timing_segments")
+    if not segments or result.baseline is None or result.kernel is None:
         return None
-    blocks = st.blocks_from_runs(result.baseline.raw_times_ms, lengths["baseline"], result.kernel.raw_times_ms,
-                                 lengths["kernel"])
+    times = {"baseline": result.baseline.raw_times_ms, "kernel": result.kernel.raw_times_ms}
+    blocks = st.blocks_from_segments(times, [tuple(s) for s in segments], "baseline", "kernel")
     interval = st.speedup_interval(blocks, systematic_sd=0.0)
     if interval is None:
         return None

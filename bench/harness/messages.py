@@ -141,6 +141,27 @@ class ProgramRun(Message):
     wall_ms: list[float]
 
 
+class Segment(Message):
+    """One program's calls in one ABBA block, and what the host did to the runner meanwhile
+    (bench.harness.runner.interference): the decision pairs blocks by `block` and judges interference."""
+
+    block: int
+    program: str  # the program's function name (messages.BASELINE_FN, CANDIDATE_FN, PALLAS_FN)
+    calls: int  # timed calls of this segment: its share of the program's wall_ms, in order
+    wall_s: float
+    cpu_s: float  # the runner's CPU time (all threads)
+    run_delay_s: float | None  # the calling thread's time runnable but waiting for the core (None: no schedstat)
+    voluntary_switches: int
+    involuntary_switches: int
+
+
+class InterferenceRecord(Message):
+    segments: list[Segment]
+    loadavg_before: float  # the host's 1-minute load average before the first timed block ...
+    loadavg_after: float  # ... and after the last
+    cores: int  # the host's cores (the load average's scale)
+
+
 class EvaluateReply(Message):
     ran: bool = True  # False: the candidate's program failed to compile or run (stage, error say how)
     stage: str = ""  # on failure: "compile", "correctness", "timing"
@@ -153,6 +174,7 @@ class EvaluateReply(Message):
     inputs_unchanged: bool = True
     traced: bool = False  # blob 0, when present: the profiler trace (blocks or the profile pass)
     block_order: list[str] = Field(default_factory=list)
+    interference: InterferenceRecord | None = None  # per timed segment (None: no timing ran)
 
 
 class TimeBaselineRequest(Message):

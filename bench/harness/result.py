@@ -9,7 +9,7 @@ speedup_vs_baseline, pallas_reference, speedup_vs_pallas, error, traceback); eve
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, computed_field
 
@@ -104,6 +104,13 @@ class EvalResult(BaseModel):
     baseline: Timing | None = None
     kernel: Timing | None = None
     speedup_vs_baseline: float | None = None  # baseline median / kernel median (device time)
+    # 95 % interval of speedup_vs_baseline from the paired ABBA blocks (bench.harness.decision.statistics;
+    # docs/methodology.md "Uncertainty"); None when fewer than two blocks were timed
+    speedup_ci: tuple[float, float] | None = None
+    # "noisy" when the interval is wide, blocks are bimodal, or the runner measured interference while timing;
+    # None when nothing was timed. The reason lists every cause found.
+    timing_quality: Literal["ok", "noisy"] | None = None
+    timing_quality_reason: str | None = None
     wall_speedup_vs_baseline: float | None = None
     pallas_reference: Timing | None = None
     speedup_vs_pallas: float | None = None

@@ -51,6 +51,25 @@ def test_baseline_as_its_own_candidate_is_correct_with_speedup_near_one():
     assert 0.9 <= statistics.median(speedups("identical", n=5)) <= 1.1
 
 
+def test_a_timed_result_carries_its_interval_and_timing_quality():
+    r = run("identical", iters=20, blocks=4)
+    assert r.status == Status.CORRECT
+    lo, hi = r.speedup_ci
+    assert lo <= r.speedup_vs_baseline <= hi
+    assert r.timing_quality in ("ok", "noisy") and (r.timing_quality == "ok") == (r.timing_quality_reason is None)
+    d = r.integrity.details
+    # one segment per (block, program), ABBA, accounting for every timed call; the host's interference beside
+    assert [s[:2] for s in d["timing_segments"]] == [[0, "baseline"], [0, "kernel"], [1, "kernel"], [1, "baseline"],
+                                                     [2, "baseline"], [2, "kernel"], [3, "kernel"], [3, "baseline"]]
+    assert sum(s[2] for s in d["timing_segments"] if s[1] == "kernel") == r.kernel.num_iters == 20
+    assert 0 < d["timing_interference"]["cpu_share"] and d["timing_interference"]["cores"] >= 1
+    as_json = r.model_dump(mode="json")
+    assert as_json["speedup_ci"] == [lo, hi] and as_json["timing_quality"] == r.timing_quality
+    # a result that was not timed has none of them
+    bad = run("wrong_shape")
+    assert bad.speedup_ci is None and bad.timing_quality is None and bad.timing_quality_reason is None
+
+
 def test_twice_the_work_measures_about_half():
     assert 0.40 <= statistics.median(speedups("twice", n=5)) <= 0.60
 

@@ -126,13 +126,31 @@ def test_systematic_term_widens_both_sides_in_log_space():
     assert hi == pytest.approx(2 * np.exp(1.96 * 0.05), rel=1e-3)
 
 
-def test_blocks_from_runs_pairs_by_lengths_and_refuses_mismatches():
-    blocks = st.blocks_from_runs([1, 2, 3, 4, 5], [2, 3], [6, 7, 8], [1, 2])
-    assert blocks == [st.Block((1, 2), (6,)), st.Block((3, 4, 5), (7, 8))]
-    with pytest.raises(ValueError):
-        st.blocks_from_runs([1, 2, 3], [2, 2], [1, 2], [1, 1])
-    with pytest.raises(ValueError):
-        st.blocks_from_runs([1, 2], [1, 1], [1, 2], [2])
+def test_blocks_from_segments_pairs_by_block_index_whatever_the_lengths():
+    times = {"b": [1, 2, 3, 4, 5], "k": [6, 7, 8], "p": [9, 9]}
+    segments = [(0, "b", 2), (0, "k", 1), (0, "p", 1), (1, "p", 1), (1, "k", 2), (1, "b", 3)]  # ABBA order
+    assert st.blocks_from_segments(times, segments, "b", "k") == [st.Block((1, 2), (6,)), st.Block((3, 4, 5), (7, 8))]
+    # a block with only one of the two programs is left out
+    assert st.blocks_from_segments({"b": [1, 2], "k": [3]}, [(0, "b", 1), (0, "k", 1), (1, "b", 1)], "b", "k") == [
+        st.Block((1,), (3,))]
+    with pytest.raises(ValueError):  # the segments must account for every call
+        st.blocks_from_segments({"b": [1, 2, 3], "k": [1]}, [(0, "b", 2), (0, "k", 1)], "b", "k")
+
+
+def test_summarize_adds_up_every_segment():
+    from bench.harness.messages import InterferenceRecord, Segment
+
+    def seg(block: int, program: str, delay: float | None) -> Segment:
+        return Segment(block=block, program=program, calls=5, wall_s=0.5, cpu_s=0.4, run_delay_s=delay,
+                       voluntary_switches=0, involuntary_switches=3)
+
+    record = InterferenceRecord(segments=[seg(0, "b", 0.1), seg(0, "k", 0.05)], loadavg_before=0.5, loadavg_after=1.5,
+                                cores=2)
+    m = st.summarize(record)
+    assert (m.wall_s, m.cpu_s, m.involuntary_switches, m.cores) == (1.0, 0.8, 6, 2)
+    assert m.run_delay_s == pytest.approx(0.15) and (m.loadavg_before, m.loadavg_after) == (0.5, 1.5)
+    no_schedstat = record.model_copy(update={"segments": [seg(0, "b", None), seg(0, "k", 0.05)]})
+    assert st.summarize(no_schedstat).run_delay_s is None
 
 
 def test_expanded_confidence_is_wider_and_approaches_the_nominal_level():

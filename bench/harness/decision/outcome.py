@@ -18,10 +18,11 @@ from bench import HARNESS_VERSION
 from bench.harness import hardware
 from bench.harness.build.builder import BuildArtifact
 from bench.harness.correctness import merge
+from bench.harness.decision import statistics
 from bench.harness.inspection import Inspection
 from bench.harness.messages import BASELINE_FN, CANDIDATE_FN, PALLAS_FN, EvaluateReply, PrepareReply, RunnerHello
 from bench.harness.process import one_line
-from bench.harness.result import Correctness, Environment, EvalResult, Integrity, Status
+from bench.harness.result import Correctness, Environment, EvalResult, Integrity, Status, Timing
 from bench.harness.runner import timing
 from bench.harness.schedule import Plan
 from bench.harness.task import DEFAULT_ITERS, DEFAULT_WARMUP, INTERPRET_ITERS, INTERPRET_WARMUP, EvalTask
@@ -215,6 +216,7 @@ def _timed_result(ctx: BatchContext, built: Built, reply: EvaluateReply, trace: 
         fields["wall_speedup_vs_baseline"] = round(base.wall_clock_median_ms / kern.wall_clock_median_ms, 4)
     if "pallas_reference" in fields and kern.median_ms > 0:
         fields["speedup_vs_pallas"] = round(fields["pallas_reference"].median_ms / kern.median_ms, 4)
+    fields.update(_uncertainty(ctx.plan.backend, reply, base, kern, fields["speedup_vs_baseline"], details))
     timed_s = sum(sum(r.wall_ms) for r in reply.runs) / 1e3
     common["overhead"]["timed_iterations"] = round(timed_s, 4)
     audit = audit_measurement(kernel_median_ms=kern.median_ms, chip=ctx.hello.env["chip"],
@@ -228,6 +230,33 @@ def _timed_result(ctx: BatchContext, built: Built, reply: EvaluateReply, trace: 
         result = result.model_copy(update={"integrity": result.integrity.model_copy(
             update={"flags": merge_flags(result.integrity.flags, extra_flags)})})
     return result
+
+
+def _uncertainty(backend: str, reply: EvaluateReply, base: Timing, kern: Timing, speedup: float | None,
+                 details: dict[str, Any]) -> dict[str, Any]:
+    """speedup_ci and timing_quality from the runner's per-segment record (bench.harness.decision.statistics):
+    the times the speedup was computed from, paired block by block. Host interference counts on CPU only: on
+    TPU/GPU the device plane times the programs and the host's load does not enter those times."""
+    record = reply.interference
+    if record is None or speedup is None:
+        return {"timing_quality": "noisy", "timing_quality_reason": "no timed blocks recorded: no interval"}
+    segments = [(s.block, s.program, s.calls) for s in record.segments]
+    details["timing_segments"] = [[b, NAMES.get(p, p), n] for b, p, n in segments]
+    try:
+        blocks = statistics.blocks_from_segments({BASELINE_FN: base.raw_times_ms, CANDIDATE_FN: kern.raw_times_ms},
+                                                 segments, BASELINE_FN, CANDIDATE_FN)
+    except ValueError as exc:
+        return {"timing_quality": "noisy", "timing_quality_reason": f"timed blocks unusable: {exc}"}
+    interval = statistics.speedup_interval(blocks)
+    host = statistics.summarize(record)
+    details["timing_interference"] = {
+        "cpu_share": round(host.cpu_s / host.wall_s, 4) if host.wall_s > 0 else None,
+        "involuntary_switches": host.involuntary_switches,
+        "run_delay_s": round(host.run_delay_s, 4) if host.run_delay_s is not None else None,
+        "loadavg": [host.loadavg_before, host.loadavg_after], "cores": host.cores}
+    quality = statistics.classify(speedup, interval, blocks, host if backend == "cpu" else None)
+    return {"speedup_ci": (round(interval[0], 4), round(interval[1], 4)) if interval else None,
+            "timing_quality": quality.quality, "timing_quality_reason": quality.reason}
 
 
 def _summary(c: Correctness, fields: dict[str, Any]) -> str:

@@ -31,12 +31,14 @@ times always give the same interval.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 from scipy import stats as scistats
+
+from bench.harness.messages import InterferenceRecord
 
 CONFIDENCE = 0.95
 RESAMPLES = 4000
@@ -86,24 +88,34 @@ class TimingQuality:
     reason: str | None  # None when ok; otherwise every reason found, "; "-separated
 
 
-def blocks_from_runs(baseline_ms: Sequence[float], baseline_lengths: Sequence[int], kernel_ms: Sequence[float],
-                     kernel_lengths: Sequence[int]) -> list[Block]:
-    """Pairs each program's calls block by block: `*_lengths` are the numbers of calls of each block, in
-    block order (what the runner reports), and must account for every call."""
-    if len(baseline_lengths) != len(kernel_lengths):
-        raise ValueError(f"{len(baseline_lengths)} baseline blocks but {len(kernel_lengths)} kernel blocks")
-    pairs = zip(_split(baseline_ms, baseline_lengths), _split(kernel_ms, kernel_lengths), strict=True)
-    return [Block(tuple(b), tuple(k)) for b, k in pairs]
+def blocks_from_segments(times: Mapping[str, Sequence[float]], segments: Sequence[tuple[int, str, int]],
+                         baseline: str, kernel: str) -> list[Block]:
+    """Pairs the baseline's and the kernel's calls block by block. `times[program]` are a program's per-call
+    times in call order; `segments` are (block, program, calls) in the order the runner ran them (its
+    InterferenceRecord), and must account for every call of both programs. Blocks are paired by their index,
+    whatever their lengths; a block that holds only one of the two programs is left out."""
+    per: dict[str, dict[int, list[float]]] = {baseline: {}, kernel: {}}
+    used = {baseline: 0, kernel: 0}
+    for block, program, calls in segments:
+        if program in per:
+            at = used[program]
+            per[program].setdefault(block, []).extend(times[program][at:at + calls])
+            used[program] = at + calls
+    for program in (baseline, kernel):
+        if used[program] != len(times[program]):
+            raise ValueError(f"segments account for {used[program]} calls of {program}, "
+                             f"it made {len(times[program])}")
+    both = sorted(per[baseline].keys() & per[kernel].keys())
+    return [Block(tuple(per[baseline][b]), tuple(per[kernel][b])) for b in both]
 
 
-def _split(times: Sequence[float], lengths: Sequence[int]) -> list[list[float]]:
-    if sum(lengths) != len(times) or any(n < 0 for n in lengths):
-        raise ValueError(f"block lengths {list(lengths)} do not add up to {len(times)} calls")
-    out, at = [], 0
-    for n in lengths:
-        out.append(list(times[at:at + n]))
-        at += n
-    return out
+def summarize(record: InterferenceRecord) -> Interference:
+    """The whole timing's interference from the runner's per-segment record (every program's segments)."""
+    delays = [s.run_delay_s for s in record.segments]
+    return Interference(wall_s=sum(s.wall_s for s in record.segments), cpu_s=sum(s.cpu_s for s in record.segments),
+                        involuntary_switches=sum(s.involuntary_switches for s in record.segments),
+                        loadavg_before=record.loadavg_before, loadavg_after=record.loadavg_after, cores=record.cores,
+                        run_delay_s=None if any(d is None for d in delays) else sum(d for d in delays if d is not None))
 
 
 def pooled_speedup(blocks: Sequence[Block]) -> float:

@@ -11,8 +11,8 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from bench.harness.schedule import cpu_only_host
 

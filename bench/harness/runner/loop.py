@@ -15,6 +15,7 @@ from typing import Any
 
 from bench.harness.correctness import Tolerance, compare
 from bench.harness.messages import CANDIDATE_FN, TrialReport
+from bench.harness.runner.interference import Recorder
 from bench.harness.runner.program import Program, delete, place, to_host
 
 ROTATION_SETS = 4  # copies of the timing inputs ...
@@ -54,9 +55,11 @@ def _timed(program: Program, sets: list[list[Any]], n: int, start: int) -> tuple
 
 
 def time_programs(programs: list[Program], host: list[Any], reference: list[Any], tolerance: Tolerance, warmup: int,
-                  iters: int, blocks: int, profile_iters: int, trace_blocks: bool) -> tuple[dict[str, list[float]], list[TrialReport], bool, bytes | None, list[str]]:
+                  iters: int, blocks: int, profile_iters: int, trace_blocks: bool,
+                  record: Recorder | None = None) -> tuple[dict[str, list[float]], list[TrialReport], bool, bytes | None, list[str]]:
     """ABBA blocks of every program in this process; every block's last output is checked (the kernel's
-    reports are returned). The trace (blocks on TPU/GPU, an untimed profile pass on CPU) comes back whole."""
+    reports are returned). The trace (blocks on TPU/GPU, an untimed profile pass on CPU) comes back whole.
+    `record` gets one segment per (block, program): its calls and the host's interference meanwhile."""
     import jax
 
     nbytes = sum(a.nbytes for a in host) or 1
@@ -75,7 +78,10 @@ def time_programs(programs: list[Program], host: list[Any], reference: list[Any]
         jax.profiler.start_trace(trace_dir)
     for b, n in enumerate(_block_sizes(iters, blocks)):
         for p in (programs if b % 2 == 0 else programs[::-1]):
+            started = record.start() if record else None
             w, out = _timed(p, sets, n, len(walls[p.name]))
+            if record is not None and started is not None:
+                record.stop(started, b, p.name, len(w))
             walls[p.name].extend(w)
             order.append(p.name)
             report = compare(reference, to_host(list(jax.tree.leaves(out))), tolerance)

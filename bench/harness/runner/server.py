@@ -28,6 +28,7 @@ from bench.harness import transport
 from bench.harness.messages import (BASELINE_FN, CANDIDATE_FN, PALLAS_FN, EvaluateReply, EvaluateRequest, LoadRequest,
                                     PrepareReply, PrepareRequest, ProgramRun, RunnerHello, TimeBaselineRequest,
                                     TrialReport, TrialsRequest)
+from bench.harness.runner.interference import Recorder
 from bench.harness.runner.isolation import confine_self
 from bench.harness.runner.loop import time_programs
 from bench.harness.runner.program import Program, delete, place, resident_bytes, to_host
@@ -218,10 +219,12 @@ def cmd_time(state: State, req: EvaluateRequest, blobs: list[bytes]) -> tuple[di
     if state.candidate is None:
         raise ValueError("no candidate loaded")
     programs = [p for p in (state.baseline, state.candidate, state.pallas) if p is not None]
+    record = Recorder()
     try:
         walls, timed, unchanged, trace, order = time_programs(programs, state.inputs[state.timing_seed],
                                                               state.refs[state.timing_seed], state.tolerance, req.warmup,
-                                                              req.iters, req.blocks, req.profile_iters, req.trace_blocks)
+                                                              req.iters, req.blocks, req.profile_iters, req.trace_blocks,
+                                                              record=record)
     except Exception as exc:
         if str(exc).startswith("harness self-check"):
             raise
@@ -230,7 +233,7 @@ def cmd_time(state: State, req: EvaluateRequest, blobs: list[bytes]) -> tuple[di
         state.candidate = None  # its buffers go with the next collection (one runs before every timing)
     runs = [ProgramRun(name=p.name, module=p.module, wall_ms=walls[p.name]) for p in programs]
     reply = EvaluateReply(timed=timed, runs=runs, inputs_unchanged=unchanged, traced=trace is not None,
-                          block_order=order)
+                          block_order=order, interference=record.finish())
     return reply.model_dump(), [trace] if trace else []
 
 
