@@ -35,6 +35,10 @@ from bench.harness.task import EvalTask
 from bench.registry import load_workload
 
 WIDTH_WORKLOADS = ("8p_GEMM", "41k_Gemm_Add_ReLU", "30k_Matmul_Scaling_ResidualAdd")
+# the causes statistics.classify names, by a phrase of its reason text
+REASONS = {"wide interval": "wide interval", "bimodal blocks": "bimodal blocks", "preempted": "the runner ran",
+           "involuntary switches": "involuntary context switches", "load average": "load average",
+           "no interval": "no interval"}
 TWICE = Path(__file__).resolve().parents[1] / "tests" / "harness" / "kernels" / "twice.py"
 
 
@@ -94,9 +98,9 @@ def report_identical(label: str, results: list[EvalResult]) -> None:
           f"timing_quality ok in {len(quiet)}/{len(ok)} (of those {inside_quiet} contain 1.0)")
     print(f"    speedups median {statistics.median(s):.3f} min {min(s):.3f} max {max(s):.3f}; "
           f"width median {statistics.median(widths):.3f} max {max(widths):.3f}")
-    reasons = sorted({(r.timing_quality_reason or "").split(":")[0] for r in ok if r.timing_quality == "noisy"})
-    if reasons:
-        print(f"    noisy because: {reasons}")
+    causes = {cause: sum(key in (r.timing_quality_reason or "") for r in ok) for cause, key in REASONS.items()}
+    if any(causes.values()):
+        print("    noisy because (evaluations): " + ", ".join(f"{c} {n}" for c, n in causes.items() if n))
     within = [w for w in (within_run_sd(r) for r in ok) if w is not None]
     if len(ok) >= 3 and within:
         between = statistics.stdev(math.log(x) for x in s)
