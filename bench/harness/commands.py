@@ -104,6 +104,11 @@ def _print_result(r: EvalResult) -> None:
                               t.timing_method)
         console.print(table)
         console.print(f"  speedup vs baseline {r.speedup_vs_baseline}x (wall clock {r.wall_speedup_vs_baseline}x)")
+        if r.speedup_ci is not None:
+            console.print(f"  95% interval {r.speedup_ci[0]}x - {r.speedup_ci[1]}x", highlight=False)
+        if r.timing_quality is not None:
+            why = f": {r.timing_quality_reason}" if r.timing_quality_reason else ""
+            console.print(f"  timing quality {r.timing_quality}{why}", markup=False, highlight=False)
     if r.profile_top_ops:
         ops = Table("top kernel ops", "ms / iter", "%")
         for op in r.profile_top_ops[:8]:

@@ -7,7 +7,7 @@ import pytest
 from typer.testing import CliRunner
 
 from bench.app import app
-from bench.harness import commands  # noqa: F401  registers the commands
+from bench.harness import commands  # registers the commands
 
 KERNELS = Path(__file__).parent / "kernels"
 runner = CliRunner()
@@ -29,6 +29,21 @@ def test_evaluate_json_is_an_upstream_superset_and_exit_code_follows_status():
     assert data["status"] == "correct" and data["size"] == "small" and data["env"]["jax_version"]
     for prog in ("baseline", "kernel"):
         assert {"median_ms", "mean_ms", "std_ms", "min_ms", "timing_method", "tflops", "utilization_pct"} <= set(data[prog])
+    low, high = data["speedup_ci"]
+    assert low <= data["speedup_vs_baseline"] <= high and data["timing_quality"] in ("ok", "noisy")
+
+
+def test_the_human_output_shows_the_interval_and_why_the_timing_is_noisy():
+    from bench.harness.result import EvalResult, Status, Timing
+
+    t = Timing(median_ms=1.0, mean_ms=1.0, std_ms=0.0, min_ms=1.0, timing_method="cpu_wall_clock")
+    r = EvalResult(workload="8p_GEMM", status=Status.CORRECT, size="small", tpu="cpu", baseline=t, kernel=t,
+                   speedup_vs_baseline=1.01, speedup_ci=(0.93, 1.08), timing_quality="noisy",
+                   timing_quality_reason="load average 3.10 on 2 cores")
+    with commands.console.capture() as captured:
+        commands._print_result(r)
+    text = captured.get()
+    assert "95% interval 0.93x - 1.08x" in text and "timing quality noisy: load average 3.10 on 2 cores" in text
 
 
 def test_list_reports_flops_without_allocating():
