@@ -48,12 +48,11 @@ def meta_row(sub: Submission, at: _dt.datetime) -> rows.SubmissionRow:
     """A submission's metadata as stored (the site reads data/, never submissions/)."""
     m = sub.meta
     return rows.SubmissionRow(
-        submission=sub.id, name=m["name"], kind=m["kind"], method=m["method"], model=m["model"]["name"],
-        model_version=str(m["model"]["version"]), agent_framework=m["agent_framework"], authors=m["authors"],
-        contact=m["contact"], date=str(m["date"]), samples_per_workload=m["samples_per_workload"],
-        selection_rule=m["selection_rule"], human_in_the_loop=m["human_in_the_loop"],
-        target_hardware=m["target_hardware"], links=m.get("links") or [], license=m["license"],
-        provenance=schema.DECLARED, recorded_at=at,
+        submission=sub.id, name=m.name, kind=m.kind, method=m.method, model=m.model.name,
+        model_version=m.model.version, agent_framework=m.agent_framework, authors=list(m.authors), contact=m.contact,
+        date=m.date, samples_per_workload=m.samples_per_workload, selection_rule=m.selection_rule,
+        human_in_the_loop=m.human_in_the_loop, target_hardware=m.target_hardware, links=list(m.links),
+        license=m.license, provenance=schema.DECLARED, recorded_at=at,
     )
 
 
@@ -84,9 +83,9 @@ def plan(submissions: list[Submission], data_dir: Path, chip: str, size: str, of
 
 def ingest_trajectory(sub: Submission, data_dir: Path, at: _dt.datetime) -> bool:
     """Store a declared trajectory.csv on its track, apart from measured samples; False when already current."""
-    if not sub.trajectory:
+    if not sub.trajectory or sub.meta.trajectory is None:
         return False
-    chip, _, size = sub.meta["trajectory"]["track"].partition("/")
+    chip, size = sub.meta.trajectory.chip_and_size()
     path, h = store.declared_path(data_dir, chip, size, sub.id), sub.trajectory_hash()
     old = store.read_one(path, schema.SAMPLES)
     if old is not None and old.num_rows and old.column("content_hash")[0].as_py() == h:

@@ -12,43 +12,40 @@ from __future__ import annotations
 
 import ast
 import csv
-import datetime as _dt
 import hashlib
 import io
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import yaml
+from pydantic import ValidationError
 
+from bench.dataset import trajectory as trajectory_v2
+from bench.dataset.metadata import MAX_SAMPLES, OPTIONAL, REQUIRED, SubmissionMeta, TrajectorySpec, parse_meta
 from bench.dataset.reader import (
     LIMITS,
     Entry,
     Folder,
     Problem,
     SubmissionInvalid,
-    check_relpath,
     load_yaml,
-    parse_track,
     shorten,
     shown_text,
     yaml_problem,
 )
-from bench.dataset import trajectory as trajectory_v2
 from bench.dataset.schema import OUTCOMES
 
-__all__ = ["Problem", "Submission", "SubmissionInvalid", "check", "submission_dirs", "ID_RE"]
+__all__ = ["ID_RE", "OPTIONAL", "REQUIRED", "Problem", "Submission", "SubmissionInvalid", "check", "submission_dirs"]
 
 ID_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
-KINDS = ("agent", "human", "hand-tuned", "baseline")
 META_FILE = "submission.yaml"
 KERNELS = "kernels"
 TRAJECTORY_DIR = "trajectory"  # format v2: trajectory/<workload_id>.jsonl (bench.dataset.trajectory)
 SOURCE_DIR = "source"  # optional supporting material (generators, notes): kept, never evaluated
 IGNORED = "__pycache__"  # Python's bytecode caches (git ignores them too)
 TRAJECTORY_COLUMNS = ("workload", "sample_idx", "outcome", "speedup", "latency_ms")
-MAX_SAMPLES = 100_000
 MAX_PROBLEMS = 50  # per submission: a broken 10,000-row CSV says so in 50 lines, not 10,000
 
 
@@ -58,7 +55,7 @@ class Submission:
 
     id: str
     path: Path
-    meta: dict[str, Any]
+    meta: SubmissionMeta
     kernels: dict[str, Path]  # workload id -> kernel file
     trajectory: list[dict[str, Any]] = field(default_factory=list)
     blobs: dict[str, bytes] = field(default_factory=dict, repr=False)  # relative path -> validated bytes
@@ -77,146 +74,27 @@ class Submission:
     def trajectory_hash(self) -> str:
         h = hashlib.sha256(self._blob(META_FILE))
         h.update(b"\0")
-        h.update(self._blob(self.meta["trajectory"]["file"]))
+        spec = self.meta.trajectory
+        if spec is None or spec.file is None:
+            raise ValueError(f"submission {self.id} declares no trajectory.csv")
+        h.update(self._blob(spec.file))
         return h.hexdigest()
 
 
-# -- field checks: each returns None when fine, else what is wrong and what to do ------------------------------
-def _type_name(v: Any) -> str:
-    return type(v).__name__ + (f" ({shorten(v)})" if isinstance(v, (str, int, float, bool)) else "")
-
-
-def _text(v: Any, limit: int) -> str | None:
-    if not isinstance(v, str):
-        hint = "; quote it" if isinstance(v, (int, float, bool)) else ""
-        return f"expected a string, got {_type_name(v)}{hint}"
-    if not v.strip():
-        return "must not be empty"
-    if len(v) > limit:
-        return f"too long ({len(v)} characters, at most {limit}); shorten it or put the rest behind a link"
-    if any(not c.isprintable() and c not in "\n\t" for c in v):
-        return f"contains control characters ({shorten(v)}); remove them"
-    return None
-
-
-def _str(limit: int) -> Callable[[Any], str | None]:
-    return lambda v: _text(v, limit)
-
-
-def _int_pos(v: Any) -> str | None:
-    if isinstance(v, bool) or not isinstance(v, int):
-        return f"expected an integer, got {_type_name(v)}"
-    return None if 1 <= v <= MAX_SAMPLES else f"must be between 1 and {MAX_SAMPLES}, got {v}"
-
-
-def _bool(v: Any) -> str | None:
-    return None if isinstance(v, bool) else f"expected true or false, got {_type_name(v)}"
-
-
-def _date(v: Any) -> str | None:
-    if isinstance(v, str) and len(v) == 10:
-        try:
-            _dt.date.fromisoformat(v)
-            return None
-        except ValueError:
-            pass
-    return f"expected a date YYYY-MM-DD, got {_type_name(v)}"
-
-
-def _str_list(limit: int, most: int) -> Callable[[Any], str | None]:
-    def check(v: Any) -> str | None:
-        if not isinstance(v, list) or not v:
-            return f"expected a non-empty list of strings, got {_type_name(v)}"
-        if len(v) > most:
-            return f"too many items ({len(v)}, at most {most})"
-        errs = [(i, err) for i, x in enumerate(v) if (err := _text(x, limit))]
-        return f"item {errs[0][0] + 1}: {errs[0][1]}" if errs else None
-
-    return check
-
-
-def _links(v: Any) -> str | None:
-    if v == []:
-        return None
-    err = _str_list(500, 20)(v)
-    if err:
-        return err
-    bad = [x for x in v if not re.match(r"^https?://[^\s]+$", x)]
-    return f"every link must be an http:// or https:// URL without spaces, got {shorten(bad[0])}" if bad else None
-
-
-def _kind(v: Any) -> str | None:
-    return None if v in KINDS else f"expected one of {list(KINDS)}, got {_type_name(v)}"
-
-
-REQUIRED: dict[str, Callable[[Any], str | None]] = {
-    "name": _str(120),
-    "kind": _kind,
-    "method": _str(2000),
-    "model": lambda v: None,  # checked by _check_model (a mapping with name and version)
-    "agent_framework": _str(200),
-    "authors": _str_list(200, 50),
-    "contact": _str(200),
-    "date": _date,
-    "samples_per_workload": _int_pos,
-    "selection_rule": _str(1000),
-    "human_in_the_loop": _bool,
-    "target_hardware": _str(200),
-    "license": _str(100),
-}
-OPTIONAL: dict[str, Callable[[Any], str | None]] = {
-    "links": _links,
-    "workloads": _str_list(100, 200),
-    "trajectory": lambda v: None,  # checked by _check_trajectory_spec
-    "notes": _str(4000),
-}
-
-
-def _check_model(meta: dict, file: str) -> list[Problem]:
-    model = meta.get("model")
-    if not isinstance(model, dict):
-        return [Problem(file, "model", f"expected a mapping with 'name' and 'version', got {_type_name(model)}")]
-    problems = [Problem(file, f"model.{k}", err) for k in ("name", "version") if (err := _text(model.get(k), 200))]
-    return problems + [Problem(file, f"model.{shown_text(str(k), 40)}", "unknown field (allowed: name, version)")
-                       for k in model if k not in ("name", "version")]
-
-
-def _check_meta(meta: Any, file: str) -> list[Problem]:
-    if not isinstance(meta, dict):
-        return [Problem(file, "(top level)", f"expected a mapping of fields, got {_type_name(meta)}")]
-    problems = [Problem(file, k, "required field is missing; add it") for k in REQUIRED if k not in meta]
-    problems += [
-        Problem(file, shown_text(str(k), 40), f"unknown field; remove it or fix its spelling (allowed: {sorted(REQUIRED | OPTIONAL)})")
-        for k in meta if k not in REQUIRED and k not in OPTIONAL
-    ]
-    checks = {**REQUIRED, **OPTIONAL}
-    problems += [Problem(file, k, err) for k, v in meta.items() if k in checks and (err := checks[k](v))]
-    if "model" in meta:
-        problems += _check_model(meta, file)
-    return problems
-
-
-def _check_trajectory_spec(meta: dict, file: str) -> tuple[dict | None, list[Problem]]:
-    """The `trajectory` mapping: {track: <chip>/<size>, file: <CSV path>} (v1) or {track} with trajectory/ (v2)."""
-    spec = meta.get("trajectory")
-    if spec is None:
-        return None, []
-    if not isinstance(spec, dict):
-        return None, [Problem(file, "trajectory", "expected a mapping {file: trajectory.csv, track: v6e/full}, "
-                                                  f"got {_type_name(spec)}")]
-    problems = [Problem(file, f"trajectory.{shown_text(str(k), 40)}", "unknown field (allowed: file, track)")
-                for k in spec if k not in ("file", "track")]
+def _trajectory_spec(meta: dict[str, Any]) -> TrajectorySpec | None:
+    """The `trajectory` mapping when it is valid on its own (its problems are reported with the metadata's), so that
+    the trajectory itself is checked even when another field of submission.yaml is wrong."""
     try:
-        parse_track(spec.get("track"))
-    except ValueError as exc:
-        problems.append(Problem(file, "trajectory.track", str(exc)))
-    if "file" in spec:
-        err = check_relpath(spec["file"])
-        if err is None and not spec["file"].endswith(".csv"):
-            err = f"expected a .csv file, got {shorten(spec['file'])}"
-        if err:
-            problems.append(Problem(file, "trajectory.file", err))
-    return (None if problems else spec), problems
+        return TrajectorySpec.model_validate(meta["trajectory"]) if isinstance(meta.get("trajectory"), dict) else None
+    except ValidationError:
+        return None
+
+
+def _declared_int(meta: dict[str, Any], name: str) -> int | None:
+    """An integer field as written, for checks across files while this or other fields may still be wrong (the
+    metadata's own problems say what is wrong with it)."""
+    value = meta.get(name)
+    return value if isinstance(value, int) else None
 
 
 # -- layout -------------------------------------------------------------------------------------------------------
@@ -312,7 +190,8 @@ def _check_kernels(folder: Folder, entries: list[Entry], meta: dict, known: set[
         problems += errs
         if not errs:
             blobs[e.relpath], kernels[wid] = blob, folder.root / e.relpath
-    listed = meta.get("workloads") if isinstance(meta.get("workloads"), list) else []
+    listed = meta.get("workloads")
+    listed = listed if isinstance(listed, list) else []  # as written (may be wrong)
     present = {e.relpath[len(KERNELS) + 1:-3] for e in files}
     yfile = folder.where(META_FILE)
     for w in listed:
@@ -333,7 +212,7 @@ def _check_kernels(folder: Folder, entries: list[Entry], meta: dict, known: set[
 def _trajectory_row(row: dict[Any, Any], known: set[str], where: str) -> tuple[dict | None, list[Problem]]:
     problems = []
     if None in row:
-        problems.append(Problem(where, "(row)", f"more values than the header has columns; remove them"))
+        problems.append(Problem(where, "(row)", "more values than the header has columns; remove them"))
     wid, outcome = row.get("workload"), row.get("outcome")
     if wid not in known:
         problems.append(Problem(where, "workload", f"unknown workload {shorten(wid)} (see `bench list`)"))
@@ -356,9 +235,8 @@ def _trajectory_row(row: dict[Any, Any], known: set[str], where: str) -> tuple[d
     return (None if problems else parsed), problems
 
 
-def _check_trajectory(folder: Folder, spec: dict, meta: dict, known: set[str], kernels: set[str],
-                      blobs: dict[str, bytes]) -> tuple[list[dict], list[Problem]]:
-    rel = spec["file"]
+def _check_trajectory(folder: Folder, rel: str, meta: dict[str, Any], known: set[str], kernels: set[str],
+                      blobs: dict[str, bytes]) -> tuple[list[dict[str, Any]], list[Problem]]:
     where = folder.where(rel)
     try:
         blob = folder.read_bytes(rel, LIMITS.csv_bytes, "trajectory.file")
@@ -399,7 +277,7 @@ def _check_trajectory(folder: Folder, spec: dict, meta: dict, known: set[str], k
 
 def _check_samples(rows: list[dict], where: str, meta: dict, kernels: set[str]) -> list[Problem]:
     """Per workload: a kernel exists, at most samples_per_workload samples, indices 0..n-1 without gaps or repeats."""
-    n_max = meta.get("samples_per_workload") if isinstance(meta.get("samples_per_workload"), int) else MAX_SAMPLES
+    n_max = n if (n := _declared_int(meta, "samples_per_workload")) is not None else MAX_SAMPLES
     by_workload: dict[str, list[dict]] = {}
     for r in rows:
         by_workload.setdefault(r["workload"], []).append(r)
@@ -472,27 +350,26 @@ def _check(folder: Folder, known: set[str]) -> tuple[Submission | None, list[Pro
     except yaml.YAMLError as exc:
         return None, [yaml_problem(exc, yfile)]
     blobs[META_FILE] = raw
-    problems = _check_meta(meta, yfile)
+    typed, problems = parse_meta(meta, yfile)
     if not isinstance(meta, dict):
         return None, problems
-    spec, sp = _check_trajectory_spec(meta, yfile)
-    problems += sp
-    traj_file = spec.get("file") if spec else None
+    spec = _trajectory_spec(meta)
+    traj_file = spec.file if spec else None
     problems += _layout_problems(folder, entries, known, traj_file)
     kernels, kp = _check_kernels(folder, entries, meta, known, blobs)
     problems += kp
-    trajectory: list[dict] = []
-    if spec and traj_file:
+    trajectory: list[dict[str, Any]] = []
+    if traj_file:
         present = {e.relpath[len(KERNELS) + 1:-3] for e in entries if e.relpath.startswith(f"{KERNELS}/")}
-        trajectory, tp = _check_trajectory(folder, spec, meta, known, present, blobs)
+        trajectory, tp = _check_trajectory(folder, traj_file, meta, known, present, blobs)
         problems += tp
-    budget = meta.get("samples_per_workload") if isinstance(meta.get("samples_per_workload"), int) else None
+    budget = _declared_int(meta, "samples_per_workload")
     kernel_blobs = {w: blobs[f"{KERNELS}/{w}.py"] for w in kernels if f"{KERNELS}/{w}.py" in blobs}
     samples, sp = trajectory_v2.check_submission(folder, entries, kernel_blobs, known, budget)
     problems += sp
-    if problems:
+    if problems or typed is None:
         return None, problems
-    return Submission(sub_id, root, meta, kernels, trajectory, blobs, samples), []
+    return Submission(sub_id, root, typed, kernels, trajectory, blobs, samples), []
 
 
 def submission_dirs(submissions_dir: Path) -> list[Path]:
