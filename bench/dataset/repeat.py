@@ -1,25 +1,37 @@
-"""A ranked number robust to one bad run: repeat an evaluation whose timings are too spread, keep the median.
+"""A ranked number robust to one disturbed run: repeat an evaluation whose timing is not trustworthy.
 
 Why: one evaluation's timings can be disturbed as a whole by the host (the same 41k kernel measured 76 ms in
 `bench evaluate` and 145 ms in `bench ingest` on the shared CPU VM), and the site then shows the bad run.
-A disturbed run usually shows it in its own spread: of the XLA baseline's identical-program rows on cpu/small,
-the ones furthest from 1.0 (0.85x, 0.91x, 1.09x) had timing IQRs of 20-40 % of their medians, while the median
-row's is ~10 %. So: the spread of an evaluation is the larger relative IQR (iqr_ms / median_ms) of its baseline
-and kernel timings, as the result reports them; above SPREAD_LIMIT the evaluation is run MAX_RUNS times in all
-and the run with the median speedup is stored (a real run, so its times, speedup and profile agree), with
-`runs` and every run's speedup. Correctness must hold on every run: if a repeat is not correct, that verdict
-is the one stored. Integrity flags of every run are kept.
+
+The rule, from what the harness says about its own timing (bench.harness.decision.statistics):
+- a correct result is repeated when its `timing_quality` is "noisy" (a wide interval, bimodal blocks, or
+  interference the runner measured) or its `speedup_ci` is wider than the harness's WIDE_INTERVAL share of the
+  speedup; up to MAX_RUNS runs in all, stopping at the first run that is neither;
+- kept: the first run that is trustworthy, else (every run noisy) the one with the narrowest interval: the most
+  precise measurement, chosen by its precision and never by its speedup;
+- correctness must hold on every run: a repeat that is not correct is the verdict stored, at once.
+Results without an interval or a quality (a harness before v9, a test's evaluator) keep the earlier rule: the
+spread is the larger relative IQR (iqr_ms / median_ms) of the baseline and kernel timings; above SPREAD_LIMIT
+the evaluation runs MAX_RUNS times and the run with the median speedup is kept.
+
+Either way the stored result is one real run (its times, speedup, interval and profile agree), with `runs`, every
+run's speedup (`run_speedups`), the integrity flags of every run, and, for the interval rule, why it was repeated
+and every run's interval and quality (integrity.details["repeat"]).
 """
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
+from typing import Any
 
+from bench.harness.decision.statistics import WIDE_INTERVAL
 from bench.harness.result import EvalResult, Status
 from bench.harness.task import EvalTask
 
 MAX_RUNS = 3
-SPREAD_LIMIT = 0.25
+SPREAD_LIMIT = 0.25  # the IQR rule's limit, for results without an interval
+
+Evaluator = Callable[[EvalTask], EvalResult]
 
 
 def timing_spread(result: EvalResult) -> float | None:
@@ -29,20 +41,79 @@ def timing_spread(result: EvalResult) -> float | None:
     return max(spreads) if spreads else None
 
 
+def interval_width(result: EvalResult) -> float | None:
+    """The speedup interval's width as a share of the speedup; None without an interval."""
+    ci, speedup = result.speedup_ci, result.speedup_vs_baseline
+    if ci is None or not speedup:
+        return None
+    return (ci[1] - ci[0]) / speedup
+
+
+def has_interval_rule(result: EvalResult) -> bool:
+    """Whether the harness judged this result's timing (interval and quality); else the IQR rule applies."""
+    return result.timing_quality is not None and result.speedup_ci is not None
+
+
+def untrusted_timing(result: EvalResult) -> str | None:
+    """Why a correct result's timing should be measured again (interval rule), or None when it can be kept."""
+    if result.status != Status.CORRECT or result.speedup_vs_baseline is None:
+        return None
+    if result.timing_quality == "noisy":
+        return f"timing noisy: {result.timing_quality_reason or 'no reason given'}"
+    width = interval_width(result)
+    if width is not None and width > WIDE_INTERVAL:
+        return f"interval {width:.0%} of the speedup wide (limit {WIDE_INTERVAL:.0%})"
+    return None
+
+
 def needs_repeat(result: EvalResult) -> bool:
+    """Whether ingest runs this result's task again before storing a number."""
+    if has_interval_rule(result):
+        return untrusted_timing(result) is not None
     spread = timing_spread(result)
     return result.status == Status.CORRECT and spread is not None and spread > SPREAD_LIMIT
 
 
-def ranked_evaluation(evaluate: Callable[[EvalTask], EvalResult], task: EvalTask) -> EvalResult:
-    """One evaluation, repeated (MAX_RUNS in all) when its timing spread is too wide; the median-speedup run."""
+def ranked_evaluation(evaluate: Evaluator, task: EvalTask) -> EvalResult:
+    """One evaluation, repeated while its timing is not trustworthy (MAX_RUNS in all); the run to store."""
     first = evaluate(task)
     if not needs_repeat(first):
         return first
+    if has_interval_rule(first):
+        return _by_interval(evaluate, task, first)
+    return _by_spread(evaluate, task, first)
+
+
+def _failed(r: EvalResult) -> bool:
+    return r.status != Status.CORRECT or r.speedup_vs_baseline is None
+
+
+def _by_interval(evaluate: Evaluator, task: EvalTask, first: EvalResult) -> EvalResult:
+    runs, reason = [first], untrusted_timing(first)
+    while len(runs) < MAX_RUNS and not _failed(runs[-1]) and untrusted_timing(runs[-1]) is not None:
+        runs.append(evaluate(task))
+    kept = len(runs) - 1
+    if not _failed(runs[kept]) and untrusted_timing(runs[kept]) is not None:
+        # every run untrustworthy: the narrowest interval (the earlier run on ties)
+        widths = [w if (w := interval_width(r)) is not None else float("inf") for r in runs]
+        kept = widths.index(min(widths))
+    chosen = runs[kept]
+    details = {"rule": "interval", "reason": reason, "kept": kept,
+               "runs": [{"speedup": r.speedup_vs_baseline, "speedup_ci": r.speedup_ci,
+                         "timing_quality": r.timing_quality, "status": r.status.value} for r in runs]}
+    return _stored(chosen, runs, details)
+
+
+def _by_spread(evaluate: Evaluator, task: EvalTask, first: EvalResult) -> EvalResult:
     runs = [first] + [evaluate(task) for _ in range(MAX_RUNS - 1)]
-    speedups = [r.speedup_vs_baseline for r in runs]
+    failed = next((r for r in runs if _failed(r)), None)
+    chosen = failed or sorted(runs, key=lambda r: r.speedup_vs_baseline or 0.0)[len(runs) // 2]
+    return _stored(chosen, runs, None)
+
+
+def _stored(chosen: EvalResult, runs: list[EvalResult], details: dict[str, Any] | None) -> EvalResult:
     flags = sorted({f for r in runs for f in r.integrity.flags})
-    failed = next((r for r in runs if r.status != Status.CORRECT or r.speedup_vs_baseline is None), None)
-    chosen = failed or sorted(runs, key=lambda r: r.speedup_vs_baseline)[len(runs) // 2]
-    return chosen.model_copy(update={"runs": len(runs), "run_speedups": speedups,
-                                     "integrity": chosen.integrity.model_copy(update={"flags": flags})})
+    integrity = chosen.integrity.model_copy(update={
+        "flags": flags, **({"details": {**chosen.integrity.details, "repeat": details}} if details else {})})
+    return chosen.model_copy(update={"runs": len(runs), "run_speedups": [r.speedup_vs_baseline for r in runs],
+                                     "integrity": integrity})
