@@ -63,8 +63,9 @@ def main() -> None:
     if a.child:
         print(one_process(a.workload, a.calls), flush=True)
         return
-    env = {**os.environ, "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1",
-           "TF_CPP_MIN_LOG_LEVEL": "2"}
+    from bench.harness.runner.isolation import CPU_TIMING_FLAGS  # the runner's own XLA:CPU flags
+
+    env = {**os.environ, "XLA_FLAGS": CPU_TIMING_FLAGS, "TF_CPP_MIN_LOG_LEVEL": "2"}
     print(f"{a.workload} (small), {a.calls} calls per block, one core per process:")
     for _ in range(a.processes):
         subprocess.run([sys.executable, __file__, "--child", "--workload", a.workload, "--calls", str(a.calls)],

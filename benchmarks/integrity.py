@@ -80,7 +80,7 @@ def evaluation_wall(kernel: Path, sandbox: str, repeats: int) -> float:
 
     walls = []
     for _ in range(repeats):
-        r = evaluate(EvalTask(workload=WORKLOAD, kernel_path=kernel, size="small", seeds=3, sandbox=sandbox))
+        r = evaluate(EvalTask(workload=WORKLOAD, kernel_path=kernel, size="small", sandbox=sandbox))
         if r.status.value != "correct":
             raise SystemExit(f"{kernel.name} not correct under sandbox={sandbox}: {r.status.value}: {r.reason}")
         walls.append(r.wall_time_s or 0.0)

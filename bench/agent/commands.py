@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from bench.agent.evaluation import EvalSettings
 from bench.app import app
 from bench.paths import BUILD_DIR
 
@@ -169,8 +170,8 @@ def run_cmd(
     max_tokens: Optional[int] = typer.Option(None, help="budget: tokens (in + out) in the whole run"),
     max_wall_s: Optional[float] = typer.Option(None, help="budget: wall seconds of this invocation"),
     parallel: int = typer.Option(1, help="chains of one workload evaluated at once (1 on a 2-core machine)"),
-    seeds: int = typer.Option(3, help="harness correctness trials per sample"),
-    blocks: int = typer.Option(10, help="harness timing blocks per sample"),
+    seeds: int = typer.Option(EvalSettings.seeds, help="harness correctness trials per sample"),
+    blocks: int = typer.Option(EvalSettings.blocks, help="harness timing blocks per sample"),
     journal: Optional[Path] = typer.Option(None, help=f"journal folder (default {DEFAULT_JOURNALS}/<out name>)"),
     restart: bool = typer.Option(False, help="discard this run's journal and start over"),
     name: Optional[str] = typer.Option(None, help="submission.yaml name"),

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from bench.harness.result import EvalResult
-from bench.harness.task import DEFAULT_TIMEOUT_S
+from bench.harness.task import DEFAULT_TIMEOUT_S, EvalTask
 
 
 @dataclass(frozen=True)
@@ -21,19 +21,17 @@ class EvalSettings:
     """What the agent loop lets a user choose about each evaluation (the rest are the harness's defaults)."""
 
     size: str | None = None  # None: full on TPU/GPU, small on CPU
-    seeds: int = 3
-    blocks: int = 10
+    seeds: int = EvalTask.model_fields["seeds"].default
+    blocks: int = EvalTask.model_fields["blocks"].default
     timeout_s: float = DEFAULT_TIMEOUT_S
-    sandbox: str = "auto"
+    sandbox: str = EvalTask.model_fields["sandbox"].default
 
 
 #: (workload, candidate files, settings) -> one EvalResult per file, in order. Tests may pass a fake function.
 Evaluator = Callable[[str, Sequence[Path], EvalSettings], list[EvalResult]]
 
 
-def _task(workload: str, path: Path, settings: EvalSettings):
-    from bench.harness.task import EvalTask
-
+def _task(workload: str, path: Path, settings: EvalSettings) -> EvalTask:
     return EvalTask(workload=workload, kernel_path=path, size=settings.size, seeds=settings.seeds,
                     blocks=settings.blocks, timeout_s=settings.timeout_s, sandbox=settings.sandbox)
 

@@ -28,7 +28,7 @@ from bench.dataset.report import Report
 from bench.dataset.sample_ingest import plan_samples, run_sample_job
 from bench.dataset.validate import Submission, check, submission_dirs
 from bench.executor import ExecutorUnavailable, make_executor
-from bench.harness.hardware import detect_in_subprocess
+from bench.harness.hardware import default_size, detect_in_subprocess
 from bench.harness.result import EvalResult, Status
 from bench.harness.task import EvalTask
 from bench.harness.tracebacks import attribute
@@ -154,8 +154,8 @@ def ingest(
         require_bwrap()  # raises SandboxUnavailable: official rows are never produced unsandboxed
     if chip is None:
         found = detect_in_subprocess()
-        chip, size = str(found["chip"]), size or ("full" if found["backend"] in ("tpu", "gpu") else "small")
-    size = size or ("small" if chip == "cpu" else "full")
+        chip, size = str(found["chip"]), size or default_size(str(found["backend"]))
+    size = size or default_size("cpu" if chip == "cpu" else "tpu")  # every chip but cpu is an accelerator
     evaluator = evaluator or os.environ.get(EVALUATOR_ENV, DEFAULT_EVALUATOR)
     store.remove_stale_temps(data_dir) if data_dir.is_dir() else None
     report, now = Report(), _dt.datetime.now(_dt.UTC)
