@@ -101,3 +101,32 @@ def test_the_runner_runs_programs_on_the_calling_thread():
 
     assert share("runner") > 0.8
     assert share("default") < 0.5
+
+
+def test_timing_lock_queues_a_second_evaluation_and_never_takes_it_hostage(tmp_path, monkeypatch):
+    monkeypatch.setattr(isolation, "TIMING_LOCK_DIR", tmp_path)
+    first_in, release, events = threading.Event(), threading.Event(), []
+
+    def first() -> None:
+        with isolation.timing_lock(1, wait_s=60) as (_, held):
+            events.append(("first in", held))
+            first_in.set()
+            release.wait(30)
+            events.append(("first out", held))
+
+    t = threading.Thread(target=first)
+    t.start()
+    first_in.wait(30)
+    # while the first holds it, a second gives up after its wait and proceeds without the lock
+    with isolation.timing_lock(1, wait_s=0.05) as (_, held):
+        assert not held
+    # a patient second gets it only once the first let go
+    threading.Timer(0.2, release.set).start()
+    with isolation.timing_lock(1, wait_s=60) as (_, held):
+        events.append(("second in", held))
+    t.join()
+    assert events == [("first in", True), ("first out", True), ("second in", True)]
+    with isolation.timing_lock(0, wait_s=0) as (_, held):  # another core: another lock
+        assert held
+    with isolation.timing_lock(None, wait_s=60) as (waited, held):  # TPU/GPU hosts: none
+        assert (waited, held) == (0.0, False)

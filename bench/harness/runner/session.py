@@ -20,7 +20,8 @@ from bench.harness import transport
 from bench.harness.messages import (EvaluateReply, EvaluateRequest, LoadRequest, PrepareReply, PrepareRequest,
                                     RunnerHello, TrialsRequest)
 from bench.harness.process import WorkerFailure, one_line
-from bench.harness.runner.isolation import TIMING_NICE, pin_threads, timing_core, worker_core, worker_env
+from bench.harness.runner.isolation import (TIMING_NICE, pin_threads, timing_core, timing_lock, worker_core,
+                                           worker_env)
 from bench.harness.task import STARTUP_TIMEOUT_S, EvalTask, run_deadline_s
 from bench.paths import JAX_CACHE_DIR, ROOT  # JAX_CACHE_DIR: the runner's compilation cache (trusted only)
 
@@ -215,7 +216,9 @@ class RunnerSession:
             trials = self._phase(TrialsRequest(), deadlines["correctness"], "correctness")[0]
             if not trials.ran or not all(t.report.correct for t in trials.trials):
                 return trials, None
-            timed, blobs = self._phase(request, deadlines["timing"], "timing")
+            with timing_lock(worker_core(), self.task.timeout_s) as (waited_s, _):
+                self.phase_s["timing_queue"] = round(waited_s, 4)  # another evaluation was timing on this host
+                timed, blobs = self._phase(request, deadlines["timing"], "timing")
         except WorkerFailure:
             self.proc.close()
             self.prepared = None
