@@ -1,4 +1,14 @@
-"""The parent's inspection of exported programs (bench.harness.inspection): what it refuses, flags and counts."""
+"""The parent's inspection of exported programs (bench.harness.inspection): bounds, the allow-list of ops,
+Pallas coverage, the structural comparison of the two exports, and isolation in a worker process.
+
+Programs are built here the way the build step builds them (bench.harness.lowering: one trace, lowered for
+CPU in interpret mode and for TPU), or forged the way a hostile build could (any StableHLO it likes)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -6,42 +16,95 @@ import numpy as np
 import pytest
 from jax.experimental import pallas as pl
 
-from bench.harness.inspection import inspect_exports, is_large_constant, read_module
+from bench.harness.build import _tpu_target
+from bench.harness.inspection import (
+    Bounds,
+    Inspector,
+    inspect_in_process,
+    is_large_constant,
+)
+from bench.harness.lowering import export_jaxpr, with_kernel_sites
 
 A = jax.ShapeDtypeStruct((256, 512), jnp.bfloat16)
 B = jax.ShapeDtypeStruct((512, 384), jnp.bfloat16)
+X = jax.ShapeDtypeStruct((256, 384), jnp.bfloat16)
 
 
-def _export(fn, *args, platforms=("cpu",)) -> bytes:
+def _export(fn: Callable, *args: Any, platforms: tuple[str, ...] = ("cpu",)) -> bytes:
     return bytes(jax.export.export(jax.jit(fn), platforms=list(platforms))(*args).serialize())
 
 
-def _add_one(x_ref, o_ref):
-    o_ref[...] = x_ref[...] + 1
+def _both(fn: Callable, *args: Any) -> tuple[bytes, bytes]:
+    """(runnable CPU export, TPU export) of one trace, as the build makes them."""
+    closed = jax.make_jaxpr(fn)(*args)
+    cpu = export_jaxpr(with_kernel_sites(closed, True), "candidate_program", ["cpu"])
+    with _tpu_target():
+        tpu = export_jaxpr(with_kernel_sites(closed, False), "candidate_program", ["tpu"])
+    return bytes(cpu.serialize()), bytes(tpu.serialize())
 
 
-def _pallas(x):
-    return pl.pallas_call(_add_one, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype), grid=(2,),
-                          in_specs=[pl.BlockSpec((128, 512), lambda i: (i, 0))],
-                          out_specs=pl.BlockSpec((128, 512), lambda i: (i, 0)))(x)
+def _forge(blob: bytes, edit: Callable[[str], str]) -> bytes:
+    """What a hostile build can send: any StableHLO text, serialized the way jax does."""
+    from jax._src.export import _export as export_impl
+    from jax._src.interpreters import mlir
+    from jax._src.lib.mlir import ir
+
+    exp = jax.export.deserialize(bytearray(blob))
+    with mlir.make_ir_context():
+        module = ir.Module.parse(edit(exp.mlir_module()))
+        serialized = export_impl._module_to_bytecode(module)
+    return bytes(dataclasses.replace(exp, mlir_module_serialized=serialized).serialize())
 
 
-def test_plain_program_passes_clean() -> None:
-    r = inspect_exports(_export(jnp.dot, A, B), b"", "cpu")
-    assert r.refused is None and r.flags == () and r.pallas_calls == 0 and r.pallas_source == "build_jaxpr"
-    assert r.runnable.custom_calls == {} and r.runnable.in_avals == ("bfloat16[256,512]", "bfloat16[512,384]")
-    assert r.runnable.output_bytes == 256 * 384 * 2 and r.runnable.input_bytes == (256 * 512 + 512 * 384) * 2
+# ---------------------------------------------------------------- kernels used below
+
+def _mm_kernel(a_ref, b_ref, o_ref):
+    o_ref[...] = jnp.dot(a_ref[...], b_ref[...], preferred_element_type=jnp.float32).astype(o_ref.dtype)
 
 
-def test_mosaic_kernels_are_counted_from_the_tpu_export() -> None:
-    from jax.experimental.pallas import tpu as pltpu
+def pallas_gemm(a: Any, b: Any) -> Any:
+    m, n = a.shape[0], b.shape[1]
+    return pl.pallas_call(_mm_kernel, out_shape=jax.ShapeDtypeStruct((m, n), a.dtype), grid=(m // 128, n // 128),
+                          in_specs=[pl.BlockSpec((128, a.shape[1]), lambda i, j: (i, 0)),
+                                    pl.BlockSpec((b.shape[0], 128), lambda i, j: (0, j))],
+                          out_specs=pl.BlockSpec((128, 128), lambda i, j: (i, j)))(a, b)
 
-    with pltpu.force_tpu_interpret_mode(True):
-        runnable = _export(_pallas, A)
-    tpu = _export(_pallas, A, platforms=("tpu",))
-    r = inspect_exports(runnable, tpu, "cpu")
-    assert r.refused is None and r.runnable.custom_calls == {}  # interpret mode: plain HLO
-    assert r.tpu.mosaic_calls == 1 and r.pallas_calls == 1 and r.pallas_source == "tpu_module"
+
+def _copy_kernel(x_ref, o_ref):
+    o_ref[...] = x_ref[...]
+
+
+def pallas_copy(x: Any) -> Any:
+    return pl.pallas_call(_copy_kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype), grid=(2,),
+                          in_specs=[pl.BlockSpec((x.shape[0] // 2, x.shape[1]), lambda i: (i, 0))],
+                          out_specs=pl.BlockSpec((x.shape[0] // 2, x.shape[1]), lambda i: (i, 0)))(x)
+
+
+def xla_gemm(a: Any, b: Any) -> Any:
+    return jnp.dot(a, b, preferred_element_type=jnp.float32).astype(a.dtype)
+
+
+@pytest.fixture(scope="module")
+def honest() -> tuple[bytes, bytes]:
+    return _both(pallas_gemm, A, B)
+
+
+# ---------------------------------------------------------------- plain programs, constants, refusals
+
+def test_plain_program_passes_clean_and_its_tpu_export_is_verified_without_pallas() -> None:
+    r = inspect_in_process(*_both(jnp.dot, A, B), "cpu")
+    assert r.refused is None and r.flags == () and r.pallas_calls == 0 and r.pallas_coverage == 0.0
+    assert r.tpu_lowering == "ok" and r.readiness_check == "verified"
+    assert r.runnable["custom_calls"] == {} and r.runnable["in_avals"] == ["bfloat16[256,512]", "bfloat16[512,384]"]
+    assert r.runnable["output_bytes"] == 256 * 384 * 2 and r.runnable["input_bytes"] == (256 * 512 + 512 * 384) * 2
+
+
+def test_without_a_readable_tpu_program_nothing_lowers_and_nothing_is_pallas(honest: tuple[bytes, bytes]) -> None:
+    """The build's word counts for nothing: a missing or garbage TPU export is 'does not lower, no Pallas'."""
+    for tpu in (b"", b"\x00garbage", _export(jnp.dot, A, B)):  # the last: a CPU program sent as the TPU one
+        r = inspect_in_process(honest[0], tpu, "cpu")
+        assert r.refused is None and r.tpu_lowering != "ok" and r.pallas_calls == 0
+        assert r.pallas_coverage is None and r.readiness_check is None
 
 
 def test_baked_in_answers_are_a_large_constant_in_total() -> None:
@@ -54,10 +117,73 @@ def test_baked_in_answers_are_a_large_constant_in_total() -> None:
             out = out.at[:40].add(part * 0 + part)
         return out
 
-    r = inspect_exports(_export(baked, A, B), b"", "cpu")
-    assert "large_constant" in r.flags and r.runnable.largest_constant_bytes < 64 << 10 < r.runnable.constant_bytes
-    splat = inspect_exports(_export(lambda a, b: jnp.dot(a, b) + jnp.full((256, 384), 2.0, jnp.bfloat16), A, B), b"", "cpu")
+    r = inspect_in_process(_export(baked, A, B), b"", "cpu")
+    assert "large_constant" in r.flags
+    assert r.runnable["largest_constant_bytes"] < 64 << 10 < r.runnable["constant_bytes"]
+    splat = inspect_in_process(_export(lambda a, b: jnp.dot(a, b) + jnp.full((256, 384), 2.0, jnp.bfloat16), A, B),
+                               b"", "cpu")
     assert splat.flags == ()  # a splat constant embeds one value
+
+
+def test_large_constant_rule() -> None:
+    assert is_large_constant(2 << 20, 1 << 30, 1 << 30)
+    assert not is_large_constant(32 << 10, 64 << 10, 64 << 10)
+    assert is_large_constant(100 << 10, 1 << 30, 200 << 10)  # a quarter of the (smaller) output
+    assert not is_large_constant(100 << 10, 100 << 20, 100 << 20)
+
+
+def test_garbage_and_wrong_platform_are_refused() -> None:
+    assert "not a jax.export program" in inspect_in_process(b"\x00garbage", b"", "cpu").refused
+    tpu_only = _export(jnp.dot, A, B, platforms=("tpu",))
+    assert "exported for ['tpu'], not cpu" in inspect_in_process(tpu_only, b"", "cpu").refused
+
+
+# ---------------------------------------------------------------- the positive allow-list
+
+def test_rng_that_counts_calls_is_refused_naming_the_op() -> None:
+    def counter(a, b):
+        u = jax.lax.rng_uniform(jnp.float32(0), jnp.float32(1), (1,))
+        return jnp.dot(a, b) * (u[0] < 2).astype(a.dtype)
+
+    r = inspect_in_process(_export(counter, A, B), b"", "cpu")
+    assert r.refused and "`stablehlo.rng`" in r.refused and r.flags == ("disallowed_op",)
+
+
+def test_rng_hidden_in_a_loop_inside_a_nested_function_is_refused() -> None:
+    @jax.jit
+    def inner(x):
+        return jax.lax.fori_loop(0, 3, lambda i, c: c + jax.lax.rng_uniform(0.0, 1.0, c.shape), x)
+
+    r = inspect_in_process(_export(lambda a: inner(a.astype(jnp.float32)), A), b"", "cpu")
+    assert r.refused and "stablehlo.rng" in r.refused
+
+
+@pytest.mark.parametrize("edit, named", [
+    # a custom call on an allowed target, marked as having side effects
+    (lambda t: t.replace("return %0", "%s = stablehlo.custom_call @Sharding(%0) {has_side_effect = true} : "
+                                      "(tensor<256x384xbf16>) -> tensor<256x384xbf16>\n    return %s", 1),
+     "has_side_effect"),
+    # an uninitialised buffer: whatever the previous call left in that memory
+    (lambda t: t.replace("return %0", "%s = stablehlo.custom_call @AllocateBuffer() : () -> tensor<256x384xbf16>\n"
+                                      "    %t = stablehlo.add %0, %s : tensor<256x384xbf16>\n    return %t", 1),
+     "AllocateBuffer"),
+    # a token: ordering of side effects (kept alive through an optimization barrier)
+    (lambda t: t.replace("return %0", "%k = stablehlo.create_token : !stablehlo.token\n    %x:2 = "
+                                      "stablehlo.optimization_barrier %0, %k : tensor<256x384xbf16>, !stablehlo.token\n"
+                                      "    return %x#0", 1),
+     "stablehlo.create_token"),
+    # the device's position: not a function of the operands
+    (lambda t: t.replace("return %0", "%p = stablehlo.partition_id : tensor<ui32>\n"
+                                      "    %f = stablehlo.convert %p : (tensor<ui32>) -> tensor<bf16>\n"
+                                      "    %b = stablehlo.broadcast_in_dim %f, dims = [] : (tensor<bf16>) -> "
+                                      "tensor<256x384xbf16>\n    %r = stablehlo.add %0, %b : tensor<256x384xbf16>\n"
+                                      "    return %r", 1),
+     "stablehlo.partition_id"),
+])
+def test_forged_impure_ops_are_refused_naming_the_op(edit: Callable[[str], str], named: str) -> None:
+    blob = _forge(_export(jnp.dot, A, B), edit)
+    r = inspect_in_process(blob, b"", "cpu")
+    assert r.refused and named in r.refused, r.refused
 
 
 def test_smuggled_host_callback_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -66,19 +192,173 @@ def test_smuggled_host_callback_is_refused(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(export_impl, "_check_lowering", lambda lowering: None)
     monkeypatch.setattr(export_impl, "_check_module", lambda mod, **kw: False)
     blob = _export(lambda a: jax.pure_callback(np.sin, jax.ShapeDtypeStruct(a.shape, a.dtype), a), A)
-    r = inspect_exports(blob, b"", "cpu")
+    r = inspect_in_process(blob, b"", "cpu")
     assert r.refused and "callback" in r.refused and "host_callback" in r.flags
 
 
-def test_garbage_and_wrong_platform_are_refused() -> None:
-    assert "not a jax.export program" in inspect_exports(b"\x00garbage", b"", "cpu").refused
-    tpu_only = _export(jnp.dot, A, B, platforms=("tpu",))
-    assert "exported for ['tpu'], not cpu" in inspect_exports(tpu_only, b"", "cpu").refused
-    assert read_module(tpu_only).platforms == ("tpu",)
+# ---------------------------------------------------------------- bounds (total inspection)
+
+def _deep_cond(depth: int) -> Callable:
+    def f(a, b):
+        x = a[0, 0].astype(jnp.float32)
+        for _ in range(depth):
+            x = jax.lax.cond(x > 1e30, lambda v: v + 1, lambda v: v * 1, x)
+        return jnp.dot(a, b) + (x * 0).astype(a.dtype)
+    return f
 
 
-def test_large_constant_rule() -> None:
-    assert is_large_constant(2 << 20, 1 << 30, 1 << 30)
-    assert not is_large_constant(32 << 10, 64 << 10, 64 << 10)
-    assert is_large_constant(100 << 10, 1 << 30, 200 << 10)  # a quarter of the (smaller) output
-    assert not is_large_constant(100 << 10, 100 << 20, 100 << 20)
+def _nest(depth: int) -> Callable:
+    """Regions inside regions: each cond's branch holds the next cond."""
+    def build(d: int) -> Callable:
+        if d == 0:
+            return lambda v: v + 1
+        inner = build(d - 1)
+        return lambda v: jax.lax.cond(v > 1e30, inner, lambda w: w * 1, v)
+
+    body = build(depth)
+
+    def f(a, b):
+        return jnp.dot(a, b) + (body(a[0, 0].astype(jnp.float32)) * 0).astype(a.dtype)
+    return f
+
+
+def test_deep_nesting_is_refused_without_recursion() -> None:
+    r = inspect_in_process(_export(_nest(60), A, B), b"", "cpu")
+    assert r.refused and "nest more than 48 deep" in r.refused and r.flags == ("oversized_program",)
+    ok = inspect_in_process(_export(_deep_cond(60), A, B), b"", "cpu")  # 60 conds in a row: shallow, fine
+    assert ok.refused is None
+
+
+def test_op_count_and_module_bytes_are_bounded() -> None:
+    blob = _export(_deep_cond(40), A, B)
+    few_ops = inspect_in_process(blob, b"", "cpu", Bounds(ops=100))
+    assert few_ops.refused and "more than 100 ops" in few_ops.refused
+    small = inspect_in_process(blob, b"", "cpu", Bounds(module_bytes=1000))
+    assert small.refused and "over the inspection bound of 1000 bytes" in small.refused
+
+
+def _bomb(depth: int) -> Callable:
+    f = jax.jit(lambda x: x * 1.0001 + 1)
+    for _ in range(depth):
+        f = jax.jit(lambda x, g=f: g(g(x)))
+    return f
+
+
+def test_compile_bomb_is_refused_by_its_size_after_inlining() -> None:
+    """Nested jitted functions each calling the previous twice: a few KB, 2^24 ops once XLA inlines them."""
+    blob = _export(lambda a, b: jnp.dot(a, b) + _bomb(24)(a[:1, :384].astype(jnp.float32)).astype(a.dtype)[0], A, B)
+    assert len(blob) < 20_000
+    r = inspect_in_process(blob, b"", "cpu")
+    assert r.refused and "once its calls are inlined" in r.refused and r.flags == ("oversized_program",)
+
+
+# ---------------------------------------------------------------- Pallas coverage
+
+def test_honest_pallas_gemm_is_fully_covered_and_verified(honest: tuple[bytes, bytes]) -> None:
+    r = inspect_in_process(*honest, "cpu")
+    assert r.refused is None and r.tpu_lowering == "ok" and r.pallas_calls == 1
+    assert r.pallas_coverage == 1.0 and r.readiness_check == "verified", r.readiness_reason
+    assert r.runnable["custom_calls"] == {} and r.tpu["mosaic_calls"] == 1  # interpret mode: plain HLO
+
+
+def test_a_copy_kernel_after_an_xla_gemm_covers_nothing() -> None:
+    r = inspect_in_process(*_both(lambda a, b: pallas_copy(xla_gemm(a, b)), A, B), "cpu")
+    assert r.tpu["mosaic_calls"] == 1 and r.pallas_calls == 0 and r.pallas_coverage == 0.0
+    assert r.details["coverage"]["kernels"][0]["copy_only"]
+
+
+def test_a_kernel_in_a_branch_that_never_runs_covers_nothing() -> None:
+    def dead_branch(a, b):  # constant predicate: the kernel's branch is dead in every lowering
+        return jax.lax.cond(False, pallas_gemm, xla_gemm, a, b)
+
+    r = inspect_in_process(*_both(dead_branch, A, B), "cpu")
+    assert r.pallas_coverage == 0.0 and r.pallas_calls == 0, r.details.get("coverage")
+
+
+def test_a_kernel_behind_an_input_dependent_branch_gets_only_its_cheapest_reading() -> None:
+    def runtime_branch(a, b):  # never true for real inputs, but the predicate depends on them
+        return jax.lax.cond(a[0, 0] > 1e30, pallas_gemm, xla_gemm, a, b)
+
+    r = inspect_in_process(*_both(runtime_branch, A, B), "cpu", workload="8p_GEMM", size="small")
+    assert r.pallas_coverage < 0.05, r.details.get("coverage")
+
+
+def test_a_kernel_whose_result_is_dropped_covers_nothing() -> None:
+    def dropped(a, b):
+        k = pallas_gemm(a, b)
+        return xla_gemm(a, b) + jnp.zeros_like(k)  # zeros_like does not read k
+
+    r = inspect_in_process(*_both(dropped, A, B), "cpu")
+    assert r.pallas_coverage == 0.0 and r.pallas_calls == 0
+
+
+def test_xla_work_next_to_a_kernel_lowers_coverage() -> None:
+    def half(a, b):
+        return pallas_gemm(a, b) + xla_gemm(a, b)
+
+    r = inspect_in_process(*_both(half, A, B), "cpu")
+    assert 0.2 < r.pallas_coverage < 0.5 and r.readiness_check == "verified"  # half the matmuls, plus the epilogue
+
+
+# ---------------------------------------------------------------- the runnable program is the TPU program
+
+def test_a_tpu_program_from_another_trace_is_unverified(honest: tuple[bytes, bytes]) -> None:
+    """Plain XLA to run, a Pallas kernel to rank: the parent's comparison says so."""
+    plain_cpu, _ = _both(xla_gemm, A, B)
+    r = inspect_in_process(plain_cpu, honest[1], "cpu")
+    assert r.readiness_check == "unverified" and r.pallas_coverage == 1.0
+    assert "differently" in r.readiness_reason or "different places" in r.readiness_reason
+
+
+def test_platform_dependent_lowering_is_unverified() -> None:
+    def switch(a, b):
+        return jax.lax.platform_dependent(a, b, cpu=xla_gemm, default=pallas_gemm)
+
+    r = inspect_in_process(*_both(switch, A, B), "cpu")
+    assert r.readiness_check == "unverified", r.readiness_reason
+
+
+def test_a_trivial_mosaic_kernel_in_place_of_the_real_one_is_unverified(honest: tuple[bytes, bytes]) -> None:
+    """Same structure, but the TPU site holds a kernel that does no matmul: its arithmetic differs."""
+    def fake(a, b):
+        return pl.pallas_call(lambda a_ref, b_ref, o_ref: _copy_out(a_ref, o_ref),
+                              out_shape=jax.ShapeDtypeStruct((256, 384), a.dtype))(a, b)
+
+    _, fake_tpu = _both(fake, A, B)
+    r = inspect_in_process(honest[0], fake_tpu, "cpu")
+    assert r.readiness_check == "unverified" and "matmul FLOPs" in r.readiness_reason, r.readiness_reason
+
+
+def _copy_out(a_ref: Any, o_ref: Any) -> None:
+    o_ref[...] = a_ref[:, :384] + 1
+
+
+# ---------------------------------------------------------------- isolation: never an exception in the batch
+
+def test_the_worker_reports_and_survives_what_breaks_it(honest: tuple[bytes, bytes]) -> None:
+    inspector = Inspector(timeout_s=60)
+    try:
+        ok = inspector.inspect(*honest, "cpu")
+        assert ok.refused is None and ok.readiness_check == "verified" and ok.pallas_coverage == 1.0
+        starts = inspector.starts
+        slow = Inspector(timeout_s=0.001)
+        try:
+            r = slow.inspect(*honest, "cpu")  # cannot even start in time: a refusal, not an exception
+            assert r.refused and r.refusal_status in ("compile_error", "error")
+        finally:
+            slow.close()
+        inspector.proc.kill()  # the worker died between two candidates: the next one starts a new worker
+        again = inspector.inspect(*honest, "cpu")
+        assert again.refused is None and inspector.starts == starts + 1
+    finally:
+        inspector.close()
+
+
+def test_a_program_too_large_for_the_memory_cap_is_refused_not_raised(honest: tuple[bytes, bytes]) -> None:
+    big = _export(_deep_cond(300), A, B)
+    inspector = Inspector(timeout_s=120, memory_mb=1)  # no room at all: the worker cannot even start
+    try:
+        r = inspector.inspect(big, b"", "cpu")
+        assert r.refused is not None
+    finally:
+        inspector.close()

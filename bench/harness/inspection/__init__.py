@@ -1,0 +1,242 @@
+"""TRUSTED: the parent reads a candidate's exported programs before anything runs them.
+
+Why the exported modules and not the candidate's jaxpr, source or reply: the runnable module is exactly
+what the runner will compile and time, and the TPU module is what the readiness ranking describes; the
+build that produced both is untrusted, so nothing it *says* counts, only what the parent reads here:
+
+- `module`: the module copied into plain values within bounds (bytes, ops, nesting depth, size after
+  inlining calls): a program past a bound is refused (`oversized_program`);
+- `allowlist`: a positive allow-list of ops, pure functions of their operands (refused: `stablehlo.rng`,
+  tokens, host transfers, side-effecting or unknown custom calls, uninitialised buffers), naming the op;
+- `work` + `mosaic`: Pallas coverage, the share of the TPU program's work done inside Mosaic kernels on its
+  live path (copy kernels and dead branches count about zero);
+- `compare`: whether the runnable program is the TPU program outside the Pallas kernels (readiness
+  "verified" / "unverified");
+- `report`: all of it as one report; `worker`: the process it runs in.
+
+Isolation: the reading runs in a worker process (`Inspector`) with a deadline and a memory cap; whatever
+a module does to it (a crash, a hang, an exception in our code) is that candidate's status, never an
+exception in the batch. The worker stays warm across a batch and is replaced when it fails.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from bench.harness.inspection.module import DEFAULT_BOUNDS, Bounds
+from bench.harness.inspection.report import is_large_constant
+
+__all__ = [
+    "INSPECTION_MEMORY_MB",
+    "INSPECTION_TIMEOUT_S",
+    "Bounds",
+    "Inspection",
+    "Inspector",
+    "inspect_exports",
+    "inspect_in_process",
+    "is_large_constant",
+]
+
+#: One candidate's inspection may take this long (an honest one takes about a second).
+INSPECTION_TIMEOUT_S = 120.0
+#: ... and this much address space (RLIMIT_AS of the worker, after its imports).
+INSPECTION_MEMORY_MB = 4096
+STARTUP_TIMEOUT_S = 180.0
+
+
+@dataclass(frozen=True)
+class Inspection:
+    """The parent's verdict on a build's exports: `refused` set means the runner never runs it.
+    `refusal_status` says whose fault a refusal is: "compile_error" (the program) or "error" (the harness)."""
+
+    runnable: dict[str, Any] | None
+    tpu: dict[str, Any] | None
+    flags: tuple[str, ...] = ()
+    refused: str | None = None
+    refusal_status: str = "compile_error"
+    tpu_lowering: str | None = None  # "ok" only when the parent read and accepted a TPU program
+    pallas_calls: int = 0  # Mosaic kernels that compute and reach the outputs of the TPU program
+    pallas_coverage: float | None = None
+    readiness_check: str | None = None  # "verified" | "unverified" | None (no TPU program)
+    readiness_reason: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def pallas_source(self) -> str:
+        return "tpu_module"
+
+
+def from_report(report: dict[str, Any]) -> Inspection:
+    """The Inspection of a worker's report (bench.harness.inspection.report.inspect_programs)."""
+    details = {"runnable": report.get("runnable"), "tpu": report.get("tpu"), "coverage": report.get("coverage"),
+               "readiness_reason": report.get("readiness_reason"), "readiness_sites": report.get("readiness_sites")}
+    return Inspection(report.get("runnable"), report.get("tpu"), tuple(sorted(set(report.get("flags") or []))),
+                      report.get("refused"), "compile_error", report.get("tpu_lowering"),
+                      int(report.get("pallas_calls") or 0), report.get("pallas_coverage"),
+                      report.get("readiness_check"), report.get("readiness_reason"),
+                      {k: v for k, v in details.items() if v is not None})
+
+
+def failed(reason: str, status: str = "compile_error", flags: tuple[str, ...] = ()) -> Inspection:
+    """An inspection that could not finish: the candidate is refused with `reason`."""
+    return Inspection(None, None, flags, reason, status, details={"inspection_failure": reason})
+
+
+def inspect_in_process(runnable: bytes, tpu: bytes, platform: str, bounds: Bounds = DEFAULT_BOUNDS,
+                       workload: str | None = None, size: str | None = None) -> Inspection:
+    """The same reading in this process (tests and tools; the harness uses `Inspector`)."""
+    from bench.harness.inspection.report import baseline_work, inspect_programs
+
+    base = baseline_work(workload, size, bounds) if workload and size else None
+    return from_report(inspect_programs(runnable, tpu, platform, bounds, base))
+
+
+class Inspector:
+    """The parent's handle on one inspection worker: started on first use, replaced after a failure,
+    one inspection at a time (builds of a batch finish concurrently)."""
+
+    def __init__(self, timeout_s: float = INSPECTION_TIMEOUT_S, memory_mb: int = INSPECTION_MEMORY_MB,
+                 bounds: Bounds = DEFAULT_BOUNDS) -> None:
+        self.timeout_s, self.memory_mb, self.bounds = timeout_s, memory_mb, bounds
+        self.lock = threading.Lock()
+        self.proc: subprocess.Popen[bytes] | None = None
+        self._cmd_w = self._reply_r = -1
+        self.starts = 0
+
+    def inspect(self, runnable: bytes, tpu: bytes, platform: str, workload: str | None = None,
+                size: str | None = None) -> Inspection:
+        """Never raises: every failure is an Inspection with `refused` set. `workload`/`size` let the
+        worker count the baseline's own work (coverage of kernels whose work depends on data). A worker that
+        dies on a program is blamed on the program only when a fresh worker dies on it too (it may have
+        died of something else between two candidates)."""
+        with self.lock:
+            t = time.monotonic()
+            header = {"cmd": "inspect", "platform": platform, "bounds": self.bounds.__dict__, "workload": workload,
+                      "size": size}
+            for attempt in (1, 2):
+                outcome = self._attempt(header, [runnable, tpu or b""])
+                if not isinstance(outcome, str) or attempt == 2:
+                    break
+            if isinstance(outcome, str):
+                return failed(f"inspecting the program {outcome}: a program shaped to break the reader",
+                              flags=("oversized_program",))
+            if isinstance(outcome, Inspection):
+                return outcome
+            result = from_report(outcome)
+            return Inspection(**{**result.__dict__, "details": {**result.details,
+                                                                "seconds": round(time.monotonic() - t, 3)}})
+
+    def _attempt(self, header: dict[str, Any], blobs: list[bytes]) -> dict[str, Any] | Inspection | str:
+        """One try: the report (dict), a final verdict (Inspection), or how the worker died (str: retry)."""
+        from bench.harness import transport
+
+        try:
+            self._start()
+        except Exception as exc:  # the harness could not start its worker: not the candidate's fault
+            self.close()
+            return failed(f"the inspection worker did not start: {type(exc).__name__}: {exc}", "error")
+        try:
+            transport.send(self._cmd_w, header, blobs)
+            reply, _ = transport.recv(self._reply_r, time.monotonic() + self.timeout_s, 1 << 26)
+        except transport.ChannelTimeout:
+            self.close()
+            return failed(f"inspecting the program took more than {self.timeout_s:g} s: too large to inspect",
+                          flags=("oversized_program",))
+        except (transport.ChannelClosed, transport.ChannelViolation, OSError) as exc:
+            how = f"{self._exit()} ({type(exc).__name__})"
+            self.close()
+            return how
+        if reply.get("memory_error"):
+            self.close()
+            return failed(f"inspecting the program needed more than {self.memory_mb} MiB: too large to inspect",
+                          flags=("oversized_program",))
+        if "error" in reply:
+            return failed(f"the harness's inspection failed on this program: {reply['error']}", "error")
+        report: dict[str, Any] = reply["report"]
+        return report
+
+    def _start(self) -> None:
+        from bench.harness import transport
+
+        if self.proc is not None and self.proc.poll() is None:
+            return
+        self.close()
+        cmd_r, self._cmd_w = os.pipe()
+        self._reply_r, reply_w = os.pipe()
+        env = {k: v for k, v in os.environ.items() if k != "JAXBENCH_SECRET_SEED"}
+        env.update(JAX_PLATFORMS="cpu", TF_CPP_MIN_LOG_LEVEL="2", PYTHONUNBUFFERED="1")  # never opens a chip
+        from bench.paths import ROOT
+
+        env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+        argv = [sys.executable, "-m", "bench.harness.inspection.worker", "--cmd-fd", str(cmd_r), "--reply-fd",
+                str(reply_w), "--memory-mb", str(self.memory_mb)]
+        self.proc = subprocess.Popen(argv, env=env, cwd=str(ROOT), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL, pass_fds=(cmd_r, reply_w), start_new_session=True)
+        os.close(cmd_r)
+        os.close(reply_w)
+        self.starts += 1
+        hello, _ = transport.recv(self._reply_r, time.monotonic() + STARTUP_TIMEOUT_S, 1 << 16)
+        if not hello.get("ok"):
+            raise RuntimeError("the inspection worker did not say hello")
+
+    def _exit(self) -> str:
+        if self.proc is None:
+            return "failed"
+        try:
+            code = self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            return "stopped answering"
+        if code < 0:
+            return f"crashed the reader (signal {signal.Signals(-code).name})"
+        return f"ended the reader (exit code {code})"
+
+    def close(self) -> None:
+        """Kill the worker (if any) and release its pipes. Idempotent."""
+        if self.proc is not None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+            self.proc = None
+        for fd in (self._cmd_w, self._reply_r):
+            if fd >= 0:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        self._cmd_w = self._reply_r = -1
+
+
+_shared: Inspector | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_inspector() -> Inspector:
+    """One warm worker per parent process (closed at exit)."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = Inspector()
+            atexit.register(_shared.close)
+        return _shared
+
+
+def inspect_exports(runnable: bytes, tpu: bytes, platform: str, build_pallas_calls: int = 0,
+                    inspector: Inspector | None = None, workload: str | None = None,
+                    size: str | None = None) -> Inspection:
+    """Read both exports in the isolated worker; refuse a runnable program the runner must not run.
+    `build_pallas_calls` (the build's own count) is ignored: nothing ranked comes from the build's word."""
+    del build_pallas_calls
+    return (inspector or shared_inspector()).inspect(runnable, tpu, platform, workload, size)

@@ -1,0 +1,188 @@
+"""Everything the parent learns from a build's two exports, as one JSON-able report (TRUSTED; runs inside the
+inspection worker, bench.harness.inspection.worker, so a hostile module can cost at most its time and
+memory caps and never an exception in the batch).
+
+Steps, each on the parent's own reading of the bytes (nothing the build said):
+1. the runnable program: deserialized, on the runner's platform, for one device, within the bounds
+   (bench.harness.inspection.module), every op on the allow-list (allowlist), its embedded constants
+   measured. Any failure refuses it: the runner never gets it.
+2. the TPU program (on a TPU host: the runnable program itself): read and checked the same way, taking
+   and returning exactly what the runnable program does. Only then `tpu_lowering` is "ok"; a missing,
+   unreadable or refused TPU program means "does not lower, no Pallas".
+3. Pallas coverage of the TPU program (work), and whether the runnable program is the TPU program outside
+   the kernels (compare): "verified" or "unverified" with the reason.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bench.harness.inspection import allowlist, compare, mosaic, work
+from bench.harness.inspection.module import DEFAULT_BOUNDS, Bounds, Module, Refused, parse_stablehlo, read, type_bytes
+
+#: A constant total this large is flagged whatever the program's size.
+CONST_ABSOLUTE_LIMIT = 1 << 20
+#: Below this, never flagged (masks, small tables, iota-like helpers).
+CONST_FLOOR = 64 << 10
+#: Between the two: flagged when the total reaches this share of the smaller of inputs and outputs.
+CONST_SHARE = 0.25
+
+
+def is_large_constant(const_bytes: int, input_bytes: int, output_bytes: int) -> bool:
+    """Over 1 MiB in total, or over 64 KiB and a quarter of the smaller of the program's inputs and outputs."""
+    if const_bytes > CONST_ABSOLUTE_LIMIT:
+        return True
+    scale = min(b for b in (input_bytes, output_bytes) if b > 0) if (input_bytes or output_bytes) else 0
+    return const_bytes > CONST_FLOOR and scale > 0 and const_bytes >= CONST_SHARE * scale
+
+
+def _deserialize(blob: bytes, what: str) -> Any:
+    import jax
+
+    try:
+        return jax.export.deserialize(bytearray(blob))
+    except Exception as exc:
+        raise Refused(f"the {what} is not a jax.export program: {type(exc).__name__}: {exc}"[:500],
+                      "unreadable") from exc
+
+
+def read_program(blob: bytes, what: str, bounds: Bounds) -> tuple[Any, Module, dict[str, Any]]:
+    """(exported, module, summary) of one export, every op checked against the allow-list."""
+    from bench.harness.signature import aval_text
+
+    exp = _deserialize(blob, what)
+    if exp.nr_devices != 1:
+        raise Refused(f"the {what} is for {exp.nr_devices} devices, not 1", "unreadable")
+    module = read(parse_stablehlo(exp.mlir_module_serialized, bounds), bounds)
+    calls: dict[str, int] = {}
+    const_bytes, largest = 0, 0
+    stack = [f.body for f in module.funcs.values()]
+    while stack:
+        block = stack.pop()
+        for op in block.ops:
+            refused = allowlist.refusal(op)
+            if refused is not None:
+                kind, why = refused
+                raise Refused(f"the {what} uses {why}: not allowed", kind)
+            if op.name == "stablehlo.custom_call":
+                target = allowlist.custom_call_target(op)
+                calls[target] = calls.get(target, 0) + 1
+            elif op.name.endswith(".constant"):
+                const_bytes += op.const_bytes
+                largest = max(largest, op.const_bytes)
+            for region in op.regions:
+                stack.extend(region)
+    main = module.funcs[module.main]
+    summary = {"platforms": list(exp.platforms), "in_avals": [aval_text(a) for a in exp.in_avals],
+               "out_avals": [aval_text(a) for a in exp.out_avals],
+               "input_bytes": sum(type_bytes(t) for t in main.body.arg_types),
+               "output_bytes": sum(type_bytes(t) for t in main.result_types), "custom_calls": calls,
+               "constant_bytes": const_bytes, "largest_constant_bytes": largest,
+               "mosaic_calls": calls.get(allowlist.MOSAIC_TARGET, 0), "size_bytes": len(blob), "ops": module.ops,
+               "depth": module.depth, "inlined_ops": module.inlined_ops}
+    return exp, module, summary
+
+
+def inspect_programs(runnable: bytes, tpu: bytes, platform: str, bounds: Bounds = DEFAULT_BOUNDS,
+                     baseline_s: float | None = None) -> dict[str, Any]:
+    """The parent's report on one build's exports (see the module docstring). `baseline_s`: the workload's own
+    work on the target chip, counted the same way (`baseline_work`). Raises only on a harness bug."""
+    report: dict[str, Any] = {"refused": None, "flags": [], "runnable": None, "tpu": None, "tpu_lowering": None,
+                              "pallas_calls": 0, "pallas_coverage": None, "readiness_check": None,
+                              "readiness_reason": None, "coverage": None}
+    try:
+        exp, module, summary = read_program(runnable, "program", bounds)
+    except Refused as r:
+        report.update(refused=r.reason, flags=[f for f in (_flag(r.kind),) if f])
+        return report
+    report["runnable"] = summary
+    if platform not in exp.platforms:
+        report["refused"] = f"the program was exported for {list(exp.platforms)}, not {platform}"
+        return report
+    if is_large_constant(summary["constant_bytes"], summary["input_bytes"], summary["output_bytes"]):
+        report["flags"].append("large_constant")
+    if platform == "tpu":
+        tpu_exp, tpu_module, tpu_summary = exp, module, summary
+    elif not tpu:
+        report["tpu_lowering"] = "no TPU program"
+        return report
+    else:
+        try:
+            tpu_exp, tpu_module, tpu_summary = read_program(tpu, "TPU program", bounds)
+        except Refused as r:
+            report["tpu_lowering"] = r.reason
+            return report
+        if "tpu" not in tpu_exp.platforms:
+            report["tpu_lowering"] = f"the TPU program was exported for {list(tpu_exp.platforms)}"
+            return report
+        if (tpu_summary["in_avals"], tpu_summary["out_avals"]) != (summary["in_avals"], summary["out_avals"]):
+            report["tpu_lowering"] = "the TPU program takes or returns other arrays than the runnable program"
+            return report
+    report["tpu"] = tpu_summary
+    try:
+        tally = work.coverage(tpu_module, bounds)
+    except Refused as r:
+        report["tpu_lowering"] = f"the TPU program could not be read: {r.reason}"
+        report["tpu"] = None
+        return report
+    report["tpu_lowering"] = "ok"
+    counted = sum(1 for k in tally.kernels if k["counted"])
+    share = tally.coverage(baseline_s)
+    report.update(pallas_calls=counted, pallas_coverage=share,
+                  coverage={"coverage": share, "kernel_s": tally.kernel_s, "kernel_s_high": tally.kernel_s_high,
+                            "outside_s": tally.outside_s, "baseline_s": baseline_s,
+                            "uncertain_kernels": tally.uncertain_kernels,
+                            "kernel_flops": tally.kernel_flops, "outside_flops": tally.outside_flops,
+                            "kernel_bytes": tally.kernel_bytes, "outside_bytes": tally.outside_bytes,
+                            "kernels": tally.kernels, "unknown_loops": tally.unknown_loops,
+                            "runtime_branches": tally.runtime_branches, "target_chip": work.TARGET_CHIP,
+                            "mostly_xla_below": work.MOSTLY_XLA_BELOW})
+    if platform == "tpu":
+        report.update(readiness_check="verified", readiness_reason="on a TPU host the TPU program is what runs")
+        return report
+    verdict = compare.compare(module, tpu_module, _site_work(bounds))
+    report.update(readiness_check="verified" if verdict.verified else "unverified", readiness_reason=verdict.reason,
+                  readiness_sites=verdict.details.get("sites", []))
+    return report
+
+
+def _site_work(bounds: Bounds) -> Any:
+    """(matmul FLOPs, other array FLOPs, depends on data) of a kernel site: from the Mosaic body (TPU side, the
+    dearer branch where one is chosen at run time) or from the interpreted twin's ops (CPU side, likewise)."""
+    def site_work(kind: str, module: Module, name: str) -> tuple[float, float, bool]:
+        f = module.funcs[name]
+        if kind == "tpu":
+            op = next(op for op in f.body.ops if op.name == "stablehlo.custom_call")
+            k = mosaic.kernel_work(op, bounds)
+            return k.matmul_flops_high, k.other_flops_high, bool(k.unknown_conditions or k.dynamic_grid)
+        t = work.Coverage(module, bounds, unknown_trips=1).function(name, tuple(range(len(f.result_types))))
+        return t.outside_matmul_flops, t.outside_vector_flops, bool(t.unknown_loops or t.runtime_branches)
+    return site_work
+
+
+_BASELINES: dict[tuple[str, str], float] = {}
+
+
+def baseline_work(workload: str, size: str, bounds: Bounds = DEFAULT_BOUNDS) -> float | None:
+    """The workload's own XLA program (trusted code), exported for TPU and counted like a candidate's: the
+    seconds of work on the target chip. Cached per (workload, size); None when it cannot be exported."""
+    key = (workload, size)
+    if key not in _BASELINES:
+        from bench.harness.signature import abstract_signature, export_program
+        from bench.registry import spec
+
+        try:
+            s = spec(workload)
+            exp = export_program(s.workload, "baseline_program", abstract_signature(s, size), ["tpu"])
+            module = read(parse_stablehlo(exp.mlir_module_serialized, bounds), bounds)
+            tally = work.coverage(module, bounds)
+            _BASELINES[key] = tally.outside_s + tally.kernel_s
+        except Exception:
+            return None
+    return _BASELINES[key]
+
+
+def _flag(kind: str) -> str | None:
+    """The integrity flag of a refusal kind (bench.integrity.flags); an unreadable blob gets none."""
+    return {"host_callback": "host_callback", "native_call": "native_call", "stateful_op": "disallowed_op",
+            "disallowed_op": "disallowed_op", "oversized_program": "oversized_program"}.get(kind)

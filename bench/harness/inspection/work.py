@@ -1,0 +1,488 @@
+"""Pallas coverage: the share of a TPU program's work that runs inside Mosaic kernels on its live path (TRUSTED).
+
+Why a share of the work and not a count of kernels: a count gives full marks to a plain `jnp.dot` whose
+output passes through a copy kernel, or to a `pallas_call` in a branch that never runs (issue #23).
+
+Every op's work is (FLOPs, HBM bytes) from its shapes, turned into time on the target chip (TPU v6e,
+bench.harness.hardware) as max(FLOPs / peak, bytes / bandwidth), so a matmul and an elementwise pass weigh
+what they would cost. Coverage = kernel time / (kernel time + time outside kernels), where:
+- a kernel's FLOPs are counted from its Mosaic body (bench.harness.inspection.mosaic); its bytes (operands
+  and results) count only when it computes something: a copy kernel counts zero;
+- a kernel counts only when one of its results can reach the program's outputs (liveness through calls,
+  loops and branches); a branch whose index is a constant counts only when taken (`lax.platform_dependent`,
+  a constant `lax.cond`); a branch chosen at run time counts its cheapest kernel work and its dearest XLA work;
+- a `while` counts its trip count when it is a counted loop (fori_loop, scan: induction variable, constant
+  bounds and step); otherwise its kernels count zero and its XLA work UNKNOWN_TRIPS times;
+- work outside kernels is counted everywhere it may run (dead XLA code included: erring that way can only
+  lower coverage).
+Reshape-like ops are free; data movement (transpose, slices, pads, converts, broadcasts) costs its bytes.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from bench.harness.inspection import mosaic
+from bench.harness.inspection.allowlist import MOSAIC_TARGET, custom_call_target
+from bench.harness.inspection.module import (
+    Block,
+    Bounds,
+    Module,
+    Op,
+    Refused,
+    shape_of,
+    type_bytes,
+    type_elements,
+)
+
+#: What a loop of unknown trip count is assumed to repeat its XLA work (its kernels count zero).
+UNKNOWN_TRIPS = 1024
+#: Below this coverage a row is labelled "mostly XLA" (docs/threat-model.md).
+MOSTLY_XLA_BELOW = 0.5
+#: The chip whose roofline weighs FLOPs against bytes: the paper's TPU v6e.
+TARGET_CHIP = "v6e"
+#: Kernel call sites described in the details (the totals count all of them).
+KERNEL_ENTRIES = 32
+
+FREE = frozenset({"stablehlo.reshape", "stablehlo.bitcast_convert", "stablehlo.get_tuple_element", "stablehlo.tuple",
+                  "stablehlo.optimization_barrier", "stablehlo.constant", "stablehlo.return", "func.return",
+                  "sdy.sharding_constraint", "stablehlo.get_dimension_size", "stablehlo.set_dimension_size",
+                  "stablehlo.dynamic_reshape"})
+MOVES = frozenset({"stablehlo.transpose", "stablehlo.broadcast_in_dim", "stablehlo.broadcast", "stablehlo.slice",
+                   "stablehlo.dynamic_slice", "stablehlo.dynamic_update_slice", "stablehlo.concatenate",
+                   "stablehlo.pad", "stablehlo.gather", "stablehlo.scatter", "stablehlo.reverse", "stablehlo.convert",
+                   "stablehlo.iota", "stablehlo.real_dynamic_slice", "stablehlo.dynamic_pad", "stablehlo.dynamic_iota",
+                   "stablehlo.dynamic_broadcast_in_dim", "stablehlo.torch_index_select", "stablehlo.dynamic_gather",
+                   "stablehlo.reduce_precision", "stablehlo.custom_call"})
+MATMUL_OPS = frozenset({"stablehlo.dot_general", "stablehlo.dot", "chlo.ragged_dot", "stablehlo.convolution"})
+REGION_OPS_WITH_COMBINERS = frozenset({"stablehlo.reduce", "stablehlo.reduce_window", "stablehlo.sort",
+                                       "stablehlo.scatter", "stablehlo.select_and_scatter", "stablehlo.map",
+                                       "stablehlo.all_reduce", "stablehlo.reduce_scatter"})
+
+
+def _peaks() -> tuple[float, float]:
+    from bench.harness.hardware import chip_spec
+
+    spec = chip_spec(TARGET_CHIP)
+    if spec is None:
+        raise RuntimeError(f"no peaks for {TARGET_CHIP} in bench.harness.hardware")
+    return spec.peak_bf16_tflops * 1e12, spec.hbm_gb_s * 1e9
+
+
+@dataclass
+class Tally:
+    """Work (seconds on the target chip, FLOPs, bytes) inside and outside kernels."""
+
+    kernel_s: float = 0.0  # the cheap reading: unknown kernel branches at their cheaper side, dynamic grids 1 step
+    kernel_s_high: float = 0.0  # the dear reading: unknown kernel branches at their dearer side
+    outside_s: float = 0.0
+    kernel_flops: float = 0.0
+    outside_flops: float = 0.0
+    kernel_bytes: float = 0.0
+    outside_bytes: float = 0.0
+    outside_matmul_flops: float = 0.0  # dot / convolution FLOPs outside kernels
+    outside_vector_flops: float = 0.0  # other arithmetic on arrays (rank >= 1) outside kernels
+    kernels: list[dict[str, Any]] = field(default_factory=list)  # one entry per Mosaic call site reached
+    unknown_loops: int = 0
+    runtime_branches: int = 0
+    uncertain_kernels: int = 0  # live kernels whose work depends on data (branch or grid) or on a runtime branch
+
+    def add(self, other: Tally, kernel_scale: float = 1.0, outside_scale: float = 1.0) -> None:
+        self.kernel_s += other.kernel_s * kernel_scale
+        self.kernel_s_high += other.kernel_s_high * kernel_scale
+        self.kernel_flops += other.kernel_flops * kernel_scale
+        self.kernel_bytes += other.kernel_bytes * kernel_scale
+        self.outside_s += other.outside_s * outside_scale
+        self.outside_flops += other.outside_flops * outside_scale
+        self.outside_bytes += other.outside_bytes * outside_scale
+        self.outside_matmul_flops += other.outside_matmul_flops * outside_scale
+        self.outside_vector_flops += other.outside_vector_flops * outside_scale
+        room = KERNEL_ENTRIES - len(self.kernels)
+        if room > 0:
+            self.kernels.extend(dict(k) for k in other.kernels[:room])
+        self.unknown_loops += other.unknown_loops
+        self.runtime_branches += other.runtime_branches
+        self.uncertain_kernels += other.uncertain_kernels
+
+    def coverage(self, baseline_s: float | None) -> float:
+        """Kernel time over all time (0 without a live kernel that computes). Where a live kernel's work
+        depends on data (a branch on an input, a dynamic grid), its time is the cheap reading or, if larger,
+        the part of the baseline's work (`baseline_s`, same counting) that the XLA side does not do: a
+        kernel is credited at most with work nobody else does."""
+        if self.kernel_s_high <= 0:
+            return 0.0
+        kernel = self.kernel_s
+        if self.uncertain_kernels and baseline_s:
+            kernel = max(kernel, baseline_s - self.outside_s)
+        total = kernel + self.outside_s
+        return round(min(1.0, kernel / total), 4) if total > 0 else 0.0
+
+
+# ---------------------------------------------------------------- costs of single ops
+
+def op_cost(op: Op) -> tuple[float, float]:
+    """(FLOPs, HBM bytes) of one StableHLO/CHLO op outside kernels, from its shapes."""
+    name = op.name
+    if name in FREE or name == "func.call":
+        return 0.0, 0.0
+    out_b = sum(type_bytes(t) for t in op.types)
+    in_b = sum(type_bytes(t) for t in op.arg_types)
+    if name in MOVES:
+        if name == "stablehlo.dynamic_update_slice":
+            upd = type_bytes(op.arg_types[1]) if len(op.arg_types) > 1 else out_b
+            return 0.0, 2.0 * upd
+        if name in ("stablehlo.slice", "stablehlo.dynamic_slice", "stablehlo.broadcast_in_dim", "stablehlo.broadcast",
+                    "stablehlo.iota", "stablehlo.gather"):
+            return 0.0, 2.0 * out_b
+        return 0.0, float(in_b + out_b)
+    if name in ("stablehlo.dot_general", "stablehlo.dot", "chlo.ragged_dot"):
+        return 2.0 * sum(type_elements(t) for t in op.types) * _contracted(op), float(in_b + out_b)
+    if name == "stablehlo.convolution":
+        return _conv_flops(op), float(in_b + out_b)
+    if name in REGION_OPS_WITH_COMBINERS or name in ("stablehlo.while", "stablehlo.case", "stablehlo.if"):
+        n = float(sum(type_elements(t) for t in op.arg_types))
+        if name == "stablehlo.sort":
+            n = n * max(1.0, math.log2(max(2.0, n)))
+        return (float(n), float(in_b + out_b)) if name not in ("stablehlo.while", "stablehlo.case",
+                                                                "stablehlo.if") else (0.0, 0.0)
+    return float(sum(type_elements(t) for t in op.types)), float(in_b + out_b)
+
+
+def _contracted(op: Op) -> int:
+    lhs = shape_of(op.arg_types[0]) if op.arg_types else None
+    if lhs is None:
+        return 1
+    m = re.search(r"lhs_contracting_dimensions = \[([\d, ]*)\]", op.attrs.get("dot_dimension_numbers", ""))
+    if m is None:
+        m = re.search(r"contracting_dims = \[([\d, ]*)\]", op.attrs.get("dot_dimension_numbers", ""))
+    dims = [int(x) for x in m.group(1).split(",") if x.strip()] if m else [len(lhs[0]) - 1]
+    k = 1
+    for d in dims:
+        if 0 <= d < len(lhs[0]):
+            k *= lhs[0][d]
+    return k
+
+
+def _conv_flops(op: Op) -> float:
+    """2 x output elements x (kernel elements / output features) (feature groups included in the kernel)."""
+    out = sum(type_elements(t) for t in op.types)
+    kernel = shape_of(op.arg_types[1]) if len(op.arg_types) > 1 else None
+    if kernel is None or not kernel[0]:
+        return 2.0 * out
+    spec = op.attrs.get("dimension_numbers", "")
+    m = re.search(r"x\[([^\]]*)\]->", spec)
+    dims = [d.strip() for d in m.group(1).split(",")] if m else []
+    o = dims.index("o") if "o" in dims else len(kernel[0]) - 1
+    per_out = math.prod(kernel[0]) / max(1, kernel[0][o])
+    return 2.0 * out * per_out
+
+
+# ---------------------------------------------------------------- scalar folding (trip counts, branch indices)
+
+def fold(module: Module, vid: int, depth: int = 0) -> Any:
+    """The value of a scalar computed from constants only (None: not a constant)."""
+    op = module.defs.get(vid)
+    if op is None or depth > 32:
+        return None
+    if op.name in ("stablehlo.constant", "chlo.constant"):
+        return op.scalar if isinstance(op.scalar, (int, float)) and type_elements(op.types[0]) == 1 else None
+    if op.name in ("stablehlo.convert", "stablehlo.reshape", "stablehlo.broadcast_in_dim"):
+        if type_elements(op.types[0]) != 1:
+            return None
+        return fold(module, op.args[0], depth + 1)
+    if op.name in _FOLD and len(op.args) == 2:
+        a, b = fold(module, op.args[0], depth + 1), fold(module, op.args[1], depth + 1)
+        return None if a is None or b is None else _FOLD[op.name](a, b)
+    return None
+
+
+_FOLD: dict[str, Callable[[Any, Any], Any]] = {
+    "stablehlo.add": lambda a, b: a + b, "stablehlo.subtract": lambda a, b: a - b,
+    "stablehlo.multiply": lambda a, b: a * b, "stablehlo.maximum": max, "stablehlo.minimum": min}
+
+
+def _strip(module: Module, block: Block, vid: int) -> int:
+    """Look through converts defined in the block (the interpreter compares against a converted bound)."""
+    local = {o: op for op in block.ops for o in op.outs}
+    for _ in range(8):
+        op = local.get(vid)
+        if op is None or op.name not in ("stablehlo.convert", "stablehlo.reshape"):
+            return vid
+        vid = op.args[0]
+    return vid
+
+
+def trip_count(module: Module, op: Op) -> int | None:
+    """Trips of a counted `stablehlo.while` (i from a constant, step a constant, against a constant or a
+    loop-invariant carried constant); None when it is not such a loop."""
+    if len(op.regions) != 2 or not op.regions[0] or not op.regions[1]:
+        return None
+    cond, body = op.regions[0][0], op.regions[1][0]
+    if not cond.ops or not body.ops:
+        return None
+    ret = cond.ops[-1]
+    local = {o: x for x in cond.ops for o in x.outs}
+    cmp = local.get(ret.args[0]) if ret.args else None
+    if cmp is None or cmp.name != "stablehlo.compare" or len(cmp.args) != 2:
+        return None
+    direction = re.search(r"(LT|LE|GT|GE|NE|EQ)", cmp.attrs.get("comparison_direction", ""))
+    if direction is None:
+        return None
+    body_ret = body.ops[-1]
+    body_local = {o: x for x in body.ops for o in x.outs}
+
+    def carried(vid: int) -> int | None:
+        vid = _strip(module, cond, vid)
+        return cond.args.index(vid) if vid in cond.args else None
+
+    def value(vid: int) -> Any:
+        i = carried(vid)
+        if i is None:
+            return fold(module, _strip(module, cond, vid))
+        if i < len(body_ret.args) and body_ret.args[i] == body.args[i]:  # unchanged by the body: its initial value
+            return fold(module, op.args[i])
+        return None
+
+    def step(i: int) -> Any:
+        if i >= len(body_ret.args):
+            return None
+        upd = body_local.get(body_ret.args[i])
+        if upd is None or upd.name not in ("stablehlo.add", "stablehlo.subtract") or len(upd.args) != 2:
+            return None
+        a, b = upd.args
+        if a == body.args[i]:
+            s = fold(module, b)
+            return -s if (s is not None and upd.name == "stablehlo.subtract") else s
+        if b == body.args[i] and upd.name == "stablehlo.add":
+            return fold(module, a)
+        return None
+
+    lhs, rhs = cmp.args
+    d = direction.group(1)
+    for ind, other, flip in ((lhs, rhs, False), (rhs, lhs, True)):
+        i = carried(ind)
+        if i is None:
+            continue
+        s, start, limit = step(i), fold(module, op.args[i]), value(other)
+        if None in (s, start, limit) or s == 0:
+            continue
+        if flip:
+            d = {"LT": "GT", "LE": "GE", "GT": "LT", "GE": "LE"}.get(d, d)
+        return _trips(d, float(start), float(limit), float(s))
+    return None
+
+
+def _trips(d: str, start: float, limit: float, s: float) -> int | None:
+    """Trips of `for (i = start; i <d> limit; i += s)`; None when the loop does not end that way."""
+    if d == "LT" and s > 0:
+        return max(0, math.ceil((limit - start) / s))
+    if d == "LE" and s > 0:
+        return max(0, math.floor((limit - start) / s) + 1)
+    if d == "GT" and s < 0:
+        return max(0, math.ceil((start - limit) / -s))
+    if d == "GE" and s < 0:
+        return max(0, math.floor((start - limit) / -s) + 1)
+    if d == "NE" and (limit - start) % s == 0 and (limit - start) / s >= 0:
+        return int((limit - start) / s)
+    return None
+
+
+# ---------------------------------------------------------------- liveness (which kernel results reach the outputs)
+
+class Liveness:
+    """Live values per function and result mask (memoized). Only kernels need it: XLA work is counted
+    whether live or not."""
+
+    def __init__(self, module: Module) -> None:
+        self.module = module
+        self.memo: dict[tuple[str, tuple[int, ...]], tuple[set[int], tuple[int, ...]]] = {}
+
+    def function(self, name: str, mask: tuple[int, ...]) -> tuple[set[int], tuple[int, ...]]:
+        """(live values of the function's body, indices of its arguments that are live) for live results `mask`."""
+        key = (name, mask)
+        if key not in self.memo:
+            f = self.module.funcs[name]
+            ret = f.body.ops[-1] if f.body.ops else None
+            roots = {ret.args[i] for i in mask if ret is not None and i < len(ret.args)}
+            live = self.block(f.body, roots)
+            self.memo[key] = (live, tuple(i for i, a in enumerate(f.body.args) if a in live))
+        return self.memo[key]
+
+    def block(self, block: Block, roots: set[int]) -> set[int]:
+        live = set(roots)
+        for op in reversed(block.ops):
+            if op.name in ("func.return", "stablehlo.return"):
+                continue
+            used = tuple(i for i, o in enumerate(op.outs) if o in live)
+            if not used:
+                continue
+            if op.name == "func.call":
+                callee = op.attrs.get("callee", "").lstrip("@")
+                if callee in self.module.funcs:
+                    _, args = self.function(callee, used)
+                    live.update(op.args[i] for i in args if i < len(op.args))
+                    continue
+            live.update(op.args)
+            live |= self.regions(op, used)
+        return live
+
+    def regions(self, op: Op, used: tuple[int, ...]) -> set[int]:
+        """Live values inside a live region op (and outer values its live inner ops use)."""
+        inner: set[int] = set()
+        if not op.regions:
+            return inner
+        if op.name == "stablehlo.while" and len(op.regions) == 2:
+            cond, body = op.regions[0][0], op.regions[1][0]
+            carried = set(used)
+            cond_live = self.block(cond, set(cond.ops[-1].args) if cond.ops else set())
+            carried |= {i for i, a in enumerate(cond.args) if a in cond_live}
+            body_live: set[int] = set()
+            for _ in range(len(body.args) + 1):  # fixpoint over carried indices
+                ret = body.ops[-1]
+                body_live = self.block(body, {ret.args[i] for i in carried if i < len(ret.args)})
+                grown = carried | {i for i, a in enumerate(body.args) if a in body_live}
+                if grown == carried:
+                    break
+                carried = grown
+            return inner | cond_live | body_live
+        if op.name in ("stablehlo.case", "stablehlo.if"):
+            for region in op.regions:
+                for b in region:
+                    term = b.ops[-1] if b.ops else None
+                    inner |= self.block(b, {term.args[i] for i in used if term is not None and i < len(term.args)})
+            return inner
+        for region in op.regions:  # combiners of reduce, sort, scatter ...: all of it
+            for b in region:
+                term = b.ops[-1] if b.ops else None
+                inner |= self.block(b, set(term.args) if term is not None else set())
+        return inner
+
+
+# ---------------------------------------------------------------- the walk
+
+class Coverage:
+    """Counts a TPU module's work inside and outside its Mosaic kernels (see the module docstring)."""
+
+    def __init__(self, module: Module, bounds: Bounds, unknown_trips: int = UNKNOWN_TRIPS) -> None:
+        self.module, self.bounds, self.unknown_trips = module, bounds, unknown_trips
+        self.liveness = Liveness(module)
+        self.peak_flops, self.peak_bw = _peaks()
+        self.kernel_cache: dict[str, mosaic.KernelWork] = {}
+        self.memo: dict[tuple[str, tuple[int, ...]], Tally] = {}
+
+    def run(self) -> Tally:
+        f = self.module.funcs[self.module.main]
+        return self.function(f.name, tuple(range(len(f.result_types))))
+
+    def function(self, name: str, mask: tuple[int, ...]) -> Tally:
+        key = (name, mask)
+        if key not in self.memo:
+            live, _ = self.liveness.function(name, mask)
+            self.memo[key] = self.block(self.module.funcs[name].body, live)
+        return self.memo[key]
+
+    def time(self, flops: float, nbytes: float) -> float:
+        return max(flops / self.peak_flops, nbytes / self.peak_bw)
+
+    def block(self, block: Block, live: set[int]) -> Tally:
+        t = Tally()
+        for op in block.ops:
+            if op.name == "func.call":
+                callee = op.attrs.get("callee", "").lstrip("@")
+                used = tuple(i for i, o in enumerate(op.outs) if o in live)
+                if callee in self.module.funcs:  # with nothing used, its kernels are dead; its XLA work counts
+                    t.add(self.function(callee, used))
+            elif op.name == "stablehlo.while":
+                t.add(self.loop(op, live))
+            elif op.name in ("stablehlo.case", "stablehlo.if"):
+                t.add(self.branch(op, live))
+            elif op.name == "stablehlo.custom_call" and custom_call_target(op) == MOSAIC_TARGET:
+                self.kernel(op, live, t)
+            else:
+                flops, nbytes = op_cost(op)
+                if op.name in MATMUL_OPS:
+                    t.outside_matmul_flops += flops
+                elif flops and op.types and (shape_of(op.types[0]) or ((), ""))[0]:
+                    t.outside_vector_flops += flops
+                t.outside_flops += flops
+                t.outside_bytes += nbytes
+                t.outside_s += self.time(flops, nbytes)
+        return t
+
+    def loop(self, op: Op, live: set[int]) -> Tally:
+        trips = trip_count(self.module, op)
+        inner = Tally()
+        for region in op.regions:
+            for b in region:
+                inner.add(self.block(b, live))
+        t = Tally()
+        if trips is None:
+            t.unknown_loops += 1
+            t.add(inner, kernel_scale=0.0, outside_scale=float(self.unknown_trips))
+            for k in t.kernels:
+                k["counted"] = False
+        else:
+            t.add(inner, kernel_scale=float(trips), outside_scale=float(trips))
+        return t
+
+    def branch(self, op: Op, live: set[int]) -> Tally:
+        index = fold(self.module, op.args[0]) if op.args else None
+        branches = [self.block(r[0], live) for r in op.regions if r]
+        if not branches:
+            return Tally()
+        if index is not None:
+            if op.name == "stablehlo.if":
+                pick = 0 if index else 1
+            else:
+                pick = int(index) if 0 <= int(index) < len(branches) else len(branches) - 1
+            return branches[min(pick, len(branches) - 1)]
+        t = Tally(runtime_branches=1)
+        cheapest = min(branches, key=lambda b: b.kernel_s)
+        dearest = max(branches, key=lambda b: b.outside_s)
+        t.kernel_s, t.kernel_flops, t.kernel_bytes = cheapest.kernel_s, cheapest.kernel_flops, cheapest.kernel_bytes
+        t.kernel_s_high = max(b.kernel_s_high for b in branches)
+        if t.kernel_s_high > t.kernel_s:
+            t.uncertain_kernels += 1
+        t.outside_s, t.outside_flops, t.outside_bytes = dearest.outside_s, dearest.outside_flops, dearest.outside_bytes
+        t.outside_matmul_flops = max(b.outside_matmul_flops for b in branches)
+        t.outside_vector_flops = max(b.outside_vector_flops for b in branches)
+        t.kernels = [k for b in branches for k in b.kernels]
+        t.unknown_loops = sum(b.unknown_loops for b in branches)
+        t.uncertain_kernels += sum(b.uncertain_kernels for b in branches)
+        t.runtime_branches += sum(b.runtime_branches for b in branches)
+        return t
+
+    def kernel(self, op: Op, live: set[int], t: Tally) -> None:
+        text = op.attrs.get("backend_config", "")
+        work = self.kernel_cache.get(text)
+        if work is None:
+            work = self.kernel_cache[text] = mosaic.kernel_work(op, self.bounds)
+        is_live = any(o in live for o in op.outs)
+        high = work.matmul_flops_high + work.other_flops_high
+        computes = high > 0
+        nbytes = float(sum(type_bytes(x) for x in op.arg_types) + sum(type_bytes(x) for x in op.types))
+        uncertain = work.unknown_conditions > 0 or work.dynamic_grid
+        entry = {"grid": work.grid, "matmul_flops": work.matmul_flops, "other_flops": work.other_flops,
+                 "matmul_flops_high": work.matmul_flops_high, "other_flops_high": work.other_flops_high,
+                 "depends_on_data": uncertain, "live": is_live, "copy_only": not computes,
+                 "counted": is_live and computes}
+        if len(t.kernels) < KERNEL_ENTRIES:
+            t.kernels.append(entry)
+        if not (is_live and computes):
+            return
+        t.kernel_flops += work.flops
+        t.kernel_bytes += nbytes if work.flops > 0 else 0.0
+        t.kernel_s += self.time(work.flops, nbytes) if work.flops > 0 else 0.0
+        t.kernel_s_high += self.time(high, nbytes)
+        t.uncertain_kernels += int(uncertain)
+
+
+def coverage(module: Module, bounds: Bounds) -> Tally:
+    """The work tally of a TPU module (raises Refused on a malformed kernel body)."""
+    if not module.main or module.main not in module.funcs:
+        raise Refused("the TPU module has no main function", "disallowed_op")
+    return Coverage(module, bounds).run()
