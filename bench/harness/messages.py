@@ -55,15 +55,15 @@ class BuildRequest(Message):
 class BuildReply(Message):
     """The build's answer. `ok`: blob 0 is the runnable exported program, blob 1 (when `tpu_exported`) the
     TPU export. Not ok: `error` says why (the parent decides the status: compile_error or out_of_memory).
-    `jaxpr_pallas_calls` is advisory (untrusted): used only when the TPU module cannot be inspected."""
+    `tpu_lowering_error` is feedback for the author only: whether the kernel lowers for a TPU is decided by
+    the parent from the TPU program it reads (bench.harness.inspection), never from this reply."""
 
     ok: bool
     error: str = ""
     traceback: str = ""
     memory_error: bool = False
     tpu_exported: bool = False
-    tpu_lowering: str = ""  # "ok" or the TPU lowering error
-    jaxpr_pallas_calls: int = 0
+    tpu_lowering_error: str = ""  # why the TPU export failed, as the build says (feedback)
 
 
 # ------------------------------------------------------------------ parent <-> runner (trusted)

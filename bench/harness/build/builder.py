@@ -43,8 +43,7 @@ class BuildArtifact:
     traceback: str = ""
     runnable: bytes = b""  # serialized jax.export of the runnable program
     tpu: bytes = b""  # serialized jax.export for platform tpu (empty when it did not lower)
-    tpu_lowering: str | None = None  # "ok", the lowering error, or None (not attempted / build failed)
-    jaxpr_pallas_calls: int = 0  # advisory, from the build itself
+    tpu_lowering_error: str = ""  # the build's own account of a failed TPU export (feedback, decides nothing)
     log: str = ""
     log_bytes: int = 0  # how much the candidate wrote in total
     sandbox: str = "none"
@@ -172,7 +171,7 @@ def _receive(fd: int, deadline: float, timeout_s: float, proc: subprocess.Popen)
     if len(blobs) != want:
         return _failed("crashed", f"the build sent {len(blobs)} programs, expected {want}")
     return {"ok": True, "runnable": blobs[0], "tpu": blobs[1] if reply.tpu_exported else b"",
-            "tpu_lowering": escape_controls(reply.tpu_lowering) or None, "jaxpr_pallas_calls": reply.jaxpr_pallas_calls}
+            "tpu_lowering_error": escape_controls(reply.tpu_lowering_error)}
 
 
 def _failed(kind: str, reason: str, error: str = "", tb: str = "") -> dict:

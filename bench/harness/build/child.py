@@ -1,15 +1,15 @@
 """UNTRUSTED: the build step. Runs only inside the build sandbox (bench.harness.build.builder starts it).
 
 `python -m bench.harness.build.child --reply-fd N`: reads one BuildRequest (JSON) from stdin, imports the
-kernel file, traces its `workload` on ABSTRACT inputs (jax.ShapeDtypeStruct: no input value exists in this
-process, and none has been drawn anywhere yet), and exports the program with `jax.export`:
-- the runnable program, for the runner's platform; on a CPU runner Pallas kernels are lowered in HLO
-  interpret mode (`force_tpu_interpret_mode(True)`: plain StableHLO; TPU interpret mode would lower to host
-  callbacks, which export refuses);
-- the same function for platform "tpu" (cross-lowering on this CPU-only process): does it lower to Mosaic?
+kernel file, traces its `workload` ONCE on ABSTRACT inputs (jax.ShapeDtypeStruct: no input value exists in
+this process, and none has been drawn anywhere yet), and lowers that one trace twice with `jax.export`
+(bench.harness.build.lowering):
+- the runnable program, for the runner's platform; on a CPU runner every `pallas_call` is set to HLO
+  interpret mode (plain StableHLO; TPU interpret mode would lower to host callbacks, which export refuses);
+- the same trace for platform "tpu" (cross-lowering on this CPU-only process): Mosaic kernels.
 It replies with one BuildReply frame plus the serialized exports, and exits. Everything here is the
 candidate's to influence: the parent trusts none of it (bench.harness.inspection reads the exports
-itself, the runner runs them, the parent decides the status).
+itself and compares them, the runner runs them, the parent decides the status).
 """
 
 from __future__ import annotations
@@ -37,51 +37,28 @@ def _import_kernel(path: str) -> Any:
     return module
 
 
-def _count_pallas(exported_fn: Any, signature: Any) -> int:
-    """Advisory: pallas_call equations in the traced jaxpr (used only when the TPU module is missing)."""
-    import jax
-
-    from bench.harness.interpret import count_pallas_calls
-
-    try:
-        return count_pallas_calls(jax.make_jaxpr(lambda *a: exported_fn(*signature.full_args(a)))(*signature.arrays))
-    except Exception:
-        return 0
-
-
 def build(request: Any) -> tuple[dict, list[bytes]]:
     """The BuildReply fields and the export blobs (runnable first, then TPU when it lowered)."""
-    from jax._src import config as jax_config
-
-    from bench.harness.signature import abstract_signature, export_program
+    from bench.harness.build.lowering import export_jaxpr, trace, with_kernel_sites
+    from bench.harness.signature import abstract_signature
     from bench.registry import spec
 
     signature = abstract_signature(spec(request.workload), request.size)
-    def interpret() -> Any:
-        """HLO interpret mode for every pallas_call *built* inside it (bench.harness.interpret): import, trace,
-        export. The config switch that `pltpu.force_tpu_interpret_mode(True)` sets, without importing the
-        Pallas TPU stack (~0.4 s per build) for kernels that do not use it."""
-        if not request.interpret:
-            return contextlib.nullcontext()
-        return _config_set(jax_config.pallas_tpu_interpret_mode_context_manager, True)
-
-    with interpret():
-        fn = getattr(_import_kernel(request.kernel_path), "workload", None)
-        if not callable(fn):
-            return {"ok": False, "error": "the kernel file defines no callable `workload`"}, []
-        runnable = export_program(fn, CANDIDATE_FN, signature, request.platforms).serialize()
-    blobs = [bytes(runnable)]
+    fn = getattr(_import_kernel(request.kernel_path), "workload", None)
+    if not callable(fn):
+        return {"ok": False, "error": "the kernel file defines no callable `workload`"}, []
+    closed = trace(fn, CANDIDATE_FN, signature)  # the one trace both programs come from
+    runnable = export_jaxpr(with_kernel_sites(closed, interpret=request.interpret), CANDIDATE_FN, request.platforms)
+    blobs = [bytes(runnable.serialize())]
     reply: dict[str, Any] = {"ok": True}
-    if request.cross_tpu:
+    if request.cross_tpu and request.platforms != ["tpu"]:  # on a TPU host the runnable program is the TPU one
         try:
             with _tpu_target():
-                blobs.append(bytes(export_program(fn, CANDIDATE_FN, signature, ["tpu"]).serialize()))
-            reply.update(tpu_exported=True, tpu_lowering="ok")
+                tpu = export_jaxpr(with_kernel_sites(closed, interpret=False), CANDIDATE_FN, ["tpu"])
+            blobs.append(bytes(tpu.serialize()))
+            reply["tpu_exported"] = True
         except Exception as exc:  # the kernel runs (interpret mode) but would not lower for a TPU: say why
-            reply["tpu_lowering"] = f"{type(exc).__name__}: {exc}"[:2000]
-    if not reply.get("tpu_exported"):  # no TPU module to count Mosaic kernels in: the jaxpr's count (advisory)
-        with interpret():
-            reply["jaxpr_pallas_calls"] = _count_pallas(fn, signature)
+            reply["tpu_lowering_error"] = f"{type(exc).__name__}: {exc}"[:2000]
     return reply, blobs
 
 
@@ -114,16 +91,6 @@ def _tpu_target() -> Iterator[None]:
             tpu_info.registry[kind] = previous
         else:
             tpu_info.registry.pop(kind, None)
-
-
-@contextlib.contextmanager
-def _config_set(option: Any, value: Any) -> Iterator[None]:
-    """A jax config option set for this thread within the block (as jax's own context managers do)."""
-    previous = option.swap_local(value)
-    try:
-        yield
-    finally:
-        option.set_local(previous)
 
 
 def main() -> None:
