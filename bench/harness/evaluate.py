@@ -3,7 +3,7 @@
 The evaluation is four steps with frozen values between them (bench/harness/):
 
     build (untrusted, sandboxed: build/child.py run by build/builder.py) -> BuildArtifact (exported programs + log)
-    inspect (trusted parent: inspection.py)                             -> Inspection    (allow-list, constants, Mosaic)
+    inspect (trusted parent: inspection/, in a worker process)          -> Inspection    (bounds, allow-list, coverage)
     run (trusted runner: runner/server.py, driven by runner/session.py) -> EvaluateReply (trials, ABBA timings)
     decide (trusted parent: decision/outcome.py)                        -> EvalResult
 
@@ -35,11 +35,11 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from bench.harness import schedule
-from bench.harness.build.builder import build_kernel
+from bench.harness.build.builder import BuildArtifact, build_kernel
 from bench.harness.build.sandbox import Limits
 from bench.harness.decision import outcome
 from bench.harness.decision.outcome import Built
-from bench.harness.inspection import inspect_exports
+from bench.harness.inspection import Inspector
 from bench.harness.messages import BuildRequest, EvaluateRequest, PrepareRequest
 from bench.harness.process import WorkerFailure
 from bench.harness.result import EvalResult, Status
@@ -75,6 +75,7 @@ class WarmRunner:
         EVAL_DIR.mkdir(parents=True, exist_ok=True)
         self.folder = Path(tempfile.mkdtemp(prefix="runner_", dir=EVAL_DIR))
         self.session = RunnerSession(template, self.folder)
+        self.inspector = Inspector()
         self.batches = 0
 
     def __enter__(self) -> "WarmRunner":
@@ -85,6 +86,7 @@ class WarmRunner:
 
     def close(self) -> None:
         self.session.close()
+        self.inspector.close()
         shutil.rmtree(self.folder, ignore_errors=True)
 
     # -- one batch
@@ -94,11 +96,12 @@ class WarmRunner:
         t0 = time.monotonic()
         starting: dict[str, Any] = {}
         starter = None
+        threading.Thread(target=self.inspector.warm, daemon=True).start()  # jax's import, during the builds
         if self.plan.builds_overlap_runner:
             starter = threading.Thread(target=self._start_runner, args=(starting,), daemon=True)
             starter.start()
         with ThreadPoolExecutor(max_workers=self.plan.build_parallelism) as pool:
-            builds = list(pool.map(lambda k: self._build(Path(k), t0), kernels))
+            builds = list(pool.map(lambda k: self._build_safely(Path(k)), kernels))
         if starter is not None:
             starter.join()
         else:
@@ -117,7 +120,7 @@ class WarmRunner:
         context = outcome.BatchContext(task=self.task, plan=self.plan, hello=self.session.hello, prepared=prepared,
                                        seeds=seeds, timing_seed=timing_seed, t0=t0,
                                        runner_started_at=self.session.started_at or t0, prepare_s=prep_s)
-        return [self._run(context, b) for b in builds]
+        return [self._run_safely(context, b) for b in builds]
 
     def _start_runner(self, out: dict) -> None:
         try:
@@ -128,7 +131,29 @@ class WarmRunner:
         except WorkerFailure as f:
             out["error"] = f"the runner did not start: {f.message}"
 
-    def _build(self, kernel: Path, t0: float) -> Built:
+    def _build_safely(self, kernel: Path) -> Built:
+        """The build and inspection of one kernel; a failure of the harness's own code there becomes this
+        candidate's `error` status, never an exception in the batch (issue #23)."""
+        t = time.monotonic()
+        try:
+            return self._build(kernel)
+        except Exception as exc:
+            why = f"harness error while building and inspecting: {type(exc).__name__}: {exc}"[:2000]
+            artifact = BuildArtifact(ok=False, kind=Status.ERROR.value, reason=why, error=why,
+                                     traceback=traceback.format_exc()[-4000:])
+            return Built(kernel=kernel, source="", artifact=artifact, inspection=None, started=t,
+                         build_s=time.monotonic() - t)
+
+    def _run_safely(self, ctx: outcome.BatchContext, built: Built) -> EvalResult:
+        """`_run`, with any exception of the runner's handle or of the decision turned into this candidate's
+        `error` status; the runner is replaced for the next candidate (its state is unknown)."""
+        try:
+            return self._run(ctx, built)
+        except Exception as exc:
+            self.session.close()
+            return outcome.candidate_error(ctx, built, exc, traceback.format_exc())
+
+    def _build(self, kernel: Path) -> Built:
         """Copy the kernel (its content is all that counts), build it in the sandbox, inspect the exports."""
         t = time.monotonic()
         source = kernel.read_text(errors="replace") if kernel.exists() else ""
@@ -142,8 +167,8 @@ class WarmRunner:
                                 limits=Limits(memory_mb=self.task.memory_limit_mb))
         inspection = None
         if artifact.ok:
-            inspection = inspect_exports(artifact.runnable, artifact.tpu, self.plan.export_platform,
-                                         artifact.jaxpr_pallas_calls)
+            inspection = self.inspector.inspect(artifact.runnable, artifact.tpu, self.plan.export_platform,
+                                                self.task.workload, request.size)
         shutil.rmtree(folder, ignore_errors=True)
         return Built(kernel=kernel, source=source, artifact=artifact, inspection=inspection, started=t,
                      build_s=time.monotonic() - t)
@@ -152,7 +177,7 @@ class WarmRunner:
         """Run one inspected candidate in the warm runner and decide its result."""
         if not built.artifact.ok or built.inspection is None or built.inspection.refused:
             return outcome.not_run(ctx, built)
-        interpreted = self.plan.interpret and built.inspection.pallas_calls > 0
+        interpreted = self.plan.interpret and built.inspection.interpreted_kernels > 0
         warmup, iters = outcome.iteration_counts(self.task, interpreted)
         request = EvaluateRequest(warmup=warmup, iters=iters, blocks=self.task.blocks,
                                   profile_iters=timing.profile_calls(self.plan.backend, interpreted),

@@ -123,8 +123,17 @@ class EvalResult(BaseModel):
     seeds: int = 0
     secret_seed_used: bool = False
     input_seeds: list[int] = Field(default_factory=list)  # the fresh correctness seeds drawn (empty when secret)
-    # does the kernel lower for a TPU (Mosaic)? "ok", the lowering error, or None (the build failed first)
+    # does the kernel lower for a TPU (Mosaic)? "ok" only when the parent read and accepted a TPU program
+    # (bench.harness.inspection); otherwise why not (the build's own error text follows, as feedback); None
+    # when the build failed first
     tpu_lowering: str | None = None
+    # share (0..1) of the workload's work (FLOPs and HBM bytes, on the TPU v6e roofline) that the TPU program
+    # computes inside Mosaic kernels on its live path (copy kernels, dead branches ~0); None without a readable
+    # TPU program. Below bench.harness.inspection.work.MOSTLY_XLA_BELOW the row is labelled `mostly_xla`
+    pallas_coverage: float | None = None
+    # whether the parent showed that the runnable program and the TPU program are the same computation outside
+    # the Pallas kernels (bench.harness.inspection.compare; details.inspection.readiness_reason says why not)
+    readiness_check: Literal["verified", "unverified"] | None = None
     overhead_s: dict[str, float] = Field(default_factory=dict)  # wall seconds per phase outside timed iterations
     wall_time_s: float | None = None
     candidate_log: str = ""  # what the build printed: at most 64 KiB (head and tail), control characters escaped

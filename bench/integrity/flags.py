@@ -1,9 +1,10 @@
 """Integrity flag names and which of them exclude a result from the ranking: the one definition.
 
 Two kinds of flags (docs/threat-model.md explains each):
-- LABEL flags describe a row honestly but say nothing bad about it: `no_pallas` (the candidate contains no
-  Pallas kernel: an XLA rewrite, shown as such) and `sandbox:none` (the candidate ran without bubblewrap).
-  They never exclude a row.
+- LABEL flags describe a row honestly but say nothing bad about it: `no_pallas` (the candidate's TPU
+  program holds no live Pallas kernel that computes: an XLA rewrite, shown as such), `mostly_xla` (it does,
+  but most of its work is XLA: Pallas coverage below the threshold) and `sandbox:none` (the candidate ran
+  without bubblewrap). They never exclude a row.
 - Every other flag is EXCLUDING: the row stays in the dataset and on the site, but is left out of every
   ranking until a maintainer records a verdict that clears it. Unknown flags (a future check whose name
   this table does not know yet) are excluding too: the safe default.
@@ -18,12 +19,15 @@ from typing import Iterable
 # --- labels (never exclude) -------------------------------------------------------------------------
 NO_PALLAS = "no_pallas"
 SANDBOX_NONE = "sandbox:none"
-LABEL_FLAGS = frozenset({NO_PALLAS, SANDBOX_NONE})
+MOSTLY_XLA = "mostly_xla"  # Pallas coverage below bench.harness.inspection.work.MOSTLY_XLA_BELOW
+LABEL_FLAGS = frozenset({NO_PALLAS, SANDBOX_NONE, MOSTLY_XLA})
 
 # --- excluding: found in the exported program (bench.harness.inspection) -------------------------------
 HOST_CALLBACK = "host_callback"  # a host callback / host transfer in the program (refused: never run)
 LARGE_CONSTANT = "large_constant"  # baked-in constants large enough to hold a precomputed answer
 NATIVE_CALL = "native_call"  # a custom call outside the allow-list: native code the harness cannot inspect
+DISALLOWED_OP = "disallowed_op"  # an op outside the allow-list of pure ops (state, tokens, side effects): refused
+OVERSIZED_PROGRAM = "oversized_program"  # past the inspection's bounds (size, nesting, inlined size, time, memory)
 
 # --- excluding: measurement ---------------------------------------------------------------------------
 BELOW_PHYSICS_FLOOR = "below_physics_floor"  # faster than writing the output at peak bandwidth: status rejected
@@ -50,8 +54,8 @@ STATIC_FLAGS = frozenset(STATIC_PREFIX + name for name in (
 ))
 
 EXCLUDING_FLAGS = frozenset({
-    HOST_CALLBACK, LARGE_CONSTANT, NATIVE_CALL, BELOW_PHYSICS_FLOOR, BELOW_BASELINE_ROOFLINE,
-    SPEEDUP_ABOVE_THRESHOLD, TIMING_INCONSISTENT, RUNTIME_PATCHED, RUNTIME_JAX_CONFIG,
+    HOST_CALLBACK, LARGE_CONSTANT, NATIVE_CALL, DISALLOWED_OP, OVERSIZED_PROGRAM, BELOW_PHYSICS_FLOOR,
+    BELOW_BASELINE_ROOFLINE, SPEEDUP_ABOVE_THRESHOLD, TIMING_INCONSISTENT, RUNTIME_PATCHED, RUNTIME_JAX_CONFIG,
     RUNTIME_ENVIRON, RUNTIME_THREADS, RUNTIME_PROCESSES, TRACE_UNSTABLE,
 }) | STATIC_FLAGS
 

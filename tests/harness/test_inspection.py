@@ -17,13 +17,13 @@ import pytest
 from jax.experimental import pallas as pl
 
 from bench.harness.build.child import _tpu_target
+from bench.harness.build.lowering import export_jaxpr, with_kernel_sites
 from bench.harness.inspection import (
     Bounds,
     Inspector,
     inspect_in_process,
     is_large_constant,
 )
-from bench.harness.build.lowering import export_jaxpr, with_kernel_sites
 
 A = jax.ShapeDtypeStruct((256, 512), jnp.bfloat16)
 B = jax.ShapeDtypeStruct((512, 384), jnp.bfloat16)

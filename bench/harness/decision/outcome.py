@@ -20,13 +20,14 @@ from bench.harness.build.builder import BuildArtifact
 from bench.harness.correctness import merge
 from bench.harness.decision import statistics
 from bench.harness.inspection import Inspection
+from bench.harness.inspection.work import MOSTLY_XLA_BELOW
 from bench.harness.messages import BASELINE_FN, CANDIDATE_FN, PALLAS_FN, EvaluateReply, PrepareReply, RunnerHello
 from bench.harness.process import one_line
 from bench.harness.result import Correctness, Environment, EvalResult, Integrity, Status, Timing
 from bench.harness.runner import timing
 from bench.harness.schedule import Plan
 from bench.harness.task import DEFAULT_ITERS, DEFAULT_WARMUP, INTERPRET_ITERS, INTERPRET_WARMUP, EvalTask
-from bench.integrity.flags import NO_PALLAS, merge_flags
+from bench.integrity.flags import MOSTLY_XLA, NO_PALLAS, merge_flags
 from bench.integrity.measurement import audit_measurement, sandbox_flags
 from bench.integrity.static_scan import scan_source
 
@@ -79,11 +80,26 @@ def _environment(ctx: BatchContext | None, built: Built, interpreted: bool = Fal
 
 def _flags(built: Built) -> list[str]:
     flags = scan_source(built.source) + sandbox_flags(built.artifact.sandbox)
-    if built.inspection is not None:
-        flags += list(built.inspection.flags)
-        if built.inspection.pallas_calls == 0 and built.inspection.refused is None:
+    insp = built.inspection
+    if insp is not None:
+        flags += list(insp.flags)
+        if insp.pallas_calls == 0 and insp.refused is None:
             flags.append(NO_PALLAS)
+        elif insp.pallas_coverage is not None and insp.pallas_coverage < MOSTLY_XLA_BELOW:
+            flags.append(MOSTLY_XLA)
     return merge_flags(flags)
+
+
+def tpu_lowering(built: Built) -> str | None:
+    """Does the kernel lower for a TPU? Decided by the parent from the TPU program it read: "ok" only then.
+    Otherwise the parent's reason, then the build's own account as feedback for the author."""
+    insp = built.inspection
+    if insp is None or insp.tpu_lowering is None:
+        return None
+    if insp.tpu_lowering == "ok":
+        return "ok"
+    said = built.artifact.tpu_lowering_error
+    return f"{insp.tpu_lowering}" + (f"; the build reports: {said}" if said else "")
 
 
 def _details(ctx: BatchContext | None, built: Built) -> dict[str, Any]:
@@ -91,7 +107,9 @@ def _details(ctx: BatchContext | None, built: Built) -> dict[str, Any]:
     d: dict[str, Any] = {"build": {"sandbox": a.sandbox, "seconds": round(built.build_s, 3), "log_bytes": a.log_bytes,
                                    "survivors": a.survivors, **a.details}}
     if built.inspection is not None:
-        d["inspection"] = {**built.inspection.details, "pallas_source": built.inspection.pallas_source}
+        d["inspection"] = dict(built.inspection.details)
+        if built.inspection.refused:
+            d["inspection"]["refused"] = built.inspection.refused
     if ctx is not None:
         d["schedule"] = ctx.plan.name
         d["schedule_reason"] = ctx.plan.why
@@ -128,7 +146,9 @@ def _result(ctx: BatchContext | None, task: EvalTask, built: Built, status: Stat
     return EvalResult(status=status, reason=reason, env=_environment(ctx, built, interpreted), seeds=task.seeds,
                       secret_seed_used=task.secret_seed is not None,
                       input_seeds=(ctx.seeds if ctx and task.secret_seed is None else []),
-                      tpu_lowering=built.artifact.tpu_lowering, integrity=integrity, overhead_s=overhead,
+                      tpu_lowering=tpu_lowering(built), integrity=integrity, overhead_s=overhead,
+                      pallas_coverage=insp.pallas_coverage if insp else None,
+                      readiness_check=insp.readiness_check if insp else None,
                       wall_time_s=round(time.monotonic() - (ctx.t0 if ctx else built.started), 3),
                       candidate_log=built.artifact.log, **{**base, **fields})
 
@@ -144,7 +164,21 @@ def not_run(ctx: BatchContext, built: Built) -> EvalResult:
     if not a.ok:
         return _result(ctx, ctx.task, built, Status(a.kind), a.reason, error=a.error, traceback=a.traceback or None)
     reason = built.inspection.refused if built.inspection else "no inspection"
+    if built.inspection is not None and built.inspection.refusal_status == "error":  # the harness failed, not it
+        return _result(ctx, ctx.task, built, Status.ERROR, f"harness error: {reason}", error=reason)
     return _result(ctx, ctx.task, built, Status.COMPILE_ERROR, f"refused: {reason}", error=reason)
+
+
+def candidate_error(ctx: BatchContext, built: Built, exc: BaseException, tb: str) -> EvalResult:
+    """The harness's own code raised while running or deciding this candidate: its `error` status, with the
+    traceback; the other candidates of the batch are not affected."""
+    why = f"harness error: {type(exc).__name__}: {exc}"[:2000]
+    try:
+        return _result(ctx, ctx.task, built, Status.ERROR, one_line(why), error=why, traceback=tb[-4000:])
+    except Exception:  # the result itself could not be built from what was observed: the bare minimum
+        return EvalResult(workload=ctx.task.workload, status=Status.ERROR, size=ctx.prepared.size,
+                          tpu=ctx.hello.env.get("chip", "unknown"), reason=one_line(why), error=why,
+                          traceback=tb[-4000:])
 
 
 def runner_failed(ctx: BatchContext, built: Built, failure: Any, phase_s: dict, deadlines: dict) -> EvalResult:

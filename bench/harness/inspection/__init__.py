@@ -70,8 +70,10 @@ class Inspection:
     details: dict[str, Any] = field(default_factory=dict)
 
     @property
-    def pallas_source(self) -> str:
-        return "tpu_module"
+    def interpreted_kernels(self) -> int:
+        """Kernel sites in the runnable program (on CPU: Pallas kernels run by the interpreter). Decides only
+        how many calls are timed (interpret mode is slow) and the row's `interpret` label, nothing ranked."""
+        return int((self.runnable or {}).get("kernel_sites", 0))
 
 
 def from_report(report: dict[str, Any]) -> Inspection:
@@ -133,6 +135,14 @@ class Inspector:
             result = from_report(outcome)
             return Inspection(**{**result.__dict__, "details": {**result.details,
                                                                 "seconds": round(time.monotonic() - t, 3)}})
+
+    def warm(self) -> None:
+        """Start the worker now (jax's import takes seconds), so the first inspection does not wait for it."""
+        with self.lock:
+            try:
+                self._start()
+            except Exception:  # the first inspection will try again, and report
+                self.close()
 
     def _attempt(self, header: dict[str, Any], blobs: list[bytes]) -> dict[str, Any] | Inspection | str:
         """One try: the report (dict), a final verdict (Inspection), or how the worker died (str: retry)."""

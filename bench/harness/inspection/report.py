@@ -55,7 +55,7 @@ def read_program(blob: bytes, what: str, bounds: Bounds) -> tuple[Any, Module, d
         raise Refused(f"the {what} is for {exp.nr_devices} devices, not 1", "unreadable")
     module = read(parse_stablehlo(exp.mlir_module_serialized, bounds), bounds)
     calls: dict[str, int] = {}
-    const_bytes, largest = 0, 0
+    const_bytes, largest, sites = 0, 0, 0
     stack = [f.body for f in module.funcs.values()]
     while stack:
         block = stack.pop()
@@ -67,6 +67,8 @@ def read_program(blob: bytes, what: str, bounds: Bounds) -> tuple[Any, Module, d
             if op.name == "stablehlo.custom_call":
                 target = allowlist.custom_call_target(op)
                 calls[target] = calls.get(target, 0) + 1
+            elif op.name == "func.call" and op.attrs.get("callee", "").startswith(compare.KERNEL_SITE_PREFIX):
+                sites += 1
             elif op.name.endswith(".constant"):
                 const_bytes += op.const_bytes
                 largest = max(largest, op.const_bytes)
@@ -78,7 +80,8 @@ def read_program(blob: bytes, what: str, bounds: Bounds) -> tuple[Any, Module, d
                "input_bytes": sum(type_bytes(t) for t in main.body.arg_types),
                "output_bytes": sum(type_bytes(t) for t in main.result_types), "custom_calls": calls,
                "constant_bytes": const_bytes, "largest_constant_bytes": largest,
-               "mosaic_calls": calls.get(allowlist.MOSAIC_TARGET, 0), "size_bytes": len(blob), "ops": module.ops,
+               "mosaic_calls": calls.get(allowlist.MOSAIC_TARGET, 0), "kernel_sites": sites,
+               "size_bytes": len(blob), "ops": module.ops,
                "depth": module.depth, "inlined_ops": module.inlined_ops}
     return exp, module, summary
 
