@@ -18,6 +18,7 @@ JAX_PLATFORMS=cpu in a process that must stay off the accelerator).
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.metadata
 import json
 import os
@@ -39,13 +40,19 @@ def resolve_workload(name: str) -> str:
 
 
 def workload(name: str) -> WorkloadSpec:
-    """One workload's typed contract: config, sizes, tolerance, static args, create_inputs, the XLA baseline."""
-    return spec(name)
+    """One workload's typed contract: config, sizes, tolerance, static args, create_inputs, the XLA baseline.
+
+    Its `tolerance` is the EFFECTIVE one, {"atol", "rtol", "rel_l2"}: the workload's overrides over the harness's
+    defaults (bench.harness.correctness.Tolerance), i.e. exactly what the correctness gate applies."""
+    from bench.harness.correctness import Tolerance
+
+    s = spec(name)
+    return dataclasses.replace(s, tolerance=dataclasses.asdict(Tolerance(**s.tolerance)))
 
 
 def list_workloads() -> list[WorkloadSpec]:
-    """Every workload, in upstream order (1p ... 17p, 18k ... 50k)."""
-    return [spec(w) for w in workload_ids()]
+    """Every workload, in upstream order (1p ... 17p, 18k ... 50k), as `workload` gives it (effective tolerance)."""
+    return [workload(w) for w in workload_ids()]
 
 
 def workload_flops(name: str, size: str = "full") -> tuple[float | None, str]:
@@ -53,33 +60,63 @@ def workload_flops(name: str, size: str = "full") -> tuple[float | None, str]:
     return spec(name).flops(size)
 
 
+def _kernel_file(kernel: str | Path) -> Path:
+    """`kernel` as a readable file, or FileNotFoundError / IsADirectoryError: a wrong path is the caller's
+    mistake, and must never read as the kernel's (a "compile_error: no callable workload" in an agent's loop)."""
+    path = Path(kernel)
+    if not path.exists():
+        raise FileNotFoundError(f"kernel file {str(kernel)!r} does not exist")
+    if path.is_dir():
+        raise IsADirectoryError(f"kernel file {str(kernel)!r} is a folder, not a file")
+    return path
+
+
 def evaluate(workload: str, kernel: str | Path, **options: Any) -> EvalResult:
     """Check one kernel file against a workload's XLA baseline and time both (bench evaluate).
 
     Never raises for anything the kernel does: compile errors, wrong outputs, crashes and timeouts are
-    statuses. Tracebacks name `kernel` (not the harness's private copy) and omit the harness's frames."""
+    statuses. Raises FileNotFoundError (IsADirectoryError) when `kernel` is not a file: that is the caller's
+    mistake. Tracebacks name `kernel` (not the harness's private copy) and omit the harness's frames."""
     from bench.harness.evaluate import evaluate as run
     from bench.harness.tracebacks import attribute
 
-    task = EvalTask(workload=resolve_id(workload), kernel_path=Path(kernel).resolve(), **options)
+    task = EvalTask(workload=resolve_id(workload), kernel_path=_kernel_file(kernel).resolve(), **options)
     return attribute(run(task), kernel)
 
 
 def evaluate_many(workload: str, kernels: Iterable[str | Path], **options: Any) -> Iterator[EvalResult]:
     """`evaluate` for several kernel files of one workload, through ONE warm runner (bench.harness.evaluate):
     every kernel is built first, then the batch's inputs are drawn and each candidate is run in turn (one at
-    a time: parallel evaluations on one host disturb each other's timings). Yields the results in order."""
+    a time: parallel evaluations on one host disturb each other's timings). Yields the results in order.
+    Raises FileNotFoundError before evaluating anything when one of `kernels` is not a file.
+
+    With several kernels, each result's `wall_time_s` is that kernel's own time (own_wall_time_s), not the
+    time since the batch started."""
     from bench.harness.evaluate import WarmRunner
     from bench.harness.tracebacks import attribute
 
-    paths = [Path(k) for k in kernels]
+    paths = [_kernel_file(k) for k in kernels]
     if not paths:
         return
     template = EvalTask(workload=resolve_id(workload), kernel_path=paths[0].resolve(), **options)
     with WarmRunner(template) as runner:
         results = runner.evaluate([p.resolve() for p in paths])
     for path, result in zip(paths, results):
+        if len(paths) > 1:
+            result = result.model_copy(update={"wall_time_s": own_wall_time_s(result)})
         yield attribute(result, path)
+
+
+#: The phases of `EvalResult.overhead_s` that belong to one kernel of a batch: its build (builds of a batch run
+#: side by side), then its turn in the shared runner. `runner_prepare` (start, inputs, references) is the batch's;
+#: `timed_iterations` is part of `timing`.
+OWN_PHASES = ("build", "compile", "correctness", "timing", "trace_parsing")
+
+
+def own_wall_time_s(result: EvalResult) -> float | None:
+    """One kernel's own wall seconds in a batch: the sum of its OWN_PHASES (None when none was recorded)."""
+    own = [result.overhead_s[k] for k in OWN_PHASES if k in result.overhead_s]
+    return round(sum(own), 3) if own else result.wall_time_s
 
 
 def time_baseline(workload: str, size: str | None = None, warmup: int | None = None,

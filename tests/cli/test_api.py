@@ -33,10 +33,35 @@ def test_workload_spec_reads_the_contract_once():
     assert moe.id == "11p_Megablox_GMM" and moe.static_argnums == (3,) and moe.get_flops is not None
     assert moe.config_for("small") == moe.small_config and moe.config_for("full") == moe.config
     gemm = bench.workload("8p_GEMM")
-    assert gemm.static_argnums == () and gemm.tolerance == {} and Tolerance.for_workload(gemm) == Tolerance()
+    # the API gives the EFFECTIVE tolerance: the harness's defaults under the module's overrides
+    assert gemm.static_argnums == () and gemm.tolerance == {"atol": 0.01, "rtol": 0.01, "rel_l2": 0.05}
+    assert Tolerance.for_workload(gemm) == Tolerance() and registry.spec("8p_GEMM").tolerance == {}
     assert bench.workload_flops("41k", "small") == bench.workload("41k_Gemm_Add_ReLU").flops("small")
     with pytest.raises(ValueError):
         gemm.config_for("tiny")
+
+
+def test_effective_tolerance_keeps_the_overrides():
+    w = bench.workload("19k_Matmul_Subtract_Multiply_ReLU")  # overrides atol only
+    assert w.tolerance == {"atol": 0.05, "rtol": 0.01, "rel_l2": 0.05} == dict(vars(Tolerance.for_workload(w)))
+    assert all(set(w.tolerance) == {"atol", "rtol", "rel_l2"} for w in bench.list_workloads())
+
+
+@pytest.mark.parametrize("make", [lambda d: d / "missing.py", lambda d: d])
+def test_evaluate_refuses_a_path_that_is_not_a_file(tmp_path, make):
+    """A wrong path is the caller's mistake: an error, never a compile_error the kernel would be blamed for."""
+    with pytest.raises(OSError, match="missing.py|is a folder"):
+        bench.evaluate("8p", make(tmp_path))
+    with pytest.raises(FileNotFoundError):
+        list(bench.evaluate_many("8p", [KERNELS / "wrong_shape.py", tmp_path / "missing.py"]))
+
+
+def test_own_wall_time_of_a_kernel_in_a_batch():
+    r = EvalResult(workload="8p_GEMM", status=Status.CORRECT, size="small", tpu="cpu", wall_time_s=40.0,
+                   overhead_s={"build": 20.0, "runner_prepare": 13.0, "compile": 2.0, "correctness": 0.25,
+                               "timing": 1.0, "timed_iterations": 0.5, "trace_parsing": 0.05})
+    assert api.own_wall_time_s(r) == 23.3  # its build and its turn in the runner, not the batch's shared start
+    assert api.own_wall_time_s(r.model_copy(update={"overhead_s": {}})) == 40.0
 
 
 def test_resolve_accepts_number_prefix_and_suggests():
