@@ -198,6 +198,7 @@ class TemplateSearchGenerator:
     """The built-in generator (see the module docstring)."""
 
     name = "template-search (built-in, no model)"
+    fingerprint = name
 
     def generate(self, prompt: Prompt) -> Reply:
         if not covered(prompt.workload):

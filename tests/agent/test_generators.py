@@ -4,15 +4,15 @@ command generator, and the loop around them; the slow test feeds back real harne
 from __future__ import annotations
 
 import importlib.util
+import email.utils
 import json
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+import yaml
 
-from bench.agent.generators import CommandGenerator, GeneratorError, OpenAIGenerator
+from bench.agent.generators import CommandGenerator, GeneratorError, OpenAIGenerator, retry_after_s
 from bench.agent.run import RunSpec, run
 from bench.agent.template_search import source_for, space
 from bench.dataset.validate import check
@@ -26,43 +26,10 @@ KEY_ENV, KEY = "JAXBENCH_TEST_API_KEY", "sk-test-do-not-store-7f3a9"
 W = "41k_Gemm_Add_ReLU"
 
 
-class ChatServer:
-    """A chat-completions server on 127.0.0.1 replying from a list; it records every request."""
-
-    def __init__(self, replies: list, usage: bool = True) -> None:
-        self.replies, self.requests, self.usage = list(replies), [], usage
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                server.requests.append({"path": self.path, "auth": self.headers.get("Authorization"), "body": body})
-                reply = server.replies.pop(0)
-                if isinstance(reply, int):  # an HTTP error status
-                    self.send_response(reply)
-                    self.end_headers()
-                    return
-                payload = {"id": "x", "object": "chat.completion",
-                           "choices": [{"index": 0, "message": {"role": "assistant", "content": reply}}]}
-                if server.usage:
-                    payload["usage"] = {"prompt_tokens": 1000 + len(server.requests), "completion_tokens": 50}
-                data = json.dumps(payload).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args):
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+_cs = importlib.util.spec_from_file_location("agent_chat_server", HERE / "chat_server.py")
+chat_server = importlib.util.module_from_spec(_cs)
+_cs.loader.exec_module(chat_server)
+ChatServer = chat_server.ChatServer
 
 
 def _fence(source: str) -> str:
@@ -89,7 +56,7 @@ def test_openai_generator_over_local_http(tmp_path, monkeypatch):
     good = source_for(W, space(W, "small")[0])
     server = ChatServer([_fence(good), 503, _fence(BROKEN), "Sorry, I cannot help with that."])
     try:
-        gen = OpenAIGenerator(server.url, "test-model", KEY_ENV, temperature=0.0)
+        gen = OpenAIGenerator(server.url, "test-model", KEY_ENV, temperature=0.0, sleep=lambda s: None)
         _run(tmp_path, gen, fakes.fake_evaluator)
     finally:
         server.close()
@@ -104,6 +71,11 @@ def test_openai_generator_over_local_http(tmp_path, monkeypatch):
     assert traj[0]["source"] == good and traj[2]["declared"]["outcome"] == "api_runtime_error"
     assert traj[2]["source"] == "Sorry, I cannot help with that."
     assert KEY not in _all_text(tmp_path)  # the key is written nowhere
+    # the endpoint is published nowhere: the generator's kind and the model's name say what produced the kernels
+    assert server.url not in _all_text(tmp_path) and "127.0.0.1" not in _all_text(tmp_path)
+    meta = yaml.safe_load((tmp_path / "sub" / "submission.yaml").read_text())
+    assert meta["agent_framework"].endswith("generator: openai-compatible")
+    assert all(t["model_latency_s"] >= 0 and t["wall_time_s"] >= t["model_latency_s"] for t in traj)
     assert check(tmp_path / "sub")[1] == []
 
 
@@ -167,5 +139,89 @@ def test_an_empty_reply_is_recorded_as_a_failed_sample(tmp_path):
 
     records = Journal(spec.journal_dir).load()
     assert [r.source for r in records] == [EMPTY_REPLY] * 2 and {r.attempt.outcome for r in records} == {"api_runtime_error"}
-    # no sample ran, so there is no kernel to submit for the workload, and no trajectory without its kernel
-    assert not (tmp_path / "sub" / "trajectory").exists() and not (tmp_path / "sub" / "kernels").exists()
+    # no sample ran, so there is nothing to submit: no folder at all (a `workloads: []` one would break ingest)
+    assert not (tmp_path / "sub").exists()
+
+
+def _generator(server: ChatServer, sleeps: list[float], **kw) -> OpenAIGenerator:
+    return OpenAIGenerator(server.url, "m", None, sleep=sleeps.append, **kw)
+
+
+def _prompt():
+    from bench.agent.prompts import render
+    from bench.agent.spec import task_spec
+
+    return render(task_spec(W, "small"), "best-of-n")
+
+
+def test_retry_after_is_honoured():
+    sleeps: list[float] = []
+    when = email.utils.format_datetime(email.utils.localtime().replace(microsecond=0), usegmt=False)
+    with ChatServer([(429, {"Retry-After": "7"}, b"slow down"), (503, {"Retry-After": "0.5"}, b""),
+                     (503, {"Retry-After": when}, b""), "ok"]) as server:
+        reply = _generator(server, sleeps).generate(_prompt())
+    assert reply.text == "ok" and len(server.requests) == 4
+    assert sleeps[:2] == [7.0, 0.5] and 0 <= sleeps[2] <= 1.0  # an HTTP date in the past: no wait
+
+
+def test_backoff_without_retry_after_is_jittered_and_capped(monkeypatch):
+    """Full jitter: each wait is drawn uniformly from [0, min(cap, backoff * 2^n)]."""
+    import random
+
+    windows: list[tuple[float, float]] = []
+    monkeypatch.setattr(random, "uniform", lambda a, b: windows.append((a, b)) or b / 2)
+    sleeps: list[float] = []
+    with ChatServer([500, 502, 503, 504, "ok"]) as server:
+        _generator(server, sleeps, backoff_s=1.0, max_backoff_s=3.0).generate(_prompt())
+    assert windows == [(0, 1.0), (0, 2.0), (0, 3.0), (0, 3.0)] and sleeps == [0.5, 1.0, 1.5, 1.5]
+
+
+@pytest.mark.parametrize("status", [400, 401, 404, 409, 413, 422])
+def test_client_errors_other_than_429_are_not_retried(status):
+    sleeps: list[float] = []
+    with ChatServer([(status, {"Retry-After": "1"}, b'{"error": "the server says why"}'), "never sent"]) as server:
+        with pytest.raises(GeneratorError, match=f"HTTP {status}.*the server says why"):
+            _generator(server, sleeps).generate(_prompt())
+    assert len(server.requests) == 1 and sleeps == []
+
+
+def test_retries_are_bounded():
+    sleeps: list[float] = []
+    with ChatServer([503] * 3) as server:
+        with pytest.raises(GeneratorError, match="after 3 attempts"):
+            _generator(server, sleeps, retries=2).generate(_prompt())
+    assert len(server.requests) == 3 and len(sleeps) == 2
+
+
+def test_an_unreachable_endpoint_is_retried_then_stops_the_run(tmp_path):
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    sleeps: list[float] = []
+    gen = OpenAIGenerator(f"http://127.0.0.1:{port}/v1", "m", None, retries=1, sleep=sleeps.append)
+    with pytest.raises(GeneratorError, match="ConnectError"):
+        _run(tmp_path, gen, fakes.fake_evaluator)
+    assert len(sleeps) == 1
+    assert not (tmp_path / "sub").exists()  # nothing to submit: submissions/ is left alone
+
+
+@pytest.mark.parametrize("value,expected", [("3", 3.0), ("0.25", 0.25), ("-4", 0.0), ("soon", None), (None, None)])
+def test_retry_after_values(value, expected):
+    assert retry_after_s(value) == expected
+
+
+def test_retry_after_http_date():
+    assert retry_after_s("Wed, 21 Oct 2015 07:28:10 GMT", now=email.utils.parsedate_to_datetime(
+        "Wed, 21 Oct 2015 07:28:00 GMT").timestamp()) == 10.0
+
+
+def test_malformed_responses_are_errors():
+    with ChatServer([(200, {"Content-Type": "application/json"}, b'{"choices": []}'),
+                     (200, {}, b"not json")]) as server:
+        gen = _generator(server, [])
+        with pytest.raises(GeneratorError, match="malformed"):
+            gen.generate(_prompt())
+        with pytest.raises(GeneratorError, match="malformed"):
+            gen.generate(_prompt())
