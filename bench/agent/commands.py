@@ -68,7 +68,7 @@ def prompt(
         result = EvalResult.model_validate_json(feedback_result.read_text())
         if result.workload != wid:
             raise typer.BadParameter(f"the result is for {result.workload}, not {wid}")
-        attempt = attempt_from_result(result)
+        attempt = attempt_from_result(result, previous)  # its paths in the result read as the prompt's file name
         fb, turn = feedback(attempt, previous.read_text(), [attempt]), 1
     context = _context_fn(chip)[0](wid) if method == "iterative-context" else None
     p = render(task_spec(wid, size), method, chip, turn=turn, feedback=fb, context=context, template=template)
@@ -100,7 +100,8 @@ def context_cmd(
 
 
 class _Bar:
-    """A rich progress bar: one row per workload, with correct count and best speedup."""
+    """A rich progress bar: one row per workload, with the correct samples, those of them that lower for TPU, and
+    the highest speedup measured (a display; the submitted sample follows bench.agent.selection)."""
 
     def __init__(self) -> None:
         self.progress = Progress(TextColumn("{task.fields[name]:<42}"), BarColumn(), MofNCompleteColumn(),
@@ -111,20 +112,26 @@ class _Bar:
     def start(self, params: dict[str, Any], records: list) -> None:
         total = params["chains"] * params["turns"]
         for w in params["workloads"]:
+            self.stats[w] = [0, 0, 0.0]
+            for r in records:
+                if r.workload == w:
+                    self._count(w, r)
             done = [r for r in records if r.workload == w]
-            self.stats[w] = [sum(r.attempt.correct for r in done), max([r.attempt.speedup for r in done
-                                                                        if r.attempt.correct] or [0.0])]
             self.tasks[w] = self.progress.add_task("", total=total, completed=len(done), name=w, stats=self._text(w))
         self.progress.start()
 
     def _text(self, w: str) -> str:
-        ok, best = self.stats[w]
-        return f"correct {ok}" + (f", best {best:.3f}x" if ok else "")
+        ok, lowers, best = self.stats[w]
+        return f"correct {ok} (lower {lowers})" + (f", fastest {best:.3f}x" if ok else "")
 
-    def advance(self, w: str, record: Any) -> None:
+    def _count(self, w: str, record: Any) -> None:
         if record.attempt.correct:
             self.stats[w][0] += 1
-            self.stats[w][1] = max(self.stats[w][1], record.attempt.speedup)
+            self.stats[w][1] += record.attempt.lowers is True
+            self.stats[w][2] = max(self.stats[w][2], record.attempt.speedup)
+
+    def advance(self, w: str, record: Any) -> None:
+        self._count(w, record)
         self.progress.update(self.tasks[w], advance=1, stats=self._text(w))
 
     def stop(self) -> None:
@@ -240,8 +247,20 @@ def run_cmd(
         console.print(f"[red]stopped:[/red] {e}  (journal kept in {journal_dir}; rerun to resume)")
         raise typer.Exit(2) from None
     done = len(outcome.records)
-    console.print(f"{done} samples ({outcome.new_samples} new) -> {out}"
+    written = any(outcome.selected.values())
+    console.print(f"{done} samples ({outcome.new_samples} new) -> "
+                  + (str(out) if written else f"nothing written to {out}: no sample to submit yet (journal: {journal_dir})")
                   + (f"; stopped early: {outcome.stopped}" if outcome.stopped else ""))
     for w in ids:
-        r = outcome.selected.get(w)
-        console.print(f"  {w}: " + (f"chain {r.chain} turn {r.turn}, {r.attempt.speedup:.3f}x" if r else "no correct sample"))
+        console.print(f"  {w}: {_selected_text(outcome.selected.get(w), any(r.workload == w for r in outcome.records))}")
+
+
+def _selected_text(r: Any, started: bool) -> str:
+    if r is None:
+        return "no sample ran" if started else "not started"
+    a = r.attempt
+    if not a.correct:
+        return f"no correct sample; submits the last that ran (chain {r.chain} turn {r.turn}, {a.status})"
+    ci = f" [{a.speedup_ci[0]:.3f}, {a.speedup_ci[1]:.3f}]" if a.speedup_ci else ""
+    lowering = {True: "lowers for TPU", False: "does NOT lower for TPU", None: "TPU lowering unknown"}[a.lowers]
+    return f"chain {r.chain} turn {r.turn}, {a.speedup:.3f}x{ci}, {lowering}"

@@ -31,12 +31,16 @@ class Record:
     tokens_out: int
     attempt: Attempt
     tokens_estimated: bool = False  # the generator reported no token counts: characters / 4
+    # the sample's cost in time (None in journals written before they were recorded):
+    model_latency_s: float | None = None  # from sending the prompt to having the reply (retries included)
+    wall_time_s: float | None = None  # the whole sample: prompt, generation, evaluation by the harness
 
     def as_json(self) -> dict[str, Any]:
         return {"workload": self.workload, "chain": self.chain, "turn": self.turn, "reply": self.reply,
                 "source": self.source, "parse": self.parse, "tokens_in": self.tokens_in,
                 "tokens_out": self.tokens_out, "attempt": self.attempt.as_dict(),
-                "tokens_estimated": self.tokens_estimated}
+                "tokens_estimated": self.tokens_estimated, "model_latency_s": self.model_latency_s,
+                "wall_time_s": self.wall_time_s}
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "Record":

@@ -14,7 +14,8 @@ from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from bench.agent.feedback import Feedback
+from bench.agent.feedback import KERNEL_NAME, Feedback
+from bench.agent.reply import fenced
 from bench.agent.spec import TaskSpec
 from bench.harness.hardware import ChipSpec, chip_spec, CHIPS
 from bench.paths import TEMPLATES_DIR
@@ -63,11 +64,21 @@ def chip_facts(chip: str) -> dict[str, Any]:
     return facts
 
 
+def harness_facts() -> dict[str, Any]:
+    """What the prompt states about the evaluation itself: the installed jax (the API the kernel is written
+    against), and the name the model's file gets (the harness's messages about it use that name)."""
+    import importlib.metadata
+
+    return {"jax_version": importlib.metadata.version("jax"), "kernel_name": KERNEL_NAME}
+
+
 def _environment(template: Path) -> Environment:
     # the user's folder first, then ours: a replacement can extend or include the shipped template
     dirs = [str(template.resolve().parent)] + ([str(PROMPTS_DIR)] if template.resolve().parent != PROMPTS_DIR.resolve() else [])
-    return Environment(loader=FileSystemLoader(dirs), undefined=StrictUndefined, keep_trailing_newline=False,
-                       autoescape=False)
+    env = Environment(loader=FileSystemLoader(dirs), undefined=StrictUndefined, keep_trailing_newline=False,
+                      autoescape=False)
+    env.filters["fenced"] = fenced  # quoted text (sources, replies, logs) in a fence it cannot close
+    return env
 
 
 def render(spec: TaskSpec, method: str, chip: str = "v6e", *, chain: int = 0, turn: int = 0,
@@ -84,7 +95,7 @@ def render(spec: TaskSpec, method: str, chip: str = "v6e", *, chain: int = 0, tu
     path = Path(template or DEFAULT_TEMPLATE)
     tmpl = _environment(path).get_template(path.name)
     variables = {"method": method, "chip": chip_facts(chip), "spec": spec, "context": context if method == "iterative-context" else None,
-                 "feedback": feedback}
+                 "feedback": feedback, "harness": harness_facts()}
     ctx = tmpl.new_context(variables)
     "".join(tmpl.root_render_func(ctx))  # a full render registers the blocks of every template it extends
     parts = {}

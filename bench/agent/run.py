@@ -8,6 +8,8 @@
 Samples are journaled one by one (bench.agent.journal) and the submission folder is rewritten from the journal
 (bench.agent.submission), so a killed run resumes where it stopped and ends with the same folder. Chains of one
 workload can run in parallel threads (each evaluation is its own worker processes); workloads run one after another.
+Everything a run needs before it has a sample to submit (journal, candidate files, the folder being built) lives in
+its journal folder under build/; submissions/ gets the folder only once there is something to submit.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from bench.agent.journal import Journal, Record
 from bench.agent.prompts import DEFAULT_TEMPLATE, Prompt, render
 from bench.agent.reply import parse_reply
 from bench.agent.spec import task_spec
-from bench.agent.submission import write_folder
+from bench.agent.submission import same_filesystem, write_folder
 from bench.harness.result import Status
 
 METHOD_TITLES = {"best-of-n": "Best-of-N", "iterative": "iterative refinement",
@@ -89,7 +91,9 @@ def run_params(spec: RunSpec) -> dict[str, Any]:
     """What a resume must agree with (and what submission.yaml is written from)."""
     return {
         "method": spec.method, "method_title": METHOD_TITLES[spec.method], "chains": spec.chains, "turns": spec.turns,
-        "workloads": list(spec.workloads), "generator": spec.generator.name, "chip": spec.chip, "size": spec.size,
+        "workloads": list(spec.workloads), "generator": spec.generator.name,
+        "generator_fingerprint": getattr(spec.generator, "fingerprint", spec.generator.name),
+        "chip": spec.chip, "size": spec.size,
         "template_sha256": _template_hash(spec.template), "context_version": spec.context_version,
         "date": spec.meta.get("date") or _dt.date.today().isoformat(),
         "name": spec.meta.get("name") or spec.out.name, "model_name": spec.meta.get("model_name", "none"),
@@ -99,8 +103,8 @@ def run_params(spec: RunSpec) -> dict[str, Any]:
     }
 
 
-_RESUME_KEYS = ("method", "chains", "turns", "workloads", "generator", "chip", "size", "template_sha256",
-                "context_version")
+_RESUME_KEYS = ("method", "chains", "turns", "workloads", "generator", "generator_fingerprint", "chip", "size",
+                "template_sha256", "context_version")
 
 
 class _Loop:
@@ -130,7 +134,8 @@ class _Loop:
         spec = self.spec
         fb = None
         if history and spec.method != "best-of-n":
-            fb = feedback(history[-1].attempt, history[-1].source, [r.attempt for r in history])
+            fb = feedback(history[-1].attempt, history[-1].source, [r.attempt for r in history],
+                          [r.source for r in history])
         context = spec.context(workload) if spec.method == "iterative-context" and spec.context else None
         hist = [{"turn": r.turn, "source": r.source, "status": r.attempt.status, "correct": r.attempt.correct,
                  "speedup": r.attempt.speedup} for r in history]
@@ -144,7 +149,7 @@ class _Loop:
         for _ in range(2):  # a harness failure is never the candidate's: retry once, then stop the run
             result = self.spec.evaluator(workload, [path], self.spec.settings)[0]
             if result.status != Status.ERROR:
-                return attempt_from_result(result)
+                return attempt_from_result(result, path)
         raise RunError(f"the harness failed on {workload} chain {chain} turn {turn}: {result.reason}")
 
     def sample(self, workload: str, chain: int, turn: int, history: list[Record]) -> Record | None:
@@ -154,14 +159,18 @@ class _Loop:
                 self.stopped = why
                 return None
             self.samples += 1  # reserved: parallel chains never overrun the sample budget
+        t0 = time.monotonic()
         prompt = self.prompt(workload, chain, turn, history)
+        t_ask = time.monotonic()
         reply = self.spec.generator.generate(prompt)
+        latency = time.monotonic() - t_ask
         parsed = parse_reply(reply.text)
         attempt = (self.evaluate(workload, chain, turn, parsed.source) if parsed.ok
                    else unparsed_attempt(parsed.kind, reply.text))
         source = parsed.source if parsed.source.strip() else EMPTY_REPLY  # the trajectory format needs a source
         record = Record(workload, chain, turn, reply.text, source, parsed.kind, reply.tokens_in,
-                        reply.tokens_out, attempt, reply.estimated)
+                        reply.tokens_out, attempt, reply.estimated, model_latency_s=round(latency, 3),
+                        wall_time_s=round(time.monotonic() - t0, 3))
         self.journal.append(record)
         with self.lock:
             self.tokens += reply.tokens_in + reply.tokens_out
@@ -197,7 +206,9 @@ def _check_resume(journal: Journal, params: dict[str, Any], out: Path) -> dict[s
         journal.start(params)
         return params
     old = journal.params()
-    diff = [k for k in _RESUME_KEYS if old.get(k) != params.get(k)]
+    # a journal from before fingerprints were kept is matched on the generator's name alone
+    diff = [k for k in _RESUME_KEYS
+            if (k in old or k != "generator_fingerprint") and old.get(k) != params.get(k)]
     if diff:
         raise RunError(f"the journal in {journal.dir} belongs to a run with other parameters ({', '.join(diff)}); "
                        "rerun with the same parameters to resume, or pass --restart")
@@ -208,21 +219,27 @@ def run(spec: RunSpec, progress: Any = None) -> Outcome:
     """Run (or resume) the method over every workload; returns the journal's records and the selection."""
     if spec.method == "best-of-n" and spec.turns != 1:
         raise RunError("best-of-n has one turn per sample")
+    if not same_filesystem(spec.out, spec.journal_dir):
+        raise RunError(f"--out {spec.out} and the journal folder {spec.journal_dir} must be on one filesystem "
+                       "(the submission folder is built in the journal's folder and moved into place)")
     journal = Journal(spec.journal_dir)
     params = _check_resume(journal, run_params(spec), spec.out)
     records = journal.load()
     loop = _Loop(spec, records, params, progress)
     if progress:
         progress.start(params, records)
+    failed = True
     try:
         for w in spec.workloads:
             loop.workload(w)
             if loop.stopped:
                 break
+        failed = False
     finally:
         close_evaluator(spec.evaluator)
         final = list(loop.done.values())
-        chosen = write_folder(spec.out, params, final)
+        why = loop.stopped or ("stopped by an error of the generator or the harness" if failed else None)
+        chosen = write_folder(spec.out, params, final, spec.journal_dir, why)
         if progress:
             progress.stop()
     return Outcome(final, loop.new, loop.stopped, chosen)

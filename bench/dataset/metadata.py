@@ -19,6 +19,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 from pydantic_core import ErrorDetails, PydanticCustomError
 
 from bench.dataset.reader import Problem, check_relpath, parse_track, shorten, shown_text
+from bench.dataset.trajectory import AgentRun
 
 KINDS = ("agent", "human", "hand-tuned", "baseline")
 MAX_SAMPLES = 100_000
@@ -188,6 +189,8 @@ class SubmissionMeta(BaseModel):
     trajectory: Annotated[TrajectorySpec | None, checked(
         _or_absent(_mapping("{file: trajectory.csv, track: v6e/full}")))] = None
     notes: Annotated[str | None, text(4000)] = None
+    # what a `bench agent run` did against its plan; held to the trajectories by trajectory.check_agent_run
+    agent_run: Annotated[AgentRun | None, checked(_or_absent(_mapping("(bench agent run writes it)")))] = None
 
     @model_validator(mode="before")
     @classmethod
@@ -198,7 +201,7 @@ class SubmissionMeta(BaseModel):
 
 REQUIRED = tuple(name for name, f in SubmissionMeta.model_fields.items() if f.is_required())
 OPTIONAL = tuple(name for name, f in SubmissionMeta.model_fields.items() if not f.is_required())
-_NESTED: dict[str, type[BaseModel]] = {"model": ModelInfo, "trajectory": TrajectorySpec}
+_NESTED: dict[str, type[BaseModel]] = {"model": ModelInfo, "trajectory": TrajectorySpec, "agent_run": AgentRun}
 
 
 def parse_meta(meta: Any, file: str) -> tuple[SubmissionMeta | None, list[Problem]]:

@@ -3,9 +3,12 @@
 `submissions/<id>/trajectory/<workload_id>.jsonl`, one JSON object per line, in the order produced:
 
     {"sample": 0, "chain": 0, "turn": 0, "source": "<the complete kernel file>",
-     "declared": {"outcome": "correct", "speedup": 1.3}, "tokens_in": 5120, "tokens_out": 2048}
+     "declared": {"outcome": "correct", "speedup": 1.3, "lowers": true, "pallas_coverage": 0.97},
+     "tokens_in": 5120, "tokens_out": 2048, "wall_time_s": 41.2, "model_latency_s": 12.5}
 
-`declared` and the token counts are optional. Why the sources travel with the submission: fast1@N and the
+`declared` (and each of its fields but `outcome`), the token counts and the two times are optional; the times are
+a sample's cost as the submitter's run measured it (the whole sample, and the model's part of it), published with
+the samples beside the token counts. Why the sources travel with the submission: fast1@N and the
 per-sample outcome breakdown are computed from what our harness measures on each sample (bench ingest), never
 from what the submitter declares; declared values are kept only to list where they disagree with the measurement.
 
@@ -20,7 +23,7 @@ import hashlib
 import json
 import math
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -34,6 +37,7 @@ MAX_SOURCE_BYTES = LIMITS.kernel_bytes
 MAX_SAMPLES = 1024
 MAX_POSITION = 1_000_000  # chain and turn numbers (stored as int32)
 MAX_TOKENS = 10**15  # token counts (stored as int64)
+MAX_SECONDS = 10**7  # a sample's wall time or model latency (about 4 months)
 MAX_PROBLEMS = 20  # per file: one broken generator would otherwise print thousands of lines
 
 
@@ -47,15 +51,22 @@ class Declared(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
     outcome: Literal["api_runtime_error", "wrong_output", "correct"]
     speedup: float | None = Field(None, gt=0)
+    lowers: bool | None = None  # the kernel lowered for a TPU (Mosaic)
+    pallas_coverage: float | None = Field(None, ge=0, le=1)  # share of the work inside Mosaic kernels
 
-    @field_validator("speedup", mode="before")
+    @field_validator("speedup", "pallas_coverage", mode="before")
     @classmethod
     def _finite(cls, v: object) -> object:
-        if isinstance(v, int) and not isinstance(v, bool):
-            v = float(v)
-        if isinstance(v, float) and not math.isfinite(v):
-            raise ValueError("must be a finite number")
-        return v
+        return _finite_number(v)
+
+
+def _finite_number(v: object) -> object:
+    """JSON integers are numbers too; NaN and infinities are not values anyone measured."""
+    if isinstance(v, int) and not isinstance(v, bool):
+        v = float(v)
+    if isinstance(v, float) and not math.isfinite(v):
+        raise ValueError("must be a finite number")
+    return v
 
 
 class Sample(BaseModel):
@@ -69,6 +80,13 @@ class Sample(BaseModel):
     declared: Declared | None = None
     tokens_in: int | None = Field(None, ge=0, le=MAX_TOKENS)
     tokens_out: int | None = Field(None, ge=0, le=MAX_TOKENS)
+    wall_time_s: float | None = Field(None, ge=0, le=MAX_SECONDS)  # the whole sample: generation and evaluation
+    model_latency_s: float | None = Field(None, ge=0, le=MAX_SECONDS)  # prompt sent -> reply received
+
+    @field_validator("wall_time_s", "model_latency_s", mode="before")
+    @classmethod
+    def _finite_seconds(cls, v: object) -> object:
+        return _finite_number(v)
 
     @field_validator("source")
     @classmethod
@@ -245,3 +263,60 @@ def check_submission(folder: Folder, entries: list[Entry], kernels: dict[str, by
         out.counts[wid] = len(traj.samples)
         out.selected[wid] = traj.samples_with(source_hash(kernels[wid]))
     return out, problems
+
+
+# -- agent_run: what a `bench agent run` did, against its trajectories ------------------------------------------
+MAX_PLANNED = 100_000  # like samples_per_workload
+
+
+class AgentRun(BaseModel):
+    """submission.yaml's optional `agent_run` (bench.agent.submission writes it; a field of
+    bench.dataset.metadata.SubmissionMeta): per workload the samples the run generated, the planned workloads it
+    never started, and whether (and why not) it completed its plan. check_agent_run holds it to the folder."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    complete: bool
+    planned_samples_per_workload: int = Field(ge=1, le=MAX_PLANNED)
+    samples: dict[str, Annotated[int, Field(ge=1, le=MAX_SAMPLES)]] = Field(max_length=1000)
+    not_started: list[str] = Field(max_length=1000)
+    stopped: str | None = Field(None, min_length=1, max_length=500)
+
+
+def check_agent_run(run: AgentRun | None, samples_per_workload: int | None, checked: Checked, kernels: set[str],
+                    known: set[str], where: str) -> list[Problem]:
+    """`agent_run` agrees with the folder: each reached workload's trajectory holds exactly its count of samples (or,
+    when none of them ran, the workload has neither kernel nor trajectory), no kernel or trajectory is outside it,
+    samples_per_workload is the largest count, and `complete` is true exactly when every planned workload got its
+    planned samples (`stopped` says why not otherwise)."""
+    if run is None:
+        return []
+    problems: list[Problem] = []
+
+    def problem(key: str, msg: str) -> None:
+        problems.append(Problem(where, f"agent_run.{key}", msg))
+
+    unknown = sorted((set(run.samples) | set(run.not_started)) - known)
+    if unknown:
+        problem("samples", f"unknown workloads {unknown[:5]} (see `bench list`)")
+    both = sorted(set(run.samples) & set(run.not_started))
+    if both:
+        problem("not_started", f"{both[:5]} are also listed as reached in samples")
+    for w in sorted(set(checked.counts) | kernels):
+        if w not in run.samples:
+            problem("samples", f"{w} has a kernel or trajectory but no sample count here")
+        elif w in checked.counts and checked.counts[w] != run.samples[w]:
+            problem(f"samples.{w}", f"says {run.samples[w]} samples, {relpath(w)} holds {checked.counts[w]}")
+    over = sorted(w for w, n in run.samples.items() if n > run.planned_samples_per_workload)
+    if over:
+        problem("samples", f"{over[:5]} got more samples than planned ({run.planned_samples_per_workload})")
+    most = max(run.samples.values(), default=None)
+    if samples_per_workload is not None and most is not None and samples_per_workload != most:
+        problems.append(Problem(where, "samples_per_workload", f"is {samples_per_workload}, but the run's largest "
+                                f"sample count in agent_run.samples is {most}: say what the run did"))
+    finished = not run.not_started and all(c == run.planned_samples_per_workload for c in run.samples.values())
+    if run.complete != finished:
+        problem("complete", f"is {str(run.complete).lower()}, but {'every' if finished else 'not every'} planned "
+                            "workload got its planned samples")
+    if run.complete == (run.stopped is not None):
+        problem("stopped", "says why an incomplete run stopped (and only an incomplete one)")
+    return problems

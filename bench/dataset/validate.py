@@ -367,6 +367,9 @@ def _check(folder: Folder, known: set[str]) -> tuple[Submission | None, list[Pro
     kernel_blobs = {w: blobs[f"{KERNELS}/{w}.py"] for w in kernels if f"{KERNELS}/{w}.py" in blobs}
     samples, sp = trajectory_v2.check_submission(folder, entries, kernel_blobs, known, budget)
     problems += sp
+    if typed is not None:
+        problems += trajectory_v2.check_agent_run(typed.agent_run, typed.samples_per_workload, samples, set(kernels),
+                                                  known, yfile)
     if problems or typed is None:
         return None, problems
     return Submission(sub_id, root, typed, kernels, trajectory, blobs, samples), []

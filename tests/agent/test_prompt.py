@@ -216,3 +216,103 @@ def test_reply_parser(reply, kind):
     parsed = parse_reply(reply)
     assert parsed.kind == kind
     assert parsed.source == ("x = 1\n" if kind == "ok" else reply)
+
+
+def _later(previous, source: str, chain=None, sources=None) -> str:
+    return render(task_spec("8p_GEMM", "small"), "iterative",
+                  feedback=feedback(previous, source, chain or [previous], sources)).user
+
+
+def _cpu_env() -> "Environment":
+    from bench.harness.result import Environment
+
+    return Environment(backend="cpu", chip="cpu", device_kind="cpu", jax_version="0", jaxlib_version="0",
+                       harness_version="0", interpret=True)
+
+
+def test_prompt_names_the_jax_version_interpret_mode_and_labels_the_papers_chip_wording():
+    import importlib.metadata
+
+    p = _cli("8p_GEMM", "--size", "small")
+    assert f"jax {importlib.metadata.version('jax')} is installed" in p
+    assert "Leave `interpret` unset" in p and "TPU\ninterpret mode itself" in p
+    assert "The VMEM and TensorCore figures are the wording of the JAXBench paper's prompt, not a data sheet" in p
+    assert "not a data sheet" not in _cli("8p_GEMM", "--chip", "v5e")  # v5e shows no such figures
+
+
+def test_feedback_reports_lowering_attributed_to_the_file_interval_and_interpret_mode(tmp_path):
+    kernel = tmp_path / "chain000_turn000.py"
+    kernel.write_text("def workload(A, B): ...\n")
+    result = correct_result().model_copy(update={
+        "env": _cpu_env(), "tpu_lowering": f"ValueError: block shape (8, 96) in pallas_call at {kernel}:8 is not "
+                                           "divisible by (8, 128)"})
+    result = result.model_copy(update={"speedup_ci": (1.8, 2.3)}) if "speedup_ci" in EvalResult.model_fields else result
+    a = attempt_from_result(result, kernel)
+    assert a.lowers is False and str(kernel) not in a.tpu_lowering and "at kernel.py:8" in a.tpu_lowering
+    p = _later(a, kernel.read_text())
+    assert "Previous attempt was correct. Latency 1.2500 ms" in p
+    assert "TPU lowering (Mosaic) of kernel.py FAILED" in p and "never submitted over one that does" in p
+    assert "pallas_call at kernel.py:8 is not divisible" in p
+    assert "CPU times of Pallas in TPU interpret mode" in p
+    if "speedup_ci" in EvalResult.model_fields:
+        assert "speedup 2.000x, 95% interval 1.800-2.300x" in p
+    ok = attempt_from_result(correct_result().model_copy(update={"tpu_lowering": "ok"}))
+    p = _later(ok, "x = 1\n")
+    assert "TPU lowering (Mosaic) of kernel.py: ok." in p and "interpret mode" not in p.split("Benchmark:")[-1][-2000:]
+
+
+def test_feedback_states_pallas_coverage_when_known():
+    from dataclasses import replace
+
+    a = replace(attempt_from_result(correct_result()), pallas_coverage=0.875, tpu_lowering="ok")
+    assert "Pallas coverage: 88% of the workload's FLOPs and HBM bytes" in _later(a, "x = 1\n")
+    assert "Pallas coverage" not in _later(attempt_from_result(correct_result()), "x = 1\n")
+
+
+@pytest.mark.parametrize("reply,why", [
+    ("I would use a tiled matmul with 128x128 blocks.", "it has no ```python code block"),
+    ("```python\ndef workload(A, B):\n    return A @ B\n```\nor\n```python\ndef workload(A, B):\n    return B.T @ A.T\n```",
+     "it has several code blocks"),
+])
+def test_a_reply_that_was_not_evaluated_is_called_your_reply_and_quoted_safely(reply, why):
+    from bench.agent.feedback import unparsed_attempt
+
+    parsed = parse_reply(reply)
+    earlier = attempt_from_result(correct_result())
+    bad = unparsed_attempt(parsed.kind, reply)
+    p = _later(bad, parsed.source, [earlier, bad], ["# turn 1 kernel\ndef workload(A, B):\n    return A @ B\n", reply])
+    assert f"Your reply was not evaluated: {why}" in p and "The end of your reply" in p
+    assert "runner's output" not in p and "Previous attempt was" not in p
+    # the reply is quoted in a fence its own ``` lines cannot close, and is never shown as an implementation
+    quoted = p[p.index("The end of your reply"):]
+    fence = quoted.splitlines()[1]
+    longest = max((len(run) for run in re.findall("`+", reply)), default=0)
+    assert fence == "`" * max(3, longest + 1) + "text"
+    body = quoted[quoted.index(fence) + len(fence) + 1:]
+    assert body.index("\n" + fence[:-4] + "\n") == len(reply.rstrip())  # closed right after the whole reply
+    assert "Previous implementation:" not in p
+    assert "Your last implementation that was evaluated (turn 1):\n```python\n# turn 1 kernel" in p
+    assert "Best-so-far in this chain: 1.2500 ms" in p
+
+
+def test_an_empty_reply_is_said_to_be_empty():
+    from bench.agent.feedback import unparsed_attempt
+
+    p = _later(unparsed_attempt("no_code_block", ""), "")
+    assert "Your reply was empty." in p and "The end of your reply" not in p and "Previous implementation" not in p
+
+
+def test_quoted_sources_cannot_break_their_fence():
+    """A previous source holding its own ``` lines (a docstring with markdown) stays one block."""
+    source = 'def workload(A, B):\n    """Example:\n```python\nworkload(a, b)\n```\n"""\n    return A @ B\n'
+    p = _later(attempt_from_result(correct_result()), source)
+    block = p[p.index("Previous implementation:\n") + len("Previous implementation:\n"):]
+    assert block.startswith("````python\n") and "\n````\n" in block
+    inner = block[len("````python\n"):block.index("\n````\n")]
+    assert inner == source.rstrip()
+
+
+def test_reply_parser_keeps_a_longer_fence_whole():
+    reply = '````python\ndef workload(A, B):\n    """```\ninner\n```"""\n    return A @ B\n````\n'
+    parsed = parse_reply(reply)
+    assert parsed.kind == "ok" and '"""```\ninner\n```"""' in parsed.source

@@ -34,8 +34,24 @@ def _spec_for(tmp: Path, name: str, **kw) -> RunSpec:
     return RunSpec(**args)
 
 
+#: Per-sample times: measured, so they differ between two runs of the same samples.
+TIMES = ("wall_time_s", "model_latency_s")
+
+
 def _files(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    """The folder's files, byte for byte except the trajectory lines' measured times (checked to be there)."""
+    out = {}
+    for p in sorted(root.rglob("*")):
+        if not p.is_file():
+            continue
+        data = p.read_bytes()
+        if p.suffix == ".jsonl":
+            lines = [json.loads(x) for x in data.splitlines()]
+            assert all(line[t] >= 0 for line in lines for t in TIMES)
+            data = b"".join(json.dumps({k: v for k, v in line.items() if k not in TIMES}, sort_keys=True).encode() + b"\n"
+                            for line in lines)
+        out[str(p.relative_to(root))] = data
+    return out
 
 
 def _trajectory(out: Path, workload: str) -> list[dict]:
@@ -49,11 +65,16 @@ def test_run_writes_a_valid_submission_with_a_complete_trajectory(tmp_path):
     assert problems == [] and sub is not None
     meta = yaml.safe_load((out / "submission.yaml").read_text())
     assert meta["kind"] == "agent" and meta["samples_per_workload"] == 6 and meta["human_in_the_loop"] is False
+    assert meta["agent_run"] == {"complete": True, "planned_samples_per_workload": 6,
+                                 "samples": {w: 6 for w in WORKLOADS}, "not_started": []}
+    assert "generator: template-search" in meta["agent_framework"]
     for w in WORKLOADS:
         lines = _trajectory(out, w)
         assert [x["sample"] for x in lines] == list(range(6))
         assert [(x["chain"], x["turn"]) for x in lines] == [(c, t) for c in range(2) for t in range(3)]
-        assert set(lines[0]) >= {"sample", "chain", "turn", "source", "declared", "tokens_in", "tokens_out"}
+        assert set(lines[0]) >= {"sample", "chain", "turn", "source", "declared", "tokens_in", "tokens_out",
+                                 "wall_time_s", "model_latency_s"}
+        assert all(0 <= x["model_latency_s"] <= x["wall_time_s"] for x in lines)
         assert all(x["declared"]["outcome"] in ("correct", "wrong_output", "api_runtime_error") for x in lines)
         # every sample is a real template-search candidate, and turn 0 of each chain starts where the order says
         assert all(config_of(x["source"]) in space(w, "small") for x in lines)
@@ -126,9 +147,51 @@ def test_sample_budget_stops_with_a_valid_gapless_trajectory(tmp_path):
     assert [x["sample"] for x in lines] == list(range(4))
     assert not (out / "trajectory" / f"{WORKLOADS[1]}.jsonl").exists()
     assert check(out)[1] == []
+    # what the run did, not what it planned: 4 samples of the first workload, the second never started
+    meta = yaml.safe_load((out / "submission.yaml").read_text())
+    assert meta["samples_per_workload"] == 4 and meta["workloads"] == WORKLOADS[:1]
+    assert meta["agent_run"] == {"complete": False, "planned_samples_per_workload": 6, "samples": {WORKLOADS[0]: 4},
+                                 "not_started": WORKLOADS[1:], "stopped": "sample budget reached (4)"}
     # resuming with a larger budget continues where it stopped
     outcome = run(_spec_for(tmp_path, "b", budget=Budget(max_samples=8)))
     assert outcome.new_samples == 4
+    meta = yaml.safe_load((out / "submission.yaml").read_text())
+    assert meta["agent_run"]["samples"] == {WORKLOADS[0]: 6, WORKLOADS[1]: 2} and meta["agent_run"]["not_started"] == []
+    assert check(out)[1] == []
+
+
+@pytest.mark.parametrize("edit,field", [
+    (lambda m: m.update(samples_per_workload=6), "samples_per_workload"),  # the plan's N, not what the run did
+    (lambda m: m["agent_run"]["samples"].update({WORKLOADS[0]: 3}), "agent_run.samples"),
+    (lambda m: m["agent_run"]["samples"].pop(WORKLOADS[0]), "agent_run.samples"),  # a kernel with no count
+    (lambda m: m["agent_run"]["samples"].update({WORKLOADS[0]: 6}), "agent_run.samples"),
+    (lambda m: m["agent_run"].update(complete=True), "agent_run.complete"),
+    (lambda m: m["agent_run"].pop("stopped"), "agent_run.stopped"),
+    (lambda m: m["agent_run"]["samples"].update({WORKLOADS[1]: 2}), "agent_run.not_started"),
+    (lambda m: m["agent_run"].update(extra=1), "agent_run.extra"),
+])
+def test_validation_checks_what_a_stopped_run_says_it_did(tmp_path, edit, field):
+    run(_spec_for(tmp_path, "b", budget=Budget(max_samples=4)))
+    out = tmp_path / "submissions" / "b"
+    meta = yaml.safe_load((out / "submission.yaml").read_text())
+    edit(meta)
+    (out / "submission.yaml").write_text(yaml.safe_dump(meta, sort_keys=False))
+    problems = check(out)[1]
+    assert any(p.field.startswith(field) for p in problems), problems
+
+
+def test_no_folder_until_there_is_a_sample_to_submit(tmp_path):
+    """A run that produced nothing to submit (here: stopped before its first sample) leaves submissions/ alone, so
+    `bench ingest` is never broken by a leftover; everything it has lives in its journal folder under build/."""
+    outcome = run(_spec_for(tmp_path, "none", budget=Budget(max_samples=0)))
+    assert outcome.new_samples == 0 and outcome.stopped
+    assert not (tmp_path / "submissions").exists() or list((tmp_path / "submissions").iterdir()) == []
+    assert (tmp_path / "journals" / "none" / "run.json").is_file()
+    # once it has one, the folder appears whole: no temporary files beside it or inside it
+    run(_spec_for(tmp_path, "none", budget=Budget(max_samples=1)))
+    assert [p.name for p in (tmp_path / "submissions").iterdir()] == ["none"]
+    assert check(tmp_path / "submissions" / "none")[1] == []
+    assert not [p for p in (tmp_path / "submissions").rglob("*") if p.name.endswith((".tmp", ".new", ".old"))]
 
 
 def test_token_budget(tmp_path):
