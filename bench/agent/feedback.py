@@ -175,6 +175,7 @@ class Feedback:
     best_speedup_ci: list[float] | None = None
     best_lowers: bool | None = None
     best_turn: int | None = None
+    reply_lines: int | None = None  # lines of the previous reply, when it was not evaluated (output_tail is its end)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -189,8 +190,9 @@ def feedback(previous: Attempt, previous_source: str, chain: list[Attempt], sour
 
     b = best_index(chain)
     best = chain[b] if b is not None else None
-    shown, shown_turn = previous_source, len(chain) - 1
+    shown, shown_turn, reply_lines = previous_source, len(chain) - 1, None
     if not previous.evaluated:
+        reply_lines = len(previous_source.splitlines())
         evaluated = [i for i, a in enumerate(chain) if a.evaluated]
         shown, shown_turn = ((sources[evaluated[-1]], evaluated[-1]) if evaluated and sources else ("", None))
     lowering = previous.tpu_lowering
@@ -205,4 +207,4 @@ def feedback(previous: Attempt, previous_source: str, chain: list[Attempt], sour
                     timing_quality=previous.timing_quality, interpret=previous.interpret, tpu_lowering=lowering,
                     lowers=previous.lowers, pallas_coverage=previous.pallas_coverage,
                     best_speedup_ci=list(best.speedup_ci) if best and best.speedup_ci else None,
-                    best_lowers=best.lowers if best else None, best_turn=b)
+                    best_lowers=best.lowers if best else None, best_turn=b, reply_lines=reply_lines)

@@ -1,5 +1,6 @@
-"""Generators: the OpenAI-compatible path against a real local HTTP server (127.0.0.1) with canned replies, the
-command generator, and the loop around them; the slow test feeds back real harness results."""
+"""Generators: the OpenAI-compatible path against a real local HTTP server (127.0.0.1) with canned replies (retries,
+Retry-After, errors), the command generator, and the loop around them with a fake harness; the loop with real
+harness results is tests/agent/test_end_to_end.py."""
 
 from __future__ import annotations
 
@@ -106,29 +107,6 @@ def test_command_generator_reads_the_prompt_json(tmp_path):
 def test_command_generator_failure_is_an_error(tmp_path):
     with pytest.raises(GeneratorError, match="exited 3"):
         _run(tmp_path, CommandGenerator("exit 3"), fakes.fake_evaluator)
-
-
-@pytest.mark.slow
-def test_openai_loop_feeds_back_real_harness_results(tmp_path, monkeypatch):
-    """Real evaluations: turn 2's prompt reports turn 1's measured latency, turn 3's the candidate's real error."""
-    monkeypatch.setenv(KEY_ENV, KEY)
-    good = source_for(W, space(W, "small")[0])
-    server = ChatServer([_fence(good), _fence(BROKEN), "no code, sorry"])
-    try:
-        _run(tmp_path, OpenAIGenerator(server.url, "test-model", KEY_ENV))
-    finally:
-        server.close()
-    prompts = [r["body"]["messages"][1]["content"] for r in server.requests]
-    assert len(prompts) == 3
-    assert "Previous attempt was correct. Latency " in prompts[1] and "XLA baseline " in prompts[1]
-    assert "Best-so-far in this chain: " in prompts[1] and good.strip() in prompts[1]
-    assert "Previous attempt was incorrect or failed to run" in prompts[2]
-    assert "boom from the candidate" in prompts[2] and BROKEN.strip() in prompts[2]
-    traj = [json.loads(x) for x in (tmp_path / "sub" / "trajectory" / f"{W}.jsonl").read_text().splitlines()]
-    assert [t["declared"]["outcome"] for t in traj] == ["correct", "api_runtime_error", "api_runtime_error"]
-    assert traj[0]["declared"]["speedup"] > 0
-    assert (tmp_path / "sub" / "kernels" / f"{W}.py").read_text() == good
-    assert check(tmp_path / "sub")[1] == [] and KEY not in _all_text(tmp_path)
 
 
 def test_an_empty_reply_is_recorded_as_a_failed_sample(tmp_path):

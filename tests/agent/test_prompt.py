@@ -281,10 +281,10 @@ def test_a_reply_that_was_not_evaluated_is_called_your_reply_and_quoted_safely(r
     earlier = attempt_from_result(correct_result())
     bad = unparsed_attempt(parsed.kind, reply)
     p = _later(bad, parsed.source, [earlier, bad], ["# turn 1 kernel\ndef workload(A, B):\n    return A @ B\n", reply])
-    assert f"Your reply was not evaluated: {why}" in p and "The end of your reply" in p
+    assert f"Your reply was not evaluated: {why}" in p and "Your reply:\n" in p
     assert "runner's output" not in p and "Previous attempt was" not in p
     # the reply is quoted in a fence its own ``` lines cannot close, and is never shown as an implementation
-    quoted = p[p.index("The end of your reply"):]
+    quoted = p[p.index("Your reply:\n"):]
     fence = quoted.splitlines()[1]
     longest = max((len(run) for run in re.findall("`+", reply)), default=0)
     assert fence == "`" * max(3, longest + 1) + "text"
@@ -299,7 +299,16 @@ def test_an_empty_reply_is_said_to_be_empty():
     from bench.agent.feedback import unparsed_attempt
 
     p = _later(unparsed_attempt("no_code_block", ""), "")
-    assert "Your reply was empty." in p and "The end of your reply" not in p and "Previous implementation" not in p
+    assert "Your reply was empty." in p and "Your reply:" not in p and "Previous implementation" not in p
+
+
+def test_a_long_unevaluated_reply_is_quoted_by_its_end():
+    from bench.agent.feedback import OUTPUT_LINES, unparsed_attempt
+
+    reply = "\n".join(f"line {i}" for i in range(100))
+    p = _later(unparsed_attempt("no_code_block", reply), reply)
+    assert f"The end of your reply (its last {OUTPUT_LINES} of 100 lines):\n```text\nline 60\n" in p
+    assert "line 59\n" not in p and "line 99\n```" in p
 
 
 def test_quoted_sources_cannot_break_their_fence():
