@@ -22,8 +22,9 @@ import dataclasses
 import importlib.metadata
 import json
 import os
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from bench.harness.result import EvalResult, Status
 from bench.harness.task import EvalTask
@@ -101,7 +102,7 @@ def evaluate_many(workload: str, kernels: Iterable[str | Path], **options: Any) 
     template = EvalTask(workload=resolve_id(workload), kernel_path=paths[0].resolve(), **options)
     with WarmRunner(template) as runner:
         results = runner.evaluate([p.resolve() for p in paths])
-    for path, result in zip(paths, results):
+    for path, result in zip(paths, results, strict=True):
         if len(paths) > 1:
             result = result.model_copy(update={"wall_time_s": own_wall_time_s(result)})
         yield attribute(result, path)

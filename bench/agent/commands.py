@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -44,10 +44,10 @@ def prompt(
     method: str = typer.Option("best-of-n", help="best-of-n | iterative | iterative-context"),
     chip: str = typer.Option("v6e", help="target chip (its numbers come from bench/harness/hardware.py)"),
     size: str = typer.Option("full", help="full | small: the shapes the prompt states (agent runs on CPU use small)"),
-    feedback_result: Optional[Path] = typer.Option(None, "--feedback", exists=True, dir_okay=False,
+    feedback_result: Path | None = typer.Option(None, "--feedback", exists=True, dir_okay=False,
                                                    help="an EvalResult JSON (`bench evaluate --json`) of the previous attempt: renders a later turn"),
-    previous: Optional[Path] = typer.Option(None, exists=True, dir_okay=False, help="the previous attempt's source (with --feedback)"),
-    template: Optional[Path] = typer.Option(None, exists=True, dir_okay=False, help="a Jinja template replacing templates/prompts/prompt.md.j2"),
+    previous: Path | None = typer.Option(None, exists=True, dir_okay=False, help="the previous attempt's source (with --feedback)"),
+    template: Path | None = typer.Option(None, exists=True, dir_okay=False, help="a Jinja template replacing templates/prompts/prompt.md.j2"),
     as_json: bool = typer.Option(False, "--json", help="print the request as JSON (what a command generator reads on stdin)"),
 ) -> None:
     """Print the prompt of the paper's Appendix B for one workload (system preamble, task, facts; feedback on a later turn)."""
@@ -138,8 +138,8 @@ class _Bar:
         self.progress.stop()
 
 
-def _generator(kind: str, command: Optional[str], base_url: Optional[str], model: Optional[str],
-               api_key_env: Optional[str], temperature: Optional[float]):
+def _generator(kind: str, command: str | None, base_url: str | None, model: str | None,
+               api_key_env: str | None, temperature: float | None):
     from bench.agent.generators import CommandGenerator, OpenAIGenerator
     from bench.agent.template_search import TemplateSearchGenerator
 
@@ -161,34 +161,34 @@ def run_cmd(
     workloads: list[str] = typer.Option(..., "--workloads", "-w", help="workload ids (repeat or comma-separate)"),
     out: Path = typer.Option(..., help="the submission folder to write, e.g. submissions/my-agent"),
     method: str = typer.Option("iterative", help="best-of-n | iterative | iterative-context"),
-    samples: Optional[int] = typer.Option(None, help="best-of-n: samples per workload (paper: 144)"),
-    chains: Optional[int] = typer.Option(None, help="iterative: chains per workload (paper: 18)"),
-    turns: Optional[int] = typer.Option(None, help="iterative: turns per chain (paper: 8)"),
+    samples: int | None = typer.Option(None, help="best-of-n: samples per workload (paper: 144)"),
+    chains: int | None = typer.Option(None, help="iterative: chains per workload (paper: 18)"),
+    turns: int | None = typer.Option(None, help="iterative: turns per chain (paper: 8)"),
     generator: str = typer.Option("template-search", help="template-search | command | openai"),
-    command: Optional[str] = typer.Option(None, help="command generator: shell command reading the prompt JSON on stdin"),
-    base_url: Optional[str] = typer.Option(None, help="openai: endpoint base URL, e.g. http://127.0.0.1:8000/v1"),
-    model: Optional[str] = typer.Option(None, help="openai: model name (also written as model.name)"),
-    api_key_env: Optional[str] = typer.Option(None, help="openai: NAME of the environment variable holding the key"),
-    temperature: Optional[float] = typer.Option(None, help="openai: sampling temperature"),
+    command: str | None = typer.Option(None, help="command generator: shell command reading the prompt JSON on stdin"),
+    base_url: str | None = typer.Option(None, help="openai: endpoint base URL, e.g. http://127.0.0.1:8000/v1"),
+    model: str | None = typer.Option(None, help="openai: model name (also written as model.name)"),
+    api_key_env: str | None = typer.Option(None, help="openai: NAME of the environment variable holding the key"),
+    temperature: float | None = typer.Option(None, help="openai: sampling temperature"),
     chip: str = typer.Option("v6e", help="the prompts' target chip"),
     size: str = typer.Option("small", help="size the prompts state and the harness evaluates (full on a TPU)"),
-    template: Optional[Path] = typer.Option(None, exists=True, dir_okay=False, help="prompt template replacing the default"),
-    max_samples: Optional[int] = typer.Option(None, help="budget: samples in the whole run"),
-    max_tokens: Optional[int] = typer.Option(None, help="budget: tokens (in + out) in the whole run"),
-    max_wall_s: Optional[float] = typer.Option(None, help="budget: wall seconds of this invocation"),
+    template: Path | None = typer.Option(None, exists=True, dir_okay=False, help="prompt template replacing the default"),
+    max_samples: int | None = typer.Option(None, help="budget: samples in the whole run"),
+    max_tokens: int | None = typer.Option(None, help="budget: tokens (in + out) in the whole run"),
+    max_wall_s: float | None = typer.Option(None, help="budget: wall seconds of this invocation"),
     parallel: int = typer.Option(1, help="chains of one workload evaluated at once (1 on a 2-core machine)"),
     seeds: int = typer.Option(EvalSettings.seeds, help="harness correctness trials per sample"),
     blocks: int = typer.Option(EvalSettings.blocks, help="harness timing blocks per sample"),
-    journal: Optional[Path] = typer.Option(None, help=f"journal folder (default {DEFAULT_JOURNALS}/<out name>)"),
+    journal: Path | None = typer.Option(None, help=f"journal folder (default {DEFAULT_JOURNALS}/<out name>)"),
     restart: bool = typer.Option(False, help="discard this run's journal and start over"),
-    name: Optional[str] = typer.Option(None, help="submission.yaml name"),
+    name: str | None = typer.Option(None, help="submission.yaml name"),
     model_version: str = typer.Option("none", help="submission.yaml model.version"),
     author: list[str] = typer.Option(["unknown"], help="submission.yaml authors (repeat)"),
     contact: str = typer.Option("unknown", help="submission.yaml contact"),
     notes: str = typer.Option("", help="submission.yaml notes"),
     executor: str = typer.Option("local", help="local | ray: every sample evaluated on one host of --chip of a Ray cluster (docs/scale-out.md)"),
-    address: Optional[str] = typer.Option(None, help="Ray cluster: auto | host:6379 | ray://host:10001"),
-    ray_cpus: Optional[float] = typer.Option(None, help="CPUs each Ray evaluation asks for (default 1)"),
+    address: str | None = typer.Option(None, help="Ray cluster: auto | host:6379 | ray://host:10001"),
+    ray_cpus: float | None = typer.Option(None, help="CPUs each Ray evaluation asks for (default 1)"),
 ) -> None:
     """Run Best-of-N or iterative refinement (+ context) over a generator; every sample goes through the harness;
     writes submission.yaml, kernels/ (fastest correct sample) and trajectory/<workload>.jsonl. Resumable."""

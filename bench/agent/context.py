@@ -20,10 +20,11 @@ import importlib.metadata
 import inspect
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from bench.harness.hardware import CHIPS, chip_spec
 from bench.paths import PALLAS_REFS_DIR, SUBMISSIONS_DIR
@@ -279,7 +280,8 @@ def build(chip: str = "v6e") -> Pack:
 def write(out: Path, chip: str = "v6e") -> tuple[Pack, dict[str, int]]:
     """Write the pack to `out`: pack.json (sections, API entries, selection per workload) and workloads/<id>.md.
     Returns the pack and {workload: bytes of its selected text}."""
-    from bench.registry import spec as workload_spec, workload_ids
+    from bench.registry import spec as workload_spec
+    from bench.registry import workload_ids
 
     pack = build(chip)
     out.mkdir(parents=True, exist_ok=True)

@@ -8,9 +8,10 @@ it at the end; tests may pass a plain function instead, and `--executor` an Exec
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from bench.harness.result import EvalResult
 from bench.harness.task import DEFAULT_TIMEOUT_S, EvalTask
@@ -49,8 +50,8 @@ class HarnessEvaluator:
         self.guard = threading.Lock()
 
     def __call__(self, workload: str, kernels: Sequence[Path], settings: EvalSettings) -> list[EvalResult]:
-        from bench.harness.result import Status
         from bench.harness.evaluate import WarmRunner
+        from bench.harness.result import Status
         from bench.harness.tracebacks import attribute
 
         key = (workload, settings)

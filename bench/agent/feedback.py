@@ -48,6 +48,7 @@ class Attempt:
     speedup_ci: tuple[float, float] | None = None  # 95% interval of `speedup`
     timing_quality: str | None = None  # "ok" | "noisy"
     interpret: bool = False  # Pallas ran in TPU interpret mode on CPU: the times are not TPU times
+    timing_quality_reason: str | None = None  # why "noisy"
 
     @property
     def correct(self) -> bool:
@@ -78,7 +79,7 @@ class Attempt:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Attempt":
+    def from_dict(cls, d: dict[str, Any]) -> Attempt:
         """Also reads journals written before a field existed (the field's default)."""
         ci = d.get("speedup_ci")
         return cls(**{**d, "output_tail": tuple(d.get("output_tail", ())), "top_ops": tuple(d.get("top_ops", ())),
@@ -118,7 +119,7 @@ def _name_the_file(result: EvalResult, kernel_path: str | Path | None) -> EvalRe
 
 
 def _ci(result: EvalResult) -> tuple[float, float] | None:
-    ci = getattr(result, "speedup_ci", None)  # EvalResult gains it with the statistics work (issue 25)
+    ci = result.speedup_ci
     return (float(ci[0]), float(ci[1])) if ci else None
 
 
@@ -134,9 +135,11 @@ def attempt_from_result(result: EvalResult, kernel_path: str | Path | None = Non
                    speedup=result.speedup_vs_baseline if ok else None,
                    output_tail=() if ok else tuple(runner_output(result)), top_ops=ops,
                    flags=tuple(result.integrity.flags), track=f"{result.tpu}/{result.size}" if result.size else None,
+                   # pallas_coverage and readiness_check: read when the harness reports them (HELPERS.md)
                    tpu_lowering=result.tpu_lowering, pallas_coverage=getattr(result, "pallas_coverage", None),
                    readiness_check=getattr(result, "readiness_check", None), speedup_ci=_ci(result) if ok else None,
-                   timing_quality=getattr(result, "timing_quality", None) if ok else None,
+                   timing_quality=result.timing_quality if ok else None,
+                   timing_quality_reason=result.timing_quality_reason if ok else None,
                    interpret=bool(result.env and result.env.interpret))
 
 
@@ -168,6 +171,7 @@ class Feedback:
     kernel_name: str = KERNEL_NAME
     speedup_ci: list[float] | None = None
     timing_quality: str | None = None
+    timing_quality_reason: str | None = None
     interpret: bool = False
     tpu_lowering: str | None = None
     lowers: bool | None = None
@@ -181,7 +185,8 @@ class Feedback:
         return asdict(self)
 
 
-def feedback(previous: Attempt, previous_source: str, chain: list[Attempt], sources: list[str] | None = None) -> Feedback:
+def feedback(previous: Attempt, previous_source: str, chain: list[Attempt],
+             sources: list[str] | None = None) -> Feedback:
     """Feedback for the next turn: on `previous` (the chain's last attempt), with the chain's best so far over
     `chain` (every attempt of this chain so far, `previous` included, oldest first; bench.agent.selection's rule,
     the one that picks the submitted sample). `sources[i]` is `chain[i]`'s source: when `previous` was not
@@ -204,7 +209,8 @@ def feedback(previous: Attempt, previous_source: str, chain: list[Attempt], sour
                     output_tail=list(previous.output_tail), top_ops=list(previous.top_ops),
                     previous_source=shown, evaluated=previous.evaluated, previous_turn=shown_turn,
                     speedup_ci=list(previous.speedup_ci) if previous.speedup_ci else None,
-                    timing_quality=previous.timing_quality, interpret=previous.interpret, tpu_lowering=lowering,
+                    timing_quality=previous.timing_quality, timing_quality_reason=previous.timing_quality_reason,
+                    interpret=previous.interpret, tpu_lowering=lowering,
                     lowers=previous.lowers, pallas_coverage=previous.pallas_coverage,
                     best_speedup_ci=list(best.speedup_ci) if best and best.speedup_ci else None,
                     best_lowers=best.lowers if best else None, best_turn=b, reply_lines=reply_lines)

@@ -22,8 +22,9 @@ import json
 import os
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 import httpx
 import tenacity
@@ -167,7 +168,8 @@ class OpenAIGenerator:
         except httpx.TransportError as e:  # connect error, timeout, reset: the endpoint may come back
             raise _Retryable(f"{type(e).__name__}: {e}") from None
         if resp.status_code in RETRY_STATUS:
-            raise _Retryable(f"HTTP {resp.status_code}: {resp.text[:300]}", retry_after_s(resp.headers.get("Retry-After")))
+            raise _Retryable(f"HTTP {resp.status_code}: {resp.text[:300]}",
+                             retry_after_s(resp.headers.get("Retry-After")))
         if resp.status_code >= 400:
             raise GeneratorError(f"chat-completions request refused: HTTP {resp.status_code}: {resp.text[:300]}")
         try:

@@ -43,7 +43,7 @@ class Record:
                 "wall_time_s": self.wall_time_s}
 
     @classmethod
-    def from_json(cls, d: dict[str, Any]) -> "Record":
+    def from_json(cls, d: dict[str, Any]) -> Record:
         return cls(**{**d, "attempt": Attempt.from_dict(d["attempt"])})
 
 

@@ -17,7 +17,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from bench.agent.feedback import KERNEL_NAME, Feedback
 from bench.agent.reply import fenced
 from bench.agent.spec import TaskSpec
-from bench.harness.hardware import ChipSpec, chip_spec, CHIPS
+from bench.harness.hardware import CHIPS, ChipSpec, chip_spec
 from bench.paths import TEMPLATES_DIR
 
 PROMPTS_DIR = TEMPLATES_DIR / "prompts"
@@ -74,7 +74,8 @@ def harness_facts() -> dict[str, Any]:
 
 def _environment(template: Path) -> Environment:
     # the user's folder first, then ours: a replacement can extend or include the shipped template
-    dirs = [str(template.resolve().parent)] + ([str(PROMPTS_DIR)] if template.resolve().parent != PROMPTS_DIR.resolve() else [])
+    here = template.resolve().parent
+    dirs = [str(here)] + ([str(PROMPTS_DIR)] if here != PROMPTS_DIR.resolve() else [])
     env = Environment(loader=FileSystemLoader(dirs), undefined=StrictUndefined, keep_trailing_newline=False,
                       autoescape=False)
     env.filters["fenced"] = fenced  # quoted text (sources, replies, logs) in a fence it cannot close
@@ -94,7 +95,8 @@ def render(spec: TaskSpec, method: str, chip: str = "v6e", *, chain: int = 0, tu
         raise ValueError("iterative-context needs the context pack's text")
     path = Path(template or DEFAULT_TEMPLATE)
     tmpl = _environment(path).get_template(path.name)
-    variables = {"method": method, "chip": chip_facts(chip), "spec": spec, "context": context if method == "iterative-context" else None,
+    variables = {"method": method, "chip": chip_facts(chip), "spec": spec,
+                 "context": context if method == "iterative-context" else None,
                  "feedback": feedback, "harness": harness_facts()}
     ctx = tmpl.new_context(variables)
     "".join(tmpl.root_render_func(ctx))  # a full render registers the blocks of every template it extends

@@ -18,12 +18,14 @@ import datetime as _dt
 import hashlib
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from bench.agent.evaluation import EvalSettings, Evaluator, HarnessEvaluator, close as close_evaluator
+from bench.agent.evaluation import EvalSettings, Evaluator, HarnessEvaluator
+from bench.agent.evaluation import close as close_evaluator
 from bench.agent.feedback import Attempt, attempt_from_result, feedback, unparsed_attempt
 from bench.agent.generators import Generator
 from bench.agent.journal import Journal, Record

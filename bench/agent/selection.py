@@ -18,7 +18,7 @@ The scan is in sample order (chain, turn), so "earlier" is well defined and the 
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from bench.agent.feedback import Attempt
 

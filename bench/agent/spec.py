@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 from bench.harness.correctness import Tolerance
-from bench.registry import resolve_id, spec as workload_spec, workload_file
+from bench.registry import resolve_id, workload_file
+from bench.registry import spec as workload_spec
 
 #: The harness draws every workload's inputs in this dtype (bench.harness.runner.server), so the prompt says so.
 INPUT_DTYPE = "bfloat16"
@@ -51,7 +52,7 @@ def _dtype(x: Any) -> str:
     return str(getattr(x, "dtype", type(x).__name__))
 
 
-@lru_cache(maxsize=None)
+@cache
 def task_spec(workload: str, size: str = "small") -> TaskSpec:
     """The spec of `workload` at `size`, from abstract evaluation of create_inputs and workload."""
     import jax

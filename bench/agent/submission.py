@@ -112,7 +112,8 @@ def metadata(params: dict[str, Any], selected: list[str], summary: dict[str, Any
     return meta
 
 
-def _render(folder: Path, params: dict[str, Any], records: list[Record], stopped: str | None) -> dict[str, Record | None]:
+def _render(folder: Path, params: dict[str, Any], records: list[Record],
+            stopped: str | None) -> dict[str, Record | None]:
     """Write the whole submission into the empty `folder`; returns the selected record per workload."""
     by_workload: dict[str, list[Record]] = {w: [] for w in params["workloads"]}
     for r in records:

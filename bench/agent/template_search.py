@@ -22,7 +22,7 @@ import importlib.util
 import json
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any
 
 from bench.agent.generators import Reply, estimate_tokens
@@ -98,7 +98,7 @@ def _dims(workload: str, size: str) -> tuple[int, int, int]:
     return m, (w[1] if w[0] == k else w[0]), k
 
 
-@lru_cache(maxsize=None)
+@cache
 def space(workload: str, size: str) -> tuple[Config, ...]:
     """Every configuration, in the fixed pseudo-random order the search walks (sha256 of workload and config)."""
     m, n, k = _dims(workload, size)

@@ -52,7 +52,7 @@ class ChatServer:
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
 
-    def __enter__(self) -> "ChatServer":
+    def __enter__(self) -> ChatServer:
         return self
 
     def __exit__(self, *exc: Any) -> None:

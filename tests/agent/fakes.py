@@ -7,8 +7,8 @@ byte for byte; the tests with real harness results are marked slow.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from bench.harness.result import Correctness, EvalResult, ProfileOp, Status, Timing
 

@@ -12,7 +12,8 @@ from typer.testing import CliRunner
 from bench.agent import context
 from bench.app import app
 from bench.cli import main  # noqa: F401  registers every command
-from bench.registry import spec as workload_spec, workload_ids
+from bench.registry import spec as workload_spec
+from bench.registry import workload_ids
 
 _NAME = re.compile(r"\b(pl|pltpu)\.([A-Za-z_]\w*)")
 _MODULES = {"pl": "jax.experimental.pallas", "pltpu": "jax.experimental.pallas.tpu"}

@@ -106,7 +106,8 @@ def test_agent_run_end_to_end_against_a_local_endpoint(tmp_path, monkeypatch):
 
     meta = yaml.safe_load((out / "submission.yaml").read_text())
     assert meta["agent_run"]["complete"] is True and meta["samples_per_workload"] == 5
-    assert meta["agent_framework"].endswith("generator: openai-compatible") and meta["model"]["name"] == "local-test-model"
+    assert meta["agent_framework"].endswith("generator: openai-compatible")
+    assert meta["model"]["name"] == "local-test-model"
     assert check(out)[1] == []
     published = "".join(p.read_text() for p in out.rglob("*") if p.is_file())
     assert server.url not in published and "127.0.0.1" not in published and KEY not in published

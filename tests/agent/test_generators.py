@@ -4,8 +4,8 @@ harness results is tests/agent/test_end_to_end.py."""
 
 from __future__ import annotations
 
-import importlib.util
 import email.utils
+import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -116,7 +116,8 @@ def test_an_empty_reply_is_recorded_as_a_failed_sample(tmp_path):
     from bench.agent.journal import Journal
 
     records = Journal(spec.journal_dir).load()
-    assert [r.source for r in records] == [EMPTY_REPLY] * 2 and {r.attempt.outcome for r in records} == {"api_runtime_error"}
+    assert [r.source for r in records] == [EMPTY_REPLY] * 2
+    assert {r.attempt.outcome for r in records} == {"api_runtime_error"}
     # no sample ran, so there is nothing to submit: no folder at all (a `workloads: []` one would break ingest)
     assert not (tmp_path / "sub").exists()
 

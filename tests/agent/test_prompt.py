@@ -223,7 +223,7 @@ def _later(previous, source: str, chain=None, sources=None) -> str:
                   feedback=feedback(previous, source, chain or [previous], sources)).user
 
 
-def _cpu_env() -> "Environment":
+def _cpu_env():
     from bench.harness.result import Environment
 
     return Environment(backend="cpu", chip="cpu", device_kind="cpu", jax_version="0", jaxlib_version="0",
@@ -246,7 +246,8 @@ def test_feedback_reports_lowering_attributed_to_the_file_interval_and_interpret
     result = correct_result().model_copy(update={
         "env": _cpu_env(), "tpu_lowering": f"ValueError: block shape (8, 96) in pallas_call at {kernel}:8 is not "
                                            "divisible by (8, 128)"})
-    result = result.model_copy(update={"speedup_ci": (1.8, 2.3)}) if "speedup_ci" in EvalResult.model_fields else result
+    result = result.model_copy(update={"speedup_ci": (1.8, 2.3), "timing_quality": "noisy",
+                                       "timing_quality_reason": "interval wider than 0.15"})
     a = attempt_from_result(result, kernel)
     assert a.lowers is False and str(kernel) not in a.tpu_lowering and "at kernel.py:8" in a.tpu_lowering
     p = _later(a, kernel.read_text())
@@ -254,8 +255,8 @@ def test_feedback_reports_lowering_attributed_to_the_file_interval_and_interpret
     assert "TPU lowering (Mosaic) of kernel.py FAILED" in p and "never submitted over one that does" in p
     assert "pallas_call at kernel.py:8 is not divisible" in p
     assert "CPU times of Pallas in TPU interpret mode" in p
-    if "speedup_ci" in EvalResult.model_fields:
-        assert "speedup 2.000x, 95% interval 1.800-2.300x" in p
+    assert "speedup 2.000x, 95% interval 1.800-2.300x" in p
+    assert "The timing was noisy (interval wider than 0.15): differences inside the interval are not real" in p
     ok = attempt_from_result(correct_result().model_copy(update={"tpu_lowering": "ok"}))
     p = _later(ok, "x = 1\n")
     assert "TPU lowering (Mosaic) of kernel.py: ok." in p and "interpret mode" not in p.split("Benchmark:")[-1][-2000:]
@@ -271,7 +272,8 @@ def test_feedback_states_pallas_coverage_when_known():
 
 @pytest.mark.parametrize("reply,why", [
     ("I would use a tiled matmul with 128x128 blocks.", "it has no ```python code block"),
-    ("```python\ndef workload(A, B):\n    return A @ B\n```\nor\n```python\ndef workload(A, B):\n    return B.T @ A.T\n```",
+    ("```python\ndef workload(A, B):\n    return A @ B\n```\nor\n"
+     "```python\ndef workload(A, B):\n    return B.T @ A.T\n```",
      "it has several code blocks"),
 ])
 def test_a_reply_that_was_not_evaluated_is_called_your_reply_and_quoted_safely(reply, why):

@@ -48,8 +48,8 @@ def _files(root: Path) -> dict[str, bytes]:
         if p.suffix == ".jsonl":
             lines = [json.loads(x) for x in data.splitlines()]
             assert all(line[t] >= 0 for line in lines for t in TIMES)
-            data = b"".join(json.dumps({k: v for k, v in line.items() if k not in TIMES}, sort_keys=True).encode() + b"\n"
-                            for line in lines)
+            kept = [{k: v for k, v in line.items() if k not in TIMES} for line in lines]
+            data = b"".join(json.dumps(line, sort_keys=True).encode() + b"\n" for line in kept)
         out[str(p.relative_to(root))] = data
     return out
 

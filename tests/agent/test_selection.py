@@ -13,8 +13,8 @@ from bench.agent.selection import best_index
 from bench.agent.submission import select
 
 
-def ok(speedup: float, ci: tuple[float, float] | None = None, lowering: str | None = "ok", coverage: float | None = None,
-       readiness: str | None = None, track: str = "cpu/small") -> Attempt:
+def ok(speedup: float, ci: tuple[float, float] | None = None, lowering: str | None = "ok",
+       coverage: float | None = None, readiness: str | None = None, track: str = "cpu/small") -> Attempt:
     return Attempt(status="correct", reason="ok", latency_ms=1.0 / speedup, baseline_ms=1.0, speedup=speedup,
                    track=track, tpu_lowering=lowering, speedup_ci=ci, pallas_coverage=coverage,
                    readiness_check=readiness)
