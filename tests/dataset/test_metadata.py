@@ -28,7 +28,7 @@ def test_valid_metadata_is_typed():
 
 def test_required_and_optional_fields_come_from_the_model():
     assert set(REQUIRED) == set(good_meta()) - {"links"}
-    assert set(OPTIONAL) == {"links", "workloads", "trajectory", "notes"}
+    assert set(OPTIONAL) == {"links", "workloads", "trajectory", "notes", "agent_run"}
 
 
 def test_problems_in_order_missing_unknown_values_model_trajectory():
