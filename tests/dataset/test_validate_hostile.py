@@ -1,8 +1,10 @@
 """Hostile and careless submission folders (issue #13's cases): each one is a clear validation problem, never a
-traceback, costs little, and leaves data/ (and everything else on disk) byte-identical when ingested.
+traceback, stays within a memory bound, and leaves data/ (and everything else on disk) byte-identical when
+ingested.
 
-Cost is measured as this process's CPU time (not wall time: the CI machine is shared) and tracemalloc's peak;
-benchmarks/intake.py prints the same figures per case.
+Memory is tracemalloc's peak (deterministic for a given input). Time is not asserted here: a bound on CPU time
+fails on a loaded machine and proves nothing on a fast one; benchmarks/intake.py prints the CPU time and the
+peak of every case (with the load average), for a person to read.
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ import hashlib
 import os
 import subprocess
 import sys
-import time
 import tracemalloc
 from pathlib import Path
 from typing import Callable
@@ -25,7 +26,6 @@ from bench.dataset.validate import check
 
 from .conftest import FAKE_EVALUATOR, good_meta, make_submission
 
-MAX_CPU_S = 1.0
 MAX_PEAK_BYTES = 100 * 1024 * 1024
 
 ALIAS_BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
@@ -186,20 +186,15 @@ def _tree(root: Path) -> dict[str, str]:
     return out
 
 
-def measured(fn: Callable[[], object]) -> tuple[object, float, int]:
-    """(result, CPU seconds of this process, tracemalloc peak bytes) of a read-only call, made twice: the CPU
-    time untraced (tracemalloc's own bookkeeping made a 0.3 s parse read 1.2 s on a loaded CI machine), then
-    the memory peak under tracemalloc."""
-    c0 = time.process_time()
-    fn()
-    cpu = time.process_time() - c0
+def measured(fn: Callable[[], object]) -> tuple[object, int]:
+    """(result, tracemalloc peak bytes) of a read-only call."""
     tracemalloc.start()
     try:
         out = fn()
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    return out, cpu, peak
+    return out, peak
 
 
 @pytest.fixture
@@ -219,13 +214,13 @@ def test_hostile_case_is_a_clear_problem_and_changes_nothing(case, tmp_path, kno
     subs = tmp_path / "subs"
     subs.mkdir()
     root = build(subs)
-    (sub, problems), cpu, peak = measured(lambda: check(root, known))
+    (sub, problems), peak = measured(lambda: check(root, known))
     assert sub is None and problems, case
     text = "\n".join(str(p) for p in problems)
     for needle in needles:
         assert needle in text, text
     assert all(len(str(p)) < 600 for p in problems), "values in messages are shortened"
-    assert cpu < MAX_CPU_S and peak < MAX_PEAK_BYTES, (cpu, peak)
+    assert peak < MAX_PEAK_BYTES, peak
     before = _tree(tmp_path)
     report = ingest(data_dir=data, submissions_dir=subs, chip="cpu", size="small", workers=1, evaluator=FAKE_EVALUATOR)
     assert report.skipped == [str(root)] and not report.written and not report.trajectories
@@ -265,13 +260,13 @@ def test_cli_prints_the_folder_pattern_and_the_paths_as_written(tmp_path):
 
 @pytest.mark.parametrize("body", ["a\n", "f(a,b)\n", "x = [" + "1, " * 20 + "]\n"])
 def test_largest_accepted_kernel_parses_within_bounds(tmp_path, known, body):
-    """The worst Python to parse, as big as a kernel may be: a problem (no workload), within the bounds."""
+    """The worst Python to parse, as big as a kernel may be: a problem (no workload), within the memory bound."""
     from bench.dataset.reader import LIMITS
 
     root = make_submission(tmp_path, "big", {})
     (root / "kernels" / "8p_GEMM.py").write_text(body * (LIMITS.kernel_bytes // len(body)))
-    (sub, problems), cpu, peak = measured(lambda: check(root, known))
+    (sub, problems), peak = measured(lambda: check(root, known))
     assert [p.field for p in problems] == ["workload"]
-    assert cpu < MAX_CPU_S and peak < MAX_PEAK_BYTES, (cpu, peak)
+    assert peak < MAX_PEAK_BYTES, peak
     (root / "kernels" / "8p_GEMM.py").write_text(body * (LIMITS.kernel_bytes // len(body) + 10))
     assert "file too large" in str(check(root, known)[1][0])

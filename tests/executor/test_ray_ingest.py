@@ -63,6 +63,7 @@ def _files(data: Path) -> list[Path]:
     return sorted((data / "results").rglob("*.parquet"))
 
 
+@pytest.mark.timeout(1800)  # two whole ingests of real evaluations, each allowed 600 s, plus the cluster's start
 def test_ray_ingest_of_real_evaluations_equals_local_ingest(cluster, tmp_path):
     subs = tmp_path / "subs"
     base = SUBMISSIONS_DIR / "xla-baseline" / "kernels"
