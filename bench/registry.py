@@ -13,11 +13,12 @@ from __future__ import annotations
 import difflib
 import importlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any
 
 from bench.paths import WORKLOADS_DIR
 

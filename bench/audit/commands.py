@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.console import Console
@@ -13,15 +12,15 @@ from bench.app import app
 
 @app.command()
 def audit(
-    workloads: Optional[list[str]] = typer.Argument(None, help="workload ids or prefixes (default: all)"),
+    workloads: list[str] | None = typer.Argument(None, help="workload ids or prefixes (default: all)"),
     size: str = typer.Option("small", help="small (CPU) or full (needs an accelerator's memory)"),
     json_out: bool = typer.Option(False, "--json", help="print JSON instead of the table"),
-    markdown: Optional[Path] = typer.Option(None, "--markdown", help="also write the Markdown report to this path"),
+    markdown: Path | None = typer.Option(None, "--markdown", help="also write the Markdown report to this path"),
 ) -> None:
     """Does zeros pass the gate, does each input matter, how spread are outputs across seeds, do shortcuts pass."""
+    from bench.app import workload_arg
     from bench.audit.measure import audit_workload
     from bench.audit.report import print_table, summary, to_json, to_markdown
-    from bench.app import workload_arg
     from bench.registry import workload_ids
 
     ids = [workload_arg(w) for w in workloads] if workloads else list(workload_ids())

@@ -24,7 +24,7 @@ def old_gate(ref: Any, out: Any) -> bool:
     refs, outs = _leaves(ref), _leaves(out)
     if len(refs) != len(outs):
         return False
-    for r, o in zip(refs, outs):
+    for r, o in zip(refs, outs, strict=True):
         r32, o32 = np.asarray(r, np.float32), np.asarray(o, np.float32)
         if r32.shape != o32.shape or not np.allclose(r32, o32, atol=UPSTREAM_ATOL, rtol=UPSTREAM_RTOL):
             return False
@@ -39,7 +39,7 @@ def new_gate(ref: Any, out: Any, module: ModuleType) -> bool:
 def rel_l2(ref: Any, out: Any) -> float:
     """||ref - out|| / ||ref|| over all leaves (inf when the reference is all zeros and out is not)."""
     num = den = 0.0
-    for r, o in zip(_leaves(ref), _leaves(out)):
+    for r, o in zip(_leaves(ref), _leaves(out), strict=False):
         r64, o64 = np.asarray(r, np.float64), np.asarray(o, np.float64)
         num += float(np.sum((r64 - o64) ** 2))
         den += float(np.sum(r64**2))

@@ -118,7 +118,7 @@ def _to_f32(a: Any) -> Any:
 
 def _cast_like(out: Any, ref: Any) -> Any:
     if isinstance(ref, (tuple, list)):
-        return type(ref)(_cast_like(o, r) for o, r in zip(out, ref))
+        return type(ref)(_cast_like(o, r) for o, r in zip(out, ref, strict=False))
     return jnp.asarray(out).astype(ref.dtype)
 
 
@@ -132,7 +132,7 @@ def _sensitivities(mod, fn, inputs, alt_inputs, ref) -> list[InputSensitivity]:
     names = list(inspect.signature(mod.workload).parameters)
     key = jax.random.key(1234)
     rows = []
-    for i, (base, other) in enumerate(zip(inputs, alt_inputs)):
+    for i, (base, other) in enumerate(zip(inputs, alt_inputs, strict=False)):
         how, new = _perturb(base, other, jax.random.fold_in(key, i))
         if how == "fixed":
             rows.append(InputSensitivity(name=names[i], how=how))

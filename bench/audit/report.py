@@ -7,7 +7,7 @@ verdict column condenses them: what a weak task looks like is stated, then shown
 from __future__ import annotations
 
 import json
-from typing import Sequence
+from collections.abc import Sequence
 
 from rich.console import Console
 from rich.table import Table

@@ -9,8 +9,9 @@ task's FLOPs are avoidable, which no gate can fix.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import jax
 import jax.numpy as jnp

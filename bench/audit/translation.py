@@ -10,8 +10,9 @@ Here we measure what each choice does to the output, at the audited size, with t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any
 
 import jax
 import jax.numpy as jnp

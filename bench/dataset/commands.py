@@ -6,7 +6,6 @@ import json
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.console import Console
@@ -47,23 +46,23 @@ def validate(paths: list[Path] = typer.Argument(None, help="submission folders (
 
 @app.command()
 def ingest(
-    submission: Optional[str] = typer.Option(None, help="only this submission id"),
-    workload: Optional[list[str]] = typer.Option(None, help="only these workloads (repeatable)"),
-    size: Optional[str] = typer.Option(None, help="full | small (default: full on TPU/GPU, small on CPU)"),
-    chip: Optional[str] = typer.Option(None, help="track chip (default: detected)"),
+    submission: str | None = typer.Option(None, help="only this submission id"),
+    workload: list[str] | None = typer.Option(None, help="only these workloads (repeatable)"),
+    size: str | None = typer.Option(None, help="full | small (default: full on TPU/GPU, small on CPU)"),
+    chip: str | None = typer.Option(None, help="track chip (default: detected)"),
     official: bool = typer.Option(False, help="official run: refuse unless the bubblewrap sandbox works; secret seeds"),
-    workers: Optional[int] = typer.Option(None, help="parallel evaluations (default 1: parallel evaluations on one host disturb each other's timings)"),
+    workers: int | None = typer.Option(None, help="parallel evaluations (default 1: parallel evaluations on one host disturb each other's timings)"),
     force: bool = typer.Option(False, help="re-evaluate even when a current result exists"),
     data_dir: Path = typer.Option(DATA_DIR, help="dataset folder"),
     submissions_dir: Path = typer.Option(SUBMISSIONS_DIR, help="submissions folder"),
     executor: str = typer.Option("local", help="local (this host) | ray (one task per host of a Ray cluster; needs --chip; docs/scale-out.md)"),
-    address: Optional[str] = typer.Option(None, help="Ray cluster: auto (RAY_ADDRESS or the one started on this machine) | host:6379 | ray://host:10001"),
-    ray_cpus: Optional[float] = typer.Option(None, help="CPUs each Ray evaluation asks for (default 1)"),
+    address: str | None = typer.Option(None, help="Ray cluster: auto (RAY_ADDRESS or the one started on this machine) | host:6379 | ray://host:10001"),
+    ray_cpus: float | None = typer.Option(None, help="CPUs each Ray evaluation asks for (default 1)"),
 ) -> None:
     """Evaluate submissions that have no current result on this track and append the rows to data/."""
+    from bench.app import workload_arg
     from bench.dataset.ingest import ingest as run_ingest
     from bench.harness.build.sandbox import SandboxUnavailable
-    from bench.app import workload_arg
 
     wanted = {workload_arg(w) for w in workload} if workload else None
     from bench.executor import ExecutorUnavailable
@@ -85,10 +84,10 @@ def ingest(
                                 ray_cpus=ray_cpus, on_host=ran_on)
         except SandboxUnavailable as exc:
             console.print(f"[red]refusing an official ingest without the sandbox:[/red] {exc}")
-            raise typer.Exit(2)
+            raise typer.Exit(2) from None
         except ExecutorUnavailable as exc:
             console.print(f"[red]cannot run on executor {executor}:[/red] {escape(str(exc))}", highlight=False)
-            raise typer.Exit(2)
+            raise typer.Exit(2) from None
     for line in report.invalid:
         console.print(f"[yellow]invalid[/yellow] {escape(line)}", highlight=False, soft_wrap=True)
     for shown in report.skipped:
@@ -111,7 +110,7 @@ def _fmt(v: object) -> str:
 
 @app.command()
 def leaderboard(
-    track: Optional[str] = typer.Argument(None, help="track, e.g. cpu/small or v6e/full/paper-table3 (default: list tracks)"),
+    track: str | None = typer.Argument(None, help="track, e.g. cpu/small or v6e/full/paper-table3 (default: list tracks)"),
     as_json: bool = typer.Option(False, "--json", help="print the query's rows as JSON (every column; the site's api/leaderboard.json has the same rows)"),
     data_dir: Path = typer.Option(DATA_DIR, help="dataset folder"),
 ) -> None:
@@ -145,8 +144,8 @@ LEADERBOARD_COLUMNS = {
 def query(
     name: str = typer.Argument(..., help="a query of bench/sql/ (leaderboard, per_kernel_table, fast1_curves, ...)"),
     track: str = typer.Argument(..., help="track"),
-    workload: Optional[str] = typer.Option(None),
-    submission: Optional[str] = typer.Option(None),
+    workload: str | None = typer.Option(None),
+    submission: str | None = typer.Option(None),
     basis: str = typer.Option("measured", help="trajectory queries: measured samples, or what submitters declared"),
     as_json: bool = typer.Option(False, "--json", help="print JSON instead of a table"),
     data_dir: Path = typer.Option(DATA_DIR, help="dataset folder"),

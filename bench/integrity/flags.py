@@ -14,7 +14,7 @@ The dataset code imports `is_excluding` / `EXCLUDING_FLAGS` from here, never res
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 # --- labels (never exclude) -------------------------------------------------------------------------
 NO_PALLAS = "no_pallas"

@@ -19,8 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench.integrity.flags import (BELOW_BASELINE_ROOFLINE, BELOW_PHYSICS_FLOOR, SANDBOX_NONE,
-                                   SPEEDUP_ABOVE_THRESHOLD)
+from bench.integrity.flags import BELOW_BASELINE_ROOFLINE, BELOW_PHYSICS_FLOOR, SANDBOX_NONE, SPEEDUP_ABOVE_THRESHOLD
 from bench.integrity.physics import SPEEDUP_AUDIT_THRESHOLD, output_floor_ms, roofline_ms
 
 

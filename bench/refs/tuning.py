@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Sequence
 
 from pallas_refs.reference import Params, Reference
 
@@ -45,7 +45,7 @@ class TuneOutcome:
 def grid(space: Mapping[str, Sequence[int]], valid: Callable[[Mapping[str, int]], bool] = lambda p: True) -> list[Params]:
     """Every combination of the knobs' values (in the given order) that the kernel accepts."""
     names = list(space)
-    combos = (dict(zip(names, values)) for values in itertools.product(*(space[n] for n in names)))
+    combos = (dict(zip(names, values, strict=True)) for values in itertools.product(*(space[n] for n in names)))
     return [c for c in combos if valid(c)]
 
 

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.harness.result import EvalResult, Status
 from bench.harness.evaluate import WarmRunner
+from bench.harness.result import EvalResult, Status
 from bench.harness.task import EvalTask
 from bench.integrity.flags import LABEL_FLAGS, NO_PALLAS, excluding
 from bench.paths import DATA_DIR
@@ -63,7 +63,7 @@ def results() -> dict[str, EvalResult]:
     task = EvalTask(workload=WORKLOAD, kernel_path=KERNELS / f"{stems[0]}.py", size="small", seeds=2, warmup=1, iters=6,
                     blocks=2, timeout_s=180)
     with WarmRunner(task) as runner:
-        return dict(zip(stems, runner.evaluate([KERNELS / f"{s}.py" for s in stems])))
+        return dict(zip(stems, runner.evaluate([KERNELS / f"{s}.py" for s in stems]), strict=True))
 
 
 def _describe(r: EvalResult) -> str:

@@ -17,9 +17,8 @@ import os
 import re
 import time
 
-from bench.harness.result import Correctness, EvalResult, Environment, Integrity, Status, Timing
+from bench.harness.result import Correctness, Environment, EvalResult, Integrity, Status, Timing
 from bench.harness.task import EvalTask
-
 
 CALLS: dict[str, int] = {}
 NOISY_SPEEDUPS = (3.0, 1.0, 2.0)

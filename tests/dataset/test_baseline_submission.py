@@ -11,4 +11,4 @@ def test_baseline_kernels_are_regenerated_and_import_nothing_of_ours():
     for wid in workload_ids():
         text = (kdir / f"{wid}.py").read_text()
         assert text == baseline_source(wid), f"{wid}: run `python -m bench.dataset.baseline_submission`"
-        assert "workloads" not in "".join(l for l in text.splitlines() if l.startswith(("import", "from")))
+        assert "workloads" not in "".join(line for line in text.splitlines() if line.startswith(("import", "from")))

@@ -10,7 +10,6 @@ import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
-import yaml
 
 from bench.dataset import store
 from bench.dataset.ingest import ingest
@@ -77,7 +76,9 @@ def test_process_pool_gives_the_same_rows(tmp_path, submission_factory, meta_fac
     subs = _subs(tmp_path / "subs", submission_factory, meta_factory)
     _ingest(tmp_path / "inline", subs)
     ingest(data_dir=tmp_path / "pool", submissions_dir=subs, chip="cpu", size="small", workers=2, evaluator=EVAL)
-    strip = lambda rows: [{k: v for k, v in r.items() if k != "content_hash"} | {"h": r["content_hash"]} for r in rows]
+    def strip(rows):
+        return [{k: v for k, v in r.items() if k != "content_hash"} | {"h": r["content_hash"]} for r in rows]
+
     assert strip(_rows(tmp_path / "pool")) == strip(_rows(tmp_path / "inline"))
 
 

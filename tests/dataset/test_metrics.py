@@ -14,7 +14,7 @@ from bench.dataset.metrics import Metrics
 
 SUITE = ["a", "b", "c", "d"]
 TRACK = "v6e/full"  # a track of accelerator timings: ranking kind "speed" (the paper's floored geomean)
-T0 = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 
 
 def _row(sub: str, wid: str, speedup: float | None, status: str = "correct", flags=(), at=T0, h="h1", **kw) -> dict:

@@ -226,7 +226,9 @@ def test_sigkill_mid_trajectory_loses_only_samples_in_flight(tmp_path):
     done = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
     assert len(log.read_text().split()) - before == 8 - len(journal)  # only the missing sources
-    strip = lambda rows: [{k: v for k, v in r.items() if k not in ("recorded_at", "reason")} for r in rows]
+    def strip(rows):
+        return [{k: v for k, v in r.items() if k not in ("recorded_at", "reason")} for r in rows]
+
     assert strip(_samples(data)) == strip(_samples(ref))
 
 

@@ -102,7 +102,7 @@ def test_good_trajectory_passes(tmp_path, known, meta_factory, submission_factor
 
 def test_cli_exit_codes(tmp_path, meta_factory, submission_factory):
     """The shipped submissions validate (exit 0); a broken folder exits 1 naming file and field, as written."""
-    bad = submission_factory(tmp_path, "bad", {"8p_GEMM": ""}, meta_factory(contact=3))
+    submission_factory(tmp_path, "bad", {"8p_GEMM": ""}, meta_factory(contact=3))
     cmd = [sys.executable, "-m", "bench.cli", "validate"]
     ok = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
     assert ok.returncode == 0 and ok.stdout.count("ok submissions/") >= 3, ok.stdout + ok.stderr

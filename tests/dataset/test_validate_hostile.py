@@ -14,8 +14,8 @@ import os
 import subprocess
 import sys
 import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 import yaml
@@ -29,7 +29,7 @@ from .conftest import FAKE_EVALUATOR, good_meta, make_submission
 MAX_PEAK_BYTES = 100 * 1024 * 1024
 
 ALIAS_BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
-    f"{c}: &{c} [{', '.join(['*' + p] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi")) + "name: *i\n"
+    f"{c}: &{c} [{', '.join(['*' + p] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi", strict=True)) + "name: *i\n"
 
 
 def _traj(root: Path, body: str, track: str = "cpu/small", samples: int = 5, file: str = "trajectory.csv") -> None:

@@ -18,8 +18,11 @@ from bench.paths import DATA_DIR
 needs_bwrap = pytest.mark.skipif(sandbox.bwrap_problem() is not None, reason=f"bubblewrap unusable: {sandbox.bwrap_problem()}")
 
 
+DEFAULT_LIMITS = sandbox.Limits()
+
+
 def run_py(code: str, scratch: Path, mode: str, pass_fds: tuple[int, ...] = (), timeout: float = 60,
-           limits: sandbox.Limits = sandbox.Limits(), commands: list | None = None) -> subprocess.CompletedProcess:
+           limits: sandbox.Limits = DEFAULT_LIMITS, commands: list | None = None) -> subprocess.CompletedProcess:
     """`code` in the sandbox; `scratch` is bound read-only (the test's own folder: a path the build could see).
     With `commands`, the caller releases the command's pids cgroup (a survivor still lives in it)."""
     cmd = sandbox.wrap([sys.executable, "-c", textwrap.dedent(code)], mode, limits=limits, extra_ro=[str(scratch)])

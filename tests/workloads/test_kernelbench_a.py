@@ -20,7 +20,7 @@ wrong layout, a wrong axis or a missing term exceeds by orders of magnitude.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import jax
 import jax.numpy as jnp
@@ -208,7 +208,7 @@ def o34(x, w, cb, g, beta):
     return standardize(y, (0, 2, 3)) * per_channel(g, 4) + per_channel(beta, 4)
 
 
-ORACLES = dict(zip(IDS, [o18, o19, o20, o21, o22, o23, o24, o25, o26, o27, o28, o29, o30, o31, o32, o33, o34]))
+ORACLES = dict(zip(IDS, [o18, o19, o20, o21, o22, o23, o24, o25, o26, o27, o28, o29, o30, o31, o32, o33, o34], strict=True))
 # Where the defaults (atol = 1e-2 * max|ref|, rtol 2e-2, relative L2 1e-2) do not fit, and why.
 TOLERANCES: dict[str, dict[str, float]] = {
     # y - 2.0 is taken at |y| ~ 2, where one bf16 step is 0.0156: the few positive outputs (y just above 2)
@@ -225,7 +225,7 @@ TOLERANCES: dict[str, dict[str, float]] = {
 
 # ---------------------------------------------------------------- helpers
 
-@lru_cache(maxsize=None)
+@cache
 def small_inputs(wid: str, seed: int | None = None) -> tuple:
     return load_workload(wid).create_inputs(size="small", seed=seed)
 
@@ -310,7 +310,7 @@ def test_seeds(wid):
     m = load_workload(wid)
     again = m.create_inputs(size="small")
     other = m.create_inputs(size="small", seed=1)
-    for i, (a, b, c) in enumerate(zip(small_inputs(wid), again, other)):
+    for i, (a, b, c) in enumerate(zip(small_inputs(wid), again, other, strict=True)):
         a, b, c = f64((a, b, c))
         np.testing.assert_array_equal(a, b, err_msg=f"input {i}: seed=None is not deterministic")
         if a.std() > 0:  # a random input (ones/zeros stay constant across seeds)

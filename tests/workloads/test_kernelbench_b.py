@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 from numpy.lib.stride_tricks import sliding_window_view
 
-B, I, O = 4096, 8192, 8192
+B, I, O = 4096, 8192, 8192  # noqa: E741  upstream's names (batch, in, out features)
 
 # Full-size inputs (shape per input) and output shape, from the original JAXBench.
 FULL = {
@@ -229,9 +229,11 @@ def test_seeds(wid):
     a = mod.create_inputs(size="small")
     b = mod.create_inputs(size="small")
     c = mod.create_inputs(size="small", seed=1)
-    for u, v in zip(a, b):
+    for u, v in zip(a, b, strict=True):
         np.testing.assert_array_equal(np.asarray(u, np.float32), np.asarray(v, np.float32))
-    constant = lambda u: bool(np.isin(np.asarray(u, np.float32), (0.0, 1.0)).all())  # ones/zeros inits
+    def constant(u):  # ones/zeros inits
+        return bool(np.isin(np.asarray(u, np.float32), (0.0, 1.0)).all())
+
     random_inputs = [i for i, u in enumerate(a) if not constant(u)]
     assert random_inputs, "no random input"
     for i in random_inputs:  # every drawn input changes with the seed; constants (ones/zeros) stay

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import functools
 import importlib
+from collections.abc import Callable
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -71,7 +72,7 @@ def load(workload_id: str) -> ModuleType:
     return importlib.import_module(f"workloads.{workload_id}")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def small_inputs(workload_id: str, seed: int | None = None) -> tuple:
     """Small inputs, drawn once per (workload, seed) for all tests: eager draws compile one program per shape."""
     return load(workload_id).create_inputs(size="small", seed=seed)

@@ -71,7 +71,7 @@ def test_create_inputs_matches_the_parameters(workload_id):
 def test_17p_inputs_in_upstreams_order_with_upstreams_keys():
     """17p: center_scale is 7th and drawn from key 5 (as upstream), out_proj_w / out_gate_w from keys 6 / 7."""
     mod = load_workload("17p_Triangle_Multiplication")
-    inputs = dict(zip(UPSTREAM["17p_Triangle_Multiplication"], mod.create_inputs(size="small")))
+    inputs = dict(zip(UPSTREAM["17p_Triangle_Multiplication"], mod.create_inputs(size="small"), strict=True))
     keys = jax.random.split(jax.random.key(42), 9)
     c = inputs["center_scale"].shape[0]
     assert inputs["center_scale"].shape == (c,) and inputs["out_gate_w"].shape == (c, c)
