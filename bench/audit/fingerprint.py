@@ -140,7 +140,10 @@ def write(ids: list[str] | None = None, path: Path = FINGERPRINT_FILE) -> dict[s
         stored["workloads"][wid] = fingerprint(wid)
     stored["environment"] = _environment()
     stored["regenerate"] = "python -m bench.audit.fingerprint --write [ids...]"
-    stored["workloads"] = dict(sorted(stored["workloads"].items(), key=lambda kv: (int(kv[0].split("_")[0][:-1]), kv[0])))
+    def by_number(kv: tuple[str, Any]) -> tuple[int, str]:
+        return int(kv[0].split("_")[0][:-1]), kv[0]
+
+    stored["workloads"] = dict(sorted(stored["workloads"].items(), key=by_number))
     path.write_text(json.dumps({k: stored[k] for k in ("regenerate", "environment", "workloads")}, indent=1) + "\n")
     return stored
 

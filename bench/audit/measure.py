@@ -79,7 +79,8 @@ class WorkloadAudit(BaseModel):
     size_note: str | None = None
     formulation: str | None = None  # how the baseline program was checked against the original's (None: never)
     formulation_note: str = ""  # what differed and was changed, or the deliberate difference
-    fingerprint_pinned: bool | None = None  # the compiled baseline still matches tests/workloads/baseline_fingerprints.json
+    # the compiled baseline still matches tests/workloads/baseline_fingerprints.json
+    fingerprint_pinned: bool | None = None
     translation_note: str | None = None  # 26k, 29k: the original's translation choice we keep, measured
     seconds: float = 0.0
     error: str | None = None

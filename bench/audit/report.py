@@ -16,7 +16,8 @@ from bench.audit.formulation import SOURCE
 from bench.audit.measure import WorkloadAudit
 
 COLUMNS = ("workload", "zeros old/new", "mean|y|", "std", "seed spread", "other seed old/new",
-           "inputs: rel change (gate-invisible*)", "f32 impl rel_l2 / new", "shortcut: rel_l2 old/new", "baseline vs original", "verdict")
+           "inputs: rel change (gate-invisible*)", "f32 impl rel_l2 / new", "shortcut: rel_l2 old/new",
+           "baseline vs original", "verdict")
 
 
 def _yn(v: bool | None) -> str:

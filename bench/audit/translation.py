@@ -57,7 +57,8 @@ def _29k(mod: ModuleType, fn: Callable, inputs: tuple, alt: tuple, ref: Any) -> 
 MEASURES: dict[str, Callable[..., str]] = {"26k": _26k, "29k": _29k}
 
 
-def translation_note(workload_id: str, mod: ModuleType, fn: Callable, inputs: tuple, alt: tuple, ref: Any) -> str | None:
+def translation_note(workload_id: str, mod: ModuleType, fn: Callable, inputs: tuple, alt: tuple,
+                     ref: Any) -> str | None:
     """The measured note for a workload whose translation is the original's deliberate choice, else None."""
     measure = MEASURES.get(workload_id.split("_", 1)[0])
     return measure(mod, fn, inputs, alt, ref) if measure else None

@@ -20,7 +20,8 @@ console = Console(width=None if sys.stdout.isatty() else 200)
 
 
 @app.command()
-def validate(paths: list[Path] = typer.Argument(None, help="submission folders (default: every submissions/<id>/)")) -> None:
+def validate(paths: list[Path] = typer.Argument(None,
+                                                help="submission folders (default: every submissions/<id>/)")) -> None:
     """Check submission folders against the format of docs/submit.md; exit 1 on any problem."""
     from bench.dataset.reader import shown_path
     from bench.dataset.validate import check, submission_dirs
@@ -51,12 +52,15 @@ def ingest(
     size: str | None = typer.Option(None, help="full | small (default: full on TPU/GPU, small on CPU)"),
     chip: str | None = typer.Option(None, help="track chip (default: detected)"),
     official: bool = typer.Option(False, help="official run: refuse unless the bubblewrap sandbox works; secret seeds"),
-    workers: int | None = typer.Option(None, help="parallel evaluations (default 1: parallel evaluations on one host disturb each other's timings)"),
+    workers: int | None = typer.Option(None, help="parallel evaluations (default 1: parallel evaluations on one host "
+                                                  "disturb each other's timings)"),
     force: bool = typer.Option(False, help="re-evaluate even when a current result exists"),
     data_dir: Path = typer.Option(DATA_DIR, help="dataset folder"),
     submissions_dir: Path = typer.Option(SUBMISSIONS_DIR, help="submissions folder"),
-    executor: str = typer.Option("local", help="local (this host) | ray (one task per host of a Ray cluster; needs --chip; docs/scale-out.md)"),
-    address: str | None = typer.Option(None, help="Ray cluster: auto (RAY_ADDRESS or the one started on this machine) | host:6379 | ray://host:10001"),
+    executor: str = typer.Option("local", help="local (this host) | ray (one task per host of a Ray cluster; needs "
+                                               "--chip; docs/scale-out.md)"),
+    address: str | None = typer.Option(None, help="Ray cluster: auto (RAY_ADDRESS or the one started on this "
+                                                  "machine) | host:6379 | ray://host:10001"),
     ray_cpus: float | None = typer.Option(None, help="CPUs each Ray evaluation asks for (default 1)"),
 ) -> None:
     """Evaluate submissions that have no current result on this track and append the rows to data/."""
@@ -100,7 +104,8 @@ def ingest(
                   f"({sum(s[3] for s in report.samples)} sources evaluated), {len(report.failed)} not stored, "
                   f"{len(report.skipped)} submissions skipped")
     if executor != "local" and hosts:
-        console.print("evaluations per host: " + ", ".join(f"{h} {n}" for h, n in sorted(hosts.items())), highlight=False)
+        console.print("evaluations per host: " + ", ".join(f"{h} {n}" for h, n in sorted(hosts.items())),
+                      highlight=False)
     raise typer.Exit(1 if report.failed or report.skipped else 0)
 
 
@@ -110,8 +115,10 @@ def _fmt(v: object) -> str:
 
 @app.command()
 def leaderboard(
-    track: str | None = typer.Argument(None, help="track, e.g. cpu/small or v6e/full/paper-table3 (default: list tracks)"),
-    as_json: bool = typer.Option(False, "--json", help="print the query's rows as JSON (every column; the site's api/leaderboard.json has the same rows)"),
+    track: str | None = typer.Argument(None,
+                                       help="track, e.g. cpu/small or v6e/full/paper-table3 (default: list tracks)"),
+    as_json: bool = typer.Option(False, "--json", help="print the query's rows as JSON (every column; the site's "
+                                                       "api/leaderboard.json has the same rows)"),
     data_dir: Path = typer.Option(DATA_DIR, help="dataset folder"),
 ) -> None:
     """Print the ranking of a track, by its ranking kind: speed (floored geomean over XLA) on TPU/GPU

@@ -35,7 +35,8 @@ def scope(changed: list[str]) -> tuple[str | None, list[str]]:
         else:
             ids.add(parts[1])
     if len(ids) > 1:
-        problems.append(f"changes {len(ids)} submissions ({', '.join(sorted(ids))}); open one pull request per submission")
+        problems.append(f"changes {len(ids)} submissions ({', '.join(sorted(ids))}); "
+                        "open one pull request per submission")
     if not changed:
         problems.append("changes nothing")
     return (ids.pop() if not problems else None), problems

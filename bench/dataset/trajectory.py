@@ -157,7 +157,8 @@ def parse(data: bytes, workload: str, rel: str) -> Parsed:
         return Parsed(None, [Problem(rel, "(file)", f"not UTF-8: {e}")])
     lines = text.splitlines()
     if len(lines) > MAX_SAMPLES:
-        return Parsed(None, [Problem(rel, "(file)", f"{len(lines)} lines, more than the limit of {MAX_SAMPLES} samples")])
+        return Parsed(None, [Problem(rel, "(file)",
+                                     f"{len(lines)} lines, more than the limit of {MAX_SAMPLES} samples")])
     samples: list[Sample] = []
     seen_pos: dict[tuple[int, int], int] = {}
     for i, line in enumerate(lines):
@@ -182,10 +183,12 @@ def parse(data: bytes, workload: str, rel: str) -> Parsed:
             problems += _pydantic_problems(e, where)
             continue
         if s.sample != i:
-            problems.append(Problem(where, "sample", f"expected {i} (samples count from 0 without gaps, in order), got {s.sample}"))
+            problems.append(Problem(where, "sample",
+                                    f"expected {i} (samples count from 0 without gaps, in order), got {s.sample}"))
         pos = (s.chain, s.turn)
         if pos in seen_pos:
-            problems.append(Problem(where, "chain/turn", f"chain {s.chain} turn {s.turn} repeats sample {seen_pos[pos]}"))
+            problems.append(Problem(where, "chain/turn",
+                                    f"chain {s.chain} turn {s.turn} repeats sample {seen_pos[pos]}"))
         seen_pos.setdefault(pos, s.sample)
         samples.append(s)
     if not lines:

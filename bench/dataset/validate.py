@@ -110,7 +110,8 @@ def _layout_problems(folder: Folder, entries: list[Entry], known: set[str], traj
         if e.kind == "symlink":
             problems.append(Problem(where, "(file)", "is a symbolic link; put the real file in the folder"))
         elif e.kind == "other":
-            problems.append(Problem(where, "(file)", "is not a regular file or folder (FIFO, device, socket); remove it"))
+            problems.append(Problem(where, "(file)",
+                                    "is not a regular file or folder (FIFO, device, socket); remove it"))
         elif e.kind == "file" and e.size > LIMITS.file_bytes:
             problems.append(Problem(where, "(file)", f"file too large ({e.size} bytes, at most {LIMITS.file_bytes})"))
         elif e.kind == "dir" and _file_expected(e.relpath, traj_file):
@@ -175,7 +176,8 @@ def _check_kernels(folder: Folder, entries: list[Entry], meta: dict, known: set[
     for e in files:
         wid, where = e.relpath[len(KERNELS) + 1:-3], folder.where(e.relpath)
         if wid not in known:
-            problems.append(Problem(where, "workload id", f"unknown workload {shorten(wid)} (see `bench list`); rename the file"))
+            problems.append(Problem(where, "workload id",
+                                    f"unknown workload {shorten(wid)} (see `bench list`); rename the file"))
             continue
         try:
             blob = folder.read_bytes(e.relpath, LIMITS.kernel_bytes)
@@ -293,7 +295,8 @@ def _check_samples(rows: list[dict], where: str, meta: dict, kernels: set[str]) 
         seen: set[int] = set()
         for r in samples:
             if r["sample_idx"] in seen:
-                problems.append(Problem(f"{where}:{r['line']}", "sample_idx", f"duplicate sample ({wid!r}, {r['sample_idx']})"))
+                problems.append(Problem(f"{where}:{r['line']}", "sample_idx",
+                                        f"duplicate sample ({wid!r}, {r['sample_idx']})"))
             seen.add(r["sample_idx"])
         if seen and seen != set(range(len(seen))):
             gap = min(set(range(len(seen))) - seen)
@@ -309,7 +312,8 @@ def _known_workloads() -> set[str]:
     return set(workload_ids())
 
 
-def check(root: Path, known: set[str] | None = None, shown: str | None = None) -> tuple[Submission | None, list[Problem]]:
+def check(root: Path, known: set[str] | None = None,
+          shown: str | None = None) -> tuple[Submission | None, list[Problem]]:
     """Validate the submission folder `root`. Returns (submission or None, problems); never raises on bad input.
 
     `shown` is how the folder is named in messages (default: `root` as given), e.g. "submissions/<id>".

@@ -57,7 +57,8 @@ def _pids_of(node: Node) -> list[tuple[int, str]]:
             if fields[0] == "Z":
                 continue
             if int(fields[2]) == node.pgid or marker in (proc / "environ").read_bytes().split(b"\0"):
-                out.append((int(proc.name), (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")))
+                cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                out.append((int(proc.name), cmdline))
         except (OSError, ValueError, IndexError):
             continue
     return out
@@ -130,7 +131,8 @@ class LocalCluster:
         for node in self.nodes:
             for pid, _ in _pids_of(node):
                 try:
-                    rss = next(line for line in Path(f"/proc/{pid}/status").read_text().splitlines() if line.startswith("VmRSS"))
+                    status = Path(f"/proc/{pid}/status").read_text().splitlines()
+                    rss = next(line for line in status if line.startswith("VmRSS"))
                     total += int(rss.split()[1])
                 except (OSError, StopIteration):
                     continue

@@ -42,7 +42,8 @@ class TuneOutcome:
         return min(ok, key=lambda t: t.median_ms) if ok else None
 
 
-def grid(space: Mapping[str, Sequence[int]], valid: Callable[[Mapping[str, int]], bool] = lambda p: True) -> list[Params]:
+def grid(space: Mapping[str, Sequence[int]],
+         valid: Callable[[Mapping[str, int]], bool] = lambda p: True) -> list[Params]:
     """Every combination of the knobs' values (in the given order) that the kernel accepts."""
     names = list(space)
     combos = (dict(zip(names, values, strict=True)) for values in itertools.product(*(space[n] for n in names)))
@@ -80,7 +81,8 @@ def table_entry(outcome: TuneOutcome, evaluator: str, today: dt.date | None = No
     when = (today or dt.date.today()).isoformat()
     provenance = f"measured by bench tune on {outcome.chip} at {when} ({evaluator} evaluator)"
     if not outcome.timings_meaningful:
-        provenance += " (TPU interpret mode on CPU: correctness only, timings not meaningful; fastest correct config kept)"
+        provenance += (" (TPU interpret mode on CPU: correctness only, timings not meaningful; "
+                       "fastest correct config kept)")
     return {"params": dict(best.params), "size": outcome.size, "provenance": provenance,
             "median_ms": round(best.median_ms, 4) if best.median_ms is not None else None,
             "timings_meaningful": outcome.timings_meaningful, "configs_tried": len(outcome.trials),

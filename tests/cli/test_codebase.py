@@ -22,7 +22,8 @@ def _sources() -> dict[str, str]:
 def test_the_workload_contract_is_read_only_by_the_registry():
     offenders = [f"{name}:{i + 1}: {line.strip()}" for name, text in _sources().items() if name != "registry.py"
                  for i, line in enumerate(text.splitlines()) if CONTRACT.search(line)]
-    assert offenders == [], "read the workload's attributes through bench.registry.spec / spec_of:\n" + "\n".join(offenders)
+    assert offenders == [], ("read the workload's attributes through bench.registry.spec / spec_of:\n"
+                             + "\n".join(offenders))
 
 
 def test_harness_constants_are_defined_once():

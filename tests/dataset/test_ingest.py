@@ -43,7 +43,8 @@ def test_ingest_writes_one_row_per_evaluation_and_is_idempotent(tmp_path, submis
     assert len(report.written) == 5 and not report.failed
     rows = _rows(data)
     assert [(r["submission"], r["workload"], r["status"]) for r in rows] == [
-        ("alpha", "12p_RMSNorm", "correct"), ("alpha", "1p_Flash_Attention", "correct"), ("alpha", "8p_GEMM", "correct"),
+        ("alpha", "12p_RMSNorm", "correct"), ("alpha", "1p_Flash_Attention", "correct"),
+        ("alpha", "8p_GEMM", "correct"),
         ("beta", "12p_RMSNorm", "correct"), ("beta", "8p_GEMM", "incorrect")]
     assert all(r["track"] == "cpu/small" and r["provenance"] == "measured" and len(r["content_hash"]) == 64
                and r["jax_version"] and r["harness_version"] and r["timing_method"] for r in rows)
@@ -125,4 +126,5 @@ def test_declared_trajectory_and_metadata_are_stored(tmp_path, submission_factor
     assert ob["provenance"] == "declared by submitter" and ob["basis"] == "declared"
     assert m.fast1_curves("cpu/small") == [] and m.outcome_breakdown("cpu/small") == []  # nothing measured
     (lb,) = m.leaderboard("cpu/small")
-    assert lb["name"] == "Test method" and lb["fast1_final"] is None and lb["samples"] is None and lb["n_workloads"] == 3
+    assert lb["name"] == "Test method" and lb["fast1_final"] is None and lb["samples"] is None
+    assert lb["n_workloads"] == 3

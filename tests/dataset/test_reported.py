@@ -70,6 +70,7 @@ def test_committed_parquet_matches_the_csv_source(tmp_path):
     """data/reported/*.parquet must be rebuilt whenever the CSV changes."""
     built = reported.tables(DATA_DIR / "reported")
     committed = Metrics(DATA_DIR, suite=[])
-    got = committed.con.execute("SELECT count(*) FROM results WHERE provenance = 'reported in the paper, TPU v6e'").fetchone()[0]
+    got = committed.con.execute(
+        "SELECT count(*) FROM results WHERE provenance = 'reported in the paper, TPU v6e'").fetchone()[0]
     assert got == built["results"].num_rows
     assert Path(DATA_DIR / "reported" / "results" / "paper.parquet").is_file()

@@ -24,7 +24,8 @@ from bench.paths import ROOT
 
 def _load_fixture():
     """tests/dataset/trajectory_fixture.py by path (tests are not a package; --import-mode=importlib)."""
-    spec = importlib.util.spec_from_file_location("trajectory_fixture", Path(__file__).with_name("trajectory_fixture.py"))
+    spec = importlib.util.spec_from_file_location("trajectory_fixture",
+                                                  Path(__file__).with_name("trajectory_fixture.py"))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -156,7 +157,8 @@ def test_every_sample_is_evaluated_once_and_stored_as_a_measured_row(tmp_path, m
     rms = [r for r in rows if r["workload"] == "12p_RMSNorm"]
     assert [r["outcome"] for r in rms] == ["api_runtime_error", "wrong_output", "correct", "api_runtime_error",
                                            "correct", "correct"]
-    assert [r["status"] for r in rms] == ["compile_error", "incorrect", "correct", "runtime_error", "correct", "correct"]
+    assert [r["status"] for r in rms] == ["compile_error", "incorrect", "correct", "runtime_error", "correct",
+                                          "correct"]
     assert [r["selected"] for r in rms] == [False, False, True, False, False, True]
     assert [(r["chain"], r["turn"]) for r in rms] == [(0, 0), (1, 0), (0, 1), (1, 1), (0, 2), (1, 2)]
     assert rms[4]["speedup"] == pytest.approx(0.02) and rms[2]["speedup"] == rms[5]["speedup"]
@@ -253,7 +255,8 @@ def test_dishonest_trajectory_gets_fast1_only_from_measurements_and_its_disagree
     assert [r["fast1"] for r in m.declared_fast1_curves("cpu/small")] == [0.25, 0.25]  # the claim, shown apart
     dis = {(r["sample_idx"], r["declared_in"]): r for r in m.sample_disagreements("cpu/small")}
     assert dis[(4, "trajectory")]["kind"] == "speedup" and dis[(4, "trajectory")]["selected"]
-    assert dis[(4, "trajectory")]["declared_speedup"] == 2.0 and dis[(4, "trajectory")]["speedup"] == pytest.approx(0.02)
+    liar = dis[(4, "trajectory")]
+    assert liar["declared_speedup"] == 2.0 and liar["speedup"] == pytest.approx(0.02)
     assert dis[(1, "trajectory")]["kind"] == "outcome" and dis[(1, "trajectory")]["outcome"] == "wrong_output"
     assert dis[(0, "trajectory.csv")]["kind"] == "outcome"  # declared correct 2.0x; measured: compile error
     assert dis[(1, "trajectory.csv")]["declared_speedup"] == 3.0

@@ -16,7 +16,8 @@ pytestmark = pytest.mark.slow
 
 
 def _fixture():
-    spec = importlib.util.spec_from_file_location("trajectory_fixture", Path(__file__).with_name("trajectory_fixture.py"))
+    spec = importlib.util.spec_from_file_location("trajectory_fixture",
+                                                  Path(__file__).with_name("trajectory_fixture.py"))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

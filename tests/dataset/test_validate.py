@@ -50,7 +50,8 @@ def test_wrong_type(tmp_path, known, field, value, needle, meta_factory, submiss
 
 def test_unknown_workload_id(tmp_path, known, meta_factory, submission_factory):
     msgs = _messages(submission_factory(tmp_path, "s", {"8p_GEMM": "", "99p_Nope": ""}), known)
-    assert msgs == ["submissions/s/kernels/99p_Nope.py: workload id: unknown workload '99p_Nope' (see `bench list`); rename the file"]
+    assert msgs == ["submissions/s/kernels/99p_Nope.py: workload id: unknown workload '99p_Nope' (see `bench list`); "
+                    "rename the file"]
 
 
 def test_kernel_file_absent(tmp_path, known, meta_factory, submission_factory):
@@ -85,7 +86,8 @@ def test_trajectory_rows_are_checked(tmp_path, known, meta_factory, submission_f
         "workload,sample_idx,outcome,speedup\n8p_GEMM,0,correct,1.5\n8p_GEMM,1,exploded,\n8p_GEMM,0,wrong_output,\n")
     msgs = _messages(root, known)
     assert msgs == [
-        "submissions/s/trajectory.csv:3: outcome: expected one of ['api_runtime_error', 'wrong_output', 'correct'], got 'exploded'",
+        "submissions/s/trajectory.csv:3: outcome: expected one of ['api_runtime_error', 'wrong_output', 'correct'], "
+        "got 'exploded'",
         "submissions/s/trajectory.csv:4: sample_idx: duplicate sample ('8p_GEMM', 0)",
     ]
 
@@ -119,7 +121,8 @@ def test_one_document_describes_the_format():
     doc = (ROOT / "docs" / "submit.md").read_text()
     for name in list(validate.REQUIRED) + list(validate.OPTIONAL):
         assert f"| `{name}` |" in doc, name
-    for part in (validate.META_FILE, f"{validate.KERNELS}/<workload_id>.py", f"{validate.SOURCE_DIR}/", "trajectory.csv",
+    for part in (validate.META_FILE, f"{validate.KERNELS}/<workload_id>.py", f"{validate.SOURCE_DIR}/",
+                 "trajectory.csv",
                  f"{validate.TRAJECTORY_DIR}/<workload_id>.jsonl"):
         assert part in doc, part
     readme = (SUBMISSIONS_DIR / "README.md").read_text()

@@ -3,8 +3,9 @@
 Hypothesis generates small folders: random trees of files, folders, symlinks (inside, outside, dangling, loops,
 devices) and FIFOs, with names a submission would use or should not, and contents that are random bytes,
 mutated valid metadata, YAML fragments (anchors, aliases, tags, merges, deep nesting), trajectory CSVs and
-Python. For each one, `check` must return (submission, []) or (None, problems) without raising, within a CPU
-second and 100 MB (tracemalloc peak), and must never read or write outside the folder. Examples are bounded
+Python. For each one, `check` must return (submission, []) or (None, problems) without raising, within 100 MB
+(tracemalloc peak; time is not asserted in tests: benchmarks/intake.py), and must never read or write outside the
+folder. Examples are bounded
 (and derandomized) so the test takes seconds in CI.
 """
 
@@ -24,7 +25,7 @@ from bench.dataset.reader import Problem, SubmissionInvalid, read_text_file
 from bench.dataset.validate import check
 
 from .conftest import WORKLOADS, good_meta
-from .test_validate_hostile import MAX_CPU_S, MAX_PEAK_BYTES, measured
+from .test_validate_hostile import MAX_PEAK_BYTES, measured
 
 KNOWN = set(WORKLOADS)
 NAMES = ["submission.yaml", "kernels", "8p_GEMM.py", "12p_RMSNorm.py", "99p_Nope.py", "trajectory.csv", "trajectory",
@@ -151,17 +152,18 @@ def _make(folder: Path, tree: dict[str, Any]) -> None:
 
 @settings(max_examples=150, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(tree=folders(), relpath=st.sampled_from(["submission.yaml", "kernels/8p_GEMM.py", "../outside.txt", "/etc/passwd",
+@given(tree=folders(), relpath=st.sampled_from(["submission.yaml", "kernels/8p_GEMM.py", "../outside.txt",
+                                                "/etc/passwd",
                                                 "kernels", "loop/x", "trajectory.csv", "a b", ""]))
 def test_any_folder_gives_problems_never_an_exception(tree: dict[str, Any], relpath: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "outside.txt").write_text("secret: outside the submission\n")
         root = Path(tmp) / "fuzz-sub"
         _make(root, tree)
-        (sub, problems), cpu, peak = measured(lambda: check(root, KNOWN, shown="submissions/fuzz-sub"))
+        (sub, problems), peak = measured(lambda: check(root, KNOWN, shown="submissions/fuzz-sub"))
         assert (sub is None) == bool(problems)
         assert all(isinstance(p, Problem) and str(p).startswith("submissions/fuzz-sub") for p in problems)
-        assert cpu < MAX_CPU_S and peak < MAX_PEAK_BYTES, (cpu, peak)
+        assert peak < MAX_PEAK_BYTES, peak
         try:
             text = read_text_file(root, relpath, 4096)
         except SubmissionInvalid as exc:

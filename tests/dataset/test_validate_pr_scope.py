@@ -59,7 +59,8 @@ def test_one_new_submission_is_in_scope(repo):
 
 @pytest.mark.parametrize("change,needle", [
     (lambda r: (r / "bench" / "evaluate.py").write_text("trusted = False\n"), "'bench/evaluate.py': outside"),
-    (lambda r: os.rename(r / "bench" / "evaluate.py", r / "submissions" / "old" / "evaluate.py"), "'bench/evaluate.py'"),
+    (lambda r: os.rename(r / "bench" / "evaluate.py", r / "submissions" / "old" / "evaluate.py"),
+     "'bench/evaluate.py'"),
     (lambda r: _write(r, "submissions/two/a", "submissions/old/b"), "changes 2 submissions (old, two)"),
     (lambda r: os.symlink("/etc", r / "submissions" / "link"), "'submissions/link': outside"),
     (lambda r: _write(r, "submissions/Bad Id/a"), "submission id 'Bad Id' must match"),

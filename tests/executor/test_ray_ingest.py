@@ -39,7 +39,8 @@ def _fake_subs(root: Path, names: tuple[str, str] = ("alpha", "beta")) -> Path:
     base = (SUBMISSIONS_DIR / "xla-baseline" / "kernels")
     for sub in names:
         _submission(root, sub, {w: (base / f"{w}.py").read_text() + f"\n# {sub}\n" for w in FAKE_WORKLOADS})
-    (root / names[1] / "kernels" / "8p_GEMM.py").write_text(f"def workload(*xs):\n    return xs[0]\n# fake: incorrect {names[1]}\n")
+    (root / names[1] / "kernels" / "8p_GEMM.py").write_text(
+        f"def workload(*xs):\n    return xs[0]\n# fake: incorrect {names[1]}\n")
     return root
 
 

@@ -27,7 +27,8 @@ def test_output_floor_rejects_only_the_impossible() -> None:
     assert hard == pytest.approx(SAFETY * out_bytes / 1640e9 * 1e3)
     rejected = audit_measurement(kernel_median_ms=hard / 2, chip="v6e", output_bytes=out_bytes)
     assert rejected.reject_reason and rejected.flags == ["below_physics_floor"]
-    honest = audit_measurement(kernel_median_ms=5.6, chip="v6e", output_bytes=out_bytes, baseline_flops=2 * 8192**2 * 28672,
+    honest = audit_measurement(kernel_median_ms=5.6, chip="v6e", output_bytes=out_bytes,
+                               baseline_flops=2 * 8192**2 * 28672,
                                baseline_bytes=out_bytes * 3, speedup=0.96)
     assert honest.reject_reason is None and honest.flags == []
 
@@ -41,6 +42,7 @@ def test_degenerate_task_is_audited_not_rejected() -> None:
 
 
 def test_audit_thresholds() -> None:
-    assert "speedup_above_threshold" in audit_measurement(kernel_median_ms=1, chip="cpu", output_bytes=1, speedup=25).flags
+    assert "speedup_above_threshold" in audit_measurement(kernel_median_ms=1, chip="cpu", output_bytes=1,
+                                                          speedup=25).flags
     assert audit_measurement(kernel_median_ms=1, chip="cpu", output_bytes=1, speedup=16.3).flags == []
     assert sandbox_flags("none") == ["sandbox:none"] and sandbox_flags("bwrap") == []

@@ -23,7 +23,8 @@ from bench.harness.result import Status
 from bench.harness.task import EvalTask
 from bench.paths import DATA_DIR
 
-needs_bwrap = pytest.mark.skipif(sandbox.bwrap_problem() is not None, reason=f"bubblewrap unusable: {sandbox.bwrap_problem()}")
+needs_bwrap = pytest.mark.skipif(sandbox.bwrap_problem() is not None,
+                                 reason=f"bubblewrap unusable: {sandbox.bwrap_problem()}")
 
 PROBE = '''
 import json, os, socket, subprocess, sys

@@ -15,7 +15,8 @@ import pytest
 from bench.harness.build import sandbox
 from bench.paths import DATA_DIR
 
-needs_bwrap = pytest.mark.skipif(sandbox.bwrap_problem() is not None, reason=f"bubblewrap unusable: {sandbox.bwrap_problem()}")
+needs_bwrap = pytest.mark.skipif(sandbox.bwrap_problem() is not None,
+                                 reason=f"bubblewrap unusable: {sandbox.bwrap_problem()}")
 
 
 DEFAULT_LIMITS = sandbox.Limits()
@@ -213,13 +214,15 @@ def test_mode_bwrap_raises_when_unusable(monkeypatch: pytest.MonkeyPatch, tmp_pa
 
 
 def test_env_allow_list_keeps_what_jax_needs() -> None:
-    env = sandbox.scrubbed_env({"X_HARNESS": "1"}, source={"PATH": "/bin", "PYTHONPATH": "/p", "AWS_SECRET_ACCESS_KEY": "k",
+    env = sandbox.scrubbed_env({"X_HARNESS": "1"}, source={"PATH": "/bin", "PYTHONPATH": "/p",
+                                                           "AWS_SECRET_ACCESS_KEY": "k",
                                                            "LIBTPU_INIT_ARGS": "--x"})
     assert env == {"PATH": "/bin", "PYTHONPATH": "/p", "X_HARNESS": "1"}
 
 
 def test_device_nodes_only_accelerators_and_never_for_the_build(monkeypatch: pytest.MonkeyPatch) -> None:
-    fake = {"/dev/accel*": ["/dev/accel0", "/dev/accel1"], "/dev/vfio": ["/dev/vfio"], "/dev/nvidia*": [], "/dev/nvidia-caps": []}
+    fake = {"/dev/accel*": ["/dev/accel0", "/dev/accel1"], "/dev/vfio": ["/dev/vfio"], "/dev/nvidia*": [],
+            "/dev/nvidia-caps": []}
     monkeypatch.setattr(sandbox.glob, "glob", lambda pattern: fake.get(pattern, []))
     assert sandbox.device_nodes() == ["/dev/accel0", "/dev/accel1", "/dev/vfio"]
     assert "--dev-bind" not in sandbox.bwrap_args()

@@ -208,7 +208,8 @@ def o34(x, w, cb, g, beta):
     return standardize(y, (0, 2, 3)) * per_channel(g, 4) + per_channel(beta, 4)
 
 
-ORACLES = dict(zip(IDS, [o18, o19, o20, o21, o22, o23, o24, o25, o26, o27, o28, o29, o30, o31, o32, o33, o34], strict=True))
+ORACLES = dict(zip(IDS, [o18, o19, o20, o21, o22, o23, o24, o25, o26, o27, o28, o29, o30, o31, o32, o33, o34],
+                   strict=True))
 # Where the defaults (atol = 1e-2 * max|ref|, rtol 2e-2, relative L2 1e-2) do not fit, and why.
 TOLERANCES: dict[str, dict[str, float]] = {
     # y - 2.0 is taken at |y| ~ 2, where one bf16 step is 0.0156: the few positive outputs (y just above 2)

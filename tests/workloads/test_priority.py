@@ -1,4 +1,5 @@
-"""The 17 priority workloads (1p-17p): upstream's full-size interface, and small-size results against independent oracles.
+"""The 17 priority workloads (1p-17p): upstream's full-size interface, and small-size results against independent
+oracles.
 
 Full size is checked without allocating (jax.eval_shape), against shapes written out from the upstream spec, not
 derived from the modules' CONFIG. Small size runs the jitted workload and compares it with an oracle written
@@ -374,7 +375,8 @@ def test_small_matches_independent_oracle(workload_id: str) -> None:
 
 
 def test_7p_small_scenario_has_the_full_scenarios_features() -> None:
-    """Decode rows of length 1, several prefill chunks, kv lens ending on partial pages, idle slots, a permuted table."""
+    """Decode rows of length 1, several prefill chunks, kv lens ending on partial pages, idle slots, a permuted
+    table."""
     mod = load("7p_Ragged_Paged_Attention")
     _, kv_pages, kv_lens, page_indices, cu_q_lens, num_seqs = small_inputs("7p_Ragged_Paged_Attention")
     page_size = kv_pages.shape[1]
