@@ -24,6 +24,7 @@ that died or timed out on a candidate is replaced (and re-prepared on the same s
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 import shutil
 import tempfile
@@ -63,6 +64,15 @@ def fresh_seeds(task: EvalTask, batch: int) -> tuple[list[int], int]:
     while timing in seeds:
         timing += 1
     return seeds, timing
+
+
+def schedule_seed(task: EvalTask, batch: int, kernel: Path) -> int:
+    """The seed of one candidate's call schedule (runner.loop.draw_schedule): fresh from `secrets`, or, in
+    official runs, derived from the secret seed (never recorded). Never known to the candidate's build."""
+    if task.secret_seed is None:
+        return secrets.randbits(62)
+    digest = hashlib.sha256(f"{task.secret_seed}:{batch}:{kernel}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> 2
 
 
 class WarmRunner:
@@ -181,7 +191,8 @@ class WarmRunner:
         warmup, iters = outcome.iteration_counts(self.task, interpreted)
         request = EvaluateRequest(warmup=warmup, iters=iters, blocks=self.task.blocks,
                                   profile_iters=timing.profile_calls(self.plan.backend, interpreted),
-                                  trace_blocks=timing.blocks_traced(self.plan.backend))
+                                  trace_blocks=timing.blocks_traced(self.plan.backend),
+                                  schedule_seed=schedule_seed(self.task, self.batches, built.kernel))
         programs = 3 if ctx.prepared.pallas_reference == "ok" else 2
         try:  # a runner replaced after the previous candidate killed it starts over on the same seeds
             self.session.prepare(self.session.prepare_request)

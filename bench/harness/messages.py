@@ -102,6 +102,7 @@ class PrepareReply(Message):
     pallas_reference: str = ""  # "" (not asked), "ok", or why it is unavailable
     drawn_at: float = 0.0  # runner's monotonic clock when the inputs were drawn
     baseline_call_ms: float | None = None  # fastest reference call: run phases' deadlines follow it
+    baseline_compile_s: float | None = None  # deserializing + compiling the baseline: the compile deadline follows it
 
 
 class LoadRequest(Message):
@@ -125,6 +126,7 @@ class EvaluateRequest(Message):
     blocks: int
     profile_iters: int = 0  # untimed profiled calls per program after the blocks (CPU op breakdown)
     trace_blocks: bool = False  # TPU/GPU: time the blocks from the device plane
+    schedule_seed: int | None = None  # block lengths, checked calls, re-trial positions (runner.loop.draw_schedule)
 
 
 class TrialReport(Message):
@@ -169,7 +171,8 @@ class EvaluateReply(Message):
     traceback: str = ""
     memory_error: bool = False
     trials: list[TrialReport] = Field(default_factory=list)
-    timed: list[TrialReport] = Field(default_factory=list)  # the kernel's timed outputs, re-checked
+    timed: list[TrialReport] = Field(default_factory=list)  # full comparisons during timing (checked calls, re-trials)
+    timed_verified: int = 0  # the kernel's timed outputs verified (each by digest or in full)
     runs: list[ProgramRun] = Field(default_factory=list)
     inputs_unchanged: bool = True
     traced: bool = False  # blob 0, when present: the profiler trace (blocks or the profile pass)

@@ -27,6 +27,22 @@ RUN_FLOOR_S = 30.0
 ALLOWED_SLOWDOWN = 1000.0
 
 
+#: The least the compile phase gets (a Pallas kernel in interpret mode compiles a loop the baseline does not have).
+COMPILE_FLOOR_S = 60.0
+#: How many times the baseline's own compile time a candidate may take to compile, above the floor.
+COMPILE_FACTOR = 50.0
+
+
+def compile_deadline_s(cap_s: float, baseline_compile_s: float | None) -> float:
+    """The compile phase's deadline: the floor or COMPILE_FACTOR times the baseline's compile time, whichever
+    is larger, never above the cap. Why: a compile bomb (nested calls XLA inlines, issue #23) that stays
+    under the inspection's inlined-size bound used to cost the whole cap (300 s) in the trusted runner, which
+    holds the chip on a TPU host. Without a measured baseline compile time, the cap."""
+    if not baseline_compile_s or baseline_compile_s <= 0:
+        return cap_s
+    return min(cap_s, max(COMPILE_FLOOR_S, COMPILE_FACTOR * baseline_compile_s))
+
+
 def run_deadline_s(cap_s: float, baseline_call_ms: float | None, calls: int) -> float:
     """The deadline policy of the phases that run a compiled kernel (correctness trials, timing): the floor
     plus `calls` calls of the baseline slowed ALLOWED_SLOWDOWN times, never above the cap. Why it follows
@@ -46,7 +62,8 @@ class EvalTask(BaseModel):
     warmup: int | None = Field(None, ge=0)  # None: 5, or INTERPRET_WARMUP for Pallas-in-interpret on CPU
     iters: int | None = Field(None, ge=1)  # None: 50, or INTERPRET_ITERS likewise
     blocks: int = Field(10, ge=1)  # timing blocks, alternated between baseline and candidate (ABBA order)
-    timeout_s: float = Field(DEFAULT_TIMEOUT_S, gt=0)  # the build's cap; the runner: the cap to compile, plus run_deadline_s
+    # the build's cap; the runner: compile_deadline_s and run_deadline_s, never above it
+    timeout_s: float = Field(DEFAULT_TIMEOUT_S, gt=0)
     memory_limit_mb: int | None = 8192  # the build's memory cap (tmpfs included) and the runner's RLIMIT_AS on CPU
     secret_seed: int | None = None  # draws the correctness inputs from seeds the candidate cannot know
     sandbox: Literal["auto", "bwrap", "none"] = "auto"

@@ -20,7 +20,7 @@ import pytest
 from bench.harness.evaluate import WarmRunner
 from bench.harness.result import EvalResult, Status
 from bench.harness.task import EvalTask
-from bench.integrity.flags import LABEL_FLAGS, NO_PALLAS, excluding
+from bench.integrity.flags import LABEL_FLAGS, MOSTLY_XLA, NO_PALLAS, excluding
 from bench.paths import DATA_DIR
 
 KERNELS = Path(__file__).parent / "kernels"
@@ -53,7 +53,28 @@ ATTACKS: dict[str, tuple[set[Status], set[str]]] = {
     "attack_late_spin": ({Status.CORRECT}, {"static:subprocess", "static:timer_patch"}),
     "attack_hidden_callback": ({Status.COMPILE_ERROR}, {"host_callback", "static:host_callback"}),
     "attack_host_abuse": ({Status.CORRECT}, {"static:file_access"}),
+    # v9 (issue #23), class 1: a program that knows which call it is (refused before it runs)
+    "attack_rng_call_counter": ({Status.COMPILE_ERROR}, {"disallowed_op"}),
+    "attack_rng_in_loop": ({Status.COMPILE_ERROR}, {"disallowed_op"}),
+    "attack_uninitialised_buffer": ({Status.COMPILE_ERROR}, {"native_call", "static:monkeypatch"}),
+    "attack_side_effect_call": ({Status.COMPILE_ERROR}, {"disallowed_op", "static:monkeypatch"}),
+    "attack_token_effect": ({Status.COMPILE_ERROR}, {"host_callback", "static:monkeypatch"}),
+    # class 2: readiness facts from a program that never runs, or from the build's word
+    "attack_platform_switch": ({Status.CORRECT}, set()),  # readiness "unverified" (READINESS below)
+    "attack_copy_kernel": ({Status.CORRECT}, {NO_PALLAS}),
+    "attack_dead_branch_kernel": ({Status.CORRECT}, {MOSTLY_XLA}),
+    "attack_wasted_kernel": ({Status.CORRECT}, {NO_PALLAS}),
+    "attack_forged_reply_lowering": ({Status.CORRECT}, {NO_PALLAS, "static:exit"}),
+    "attack_forged_tpu_module": ({Status.CORRECT}, {"static:exit"}),  # readiness "unverified"
+    # class 3: one candidate takes down the batch (it must take down only itself)
+    "attack_deep_nesting": ({Status.COMPILE_ERROR}, {"oversized_program"}),
+    "attack_huge_module": ({Status.COMPILE_ERROR}, {"oversized_program"}),
+    # class 4: compile bombs
+    "attack_compile_bomb": ({Status.COMPILE_ERROR}, {"oversized_program"}),
+    "attack_compile_bomb_small": ({Status.TIMEOUT}, set()),
 }
+#: Attacks caught by the readiness comparison: the runnable program is not the TPU program.
+READINESS = {"attack_platform_switch", "attack_forged_tpu_module"}
 HONEST = ("honest_pallas_gemm", "honest_baseline_copy")
 
 
@@ -73,7 +94,7 @@ def _describe(r: EvalResult) -> str:
 def test_every_attack_kernel_is_covered() -> None:
     files = {p.stem for p in KERNELS.glob("*.py")}
     assert files == set(ATTACKS) | set(HONEST)
-    assert len(ATTACKS) >= 18
+    assert len(ATTACKS) >= 34
 
 
 @pytest.mark.parametrize("stem", HONEST)
@@ -81,23 +102,50 @@ def test_honest_kernels_pass_untouched(results: dict[str, EvalResult], stem: str
     r = results[stem]
     assert r.status == Status.CORRECT, _describe(r)
     assert excluding(r.integrity.flags) == [], _describe(r)
-    assert set(r.integrity.flags) <= LABEL_FLAGS and r.tpu_lowering == "ok"
+    assert set(r.integrity.flags) <= LABEL_FLAGS and r.tpu_lowering == "ok" and r.readiness_check == "verified"
 
 
 def test_honest_pallas_kernel_is_recognised_from_its_tpu_module(results: dict[str, EvalResult]) -> None:
     r = results["honest_pallas_gemm"]
     assert r.integrity.has_pallas and r.integrity.pallas_calls == 1 and NO_PALLAS not in r.integrity.flags
-    assert r.integrity.details["inspection"]["pallas_source"] == "tpu_module" and r.env.interpret
+    assert r.pallas_coverage == 1.0 and r.env.interpret
+    assert r.correctness.timed_outputs_checked == 6  # every timed output verified
 
 
 @pytest.mark.parametrize("stem", sorted(ATTACKS))
 def test_attack_is_caught(results: dict[str, EvalResult], stem: str) -> None:
     r = results[stem]
     statuses, must_flag = ATTACKS[stem]
-    caught = r.status != Status.CORRECT or excluding(r.integrity.flags) or NO_PALLAS in r.integrity.flags
+    caught = (r.status != Status.CORRECT or excluding(r.integrity.flags) or NO_PALLAS in r.integrity.flags
+              or MOSTLY_XLA in r.integrity.flags or r.readiness_check == "unverified")
     assert caught, _describe(r)
+    if stem in READINESS:
+        assert r.readiness_check == "unverified", _describe(r)
     assert r.status in statuses, _describe(r)
     assert must_flag <= set(r.integrity.flags), f"missing {sorted(must_flag - set(r.integrity.flags))}: {_describe(r)}"
+
+
+def test_refusals_name_the_op(results: dict[str, EvalResult]) -> None:
+    for stem, op in (("attack_rng_call_counter", "stablehlo.rng"), ("attack_rng_in_loop", "stablehlo.rng"),
+                     ("attack_uninitialised_buffer", "AllocateBuffer"), ("attack_side_effect_call", "has_side_effect"),
+                     ("attack_token_effect", "stablehlo.create_token")):
+        assert op in results[stem].reason, _describe(results[stem])
+
+
+def test_nothing_ranked_comes_from_the_build_s_word(results: dict[str, EvalResult]) -> None:
+    """A forged reply with an unreadable TPU module: does not lower, no Pallas, whatever it claimed."""
+    r = results["attack_forged_reply_lowering"]
+    assert r.tpu_lowering != "ok" and r.integrity.pallas_calls == 0 and r.pallas_coverage is None
+    assert r.readiness_check is None
+
+
+def test_bombs_and_monsters_cost_their_bound_not_the_cap(results: dict[str, EvalResult]) -> None:
+    assert "nest more than" in results["attack_deep_nesting"].reason
+    assert "over the inspection bound" in results["attack_huge_module"].reason
+    assert "once its calls are inlined" in results["attack_compile_bomb"].reason
+    small = results["attack_compile_bomb_small"]
+    assert "compile time limit" in small.reason, _describe(small)
+    assert small.integrity.details["deadlines_s"]["compile"] < 180  # the floor, not the 300 s cap
 
 
 def test_exit_early_cannot_forge_a_result(results: dict[str, EvalResult]) -> None:

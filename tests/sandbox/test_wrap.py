@@ -98,8 +98,8 @@ def test_private_tmp_is_size_capped(tmp_path: Path) -> None:
 
 
 def test_tmpfs_is_counted_against_the_memory_cap() -> None:
-    limits = sandbox.Limits(memory_mb=8192, tmpfs_mb=256)
-    assert limits.address_space_mb == 8192 - 256
+    limits = sandbox.Limits(memory_mb=8192, tmpfs_mb=256, dev_mb=16)
+    assert limits.address_space_mb == 8192 - 256 - 16  # both tmpfs mounts (/tmp, /dev)
 
 
 def test_process_count_is_limited(tmp_path: Path) -> None:
@@ -225,7 +225,9 @@ def test_device_nodes_only_accelerators_and_never_for_the_build(monkeypatch: pyt
             "/dev/nvidia-caps": []}
     monkeypatch.setattr(sandbox.glob, "glob", lambda pattern: fake.get(pattern, []))
     assert sandbox.device_nodes() == ["/dev/accel0", "/dev/accel1", "/dev/vfio"]
-    assert "--dev-bind" not in sandbox.bwrap_args()
+    args = sandbox.bwrap_args()
+    bound = {args[i + 1] for i, a in enumerate(args) if a == "--dev-bind"}
+    assert bound == {f"/dev/{n}" for n in sandbox.DEV_NODES}  # the harmless nodes only, never an accelerator
 
 
 def test_startup_cost_is_measured() -> None:

@@ -132,7 +132,9 @@ def build_kernel(kernel: Path, request: BuildRequest, *, sandbox: str, timeout_s
     fields: dict = {"sandbox": cmd.name, "started": started,
                     "details": {"limits": {"memory_mb": limits.memory_mb, "tmpfs_mb": limits.tmpfs_mb,
                                            "address_space_mb": limits.address_space_mb,
-                                           "processes": limits.processes if cmd.cgroup else None}}}
+                                           "processes": limits.processes if cmd.cgroup else None,
+                                           "dev_mb": limits.dev_mb,
+                                           "memory_cgroup": cmd.memory_cgroup is not None}}}
     try:
         try:
             proc.stdin.write(request.model_dump_json().encode())

@@ -46,8 +46,13 @@ ENV_ALLOW = frozenset({
 DEVICE_GLOBS = SANDBOX_DEVICE_GLOBS
 
 TMPFS_MB = 256  # the build's private /tmp; part of the memory cap
+DEV_MB = 16  # the build's private /dev (device nodes and /dev/shm); part of the memory cap
 PROCESS_LIMIT = 256  # processes + threads in the build's pids cgroup (jax starts a few dozen threads)
 PIDS_CGROUP = Path("/sys/fs/cgroup/pids")
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+#: Device nodes the build sees in its own /dev (bubblewrap's `--dev` is a tmpfs of the kernel's default size,
+#: half of RAM, which RLIMIT_AS does not count: issue #23 wrote 1.9 GiB there). Nothing else lives there.
+DEV_NODES = ("null", "zero", "full", "random", "urandom")
 
 
 class SandboxUnavailable(RuntimeError):
@@ -61,13 +66,14 @@ class Limits:
     memory_mb: int | None = 8192
     tmpfs_mb: int = TMPFS_MB
     processes: int = PROCESS_LIMIT
+    dev_mb: int = DEV_MB
 
     @property
     def address_space_mb(self) -> int | None:
-        """The address-space cap left once the tmpfs is counted against the memory cap."""
+        """The address-space cap left once the tmpfs mounts (/tmp, /dev) are counted against the memory cap."""
         if not self.memory_mb:
             return None
-        return max(self.memory_mb - self.tmpfs_mb, 512)
+        return max(self.memory_mb - self.tmpfs_mb - self.dev_mb, 512)
 
 
 @dataclass(frozen=True)
@@ -77,6 +83,7 @@ class SandboxedCommand:
     name: str  # "bwrap" or "none"
     limits: Limits = field(default_factory=Limits)
     cgroup: Path | None = None  # the pids cgroup the process joins at start (None: not available here)
+    memory_cgroup: Path | None = None  # the memory cgroup it joins (counts tmpfs and shared-memory pages too)
 
     def preexec(self) -> Callable[[], None] | None:
         """Only where util-linux's prlimit is missing: set the rlimits between fork and exec (Python code in
@@ -92,23 +99,24 @@ class SandboxedCommand:
         return apply
 
     def release(self, wait_s: float = 1.0) -> None:
-        """Remove the pids cgroup once every process in it is gone (killed processes leave it a moment
-        after their death); one still alive after `wait_s` keeps it (and stays countable there)."""
-        if self.cgroup is None:
-            return
+        """Remove the cgroups once every process in them is gone (killed processes leave them a moment
+        after their death); one still alive after `wait_s` keeps them (and stays countable there)."""
         import time
 
-        deadline = time.monotonic() + wait_s
-        while True:
-            try:
-                self.cgroup.rmdir()
-                return
-            except FileNotFoundError:
-                return
-            except OSError:
-                if time.monotonic() > deadline:
-                    return
-                time.sleep(0.02)
+        for group in (self.cgroup, self.memory_cgroup):
+            if group is None:
+                continue
+            deadline = time.monotonic() + wait_s
+            while True:
+                try:
+                    group.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    if time.monotonic() > deadline:
+                        break
+                    time.sleep(0.02)
 
 
 def _rlimits(limits: Limits) -> list[tuple[int, int]]:
@@ -118,13 +126,16 @@ def _rlimits(limits: Limits) -> list[tuple[int, int]]:
     return out
 
 
-def _launcher(limits: Limits, cgroup: Path | None) -> list[str]:
+def _launcher(limits: Limits, cgroup: Path | None, memory_cgroup: Path | None = None) -> list[str]:
     """The prefix that confines a command from its first instruction, without Python in a forked child: a
-    shell joins the pids cgroup with its own pid and execs prlimit, which sets the rlimits and execs the
-    command. Every process below inherits both."""
+    shell joins the pids and memory cgroups with its own pid and execs prlimit, which sets the rlimits and
+    execs the command. Every process below inherits all of them."""
     prefix: list[str] = []
-    if cgroup is not None:
-        prefix = ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', str(cgroup / "cgroup.procs")]
+    groups = [str(g / "cgroup.procs") for g in (cgroup, memory_cgroup) if g is not None]
+    if len(groups) == 1:
+        prefix = ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', groups[0]]
+    elif len(groups) == 2:
+        prefix = ["/bin/sh", "-c", 'echo $$ > "$0" && echo $$ > "$1" && shift && exec "$@"', *groups]
     if shutil.which("prlimit"):
         names = {resource.RLIMIT_AS: "--as", resource.RLIMIT_FSIZE: "--fsize", resource.RLIMIT_CORE: "--core"}
         prefix += ["prlimit", *[f"{names[w]}={v}" for w, v in _rlimits(limits)], "--"]
@@ -178,7 +189,12 @@ def bwrap_args(kernel: Path | None = None, limits: Limits = Limits(), extra_ro: 
     """The bubblewrap prefix of a build: minimal read-only binds, a size-capped private /tmp, no network."""
     args = ["bwrap", *_system_binds(),
             "--size", str(limits.tmpfs_mb << 20), "--tmpfs", "/tmp",
-            "--dev", "/dev", "--proc", "/proc"]
+            "--size", str(limits.dev_mb << 20), "--tmpfs", "/dev", "--dir", "/dev/shm", "--proc", "/proc"]
+    for node in DEV_NODES:
+        args += ["--dev-bind", f"/dev/{node}", f"/dev/{node}"]
+    for i, name in enumerate(("stdin", "stdout", "stderr")):
+        args += ["--symlink", f"/proc/self/fd/{i}", f"/dev/{name}"]
+    args += ["--symlink", "/proc/self/fd", "/dev/fd"]
     for p in [*readable_paths(), *extra_ro]:
         args += ["--ro-bind", p, p]
     if kernel is not None:
@@ -254,6 +270,48 @@ def _pids_cgroup(limit: int) -> Path | None:
         return None
 
 
+def _memory_cgroup(limit_mb: int | None) -> Path | None:
+    """A fresh memory cgroup below this process's own (v1: memory.limit_in_bytes, and memsw where swap is
+    accounted; v2: memory.max, memory.swap.max 0), or None where the host does not allow it. Why a cgroup:
+    RLIMIT_AS does not count tmpfs or shared-memory pages; a memory cgroup charges them to whoever touched them."""
+    if not limit_mb:
+        return None
+    limit = str(int(limit_mb) << 20)
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        _, controllers, rel = line.split(":", 2)
+        if "memory" in controllers.split(","):
+            base, files = CGROUP_ROOT / "memory" / rel.lstrip("/"), {"memory.limit_in_bytes": limit,
+                                                                  "memory.memsw.limit_in_bytes": limit}
+            break
+    else:
+        unified = next((ln.split(":", 2)[2] for ln in lines if ln.startswith("0::")), None)
+        if unified is None:
+            return None
+        base, files = CGROUP_ROOT / unified.lstrip("/"), {"memory.max": limit, "memory.swap.max": "0"}
+    path = base / f"jaxbench_build_{uuid.uuid4().hex[:12]}"
+    try:
+        path.mkdir()
+        first = next(iter(files))
+        (path / first).write_text(files[first])
+        for name, value in list(files.items())[1:]:
+            if (path / name).exists():
+                try:
+                    (path / name).write_text(value)
+                except OSError:
+                    pass
+        return path
+    except OSError:
+        try:
+            path.rmdir()
+        except OSError:
+            pass
+        return None
+
+
 def pids_cgroup_available() -> bool:
     """Whether this host lets the harness create a pids cgroup (checked by creating and removing one)."""
     cgroup = _pids_cgroup(PROCESS_LIMIT)
@@ -271,14 +329,17 @@ def wrap(argv: list[str], mode: str = "auto", *, kernel: Path | None = None, lim
     rlimits apply, HOME is a fresh directory, and the row is labelled `sandbox:none`."""
     name = resolve_mode(mode)
     cgroup = _pids_cgroup(limits.processes)
-    launcher = _launcher(limits, cgroup)
+    memory = _memory_cgroup(limits.memory_mb)
+    launcher = _launcher(limits, cgroup, memory)
     if name == "none":
         import tempfile
 
         home = Path(tempfile.mkdtemp(prefix="jaxbench_build_home_"))
-        return SandboxedCommand(launcher + list(argv), scrubbed_env(extra_env, home=home), "none", limits, cgroup)
+        return SandboxedCommand(launcher + list(argv), scrubbed_env(extra_env, home=home), "none", limits, cgroup,
+                                memory)
     env = scrubbed_env(extra_env, home=Path("/tmp"))
-    return SandboxedCommand(launcher + bwrap_args(kernel, limits, extra_ro) + list(argv), env, "bwrap", limits, cgroup)
+    return SandboxedCommand(launcher + bwrap_args(kernel, limits, extra_ro) + list(argv), env, "bwrap", limits, cgroup,
+                            memory)
 
 
 def startup_cost_ms(repeats: int = 5) -> tuple[float, float | None]:

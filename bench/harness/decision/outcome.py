@@ -209,7 +209,7 @@ def decide(ctx: BatchContext, built: Built, reply: EvaluateReply, trace: bytes |
     if not verdict.correct:
         return _result(ctx, task, built, Status.INCORRECT, verdict.reason, correctness=verdict, details=trial_details,
                        **common)
-    verdict = verdict.model_copy(update={"timed_outputs_checked": len(reply.timed)})
+    verdict = verdict.model_copy(update={"timed_outputs_checked": reply.timed_verified})
     bad = next((t.report for t in reply.timed if not t.report.correct), None)
     if bad is not None or not reply.inputs_unchanged:
         why = f"timed call output differs: {bad.reason}" if bad else "the program modified its input arrays"

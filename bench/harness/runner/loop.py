@@ -1,15 +1,25 @@
 """TRUSTED (runner process): the timed loop. Every program of one evaluation (the baseline, the candidate, the
 Pallas reference) is timed in this one process, alternately, in ABBA blocks, on rotating copies of the
-timing inputs; every block's last output is checked against the reference, and the inputs are hashed
-before and after (a program that writes its inputs is caught).
+timing inputs, and the inputs are hashed before and after (a program that writes its inputs is caught).
+
+Every timed output is verified (issue #23): a pure program gives bitwise-identical outputs on identical
+inputs, so after each timed call (outside the timed window) the runner takes a digest of its output, on the
+device, and compares it with the digest of an output it checked in full against the reference (one checked
+call before the blocks); an output whose digest differs is compared in full on the spot. On top, one call
+per block, chosen at random, is compared in full. The schedule is the program's to guess and it cannot:
+block lengths, which call of a block is compared in full, and where the correctness re-trials (the other
+seeds' inputs, untimed) fall between blocks are drawn from the evaluation's schedule seed (fresh, or derived
+from the secret seed), as is the digest's weighting.
 """
 
 from __future__ import annotations
 
 import gc
 import hashlib
+import random
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,16 +42,74 @@ def _hash(sets: list[list[Any]]) -> str:
     return h.hexdigest()
 
 
-def _block_sizes(iters: int, blocks: int) -> list[int]:
+@dataclass(frozen=True)
+class Schedule:
+    """What the program cannot predict: the length of each block, the call of each block compared in full,
+    the blocks after which the correctness re-trials run, and the digest's odd multiplier."""
+
+    sizes: list[int]
+    checked: list[int]  # index, within each block, of the call compared in full
+    retrials_after: list[int]  # block index after which each re-trial runs (one per correctness seed)
+    multiplier: int
+
+
+def draw_schedule(seed: int | None, iters: int, blocks: int, retrials: int) -> Schedule:
+    """Random block lengths (each >= 1, summing to `iters`) and check positions from `seed`; with no seed,
+    the even split of earlier harnesses (tests and `bench run`)."""
     blocks = max(1, min(blocks, iters))
-    return [iters // blocks + (1 if b < iters % blocks else 0) for b in range(blocks)]
+    if seed is None:
+        sizes = [iters // blocks + (1 if b < iters % blocks else 0) for b in range(blocks)]
+        return Schedule(sizes, [n - 1 for n in sizes], [blocks - 1] * retrials, 2654435761)
+    rng = random.Random(seed)
+    cuts = sorted(rng.sample(range(1, iters), blocks - 1)) if blocks > 1 else []
+    sizes = [b - a for a, b in zip([0, *cuts], [*cuts, iters], strict=True)]
+    return Schedule(sizes, [rng.randrange(n) for n in sizes], [rng.randrange(blocks) for _ in range(retrials)],
+                    rng.randrange(1, 2**32, 2))
 
 
-def _timed(program: Program, sets: list[list[Any]], n: int, start: int) -> tuple[list[float], Any]:
-    """`n` calls over the rotating input sets: per-call wall ms (perf_counter + block_until_ready), last output."""
+_DIGESTS: dict[tuple[Any, ...], Any] = {}
+
+
+def digest(outputs: list[Any], multiplier: int) -> int:
+    """A position-weighted sum (mod 2^32) of the outputs' bits, computed on the device: equal for bitwise-equal
+    outputs, different (almost surely) otherwise. One small jitted program per output signature."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    key = (tuple((o.shape, str(o.dtype)) for o in outputs), multiplier)
+    fn = _DIGESTS.get(key)
+    if fn is None:
+        def words(o: Any) -> Any:
+            size = np.dtype(o.dtype).itemsize
+            if o.dtype == jnp.bool_:
+                return o.reshape(-1).astype(jnp.uint32)
+            as_uint = {1: jnp.uint8, 2: jnp.uint16, 4: jnp.uint32, 8: jnp.uint32}[size]
+            bits = jax.lax.bitcast_convert_type(o.reshape(-1), as_uint)
+            return bits.reshape(-1).astype(jnp.uint32)
+
+        def run(*outs: Any) -> Any:
+            acc = jnp.uint32(0)
+            for k, o in enumerate(outs):
+                w = words(o)
+                idx = jnp.arange(w.size, dtype=jnp.uint32) + jnp.uint32(k * 7919)
+                acc = acc + jnp.sum(w * (idx * jnp.uint32(multiplier) + jnp.uint32(1)), dtype=jnp.uint32)
+            return acc
+
+        fn = _DIGESTS[key] = jax.jit(run)
+    return int(fn(*outputs))
+
+
+def _timed(program: Program, sets: list[list[Any]], n: int, start: int, check_at: int, expect: int | None,
+           multiplier: int) -> tuple[list[float], list[tuple[int, Any]], int]:
+    """`n` calls over the rotating input sets: per-call wall ms (perf_counter + block_until_ready). After each
+    call, outside the timer, its output's digest is compared with `expect`; returned: the outputs to compare
+    in full (the call at `check_at`, and any whose digest differs), and how many outputs were verified."""
     import jax
 
-    walls, out = [], None
+    walls: list[float] = []
+    keep: list[tuple[int, Any]] = []
+    verified = 0
     gc.disable()  # no collector pause inside a timed call (collected once before the blocks)
     try:
         for i in range(n):
@@ -49,51 +117,77 @@ def _timed(program: Program, sets: list[list[Any]], n: int, start: int) -> tuple
             t0 = time.perf_counter()
             out = jax.block_until_ready(program.compiled(*args))
             walls.append((time.perf_counter() - t0) * 1e3)
+            leaves = list(jax.tree.leaves(out))
+            if i == check_at or expect is None or digest(leaves, multiplier) != expect:
+                keep.append((i, leaves))
+            else:
+                delete(leaves)
+            verified += 1
     finally:
         gc.enable()
-    return walls, out
+    return walls, keep, verified
 
 
 def time_programs(programs: list[Program], host: list[Any], reference: list[Any], tolerance: Tolerance, warmup: int,
-                  iters: int, blocks: int, profile_iters: int, trace_blocks: bool,
-                  record: Recorder | None = None) -> tuple[dict[str, list[float]], list[TrialReport], bool, bytes | None, list[str]]:
-    """ABBA blocks of every program in this process; every block's last output is checked (the kernel's
-    reports are returned). The trace (blocks on TPU/GPU, an untimed profile pass on CPU) comes back whole.
-    `record` gets one segment per (block, program): its calls and the host's interference meanwhile."""
+                  iters: int, blocks: int, profile_iters: int, trace_blocks: bool, record: Recorder | None = None,
+                  schedule_seed: int | None = None, retrials: list[tuple[Any, list[Any], list[Any]]] | None = None,
+                  ) -> tuple[dict[str, list[float]], list[TrialReport], bool, bytes | None, list[str], int]:
+    """ABBA blocks of every program in this process, on the schedule drawn from `schedule_seed`; every timed
+    output verified (module docstring); the candidate's reports are returned with the number of its timed
+    outputs verified. `retrials`: (seed, host inputs, reference) re-run on the candidate, untimed, between
+    blocks. The trace (blocks on TPU/GPU, an untimed profile pass on CPU) comes back whole. `record` gets one
+    segment per (block, program): its calls and the host's interference meanwhile."""
     import jax
 
+    retrials = retrials or []
+    plan = draw_schedule(schedule_seed, iters, blocks, len(retrials))
     nbytes = sum(a.nbytes for a in host) or 1
     sets = [place(host) for _ in range(max(1, min(ROTATION_SETS, ROTATION_BYTES // nbytes)))]
     before = _hash(sets)
     walls: dict[str, list[float]] = {p.name: [] for p in programs}
     timed: list[TrialReport] = []
     order: list[str] = []
+    expect: dict[str, int] = {}
+    verified = 0
     for p in programs:
         for i in range(warmup):
             jax.block_until_ready(p.compiled(*sets[i % len(sets)]))
+        out = list(jax.tree.leaves(jax.block_until_ready(p.compiled(*sets[0]))))  # the checked call
+        report = compare(reference, to_host(out), tolerance)
+        _account(p, report, timed, "the checked call")
+        expect[p.name] = digest(out, plan.multiplier)
+        delete(out)
     gc.collect(1)  # young generations only: a full collection of a process holding jax costs ~0.1 s; the timed
     # calls themselves run with the collector disabled (_timed)
     trace_dir = tempfile.mkdtemp(prefix="jaxbench_trace_") if (trace_blocks or profile_iters) else None
     if trace_blocks:
         jax.profiler.start_trace(trace_dir)
-    for b, n in enumerate(_block_sizes(iters, blocks)):
+    candidate = next((p for p in programs if p.name == CANDIDATE_FN), None)
+    for b, n in enumerate(plan.sizes):
         for p in (programs if b % 2 == 0 else programs[::-1]):
             started = record.start() if record else None
-            w, out = _timed(p, sets, n, len(walls[p.name]))
+            w, keep, count = _timed(p, sets, n, len(walls[p.name]), plan.checked[b], expect[p.name], plan.multiplier)
             if record is not None and started is not None:
                 record.stop(started, b, p.name, len(w))
             walls[p.name].extend(w)
             order.append(p.name)
-            report = compare(reference, to_host(list(jax.tree.leaves(out))), tolerance)
-            delete(list(jax.tree.leaves(out)))
             if p.name == CANDIDATE_FN:
-                timed.append(TrialReport(seed=None, report=report))
-            elif not report.correct:
-                raise RuntimeError(f"harness self-check: {p.name} output differs from its reference: {report.reason}")
+                verified += count
+            for i, leaves in keep:
+                where = f"timed call {i + 1} of block {b + 1}"
+                _account(p, compare(reference, to_host(leaves), tolerance), timed, where)
+                delete(leaves)
+        for k, (seed, inputs, ref) in enumerate(retrials):
+            if candidate is not None and plan.retrials_after[k] == b:
+                placed = place(inputs)
+                out = list(jax.tree.leaves(jax.block_until_ready(candidate.compiled(*placed))))
+                report = compare(ref, to_host(out), tolerance)
+                delete(out + placed)
+                timed.append(TrialReport(seed=seed, report=_named(report, "a correctness re-trial between blocks")))
     if profile_iters and not trace_blocks:
         jax.profiler.start_trace(trace_dir)
         for p in programs:
-            _timed(p, sets, profile_iters, 0)
+            _timed(p, sets, profile_iters, 0, -1, expect[p.name], plan.multiplier)
     trace = None
     if trace_dir is not None:
         jax.profiler.stop_trace()
@@ -102,4 +196,18 @@ def time_programs(programs: list[Program], host: list[Any], reference: list[Any]
     unchanged = _hash(sets) == before
     for s in sets:
         delete(s)
-    return walls, timed, unchanged, trace, order
+    return walls, timed, unchanged, trace, order, verified
+
+
+def _named(report: Any, where: str) -> Any:
+    if report.correct:
+        return report
+    return report.model_copy(update={"reason": f"{where}: {report.reason}"})
+
+
+def _account(p: Program, report: Any, timed: list[TrialReport], where: str) -> None:
+    """The candidate's report joins the timed ones; a trusted program that fails its own check is a harness bug."""
+    if p.name == CANDIDATE_FN:
+        timed.append(TrialReport(seed=None, report=_named(report, where)))
+    elif not report.correct:
+        raise RuntimeError(f"harness self-check: {p.name} output differs from its reference: {report.reason}")

@@ -43,6 +43,7 @@ class State:
         self.env = env
         self.spec: Any = None
         self.flops: tuple[float | None, str] = (None, "")
+        self.baseline_compile_s = 0.0
         self.signature: Any = None
         self.tolerance: Any = None
         self.inputs: dict[Any, list[Any]] = {}  # seed -> host arrays
@@ -99,8 +100,10 @@ def cmd_prepare(state: State, req: PrepareRequest, blobs: list[bytes]) -> tuple[
         state.spec = spec(req.workload)
         state.signature = abstract_signature(state.spec, size)
         state.tolerance = Tolerance(**state.spec.tolerance)
-        state.baseline = Program(BASELINE_FN, _export_bytes(state.spec.workload, BASELINE_FN, state.signature,
-                                                            False), state.signature)
+        exported = _export_bytes(state.spec.workload, BASELINE_FN, state.signature, False)
+        t_compile = time.perf_counter()
+        state.baseline = Program(BASELINE_FN, exported, state.signature)
+        state.baseline_compile_s = time.perf_counter() - t_compile
         state.flops = state.spec.flops(size)  # the one FLOPs definition (bench list == bench evaluate)
         state.pallas = None
         state.key = key
@@ -134,7 +137,8 @@ def cmd_prepare(state: State, req: PrepareRequest, blobs: list[bytes]) -> tuple[
                          bytes_accessed=float(cost.get("bytes accessed", 0.0)) or None,
                          output_bytes=int(sum(a.nbytes for a in ref)), output_shapes=[list(a.shape) for a in ref],
                          in_avals=[aval_text(a) for a in state.signature.arrays], out_avals=state.baseline.out_avals,
-                         pallas_reference=pallas_note, drawn_at=drawn_at, baseline_call_ms=round(min(calls_ms), 4))
+                         pallas_reference=pallas_note, drawn_at=drawn_at, baseline_call_ms=round(min(calls_ms), 4),
+                         baseline_compile_s=round(state.baseline_compile_s, 4))
     return reply.model_dump(), []
 
 
@@ -221,10 +225,11 @@ def cmd_time(state: State, req: EvaluateRequest, blobs: list[bytes]) -> tuple[di
     programs = [p for p in (state.baseline, state.candidate, state.pallas) if p is not None]
     record = Recorder()
     try:
-        walls, timed, unchanged, trace, order = time_programs(programs, state.inputs[state.timing_seed],
-                                                              state.refs[state.timing_seed], state.tolerance, req.warmup,
-                                                              req.iters, req.blocks, req.profile_iters, req.trace_blocks,
-                                                              record=record)
+        retrials = [(seed, state.inputs[seed], state.refs[seed]) for seed in state.seeds]
+        walls, timed, unchanged, trace, order, verified = time_programs(
+            programs, state.inputs[state.timing_seed], state.refs[state.timing_seed], state.tolerance, req.warmup,
+            req.iters, req.blocks, req.profile_iters, req.trace_blocks, record=record, schedule_seed=req.schedule_seed,
+            retrials=retrials)
     except Exception as exc:
         if str(exc).startswith("harness self-check"):
             raise
@@ -233,13 +238,13 @@ def cmd_time(state: State, req: EvaluateRequest, blobs: list[bytes]) -> tuple[di
         state.candidate = None  # its buffers go with the next collection (one runs before every timing)
     runs = [ProgramRun(name=p.name, module=p.module, wall_ms=walls[p.name]) for p in programs]
     reply = EvaluateReply(timed=timed, runs=runs, inputs_unchanged=unchanged, traced=trace is not None,
-                          block_order=order, interference=record.finish())
+                          block_order=order, interference=record.finish(), timed_verified=verified)
     return reply.model_dump(), [trace] if trace else []
 
 
 def cmd_time_baseline(state: State, req: TimeBaselineRequest, blobs: list[bytes]) -> tuple[dict, list[bytes]]:
     """`bench run`: the baseline alone, blocks of one program."""
-    walls, _, unchanged, trace, order = time_programs([state.baseline], state.inputs[state.timing_seed],
+    walls, _, unchanged, trace, order, _ = time_programs([state.baseline], state.inputs[state.timing_seed],
                                                       state.refs[state.timing_seed], state.tolerance, req.warmup,
                                                       req.iters, 1, req.profile_iters, req.trace_blocks)
     reply = EvaluateReply(runs=[ProgramRun(name=BASELINE_FN, module=state.baseline.module, wall_ms=walls[BASELINE_FN])],

@@ -22,7 +22,7 @@ from bench.harness.messages import (EvaluateReply, EvaluateRequest, LoadRequest,
 from bench.harness.process import WorkerFailure, one_line
 from bench.harness.runner.isolation import (TIMING_NICE, pin_threads, timing_core, timing_lock, worker_core,
                                            worker_env)
-from bench.harness.task import STARTUP_TIMEOUT_S, EvalTask, run_deadline_s
+from bench.harness.task import STARTUP_TIMEOUT_S, EvalTask, compile_deadline_s, run_deadline_s
 from bench.paths import JAX_CACHE_DIR, ROOT  # JAX_CACHE_DIR: the runner's compilation cache (trusted only)
 
 
@@ -196,12 +196,15 @@ class RunnerSession:
         return self.prepared
 
     def deadlines(self, request: EvaluateRequest, programs: int) -> dict[str, float]:
-        """Seconds each phase may take: compiling gets the task's cap; the phases that run the candidate's
-        program follow the baseline's time per call (bench.harness.task.run_deadline_s)."""
+        """Seconds each phase may take: compiling follows the baseline's compile time (with a floor;
+        bench.harness.task.compile_deadline_s); the phases that run the candidate's program follow the
+        baseline's time per call (bench.harness.task.run_deadline_s). Never more than the task's cap."""
         call_ms = self.prepared.baseline_call_ms if self.prepared else None
         calls = programs * (request.warmup + request.iters + request.profile_iters)
         cap = self.task.timeout_s
-        return {"compile": cap, "correctness": round(run_deadline_s(cap, call_ms, self.task.seeds), 1),
+        compile_s = self.prepared.baseline_compile_s if self.prepared else None
+        return {"compile": round(compile_deadline_s(cap, compile_s), 1),
+                "correctness": round(run_deadline_s(cap, call_ms, self.task.seeds), 1),
                 "timing": round(run_deadline_s(cap, call_ms, calls), 1)}
 
     def evaluate(self, program: bytes, request: EvaluateRequest,

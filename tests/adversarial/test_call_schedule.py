@@ -1,0 +1,77 @@
+"""Class 1 of issue #23, behind the allow-list: even a program that DID know which call it is (state the
+inspection missed) cannot win, because every timed output is verified and the schedule is secret.
+
+The runner's timed loop (bench.harness.runner.loop) is driven here directly with programs the inspection
+would refuse (`stablehlo.rng` call counters), exactly as the runner would run them had they slipped through."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from bench.harness.correctness import Tolerance
+from bench.harness.messages import BASELINE_FN, CANDIDATE_FN
+from bench.harness.runner.loop import draw_schedule, time_programs
+from bench.harness.runner.program import Program
+from bench.harness.signature import abstract_signature, export_program
+from bench.registry import spec
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def setup():
+    s = spec("8p_GEMM")
+    signature = abstract_signature(s, "small")
+    inputs = [np.asarray(x) for x in s.create_inputs(dtype=jnp.bfloat16, size="small", seed=7)]
+    reference = [np.asarray(s.workload(*inputs))]
+    baseline = Program(BASELINE_FN, bytes(export_program(s.workload, BASELINE_FN, signature, ["cpu"]).serialize()),
+                       signature)
+    return signature, inputs, reference, baseline
+
+
+def _program(fn, signature) -> Program:
+    return Program(CANDIDATE_FN, bytes(export_program(fn, CANDIDATE_FN, signature, ["cpu"]).serialize()), signature)
+
+
+def _cheap_on_most_calls(a, b):
+    """Full product on about one call in four (an rng draw it cannot be told about), a quarter otherwise."""
+    draw = jax.lax.rng_uniform(jnp.float32(0), jnp.float32(1), (1,))[0]
+    full = jnp.dot(a, b, preferred_element_type=jnp.float32).astype(a.dtype)
+    quarter = jnp.dot(a[:, :128], b[:128], preferred_element_type=jnp.float32).astype(a.dtype) * 4
+    return jnp.where(draw < 0.25, full, quarter)
+
+
+def _honest(a, b):
+    return jnp.dot(a, b, preferred_element_type=jnp.float32).astype(a.dtype)
+
+
+def test_every_timed_output_of_a_call_counting_program_is_verified(setup) -> None:
+    signature, inputs, reference, baseline = setup
+    cheat = _program(_cheap_on_most_calls, signature)
+    _, reports, _, _, _, verified = time_programs([baseline, cheat], inputs, reference, Tolerance(), 1, 12, 3, 0,
+                                                  False, schedule_seed=12345)
+    assert verified == 12
+    assert any(not r.report.correct for r in reports), "cheap calls went unnoticed"
+
+
+def test_an_honest_program_has_every_timed_output_verified_and_passes(setup) -> None:
+    signature, inputs, reference, baseline = setup
+    honest = _program(_honest, signature)
+    walls, reports, unchanged, _, order, verified = time_programs([baseline, honest], inputs, reference, Tolerance(),
+                                                                   1, 12, 3, 0, False, schedule_seed=99)
+    assert verified == 12 and all(r.report.correct for r in reports) and unchanged
+    assert len(walls[CANDIDATE_FN]) == 12 and len(order) == 6
+
+
+def test_the_schedule_cannot_be_predicted() -> None:
+    """Block lengths and the calls compared in full change with the seed (fresh, or from the secret seed)."""
+    plans = {tuple(draw_schedule(seed, 50, 10, 3).sizes) for seed in range(20)}
+    assert len(plans) == 20
+    for seed in range(20):
+        plan = draw_schedule(seed, 50, 10, 3)
+        assert sum(plan.sizes) == 50 and min(plan.sizes) >= 1
+        assert all(0 <= c < n for c, n in zip(plan.checked, plan.sizes, strict=True))
+    assert len({draw_schedule(seed, 50, 10, 3).checked[0] for seed in range(20)}) > 1
