@@ -26,12 +26,19 @@ from bench.harness.task import STARTUP_TIMEOUT_S, EvalTask, compile_deadline_s, 
 from bench.paths import JAX_CACHE_DIR, ROOT  # JAX_CACHE_DIR: the runner's compilation cache (trusted only)
 
 
+#: The runner's persistent compilation cache holds at most this much; least recently used entries go first.
+#: Why a bound: every candidate's executable is stored (issue #23), so a stream of submissions grew it without end.
+COMPILATION_CACHE_MAX_BYTES = 1 << 30
+
+
 def compilation_cache_env(folder: Path) -> dict[str, str]:
     """jax's persistent compilation cache, for TRUSTED workers only. Drawing inputs compiles dozens of
     small eager ops (random.split, normal, ...): ~8 s cold on a loaded 2-core box, ~1 s from the cache.
-    The candidate never gets it (under bwrap it could not write it anyway; it must not poison it)."""
+    The candidate never gets it (under bwrap it could not write it anyway; it must not poison it). Bounded
+    (COMPILATION_CACHE_MAX_BYTES, LRU eviction by jax)."""
     return {"JAX_COMPILATION_CACHE_DIR": str(folder), "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
-            "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0"}
+            "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0",
+            "JAX_COMPILATION_CACHE_MAX_SIZE": str(COMPILATION_CACHE_MAX_BYTES)}
 
 
 class RunnerProcess:
