@@ -56,7 +56,8 @@ def queries(args: argparse.Namespace) -> None:
 
 def real_throughput(args: argparse.Namespace) -> None:
     """Samples per hour of the real harness, through the function ingest uses for trajectory samples."""
-    from bench.dataset.sample_ingest import WARM_BATCH, evaluate_batch
+    from bench.dataset.sample_ingest import evaluate_batch
+    from bench.executor.host import WARM_BATCH
 
     folder = Folder(SUBMISSIONS_DIR / args.real_submission, f"submissions/{args.real_submission}")
     parsed = trajectory.read(folder, args.real_workload)

@@ -11,10 +11,13 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bench.harness.result import EvalResult
 from bench.harness.task import DEFAULT_TIMEOUT_S, EvalTask
+
+if TYPE_CHECKING:
+    from bench.executor.host import Host
 
 
 @dataclass(frozen=True)
@@ -84,26 +87,28 @@ def close(evaluator: Evaluator) -> None:
         end()
 
 
-def evaluate_json(_evaluator: str, task_json: str) -> str:
-    """The executor's unit for agent samples: one harness evaluation, JSON both ways (runs on the executor's host)."""
-    from bench.harness.evaluate import evaluate
-    from bench.harness.task import EvalTask
-
-    return evaluate(EvalTask.model_validate_json(task_json)).model_dump_json()
+def evaluate_json(host: Host, evaluator: str, task_jsons: list[str]) -> list[str | BaseException]:
+    """The executor's unit for agent samples: one batch of harness evaluations on the executor's host, through
+    its warm runner for the workload (bench.executor.host.Host), JSON both ways."""
+    results = host.evaluate(evaluator, [EvalTask.model_validate_json(t) for t in task_jsons])
+    return [r if isinstance(r, BaseException) else r.model_dump_json() for r in results]
 
 
 class ExecutorEvaluator:
-    """The harness on an executor (bench.executor, e.g. one host of a Ray cluster per sample); an executor failure
-    becomes a harness-error result, which the agent loop retries once. `close()` releases the executor."""
+    """The harness on an executor (bench.executor, e.g. a Ray cluster: a round's samples in batches, each on one
+    host's warm runner); an executor failure becomes a harness-error result, which the agent loop retries once.
+    `close()` releases the executor (and its hosts' warm runners)."""
 
     def __init__(self, executor) -> None:
         self.executor = executor
 
     def __call__(self, workload: str, kernels: Sequence[Path], settings: EvalSettings) -> list[EvalResult]:
+        from bench.executor.host import HARNESS_EVALUATOR, batch_size
         from bench.harness.result import Status
 
         items = [(i, _task(workload, p, settings)) for i, p in enumerate(kernels)]
-        got = {o.key: o for o in self.executor.run(evaluate_json, "bench.harness.evaluate:evaluate", items)}
+        got = {o.key: o for o in self.executor.run(evaluate_json, HARNESS_EVALUATOR, items,
+                                                    batch_size(HARNESS_EVALUATOR))}
         return [EvalResult.model_validate_json(got[i].result_json) if got[i].error is None else
                 EvalResult(workload=workload, status=Status.ERROR, reason=f"executor: {got[i].error}",
                            size=settings.size or "", tpu="unknown") for i in range(len(kernels))]

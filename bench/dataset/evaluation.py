@@ -10,43 +10,26 @@ fast fake one without the real harness.
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import secrets
-from collections.abc import Callable
-from functools import cache
 from pathlib import Path
 
-from bench.dataset.repeat import ranked_evaluation
-from bench.harness.result import EvalResult
+from bench.dataset.repeat import ranked_batch
+from bench.executor.host import HARNESS_EVALUATOR, Host, batch_size, load_evaluator
 from bench.harness.task import EvalTask
 
-DEFAULT_EVALUATOR = "bench.harness.evaluate:evaluate"
+__all__ = ["DEFAULT_EVALUATOR", "EVALUATOR_ENV", "batch_size", "load_evaluator", "run_tasks", "task_for"]
+
+DEFAULT_EVALUATOR = HARNESS_EVALUATOR
 EVALUATOR_ENV = "JAXBENCH_EVALUATOR"
 
-Evaluator = Callable[[EvalTask], EvalResult]
 
-
-@cache
-def load_evaluator(spec: str) -> Evaluator:
-    """The evaluator function named by `spec` ("module:function" or "/path/file.py:function"), loaded once."""
-    target, _, func = spec.rpartition(":")
-    if target.endswith(".py"):
-        mod_spec = importlib.util.spec_from_file_location(f"_jaxbench_evaluator_{abs(hash(target))}", target)
-        if mod_spec is None or mod_spec.loader is None:
-            raise ImportError(f"cannot load an evaluator from {target}")
-        module = importlib.util.module_from_spec(mod_spec)
-        mod_spec.loader.exec_module(module)
-    else:
-        module = importlib.import_module(target)
-    evaluator: Evaluator = getattr(module, func)
-    return evaluator
-
-
-def run_task(spec: str, task_json: str) -> str:
-    """Executor unit (bench.executor): one ranked evaluation (repeated when its timing is not trustworthy,
-    bench.dataset.repeat), as JSON both ways (plain strings pickle everywhere)."""
-    return ranked_evaluation(load_evaluator(spec), EvalTask.model_validate_json(task_json)).model_dump_json()
+def run_tasks(host: Host, spec: str, task_jsons: list[str]) -> list[str | BaseException]:
+    """Executor unit (bench.executor): one batch of tasks of one workload on this host (through its warm runner
+    for the workload, bench.executor.host), each a ranked evaluation (repeated when its timing is not
+    trustworthy, bench.dataset.repeat); JSON both ways (plain strings pickle everywhere)."""
+    tasks = [EvalTask.model_validate_json(t) for t in task_jsons]
+    results = ranked_batch(lambda batch: host.evaluate(spec, batch), tasks)
+    return [r if isinstance(r, BaseException) else r.model_dump_json() for r in results]
 
 
 def task_for(workload: str, kernel_path: Path, size: str, official: bool) -> EvalTask:

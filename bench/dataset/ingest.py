@@ -4,9 +4,10 @@ A (submission, workload) is pending on a track (chip, size) when its result file
 freshness key differs from the one computed now (bench.dataset.freshness: submission.yaml, kernel,
 workload module, harness version, library versions, the pallas_refs files and table the kernel imports).
 Pending tasks run through the harness (`bench.harness.evaluate.evaluate`, or the evaluator named by
-JAXBENCH_EVALUATOR: bench.dataset.evaluation) on an executor (bench.executor: this host, or one task per host on
-a Ray cluster); the parent writes each result as one Parquet file, atomically, as soon as it arrives. So an
-interrupted ingest loses only the evaluations in flight, a rerun evaluates exactly what is missing,
+JAXBENCH_EVALUATOR: bench.dataset.evaluation) on an executor (bench.executor: this host, or a warm host worker
+per host of a Ray cluster), in batches of one workload that share a host's warm runner (bench.executor.host); the
+parent writes each result as one Parquet file, atomically, as soon as its batch arrives. So an interrupted ingest
+loses only the batches in flight, a rerun evaluates exactly what is missing,
 and a re-evaluation replaces its file. Harness failures (status "error", never the candidate's
 fault) are reported and not stored, so the next run retries them.
 """
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.dataset import rows, schema, store
-from bench.dataset.evaluation import DEFAULT_EVALUATOR, EVALUATOR_ENV, run_task, task_for
+from bench.dataset.evaluation import DEFAULT_EVALUATOR, EVALUATOR_ENV, batch_size, run_tasks, task_for
 from bench.dataset.freshness import freshness_key
 from bench.dataset.reader import Problem, shorten, shown_path
 from bench.dataset.report import Report
@@ -176,7 +177,7 @@ def ingest(
         return report  # nothing to evaluate: no executor (nor Ray cluster) needed
     runner = make_executor(executor, chip=chip, workers=workers, address=address, ray_cpus=ray_cpus)
     try:
-        for o in runner.run(run_task, evaluator, [(job, job.task) for job in jobs]):
+        for o in runner.run(run_tasks, evaluator, [(job, job.task) for job in jobs], batch_size(evaluator)):
             _store_one(o.key, o.result_or_error(), data_dir, report, chip)
             if on_host:
                 on_host(o.host)

@@ -76,22 +76,55 @@ def needs_repeat(result: EvalResult) -> bool:
 
 def ranked_evaluation(evaluate: Evaluator, task: EvalTask) -> EvalResult:
     """One evaluation, repeated while its timing is not trustworthy (MAX_RUNS in all); the run to store."""
-    first = evaluate(task)
-    if not needs_repeat(first):
-        return first
-    if has_interval_rule(first):
-        return _by_interval(evaluate, task, first)
-    return _by_spread(evaluate, task, first)
+    result = ranked_batch(lambda tasks: [evaluate(t) for t in tasks], [task])[0]
+    if isinstance(result, BaseException):
+        raise result
+    return result
+
+
+def ranked_batch(evaluate_many: Callable[[list[EvalTask]], list[EvalResult | BaseException]],
+                 tasks: list[EvalTask]) -> list[EvalResult | BaseException]:
+    """`ranked_evaluation` of every task of a batch: the tasks that want another run are evaluated again together,
+    as a smaller batch (through the same warm runner when `evaluate_many` has one), round after round. A task whose
+    evaluation raised keeps its exception (its ranked number could not be completed)."""
+    runs: list[list[EvalResult | BaseException]] = [[r] for r in evaluate_many(tasks)]
+    while again := [i for i, rs in enumerate(runs) if _wants_another(rs)]:
+        for i, r in zip(again, evaluate_many([tasks[i] for i in again]), strict=True):
+            runs[i].append(r)
+    return [_kept(rs) for rs in runs]
 
 
 def _failed(r: EvalResult) -> bool:
     return r.status != Status.CORRECT or r.speedup_vs_baseline is None
 
 
-def _by_interval(evaluate: Evaluator, task: EvalTask, first: EvalResult) -> EvalResult:
-    runs, reason = [first], untrusted_timing(first)
-    while len(runs) < MAX_RUNS and not _failed(runs[-1]) and untrusted_timing(runs[-1]) is not None:
-        runs.append(evaluate(task))
+def _wants_another(runs: list[EvalResult | BaseException]) -> bool:
+    """Whether a task's runs so far call for one more: the interval rule stops at the first trustworthy (or
+    failed) run, the spread rule runs MAX_RUNS in all."""
+    first, last = runs[0], runs[-1]
+    if isinstance(last, BaseException) or isinstance(first, BaseException) or len(runs) >= MAX_RUNS:
+        return False
+    if not needs_repeat(first):
+        return False
+    if has_interval_rule(first):
+        return not _failed(last) and untrusted_timing(last) is not None
+    return True
+
+
+def _kept(runs: list[EvalResult | BaseException]) -> EvalResult | BaseException:
+    """The result to store from a task's runs (the first one when it was not repeated)."""
+    results: list[EvalResult] = []
+    for r in runs:
+        if isinstance(r, BaseException):
+            return r
+        results.append(r)
+    if len(results) == 1:
+        return results[0]
+    return _by_interval(results) if has_interval_rule(results[0]) else _by_spread(results)
+
+
+def _by_interval(runs: list[EvalResult]) -> EvalResult:
+    reason = untrusted_timing(runs[0])
     kept = len(runs) - 1
     if not _failed(runs[kept]) and untrusted_timing(runs[kept]) is not None:
         # every run untrustworthy: the narrowest interval (the earlier run on ties)
@@ -104,8 +137,7 @@ def _by_interval(evaluate: Evaluator, task: EvalTask, first: EvalResult) -> Eval
     return _stored(chosen, runs, details)
 
 
-def _by_spread(evaluate: Evaluator, task: EvalTask, first: EvalResult) -> EvalResult:
-    runs = [first] + [evaluate(task) for _ in range(MAX_RUNS - 1)]
+def _by_spread(runs: list[EvalResult]) -> EvalResult:
     failed = next((r for r in runs if _failed(r)), None)
     chosen = failed or sorted(runs, key=lambda r: r.speedup_vs_baseline or 0.0)[len(runs) // 2]
     return _stored(chosen, runs, None)

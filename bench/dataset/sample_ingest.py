@@ -11,8 +11,9 @@ Work and storage, per (submission, workload) trajectory file:
   kill -9 loses only the sample in flight and a rerun evaluates only what is missing;
 - when every sample has a measurement, the workload's samples file (`store.samples_path`) is written
   atomically, one row per sample in order, and the journal entries are removed.
-Samples of one workload go to the harness together (`evaluate_batch`): one warm runner per workload reuses the
-runner process and its compiled baseline across candidates, and draws inputs and references once per batch.
+Samples of one workload go to the harness together (`evaluate_batch`), in batches of bench.executor.host.WARM_BATCH:
+one warm runner per workload and host reuses the runner process and its compiled baseline across candidates, and
+draws inputs and references once per batch.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from typing import Any
 
 import bench
 from bench.dataset import schema, store, trajectory
-from bench.dataset.evaluation import DEFAULT_EVALUATOR, run_task, task_for
+from bench.dataset.evaluation import batch_size, run_tasks, task_for
 from bench.dataset.freshness import freshness_key
 from bench.dataset.reader import LIMITS, Folder, SubmissionInvalid
 from bench.dataset.report import Report
@@ -38,7 +39,7 @@ from bench.dataset.validate import Submission
 from bench.executor import Executor
 from bench.executor.local import LocalExecutor
 from bench.harness.result import EvalResult, Status
-from bench.harness.task import EvalTask
+from bench.harness.tracebacks import attribute
 
 FAILURE_STATUSES = {Status.COMPILE_ERROR, Status.RUNTIME_ERROR, Status.TIMEOUT, Status.OUT_OF_MEMORY, Status.CRASHED}
 
@@ -148,50 +149,31 @@ def plan_samples(subs: list[Submission], data_dir: Path, chip: str, size: str, w
     return jobs, current
 
 
-#: Sources per warm-runner batch: a batch's results arrive together, so a kill loses at most this many measurements;
-#: each batch draws fresh inputs, the runner and its compiled baseline stay warm across batches.
-WARM_BATCH = 8
-
-
 def evaluate_batch(workload: str, sources: dict[str, str], size: str, official: bool,
                    evaluator: str, runner: Executor | None = None) -> Iterator[tuple[str, EvalResult | BaseException]]:
     """Evaluate candidate sources of one workload, yielding (source hash, result or the harness's exception) as
     they finish, each built exactly like a submitted kernel's task (`evaluation.task_for`: sandbox, seeds policy).
-    With the harness's own evaluator on this host, the sources go through one warm runner
-    (bench.harness.evaluate.WarmRunner: every candidate of a batch built first, then one drawing of inputs and
-    references for the batch, baseline compiled once for all batches). Otherwise (a test's evaluator, or a Ray
-    executor spreading evaluations over hosts) one evaluation per source through `runner` (bench.executor)."""
-    with tempfile.TemporaryDirectory(prefix="jaxbench-samples-") as tmp:
-        items = []
-        for digest, source in sources.items():
-            path = Path(tmp) / f"sample_{digest[:16]}.py"
-            path.write_text(source, encoding="utf-8")
-            items.append((digest, task_for(workload, path, size, official)))
-        local = runner is None or (isinstance(runner, LocalExecutor) and runner.workers == 1)
-        if items and local and evaluator == DEFAULT_EVALUATOR:
-            yield from _warm_batches(items)
-            return
-        for o in (runner or LocalExecutor()).run(run_task, evaluator, items):
-            out = o.result_or_error()
-            yield o.key, out if isinstance(out, BaseException) else EvalResult.model_validate_json(out)
-
-
-def _warm_batches(items: list[tuple[str, EvalTask]]) -> Iterator[tuple[str, EvalResult | BaseException]]:
-    from bench.harness.evaluate import WarmRunner
-    from bench.harness.tracebacks import attribute
-
-    with WarmRunner(items[0][1]) as warm:
-        for i in range(0, len(items), WARM_BATCH):
-            batch = items[i:i + WARM_BATCH]
-            try:
-                results = warm.evaluate([task.kernel_path for _, task in batch])
-                if len(results) != len(batch):
-                    raise RuntimeError(f"the warm runner returned {len(results)} results for {len(batch)} kernels")
-            except Exception as exc:  # noqa: BLE001  a harness bug: these samples are retried on the next ingest
-                yield from ((digest, exc) for digest, _ in batch)
-                continue
-            for (digest, task), result in zip(batch, results, strict=True):
-                yield digest, attribute(result, task.kernel_path)
+    They go to the executor (`runner`, this host by default) in batches (bench.executor.host): with the harness's
+    evaluator, each batch goes through its host's warm runner for the workload (every candidate of a batch built
+    first, then one drawing of inputs and references for the batch, the baseline compiled once for all batches),
+    on this host or on a Ray cluster's hosts alike."""
+    own = runner is None
+    executor = runner or LocalExecutor()
+    try:
+        with tempfile.TemporaryDirectory(prefix="jaxbench-samples-") as tmp:
+            items = []
+            for digest, source in sources.items():
+                path = Path(tmp) / f"sample_{digest[:16]}.py"
+                path.write_text(source, encoding="utf-8")
+                items.append((digest, task_for(workload, path, size, official)))
+            paths = {digest: task.kernel_path for digest, task in items}
+            for o in executor.run(run_tasks, evaluator, items, batch_size(evaluator)):
+                out = o.result_or_error()
+                yield o.key, (out if isinstance(out, BaseException)
+                              else attribute(EvalResult.model_validate_json(out), paths[o.key]))
+    finally:
+        if own:
+            executor.close()
 
 
 def measured_row(r: EvalResult, sub: str, workload: str, digest: str, track: str, key: str) -> SampleRow:

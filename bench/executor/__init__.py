@@ -2,9 +2,11 @@
 
 An executor takes (key, EvalTask) pairs and yields one Outcome per pair, in completion order, with the
 result as the evaluation's JSON. It never writes the dataset: the caller (ingest, on the head) stores each
-outcome as it arrives, with the store's atomic per-evaluation writes. The unit it runs is a plain module-level
-function `unit(evaluator_spec, task_json) -> result_json` (`bench.dataset.evaluation.run_task`), the same on every
-executor, so switching the unit to a per-workload batch changes no executor.
+outcome as it arrives, with the store's atomic per-evaluation writes. It cuts the pairs into batches of tasks
+that differ only in the kernel file (`bench.executor.host.batches`) and runs each batch on one host, where a
+`Host` (bench/executor/host.py) lives as long as the executor and keeps warm runners across batches. The unit
+it runs is a plain module-level function `unit(host, evaluator_spec, task_jsons) -> [result JSON or exception]`
+(`bench.dataset.evaluation.run_tasks`, the agent's `evaluate_json`), the same on every executor.
 
 Ray is an optional dependency (`pip install jaxbench[ray]`): it is imported only by `make_executor("ray", ...)`.
 """
@@ -13,12 +15,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 from bench.harness.task import EvalTask
 
+if TYPE_CHECKING:
+    from bench.executor.host import Host
+
 K = TypeVar("K")
-Unit = Callable[[str, str], str]  # (evaluator spec, task JSON) -> result JSON; importable at module level
+#: (this host's Host, evaluator spec, task JSONs of one batch) -> one result JSON or exception per task, in order;
+#: a module-level function (a Ray host imports it by name)
+Unit = Callable[["Host", str, list[str]], list["str | BaseException"]]
 EXECUTORS = ("local", "ray")
 
 
@@ -47,8 +54,10 @@ class Outcome(Generic[K]):
 class Executor(Protocol):
     name: str
 
-    def run(self, unit: Unit, evaluator: str, items: Sequence[tuple[K, EvalTask]]) -> Iterator[Outcome[K]]:
-        """Run `unit(evaluator, task_json)` for every item; yield outcomes as they finish."""
+    def run(self, unit: Unit, evaluator: str, items: Sequence[tuple[K, EvalTask]],
+            batch: int = 1) -> Iterator[Outcome[K]]:
+        """Run `unit(host, evaluator, task_jsons)` on batches of at most `batch` items (tasks that differ only in
+        the kernel file, bench.executor.host.batches); yield one outcome per item as its batch finishes."""
         ...
 
     def close(self) -> None:

@@ -82,7 +82,8 @@ class LocalCluster:
         """Environment of a driver process (bench ingest --executor ray --address auto) for this cluster."""
         return {"RAY_ADDRESS": self.address, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0"}
 
-    def _start(self, name: str, args: list[str], cpus: float, resources: dict[str, float]) -> Node:
+    def _start(self, name: str, args: list[str], cpus: float, resources: dict[str, float],
+               cores: set[int] | None = None) -> Node:
         temp_dir = self.root / name  # short: Ray's unix sockets live below it
         log = self.root / f"{name}.log"
         node_label = f"{self.root.name}/{name}"
@@ -93,8 +94,10 @@ class LocalCluster:
                "RAY_health_check_failure_threshold": "3", **self.env,
                "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "1",  # a driver's setting (driver_env) must not reach a node
                NODE_ENV: node_label}  # marks every process of the node, Ray workers included
+        pin = (lambda: os.sched_setaffinity(0, cores)) if cores else None  # inherited by every process of the node
         with open(log, "wb") as fh:
-            proc = subprocess.Popen(cmd, env=env, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True)
+            proc = subprocess.Popen(cmd, env=env, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True,
+                                    preexec_fn=pin)
         node = Node(name, temp_dir, proc.pid, log, node_label)
         self.nodes.append(node)
         if proc.wait(timeout=120) != 0:
@@ -105,8 +108,11 @@ class LocalCluster:
         return self._start("head", ["--head", "--port", str(self.port), "--include-dashboard", "false",
                                     "--disable-usage-stats"], cpus, resources or {})
 
-    def add_worker(self, resources: dict[str, float], cpus: float = 1) -> Node:
-        return self._start(f"w{len(self.nodes)}", ["--address", self.address], cpus, resources)
+    def add_worker(self, resources: dict[str, float], cpus: float = 1, cores: set[int] | None = None) -> Node:
+        """A worker node; `cores`: the CPU cores every process of the node is confined to (a stand-in for a
+        host of its own: the harness pins its runner to the last core it may use, so nodes on disjoint cores
+        time on different cores)."""
+        return self._start(f"w{len(self.nodes)}", ["--address", self.address], cpus, resources, cores)
 
     def raylet_pid(self, node: Node) -> int:
         return next(pid for pid, cmd in _pids_of(node) if "/raylet/raylet " in cmd or cmd.startswith("raylet"))

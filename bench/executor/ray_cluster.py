@@ -1,21 +1,28 @@
-"""The Ray executor: every evaluation is one Ray task on one whole host of the track's chip.
+"""The Ray executor: one warm host worker (a Ray actor) per host of the track's chip, fed batches.
 
 Placement. Each host that may run evaluations of chip X advertises the custom resource `jaxbench_host_X: 1`
-(`ray start --resources '{"jaxbench_host_v6e": 1}'`, or `resources:` in a cluster YAML). Every task asks for
-one unit of it, so a task lands only on hosts of the track's chip and no two evaluations ever share a host
-(hence never a chip: timings stay clean). On TPU and GPU hosts the task also asks for all of the host's chips
-(`TPU` / `num_gpus`, the smallest count among the matching hosts), so no other Ray work shares them either;
-on the CPU track it asks for `--ray-cpus` CPUs (default 1).
+(`ray start --resources '{"jaxbench_host_v6e": 1}'`, or `resources:` in a cluster YAML). The executor starts
+one actor per such host, and every actor holds one unit of it for its life, so no two actors share a host (hence
+never a chip: timings stay clean). On TPU and GPU hosts the actor also holds all of the host's chips (`TPU` /
+`num_gpus`, the smallest count among the matching hosts), so no other Ray work shares them either; on the CPU
+track it asks for `--ray-cpus` CPUs (default 1).
 
-Results. The head submits every task, then takes results as they finish (ray.wait) and hands each to the
-caller, which stores it with the store's atomic per-evaluation write: the head alone writes the dataset.
-A worker node that dies takes its running tasks with it; Ray resubmits them elsewhere (MAX_RETRIES; the
-result of a task reaches the head once, and a second write of the same key would replace the file anyway).
-A harness exception is not retried (it would fail again); it is reported and not stored, like locally.
+Warm hosts. An actor holds a `Host` (bench/executor/host.py) for the executor's life: the harness's warm runner
+per workload, kept across batches. The head cuts the tasks into batches of one workload (bench.executor.host.
+batches) and hands the next batch to whichever actor is idle, so a host evaluates batch after batch of the same
+workload with the same runner process, its compiled baseline and its caches, as a local warm batch does. The
+actor runs the same unit as the local executor (`bench.dataset.evaluation.run_tasks`); Ray only carries batches
+and results.
 
-Hosts share no filesystem: the kernel file travels as its bytes and is written to a temp file on the worker,
-where the same unit as the local executor runs (`bench.dataset.evaluation.run_task`). The repository itself
-(same commit, so the same harness version) must be installed on every host: see docs/scale-out.md.
+Results. The head takes each batch's results as they finish (ray.wait) and hands them to the caller, which
+stores each with the store's atomic per-evaluation write: the head alone writes the dataset. A host that dies
+takes its actor and the batch in flight with it: the batch goes back to the queue for another host (up to
+MAX_RETRIES times) and a replacement actor is started for whenever a host is free. A harness exception is not
+retried (it would fail again); it is reported and not stored, like locally.
+
+Hosts share no filesystem: kernel files travel as their bytes and are written to a temp folder on the host. The
+repository itself (same commit, so the same harness version) must be installed on every host: see
+docs/scale-out.md.
 """
 
 from __future__ import annotations
@@ -24,18 +31,27 @@ import logging
 import os
 import socket
 import tempfile
+from collections import deque
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic
 
 import ray
+import ray.exceptions
 
 from bench.executor import ExecutorUnavailable, K, Outcome, Unit
+from bench.executor.host import batches
+from bench.executor.local import outcomes
 from bench.harness.task import EvalTask
 
 HOST_RESOURCE_PREFIX = "jaxbench_host_"
-MAX_RETRIES = 3  # resubmissions of a task whose worker or node died
-STALL_CHECK_S = 30.0  # while waiting, how often to check that some host can still run the pending tasks
+MAX_RETRIES = 3  # resubmissions of a batch whose host (or its actor) died
+STALL_CHECK_S = 30.0  # while waiting, how often to check that some host can still run the pending batches
+CLOSE_TIMEOUT_S = 30.0  # for the hosts to close their warm runners
+#: What a batch's result raises when its host was lost (rather than the unit failing): retried elsewhere.
+HOST_LOST = (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError,
+             ray.exceptions.LocalRayletDiedError, ray.exceptions.ObjectLostError)
 
 
 def host_resource(chip: str) -> str:
@@ -48,13 +64,31 @@ def node_label() -> str:
     return f"{socket.gethostname()}/{ray.get_runtime_context().get_node_id()[:8]}"
 
 
-def run_on_worker(unit: Unit, evaluator: str, task_json: str, kernel: bytes) -> tuple[str, str]:
-    """The Ray task: write the kernel's bytes to a local temp file, run the unit on it, say where it ran."""
-    task = EvalTask.model_validate_json(task_json)
-    with tempfile.TemporaryDirectory(prefix="jaxbench-task-") as tmp:
-        path = Path(tmp) / Path(task.kernel_path).name
-        path.write_bytes(kernel)
-        return unit(evaluator, task.model_copy(update={"kernel_path": path}).model_dump_json()), node_label()
+class HostWorker:
+    """The actor of one host: its Host (warm runners) lives as long as the executor."""
+
+    def __init__(self) -> None:
+        from bench.executor.host import Host
+
+        self.host = Host()
+
+    def where(self) -> str:
+        return node_label()
+
+    def run(self, unit: Unit, evaluator: str, task_jsons: list[str], kernels: list[bytes]) -> tuple[list, str]:
+        """Write the batch's kernel bytes to local files, run the unit on them, say where it ran."""
+        with tempfile.TemporaryDirectory(prefix="jaxbench-batch-") as tmp:
+            local = []
+            for i, (task_json, kernel) in enumerate(zip(task_jsons, kernels, strict=True)):
+                task = EvalTask.model_validate_json(task_json)
+                path = Path(tmp) / str(i) / Path(task.kernel_path).name
+                path.parent.mkdir()
+                path.write_bytes(kernel)
+                local.append(task.model_copy(update={"kernel_path": path}).model_dump_json())
+            return unit(self.host, evaluator, local), node_label()
+
+    def close(self) -> None:
+        self.host.close()
 
 
 def _hosts(resource: str) -> list[dict[str, Any]]:
@@ -62,7 +96,7 @@ def _hosts(resource: str) -> list[dict[str, Any]]:
 
 
 def task_options(chip: str, cpus: float | None, hosts: list[dict[str, Any]]) -> dict[str, Any]:
-    """Ray options of one evaluation: one host unit of `chip`, all of that host's chips, `cpus` CPUs."""
+    """Ray options of a host's actor: one host unit of `chip`, all of that host's chips, `cpus` CPUs."""
     resource = host_resource(chip)
     if not hosts:
         raise ExecutorUnavailable(
@@ -92,16 +126,28 @@ def _check_reachable(address: str | None) -> None:
         raise ExecutorUnavailable(f"cannot reach the Ray cluster at {target}: {exc}") from None
 
 
+@dataclass
+class _Batch(Generic[K]):
+    keys: list[K]
+    task_jsons: list[str]
+    kernels: list[bytes]
+    attempts: int = 0
+
+
 class RayExecutor:
     """Connects to a running Ray cluster (`address`: "auto" = RAY_ADDRESS or the cluster started on this machine,
     "host:6379", or "ray://host:10001" = Ray client). It never starts one: on one machine the local executor
-    does the same work without Ray (bench.executor.local_cluster starts a test cluster)."""
+    does the same work without Ray (bench.executor.local_cluster starts a test cluster). Its host actors live
+    until `close()`, so the warm runners survive from one `run` to the next (the agent's rounds, ingest's
+    submitted kernels then trajectory samples)."""
 
     name = "ray"
 
     def __init__(self, chip: str, address: str | None = None, cpus: float | None = None) -> None:
         self.chip, self.resource = chip, host_resource(chip)
         self._owned = not ray.is_initialized()
+        self.actors: dict[Any, str] = {}  # ready actor -> where it runs
+        self.starting: dict[Any, Any] = {}  # ready-check ref -> actor not yet placed
         if self._owned:
             _check_reachable(address)
             try:
@@ -113,34 +159,100 @@ class RayExecutor:
         except ExecutorUnavailable:
             self.close()
             raise
+        self._actor_class = ray.remote(max_restarts=0, max_task_retries=0)(HostWorker).options(**self.options)
+        self._start_actors()
 
-    def run(self, unit: Unit, evaluator: str, items: Sequence[tuple[K, EvalTask]]) -> Iterator[Outcome[K]]:
-        remote = ray.remote(run_on_worker).options(max_retries=MAX_RETRIES, retry_exceptions=False, **self.options)
-        pending: dict[Any, K] = {}
-        for key, task in items:
-            try:
-                kernel = Path(task.kernel_path).read_bytes()
-            except OSError as exc:
-                yield Outcome(key, None, exc, "head")
-                continue
-            pending[remote.remote(unit, evaluator, task.model_dump_json(), kernel)] = key
-        while pending:
-            done, _ = ray.wait(list(pending), num_returns=1, timeout=STALL_CHECK_S)
+    def _start_actors(self) -> None:
+        """One actor per live host of the chip (counting those already started or starting)."""
+        for _ in range(len(_hosts(self.resource)) - len(self.actors) - len(self.starting)):
+            actor = self._actor_class.remote()
+            self.starting[actor.where.remote()] = actor
+
+    def _lost(self, actor: Any) -> None:
+        self.actors.pop(actor, None)
+        try:
+            ray.kill(actor, no_restart=True)
+        except Exception:  # noqa: BLE001  already gone
+            pass
+
+    def run(self, unit: Unit, evaluator: str, items: Sequence[tuple[K, EvalTask]],
+            batch: int = 1) -> Iterator[Outcome[K]]:
+        queue: deque[_Batch[K]] = deque()
+        for chunk in batches(items, batch):
+            good: list[tuple[K, EvalTask, bytes]] = []
+            for key, task in chunk:
+                try:
+                    good.append((key, task, Path(task.kernel_path).read_bytes()))
+                except OSError as exc:
+                    yield Outcome(key, None, exc, "head")
+            if good:
+                queue.append(_Batch([k for k, _, _ in good], [t.model_dump_json() for _, t, _ in good],
+                                    [b for _, _, b in good]))
+        idle = list(self.actors)
+        running: dict[Any, tuple[Any, _Batch[K]]] = {}
+        while queue or running:
+            while queue and idle:
+                actor, work = idle.pop(), queue.popleft()
+                running[actor.run.remote(unit, evaluator, work.task_jsons, work.kernels)] = (actor, work)
+            if not running and not self.starting:
+                self._start_actors()
+                if not self.starting:  # every host of the chip is gone: the batches would wait forever
+                    for work in queue:
+                        yield from self._failed(work, ExecutorUnavailable(f"no live host offers {self.resource}"))
+                    return
+            done, _ = ray.wait([*running, *self.starting], num_returns=1, timeout=STALL_CHECK_S)
             if not done:
-                if not _hosts(self.resource):  # every host of the chip is gone: the tasks would wait forever
-                    for ref, key in pending.items():
+                if not _hosts(self.resource):
+                    for ref, (_, work) in running.items():
                         ray.cancel(ref, force=True)
-                        yield Outcome(key, None, ExecutorUnavailable(f"no live host offers {self.resource}"), "?")
+                        yield from self._failed(work, ExecutorUnavailable(f"no live host offers {self.resource}"))
+                    for work in queue:
+                        yield from self._failed(work, ExecutorUnavailable(f"no live host offers {self.resource}"))
                     return
                 continue
             for ref in done:
-                key = pending.pop(ref)
+                if ref in self.starting:
+                    actor = self.starting.pop(ref)
+                    try:
+                        self.actors[actor] = ray.get(ref)
+                        idle.append(actor)
+                    except Exception:  # noqa: BLE001  it died before it was placed: the loop starts another
+                        self._lost(actor)
+                    continue
+                actor, work = running.pop(ref)
                 try:
-                    result, host = ray.get(ref)
-                    yield Outcome(key, result, None, host)
-                except Exception as exc:  # noqa: BLE001  RayTaskError, WorkerCrashedError after the retries
-                    yield Outcome(key, None, exc, "?")
+                    results, host = ray.get(ref)
+                except HOST_LOST as exc:  # the host (or its actor) died with this batch: another host retries it
+                    self._lost(actor)
+                    work.attempts += 1
+                    if work.attempts > MAX_RETRIES:
+                        yield from self._failed(work, exc)
+                    else:
+                        queue.appendleft(work)
+                    self._start_actors()
+                    continue
+                except Exception as exc:  # noqa: BLE001  RayTaskError: the unit itself failed; not retried
+                    idle.append(actor)
+                    yield from self._failed(work, exc)
+                    continue
+                idle.append(actor)
+                yield from outcomes(work.keys, results, host)
+
+    @staticmethod
+    def _failed(work: _Batch[K], exc: BaseException) -> Iterator[Outcome[K]]:
+        for key in work.keys:
+            yield Outcome(key, None, exc, "?")
 
     def close(self) -> None:
+        """Close every host's warm runners (their temp folders go), then end the actors."""
+        if ray.is_initialized():
+            closing = [actor.close.remote() for actor in self.actors]
+            try:
+                ray.wait(closing, num_returns=len(closing), timeout=CLOSE_TIMEOUT_S)
+            except Exception:  # noqa: BLE001  a host already gone
+                pass
+            for actor in [*self.actors, *self.starting.values()]:
+                self._lost(actor)
+            self.starting.clear()
         if self._owned and ray.is_initialized():
             ray.shutdown()

@@ -1,17 +1,20 @@
-"""Executors without a cluster: the local executor's outcomes, Ray task placement from node resources, Ray
-never imported for the local path, the agent's executor-backed evaluator, and rows of the wrong chip refused."""
+"""Executors without a cluster: the local executor's outcomes and batches, a host's warm runners kept across
+batches, Ray placement from node resources, Ray never imported for the local path, the agent's executor-backed
+evaluator, and rows of the wrong chip refused."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from bench.agent.evaluation import EvalSettings, ExecutorEvaluator
 from bench.dataset.ingest import ingest
 from bench.executor import ExecutorUnavailable, Outcome, make_executor
+from bench.executor.host import HARNESS_EVALUATOR, Host, batch_size, batches
 from bench.harness.result import EvalResult, Status
 from bench.harness.task import EvalTask
 from bench.paths import ROOT, SUBMISSIONS_DIR
@@ -19,19 +22,80 @@ from bench.paths import ROOT, SUBMISSIONS_DIR
 FAKE = f"{ROOT / 'tests' / 'dataset' / 'fake_evaluator.py'}:evaluate"
 
 
-def echo_unit(spec: str, task_json: str) -> str:
-    task = json.loads(task_json)
-    if task["workload"] == "boom":
+def echo_unit(host: Host, spec: str, task_jsons: list[str]) -> list:
+    tasks = [json.loads(t) for t in task_jsons]
+    if any(t["workload"] == "boom" for t in tasks):
         raise RuntimeError("harness bug")
-    return json.dumps({"spec": spec, "workload": task["workload"]})
+    return [json.dumps({"spec": spec, "workload": t["workload"], "kernel": Path(t["kernel_path"]).name,
+                        "host": id(host), "batch": len(tasks)}) for t in tasks]
 
 
 def test_local_executor_yields_one_outcome_per_task_and_keeps_going_after_an_exception(tmp_path):
     tasks = [(i, EvalTask(workload=w, kernel_path=tmp_path / "k.py")) for i, w in enumerate(["a", "boom", "c"])]
     out = list(make_executor("local", chip="cpu").run(echo_unit, "S", tasks))
     assert [o.key for o in out] == [0, 1, 2] and {o.host for o in out} == {"local"}
-    assert json.loads(out[0].result_json) == {"spec": "S", "workload": "a"} and out[0].error is None
+    assert json.loads(out[0].result_json)["spec"] == "S" and out[0].error is None
     assert out[1].result_json is None and isinstance(out[1].error, RuntimeError)
+
+
+def test_batches_hold_tasks_that_differ_only_in_the_kernel_file(tmp_path):
+    task = lambda w, k, **kw: EvalTask(workload=w, kernel_path=tmp_path / k, **kw)  # noqa: E731
+    items = [(0, task("a", "0.py")), (1, task("b", "1.py")), (2, task("a", "2.py", secret_seed=5)),
+             (3, task("a", "3.py", seeds=5)), (4, task("a", "4.py")), (5, task("b", "5.py"))]
+    assert [[k for k, _ in b] for b in batches(items, 2)] == [[0, 2], [4], [1, 5], [3]]
+    executor = make_executor("local", chip="cpu")
+    out = {o.key: json.loads(o.result_json) for o in executor.run(echo_unit, "S", items, batch=8)}
+    assert [out[k]["kernel"] for k in range(6)] == [f"{k}.py" for k in range(6)]
+    assert [out[k]["batch"] for k in range(6)] == [3, 2, 3, 1, 3, 2]
+    assert len({o["host"] for o in out.values()}) == 1  # one Host for every batch of this executor
+
+
+class _Runner:
+    """Stands in for the harness's WarmRunner: records its batches."""
+
+    made: list[_Runner] = []
+
+    def __init__(self, template: EvalTask) -> None:
+        self.workload, self.batches, self.closed = template.workload, [], False
+        _Runner.made.append(self)
+
+    def evaluate(self, kernels):
+        if any(Path(k).name == "bug.py" for k in kernels):
+            raise RuntimeError("harness bug")
+        self.batches.append([Path(k).name for k in kernels])
+        return [EvalResult(workload=self.workload, status=Status.CORRECT, size="small", tpu="cpu") for _ in kernels]
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_a_host_keeps_one_warm_runner_per_workload_across_batches(tmp_path):
+    _Runner.made = []
+    host = Host(keep=2, warm_runner=_Runner)
+    task = lambda w, k: EvalTask(workload=w, kernel_path=tmp_path / k)  # noqa: E731
+    first = host.evaluate(HARNESS_EVALUATOR, [task("a", "1.py"), task("a", "2.py")])
+    assert [r.status for r in first] == [Status.CORRECT] * 2
+    host.evaluate(HARNESS_EVALUATOR, [task("a", "3.py")])
+    host.evaluate(HARNESS_EVALUATOR, [task("b", "4.py"), task("a", "5.py")])
+    a, b = _Runner.made
+    assert (a.workload, a.batches) == ("a", [["1.py", "2.py"], ["3.py"], ["5.py"]]) and b.batches == [["4.py"]]
+    host.evaluate(HARNESS_EVALUATOR, [task("c", "6.py")])  # a third workload: the least recently used one goes
+    assert not a.closed and b.closed
+    out = host.evaluate(HARNESS_EVALUATOR, [task("a", "bug.py"), task("c", "7.py")])
+    assert isinstance(out[0], RuntimeError) and out[1].status == Status.CORRECT  # a failed runner is replaced
+    assert a.closed and len(_Runner.made) == 3
+    host.evaluate(HARNESS_EVALUATOR, [task("a", "8.py")])
+    assert len(_Runner.made) == 4 and _Runner.made[-1].batches == [["8.py"]]
+    host.close()
+    assert all(r.closed for r in _Runner.made)
+
+
+def test_a_host_runs_another_evaluator_task_by_task(tmp_path):
+    (tmp_path / "ok.py").write_text("# fake: speedup=2")
+    (tmp_path / "bad.py").write_text("# fake: raise")
+    out = Host().evaluate(FAKE, [EvalTask(workload="8p_GEMM", kernel_path=tmp_path / n) for n in ("ok.py", "bad.py")])
+    assert out[0].speedup_vs_baseline == 2 and isinstance(out[1], RuntimeError)
+    assert batch_size(FAKE) == 1 and batch_size(HARNESS_EVALUATOR) > 1
 
 
 def test_local_runs_never_import_ray():
@@ -72,7 +136,7 @@ class _Stub:
 
     name = "stub"
 
-    def run(self, unit, evaluator, items):
+    def run(self, unit, evaluator, items, batch=1):
         for key, task in items:
             if key == 0:
                 yield Outcome(key, EvalResult(workload=task.workload, status=Status.CORRECT, size="small",

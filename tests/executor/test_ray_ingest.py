@@ -1,10 +1,12 @@
 """`bench ingest --executor ray` on a real 3-node Ray cluster of this machine (tests/executor/conftest.py):
-the same rows as a local ingest, a lost worker node's evaluations retried elsewhere and stored once, a
-kill -9 of the head resumed by a rerun that submits only what is missing. Nothing listens beyond loopback."""
+the same rows as a local ingest, one warm host worker per node kept across batches and runs, a lost worker
+node's evaluations retried elsewhere and stored once, a kill -9 of the head resumed by a rerun that submits only
+what is missing. Nothing listens beyond loopback."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import signal
 import subprocess
@@ -121,6 +123,54 @@ def test_head_killed_then_rerun_submits_only_what_is_missing(cluster, tmp_path):
     assert f"{8 - partial} evaluations stored, {partial} already current" in rerun.stdout
     assert _keys(data) == _keys(ref) and len(_files(data)) == 8
     assert not list(data.rglob(f"{store.TMP_PREFIX}*"))
+
+
+PROBE = """
+import json, os, sys
+from pathlib import Path
+from bench.executor.ray_cluster import RayExecutor
+
+
+def probe_unit(host, spec, task_jsons):
+    # Evaluates the batch with the fake evaluator and says which process and host state did it.
+    results = host.evaluate(spec, [EvalTask.model_validate_json(t) for t in task_jsons])
+    return [json.dumps({"pid": os.getpid(), "host": id(host), "batch": host.batches, "size": len(task_jsons),
+                        "status": r.status.value}) for r in results]
+
+
+fake, folder = sys.argv[1], Path(sys.argv[2])
+items = [(i, EvalTask(workload="8p_GEMM", kernel_path=folder / f"k{i}.py", size="small")) for i in range(8)]
+executor = RayExecutor(chip="cpu", address="auto")
+try:
+    first = list(executor.run(probe_unit, fake, items[:6], batch=1))
+    second = list(executor.run(probe_unit, fake, items[6:], batch=2))
+finally:
+    executor.close()
+print(json.dumps([[o.key, o.host, o.result_json, repr(o.error) if o.error else None, run]
+                  for run, outs in ((1, first), (2, second)) for o in outs]))
+"""
+
+
+def test_one_warm_host_worker_per_node_kept_across_batches_and_runs(cluster, tmp_path):
+    for i in range(8):
+        (tmp_path / f"k{i}.py").write_text(f"# fake: speedup={i + 1}\n")
+    (tmp_path / "probe.py").write_text(PROBE)
+    done = subprocess.run([sys.executable, str(tmp_path / "probe.py"), FAKE, str(tmp_path)], cwd=ROOT,
+                          env={**os.environ, **cluster.driver_env()}, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert sorted(key for key, *_ in out) == list(range(8)) and all(err is None for _, _, _, err, _ in out)
+    per_host: dict[str, list[dict]] = {}
+    for _, host, result, _, _ in out:
+        per_host.setdefault(host, []).append(json.loads(result))
+    assert len(per_host) == 2  # both worker nodes evaluated; the head (no host resource) none
+    for rs in per_host.values():  # one process and one Host per node, across batches and across both runs
+        assert len({(r["pid"], r["host"]) for r in rs}) == 1
+        batches = sorted({r["batch"] for r in rs})
+        assert batches == list(range(1, len(batches) + 1))
+    assert sum(len({r["batch"] for r in rs}) for rs in per_host.values()) == 6 + 1
+    assert [json.loads(result)["size"] for _, _, result, _, run in out if run == 2] == [2, 2]  # one batch of two
+    assert {r["status"] for rs in per_host.values() for r in rs} == {"correct"}
 
 
 def test_lost_worker_node_is_retried_elsewhere_and_stored_once(cluster, tmp_path):
