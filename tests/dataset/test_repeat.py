@@ -99,3 +99,23 @@ def test_the_iqr_spread_alone_never_repeats_a_judged_result():
     """A wide IQR with a narrow interval and quality ok: the interval rule decides (runs once)."""
     ev = Scripted(_result(1.0, (0.99, 1.01), "ok", iqr=0.9))
     assert repeat.ranked_evaluation(ev, TASK).runs == 1 and ev.calls == 1
+
+
+def test_a_batch_repeats_only_its_untrustworthy_tasks_together_and_keeps_exceptions():
+    """ranked_batch (the executors' unit): each round sends the tasks that want another run as one smaller batch
+    (the same warm runner), a trustworthy one is not run again, an exception stays that task's outcome."""
+    tasks = [EvalTask(workload="8p_GEMM", kernel_path=Path(f"{n}.py")) for n in ("ok", "noisy", "bug", "late_bug")]
+    script = {"ok.py": [_result(1.5, (1.45, 1.55))],
+              "noisy.py": [_result(3.0, (1.0, 5.0), "noisy"), _result(2.0, (1.5, 2.6), "noisy"), _result(1.0)],
+              "bug.py": [RuntimeError("harness bug")],
+              "late_bug.py": [_result(3.0, (1.0, 5.0), "noisy"), RuntimeError("runner lost")]}
+    batches: list[list[str]] = []
+
+    def evaluate_many(batch: list[EvalTask]) -> list:
+        batches.append([t.kernel_path.name for t in batch])
+        return [script[t.kernel_path.name].pop(0) for t in batch]
+
+    out = repeat.ranked_batch(evaluate_many, tasks)
+    assert batches == [["ok.py", "noisy.py", "bug.py", "late_bug.py"], ["noisy.py", "late_bug.py"], ["noisy.py"]]
+    assert out[0].runs == 1 and out[1].runs == 3 and out[1].speedup_vs_baseline == 1.0
+    assert isinstance(out[2], RuntimeError) and isinstance(out[3], RuntimeError) and str(out[3]) == "runner lost"
