@@ -34,6 +34,7 @@ from bench.audit.formulation import formulation_check
 from bench.audit.gates import new_gate, old_gate, rel_l2
 from bench.audit.shortcuts import shortcut_for
 from bench.audit.size_notes import size_note
+from bench.audit.stress import stress_for
 from bench.audit.translation import translation_note
 from bench.harness.correctness import Tolerance
 from bench.registry import load_workload, resolve_id, spec_of
@@ -55,6 +56,12 @@ class ShortcutResult(BaseModel):
     rel_l2: float
     passes_old_gate: bool
     passes_new_gate: bool
+    # on the workload's second input distribution (bench.audit.stress), the harness's extra correctness trial:
+    # None where the workload has none (exact rewrites; 16p, see bench/audit/stress.py)
+    stress: str | None = None
+    stress_rel_l2: float | None = None
+    stress_passes_new_gate: bool | None = None
+    f32_impl_passes_stress: bool | None = None  # an honest float32 implementation still passes there
 
 
 class WorkloadAudit(BaseModel):
@@ -144,14 +151,25 @@ def _sensitivities(mod, fn, inputs, alt_inputs, ref) -> list[InputSensitivity]:
     return rows
 
 
-def _shortcut(mod, workload_id, inputs, ref) -> ShortcutResult | None:
+def _shortcut(mod, workload_id, inputs, ref, size: str = "small") -> ShortcutResult | None:
     sc = shortcut_for(workload_id)
     if sc is None:
         return None
-    out = jax.jit(lambda *a: sc.fn(mod, *a), static_argnums=spec_of(mod).static_argnums)(*inputs)
-    out = _cast_like(out, ref)
-    return ShortcutResult(description=sc.description, exact=sc.exact, rel_l2=rel_l2(ref, out),
-                          passes_old_gate=old_gate(ref, out), passes_new_gate=new_gate(ref, out, mod))
+    run = jax.jit(lambda *a: sc.fn(mod, *a), static_argnums=spec_of(mod).static_argnums)
+    out = _cast_like(run(*inputs), ref)
+    result = ShortcutResult(description=sc.description, exact=sc.exact, rel_l2=rel_l2(ref, out),
+                            passes_old_gate=old_gate(ref, out), passes_new_gate=new_gate(ref, out, mod))
+    stress = stress_for(workload_id)
+    if stress is None:
+        return result
+    stressed = stress.transform(tuple(mod.create_inputs(size=size, seed=AUDIT_SEEDS[0])))
+    s_ref = jax.block_until_ready(_jit(mod)(*stressed))
+    s_out = _cast_like(run(*stressed), s_ref)
+    s_f32 = _cast_like(_jit(mod)(*[_to_f32(a) for a in stressed]), s_ref)
+    return result.model_copy(update={"stress": stress.description, "stress_rel_l2": rel_l2(s_ref, s_out),
+                                     "stress_passes_new_gate": new_gate(s_ref, s_out, mod),
+                                     "f32_impl_passes_stress": new_gate(s_ref, s_f32, mod)})
+
 
 
 def audit_workload(workload_id: str, size: str = "small") -> WorkloadAudit:
@@ -197,7 +215,7 @@ def _measure(wid: str, size: str, r: WorkloadAudit) -> None:
     r.f32_impl_rel_l2 = rel_l2(ref, f32_out)
     r.f32_impl_passes_new = new_gate(ref, f32_out, mod)
     r.f32_impl_passes_old = old_gate(ref, f32_out)
-    r.shortcut = _shortcut(mod, wid, inputs, ref)
+    r.shortcut = _shortcut(mod, wid, inputs, ref, size)
     r.translation_note = translation_note(wid, mod, fn, inputs, seeded[0], ref)
     stored = load_stored()["workloads"].get(wid)
     r.fingerprint_pinned = stored is not None and not fingerprint_diff(stored, fingerprint(wid))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -73,6 +74,15 @@ def _formulation_cell(a: WorkloadAudit) -> str:
     return f"{how}, {pinned}" + (" *" if a.formulation_note else "")
 
 
+def _shortcut_cell(sc: Any) -> str:
+    """rel_l2 old/new on upstream's inputs; then, where the harness runs a second distribution, the new gate's
+    verdict on it (the shortcut must fail there; an honest float32 implementation must pass)."""
+    cell = f"{_g(sc.rel_l2)} {_yn(sc.passes_old_gate)}/{_yn(sc.passes_new_gate)}"
+    if sc.stress is not None:
+        cell += f"; 2nd dist.: {_yn(sc.stress_passes_new_gate)} (f32 impl {_yn(sc.f32_impl_passes_stress)})"
+    return cell
+
+
 def _row(a: WorkloadAudit) -> list[str]:
     sc = a.shortcut
     return [
@@ -82,7 +92,7 @@ def _row(a: WorkloadAudit) -> list[str]:
         f"{_yn(a.other_seed_passes_old)}/{_yn(a.other_seed_passes_new)}",
         _inputs_cell(a),
         f"{_g(a.f32_impl_rel_l2)} / {_yn(a.f32_impl_passes_new)}",
-        f"{_g(sc.rel_l2)} {_yn(sc.passes_old_gate)}/{_yn(sc.passes_new_gate)}" if sc else "",
+        _shortcut_cell(sc) if sc else "",
         _formulation_cell(a),
         verdict(a),
     ]

@@ -135,6 +135,8 @@ class TrialReport(Message):
     seed: int | None
     report: Correctness
     resident_bytes: int = 0  # device bytes alive while the candidate ran: its own inputs only
+    # "second": the weak task's extra correctness-only trial on its second input distribution (bench.audit.stress)
+    distribution: Literal["upstream", "second"] = "upstream"
 
 
 class ProgramRun(Message):

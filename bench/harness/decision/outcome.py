@@ -205,7 +205,12 @@ def decide(ctx: BatchContext, built: Built, reply: EvaluateReply, trace: bytes |
         return _result(ctx, task, built, status, one_line(reply.error), error=reply.error, traceback=reply.traceback,
                        details={"deadlines_s": deadlines}, **common)
     trial_details = {"resident_bytes_during_trials": [t.resident_bytes for t in reply.trials], "deadlines_s": deadlines}
-    verdict = merge([t.report for t in reply.trials])
+    verdict = merge([t.report for t in reply.trials if t.distribution == "upstream"])
+    second = next((t.report for t in reply.trials if t.distribution == "second" and not t.report.correct), None)
+    if verdict.correct and second is not None:  # a weak task's shortcut: correct on upstream's inputs only
+        verdict = verdict.model_copy(update={"correct": False, "reason": second.reason})
+    trial_details["second_distribution_trial"] = next(
+        (t.report.correct for t in reply.trials if t.distribution == "second"), None)
     if not verdict.correct:
         return _result(ctx, task, built, Status.INCORRECT, verdict.reason, correctness=verdict, details=trial_details,
                        **common)

@@ -44,6 +44,7 @@ class State:
         self.spec: Any = None
         self.flops: tuple[float | None, str] = (None, "")
         self.baseline_compile_s = 0.0
+        self.stress_key: str | None = None  # the inputs/refs key of the weak task's second distribution
         self.signature: Any = None
         self.tolerance: Any = None
         self.inputs: dict[Any, list[Any]] = {}  # seed -> host arrays
@@ -56,11 +57,13 @@ class State:
         self.key: tuple = ()
 
 
-def _draw(state: State, seed: Any, size: str) -> list[Any]:
+def _draw(state: State, seed: Any, size: str, stress: Any = None) -> list[Any]:
     import jax
     import jax.numpy as jnp
 
     inputs = state.spec.create_inputs(dtype=jnp.bfloat16, size=size, seed=seed)
+    if stress is not None:  # the weak task's second distribution (bench.audit.stress)
+        inputs = stress.transform(tuple(inputs))
     arrays, _ = transport.split_static(tuple(inputs), sorted(state.signature.static))
     host = to_host(arrays)
     delete([a for a in arrays if isinstance(a, jax.Array)])
@@ -115,10 +118,19 @@ def cmd_prepare(state: State, req: PrepareRequest, blobs: list[bytes]) -> tuple[
     state.inputs, state.refs, state.candidate = {}, {}, None
     drawn_at = time.monotonic()
     calls_ms = []
-    for seed in [*req.seeds, req.timing_seed]:
+    from bench.audit.stress import stress_for
+
+    stress = stress_for(state.spec.id)
+    state.stress_key = None
+    if stress is not None and req.seeds and req.seeds[0] is not None:
+        state.stress_key = f"stress:{(int(req.seeds[0]) * 31 + 17) % (2**31 - 1)}"
+    for seed in [*req.seeds, req.timing_seed, *([state.stress_key] if state.stress_key else [])]:
         if seed in state.inputs:
             continue
-        state.inputs[seed] = _draw(state, seed, size)
+        if isinstance(seed, str):  # the stressed draw: a fresh seed, then the workload's transform
+            state.inputs[seed] = _draw(state, int(seed.split(":")[1]), size, stress)
+        else:
+            state.inputs[seed] = _draw(state, seed, size)
         placed = place(state.inputs[seed])
         t = time.perf_counter()
         out = state.baseline(placed)
@@ -185,6 +197,14 @@ def _trial(state: State, program: Program, seed: Any) -> TrialReport:
     finally:
         delete(placed)
     report = compare(state.refs[seed], out, state.tolerance)
+    if isinstance(seed, str):
+        from bench.audit.stress import stress_for
+
+        stress = stress_for(state.spec.id)
+        what = stress.description if stress else "stressed inputs"
+        if not report.correct:
+            report = report.model_copy(update={"reason": f"second input distribution ({what}): {report.reason}"})
+        return TrialReport(seed=None, report=report, resident_bytes=resident, distribution="second")
     if not report.correct and len(state.seeds) > 1:
         report = report.model_copy(update={"reason": f"seed {seed}: {report.reason}"})
     return TrialReport(seed=seed, report=report, resident_bytes=resident)
@@ -213,6 +233,8 @@ def cmd_trials(state: State, req: TrialsRequest, blobs: list[bytes]) -> tuple[di
         raise ValueError("no candidate loaded")
     try:
         trials = [_trial(state, state.candidate, seed) for seed in state.seeds]
+        if state.stress_key is not None:  # correctness only: the weak task's second distribution
+            trials.append(_trial(state, state.candidate, state.stress_key))
     except Exception as exc:
         state.candidate = None
         return _failed("correctness", exc), []

@@ -1,0 +1,76 @@
+"""A second input distribution per weak task: where the audit (docs/audit.md) lists a cheap shortcut that
+passes the gate on upstream's inputs, one extra correctness-only trial runs on inputs drawn the same way
+and then transformed so that the shortcut's approximation breaks while the task stays well-posed.
+
+Trusted code, applied by the runner (bench.harness.runner.server) to a fresh draw, and by `bench audit`
+to show each listed shortcut failing there. Upstream's distribution stays for the main trials and for
+timing, so numbers remain comparable with the paper. Exact rewrites (21k, 23k, 26k) are legitimate and
+have none.
+
+Why each transform defeats its shortcut:
+- attention (4p, 5p, 6p): scores scaled up (q x 8) make attention peaked instead of near-uniform, so a
+  running or global mean of v is far off;
+- 13p: logits scaled up (hidden x 8): per-token losses spread, so the loss on every 8th token is not the mean;
+- 16p has none yet: at small size its banded shortcut is exact (the sequence fits the band), and raising A_log
+  enough to break it at full size also breaks honest float32 implementations (left to a maintainer);
+- 25k: gamma spread (x 20, signs alternating): the mean of gamma * normalised no longer vanishes;
+- 36k: x scaled up (x 8): the sigmoid leaves its linear range, so the GEMV linearisation is far off;
+- 39k: x scaled up (x 8): batch elements' pooled GELUs differ, so broadcasting element 0 is wrong;
+- 38k, 43k, 50k (softmax rows; the shortcut passes only the old gate): x scaled up (x 8), rows not uniform.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Stress:
+    description: str
+    transform: Callable[[Sequence[Any]], tuple[Any, ...]]  # the drawn inputs -> the stressed inputs
+
+
+def _scale(index: int, factor: float) -> Callable[[Sequence[Any]], tuple[Any, ...]]:
+    def apply(inputs: Sequence[Any]) -> tuple[Any, ...]:
+        out = list(inputs)
+        out[index] = (out[index] * factor).astype(out[index].dtype)
+        return tuple(out)
+    return apply
+
+
+def _shift(index: int, delta: float) -> Callable[[Sequence[Any]], tuple[Any, ...]]:
+    def apply(inputs: Sequence[Any]) -> tuple[Any, ...]:
+        out = list(inputs)
+        out[index] = (out[index] + delta).astype(out[index].dtype)
+        return tuple(out)
+    return apply
+
+
+def _spread_gamma(inputs: Sequence[Any]) -> tuple[Any, ...]:
+    import jax.numpy as jnp
+
+    out = list(inputs)
+    gamma = out[3]
+    signs = jnp.where(jnp.arange(gamma.shape[-1]) % 2 == 0, 1.0, -1.0).astype(gamma.dtype)
+    out[3] = (gamma * 20 * signs).astype(gamma.dtype)
+    return tuple(out)
+
+
+STRESS: dict[str, Stress] = {
+    "4p": Stress("q x 8: peaked attention", _scale(0, 8.0)),
+    "5p": Stress("q x 8: peaked attention", _scale(0, 8.0)),
+    "6p": Stress("queries x 8: peaked attention", _scale(0, 8.0)),
+    "13p": Stress("hidden x 8: spread per-token losses", _scale(0, 8.0)),
+    "25k": Stress("gamma x 20, alternating signs", _spread_gamma),
+    "36k": Stress("x x 8: sigmoid outside its linear range", _scale(0, 8.0)),
+    "38k": Stress("x x 8: non-uniform softmax rows", _scale(0, 8.0)),
+    "39k": Stress("x x 8: batch elements differ", _scale(0, 8.0)),
+    "43k": Stress("x x 8: non-uniform softmax rows", _scale(0, 8.0)),
+    "50k": Stress("x x 8: non-uniform softmax rows", _scale(0, 8.0)),
+}
+
+
+def stress_for(workload_id: str) -> Stress | None:
+    return STRESS.get(workload_id.split("_", 1)[0])

@@ -1,0 +1,45 @@
+"""Issue #23, class 5: weak tasks. Where docs/audit.md lists a shortcut that passes the gate on upstream's
+inputs, the harness adds one correctness-only trial on the task's second input distribution
+(bench.audit.stress); the shortcut fails there, an honest kernel passes, and upstream's distribution stays
+for the main trials and timing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bench.audit.shortcuts import SHORTCUTS
+from bench.audit.stress import STRESS
+from bench.harness.evaluate import WarmRunner
+from bench.harness.result import Status
+from bench.harness.task import EvalTask
+from bench.paths import ROOT
+
+pytestmark = pytest.mark.slow
+WEAK = Path(__file__).parent / "weak_kernels"
+
+
+@pytest.mark.parametrize("workload, shortcut, honest", [
+    ("36k_Matmul_Sigmoid_Sum", "weak_36k_gemv", ROOT / "submissions/template-search/kernels/36k_Matmul_Sigmoid_Sum.py"),
+    ("4p_Sparse_Attention", "weak_4p_running_mean", None),
+])
+def test_shortcuts_fail_the_second_distribution_and_honest_kernels_pass_it(workload: str, shortcut: str,
+                                                                           honest: Path | None) -> None:
+    kernels = [WEAK / f"{shortcut}.py"] + ([honest] if honest else [])
+    task = EvalTask(workload=workload, kernel_path=kernels[0], size="small", seeds=1, warmup=1, iters=2, blocks=1,
+                    timeout_s=240)
+    with WarmRunner(task) as runner:
+        results = runner.evaluate(kernels)
+    cheat = results[0]
+    assert cheat.status == Status.INCORRECT and "second input distribution" in cheat.reason, cheat.reason
+    if honest:
+        r = results[1]
+        assert r.status == Status.CORRECT, r.reason
+        assert r.integrity.details["second_distribution_trial"] is True
+
+
+def test_every_approximate_shortcut_that_passes_has_a_second_distribution() -> None:
+    """Exact rewrites are legitimate (no gate can refuse them); 16p's is documented as open in stress.py."""
+    approximate = {k for k, sc in SHORTCUTS.items() if not sc.exact}
+    assert approximate - set(STRESS) == {"16p"}
