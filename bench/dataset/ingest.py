@@ -8,7 +8,8 @@ JAXBENCH_EVALUATOR: bench.dataset.evaluation) on an executor (bench.executor: th
 per host of a Ray cluster), in batches of one workload that share a host's warm runner (bench.executor.host); the
 parent writes each result as one Parquet file, atomically, as soon as its batch arrives. So an interrupted ingest
 loses only the batches in flight, a rerun evaluates exactly what is missing,
-and a re-evaluation replaces its file. Harness failures (status "error", never the candidate's
+and a re-evaluation adds a file beside the earlier ones (history is kept; the SQL ranks the newest).
+Harness failures (status "error", never the candidate's
 fault) are reported and not stored, so the next run retries them.
 """
 
@@ -57,12 +58,11 @@ def meta_row(sub: Submission, at: _dt.datetime) -> rows.SubmissionRow:
     )
 
 
-def _is_current(path: Path, key: str) -> bool:
-    """A stored row is current when it was computed from exactly what would determine it now."""
-    old = store.read_one(path, schema.RESULTS)
-    if old is None or old.num_rows != 1:
-        return False
-    return old.to_pylist()[0].get("freshness_key") == key
+def _is_current(data_dir: Path, chip: str, size: str, submission: str, workload: str, key: str) -> bool:
+    """The key's current (newest) stored row is current when it was computed from exactly what would determine
+    it now; an older row with the same key does not count (it is history)."""
+    latest = store.latest_result(data_dir, chip, size, submission, workload)
+    return latest is not None and latest.get("freshness_key") == key
 
 
 def plan(submissions: list[Submission], data_dir: Path, chip: str, size: str, official: bool,
@@ -75,7 +75,7 @@ def plan(submissions: list[Submission], data_dir: Path, chip: str, size: str, of
                 continue
             h = sub.content_hash(wid)
             key = freshness_key(sub.path / "submission.yaml", sub.kernels[wid], wid, chip).key
-            if not force and _is_current(store.results_path(data_dir, chip, size, sub.id, wid), key):
+            if not force and _is_current(data_dir, chip, size, sub.id, wid, key):
                 current += 1
                 continue
             jobs.append(Job(sub, wid, h, key, task_for(wid, sub.kernels[wid].resolve(), size, official)))
@@ -94,7 +94,8 @@ def ingest_trajectory(sub: Submission, data_dir: Path, at: _dt.datetime) -> bool
     declared = [
         rows.SampleRow(track=schema.track_id(chip, size), submission=sub.id, workload=s["workload"],
                        sample_idx=s["sample_idx"], chain=None, turn=None, outcome=s["outcome"], status=None,
-                       reason=None, latency_ms=s["latency_ms"], baseline_ms=None, speedup=s["speedup"], flags=[],
+                       reason=None, latency_ms=s["latency_ms"], baseline_ms=None, speedup=s["speedup"],
+                       speedup_ci_low=None, speedup_ci_high=None, timing_quality=None, flags=[],
                        provenance=schema.DECLARED, content_hash=h, source_hash=None, selected=None,
                        declared_outcome=None, declared_speedup=None, tokens_in=None, tokens_out=None,
                        harness_version=None, sandbox=None, freshness_key=None, recorded_at=at)
@@ -205,6 +206,5 @@ def _store_one(job: Job, out: str | BaseException, data_dir: Path, report: Repor
         return
     result = attribute(result, job.task.kernel_path)  # tracebacks name the submitted file, once
     row = rows.result_row(result, job.submission.id, job.content_hash, _dt.datetime.now(_dt.UTC), job.freshness_key)
-    path = store.results_path(data_dir, row.chip, row.size, job.submission.id, job.workload)
-    store.write_atomic(rows.table(rows.ResultRow, [row]), path)
+    store.append_result(data_dir, row)  # beside the earlier evaluations of the key: history is kept
     report.written.append((job.submission.id, job.workload, result.status.value))

@@ -29,11 +29,13 @@ RANKING_QUERIES = {"speed": "leaderboard", "readiness": "leaderboard_readiness"}
 #: What the numbers of a track of each ranking kind mean and do not mean (the CLI and the site print it).
 RANKING_EXPLANATIONS = {
     "speed": "Ranked by the paper's rule: per workload the best correct speedup over XLA, floored at 1x, "
-             "geometric mean over the track's whole suite.",
+             "geometric mean over the track's whole suite. Equal scores share a rank; submissions whose 95% "
+             "intervals overlap are marked statistically tied.",
     "readiness": "On this track Pallas kernels run in interpret mode, emulated by XLA:CPU, so its "
-                 "timings say nothing about speed on a TPU and never decide a rank. Submissions are ranked by "
-                 "kernels correct on every seed, then kernels that also lower for TPU (Mosaic), then Pallas "
-                 "coverage; interpret-mode speedups are kept for reference only.",
+                 "timings say nothing about speed on a TPU. Submissions are ranked by kernels correct on every "
+                 "seed, then kernels that also lower for TPU (Mosaic), then kernels whose TPU program was verified "
+                 "to be the same computation outside Pallas, then Pallas coverage (the share of the work inside "
+                 "Pallas kernels); the interpret-mode speed only breaks ties left after all of these.",
 }
 
 
@@ -108,7 +110,9 @@ class Metrics:
         reported_suite = store.read_tables(rep / "suite", schema.SUITE)
         seen = self.con.execute("SELECT DISTINCT track, workload FROM results").fetchall()
         self._register("suite", self._suite_table(seen, suite, reported_suite))
-        flags = [r[0] for r in self.con.execute("SELECT DISTINCT unnest(flags) FROM results ORDER BY 1").fetchall()]
+        flags = [r[0] for r in self.con.execute(
+            "SELECT DISTINCT flag FROM (SELECT unnest(flags) AS flag FROM results UNION ALL "
+            "SELECT unnest(flags) FROM samples) ORDER BY 1").fetchall()]
         policy = pa.table({"flag": pa.array(flags, pa.string()), "excluding": [store.is_excluding(f) for f in flags]})
         self._register("flag_policy", policy)
 
@@ -152,10 +156,12 @@ class Metrics:
     def leaderboard(self, track: str) -> list[dict]:
         """The ranking of `track`, by the query of its ranking kind; every row says which (`ranking`).
 
-        speed: [{rank, ranking, submission, name, kind, method, model, provenance, geomean, mean, correct,
-        pallas, beats_xla, evaluated, excluded, n_workloads, fast1_final, samples, sample_correct_rate}]
-        readiness: [{rank, ranking, submission, name, kind, method, model, provenance, correct,
-        tpu_lowering_ok, tpu_lowering_failed, tpu_lowering_unknown, pallas, evaluated, excluded, n_workloads,
+        speed: [{rank, rank_tied, ranking, submission, name, kind, method, model, provenance, geomean,
+        geomean_ci_low, geomean_ci_high, mean, correct, pallas, beats_xla, evaluated, excluded, noisy, n_workloads,
+        fast1_final, samples, sample_correct_rate, statistically_tied_with}]
+        readiness: [{rank, rank_tied, ranking, submission, name, kind, method, model, provenance, correct,
+        tpu_lowering_ok, tpu_lowering_failed, tpu_lowering_unknown, readiness_verified, readiness_unverified,
+        pallas_coverage, mostly_xla, coverage_unknown, pallas, evaluated, excluded, n_workloads,
         interpret_geomean, interpret_mean, fast1_final, samples, sample_correct_rate}]
         """
         return self.query(RANKING_QUERIES[self.ranking_kind(track)], track=track)
@@ -167,7 +173,7 @@ class Metrics:
 
     def per_kernel_table(self, track: str) -> list[dict]:
         """Table 3 layout, long form: [{workload, xla_ms, hand_tuned_ms, hand_tuned_speedup, submission,
-        kind, speedup, score}]"""
+        kind, speedup, speedup_ci_low, speedup_ci_high, score, rank, rank_tied}]"""
         return self.query("per_kernel_table", track=track)
 
     def fast1_curves(self, track: str) -> list[dict]:
@@ -210,9 +216,24 @@ class Metrics:
         return self.query("submission_results", track=track, submission=submission)
 
     def roofline(self, track: str) -> list[dict]:
-        """[{workload, submission, operational_intensity, flops, bytes_accessed, baseline_tflops,
-        kernel_tflops, baseline_ms, kernel_ms, speedup}]"""
+        """One XLA-baseline point per workload: [{workload, operational_intensity, flops, bytes_accessed,
+        baseline_median_ms, baseline_tflops}]"""
         return self.query("roofline", track=track)
+
+    def workload_baselines(self, track: str) -> list[dict]:
+        """The one XLA baseline per workload of the suite: [{workload, baseline_median_ms, baseline_rows, flops,
+        bytes_accessed, operational_intensity, baseline_tflops, hand_tuned_ms, hand_tuned_speedup}]"""
+        return self.query("workload_baselines", track=track)
+
+    def fast_p(self, track: str) -> list[dict]:
+        """[{submission, p, n_fast, n_workloads, fast_p, ranking}] for p in 0, 1, 1.5, 2 (submitted kernels)."""
+        return self.query("fast_p", track=track)
+
+    def submission_history(self, track: str) -> list[dict]:
+        """Each submission's score under each harness version it was measured with: [{submission,
+        harness_version, evaluated, current_rows, correct, tpu_lowering_ok, geomean, n_workloads,
+        first_evaluated_at, last_evaluated_at}]"""
+        return self.query("submission_history", track=track)
 
     def handtuned_vs_xla(self, track: str) -> list[dict]:
         """[{workload, xla_ms, hand_tuned_ms, hand_tuned_speedup, submission, kernel_ms, speedup_vs_xla,
@@ -262,6 +283,9 @@ class Metrics:
             "sample_disagreements": self.sample_disagreements(track),
             "trajectory_workloads": self.trajectory_workloads(track),
             "roofline": self.roofline(track),
+            "workload_baselines": self.workload_baselines(track),
+            "fast_p": self.fast_p(track),
+            "submission_history": self.submission_history(track),
             "handtuned_vs_xla": self.handtuned_vs_xla(track),
             "flags": self.flags(track),
         }

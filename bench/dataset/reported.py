@@ -49,11 +49,12 @@ def _result_row(r: dict[str, str]) -> ResultRow:
         status="correct" if speedup is not None else "incorrect",
         reason=f"{PAPER} Table {r['table']}, {r['benchmark']}" + ("" if speedup else ": no correct kernel (—)"),
         correct=speedup is not None, max_abs_err=None, rel_l2_err=None, baseline_ms=xla_ms, kernel_ms=kernel_ms,
-        pallas_ref_ms=_num(r["hand_tuned_ms"]), speedup=speedup, wall_speedup=None, speedup_vs_pallas=None,
+        pallas_ref_ms=_num(r["hand_tuned_ms"]), speedup=speedup, speedup_ci_low=None, speedup_ci_high=None,
+        timing_quality=None, timing_quality_reason=None, wall_speedup=None, speedup_vs_pallas=None,
         flops=None, bytes_accessed=None, operational_intensity=None, has_pallas=True, pallas_calls=None, flags=[],
         timing_method="device_profiler", backend="tpu", device_kind="TPU v6e", jax_version=None,
         jaxlib_version=None, libtpu_version=None, harness_version="paper", sandbox=None, interpret=None,
-        tpu_lowering=None, content_hash=PAPER, freshness_key=None, runs=None, evaluated_at=REPORTED_AT,
+        tpu_lowering=None, pallas_coverage=None, readiness_check=None, content_hash=PAPER, freshness_key=None, runs=None, evaluated_at=REPORTED_AT,
         provenance=schema.REPORTED, result_json="",
     )
 

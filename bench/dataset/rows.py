@@ -45,6 +45,10 @@ class ResultRow:
     kernel_ms: float | None
     pallas_ref_ms: float | None
     speedup: float | None
+    speedup_ci_low: float | None
+    speedup_ci_high: float | None
+    timing_quality: str | None
+    timing_quality_reason: str | None
     wall_speedup: float | None
     speedup_vs_pallas: float | None
     flops: float | None
@@ -63,6 +67,8 @@ class ResultRow:
     sandbox: str | None
     interpret: bool | None
     tpu_lowering: str | None
+    pallas_coverage: float | None
+    readiness_check: str | None
     content_hash: str
     freshness_key: str | None
     runs: int | None
@@ -84,12 +90,15 @@ class SampleRow:
     sample_idx: int | None
     chain: int | None
     turn: int | None
-    outcome: str
+    outcome: str | None  # declared rows: what the submitter declared; measured rows: None (derived in SQL)
     status: str | None
     reason: str | None
     latency_ms: float | None
     baseline_ms: float | None
     speedup: float | None
+    speedup_ci_low: float | None
+    speedup_ci_high: float | None
+    timing_quality: str | None
     flags: list[str]
     provenance: str
     content_hash: str | None
@@ -189,7 +198,10 @@ def result_row(r: EvalResult, submission: str, content_hash: str, at: _dt.dateti
         rel_l2_err=corr.rel_l2_err if corr else None,
         baseline_ms=base.median_ms if base else None, kernel_ms=kern.median_ms if kern else None,
         pallas_ref_ms=r.pallas_reference.median_ms if r.pallas_reference else None,
-        speedup=r.speedup_vs_baseline, wall_speedup=r.wall_speedup_vs_baseline, speedup_vs_pallas=r.speedup_vs_pallas,
+        speedup=r.speedup_vs_baseline, speedup_ci_low=r.speedup_ci[0] if r.speedup_ci else None,
+        speedup_ci_high=r.speedup_ci[1] if r.speedup_ci else None, timing_quality=r.timing_quality,
+        timing_quality_reason=r.timing_quality_reason,
+        wall_speedup=r.wall_speedup_vs_baseline, speedup_vs_pallas=r.speedup_vs_pallas,
         flops=r.flops, bytes_accessed=r.bytes_accessed, operational_intensity=r.operational_intensity,
         has_pallas=r.integrity.has_pallas, pallas_calls=r.integrity.pallas_calls, flags=list(r.integrity.flags),
         timing_method=timed.timing_method if timed else None,
@@ -198,6 +210,7 @@ def result_row(r: EvalResult, submission: str, content_hash: str, at: _dt.dateti
         libtpu_version=env.libtpu_version if env else None,
         harness_version=env.harness_version if env else bench.HARNESS_VERSION,
         sandbox=env.sandbox if env else None, interpret=env.interpret if env else None,
-        tpu_lowering=r.tpu_lowering, content_hash=content_hash, freshness_key=freshness_key, runs=r.runs,
+        tpu_lowering=r.tpu_lowering, pallas_coverage=r.pallas_coverage, readiness_check=r.readiness_check,
+        content_hash=content_hash, freshness_key=freshness_key, runs=r.runs,
         evaluated_at=at, provenance=schema.MEASURED, result_json=r.model_dump_json(),
     )

@@ -41,23 +41,6 @@ from bench.executor.local import LocalExecutor
 from bench.harness.result import EvalResult, Status
 from bench.harness.tracebacks import attribute
 
-FAILURE_STATUSES = {Status.COMPILE_ERROR, Status.RUNTIME_ERROR, Status.TIMEOUT, Status.OUT_OF_MEMORY, Status.CRASHED}
-
-
-def outcome_of(status: str, flags: list[str]) -> str:
-    """The paper's per-sample class of one measurement; an excluding integrity flag (or a rejected result) is
-    its own class, whatever else happened, so that a flagged sample never counts as correct or as a plain error."""
-    if status == Status.REJECTED.value or any(store.is_excluding(f) for f in flags):
-        return schema.INTEGRITY_EXCLUDED
-    if status == Status.CORRECT.value:
-        return "correct"
-    if status == Status.INCORRECT.value:
-        return "wrong_output"
-    if Status(status) in FAILURE_STATUSES:
-        return "api_runtime_error"
-    raise ValueError(f"status {status!r} has no sample outcome (harness errors are not stored)")
-
-
 @dataclass
 class SampleJob:
     submission: Submission
@@ -182,10 +165,12 @@ def measured_row(r: EvalResult, sub: str, workload: str, digest: str, track: str
     reason = r.reason or (r.correctness.reason if r.correctness else None) or r.error
     return SampleRow(
         track=track, submission=sub, workload=workload, sample_idx=None, chain=None, turn=None,
-        outcome=outcome_of(r.status.value, flags), status=r.status.value,
+        outcome=None, status=r.status.value,  # the outcome is derived in SQL from status, flags and verdicts
         reason=reason[: schema.REASON_CHARS] if reason else None,
         latency_ms=r.kernel.median_ms if r.kernel else None, baseline_ms=r.baseline.median_ms if r.baseline else None,
-        speedup=r.speedup_vs_baseline, flags=flags, provenance=schema.MEASURED, content_hash=None,
+        speedup=r.speedup_vs_baseline, speedup_ci_low=r.speedup_ci[0] if r.speedup_ci else None,
+        speedup_ci_high=r.speedup_ci[1] if r.speedup_ci else None, timing_quality=r.timing_quality,
+        flags=flags, provenance=schema.MEASURED, content_hash=None,
         source_hash=digest, selected=None, declared_outcome=None, declared_speedup=None, tokens_in=None,
         tokens_out=None, harness_version=r.env.harness_version if r.env else bench.HARNESS_VERSION,
         sandbox=r.env.sandbox if r.env else None, freshness_key=key, recorded_at=_dt.datetime.now(_dt.UTC),

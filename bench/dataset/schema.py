@@ -10,7 +10,12 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 2  # 2: RESULTS freshness_key/runs; SAMPLES holds measured samples of v2 trajectories
+SCHEMA_VERSION = 3
+# 2: RESULTS freshness_key/runs; SAMPLES holds measured samples of v2 trajectories.
+# 3: RESULTS speedup_ci_low/high, timing_quality(+_reason), pallas_coverage, readiness_check; SAMPLES speedup_ci_low/
+#    high, timing_quality; history kept (every evaluation appended, bench.dataset.store); measured samples' `outcome`
+#    is derived in SQL (bench/sql/base.sql), no longer stored. Rows of versions 1-2 are read as they are: the new
+#    columns are NULL there (no interval, quality, coverage or readiness check known), and the SQL says what NULL means.
 
 #: provenance values: measured by this project's harness, declared by a submitter, or copied from the paper.
 MEASURED = "measured"
@@ -41,6 +46,10 @@ RESULTS = pa.schema(
         ("kernel_ms", pa.float64()),
         ("pallas_ref_ms", pa.float64()),  # hand-tuned Pallas reference median, when it was timed alongside
         ("speedup", pa.float64()),  # baseline_ms / kernel_ms, as the harness computed it (not floored)
+        ("speedup_ci_low", pa.float64()),  # 95% interval of `speedup` (EvalResult.speedup_ci); NULL before schema 3
+        ("speedup_ci_high", pa.float64()),
+        ("timing_quality", pa.string()),  # "ok" | "noisy" (EvalResult.timing_quality); NULL = not assessed
+        ("timing_quality_reason", pa.string()),  # why "noisy"
         ("wall_speedup", pa.float64()),
         ("speedup_vs_pallas", pa.float64()),
         ("flops", pa.float64()),
@@ -59,6 +68,8 @@ RESULTS = pa.schema(
         ("sandbox", pa.string()),
         ("interpret", pa.bool_()),
         ("tpu_lowering", pa.string()),  # "ok" when the kernel also lowers for TPU (Mosaic), else the error; NULL = unknown
+        ("pallas_coverage", pa.float64()),  # share (0..1) of the work inside Mosaic kernels on the TPU program; NULL = unknown
+        ("readiness_check", pa.string()),  # "verified" | "unverified": runnable and TPU program the same outside Pallas
         ("content_hash", pa.string()),  # sha256 of submission.yaml + this kernel file
         ("freshness_key", pa.string()),  # bench.dataset.freshness: everything the result depends on; stale when it differs
         ("runs", pa.int32()),  # evaluations behind the row (bench.dataset.repeat: a too-spread one is run 3 times)
@@ -81,12 +92,16 @@ SAMPLES = pa.schema(
         ("sample_idx", pa.int32()),  # 0-based order in which the method produced the samples
         ("chain", pa.int32()),  # iterative methods: which chain, and which turn in it (v2 trajectories)
         ("turn", pa.int32()),
-        ("outcome", pa.string()),  # one of MEASURED_OUTCOMES (declared rows: OUTCOMES)
+        ("outcome", pa.string()),  # declared rows: one of OUTCOMES; measured rows: NULL since schema 3 (derived in SQL
+                                   # from status, flags and verdicts; older rows' stored value is not used)
         ("status", pa.string()),  # bench.harness.result.Status of the measurement (measured rows)
         ("reason", pa.string()),  # the harness's reason, cut to REASON_CHARS
         ("latency_ms", pa.float64()),  # the sample's kernel median
         ("baseline_ms", pa.float64()),
         ("speedup", pa.float64()),  # over XLA, when known
+        ("speedup_ci_low", pa.float64()),  # 95% interval of the measured speedup (NULL: declared rows, schema < 3)
+        ("speedup_ci_high", pa.float64()),
+        ("timing_quality", pa.string()),  # "ok" | "noisy" | NULL
         ("flags", pa.list_(pa.string())),  # integrity flags of the measurement
         ("provenance", pa.string()),  # MEASURED or DECLARED
         ("content_hash", pa.string()),  # sha256 of the trajectory file it came from
@@ -192,6 +207,16 @@ PUBLIC_COLUMNS: dict[str, str] = {
     "kernel_ms": "the kernel's median time per call [ms]",
     "pallas_ref_ms": "hand-tuned Pallas reference median time per call, when timed alongside [ms]",
     "speedup": "baseline_ms / kernel_ms as the harness measured it, not floored",
+    "speedup_ci_low": "lower end of the 95% interval of `speedup` (bootstrap over the paired timing blocks); empty "
+                      "for rows written before schema 3 and for declared values",
+    "speedup_ci_high": "upper end of the 95% interval of `speedup`",
+    "timing_quality": '"ok" or "noisy" (a wide interval, bimodal blocks or interference during the run); empty when '
+                      "not assessed (rows before schema 3)",
+    "timing_quality_reason": "why the timing is noisy",
+    "pallas_coverage": "share (0..1) of the workload's work (FLOPs and HBM bytes) that the TPU program computes inside "
+                       "Mosaic (Pallas) kernels on its live path; empty when unknown",
+    "readiness_check": '"verified" when the harness showed that the runnable program and the TPU program are the same '
+                       'computation outside the Pallas kernels, else "unverified"; empty when not checked',
     "wall_speedup": "the same ratio from the parent's wall clock around whole timing blocks",
     "speedup_vs_pallas": "pallas_ref_ms / kernel_ms",
     "flops": "floating-point operations per call [FLOP]",
@@ -214,15 +239,17 @@ PUBLIC_COLUMNS: dict[str, str] = {
     "freshness_key": "sha256 of everything the result depends on (kernel, submission.yaml, workload module, harness "
                      "and library versions, imported pallas_refs files and tuned table); the row is re-evaluated "
                      "when it changes",
-    "runs": "evaluations behind the row: one whose timings were too spread is run 3 times and the median-speedup "
-            "run kept",
+    "runs": "evaluations behind the row: one whose timings were too noisy is run again (bench.dataset.repeat) and "
+            "the number of runs kept here",
     "evaluated_at": "when the row was produced [UTC]",
     "provenance": '"measured" (this project\'s harness), "declared by submitter" or "reported in the paper, '
                   'TPU v6e"',
-    "current": "true for the row the ranking uses (the newest evaluation of its track, submission and workload)",
+    "current": "true for the row the ranking uses: the newest evaluation (latest evaluated_at) of its track, "
+               "submission and workload; older evaluations, e.g. under an earlier harness version, are kept with false",
     "sample_idx": "0-based position of the sample in the order the method produced it",
     "outcome": "the paper's per-sample class: api_runtime_error, wrong_output or correct; measured samples with an "
-               "excluding integrity flag: integrity_excluded",
+               "excluding integrity flag not cleared by a maintainer verdict, or rejected: integrity_excluded (derived "
+               "from status, flags and verdicts when published)",
     "latency_ms": "the sample's time per call [ms]",
     "chain": "iterative methods: the chain the sample belongs to (0-based)",
     "turn": "iterative methods: the sample's turn within its chain (0-based)",

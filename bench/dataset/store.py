@@ -1,7 +1,10 @@
 """Where the dataset lives on disk, and the only code that writes it.
 
 Layout under `data/` (see data/README.md):
-  results/<chip>/<size>/<submission>/<workload>.parquet   one measured evaluation (one row)
+  results/<chip>/<size>/<submission>/<workload>/<evaluated_at>-<id>.parquet
+                                                          one measured evaluation (one row); every evaluation of
+                                                          the key is kept (history), the newest is the current one
+  results/<chip>/<size>/<submission>/<workload>.parquet   an evaluation stored before schema 3 (read as history)
   samples/<chip>/<size>/<submission>/<workload>.parquet   measured samples of a v2 trajectory (one row per sample)
   sample_runs/<chip>/<size>/<submission>/<workload>/<source sha256>.parquet
                                                           one measured sample source, until its workload is complete
@@ -10,25 +13,31 @@ Layout under `data/` (see data/README.md):
   reported/*.parquet                                      the paper's tables (own tracks, own provenance)
   verdicts.yaml                                           maintainer verdicts on flagged rows
 
-Why one file per evaluation: a re-evaluation then *replaces* its file (os.replace is atomic on POSIX),
-an interrupted ingest can lose at most the evaluation in flight, and no big shared file is ever
-rewritten. Readers take every `*.parquet` below a folder, so batch files (synthetic data) work too;
-duplicates of a key are resolved by the SQL (latest `evaluated_at` wins).
+Why one file per evaluation: a re-evaluation *adds* a file and never touches the stored ones (the numbers
+measured under an earlier harness version stay, and the site shows them), each file appears atomically
+(os.replace on POSIX), an interrupted ingest can lose at most the evaluation in flight, and no big shared file
+is ever rewritten. Readers take every `*.parquet` below a folder, so batch files (synthetic data) work too.
+Which row of a key is ranked is decided by the SQL (bench/sql/base.sql `evaluations.current`: the newest
+`evaluated_at`); `latest_result` below applies the same rule for ingest's freshness check.
 """
 
 from __future__ import annotations
 
+import datetime as _dt
 import os
 import re
 import uuid
 from pathlib import Path
-from typing import Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
 from bench.dataset import schema
+
+if TYPE_CHECKING:
+    from bench.dataset.rows import ResultRow
 
 TMP_PREFIX = ".tmp-"
 
@@ -58,7 +67,22 @@ def data_path(data_dir: Path, *parts: str) -> Path:
 
 
 def results_path(data_dir: Path, chip: str, size: str, submission: str, workload: str) -> Path:
+    """Where schema versions 1-2 kept the one row of a key (replaced on re-evaluation). Still read, as the oldest
+    entry of the key's history; nothing writes it any more (`append_result` writes `evaluation_path`s)."""
     return data_path(data_dir, "results", chip, size, submission, f"{workload}.parquet")
+
+
+def history_dir(data_dir: Path, chip: str, size: str, submission: str, workload: str) -> Path:
+    """The folder that holds every evaluation of one (track, submission, workload), one file each."""
+    return data_path(data_dir, "results", chip, size, submission, workload)
+
+
+def evaluation_path(data_dir: Path, chip: str, size: str, submission: str, workload: str,
+                    at: _dt.datetime) -> Path:
+    """A new, unused file for one evaluation: its UTC time (sortable) plus a random suffix, so two evaluations
+    never share a name, even within one microsecond."""
+    stamp = at.astimezone(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    return data_path(data_dir, "results", chip, size, submission, workload, f"{stamp}-{uuid.uuid4().hex[:12]}.parquet")
 
 
 def samples_path(data_dir: Path, chip: str, size: str, submission: str, workload: str) -> Path:
@@ -110,6 +134,42 @@ def write_atomic(table: pa.Table, target: Path) -> None:
     finally:
         if tmp.exists():
             tmp.unlink()
+
+
+def append_result(data_dir: Path, row: ResultRow | dict[str, Any]) -> Path:
+    """Store one RESULTS row (a typed row, or a record read back from a file) as a new evaluation of its key,
+    beside the earlier ones, never replacing a file. Returns the path written."""
+    from bench.dataset import rows
+
+    if isinstance(row, dict):
+        row = rows.ResultRow(**{k: v for k, v in row.items() if k != "schema_version"})
+    path = evaluation_path(data_dir, row.chip, row.size, row.submission, row.workload, row.evaluated_at)
+    if path.exists():  # a random 48-bit suffix at the same microsecond: refuse rather than replace
+        raise FileExistsError(path)
+    write_atomic(rows.table(rows.ResultRow, [row]), path)
+    return path
+
+
+def result_history(data_dir: Path, chip: str, size: str, submission: str, workload: str) -> list[dict]:
+    """Every stored evaluation of one (track, submission, workload), oldest first (the pre-schema-3 file too)."""
+    files = [results_path(data_dir, chip, size, submission, workload)]
+    folder = history_dir(data_dir, chip, size, submission, workload)
+    files += sorted(folder.glob("*.parquet")) if folder.is_dir() else []
+    rows = [r for f in files if (t := read_one(f, schema.RESULTS)) is not None for r in t.to_pylist()]
+    return sorted(rows, key=_newness)
+
+
+def _newness(row: dict) -> tuple:
+    """The order of bench/sql/base.sql's `current` rule: evaluated_at, then content_hash (ties are resolved the
+    same way in both places)."""
+    at = row.get("evaluated_at") or _dt.datetime.min.replace(tzinfo=_dt.timezone.utc)
+    return (at, row.get("content_hash") or "")
+
+
+def latest_result(data_dir: Path, chip: str, size: str, submission: str, workload: str) -> dict | None:
+    """The current (newest) evaluation of a key, or None: what ingest compares freshness keys with."""
+    rows = result_history(data_dir, chip, size, submission, workload)
+    return rows[-1] if rows else None
 
 
 def remove_stale_temps(data_dir: Path) -> int:

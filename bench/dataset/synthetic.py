@@ -37,6 +37,8 @@ def _results(rng: np.random.Generator, sub: str, kind: str, workloads: list[str]
         has_pallas = rng.random(n) < 0.9
     flags = [[str(rng.choice(FLAGS))] if rng.random() < 0.03 else [] for _ in range(n)]
     ok = status == "correct"
+    width = rng.uniform(0.01, 0.15, n)  # half-width of the speedup's 95% interval, relative
+    coverage = np.where(has_pallas, rng.uniform(0.2, 1.0, n), 0.0)
     flops = rng.lognormal(22, 2, n)
     cols = {
         "schema_version": [schema.SCHEMA_VERSION] * n,
@@ -54,6 +56,10 @@ def _results(rng: np.random.Generator, sub: str, kind: str, workloads: list[str]
         "kernel_ms": np.where(ok, baseline / speed, np.nan).tolist(),
         "pallas_ref_ms": (baseline / rng.lognormal(0.3, 0.4, n)).tolist(),
         "speedup": np.where(ok, speed, np.nan).tolist(),
+        "speedup_ci_low": np.where(ok, speed * (1 - width), np.nan).tolist(),
+        "speedup_ci_high": np.where(ok, speed * (1 + width), np.nan).tolist(),
+        "timing_quality": np.where(ok, np.where(width > 0.12, "noisy", "ok"), None).tolist(),
+        "timing_quality_reason": np.where(ok & (width > 0.12), "synthetic: wide interval", None).tolist(),
         "wall_speedup": np.where(ok, speed * 0.9, np.nan).tolist(),
         "speedup_vs_pallas": [None] * n,
         "flops": flops.tolist(),
@@ -71,7 +77,10 @@ def _results(rng: np.random.Generator, sub: str, kind: str, workloads: list[str]
         "harness_version": ["synthetic"] * n,
         "sandbox": ["none"] * n,
         "interpret": [True] * n,
-        "tpu_lowering": [_lowering(rng, o, p) for o, p in zip(ok, has_pallas)],
+        "tpu_lowering": (lowering := [_lowering(rng, o, p) for o, p in zip(ok, has_pallas)]),
+        "pallas_coverage": [float(c) if low == "ok" else None for c, low in zip(coverage, lowering)],
+        "readiness_check": [("verified" if rng.random() < 0.8 else "unverified") if low == "ok" else None
+                            for low in lowering],
         "content_hash": [f"synthetic-{sub}-{w}" for w in workloads],
         "freshness_key": [f"synthetic-{sub}-{w}" for w in workloads],
         "runs": [1] * n,
@@ -113,9 +122,10 @@ def _samples(rng: np.random.Generator, sub: str, workloads: list[str], n_samples
         "submission": [sub] * n,
         "workload": np.repeat(workloads, n_samples),
         "sample_idx": idx,
-        "outcome": outcome,
         "latency_ms": rng.lognormal(0, 1, n),
         "speedup": np.where(correct, speed, np.nan),
+        "speedup_ci_low": np.where(correct, speed * 0.95, np.nan),
+        "speedup_ci_high": np.where(correct, speed * 1.05, np.nan),
         "provenance": ["synthetic"] * n,
         "content_hash": [f"synthetic-{sub}"] * n,
         "recorded_at": pa.array([now] * n, pa.timestamp("us", tz="UTC")),

@@ -1,8 +1,13 @@
 -- Ranking kind "speed" (tracks of accelerator timings; see track_ranking in base.sql).
--- One row per submission of $track, best first (the baseline sanity row last, unranked): geomean and mean of the floored per-benchmark
--- scores over the track's suite, correct and Pallas counts, excluded rows, end-of-budget fast1 and
--- the pooled per-sample correct rate (both from measured samples only: declared ones never enter the leaderboard). Table-2-style aggregates the paper reports without per-kernel
--- numbers are appended as they were reported (provenance says so).
+-- One row per submission of $track, best first (the baseline sanity row last, unranked): geomean and mean of the
+-- floored per-benchmark scores over the track's suite, with the geomean's 95% interval (a deterministic bootstrap
+-- across the suite's workloads, geomean_intervals in base.sql); correct and Pallas counts, excluded rows,
+-- end-of-budget fast1 and the pooled per-sample correct rate (both from measured samples only: declared ones
+-- never enter the leaderboard). Table-2-style aggregates the paper reports without per-kernel numbers are appended
+-- as they were reported (provenance says so; no interval).
+-- Rank: SQL RANK over (geomean, mean, correct), compared at 9 decimals: equal keys get equal ranks (rank_tied
+-- says so; the site shows "=4"); the submission's name never breaks a tie. statistically_tied_with lists the ranked
+-- submissions whose geomean intervals overlap this one's: their order is within what the suite's spread explains.
 WITH agg AS (
     SELECT
         submission,
@@ -13,6 +18,7 @@ WITH agg AS (
         count(*) FILTER (WHERE ranked AND score > 1.0) AS beats_xla,
         count(*) FILTER (WHERE status IS NOT NULL) AS evaluated,
         count(*) FILTER (WHERE pending_flags > 0) AS excluded,
+        count(*) FILTER (WHERE timing_quality = 'noisy') AS noisy,
         count(*) AS n_workloads,
         any_value(provenance) AS provenance
     FROM per_benchmark_all
@@ -22,32 +28,53 @@ WITH agg AS (
 measured AS (
     SELECT
         a.submission, m.name, m.kind, m.method, m.model, a.provenance,
-        a.geomean, a.mean, a.correct, a.pallas, a.beats_xla, a.evaluated, a.excluded, a.n_workloads,
+        a.geomean, g.geomean_ci_low, g.geomean_ci_high, a.mean, a.correct, a.pallas, a.beats_xla, a.evaluated,
+        a.excluded, a.noisy, a.n_workloads,
         t.fast1_wins / a.n_workloads::DOUBLE AS fast1_final,
         t.samples,
         t.sample_correct_rate
     FROM agg AS a
     LEFT JOIN submissions AS m USING (submission)
+    LEFT JOIN geomean_intervals AS g ON g.track = $track AND g.submission = a.submission
     LEFT JOIN trajectory_summary AS t ON t.track = $track AND t.submission = a.submission
 ),
 summary AS (
     SELECT
         r.submission, m.name, m.kind, m.method, m.model, r.provenance,
-        r.geomean, r.mean, r.correct, NULL::BIGINT AS pallas, NULL::BIGINT AS beats_xla,
-        NULL::BIGINT AS evaluated, NULL::BIGINT AS excluded, r.n_workloads::BIGINT AS n_workloads,
+        r.geomean, NULL::DOUBLE AS geomean_ci_low, NULL::DOUBLE AS geomean_ci_high, r.mean, r.correct,
+        NULL::BIGINT AS pallas, NULL::BIGINT AS beats_xla, NULL::BIGINT AS evaluated, NULL::BIGINT AS excluded,
+        NULL::BIGINT AS noisy, r.n_workloads::BIGINT AS n_workloads,
         r.fast1_final, NULL::HUGEINT AS samples, NULL::DOUBLE AS sample_correct_rate
     FROM reported_summary AS r
     LEFT JOIN submissions AS m USING (submission)
     WHERE r.track = $track AND r.submission NOT IN (SELECT submission FROM agg)
+),
+everyone AS (
+    SELECT *, kind IS NOT DISTINCT FROM 'baseline' AS sanity,
+           round(geomean, 9) AS k1, round(mean, 9) AS k2, coalesce(correct, -1) AS k3
+    FROM (SELECT * FROM measured UNION ALL BY NAME SELECT * FROM summary)
+),
+ranked AS (
+    -- The XLA baseline submission (kind 'baseline') is a sanity row: it is listed, last and without a rank,
+    -- since its score only shows the track's timing noise for identical programs.
+    SELECT *,
+        CASE WHEN NOT sanity THEN rank() OVER (PARTITION BY sanity ORDER BY k1 DESC NULLS LAST, k2 DESC NULLS LAST,
+                                                                         k3 DESC) END AS rank,
+        NOT sanity AND count(*) OVER (PARTITION BY sanity, k1, k2, k3) > 1 AS rank_tied
+    FROM everyone
+),
+overlapping AS (
+    SELECT a.submission, list(b.submission ORDER BY b.rank, b.submission) AS statistically_tied_with
+    FROM ranked AS a
+    JOIN ranked AS b
+        ON b.submission <> a.submission AND b.rank IS NOT NULL AND a.rank IS NOT NULL
+       AND a.geomean_ci_low <= b.geomean_ci_high AND b.geomean_ci_low <= a.geomean_ci_high
+    GROUP BY a.submission
 )
--- The XLA baseline submission (kind 'baseline') is a sanity row: it is listed, last and without a rank,
--- since its score only shows the track's timing noise for identical programs.
 SELECT
-    CASE WHEN kind IS DISTINCT FROM 'baseline' THEN
-        row_number() OVER (PARTITION BY kind IS NOT DISTINCT FROM 'baseline'
-                           ORDER BY geomean DESC, mean DESC, correct DESC, submission)
-    END AS rank,
-    'speed' AS ranking,
-    *
-FROM (SELECT * FROM measured UNION ALL BY NAME SELECT * FROM summary)
-ORDER BY rank NULLS LAST, submission;
+    r.rank, r.rank_tied, 'speed' AS ranking,
+    r.* EXCLUDE (rank, rank_tied, sanity, k1, k2, k3),
+    coalesce(o.statistically_tied_with, []) AS statistically_tied_with
+FROM ranked AS r
+LEFT JOIN overlapping AS o USING (submission)
+ORDER BY r.rank NULLS LAST, r.submission;

@@ -1,11 +1,13 @@
--- The paper's Table 3 layout, long form: per workload of $track's suite, the XLA and hand-tuned
--- times and each submission's speedup over XLA (NULL = no correct kernel, "—" in the paper).
+-- The paper's Table 3 layout, long form: per workload of $track's suite, the XLA baseline (the median of
+-- workload_baselines) and hand-tuned times, the hand-tuned speedup, and each submission's speedup over XLA (its
+-- row's own ratio; NULL = no correct kernel, "—" in the paper) with its rank on the workload (kernel_ranks).
 SELECT
-    pb.workload, r.xla_ms, r.hand_tuned_ms,
-    r.xla_ms / r.hand_tuned_ms AS hand_tuned_speedup,
-    pb.submission, m.kind, pb.best_speedup AS speedup, pb.score
+    pb.workload, r.xla_ms, r.hand_tuned_ms, r.hand_tuned_speedup,
+    pb.submission, m.kind, pb.best_speedup AS speedup, pb.speedup_ci_low, pb.speedup_ci_high, pb.score,
+    k.kernel_rank AS rank, coalesce(k.kernel_rank_tied, false) AS rank_tied
 FROM per_benchmark_all AS pb
 JOIN workload_refs AS r ON r.track = pb.track AND r.workload = pb.workload
 LEFT JOIN submissions AS m USING (submission)
+LEFT JOIN kernel_ranks AS k ON k.track = pb.track AND k.workload = pb.workload AND k.submission = pb.submission
 WHERE pb.track = $track
-ORDER BY pb.workload, pb.submission;
+ORDER BY pb.workload, k.kernel_rank NULLS LAST, pb.submission;

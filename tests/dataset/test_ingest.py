@@ -52,15 +52,19 @@ def test_ingest_writes_one_row_per_evaluation_and_is_idempotent(tmp_path, submis
     assert again.written == [] and again.up_to_date == 5 and _rows(data) == rows
 
 
-def test_reevaluation_replaces_never_duplicates(tmp_path, submission_factory, meta_factory):
+def test_reevaluation_appends_and_keeps_history(tmp_path, submission_factory, meta_factory):
     subs, data = _subs(tmp_path / "subs", submission_factory, meta_factory), tmp_path / "data"
     _ingest(data, subs)
+    stored = {p: p.read_bytes() for p in (data / "results").rglob("*.parquet")}
     (subs / "alpha" / "kernels" / "8p_GEMM.py").write_text("def workload(a, b):\n    return a @ b  # v2\n")
     report = _ingest(data, subs)
     assert [(s, w) for s, w, _ in report.written] == [("alpha", "8p_GEMM")]
+    assert all(p.read_bytes() == blob for p, blob in stored.items())  # no stored file replaced or touched
     rows = _rows(data)
-    assert len(rows) == 5 and len({(r["submission"], r["workload"]) for r in rows}) == 5
-    assert len(list((data / "results").rglob("*.parquet"))) == 5
+    assert len(rows) == 6 and len({(r["submission"], r["workload"]) for r in rows}) == 5
+    assert len(list((data / "results").rglob("*.parquet"))) == 6
+    current = [r for r in Metrics(data, suite=SUITE).published_results("cpu/small").to_pylist() if r["current"]]
+    assert len(current) == 5 and _ingest(data, subs).written == []  # the newest row of each key is current
 
 
 def test_harness_failures_are_reported_not_stored(tmp_path, submission_factory):

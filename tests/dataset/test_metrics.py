@@ -43,7 +43,7 @@ def data(tmp_path) -> Path:
         _row("x", "a", 4.0), _row("x", "b", 0.5), _row("x", "c", 2.0, status="incorrect"),  # d missing
         _row("y", "a", 9.0, flags=["host_callback"]), _row("y", "b", 1.0, flags=["no_pallas"], has_pallas=False),
         _row("xla", "a", 1.0), _row("xla", "b", 1.0), _row("xla", "c", 1.0), _row("xla", "d", 1.0),
-        _row("ref", "a", 3.0, kernel_ms=0.5),
+        _row("ref", "a", 4.0),  # kernel_ms 0.5: the hand-tuned time; its row says 4x over XLA
     ])
     for sub, kind in (("x", "agent"), ("y", "agent"), ("xla", "baseline"), ("ref", "hand-tuned")):
         _meta(tmp_path, sub, kind)
@@ -99,8 +99,10 @@ def test_per_submission_and_per_workload_views(data):
     res = {r["workload"]: r for r in m.submission_results(TRACK, "x")}
     assert res["d"]["status"] == "missing" and res["c"]["score"] == 1.0 and res["a"]["score"] == 4.0
     wl = m.workload_results(TRACK, "a")
-    assert [r["submission"] for r in wl][:2] == ["x", "ref"]
     assert {r["submission"] for r in wl} == {"x", "y", "xla", "ref"}
+    ranks = {r["submission"]: (r["rank"], r["rank_tied"]) for r in wl}
+    # x and ref both 4x: one rank, shared; y is excluded (flag) and the XLA baseline is a sanity row: no rank
+    assert ranks == {"x": (1, True), "ref": (1, True), "y": (None, False), "xla": (None, False)}
 
 
 # -- ranking kinds: a CPU (interpret-mode) track ranks by readiness, never by its speedups --------------------
@@ -134,18 +136,30 @@ def test_equal_speed_different_correctness_rank_apart(tmp_path):
     assert (board["p"]["correct"], board["q"]["correct"]) == (3, 2)
 
 
-def test_tpu_lowering_then_pallas_break_ties_and_null_is_unknown(tmp_path):
+def test_readiness_keys_lowering_verified_coverage_then_speed_and_null_is_unknown(tmp_path):
+    """correct -> lowers for TPU -> readiness verified -> Pallas coverage -> interpret speed; equal keys, equal rank."""
+    ok = {"tpu_lowering": "ok"}
     _write(tmp_path, [
+        _cpu("ver", "a", 0.1, **ok, readiness_check="verified", pallas_coverage=0.2),
+        _cpu("ver", "b", 0.1, **ok, readiness_check="unverified", pallas_coverage=0.2),
+        _cpu("cov", "a", 0.1, **ok, pallas_coverage=0.9), _cpu("cov", "b", 0.1, **ok, pallas_coverage=0.9),
+        _cpu("xla", "a", 0.1, **ok, pallas_coverage=0.3), _cpu("xla", "b", 0.1, **ok, pallas_coverage=0.3),
+        _cpu("fast", "a", 3.0, **ok), _cpu("fast", "b", 3.0, **ok),  # coverage unknown (NULL): counts 0
+        _cpu("slow", "a", 0.1, **ok), _cpu("slow", "b", 0.1, **ok),
+        _cpu("twin", "a", 0.1, **ok), _cpu("twin", "b", 0.1, **ok),  # the same keys as "slow"
         _cpu("low", "a", 0.1, tpu_lowering="ok"), _cpu("low", "b", 0.1, tpu_lowering="Mosaic: unsupported op"),
         _cpu("unk", "a", 0.1), _cpu("unk", "b", 0.1),  # old rows: NULL = unknown, never counted as lowering
-        _cpu("half", "a", 0.1, has_pallas=False), _cpu("half", "b", 0.1),  # as unknown, but less Pallas
     ])
     board = _cpu_board(tmp_path)
-    assert [board[s]["rank"] for s in ("low", "unk", "half")] == [1, 2, 3]
+    order = ("ver", "cov", "xla", "fast", "slow", "twin", "low", "unk")
+    assert [board[s]["rank"] for s in order] == [1, 2, 3, 4, 5, 5, 7, 8]
+    assert [board[s]["rank_tied"] for s in order] == [False] * 4 + [True, True] + [False] * 2
+    assert board["cov"]["pallas_coverage"] == pytest.approx(0.9 * 2 / 4) and board["xla"]["mostly_xla"] == 2
+    assert (board["ver"]["readiness_verified"], board["ver"]["readiness_unverified"]) == (1, 1)
+    assert board["fast"]["coverage_unknown"] == 2 and board["cov"]["mostly_xla"] == 0
     low, unk = board["low"], board["unk"]
     assert (low["tpu_lowering_ok"], low["tpu_lowering_failed"], low["tpu_lowering_unknown"]) == (1, 1, 0)
     assert (unk["tpu_lowering_ok"], unk["tpu_lowering_unknown"], unk["pallas"]) == (0, 2, 2)
-    assert board["half"]["pallas"] == 1
 
 
 def test_interpret_speedup_never_changes_a_cpu_rank(tmp_path):
@@ -173,3 +187,125 @@ def test_flagged_and_baseline_rows_on_a_readiness_track(tmp_path):
     board = _cpu_board(tmp_path)
     assert (board["f"]["correct"], board["f"]["excluded"], board["f"]["rank"]) == (1, 1, 1)  # no_pallas is a label
     assert board["xla"]["rank"] is None and board["xla"]["correct"] == 2
+
+
+# -- one baseline per workload, ties, intervals, history, fast_p, sample outcomes (issues 25 and 28) ------------
+
+def test_workload_baseline_is_the_median_of_current_correct_rows_whatever_sorts_first(data):
+    """A submission whose id sorts first, with another baseline time, never becomes "the" baseline."""
+    _write(data, [_row("aaa-probe", "a", 1.0, baseline_ms=0.9, status="incorrect"),
+                  _row("aaa-probe", "b", 2.0, baseline_ms=100.0, flags=["host_callback"])], name="probe")
+    m = Metrics(data, suite=SUITE)
+    base = {r["workload"]: r for r in m.workload_baselines(TRACK)}
+    # a: x, xla, ref correct at 2.0 ms; y flagged; the probe incorrect -> 2.0; b: x, xla (y carries a label only)
+    assert (base["a"]["baseline_median_ms"], base["a"]["baseline_rows"]) == (2.0, 3)
+    assert (base["b"]["baseline_median_ms"], base["b"]["baseline_rows"]) == (2.0, 3)
+    assert {r["workload"]: r["baseline_median_ms"] for r in m.roofline(TRACK)} == {}  # no flops in these rows
+    (ref,) = [r for r in m.per_kernel_table(TRACK) if r["workload"] == "a" and r["submission"] == "ref"]
+    assert ref["xla_ms"] == 2.0 and ref["hand_tuned_speedup"] == ref["speedup"] == 4.0  # one "x over XLA"
+
+
+def test_equal_keys_share_a_rank_and_the_name_never_breaks_a_tie(tmp_path):
+    rows = []
+    for sub in ("zz-twin", "aa-twin"):
+        rows += [_row(sub, "a", 2.0), _row(sub, "b", 0.5)]
+    rows += [_row("best", "a", 8.0), _row("last", "a", 1.5)]
+    _write(tmp_path, rows)
+    board = _board_of(tmp_path)
+    assert {s: (r["rank"], r["rank_tied"]) for s, r in board.items()} == {
+        "best": (1, False), "aa-twin": (2, True), "zz-twin": (2, True), "last": (4, False)}
+
+
+def _board_of(data: Path) -> dict[str, dict]:
+    return {r["submission"]: r for r in Metrics(data, suite=SUITE).leaderboard(TRACK)}
+
+
+def test_geomean_interval_is_a_deterministic_bootstrap_that_brackets_the_geomean(tmp_path):
+    rows = [_row("wide", w, s) for w, s in zip(SUITE, (16.0, 1.0, 1.0, 1.0))]
+    rows += [_row("flat", w, 1.9) for w in SUITE]  # the same score on every workload: no spread at all
+    rows += [_row("low", w, 1.05) for w in SUITE]
+    _write(tmp_path, rows)
+    board, again = _board_of(tmp_path), _board_of(tmp_path)
+    wide, flat, low = board["wide"], board["flat"], board["low"]
+    assert wide["geomean"] == pytest.approx(2.0)
+    assert wide["geomean_ci_low"] == pytest.approx(1.0) and wide["geomean_ci_high"] == pytest.approx(16.0 ** 0.75)
+    assert wide["geomean_ci_low"] < wide["geomean"] < wide["geomean_ci_high"]
+    assert flat["geomean_ci_low"] == pytest.approx(1.9) == flat["geomean_ci_high"]
+    assert {s: (r["geomean_ci_low"], r["geomean_ci_high"]) for s, r in board.items()} == \
+           {s: (r["geomean_ci_low"], r["geomean_ci_high"]) for s, r in again.items()}  # same draws every build
+    # wide's interval [1, 8] holds flat's 1.9 and low's 1.05; flat and low do not overlap each other
+    assert wide["statistically_tied_with"] == ["flat", "low"]
+    assert flat["statistically_tied_with"] == ["wide"] and low["statistically_tied_with"] == ["wide"]
+    assert [wide["rank"], flat["rank"], low["rank"]] == [1, 2, 3]  # ties are marked, ranks stay by the keys
+
+
+def test_reevaluation_keeps_history_and_scores_each_harness_version(data):
+    later = T0 + dt.timedelta(days=1)
+    _write(data, [_row("x", "a", 1.5, at=later, h="h2", harness_version="9"),
+                  _row("x", "b", 3.0, at=later, h="h2", harness_version="9")], name="later")
+    m = Metrics(data, suite=SUITE)
+    assert _board(data)["x"]["geomean"] == pytest.approx((1.5 * 3.0) ** 0.25)  # the newest row of a and b ranks
+    published = m.published_results(TRACK).to_pylist()
+    xa = sorted((r["speedup"], r["current"]) for r in published if r["submission"] == "x" and r["workload"] == "a")
+    assert xa == [(1.5, True), (4.0, False)]  # both stored, the newer one current
+    hist = {r["harness_version"]: r for r in m.submission_history(TRACK) if r["submission"] == "x"}
+    assert set(hist) == {None, "9"}
+    assert hist[None]["geomean"] == pytest.approx(4.0 ** 0.25) and hist[None]["current_rows"] == 1  # c stays old
+    assert hist["9"]["geomean"] == pytest.approx((1.5 * 3.0) ** 0.25) and hist["9"]["evaluated"] == 2
+
+
+def test_fast_p_counts_submitted_kernels_faster_than_p_times_xla(data):
+    fp = {(r["submission"], r["p"]): r["fast_p"] for r in Metrics(data, suite=SUITE).fast_p(TRACK)}
+    # x: a 4.0 (correct), b 0.5 (correct), c incorrect, d missing
+    assert [fp[("x", p)] for p in (0.0, 1.0, 1.5, 2.0)] == [0.5, 0.25, 0.25, 0.25]
+    # y: a flagged (excluded), b 1.0 (correct, not faster than 1x)
+    assert [fp[("y", p)] for p in (0.0, 1.0, 1.5, 2.0)] == [0.25, 0.0, 0.0, 0.0]
+
+
+def test_appending_a_result_never_replaces_a_stored_file(tmp_path):
+    first = _row("x", "a", 2.0) | {"chip": "v6e", "size": "full"}
+    second = first | {"speedup": 3.0, "evaluated_at": T0 + dt.timedelta(seconds=1)}
+    paths = [store.append_result(tmp_path, second), store.append_result(tmp_path, first)]  # stored out of order
+    legacy = store.results_path(tmp_path, "v6e", "full", "x", "a")
+    store.write_atomic(pa.Table.from_pylist([first | {"evaluated_at": T0 - dt.timedelta(days=1), "speedup": 1.0}],
+                                            schema=schema.RESULTS), legacy)  # a row stored before schema 3
+    assert paths[0] != paths[1] and all(p.is_file() for p in paths)
+    history = store.result_history(tmp_path, "v6e", "full", "x", "a")
+    assert [r["speedup"] for r in history][0] == 1.0 and len(history) == 3
+    latest = store.latest_result(tmp_path, "v6e", "full", "x", "a")
+    assert latest["speedup"] == 3.0
+    sql = [r for r in Metrics(tmp_path, suite=SUITE).published_results(TRACK).to_pylist() if r["current"]]
+    assert len(sql) == 1 and sql[0]["speedup"] == latest["speedup"]  # Python and SQL pick the same current row
+
+
+def _sample(sub: str, idx: int, status: str, flags=(), **kw) -> dict:
+    row = {n: None for n in schema.SAMPLES.names}
+    row.update(schema_version=schema.SCHEMA_VERSION, track=TRACK, submission=sub, workload="a", sample_idx=idx,
+               status=status, flags=list(flags), provenance="measured", source_hash=f"src{idx}",
+               recorded_at=T0, **kw)
+    return row
+
+
+def test_sample_outcomes_are_derived_in_sql_and_follow_verdicts(tmp_path):
+    rows = [_sample("s", 0, "correct", speedup=2.0, speedup_ci_low=1.8, speedup_ci_high=2.2,
+                    declared_outcome="correct", declared_speedup=2.1),  # inside the interval: agrees
+            _sample("s", 1, "correct", flags=["host_callback"], speedup=5.0),
+            _sample("s", 2, "incorrect"), _sample("s", 3, "timeout"), _sample("s", 4, "rejected"),
+            _sample("s", 5, "correct", speedup=0.5, speedup_ci_low=0.45, speedup_ci_high=0.55,
+                    declared_outcome="correct", declared_speedup=0.6),  # outside the interval, both below 1x
+            _sample("s", 6, "correct", flags=["no_pallas"], speedup=0.9, outcome="correct")]
+    store.write_atomic(pa.Table.from_pylist(rows, schema=schema.SAMPLES), tmp_path / "samples" / "s.parquet")
+    _write(tmp_path, [_row("s", "a", 1.0)])
+
+    def outcomes() -> list[str]:
+        return [r["outcome"] for r in Metrics(tmp_path, suite=SUITE).published_samples(TRACK).to_pylist()]
+
+    assert outcomes() == ["correct", "integrity_excluded", "wrong_output", "api_runtime_error", "integrity_excluded",
+                          "correct", "correct"]
+    dis = Metrics(tmp_path, suite=SUITE).sample_disagreements(TRACK)
+    assert [(r["sample_idx"], r["kind"]) for r in dis] == [(5, "speedup")]
+    verdict = {"submission": "s", "workload": "a", "content_hash": "src1", "flag": "host_callback",
+               "verdict": "cleared", "by": "maintainer", "at": "2026-01-02", "why": "debug print"}
+    (tmp_path / "verdicts.yaml").write_text(yaml.safe_dump([verdict]))
+    assert outcomes()[1] == "correct"  # the verdict changes the sample's outcome, as it would a kernel row's
+    assert Metrics(tmp_path, suite=SUITE).fast1_curves(TRACK)[0]["fast1"] == pytest.approx(0.25)

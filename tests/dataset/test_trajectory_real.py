@@ -30,8 +30,9 @@ def test_real_harness_measures_every_sample_of_a_dishonest_trajectory(tmp_path):
     report = ingest(data_dir=data, submissions_dir=subs, chip="cpu", size="small", workers=1)
     assert not report.failed and report.samples == [("liar", fx.WORKLOAD, 6, 5)]
     rows = sorted(store.read_tables(data / "samples", schema.SAMPLES).to_pylist(), key=lambda r: r["sample_idx"])
-    assert [r["outcome"] for r in rows] == ["api_runtime_error", "wrong_output", "correct", "api_runtime_error",
-                                            "correct", "correct"]
+    derived = Metrics(data, suite=[fx.WORKLOAD]).published_samples("cpu/small").to_pylist()
+    assert [r["outcome"] for r in derived] == ["api_runtime_error", "wrong_output", "correct", "api_runtime_error",
+                                               "correct", "correct"]
     assert rows[2]["speedup"] == rows[5]["speedup"]  # identical sources: one measurement
     assert rows[4]["selected"] and rows[4]["speedup"] < 0.5  # declared 2.0x; the mean via a matmul is far slower
     m = Metrics(data, suite=[fx.WORKLOAD])
