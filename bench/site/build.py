@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import yaml
 
@@ -100,6 +102,7 @@ def build_site(
     t2, c2 = time.perf_counter(), time.process_time()
     cfg_path = write_config(config, build_dir, site_dir, site_url, options)
     run_mkdocs(cfg_path)
+    relative_404(site_dir / "404.html", site_url or config.get("site_url"))
     t3, c3 = time.perf_counter(), time.process_time()
     return BuildReport(
         n,
@@ -156,6 +159,23 @@ def write_config(
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump(cfg, sort_keys=False))
     return path
+
+
+def relative_404(page: Path, site_url: str | None) -> None:
+    """Make the 404 page's links relative to the site root, where the page lives.
+
+    Why: mkdocs writes 404.html with absolute links under site_url's path (`/jaxbench/assets/...`), so that it
+    works wherever a server shows it; served from its root (`python -m http.server` in site/, as the README
+    suggests) every link and asset of that page is then broken. Relative links work where the page is served as
+    /404.html or from the site's root, with or without the path prefix."""
+    if not page.is_file():
+        return
+    base = urlsplit(site_url or "/").path or "/"
+    base = base if base.endswith("/") else base + "/"
+    html = page.read_text(encoding="utf-8")
+    html = re.sub(r'\b(href|src|action)="' + re.escape(base), r'\1="./', html)
+    html = re.sub(r'("base":\s*)"' + re.escape(base.rstrip("/") or "/") + '"', r'\1"."', html)
+    page.write_text(html, encoding="utf-8")
 
 
 def run_mkdocs(config_file: Path) -> None:

@@ -46,6 +46,10 @@ class MetricsSource(Protocol):
     def declared_outcome_breakdown(self, track: str) -> list[Row]: ...
     def sample_disagreements(self, track: str) -> list[Row]: ...
     def trajectory_workloads(self, track: str) -> list[Row]: ...
+    # one baseline per workload, fast_p, and each submission's score under each harness version
+    def workload_baselines(self, track: str) -> list[Row]: ...
+    def fast_p(self, track: str) -> list[Row]: ...
+    def submission_history(self, track: str) -> list[Row]: ...
 
 
 @dataclass
@@ -73,6 +77,9 @@ class Track:
     declared_outcomes: list[Row] = field(default_factory=list)
     disagreements: list[Row] = field(default_factory=list)  # declared vs measured, per sample
     trajectories: list[Row] = field(default_factory=list)  # per (submission, workload) measured trajectory
+    baselines: list[Row] = field(default_factory=list)  # the one XLA baseline per workload (workload_baselines.sql)
+    fast_p: list[Row] = field(default_factory=list)  # per submission and p: share faster than p x XLA
+    history: list[Row] = field(default_factory=list)  # per submission and harness version: its score then
 
     @property
     def label(self) -> str:
@@ -126,14 +133,14 @@ class Track:
         return [r for r in rows if r["submission"] in keep]
 
     @cached_property
-    def roofline_by_workload(self) -> dict[str, Row]:
-        """Roofline rows are per (workload, submission); the baseline columns are per workload: keep the first."""
-        return _first_per_workload(self.roofline)
+    def baseline_by_workload(self) -> dict[str, Row]:
+        """workload -> its row of workload_baselines.sql (one per workload: a lookup, nothing is chosen here)."""
+        return {r["workload"]: r for r in self.baselines}
 
-    @cached_property
-    def handtuned_by_workload(self) -> dict[str, Row]:
-        """Hand-tuned and XLA times are per workload; keep the first row of each."""
-        return _first_per_workload(self.handtuned)
+    @property
+    def interval_kind(self) -> str:
+        """What the geomean interval is, in words (the leaderboard's column title and the methodology's)."""
+        return "95% interval: bootstrap across the suite's workloads (1000 deterministic resamples)"
 
     @cached_property
     def rows_of(self) -> dict[str, dict[str, list[Row]]]:
@@ -142,7 +149,8 @@ class Track:
         for name, rows in (("leaderboard", self.leaderboard), ("fast1", self.fast1), ("per_benchmark", self.per_benchmark),
                            ("outcomes", self.outcomes), ("flags", self.flags), ("best_so_far", self.best_so_far),
                            ("declared_fast1", self.declared_fast1), ("declared_outcomes", self.declared_outcomes),
-                           ("disagreements", self.disagreements), ("trajectories", self.trajectories)):
+                           ("disagreements", self.disagreements), ("trajectories", self.trajectories),
+                           ("fast_p", self.fast_p), ("history", self.history)):
             for r in rows:
                 out[r["submission"]][name].append(r)
         return out
@@ -168,13 +176,6 @@ class Track:
 
         spec = chip_spec(self.chip)
         return (spec.peak_bf16_tflops, spec.hbm_gb_s) if spec else (None, None)
-
-
-def _first_per_workload(rows: list[Row]) -> dict[str, Row]:
-    seen: dict[str, Row] = {}
-    for r in rows:
-        seen.setdefault(r["workload"], r)
-    return seen
 
 
 @dataclass
@@ -257,6 +258,9 @@ def _collect_track(metrics: MetricsSource, t: Row, workloads: list[Workload]) ->
         declared_outcomes=metrics.declared_outcome_breakdown(tid),
         disagreements=metrics.sample_disagreements(tid),
         trajectories=metrics.trajectory_workloads(tid),
+        baselines=metrics.workload_baselines(tid),
+        fast_p=metrics.fast_p(tid),
+        history=metrics.submission_history(tid),
     )
     for wid in dict.fromkeys([w.id for w in workloads] + [r["workload"] for r in track.per_benchmark]):
         rows = metrics.workload_results(tid, wid)

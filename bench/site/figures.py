@@ -80,29 +80,91 @@ def _color(colors: dict[str, str] | None, sub: str) -> dict[str, Any]:
     return {"color": colors[sub]} if colors and sub in colors else {}
 
 
+#: Line dashes and marker symbols, cycled per series with its colour: two series that coincide, or a reader who
+#: cannot tell the colours apart, still see every line (a legend entry's line is never hidden under another's).
+DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
+SYMBOLS = ("circle", "square", "diamond", "triangle-up", "x", "cross", "triangle-down", "star", "hexagon", "pentagon")
+#: Markers drawn at most this many times along one line (a 144-sample curve stays a line, not a bead string).
+MARKERS_PER_LINE = 12
+
+
+def series_style(i: int) -> dict[str, Any]:
+    """Dash and marker of the i-th series (combined with its colour by the caller)."""
+    return {"dash": DASHES[i % len(DASHES)], "symbol": SYMBOLS[i % len(SYMBOLS)]}
+
+
 def _lines(rows: Iterable[Row], key: str, names: dict[str, str], dash: bool = False,
-           colors: dict[str, str] | None = None) -> list[dict[str, Any]]:
-    """One step line per submission of (n, rows[key]); dashed for declared (unverified) data."""
+           colors: dict[str, str] | None = None, x: str = "n", shape: str = "hv") -> list[dict[str, Any]]:
+    """One line per submission of (rows[x], rows[key]), each with its own dash and markers; all dashed (and no
+    markers cycle) for declared (unverified) data."""
     lines: dict[str, tuple[list[Any], list[Any]]] = defaultdict(lambda: ([], []))
     for r in rows:
         xs, ys = lines[r["submission"]]
-        xs.append(r["n"])
+        xs.append(r[x])
         ys.append(r[key])
-    return [{"type": "scatter", "mode": "lines", "name": _name(names, sub), "x": xs, "y": ys,
-             "line": {"shape": "hv", **_color(colors, sub), **({"dash": "dash"} if dash else {})}}
-            for sub, (xs, ys) in lines.items()]
+    out = []
+    for i, (sub, (xs, ys)) in enumerate(lines.items()):
+        style = series_style(i)
+        out.append({
+            "type": "scatter", "mode": "lines+markers", "name": _name(names, sub), "x": xs, "y": ys,
+            "line": {"shape": shape, **_color(colors, sub), "dash": "dash" if dash else style["dash"], "width": 2},
+            "marker": {"symbol": style["symbol"], "size": 7, "maxdisplayed": MARKERS_PER_LINE, **_color(colors, sub)},
+        })
+    return out
+
+
+def fitted_range(values: Iterable[Any], floor: float | None = None, ceiling: float | None = None,
+                 min_span: float = 0.02) -> list[float]:
+    """A y range that fits the data (a 10% margin, at least `min_span` wide), clipped to [floor, ceiling]:
+    lines at 1-4% are not drawn flat against a 0-100% axis, nor lines at 1.00-1.04 against 0-1.05."""
+    ys = [float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)]
+    if not ys:
+        return [floor if floor is not None else 0.0, ceiling if ceiling is not None else 1.0]
+    lo, hi = min(ys), max(ys)
+    pad = max((hi - lo) * 0.1, min_span / 2)
+    lo, hi = lo - pad, hi + pad
+    if floor is not None:
+        lo = max(lo, floor)
+    if ceiling is not None:
+        hi = min(hi, ceiling)
+    return [lo, hi]
 
 
 def fast1_curves(rows: Iterable[Row], names: dict[str, str], title: str = "fast1@N: share of workloads beating XLA",
                  colors: dict[str, str] | None = None, dash: bool = False) -> Figure:
-    """One line per submission (labelled by its method): fast1 against the sample budget N."""
+    """One line per submission (labelled by its method): fast1 against the sample budget N; the y axis fits the
+    data (from 0, never past 100%)."""
+    rows = list(rows)
     data = _lines(rows, "fast1", names, dash, colors)
+    top = fitted_range([r["fast1"] for r in rows], floor=0.0, ceiling=1.02, min_span=0.05)[1]
     return {
         "data": data,
         "layout": _layout(
             title,
             xaxis={"title": {"text": "samples per workload (N)"}},
-            yaxis={"title": {"text": "fast1@N"}, "range": [0, 1.02], "tickformat": ".0%"},
+            yaxis={"title": {"text": "fast1@N (share of workloads)"}, "range": [0, top], "tickformat": ".0%"},
+        ),
+    }
+
+
+#: The p of fast_p (bench/sql/fast_p.sql), in order.
+FAST_P = (0.0, 1.0, 1.5, 2.0)
+
+
+def fast_p(rows: Iterable[Row], names: dict[str, str], title: str = "fast_p: share of workloads faster than p × XLA",
+           colors: dict[str, str] | None = None) -> Figure:
+    """One line per submission over p = 0, 1, 1.5, 2: the share of the suite whose submitted kernel is correct and
+    faster than p times XLA (KernelBench's fast_p; p = 0 is the share of correct kernels)."""
+    rows = list(rows)
+    data = _lines(rows, "fast_p", names, False, colors, x="p", shape="linear")
+    return {
+        "data": data,
+        "layout": _layout(
+            title,
+            xaxis={"title": {"text": "p (faster than p × XLA)"}, "tickvals": list(FAST_P),
+                   "ticktext": [f"{p:g}" for p in FAST_P], "range": [-0.1, 2.1]},
+            yaxis={"title": {"text": "fast_p (share of workloads)"}, "tickformat": ".0%",
+                   "range": [0, fitted_range([r["fast_p"] for r in rows], floor=0.0, ceiling=1.02, min_span=0.05)[1]]},
         ),
     }
 
@@ -123,12 +185,15 @@ def best_so_far_curves(rows: Iterable[Row], names: dict[str, str],
                        colors: dict[str, str] | None = None) -> Figure:
     """One line per submission: the suite's floored geomean of each workload's best sample among the first N
     (the paper's Figure 3, left)."""
+    rows = list(rows)
     return {
         "data": _lines(rows, "geomean", names, False, colors),
         "layout": _layout(
             title,
             xaxis={"title": {"text": "samples per workload (N)"}},
-            yaxis={"title": {"text": "geomean speedup over XLA (x, floored at 1)"}, "rangemode": "tozero"},
+            yaxis={"title": {"text": "geomean speedup over XLA (x, floored at 1)"},
+                   "range": fitted_range([r["geomean"] for r in rows], floor=0.0, min_span=0.02),
+                   "tickformat": ".3~f"},
         ),
     }
 
@@ -264,17 +329,19 @@ def handtuned_vs_xla(rows: Iterable[Row], title: str = "Hand-tuned Pallas speedu
 
 
 def submission_bars(rows: Iterable[Row], title: str) -> Figure:
-    """A submission's speedup per workload (correct kernels only), for its own page."""
+    """A submission's speedup per workload (correct kernels only), for its own page, with each speedup's 95%
+    interval as an error bar where the row has one."""
     rows = list(rows)
+    ys = [r.get("speedup") if r.get("status") == "correct" else None for r in rows]
+    lows = [r.get("speedup_ci_low") if y is not None else None for r, y in zip(rows, ys)]
+    highs = [r.get("speedup_ci_high") if y is not None else None for r, y in zip(rows, ys)]
+    bar: dict[str, Any] = {"type": "bar", "name": "speedup", **_workload_axis([r["workload"] for r in rows]), "y": ys}
+    if any(v is not None for v in lows):
+        bar["error_y"] = {"type": "data", "symmetric": False, "color": palette.REFERENCE,
+                          "array": [h - y if h is not None and y is not None else None for h, y in zip(highs, ys)],
+                          "arrayminus": [y - lo if lo is not None and y is not None else None for lo, y in zip(lows, ys)]}
     return {
-        "data": [
-            {
-                "type": "bar",
-                "name": "speedup",
-                **_workload_axis([r["workload"] for r in rows]),
-                "y": [r.get("speedup") if r.get("status") == "correct" else None for r in rows],
-            }
-        ],
+        "data": [bar],
         "layout": _layout(
             title,
             xaxis={"tickangle": -60, "automargin": True},

@@ -176,7 +176,8 @@ def render_pages(data: SiteData, options: RenderOptions = RenderOptions()) -> li
     emit("charts/index.md", "charts_index.md.j2")
     for track in data.tracks:
         emit(f"charts/{track.slug}.md", "charts_track.md.j2", track=track, roof=track.peak())
-    emit("workloads/index.md", "workloads_index.md.j2", summary=_workload_summary(data))
+    index_track, summary = _workload_summary(data)
+    emit("workloads/index.md", "workloads_index.md.j2", index_track=index_track, summary=summary)
     for w in data.workloads:
         emit(f"workloads/{w.id}.md", "workload.md.j2", w=w, facts=_workload_facts(data, w.id))
     if options.published is not None:
@@ -201,41 +202,44 @@ def _column_docs() -> dict[str, str]:
     return schema.PUBLIC_COLUMNS
 
 
-def _workload_facts(data: SiteData, workload: str) -> list[tuple[Track, dict[str, Any], dict[str, Any]]]:
-    """Per track: the workload's roofline row (baseline time, utilization) and hand-tuned row, if any.
+def _workload_facts(data: SiteData, workload: str) -> list[tuple[Track, dict[str, Any]]]:
+    """Per track that knows the workload: its one XLA baseline (workload_baselines.sql: the median over the
+    current correct rows), FLOPs at the track's size (the registry's count, as `bench list` reports it; the rows'
+    own where the registry has none), utilization, and the hand-tuned reference.
 
-    Where the track measured no FLOPs (the paper's tracks), the XLA baseline's TFLOP/s is this workload's
-    FLOP count at the track's size over the XLA time on that track (`flops_from` says so); without both,
-    utilization stays unknown and the page leaves the line out."""
+    Where the track's rows carry no FLOPs (the paper's tracks), `flops_from` says where the TFLOP/s come from;
+    without a baseline time or FLOPs, utilization stays unknown and the page leaves the line out."""
     w = next((x for x in data.workloads if x.id == workload), None)
     out = []
     for t in data.tracks:
-        roof = dict(t.roofline_by_workload.get(workload, {}))
-        hand = t.handtuned_by_workload.get(workload, {})
-        xla_ms = roof.get("baseline_ms") or hand.get("xla_ms") or next(
-            (r.get("baseline_ms") for r in t.by_workload.get(workload, []) if r.get("baseline_ms")), None)
-        flops = getattr(w, f"flops_{t.size}", None) if w else None
-        if not roof.get("baseline_tflops") and xla_ms and flops:
-            roof.update(baseline_ms=xla_ms, flops=flops, baseline_tflops=flops / (xla_ms * 1e9),
-                        flops_from="this workload's FLOP count over the track's XLA time")
+        base = t.baseline_by_workload.get(workload)
+        if base is None and workload not in t.by_workload:
+            continue
+        f: dict[str, Any] = {k: v for k, v in (base or {}).items() if v is not None}
+        flops = getattr(w, f"flops_{t.size}", None) if w else None  # the one FLOPs number (bench.registry)
+        if flops and f.get("baseline_median_ms"):
+            f.update(flops=flops, baseline_tflops=flops / (f["baseline_median_ms"] * 1e9))
+            if base is not None and base.get("flops") is None:
+                f["flops_from"] = "this workload's FLOP count over the track's XLA baseline"
         peak = t.peak()[0]
-        if roof.get("baseline_tflops") and peak:
-            roof["utilization_pct"] = 100.0 * roof["baseline_tflops"] / peak
-        if roof or hand or workload in t.by_workload:
-            out.append((t, roof, hand))
+        if f.get("baseline_tflops") and peak:
+            f["utilization_pct"] = 100.0 * f["baseline_tflops"] / peak
+        out.append((t, f))
     return out
 
 
-def _workload_summary(data: SiteData) -> dict[str, dict[str, Any]]:
-    """Per workload, the facts of the first track that has them (baseline time, utilization, hand-tuned time)."""
-    out: dict[str, dict[str, Any]] = {}
+def _workload_summary(data: SiteData) -> tuple[Track | None, dict[str, dict[str, Any]]]:
+    """The Workloads index: one track for every column, so that sizes never mix (FLOPs, baseline time and
+    utilization at that track's size): the first track (measured tracks come first) with a baseline."""
+    track = next((t for t in data.tracks if any(r.get("baseline_median_ms") for r in t.baselines)), None)
+    if track is None:
+        return None, {}
+    out = {}
     for w in data.workloads:
-        facts = _workload_facts(data, w.id)
-        hit = next(((t, roof, hand) for t, roof, hand in facts if roof or hand), None)
-        if hit:
-            t, roof, hand = hit
-            out[w.id] = {"track": t, **roof, "hand_tuned_ms": hand.get("hand_tuned_ms")}
-    return out
+        for t, f in _workload_facts(data, w.id):
+            if t is track:
+                out[w.id] = f
+    return track, out
 
 
 def kernel_files(options: RenderOptions, sub: str) -> dict[str, tuple[str, str]]:

@@ -8,9 +8,14 @@
   data/submissions.parquet|csv       submission metadata
   data/reported-summary.parquet|csv  the paper's Table-2 aggregates
   data/manifest.json                 every file: rows, bytes, sha256, columns; build time, versions, license
-  api/leaderboard.json               every track and its ranking (the Metrics API's rows, unchanged)
-  api/submissions/<id>.json          one submission: metadata, its leaderboard row and results per track
-  api/workloads/<id>.json            one workload: facts and every submission's row per track
+  api/leaderboard.json               every track: its ranking rows (`rows`, the Metrics API's, unchanged) and fast_p
+  api/submissions/<id>.json          one submission: metadata and per track its ranking row (`rows`), results,
+                                     fast_p and its score under each harness version (`history`)
+  api/workloads/<id>.json            one workload: facts and per track its XLA baseline (`baseline_median_ms`)
+                                     and every submission's current row (`results`)
+
+In every document a track's ranking rows are under `rows` (API version 2; version 1 called a submission's row
+`leaderboard`).
   api/leaderboard.schema.json        the JSON Schema that api/leaderboard.json follows
 
 Why here and like this: the numbers come from the same Metrics API (bench/sql/) the pages are rendered
@@ -39,7 +44,7 @@ from bench.site.collect import Row, SiteData, Track, Workload, slug
 
 #: The JSON Schema of api/leaderboard.json, kept in the repository and published beside it.
 LEADERBOARD_SCHEMA = Path(__file__).resolve().parent / "schemas" / "leaderboard.schema.json"
-API_VERSION = 1
+API_VERSION = 2  # 2: `rows` in every document; baseline_median_ms, fast_p, history
 FORMATS = ("parquet", "csv")
 
 
@@ -228,30 +233,40 @@ def leaderboard_document(metrics: PublishSource, data: SiteData, meta: dict[str,
             "ranking": (kind := metrics.ranking_kind(t.id)),
             "ranking_explanation": RANKING_EXPLANATIONS[kind],
             "rows": t.leaderboard,
+            "fast_p": t.fast_p,
             "provenance_summary": {r["submission"]: r for r in metrics.provenance_summary(t.id)},
         })
     return {**meta, "tracks": tracks}
 
 
 def submission_document(data: SiteData, sub: str, sub_meta: Row, meta: dict[str, Any], links: Links) -> dict[str, Any]:
-    """api/submissions/<id>.json: metadata (no contact), and per track its leaderboard row and results."""
+    """api/submissions/<id>.json: metadata (no contact), and per track its ranking row (`rows`, the key every
+    document uses for ranking rows), every suite workload's result, fast_p and its score per harness version."""
     public_meta = {k: v for k, v in sub_meta.items() if k in schema.PUBLIC_COLUMNS}
     tracks = []
     for t in data.tracks:
         if sub not in t.by_submission:
             continue
-        lb = next((r for r in t.leaderboard if r["submission"] == sub), None)
-        tracks.append({**_track_facts(t, links), "leaderboard": lb, "results": t.by_submission[sub]})
+        mine = t.rows_of[sub]
+        tracks.append({**_track_facts(t, links), "rows": mine["leaderboard"], "results": t.by_submission[sub],
+                       "fast_p": mine["fast_p"], "history": mine["history"]})
     return {**meta, "submission": sub, "metadata": public_meta, "tracks": tracks}
 
 
 def workload_document(data: SiteData, w: Workload, meta: dict[str, Any], links: Links) -> dict[str, Any]:
-    """api/workloads/<id>.json: the workload's facts and, per track, every submission's current row."""
+    """api/workloads/<id>.json: the workload's facts and, per track, its XLA baseline (the median over the current
+    correct rows: workload_baselines.sql, as the pages show it), hand-tuned reference and every current row."""
     facts = {"id": w.id, "suite": w.suite, "family": w.family, "source": w.source, "summary": w.summary,
              "config": w.config, "small_config": w.small_config,
              "flops": {"full": w.flops_full, "small": w.flops_small}}
-    tracks = [{**_track_facts(t, links), "results": t.by_workload[w.id]}
-              for t in data.tracks if w.id in t.by_workload]
+    tracks = []
+    for t in data.tracks:
+        if w.id not in t.by_workload:
+            continue
+        base = t.baseline_by_workload.get(w.id, {})
+        tracks.append({**_track_facts(t, links), "baseline_median_ms": base.get("baseline_median_ms"),
+                       "baseline_rows": base.get("baseline_rows", 0), "hand_tuned_ms": base.get("hand_tuned_ms"),
+                       "hand_tuned_speedup": base.get("hand_tuned_speedup"), "results": t.by_workload[w.id]})
     return {**meta, "workload": facts, "tracks": tracks}
 
 

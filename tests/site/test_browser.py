@@ -123,8 +123,8 @@ def test_site_in_chromium(chromium: Any, served_site: Any, tmp_path_factory: pyt
     page.wait_for_url("**/charts/cpu-small/")
     assert page.evaluate("window.__marker === 42"), "navigation.instant was not used"
     total, drawn, styled = _plots_drawn(page)
-    # readiness per workload, fast1, best-so-far, outcomes, roofline, declared fast1 and declared outcomes
-    assert total == drawn == 7 and styled
+    # readiness per workload, fast_p, fast1, best-so-far, outcomes, roofline, declared fast1 and declared outcomes
+    assert total == drawn == 8 and styled
 
     # Dark mode: the palette toggle re-themes the charts (font colour follows material's).
     before = page.evaluate("document.querySelector('div.bench-plot')._fullLayout.font.color")

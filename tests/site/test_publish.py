@@ -114,10 +114,17 @@ def test_submission_and_workload_documents(built_site: Any) -> None:
     doc = json.loads((site / pub.submission_api(built_site.xss_submission)).read_text())
     assert doc["metadata"]["name"] == built_site.xss_name  # JSON carries the text as it is; pages escape it
     track = next(t for t in doc["tracks"] if t["track"] == "cpu/small")
-    assert track["leaderboard"]["submission"] == built_site.xss_submission
+    (row,) = track["rows"]  # the key a track's ranking rows have in every document (API version 2)
+    assert row["submission"] == built_site.xss_submission and doc["api_version"] == pub.API_VERSION == 2
     assert len(track["results"]) == track["n_workloads"]
+    assert {r["p"] for r in track["fast_p"]} == {0.0, 1.0, 1.5, 2.0} and track["history"]
+    board = json.loads((site / "api" / "leaderboard.json").read_text())
+    assert all("rows" in t and "leaderboard" not in t for t in board["tracks"] + doc["tracks"])
     w = json.loads((site / pub.workload_api("8p_GEMM")).read_text())
     assert w["workload"]["id"] == "8p_GEMM" and w["generated_at"] == doc["generated_at"]
+    (cpu,) = [t for t in w["tracks"] if t["track"] == "cpu/small"]
+    base = {r["workload"]: r for r in Metrics(built_site.data_dir).workload_baselines("cpu/small")}["8p_GEMM"]
+    assert cpu["baseline_median_ms"] == base["baseline_median_ms"] and cpu["baseline_rows"] == base["baseline_rows"] > 1
 
 
 def test_pages_link_to_their_rows(built_site: Any) -> None:
