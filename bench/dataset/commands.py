@@ -122,7 +122,7 @@ def leaderboard(
     data_dir: Path = typer.Option(DATA_DIR, help="dataset folder"),
 ) -> None:
     """Print the ranking of a track, by its ranking kind: speed (floored geomean over XLA) on TPU/GPU
-    tracks, readiness (correct, lowers for TPU, Pallas) on CPU interpret-mode tracks."""
+    tracks, readiness (correct, lowers for TPU, verified, Pallas coverage) on CPU interpret-mode tracks."""
     from bench.dataset.metrics import RANKING_EXPLANATIONS, Metrics, dumps
 
     m = Metrics(data_dir)
@@ -134,16 +134,24 @@ def leaderboard(
         return
     kind = m.ranking_kind(track)
     cols = LEADERBOARD_COLUMNS[kind]
-    _print_rows(f"leaderboard {track} (ranking: {kind})", [{c: r.get(c) for c in cols} for r in m.leaderboard(track)])
+    rows = [{c: (_shown_rank(r) if c == "rank" else r.get(c)) for c in cols} for r in m.leaderboard(track)]
+    _print_rows(f"leaderboard {track} (ranking: {kind})", rows)
     console.print(RANKING_EXPLANATIONS[kind], highlight=False)
 
 
-#: The columns `bench leaderboard` prints per ranking kind (interpret-mode speed last, never as a headline).
+def _shown_rank(row: dict) -> str | None:
+    """A rank as the site shows it: "=4" when another row has the same ranking keys (SQL RANK)."""
+    rank = row.get("rank")
+    return None if rank is None else f"={rank}" if row.get("rank_tied") else str(rank)
+
+
+#: The columns `bench leaderboard` prints per ranking kind, in the order of the ranking keys (interpret-mode speed
+#: last, never as a headline).
 LEADERBOARD_COLUMNS = {
-    "speed": ["rank", "submission", "kind", "geomean", "mean", "correct", "pallas", "n_workloads", "excluded",
-              "fast1_final", "provenance"],
-    "readiness": ["rank", "submission", "kind", "correct", "tpu_lowering_ok", "tpu_lowering_unknown", "pallas",
-                  "n_workloads", "excluded", "interpret_geomean"],
+    "speed": ["rank", "submission", "kind", "geomean", "geomean_ci_low", "geomean_ci_high", "mean", "correct",
+              "pallas", "n_workloads", "excluded", "fast1_final", "provenance"],
+    "readiness": ["rank", "submission", "kind", "correct", "tpu_lowering_ok", "tpu_lowering_unknown",
+                  "readiness_verified", "pallas_coverage", "mostly_xla", "n_workloads", "excluded", "interpret_geomean"],
 }
 
 

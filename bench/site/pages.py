@@ -67,6 +67,11 @@ def brief(value: Any, limit: int = 45) -> Markup:
     return Markup(f'<span title="{escape(full)}">{escape(short)}</span>')
 
 
+def breakable(value: Any) -> Markup:
+    """Plain text that may wrap after its underscores (a status such as compile_error in a narrow column)."""
+    return Markup(str(escape(t(value))).replace("_", "_<wbr>"))
+
+
 def page_title(value: Any) -> Markup:
     """A front-matter title (a JSON string is valid YAML). Escaped twice: material's template runs the title
     through `striptags`, which un-escapes entities once, and prints it unescaped into <title>."""
@@ -155,7 +160,7 @@ def _environment() -> Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    env.filters.update(size=size, t=t, brief=brief, page_title=page_title, md=md, speedup=speedup, ms=ms, pct=pct, num=num, sci=sci, sortval=sortval, as_list=as_list,
+    env.filters.update(size=size, t=t, brief=brief, breakable=breakable, page_title=page_title, md=md, speedup=speedup, ms=ms, pct=pct, num=num, sci=sci, sortval=sortval, as_list=as_list,
                        workload_order=workload_order)
     env.globals.update(link=link, plot=plot, figures=figures, slug=slug, is_excluding=is_excluding)
     return env

@@ -1,10 +1,10 @@
 -- The tracks present in the dataset, with their provenance, ranking kind, suite size and number of submissions.
 WITH t AS (
-    SELECT track, any_value(chip) AS chip, any_value(size) AS size, any_value(provenance) AS provenance,
+    SELECT track, min(chip) AS chip, min(size) AS size, min(provenance) AS provenance,
            count(DISTINCT submission) AS submissions
     FROM latest GROUP BY track
     UNION ALL BY NAME
-    SELECT track, 'v6e' AS chip, 'full' AS size, any_value(provenance) AS provenance,
+    SELECT track, 'v6e' AS chip, 'full' AS size, min(provenance) AS provenance,
            count(DISTINCT submission) AS submissions
     FROM reported_summary WHERE track NOT IN (SELECT track FROM latest) GROUP BY track
 )

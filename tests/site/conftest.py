@@ -3,6 +3,7 @@ build of the site served from 127.0.0.1, shared by every test in this folder (th
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import importlib.util
 import http.server
@@ -26,6 +27,9 @@ XSS_METHOD = "<img src=x onerror=alert(2)>"
 XSS_SUBMISSION = "synthetic-002"
 #: A submission folder with one kernel in kernels/ and a helper module beside it (the helper gets no page).
 KERNEL_SUBMISSION, KERNEL_WORKLOAD, HELPER_MODULE = "synthetic-003", "8p_GEMM", "epilogues"
+TWIN_SUBMISSION, TWIN_OF = "synthetic-twin", "synthetic-005"  # identical results: a tie, ranked "=N" everywhere
+HISTORY_SUBMISSION, HISTORY_WORKLOAD = "synthetic-004", "1p_Flash_Attention"  # also has an older evaluation
+OLD_HARNESS = "7"  # ... under this harness version
 TRAJ_SUBMISSION = "traj-v2"  # a v2 trajectory, every sample measured (tests/site/test_trajectory_site.py)
 LIAR_SUBMISSION = "traj-liar"  # declares `correct, 2.0x` for a sample measured far slower than XLA
 TESTS = Path(__file__).resolve().parents[1]
@@ -41,6 +45,8 @@ class BuiltSite:
     xss_name: str = XSS_NAME
     xss_method: str = XSS_METHOD
     xss_submission: str = XSS_SUBMISSION
+    twin: str = TWIN_SUBMISSION
+    twin_of: str = TWIN_OF
     kernel_submission: str = KERNEL_SUBMISSION
     kernel_workload: str = KERNEL_WORKLOAD
     helper_module: str = HELPER_MODULE
@@ -69,7 +75,27 @@ def make_dataset(data_dir: Path) -> None:
     rows = pq.read_table(path).to_pylist()
     rows[0].update(name=XSS_NAME, method=XSS_METHOD)
     store.write_atomic(pa.Table.from_pylist(rows, schema=schema.SUBMISSIONS), path)
+    add_twin_and_history(data_dir)
     ingest_trajectories(data_dir, data_dir.parent / "submissions")
+
+
+def add_twin_and_history(data_dir: Path) -> None:
+    """A submission with exactly TWIN_OF's results (equal ranking keys: a shared rank), and an evaluation of
+    HISTORY_SUBMISSION older than its current one, under another harness version (history is kept)."""
+    folder = data_dir / "results" / "cpu" / "small"
+    twin = pq.read_table(folder / TWIN_OF / "batch.parquet").to_pylist()
+    for r in twin:
+        r.update(submission=TWIN_SUBMISSION, content_hash=f"synthetic-{TWIN_SUBMISSION}-{r['workload']}")
+    store.write_atomic(pa.Table.from_pylist(twin, schema=schema.RESULTS), folder / TWIN_SUBMISSION / "batch.parquet")
+    meta = pq.read_table(store.submission_meta_path(data_dir, TWIN_OF)).to_pylist()
+    meta[0].update(submission=TWIN_SUBMISSION, name="Synthetic Twin")
+    store.write_atomic(pa.Table.from_pylist(meta, schema=schema.SUBMISSIONS),
+                       store.submission_meta_path(data_dir, TWIN_SUBMISSION))
+    (row,) = [r for r in pq.read_table(folder / HISTORY_SUBMISSION / "batch.parquet").to_pylist()
+              if r["workload"] == HISTORY_WORKLOAD]
+    row.update(harness_version=OLD_HARNESS, evaluated_at=row["evaluated_at"] - dt.timedelta(days=30),
+               status="incorrect", correct=False, speedup=None, kernel_ms=None, tpu_lowering=None)
+    store.append_result(data_dir, row)
 
 
 def ingest_trajectories(data_dir: Path, subs: Path) -> None:
