@@ -151,7 +151,8 @@ LEADERBOARD_COLUMNS = {
     "speed": ["rank", "submission", "kind", "geomean", "geomean_ci_low", "geomean_ci_high", "mean", "correct",
               "pallas", "n_workloads", "excluded", "fast1_final", "provenance"],
     "readiness": ["rank", "submission", "kind", "correct", "tpu_lowering_ok", "tpu_lowering_unknown",
-                  "readiness_verified", "pallas_coverage", "mostly_xla", "n_workloads", "excluded", "interpret_geomean"],
+                  "readiness_verified", "pallas_coverage", "mostly_xla", "n_workloads", "excluded",
+                  "interpret_geomean"],
 }
 
 

@@ -54,7 +54,8 @@ def _result_row(r: dict[str, str]) -> ResultRow:
         flops=None, bytes_accessed=None, operational_intensity=None, has_pallas=True, pallas_calls=None, flags=[],
         timing_method="device_profiler", backend="tpu", device_kind="TPU v6e", jax_version=None,
         jaxlib_version=None, libtpu_version=None, harness_version="paper", sandbox=None, interpret=None,
-        tpu_lowering=None, pallas_coverage=None, readiness_check=None, content_hash=PAPER, freshness_key=None, runs=None, evaluated_at=REPORTED_AT,
+        tpu_lowering=None, pallas_coverage=None, readiness_check=None, content_hash=PAPER, freshness_key=None,
+        runs=None, evaluated_at=REPORTED_AT,
         provenance=schema.REPORTED, result_json="",
     )
 

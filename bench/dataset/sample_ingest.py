@@ -41,6 +41,7 @@ from bench.executor.local import LocalExecutor
 from bench.harness.result import EvalResult, Status
 from bench.harness.tracebacks import attribute
 
+
 @dataclass
 class SampleJob:
     submission: Submission

@@ -68,7 +68,7 @@ RESULTS = pa.schema(
         ("sandbox", pa.string()),
         ("interpret", pa.bool_()),
         ("tpu_lowering", pa.string()),  # "ok" when the kernel also lowers for TPU (Mosaic), else the error; NULL = unknown
-        ("pallas_coverage", pa.float64()),  # share (0..1) of the work inside Mosaic kernels on the TPU program; NULL = unknown
+        ("pallas_coverage", pa.float64()),  # share (0..1) of the work inside Mosaic kernels; NULL = unknown
         ("readiness_check", pa.string()),  # "verified" | "unverified": runnable and TPU program the same outside Pallas
         ("content_hash", pa.string()),  # sha256 of submission.yaml + this kernel file
         ("freshness_key", pa.string()),  # bench.dataset.freshness: everything the result depends on; stale when it differs

@@ -27,8 +27,9 @@ import datetime as _dt
 import os
 import re
 import uuid
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -58,7 +59,8 @@ def data_path(data_dir: Path, *parts: str) -> Path:
     """
     bad = [p for p in parts if not isinstance(p, str) or not _PART_RE.match(p)]
     if not parts or bad:
-        raise UnsafeDataPath(f"refusing to write under {data_dir}: path part {bad[0] if bad else '(none)'!r} is not a plain name")
+        part = bad[0] if bad else "(none)"
+        raise UnsafeDataPath(f"refusing to write under {data_dir}: path part {part!r} is not a plain name")
     path = Path(data_dir, *parts)
     root = Path(data_dir).resolve()
     if not path.resolve().is_relative_to(root) or path.resolve() == root:
@@ -81,7 +83,7 @@ def evaluation_path(data_dir: Path, chip: str, size: str, submission: str, workl
                     at: _dt.datetime) -> Path:
     """A new, unused file for one evaluation: its UTC time (sortable) plus a random suffix, so two evaluations
     never share a name, even within one microsecond."""
-    stamp = at.astimezone(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    stamp = at.astimezone(_dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
     return data_path(data_dir, "results", chip, size, submission, workload, f"{stamp}-{uuid.uuid4().hex[:12]}.parquet")
 
 
@@ -162,7 +164,7 @@ def result_history(data_dir: Path, chip: str, size: str, submission: str, worklo
 def _newness(row: dict) -> tuple:
     """The order of bench/sql/base.sql's `current` rule: evaluated_at, then content_hash (ties are resolved the
     same way in both places)."""
-    at = row.get("evaluated_at") or _dt.datetime.min.replace(tzinfo=_dt.timezone.utc)
+    at = row.get("evaluated_at") or _dt.datetime.min.replace(tzinfo=_dt.UTC)
     return (at, row.get("content_hash") or "")
 
 

@@ -77,8 +77,8 @@ def _results(rng: np.random.Generator, sub: str, kind: str, workloads: list[str]
         "harness_version": ["synthetic"] * n,
         "sandbox": ["none"] * n,
         "interpret": [True] * n,
-        "tpu_lowering": (lowering := [_lowering(rng, o, p) for o, p in zip(ok, has_pallas)]),
-        "pallas_coverage": [float(c) if low == "ok" else None for c, low in zip(coverage, lowering)],
+        "tpu_lowering": (lowering := [_lowering(rng, o, p) for o, p in zip(ok, has_pallas, strict=True)]),
+        "pallas_coverage": [float(c) if low == "ok" else None for c, low in zip(coverage, lowering, strict=True)],
         "readiness_check": [("verified" if rng.random() < 0.8 else "unverified") if low == "ok" else None
                             for low in lowering],
         "content_hash": [f"synthetic-{sub}-{w}" for w in workloads],

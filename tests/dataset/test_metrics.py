@@ -221,7 +221,7 @@ def _board_of(data: Path) -> dict[str, dict]:
 
 
 def test_geomean_interval_is_a_deterministic_bootstrap_that_brackets_the_geomean(tmp_path):
-    rows = [_row("wide", w, s) for w, s in zip(SUITE, (16.0, 1.0, 1.0, 1.0))]
+    rows = [_row("wide", w, s) for w, s in zip(SUITE, (16.0, 1.0, 1.0, 1.0), strict=True)]
     rows += [_row("flat", w, 1.9) for w in SUITE]  # the same score on every workload: no spread at all
     rows += [_row("low", w, 1.05) for w in SUITE]
     _write(tmp_path, rows)

@@ -39,7 +39,8 @@ def _result(**over) -> EvalResult:
         baseline=Timing(median_ms=2.0, mean_ms=2.0, std_ms=0.0, min_ms=2.0, timing_method="cpu_wall_clock"),
         kernel=Timing(median_ms=1.0, mean_ms=1.0, std_ms=0.0, min_ms=1.0, timing_method="cpu_wall_clock"),
         speedup_vs_baseline=2.0, flops=1e9, integrity=Integrity(has_pallas=True, pallas_calls=2, flags=["x"]),
-        tpu_lowering="ok", runs=3)
+        tpu_lowering="ok", runs=3, speedup_ci=(1.8, 2.2), timing_quality="noisy", timing_quality_reason="wide",
+        pallas_coverage=0.7, readiness_check="verified")
     fields.update(over)
     return EvalResult(**fields)
 
@@ -56,6 +57,8 @@ def test_result_row_maps_every_measured_field():
         "device_kind": "cpu", "jax_version": "0.10.2", "jaxlib_version": "0.10.2", "harness_version": "8",
         "sandbox": "bwrap", "interpret": True, "tpu_lowering": "ok", "content_hash": "hash", "freshness_key": "key",
         "runs": 3, "evaluated_at": AT, "provenance": schema.MEASURED, "result_json": out["result_json"],
+        "speedup_ci_low": 1.8, "speedup_ci_high": 2.2, "timing_quality": "noisy", "timing_quality_reason": "wide",
+        "pallas_coverage": 0.7, "readiness_check": "verified",
     }
     assert EvalResult.model_validate_json(out["result_json"]).runs == 3
 
@@ -87,7 +90,8 @@ def test_table_refuses_rows_of_another_table():
 def test_sample_row_round_trips_through_its_table():
     row = rows.SampleRow(
         track="cpu/small", submission="s", workload="8p_GEMM", sample_idx=0, chain=0, turn=1, outcome="correct",
-        status="correct", reason=None, latency_ms=1.0, baseline_ms=2.0, speedup=2.0, flags=[], provenance="measured",
+        status="correct", reason=None, latency_ms=1.0, baseline_ms=2.0, speedup=2.0, speedup_ci_low=1.9,
+        speedup_ci_high=2.1, timing_quality="ok", flags=[], provenance="measured",
         content_hash="c", source_hash="d", selected=True, declared_outcome=None, declared_speedup=None, tokens_in=3,
         tokens_out=4, harness_version="8", sandbox="none", freshness_key="k", recorded_at=AT)
     back = rows.SampleRow.from_record(rows.table(rows.SampleRow, [row]).to_pylist()[0])

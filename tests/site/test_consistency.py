@@ -33,7 +33,8 @@ def _add_probe(data: Path) -> None:
     (the issue's probe turned the shown baseline from the median into its own first row) and nothing correct,
     so it ranks last and every number that does not count submissions must stay as it was."""
     base = pq.read_table(next((data / "results" / "v6e" / "full").glob("*/batch.parquet"))).to_pylist()[:3]
-    for row, (status, baseline_ms) in zip(base, (("incorrect", 1e-3), ("compile_error", 1e6), ("timeout", 0.5))):
+    for row, (status, baseline_ms) in zip(base, (("incorrect", 1e-3), ("compile_error", 1e6), ("timeout", 0.5)),
+                                         strict=True):
         row.update(submission=PROBE, status=status, correct=False, baseline_ms=baseline_ms, kernel_ms=None,
                    speedup=None, speedup_ci_low=None, speedup_ci_high=None, timing_quality=None, flags=[],
                    content_hash=f"{PROBE}-{row['workload']}")

@@ -61,7 +61,8 @@ def test_speed_track_shows_geomean_intervals(chromium: Any, served_site: Any) ->
     page.wait_for_selector("table#lb-v6e-full-paper-table3[data-ts]")
     head = page.locator("#lb-v6e-full-paper-table3 thead").inner_text()
     assert "95% interval" in head
-    cells = page.eval_on_selector_all("#lb-v6e-full-paper-table3 tbody tr td:nth-child(6)", "els => els.map(e => e.textContent)")
+    cells = page.eval_on_selector_all("#lb-v6e-full-paper-table3 tbody tr td:nth-child(6)",
+                                      "els => els.map(e => e.textContent)")
     assert cells and all(re.fullmatch(r"\[\d+\.\d\d, \d+\.\d\d\]", c.strip()) for c in cells), cells
     page.close()
 
@@ -94,8 +95,9 @@ def _series(page, plot: str) -> list[dict]:
 def test_charts_fit_their_data_show_every_series_and_say_what_they_show(chromium: Any, served_site: Any) -> None:
     errors: list[str] = []
     page = _page(chromium, f"{served_site.url}charts/cpu-small/", errors)
-    page.wait_for_function("Array.from(document.querySelectorAll('div.bench-plot')).every(e => e.hasAttribute('data-drawn'))",
-                           timeout=20000)
+    page.wait_for_function(
+        "Array.from(document.querySelectorAll('div.bench-plot')).every(e => e.hasAttribute('data-drawn'))",
+        timeout=20000)
     captions = page.evaluate("Array.from(document.querySelectorAll('div.bench-plot')).map(el => "
                              "el.nextElementSibling && el.nextElementSibling.matches('p.bench-caption') "
                              "&& el.nextElementSibling.textContent.length > 40)")
@@ -119,7 +121,8 @@ def test_submission_page_lists_submitted_workloads_history_and_fast_p(chromium: 
     submitted = [r["workload"] for r in rows if r["status"] != "missing"]
     page = _page(chromium, f"{served_site.url}submissions/{served_site.kernel_submission}/")
     page.wait_for_selector("table#res-cpu-small[data-ts]")
-    listed = page.eval_on_selector_all("#res-cpu-small tbody tr td:first-child", "els => els.map(e => e.textContent.trim())")
+    listed = page.eval_on_selector_all("#res-cpu-small tbody tr td:first-child",
+                                       "els => els.map(e => e.textContent.trim())")
     assert sorted(listed) == sorted(submitted) and len(listed) < len(rows)
     absent = page.locator("p.bench-absent").inner_text()
     assert absent.startswith(f"Not submitted ({len(rows) - len(submitted)} of {len(rows)} workloads")
