@@ -33,7 +33,7 @@ from bench.harness.inspection.module import (
 )
 
 #: Evaluate grid-dependent conditions at every grid point up to this many points (beyond: unknown).
-GRID_EVAL_LIMIT = 4096
+GRID_EVAL_LIMIT = 1024
 #: Casts, shape changes and data movement: no arithmetic.
 NO_FLOPS = ("arith.extf", "arith.truncf", "arith.extsi", "arith.extui", "arith.trunci", "arith.sitofp",
             "arith.uitofp", "arith.fptosi", "arith.fptoui", "arith.bitcast", "arith.index_cast",
