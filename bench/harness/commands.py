@@ -93,6 +93,12 @@ def _print_result(r: EvalResult) -> None:
     if r.tpu_lowering is not None:
         lowering = "ok" if r.tpu_lowering == "ok" else f"fails: {r.tpu_lowering.splitlines()[0][:300]}"
         console.print(f"  TPU lowering (Mosaic): {lowering}", markup=False, highlight=False)
+    if r.pallas_coverage is not None or r.readiness_check is not None:
+        coverage = "-" if r.pallas_coverage is None else f"{r.pallas_coverage:.2f}"
+        inspected = r.integrity.details.get("inspection", {})
+        why = inspected.get("readiness_reason") if r.readiness_check == "unverified" else ""
+        console.print(f"  Pallas coverage {coverage}; runnable program = TPU program: {r.readiness_check or '-'}"
+                      + (f" ({why})" if why else ""), markup=False, highlight=False)
     if r.timing_meaning and r.baseline:
         console.print(f"  timings: {r.timing_meaning}", highlight=False)
     if r.baseline and r.kernel:
