@@ -26,7 +26,8 @@ def run(workload: str) -> None:
     t0 = time.perf_counter()
     r = bench.evaluate(workload, KERNEL)
     deadline = r.integrity.details.get("deadlines_s", {}).get("correctness")
-    print(f"  {r.status.value:<8} wall {time.perf_counter() - t0:7.1f} s   correctness deadline {deadline} s   {r.reason}")
+    print(f"  {r.status.value:<8} wall {time.perf_counter() - t0:7.1f} s   "
+          f"correctness deadline {deadline} s   {r.reason}")
 
 
 def main() -> None:

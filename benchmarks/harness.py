@@ -54,8 +54,9 @@ def report_speedups(label: str, results: list, target: str) -> None:
         print(f"  {label}: {len(bad)} evaluation(s) not correct: {bad[0].status.value}: {bad[0].reason}")
         return
     s = [r.speedup_vs_baseline for r in results]
+    baseline_ms = statistics.median(r.baseline.median_ms for r in results)
     print(f"  {label:<28} median {statistics.median(s):.3f} (target {target})  min {min(s):.3f}  max {max(s):.3f}  "
-          f"all {[round(x, 3) for x in s]}   baseline median {statistics.median(r.baseline.median_ms for r in results):.4f} ms")
+          f"all {[round(x, 3) for x in s]}   baseline median {baseline_ms:.4f} ms")
 
 
 def oneoff_rate(workload: str, kernel: Path, n: int) -> float:
@@ -90,22 +91,25 @@ def main() -> None:
         for w in args.workloads:
             report_speedups(f"{w} identical", speedups(w, kernels[w], args.repeats, args.sandbox), "1.00 +/- 0.02")
         if "8p_GEMM" in args.workloads:
-            report_speedups("8p_GEMM twice-the-work", speedups("8p_GEMM", TWICE, args.repeats, args.sandbox), "0.50 +/- 0.05")
+            report_speedups("8p_GEMM twice-the-work", speedups("8p_GEMM", TWICE, args.repeats, args.sandbox),
+                            "0.50 +/- 0.05")
         w = args.workloads[0]
         print(f"\n2. evaluations per hour, {w} small   [{load()}]")
         if not args.skip_oneoff:
             rate = oneoff_rate(w, kernels[w], args.oneoff)
-            print(f"  (a) one-off `bench evaluate`      {rate:8.0f} / h  ({3600 / rate:.2f} s each, {args.oneoff} runs)  [{load()}]")
+            print(f"  (a) one-off `bench evaluate`      {rate:8.0f} / h  "
+                  f"({3600 / rate:.2f} s each, {args.oneoff} runs)  [{load()}]")
         rate, results = warm_rate(w, kernels[w], args.batch, args.sandbox)
         ok = sum(r.status.value == "correct" for r in results)
-        print(f"  (b) warm runner, batch of {args.batch:<3}    {rate:8.0f} / h  ({3600 / rate:.2f} s each, {ok}/{len(results)} correct)  "
-              f"[{load()}]")
-        print(f"      harness v6: 2.7-3.6 s per evaluation = 1,000-1,333 / h; goal for (b): >= 3x that")
+        print(f"  (b) warm runner, batch of {args.batch:<3}    {rate:8.0f} / h  "
+              f"({3600 / rate:.2f} s each, {ok}/{len(results)} correct)  [{load()}]")
+        print("      harness v6: 2.7-3.6 s per evaluation = 1,000-1,333 / h; goal for (b): >= 3x that")
     from bench.harness.build.sandbox import startup_cost_ms
 
     plain, boxed = startup_cost_ms()
     print(f"\n3. sandbox: a trivial process {plain:.1f} ms plain, " + (
-        f"{boxed:.1f} ms under bubblewrap: adds {boxed - plain:.1f} ms per build" if boxed is not None else "bubblewrap unusable here"))
+        f"{boxed:.1f} ms under bubblewrap: adds {boxed - plain:.1f} ms per build" if boxed is not None
+        else "bubblewrap unusable here"))
 
 
 if __name__ == "__main__":

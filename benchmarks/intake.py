@@ -59,7 +59,7 @@ def _case(name: str, repeats: int) -> dict[str, object]:
             subs.mkdir()
             root = build(subs)
             t0 = time.perf_counter()
-            (sub, problems), cpu, peak = measured(lambda: check(root, set(WORKLOADS)))
+            (sub, problems), cpu, peak = measured(lambda root=root: check(root, set(WORKLOADS)))
             walls.append(time.perf_counter() - t0)
             cpus.append(cpu)
             peaks.append(peak)
@@ -81,7 +81,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
-    print(f"{'case':26} {'check ms':>9} {'cpu ms':>7} {'peak KB':>8} {'ingest ms':>10} {'data/ same':>10}  first problem")
+    print(f"{'case':26} {'check ms':>9} {'cpu ms':>7} {'peak KB':>8} {'ingest ms':>10} {'data/ same':>10}  "
+          "first problem")
     for name in sorted(CASES):
         r = _case(name, args.repeats)
         problem = r["problem"] if len(r["problem"]) < 110 else r["problem"][:109] + "…"
@@ -89,7 +90,7 @@ def main() -> None:
               f"{str(r['unchanged']):>10}  {problem}")
     for root in submission_dirs(SUBMISSIONS_DIR):
         t0 = time.perf_counter()
-        (sub, problems), cpu, peak = measured(lambda: check(root))
+        (sub, problems), cpu, peak = measured(lambda root=root: check(root))
         print(f"shipped {root.name:18} {1000 * (time.perf_counter() - t0):9.1f} {1000 * cpu:7.1f} {peak / 1024:8.0f} "
               f"{'':>10} {'':>10}  {'ok' if sub else problems[0]}")
 

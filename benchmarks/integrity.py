@@ -15,8 +15,8 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 ROOT = Path(__file__).resolve().parents[1]
 HONEST = ROOT / "tests" / "adversarial" / "kernels" / "honest_pallas_gemm.py"
@@ -54,15 +54,16 @@ def check_costs(repeats: int) -> float:
 
     source = HONEST.read_text()
     costs = {"static scan (parent)": _median_s(lambda: scan_source(source), repeats)}
-    request = BuildRequest(kernel_path=str(HONEST), workload=WORKLOAD, size="small", platforms=["cpu"], interpret=True)
+    request = BuildRequest(kernel_path=str(HONEST), workload=WORKLOAD, size="small", platforms=["cpu"],
+                           interpret=True)
     artifact = build_kernel(HONEST, request, sandbox="auto", timeout_s=300)
     if not artifact.ok:
         raise SystemExit(f"the honest kernel did not build: {artifact.reason}")
     t = time.perf_counter()
     inspect_exports(artifact.runnable, artifact.tpu, "cpu")
     costs["inspection of both exports, first (incl. MLIR import)"] = time.perf_counter() - t
-    costs["inspection of both exports, warm"] = _median_s(lambda: inspect_exports(artifact.runnable, artifact.tpu, "cpu"),
-                                                          repeats)
+    costs["inspection of both exports, warm"] = _median_s(
+        lambda: inspect_exports(artifact.runnable, artifact.tpu, "cpu"), repeats)
     costs["parent audit (physics, thresholds)"] = _median_s(
         lambda: audit_measurement(kernel_median_ms=1.0, chip="v6e", output_bytes=196608, baseline_flops=1e8,
                                   baseline_bytes=1e6, speedup=1.0), repeats)
@@ -103,8 +104,9 @@ def main() -> None:
         for _ in range(args.repeats):  # interleaved, so that machine load and warm caches hit both alike
             boxed.append(evaluation_wall(BASELINE_COPY, "bwrap", 1))
             plain.append(evaluation_wall(BASELINE_COPY, "none", 1))
-        diffs = [b - p for b, p in zip(boxed, plain)]
-        print(f"end to end ({BASELINE_COPY.stem}), {args.repeats} interleaved pairs: bwrap median {statistics.median(boxed):.2f} s, "
+        diffs = [b - p for b, p in zip(boxed, plain, strict=True)]  # appended in pairs
+        print(f"end to end ({BASELINE_COPY.stem}), {args.repeats} interleaved pairs: "
+              f"bwrap median {statistics.median(boxed):.2f} s, "
               f"none median {statistics.median(plain):.2f} s, sandbox adds median {statistics.median(diffs):+.2f} s "
               f"(pairs {[round(d, 2) for d in diffs]}; target < 1 s)")
 

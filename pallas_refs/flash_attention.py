@@ -6,7 +6,8 @@ the scale D**-0.5 is passed as sm_scale, as in the workload.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from jax.experimental.pallas.ops.tpu import flash_attention as fa
 

@@ -6,7 +6,7 @@ We transpose to BHSD, pre-scale q (as upstream's optimized kernel did) and trans
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from pallas_refs import splash
 from pallas_refs.reference import Reference

@@ -16,7 +16,8 @@ On a real TPU, G2 and G3 are no-ops: the real device answers.
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import jax
 

@@ -10,7 +10,7 @@ tokamax quirks (absl flags, CPU refusal, TPU info) are handled by `library_quirk
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import jax.numpy as jnp
 from tokamax._src.ops.ragged_dot import pallas_mosaic_tpu as tk_rd

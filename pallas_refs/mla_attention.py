@@ -8,11 +8,12 @@ optimized kernel did; zero padding changes no dot product. The output is sliced 
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import jax.numpy as jnp
 
-from pallas_refs.flash_attention import REFERENCE as FLASH, causal_flash
+from pallas_refs.flash_attention import REFERENCE as FLASH
+from pallas_refs.flash_attention import causal_flash
 from pallas_refs.reference import Reference
 
 ROPE_THETA = 10000.0
@@ -49,7 +50,10 @@ def _build(params: Mapping[str, int]):
         k_full = jnp.concatenate([k_nope, k_rot], axis=-1)
         # the kernel wants one head dim for q, k and v: the larger one rounded up to a lane multiple (256 at full size)
         pad = -(-max(nope + rope, vd) // 128) * 128
-        to_bhsd = lambda t: _pad_last(t, pad).transpose(0, 2, 1, 3)
+
+        def to_bhsd(t):
+            return _pad_last(t, pad).transpose(0, 2, 1, 3)
+
         out = causal_flash(to_bhsd(q_full), to_bhsd(k_full), to_bhsd(v),
                            (nope + rope) ** -0.5, params)
         out = out[..., :vd].transpose(0, 2, 1, 3).reshape(b, s, heads * vd)

@@ -9,7 +9,7 @@ Adapting the workload's 6 inputs (queries, k_pages, v_pages, kv_lens, page_indic
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import jax.numpy as jnp
 from jax.experimental.pallas.ops.tpu.paged_attention import paged_attention as pa

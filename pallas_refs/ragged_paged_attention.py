@@ -12,7 +12,7 @@ checked instead on CPU: this same adapter with the kernel swapped for the librar
 
 from __future__ import annotations
 
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 import jax.numpy as jnp
 from jax.experimental.pallas.ops.tpu.ragged_paged_attention import kernel as rpa

@@ -7,8 +7,9 @@ search spaces live next to the adapter in each module and are read from here.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 Params = dict[str, int]
 Builder = Callable[[Mapping[str, int]], Callable[..., Any]]

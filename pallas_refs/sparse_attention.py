@@ -6,7 +6,7 @@ no further scale, so neither do we.
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from pallas_refs import splash
 from pallas_refs.reference import Reference

@@ -10,7 +10,8 @@ batching grid dim gets no dimension semantics), and each call is large enough on
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import jax.numpy as jnp
 from jax.experimental.pallas.ops.tpu.splash_attention import splash_attention_kernel as sk

@@ -16,7 +16,9 @@ from bench.app import app
 from bench.paths import BUILD_DIR
 
 console = Console(stderr=True)
-agent_app = typer.Typer(help="Run the paper's methods with any generator; build the context pack.", no_args_is_help=True)
+agent_app = typer.Typer(
+    help="Run the paper's methods with any generator; build the context pack.", no_args_is_help=True
+)
 app.add_typer(agent_app, name="agent")
 
 DEFAULT_CONTEXT_DIR = BUILD_DIR / "agent_context"
@@ -44,13 +46,22 @@ def prompt(
     method: str = typer.Option("best-of-n", help="best-of-n | iterative | iterative-context"),
     chip: str = typer.Option("v6e", help="target chip (its numbers come from bench/harness/hardware.py)"),
     size: str = typer.Option("full", help="full | small: the shapes the prompt states (agent runs on CPU use small)"),
-    feedback_result: Path | None = typer.Option(None, "--feedback", exists=True, dir_okay=False,
-                                                   help="an EvalResult JSON (`bench evaluate --json`) of the previous attempt: renders a later turn"),
-    previous: Path | None = typer.Option(None, exists=True, dir_okay=False, help="the previous attempt's source (with --feedback)"),
-    template: Path | None = typer.Option(None, exists=True, dir_okay=False, help="a Jinja template replacing templates/prompts/prompt.md.j2"),
-    as_json: bool = typer.Option(False, "--json", help="print the request as JSON (what a command generator reads on stdin)"),
+    feedback_result: Path | None = typer.Option(
+        None, "--feedback", exists=True, dir_okay=False,
+        help="an EvalResult JSON (`bench evaluate --json`) of the previous attempt: renders a later turn",
+    ),
+    previous: Path | None = typer.Option(
+        None, exists=True, dir_okay=False, help="the previous attempt's source (with --feedback)"
+    ),
+    template: Path | None = typer.Option(
+        None, exists=True, dir_okay=False, help="a Jinja template replacing templates/prompts/prompt.md.j2"
+    ),
+    as_json: bool = typer.Option(
+        False, "--json", help="print the request as JSON (what a command generator reads on stdin)"
+    ),
 ) -> None:
-    """Print the prompt of the paper's Appendix B for one workload (system preamble, task, facts; feedback on a later turn)."""
+    """Print the prompt of the paper's Appendix B for one workload
+    (system preamble, task, facts; feedback on a later turn)."""
     from bench.agent.feedback import attempt_from_result, feedback
     from bench.agent.prompts import METHODS, render
     from bench.agent.spec import task_spec
@@ -172,7 +183,9 @@ def run_cmd(
     temperature: float | None = typer.Option(None, help="openai: sampling temperature"),
     chip: str = typer.Option("v6e", help="the prompts' target chip"),
     size: str = typer.Option("small", help="size the prompts state and the harness evaluates (full on a TPU)"),
-    template: Path | None = typer.Option(None, exists=True, dir_okay=False, help="prompt template replacing the default"),
+    template: Path | None = typer.Option(
+        None, exists=True, dir_okay=False, help="prompt template replacing the default"
+    ),
     max_samples: int | None = typer.Option(None, help="budget: samples in the whole run"),
     max_tokens: int | None = typer.Option(None, help="budget: tokens (in + out) in the whole run"),
     max_wall_s: float | None = typer.Option(None, help="budget: wall seconds of this invocation"),
@@ -186,7 +199,10 @@ def run_cmd(
     author: list[str] = typer.Option(["unknown"], help="submission.yaml authors (repeat)"),
     contact: str = typer.Option("unknown", help="submission.yaml contact"),
     notes: str = typer.Option("", help="submission.yaml notes"),
-    executor: str = typer.Option("local", help="local | ray: every sample evaluated on one host of --chip of a Ray cluster (docs/scale-out.md)"),
+    executor: str = typer.Option(
+        "local",
+        help="local | ray: every sample evaluated on one host of --chip of a Ray cluster (docs/scale-out.md)",
+    ),
     address: str | None = typer.Option(None, help="Ray cluster: auto | host:6379 | ray://host:10001"),
     ray_cpus: float | None = typer.Option(None, help="CPUs each Ray evaluation asks for (default 1)"),
 ) -> None:
@@ -249,10 +265,12 @@ def run_cmd(
     done = len(outcome.records)
     written = any(outcome.selected.values())
     console.print(f"{done} samples ({outcome.new_samples} new) -> "
-                  + (str(out) if written else f"nothing written to {out}: no sample to submit yet (journal: {journal_dir})")
+                  + (str(out) if written
+                     else f"nothing written to {out}: no sample to submit yet (journal: {journal_dir})")
                   + (f"; stopped early: {outcome.stopped}" if outcome.stopped else ""))
     for w in ids:
-        console.print(f"  {w}: {_selected_text(outcome.selected.get(w), any(r.workload == w for r in outcome.records))}")
+        started = any(r.workload == w for r in outcome.records)
+        console.print(f"  {w}: {_selected_text(outcome.selected.get(w), started)}")
 
 
 def _selected_text(r: Any, started: bool) -> str:

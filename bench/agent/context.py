@@ -103,20 +103,33 @@ EXAMPLES: dict[str, tuple[str, Path, str]] = {
                      "group sizes as scalar prefetch, tiling of ragged groups"),
 }
 
-RULES = """\
-- Make every BlockSpec block shape's last two dimensions divisible by (8, 128) (for bfloat16, 16 rows are better than 8), or equal to the full array dimensions.
-- Keep blocks in VMEM: inputs and outputs given by BlockSpecs are copied to VMEM for you; size them so all double-buffered blocks plus scratch fit in VMEM with room to spare.
-- Put arrays you copy yourself in pl.ANY (HBM) and move them with pltpu.make_async_copy(...).start()/.wait(); never read a DMA destination before its wait.
-- Put per-step scalars (indices, lengths, page tables) in SMEM, e.g. through pltpu.PrefetchScalarGridSpec(num_scalar_prefetch=...).
-- Allocate accumulators as scratch_shapes=[pltpu.VMEM(shape, jnp.float32)]; accumulate in float32 (preferred_element_type=jnp.float32) and cast once at the end.
-- Remember the grid runs in row-major order, last axis fastest: put the reduction (K) axis last, initialize under pl.when(pl.program_id(axis) == 0) and write the output under pl.when(... == pl.num_programs(axis) - 1).
-- Mark reduction axes "arbitrary" and independent axes "parallel" in pltpu.CompilerParams(dimension_semantics=...); a parallel axis may run on another core and in any order.
-- Revisit an output block only on consecutive grid steps (reduction axis innermost); never write one output block from two parallel steps.
-- Alias an input to an output (input_output_aliases) only when you overwrite it entirely and the caller does not reuse the input.
-- Use only the names in the API reference of this pack; old names such as TPUMemorySpace or TPUCompilerParams no longer exist.
-- Do not call the reference or any XLA implementation of the whole workload: the main computation must be a pallas_call.
-- Know what interpret mode hides: JAXBench checks correctness on CPU in TPU interpret mode, which does not enforce the (8, 128) layout, VMEM capacity or Mosaic lowering limits, runs grid steps one by one, and times the interpreter, not a TPU; a kernel that passes there can still fail to compile on a chip.
-"""
+RULES = (
+    "- Make every BlockSpec block shape's last two dimensions divisible by (8, 128) (for bfloat16, 16 rows are better "
+    "than 8), or equal to the full array dimensions.\n"
+    "- Keep blocks in VMEM: inputs and outputs given by BlockSpecs are copied to VMEM for you; size them so all "
+    "double-buffered blocks plus scratch fit in VMEM with room to spare.\n"
+    "- Put arrays you copy yourself in pl.ANY (HBM) and move them with pltpu.make_async_copy(...).start()/.wait(); "
+    "never read a DMA destination before its wait.\n"
+    "- Put per-step scalars (indices, lengths, page tables) in SMEM, e.g. through "
+    "pltpu.PrefetchScalarGridSpec(num_scalar_prefetch=...).\n"
+    "- Allocate accumulators as scratch_shapes=[pltpu.VMEM(shape, jnp.float32)]; accumulate in float32 "
+    "(preferred_element_type=jnp.float32) and cast once at the end.\n"
+    "- Remember the grid runs in row-major order, last axis fastest: put the reduction (K) axis last, initialize "
+    "under pl.when(pl.program_id(axis) == 0) and write the output under pl.when(... == pl.num_programs(axis) - 1).\n"
+    '- Mark reduction axes "arbitrary" and independent axes "parallel" in '
+    "pltpu.CompilerParams(dimension_semantics=...); a parallel axis may run on another core and in any order.\n"
+    "- Revisit an output block only on consecutive grid steps (reduction axis innermost); never write one output "
+    "block from two parallel steps.\n"
+    "- Alias an input to an output (input_output_aliases) only when you overwrite it entirely and the caller does not "
+    "reuse the input.\n"
+    "- Use only the names in the API reference of this pack; old names such as TPUMemorySpace or TPUCompilerParams no "
+    "longer exist.\n"
+    "- Do not call the reference or any XLA implementation of the whole workload: the main computation must be a "
+    "pallas_call.\n"
+    "- Know what interpret mode hides: JAXBench checks correctness on CPU in TPU interpret mode, which does not "
+    "enforce the (8, 128) layout, VMEM capacity or Mosaic lowering limits, runs grid steps one by one, and times the "
+    "interpreter, not a TPU; a kernel that passes there can still fail to compile on a chip.\n"
+)
 
 
 @dataclass(frozen=True)
@@ -175,7 +188,8 @@ def api_reference() -> tuple[ApiEntry, ...]:
                 continue
             kind = "class" if inspect.isclass(obj) else "function" if callable(obj) else "value"
             doc = _first_line(obj) if kind != "value" else ""
-            entries.append(ApiEntry(modname, name, kind, _signature(obj) if kind != "value" else "", doc, _category(name)))
+            signature = _signature(obj) if kind != "value" else ""
+            entries.append(ApiEntry(modname, name, kind, signature, doc, _category(name)))
     return tuple(entries)
 
 
@@ -190,7 +204,8 @@ def hardware_summary(chip: str) -> str:
     title = spec.title or chip
     ridge = spec.peak_bf16_tflops * 1e12 / (spec.hbm_gb_s * 1e9)
     lines = [f"Target: {title}.",
-             f"- Peak bf16 compute: about {spec.peak_bf16_tflops:g} TFLOP/s; HBM bandwidth: about {spec.hbm_gb_s:g} GB/s.",
+             f"- Peak bf16 compute: about {spec.peak_bf16_tflops:g} TFLOP/s; "
+             f"HBM bandwidth: about {spec.hbm_gb_s:g} GB/s.",
              f"- Ridge point: about {ridge:.0f} FLOP per byte of HBM traffic; below it a kernel is bound by memory, "
              "above it by compute. Fusing elementwise work into a matmul's last step saves a full HBM round trip.",
              ]
@@ -262,7 +277,8 @@ class Pack:
     def text(self, workload: str, family: str, chooser: Callable[[str, str], bool] | None = None) -> str:
         sel = select(workload, family, chooser)
         return (f"# Context pack {self.version}\n\n## Hardware\n{self.hardware}\n\n## Pallas API\n"
-                f"{_api_text(sel.categories)}\n\n## Code examples (verified kernels)\n{_examples_text(sel.examples)}\n\n"
+                f"{_api_text(sel.categories)}\n\n"
+                f"## Code examples (verified kernels)\n{_examples_text(sel.examples)}\n\n"
                 f"## Rules\n{self.rules}")
 
 

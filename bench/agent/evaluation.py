@@ -69,9 +69,11 @@ class HarnessEvaluator:
                 runner = self.runners.pop(key, None)
                 if runner is not None:
                     runner.close()
-                return [EvalResult(workload=workload, status=Status.ERROR, reason=f"harness error: {type(e).__name__}: {e}",
+                reason = f"harness error: {type(e).__name__}: {e}"
+                return [EvalResult(workload=workload, status=Status.ERROR, reason=reason,
                                    size=settings.size or "", tpu="unknown") for _ in kernels]
-        return [attribute(r, k) for r, k in zip(results, kernels)]
+        # WarmRunner.evaluate returns one result per kernel, in order
+        return [attribute(r, k) for r, k in zip(results, kernels, strict=True)]
 
     def close(self) -> None:
         with self.guard:

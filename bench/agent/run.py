@@ -99,7 +99,8 @@ def run_params(spec: RunSpec) -> dict[str, Any]:
         "template_sha256": _template_hash(spec.template), "context_version": spec.context_version,
         "date": spec.meta.get("date") or _dt.date.today().isoformat(),
         "name": spec.meta.get("name") or spec.out.name, "model_name": spec.meta.get("model_name", "none"),
-        "model_version": spec.meta.get("model_version", "none"), "authors": list(spec.meta.get("authors") or ["unknown"]),
+        "model_version": spec.meta.get("model_version", "none"),
+        "authors": list(spec.meta.get("authors") or ["unknown"]),
         "contact": spec.meta.get("contact", "unknown"), "license": spec.meta.get("license", "Apache-2.0"),
         "target_hardware": spec.meta.get("target_hardware") or spec.chip, "notes": spec.meta.get("notes", ""),
     }

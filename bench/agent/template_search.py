@@ -67,7 +67,10 @@ class Config:
         return {"variant": self.variant, "bm": self.bm, "bn": self.bn, "bk": self.bk}
 
     def describe(self) -> str:
-        blocks = f"bm={self.bm}, bk={self.bk}" if self.variant == "rows" else f"bm={self.bm}, bn={self.bn}, bk={self.bk}"
+        if self.variant == "rows":
+            blocks = f"bm={self.bm}, bk={self.bk}"
+        else:
+            blocks = f"bm={self.bm}, bn={self.bn}, bk={self.bk}"
         return f"{self.variant} ({blocks})"
 
 
@@ -108,7 +111,10 @@ def space(workload: str, size: str) -> tuple[Config, ...]:
             for bk in _sizes(k):
                 for bn in ([0] if variant == "rows" else _sizes(n)):
                     configs.append(Config(variant, bm, bn, bk))
-    key = lambda c: hashlib.sha256(f"{workload}:{c.as_dict()}".encode()).hexdigest()
+
+    def key(c: Config) -> str:
+        return hashlib.sha256(f"{workload}:{c.as_dict()}".encode()).hexdigest()
+
     return tuple(sorted(configs, key=key))
 
 

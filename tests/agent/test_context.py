@@ -30,7 +30,7 @@ def test_api_reference_lists_only_names_of_the_installed_jax():
     for e in entries:
         assert hasattr(importlib.import_module(e.module), e.name), f"{e.module}.{e.name}"
     # and the names are the modules' public ones, none left out (submodules, which other imports add, are skipped)
-    for short, modname in _MODULES.items():
+    for modname in _MODULES.values():
         mod = importlib.import_module(modname)
         public = {n for n in dir(mod) if not n.startswith("_") and not isinstance(getattr(mod, n), types.ModuleType)}
         assert {e.name for e in entries if e.module == modname} == public
@@ -52,7 +52,8 @@ def test_selection_is_by_family_and_deterministic():
     assert "flash_attention" in attn.examples and "DMA and semaphores" in attn.categories
     assert context.select("41k_Gemm_Add_ReLU", "GEMM + epilogue") == gemm
     pack = context.build("v6e")
-    assert pack.text("41k_Gemm_Add_ReLU", "GEMM + epilogue") == context.build("v6e").text("41k_Gemm_Add_ReLU", "GEMM + epilogue")
+    rebuilt = context.build("v6e")
+    assert pack.text("41k_Gemm_Add_ReLU", "GEMM + epilogue") == rebuilt.text("41k_Gemm_Add_ReLU", "GEMM + epilogue")
     # a plugged-in filter decides the optional categories
     only_dma = context.select("41k_Gemm_Add_ReLU", "GEMM + epilogue", chooser=lambda w, c: c == "DMA and semaphores")
     assert "DMA and semaphores" in only_dma.categories and "random numbers" not in only_dma.categories

@@ -97,7 +97,8 @@ def test_command_generator_reads_the_prompt_json(tmp_path):
     script.write_text(
         "import json, sys\n"
         "p = json.load(sys.stdin)\n"
-        f"open({str(tmp_path / 'seen.jsonl')!r}, 'a').write(json.dumps({{'turn': p['turn'], 'fb': p['feedback']}}) + '\\n')\n"
+        f"open({str(tmp_path / 'seen.jsonl')!r}, 'a')"
+        ".write(json.dumps({'turn': p['turn'], 'fb': p['feedback']}) + '\\n')\n"
         f"print('```python\\n' + open({str(tmp_path / 'good.py')!r}).read() + '```')\n")
     _run(tmp_path, CommandGenerator(f"{sys.executable} {script}"), fakes.fake_evaluator, turns=2)
     seen = [json.loads(x) for x in (tmp_path / "seen.jsonl").read_text().splitlines()]

@@ -48,8 +48,9 @@ def correct_result() -> EvalResult:
 
 def failed_result() -> EvalResult:
     log = "\n".join(f"candidate output line {i}" for i in range(100))
-    return EvalResult(workload="8p_GEMM", status=Status.COMPILE_ERROR, reason="lowering failed", size="small", tpu="cpu",
-                      error="ValueError: block shape (7, 100) not divisible by (8, 128)", candidate_log=log)
+    return EvalResult(workload="8p_GEMM", status=Status.COMPILE_ERROR, reason="lowering failed", size="small",
+                      tpu="cpu", error="ValueError: block shape (7, 100) not divisible by (8, 128)",
+                      candidate_log=log)
 
 
 # Appendix B, element by element: (what the paper lists, the phrase of appendix_b.md stating it, check on the prompt).
@@ -65,15 +66,18 @@ FIRST_TURN = [
      lambda p: "Keep the public entry point `workload(*inputs)`" in p),
     ("rule: one complete Python file in a single python code block", "single python code block",
      lambda p: "one complete Python file, inside a single ```python code block" in p),
-    ("rule: no prose outside the block", "no prose\n  outside the block", lambda p: "no prose outside that code block" in p),
+    ("rule: no prose outside the block", "no prose\n  outside the block",
+     lambda p: "no prose outside that code block" in p),
     ("strategy: correct straightforward translation first", "first get a correct, straightforward Pallas translation",
-     lambda p: "first get a correct Pallas kernel, a plain and direct translation" in p and "even if it is\nnot faster" in p),
+     lambda p: "first get a correct Pallas kernel, a plain and direct translation" in p
+     and "even if it is\nnot faster" in p),
     ("strategy: optimize only once a correct kernel exists", "optimize only once a correct Pallas kernel exists",
      lambda p: "Start optimizing only once you have a Pallas kernel that is correct" in p),
     ("a line `Benchmark: <id>`", "a line `Benchmark: <id>`", lambda p: re.search(r"^Benchmark: 8p_GEMM$", p, re.M)),
     ("one sentence: rewrite the XLA/JAX reference as a faster Pallas kernel with identical outputs",
      "rewrite the XLA/JAX reference below as a Pallas kernel with identical outputs that runs\n  faster",
-     lambda p: "Rewrite the XLA/JAX reference below as a Pallas kernel that returns identical outputs and runs faster" in p),
+     lambda p: "Rewrite the XLA/JAX reference below as a Pallas kernel that returns identical outputs "
+               "and runs faster" in p),
     ("the JAX source in a python code block", "the JAX source in a python code block",
      lambda p: "```python\n\"\"\"8p_GEMM:" in p and "def workload(A, B):\n    return jnp.dot(A, B)\n```" in p),
 ]
@@ -113,7 +117,8 @@ def later_turns(tmp_path_factory) -> tuple[str, str]:
     out = []
     for name, result in (("ok", correct_result()), ("bad", failed_result())):
         (d / f"{name}.json").write_text(result.model_dump_json())
-        out.append(_cli("8p_GEMM", "--method", "iterative", "--feedback", str(d / f"{name}.json"), "--previous", str(prev)))
+        out.append(_cli("8p_GEMM", "--method", "iterative", "--feedback", str(d / f"{name}.json"),
+                        "--previous", str(prev)))
     return out[0], out[1]
 
 

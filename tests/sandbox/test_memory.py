@@ -15,7 +15,8 @@ import pytest
 
 from bench.harness.build import sandbox
 
-needs_bwrap = pytest.mark.skipif(sandbox.bwrap_problem() is not None, reason=f"bubblewrap unusable: {sandbox.bwrap_problem()}")
+needs_bwrap = pytest.mark.skipif(sandbox.bwrap_problem() is not None,
+                                 reason=f"bubblewrap unusable: {sandbox.bwrap_problem()}")
 
 FILL = """
 import os
@@ -32,7 +33,10 @@ print("written_mib", written)
 """
 
 
-def _run(code: str, mode: str, limits: sandbox.Limits = sandbox.Limits()) -> subprocess.CompletedProcess:
+DEFAULT_LIMITS = sandbox.Limits()  # frozen, so one shared default is safe
+
+
+def _run(code: str, mode: str, limits: sandbox.Limits = DEFAULT_LIMITS) -> subprocess.CompletedProcess:
     cmd = sandbox.wrap([sys.executable, "-c", textwrap.dedent(code)], mode, limits=limits)
     try:
         return subprocess.run(cmd.argv, env=cmd.env, capture_output=True, text=True, timeout=120,
