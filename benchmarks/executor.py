@@ -61,7 +61,8 @@ def submissions(root: Path, workloads: list[str], copies: int) -> Path:
 def run(label: str, subs: Path, data: Path, **kw) -> dict:
     hosts: Counter[str] = Counter()
     t = time.monotonic()
-    report = ingest(data_dir=data, submissions_dir=subs, chip="cpu", size="small", on_host=hosts.update, **kw)
+    report = ingest(data_dir=data, submissions_dir=subs, chip="cpu", size="small",
+                    on_host=lambda h: hosts.update([h]), **kw)
     wall = time.monotonic() - t
     rows = store.read_tables(data / "results", schema.RESULTS).to_pylist()
     runs = sum(r["runs"] or 1 for r in rows)  # harness runs, with the repeats of too-spread timings

@@ -14,7 +14,8 @@ process it started) is gone before the inputs are drawn. Nothing here imports or
     results = runner.evaluate([path_a, path_b, ...])   # list[EvalResult], in order
     runner.close()                                     # or: with WarmRunner(...) as runner: ...
 
-One batch: every kernel is built (sandboxed, two at a time) and its exports inspected; only when every
+One batch: every kernel is built (sandboxed, two at a time; in a batch of several, each in fresh namespaces
+forked from a warm build zygote: bench.harness.build.warm) and its exports inspected; only when every
 build of the batch has ended (its processes gone) does the runner draw the batch's inputs, from fresh
 random seeds (or seeds derived from the secret seed), and compute the references; then each candidate
 that survived inspection is run: correctness, then ABBA timing against the baseline in the runner's own
@@ -37,7 +38,8 @@ from typing import Any, Sequence
 
 from bench.harness import schedule
 from bench.harness.build.builder import BuildArtifact, build_kernel
-from bench.harness.build.sandbox import Limits
+from bench.harness.build.sandbox import Limits, resolve_mode
+from bench.harness.build.warm import ZygotePool, ZygoteUnavailable
 from bench.harness.decision import outcome
 from bench.harness.decision.outcome import Built
 from bench.harness.inspection import Inspector
@@ -47,7 +49,7 @@ from bench.harness.result import EvalResult, Status
 from bench.harness.runner import timing
 from bench.harness.runner.isolation import timing_core, timing_isolation
 from bench.harness.runner.session import RunnerSession
-from bench.harness.task import EvalTask
+from bench.harness.task import STARTUP_TIMEOUT_S, EvalTask
 from bench.paths import EVAL_DIR
 
 __all__ = ["evaluate", "evaluate_batch", "WarmRunner"]
@@ -86,6 +88,7 @@ class WarmRunner:
         self.folder = Path(tempfile.mkdtemp(prefix="runner_", dir=EVAL_DIR))
         self.session = RunnerSession(template, self.folder)
         self.inspector = Inspector()
+        self.zygotes: ZygotePool | None = None  # warm builds, from the first batch of several kernels on
         self.batches = 0
 
     def __enter__(self) -> "WarmRunner":
@@ -97,6 +100,8 @@ class WarmRunner:
     def close(self) -> None:
         self.session.close()
         self.inspector.close()
+        if self.zygotes is not None:
+            self.zygotes.close()
         shutil.rmtree(self.folder, ignore_errors=True)
 
     # -- one batch
@@ -107,6 +112,8 @@ class WarmRunner:
         starting: dict[str, Any] = {}
         starter = None
         threading.Thread(target=self.inspector.warm, daemon=True).start()  # jax's import, during the builds
+        if len(kernels) > 1:
+            self._start_zygotes()
         if self.plan.builds_overlap_runner:
             starter = threading.Thread(target=self._start_runner, args=(starting,), daemon=True)
             starter.start()
@@ -173,8 +180,10 @@ class WarmRunner:
         request = BuildRequest(kernel_path=str(copy.resolve()), workload=self.task.workload,
                                size=self.task.size or ("small" if self.plan.backend == "cpu" else "full"),
                                platforms=[self.plan.export_platform], interpret=self.plan.interpret)
-        artifact = build_kernel(copy, request, sandbox=self.task.sandbox, timeout_s=self.task.timeout_s,
-                                limits=Limits(memory_mb=self.task.memory_limit_mb))
+        artifact = self._build_warm(source, request)
+        if artifact is None:
+            artifact = build_kernel(copy, request, sandbox=self.task.sandbox, timeout_s=self.task.timeout_s,
+                                    limits=Limits(memory_mb=self.task.memory_limit_mb))
         inspection = None
         if artifact.ok:
             inspection = self.inspector.inspect(artifact.runnable, artifact.tpu, self.plan.export_platform,
@@ -182,6 +191,29 @@ class WarmRunner:
         shutil.rmtree(folder, ignore_errors=True)
         return Built(kernel=kernel, source=source, artifact=artifact, inspection=inspection, started=t,
                      build_s=time.monotonic() - t)
+
+    def _start_zygotes(self) -> None:
+        """Warm builds (bench.harness.build.warm) for a batch of several kernels, under bubblewrap only: one
+        zygote per parallel build, started now (their jax import overlaps the runner's start)."""
+        if self.zygotes is None and resolve_mode(self.task.sandbox) == "bwrap":
+            size = self.task.size or ("small" if self.plan.backend == "cpu" else "full")
+            template = BuildRequest(kernel_path="kernel.py", workload=self.task.workload, size=size,
+                                    platforms=[self.plan.export_platform], interpret=self.plan.interpret)
+            self.zygotes = ZygotePool(template, Limits(memory_mb=self.task.memory_limit_mb), self.folder,
+                                      self.plan.build_parallelism, STARTUP_TIMEOUT_S)
+
+    def _build_warm(self, source: str, request: BuildRequest) -> BuildArtifact | None:
+        """The build in a zygote's fresh namespaces; None when there is none, or it cannot build here (then the
+        candidate gets a build process of its own, never a status from the zygote's trouble)."""
+        if self.zygotes is None:
+            return None
+        try:
+            return self.zygotes.build(source.encode(), request, self.task.timeout_s)
+        except ZygoteUnavailable as exc:
+            if exc.permanent:  # they cannot work on this host: no more zygotes for this runner
+                self.zygotes.close()
+                self.zygotes = None
+            return None
 
     def _run(self, ctx: outcome.BatchContext, built: Built) -> Any:
         """Run one inspected candidate in the warm runner and decide its result."""

@@ -97,7 +97,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--reply-fd", type=int, required=True)
     args = parser.parse_args()
-    request = BuildRequest.model_validate_json(sys.stdin.read())
+    serve(BuildRequest.model_validate_json(sys.stdin.read()), args.reply_fd)
+
+
+def serve(request: BuildRequest, reply_fd: int) -> None:
+    """Build, reply on `reply_fd`, exit (a build process, or a zygote's child: bench.harness.build.zygote)."""
     try:
         header, blobs = build(request)
     except BaseException as exc:  # every failure is a reply; the parent decides the status
@@ -105,7 +109,7 @@ def main() -> None:
         header, blobs = {"ok": False, "error": text[:4000], "traceback": traceback.format_exc()[-4000:],
                          "memory_error": isinstance(exc, MemoryError) or "RESOURCE_EXHAUSTED" in text}, []
         print(header["traceback"], file=sys.stderr, flush=True)
-    transport.send(args.reply_fd, BuildReply(**header).model_dump(), blobs)
+    transport.send(reply_fd, BuildReply(**header).model_dump(), blobs)
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)  # skip jax's teardown: everything worth keeping was sent

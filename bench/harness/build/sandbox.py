@@ -185,8 +185,25 @@ def _system_binds() -> list[str]:
     return args
 
 
-def bwrap_args(kernel: Path | None = None, limits: Limits = Limits(), extra_ro: Iterable[str] = ()) -> list[str]:
-    """The bubblewrap prefix of a build: minimal read-only binds, a size-capped private /tmp, no network."""
+#: What a build zygote keeps of root's capabilities (bench.harness.build.zygote): its wardens switch to
+#: BUILD_UID before entering their namespaces, and it kills what is left of a candidate; its candidates keep none.
+ZYGOTE_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_KILL")
+BUILD_UID = BUILD_GID = 65534  # the candidates of a build zygote run as this unprivileged id (nobody)
+
+
+def _bind_parents(binds: Iterable[str]) -> list[str]:
+    """The folders bubblewrap creates (mode 0700) to hold the bind mounts, readable by BUILD_UID."""
+    binds = set(binds)
+    parents = {str(p) for b in binds for p in Path(b).parents if str(p) != "/"}
+    inside = lambda p: any(p == b or p.startswith(b + "/") for b in binds)  # noqa: E731
+    return [arg for p in sorted(parents) if not inside(p) for arg in ("--chmod", "0755", p)]
+
+
+def bwrap_args(kernel: Path | None = None, limits: Limits = Limits(), extra_ro: Iterable[str] = (),
+               zygote: bool = False) -> list[str]:
+    """The bubblewrap prefix of a build: minimal read-only binds, a size-capped private /tmp, no network.
+    `zygote` (bench.harness.build.zygote): nothing writable at all, not /tmp, /dev or the sandbox's root (each
+    candidate mounts a fresh /tmp of its own), the binds readable by BUILD_UID, and ZYGOTE_CAPS kept."""
     args = ["bwrap", *_system_binds(),
             "--size", str(limits.tmpfs_mb << 20), "--tmpfs", "/tmp",
             "--size", str(limits.dev_mb << 20), "--tmpfs", "/dev", "--dir", "/dev/shm", "--proc", "/proc"]
@@ -200,8 +217,13 @@ def bwrap_args(kernel: Path | None = None, limits: Limits = Limits(), extra_ro: 
     if kernel is not None:
         k = str(Path(kernel).resolve())
         args += ["--ro-bind", k, k]
+    caps: list[str] = []
+    if zygote:
+        args += _bind_parents([*readable_paths(), *extra_ro])
+        args += ["--remount-ro", "/tmp", "--remount-ro", "/dev", "--remount-ro", "/"]
+        caps = [arg for cap in ZYGOTE_CAPS for arg in ("--cap-add", cap)]
     return args + ["--chdir", "/tmp", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
-                   "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--"]
+                   "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--cap-drop", "ALL", *caps, "--"]
 
 
 @lru_cache(maxsize=1)
@@ -322,8 +344,10 @@ def pids_cgroup_available() -> bool:
 
 
 def wrap(argv: list[str], mode: str = "auto", *, kernel: Path | None = None, limits: Limits = Limits(),
-         extra_env: Mapping[str, str] | None = None, extra_ro: Iterable[str] = ()) -> SandboxedCommand:
-    """The command line, environment and limits that run `argv` (the build step) in the sandbox.
+         extra_env: Mapping[str, str] | None = None, extra_ro: Iterable[str] = (),
+         zygote: bool = False) -> SandboxedCommand:
+    """The command line, environment and limits that run `argv` (the build step) in the sandbox
+    (`zygote`: a build zygote's sandbox, bwrap only: bwrap_args).
 
     Without bubblewrap (mode "none", or "auto" where it is unusable) the same environment scrub and
     rlimits apply, HOME is a fresh directory, and the row is labelled `sandbox:none`."""
@@ -338,8 +362,8 @@ def wrap(argv: list[str], mode: str = "auto", *, kernel: Path | None = None, lim
         return SandboxedCommand(launcher + list(argv), scrubbed_env(extra_env, home=home), "none", limits, cgroup,
                                 memory)
     env = scrubbed_env(extra_env, home=Path("/tmp"))
-    return SandboxedCommand(launcher + bwrap_args(kernel, limits, extra_ro) + list(argv), env, "bwrap", limits, cgroup,
-                            memory)
+    return SandboxedCommand(launcher + bwrap_args(kernel, limits, extra_ro, zygote) + list(argv), env, "bwrap",
+                            limits, cgroup, memory)
 
 
 def startup_cost_ms(repeats: int = 5) -> tuple[float, float | None]:
