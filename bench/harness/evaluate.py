@@ -209,10 +209,7 @@ class WarmRunner:
             return None
         try:
             return self.zygotes.build(source.encode(), request, self.task.timeout_s)
-        except ZygoteUnavailable as exc:
-            if exc.permanent:  # they cannot work on this host: no more zygotes for this runner
-                self.zygotes.close()
-                self.zygotes = None
+        except ZygoteUnavailable:  # (one that cannot work here disables the pool for this runner)
             return None
 
     def _run(self, ctx: outcome.BatchContext, built: Built) -> Any:

@@ -15,12 +15,14 @@ import pytest
 from bench.harness.build import sandbox
 from bench.harness.build.warm import BuildZygote, ZygoteUnavailable
 from bench.harness.messages import BuildRequest
+from bench.paths import EVAL_DIR
 
 needs_bwrap = pytest.mark.skipif(sandbox.bwrap_problem() is not None,
                                  reason=f"bubblewrap unusable: {sandbox.bwrap_problem()}")
 
 MARK = f"jaxbench_planted_{os.getpid()}"
-REQUEST = BuildRequest(kernel_path="kernel.py", workload="8p_GEMM", size="small", platforms=["cpu"], interpret=True)
+REQUEST = BuildRequest(kernel_path=str(EVAL_DIR / "runner_zygote_test" / "eval_candidate" / "kernel.py"),
+                       workload="8p_GEMM", size="small", platforms=["cpu"], interpret=True)
 
 LOOK = f'''
 import ctypes, os, socket, sys
@@ -167,6 +169,12 @@ ctypes.CDLL(None).capget(ctypes.byref(Header(0x20080522, 0)), data)
 libc = ctypes.CDLL(None, use_errno=True)
 remount = libc.mount(None, b"/tmp", None, 0x20 | 0x1, None)  # MS_REMOUNT | MS_RDONLY: needs CAP_SYS_ADMIN
 unmount = libc.umount2(b"/proc", 0)
+try:
+    open(__file__, "a").close()
+    kernel_writable = "yes"
+except OSError:
+    kernel_writable = "no"
+print("KERNEL", __file__, kernel_writable, flush=True)
 print("STATE", os.getuid(), data[0].effective, data[0].permitted, data[1].effective, remount, unmount,
       sorted(os.listdir("/proc")), flush=True)
 
@@ -182,6 +190,8 @@ def test_a_candidate_has_no_capability_and_cannot_undo_its_mounts(zygote):
     uid, eff, perm, eff_hi, remount, unmount, procs = built.log.split("STATE ", 1)[1].split(" ", 6)
     assert (eff, perm, eff_hi) == ("0", "0", "0")
     assert remount == "-1" and unmount == "-1" and procs.strip() == "[]"
+    path, writable = built.log.split("KERNEL ", 1)[1].split()[:2]
+    assert (path, writable) == (REQUEST.kernel_path, "no")  # where a build process sees it, read-only
 
 
 @needs_bwrap

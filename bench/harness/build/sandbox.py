@@ -193,17 +193,21 @@ BUILD_UID = BUILD_GID = 65534  # the candidates of a build zygote run as this un
 
 def _bind_parents(binds: Iterable[str]) -> list[str]:
     """The folders bubblewrap creates (mode 0700) to hold the bind mounts, readable by BUILD_UID."""
-    binds = set(binds)
-    parents = {str(p) for b in binds for p in Path(b).parents if str(p) != "/"}
-    inside = lambda p: any(p == b or p.startswith(b + "/") for b in binds)  # noqa: E731
+    bound = set(binds)
+    parents = {str(p) for b in bound for p in Path(b).parents if str(p) != "/"}
+
+    def inside(path: str) -> bool:
+        return any(path == b or path.startswith(b + "/") for b in bound)
+
     return [arg for p in sorted(parents) if not inside(p) for arg in ("--chmod", "0755", p)]
 
 
 def bwrap_args(kernel: Path | None = None, limits: Limits = Limits(), extra_ro: Iterable[str] = (),
-               zygote: bool = False) -> list[str]:
+               zygote: bool = False, mountpoints: Iterable[str] = ()) -> list[str]:
     """The bubblewrap prefix of a build: minimal read-only binds, a size-capped private /tmp, no network.
     `zygote` (bench.harness.build.zygote): nothing writable at all, not /tmp, /dev or the sandbox's root (each
-    candidate mounts a fresh /tmp of its own), the binds readable by BUILD_UID, and ZYGOTE_CAPS kept."""
+    candidate mounts a fresh /tmp of its own), the binds readable by BUILD_UID, ZYGOTE_CAPS kept, and empty
+    `mountpoints` folders (where a candidate mounts its kernel's read-only tmpfs)."""
     args = ["bwrap", *_system_binds(),
             "--size", str(limits.tmpfs_mb << 20), "--tmpfs", "/tmp",
             "--size", str(limits.dev_mb << 20), "--tmpfs", "/dev", "--dir", "/dev/shm", "--proc", "/proc"]
@@ -219,7 +223,9 @@ def bwrap_args(kernel: Path | None = None, limits: Limits = Limits(), extra_ro: 
         args += ["--ro-bind", k, k]
     caps: list[str] = []
     if zygote:
-        args += _bind_parents([*readable_paths(), *extra_ro])
+        for point in mountpoints:
+            args += ["--dir", point]
+        args += _bind_parents([*readable_paths(), *extra_ro, *mountpoints])
         args += ["--remount-ro", "/tmp", "--remount-ro", "/dev", "--remount-ro", "/"]
         caps = [arg for cap in ZYGOTE_CAPS for arg in ("--cap-add", cap)]
     return args + ["--chdir", "/tmp", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
@@ -345,7 +351,7 @@ def pids_cgroup_available() -> bool:
 
 def wrap(argv: list[str], mode: str = "auto", *, kernel: Path | None = None, limits: Limits = Limits(),
          extra_env: Mapping[str, str] | None = None, extra_ro: Iterable[str] = (),
-         zygote: bool = False) -> SandboxedCommand:
+         zygote: bool = False, mountpoints: Iterable[str] = ()) -> SandboxedCommand:
     """The command line, environment and limits that run `argv` (the build step) in the sandbox
     (`zygote`: a build zygote's sandbox, bwrap only: bwrap_args).
 
@@ -362,8 +368,8 @@ def wrap(argv: list[str], mode: str = "auto", *, kernel: Path | None = None, lim
         return SandboxedCommand(launcher + list(argv), scrubbed_env(extra_env, home=home), "none", limits, cgroup,
                                 memory)
     env = scrubbed_env(extra_env, home=Path("/tmp"))
-    return SandboxedCommand(launcher + bwrap_args(kernel, limits, extra_ro, zygote) + list(argv), env, "bwrap",
-                            limits, cgroup, memory)
+    boxed = bwrap_args(kernel, limits, extra_ro, zygote, mountpoints)
+    return SandboxedCommand(launcher + boxed + list(argv), env, "bwrap", limits, cgroup, memory)
 
 
 def startup_cost_ms(repeats: int = 5) -> tuple[float, float | None]:

@@ -30,6 +30,7 @@ from bench.harness.build.builder import BuildArtifact, _build_env, _cgroup_pids,
 from bench.harness.build.sandbox import Limits, wrap
 from bench.harness.build.zygote import EXIT_SETUP_FAILED
 from bench.harness.messages import BuildRequest
+from bench.paths import EVAL_DIR
 
 ANSWER_S = 10.0  # for a zygote to acknowledge a command (it only forks or kills)
 SURVIVOR_WAIT_S = 2.0  # the kernel tears a dead PID namespace down asynchronously
@@ -48,7 +49,8 @@ class _JobExit:
     """What builder._receive asks of a process that closed its reply channel: how it ended."""
 
     def __init__(self, zygote: BuildZygote) -> None:
-        self.zygote, self.code = zygote, None
+        self.zygote = zygote
+        self.code: int | None = None
 
     def wait(self, timeout: float | None = None) -> int | None:
         if self.code is None:
@@ -59,14 +61,19 @@ class _JobExit:
 class BuildZygote:
     """One zygote process for one workload, size and platform: `build(source, request)` per candidate."""
 
-    def __init__(self, template: BuildRequest, limits: Limits, log_path: Path, startup_s: float) -> None:
+    def __init__(self, template: BuildRequest, limits: Limits, log_path: Path, startup_s: float,
+                 kernel_root: Path = EVAL_DIR) -> None:
+        """`kernel_root`: where the kernels' paths are (each candidate sees its kernel at the parent's copy's path,
+        as a build process does)."""
         self.limits, self.startup_s = limits, startup_s
         self.sock, theirs = socket.socketpair()
         argv = [sys.executable, "-m", "bench.harness.build.zygote", "--control-fd", str(theirs.fileno()),
-                "--workload", template.workload, "--size", template.size, "--tmpfs-mb", str(limits.tmpfs_mb)]
+                "--workload", template.workload, "--size", template.size, "--tmpfs-mb", str(limits.tmpfs_mb),
+                "--kernel-root", str(kernel_root)]
         if template.interpret:
             argv.append("--interpret")
-        self.cmd = wrap(argv, "bwrap", limits=limits, extra_env=_build_env(), zygote=True)
+        self.cmd = wrap(argv, "bwrap", limits=limits, extra_env=_build_env(), zygote=True,
+                        mountpoints=[str(kernel_root)])
         self._log: IO[bytes] = open(log_path, "wb")
         self.proc = subprocess.Popen(self.cmd.argv, env=self.cmd.env, cwd="/tmp", stdin=subprocess.DEVNULL,
                                      stdout=self._log, stderr=subprocess.STDOUT, pass_fds=(theirs.fileno(),),
@@ -193,6 +200,7 @@ class ZygotePool:
     def __init__(self, template: BuildRequest, limits: Limits, folder: Path, size: int, startup_s: float) -> None:
         self.template, self.limits, self.folder, self.startup_s = template, limits, folder, startup_s
         self.idle: queue.SimpleQueue[BuildZygote] = queue.SimpleQueue()
+        self.disabled: str | None = None  # why no zygote can build here (then every build is a process of its own)
         self.started = 0
         self.all: list[BuildZygote] = []
         for _ in range(size):
@@ -215,8 +223,18 @@ class ZygotePool:
             self.idle.put(zygote)
 
     def build(self, source: bytes, request: BuildRequest, timeout_s: float) -> BuildArtifact:
-        with self.lend() as zygote:
-            return zygote.build(source, request, timeout_s)
+        """One candidate's build in a zygote; ZygoteUnavailable when none can build it (the caller then builds it
+        in a process of its own). A zygote that cannot work here disables the pool: builds already running in
+        the other zygotes finish undisturbed, later ones go to build processes."""
+        if self.disabled:
+            raise ZygoteUnavailable(self.disabled, permanent=True)
+        try:
+            with self.lend() as zygote:
+                return zygote.build(source, request, timeout_s)
+        except ZygoteUnavailable as exc:
+            if exc.permanent:
+                self.disabled = str(exc)
+            raise
 
     def close(self) -> None:
         for zygote in self.all:

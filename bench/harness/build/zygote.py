@@ -10,7 +10,8 @@ Isolation per candidate (the argument in docs/threat-model.md, "The warm build")
   (its /tmp and /dev are read-only) and without any kernel file: candidate code never runs in it;
 - per candidate it forks a warden, which enters fresh namespaces (user, mount, PID, network, IPC, UTS, cgroup)
   and forks the candidate's process: PID 1 of its own PID namespace (every process it starts dies with it), a
-  fresh private tmpfs /tmp of the build's size (its only writable place; gone with its mount namespace), /proc
+  fresh private tmpfs /tmp of the build's size (its only writable place; gone with its mount namespace), the kernel
+  file at the path of the parent's copy on a read-only tmpfs of its own (as a build process sees it), /proc
   hidden under an empty read-only mount (it would show the zygote's PID namespace), every capability dropped
   after the mounts (so none can be undone), no_new_privs, the zygote's resource limits and cgroups inherited;
 - nothing of one candidate reaches a later one: the zygote's memory is copied on fork and never written by a
@@ -44,7 +45,7 @@ from bench.harness.build.sandbox import BUILD_GID, BUILD_UID
 CLONE_NEWNS, CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x02000000, 0x04000000, 0x08000000
 CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
 NAMESPACES = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 0x1, 0x2, 0x4, 0x8, 0x4000, 1 << 18
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_REC, MS_PRIVATE = 0x1, 0x2, 0x4, 0x8, 0x20, 0x4000, 1 << 18
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 1, 4, 24, 38
 PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 LINUX_CAPABILITY_VERSION_3 = 0x20080522
@@ -72,8 +73,12 @@ def _prctl(option: int, arg: int = 0) -> None:
            f"prctl({option})")
 
 
+def _enc(text: str | None) -> bytes | None:
+    return text.encode() if text is not None else None
+
+
 def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
-    enc = lambda s: s.encode() if s is not None else None  # noqa: E731
+    enc = _enc
     _check(_libc.mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)), f"mount {target}")
 
 
@@ -159,17 +164,23 @@ def _candidate(header: dict[str, Any], source: bytes, reply_fd: int) -> None:
         # that no process outside this candidate's namespaces can be reached by path (/proc/<pid>/mem, ...)
         _mount("tmpfs", "/proc", "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=555")
         os.chdir("/tmp")
-        folder = f"/tmp/eval_{header['job']}"
-        os.mkdir(folder)
-        with open(f"{folder}/kernel.py", "wb") as fh:
+        # the kernel at the very path of the parent's copy (a build process sees it there, bound read-only): a
+        # small tmpfs of its own on the kernel root (an empty folder of the zygote's sandbox), read-only once written
+        root, kernel = os.path.normpath(header["kernel_root"]), os.path.normpath(header["kernel_path"])
+        if not kernel.startswith(root + os.sep):
+            raise ValueError(f"the kernel path {kernel} is not below {root}")
+        _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, f"size={len(source) // 1024 + 64}k,mode=755")
+        os.makedirs(os.path.dirname(kernel))
+        with open(kernel, "wb") as fh:
             fh.write(source)
+        _mount(None, root, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
         _drop_capabilities()  # after the mounts: without CAP_SYS_ADMIN none of them can be undone
         if header.get("selftest"):
             os._exit(0)
         from bench.harness.build import child
         from bench.harness.messages import BuildRequest
 
-        request = BuildRequest.model_validate({**header["request"], "kernel_path": f"{folder}/kernel.py"})
+        request = BuildRequest.model_validate({**header["request"], "kernel_path": kernel})
     except BaseException as exc:  # noqa: BLE001  the sandbox could not be made: say so, run nothing
         print(f"jaxbench zygote: the candidate's sandbox could not be set up: {exc}", file=sys.stderr, flush=True)
         os._exit(EXIT_SETUP_FAILED)
@@ -268,7 +279,9 @@ def _self_test(header: dict[str, Any]) -> str | None:
     """One child through the whole sandbox setup, running nothing: None when it works here, else why not."""
     reply_r, reply_w = os.pipe()
     log_r, log_w = os.pipe()
-    job = _start({**header, "job": "selftest", "selftest": True}, b"", [reply_w, log_w])
+    probe = {**header, "job": "selftest", "selftest": True,
+             "kernel_path": f"{header['kernel_root']}/selftest/kernel.py"}
+    job = _start(probe, b"", [reply_w, log_w])
     status = _end_when_exited(job)
     os.close(reply_r)
     os.set_blocking(log_r, False)
@@ -297,12 +310,13 @@ def main() -> None:
     parser.add_argument("--size", required=True)
     parser.add_argument("--interpret", action="store_true")
     parser.add_argument("--tmpfs-mb", type=int, required=True)
+    parser.add_argument("--kernel-root", required=True, help="an empty folder of the sandbox the kernels go below")
     args = parser.parse_args()
     sock = socket.socket(fileno=args.control_fd)
     _prctl(PR_SET_DUMPABLE, 0)  # no /proc/<pid>/mem, environ or fd of the zygote for anyone without privileges
     try:
         warm(args.workload, args.size, args.interpret)
-        base = {"tmpfs_mb": args.tmpfs_mb, "cgroup_ns": CLONE_NEWCGROUP}
+        base = {"tmpfs_mb": args.tmpfs_mb, "cgroup_ns": CLONE_NEWCGROUP, "kernel_root": args.kernel_root}
         problem = _self_test(base)
         if problem is not None:
             base["cgroup_ns"] = 0  # a kernel without cgroup namespaces
@@ -320,7 +334,7 @@ def main() -> None:
             break
         try:
             if header.get("cmd") == "build" and job is None and len(fds) == 2 and len(blobs) == 1:
-                job = _start({**base, **header}, blobs[0], fds)
+                job = _start({**base, **header, "kernel_path": header["request"]["kernel_path"]}, blobs[0], fds)
                 _send(sock, {"ok": True, "event": "started"})
             elif header.get("cmd") == "end" and job is not None:
                 status, job = _end(job), None
