@@ -184,6 +184,7 @@ def _candidate(header: dict[str, Any], source: bytes, reply_fd: int) -> None:
     except BaseException as exc:  # noqa: BLE001  the sandbox could not be made: say so, run nothing
         print(f"jaxbench zygote: the candidate's sandbox could not be set up: {exc}", file=sys.stderr, flush=True)
         os._exit(EXIT_SETUP_FAILED)
+    sys.argv = [child.__file__, "--reply-fd", str(reply_fd)]  # what a build process of its own has
     child.serve(request, reply_fd)  # candidate code runs from here on; it exits
 
 
