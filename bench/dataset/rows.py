@@ -112,6 +112,7 @@ class SampleRow:
     sandbox: str | None
     freshness_key: str | None
     recorded_at: _dt.datetime
+    stored_at: _dt.datetime | None  # set when the workload's samples set is stored (sample_ingest._consolidate)
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> SampleRow:

@@ -9,8 +9,9 @@ Work and storage, per (submission, workload) trajectory file:
   from the previous samples file and from the journal when the harness version is the same;
 - each measured source is written at once, atomically, as a journal entry (`store.sample_run_path`), so a
   kill -9 loses only the sample in flight and a rerun evaluates only what is missing;
-- when every sample has a measurement, the workload's samples file (`store.samples_path`) is written
-  atomically, one row per sample in order, and the journal entries are removed.
+- when every sample has a measurement, the workload's set of samples (`store.append_samples`) is written
+  atomically, one row per sample in order, beside the sets stored before (history is kept: the SQL uses the
+  newest `stored_at`), and the journal entries are removed.
 Samples of one workload go to the harness together (`evaluate_batch`), in batches of bench.executor.host.WARM_BATCH:
 one warm runner per workload and host reuses the runner process and its compiled baseline across candidates, and
 draws inputs and references once per batch.
@@ -71,9 +72,14 @@ def _read(sub: Submission, workload: str) -> tuple[trajectory.Trajectory, str, l
     return parsed.trajectory, h.hexdigest(), parsed.trajectory.samples_with(trajectory.source_hash(kernel))
 
 
-def _current_rows(path: Path) -> list[SampleRow]:
+def _journal_rows(path: Path) -> list[SampleRow]:
     old = store.read_one(path, schema.SAMPLES)
     return [SampleRow.from_record(r) for r in old.to_pylist()] if old is not None else []
+
+
+def _current_set(data_dir: Path, chip: str, size: str, sub: str, workload: str) -> list[SampleRow]:
+    """The workload's current (newest) stored set of measured samples; earlier sets are kept as history."""
+    return [SampleRow.from_record(r) for r in store.current_samples(data_dir, chip, size, sub, workload)]
 
 
 def source_keys(sources: dict[str, str], workload: str, chip: str) -> dict[str, str]:
@@ -95,10 +101,10 @@ def _reusable(data_dir: Path, chip: str, size: str, sub: str, workload: str,
               keys: dict[str, str]) -> dict[str, SampleRow]:
     """source hash -> measured row, from the previous samples file and the journal, while its key is current."""
     out: dict[str, SampleRow] = {}
-    rows = _current_rows(store.samples_path(data_dir, chip, size, sub, workload))
+    rows = _current_set(data_dir, chip, size, sub, workload)
     journal = store.sample_run_path(data_dir, chip, size, sub, workload, "x").parent
     for f in sorted(journal.glob("*.parquet")) if journal.is_dir() else []:
-        rows += _current_rows(f)
+        rows += _journal_rows(f)
     for r in rows:
         if (r.provenance == schema.MEASURED and r.status and r.source_hash is not None
                 and r.freshness_key == keys.get(r.source_hash)):
@@ -119,8 +125,7 @@ def plan_samples(subs: list[Submission], data_dir: Path, chip: str, size: str, w
             except trajectory.TrajectoryError as e:
                 report.failed.append((sub.id, wid, f"trajectory: {e}"))
                 continue
-            target = store.samples_path(data_dir, chip, size, sub.id, wid)
-            rows = _current_rows(target)
+            rows = _current_set(data_dir, chip, size, sub.id, wid)
             keys = source_keys(traj.unique_sources(), wid, chip)
             if not force and rows and all(r.content_hash == h and r.source_hash is not None
                                           and r.freshness_key == keys.get(r.source_hash)
@@ -175,22 +180,23 @@ def measured_row(r: EvalResult, sub: str, workload: str, digest: str, track: str
         source_hash=digest, selected=None, declared_outcome=None, declared_speedup=None, tokens_in=None,
         tokens_out=None, harness_version=r.env.harness_version if r.env else bench.HARNESS_VERSION,
         sandbox=r.env.sandbox if r.env else None, freshness_key=key, recorded_at=_dt.datetime.now(_dt.UTC),
+        stored_at=None,
     )
 
 
 def _consolidate(job: SampleJob, traj: trajectory.Trajectory, selected: set[int], have: dict[str, SampleRow],
                  data_dir: Path, chip: str, size: str) -> None:
+    at = _dt.datetime.now(_dt.UTC)
     rows = [
         dataclasses.replace(
-            have[s.source_hash], track=schema.track_id(chip, size), submission=job.submission.id,
+            have[s.source_hash], track=schema.track_id(chip, size), submission=job.submission.id, stored_at=at,
             workload=job.workload, sample_idx=s.sample, chain=s.chain, turn=s.turn, content_hash=job.content_hash,
             selected=s.sample in selected, declared_outcome=s.declared.outcome if s.declared else None,
             declared_speedup=s.declared.speedup if s.declared else None, tokens_in=s.tokens_in,
             tokens_out=s.tokens_out)
         for s in traj.samples
     ]
-    store.write_atomic(table(SampleRow, rows),
-                       store.samples_path(data_dir, chip, size, job.submission.id, job.workload))
+    store.append_samples(data_dir, chip, size, job.submission.id, job.workload, table(SampleRow, rows), at)
     journal = store.sample_run_path(data_dir, chip, size, job.submission.id, job.workload, "x").parent
     shutil.rmtree(journal, ignore_errors=True)
     for folder in journal.parents:  # and the journal's folders it leaves empty, up to data/sample_runs

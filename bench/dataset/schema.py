@@ -13,7 +13,8 @@ import pyarrow as pa
 SCHEMA_VERSION = 3
 # 2: RESULTS freshness_key/runs; SAMPLES holds measured samples of v2 trajectories.
 # 3: RESULTS speedup_ci_low/high, timing_quality(+_reason), pallas_coverage, readiness_check; SAMPLES speedup_ci_low/
-#    high, timing_quality; history kept (every evaluation appended, bench.dataset.store); measured samples' `outcome`
+#    high, timing_quality, stored_at; history kept (every evaluation and every samples set appended,
+#    bench.dataset.store); measured samples' `outcome`
 #    is derived in SQL (bench/sql/base.sql), no longer stored. Rows of versions 1-2 are read as they are: the new
 #    columns are NULL there (no interval, quality, coverage or readiness check known), and the SQL says what NULL means.
 
@@ -115,6 +116,9 @@ SAMPLES = pa.schema(
         ("sandbox", pa.string()),
         ("freshness_key", pa.string()),  # bench.dataset.freshness of the sample's source: reused while unchanged
         ("recorded_at", pa.timestamp("us", tz="UTC")),
+        # when the workload's samples set holding this row was stored (one value per set): the newest set of a
+        # (track, submission, workload) is its current one; NULL = a set stored before schema 3 (or journal rows)
+        ("stored_at", pa.timestamp("us", tz="UTC")),
     ]
 )
 REASON_CHARS = 300
@@ -244,8 +248,9 @@ PUBLIC_COLUMNS: dict[str, str] = {
     "evaluated_at": "when the row was produced [UTC]",
     "provenance": '"measured" (this project\'s harness), "declared by submitter" or "reported in the paper, '
                   'TPU v6e"',
-    "current": "true for the row the ranking uses: the newest evaluation (latest evaluated_at) of its track, "
-               "submission and workload; older evaluations, e.g. under an earlier harness version, are kept with false",
+    "current": "results: true for the row the ranking uses: the newest evaluation (latest evaluated_at) of its "
+               "track, submission and workload; older evaluations, e.g. under an earlier harness version, are kept "
+               "with false. samples: true for the rows of the newest stored set (stored_at) of their workload",
     "sample_idx": "0-based position of the sample in the order the method produced it",
     "outcome": "the paper's per-sample class: api_runtime_error, wrong_output or correct; measured samples with an "
                "excluding integrity flag not cleared by a maintainer verdict, or rejected: integrity_excluded (derived "
@@ -260,6 +265,8 @@ PUBLIC_COLUMNS: dict[str, str] = {
     "tokens_in": "model input tokens the sample cost, as the submitter's run recorded them",
     "tokens_out": "model output tokens the sample cost, as the submitter's run recorded them",
     "recorded_at": "when the row was stored [UTC]",
+    "stored_at": "when the workload's set of samples holding this row was stored [UTC]: a re-evaluated trajectory "
+                 "adds a new set and keeps the old ones; empty for sets stored before schema 3",
     "name": "display name of the submission",
     "kind": "baseline, hand-tuned, agent, human or reported",
     "method": 'the method, e.g. "Best-of-N", "iterative refinement + context"',

@@ -5,7 +5,10 @@ Layout under `data/` (see data/README.md):
                                                           one measured evaluation (one row); every evaluation of
                                                           the key is kept (history), the newest is the current one
   results/<chip>/<size>/<submission>/<workload>.parquet   an evaluation stored before schema 3 (read as history)
-  samples/<chip>/<size>/<submission>/<workload>.parquet   measured samples of a v2 trajectory (one row per sample)
+  samples/<chip>/<size>/<submission>/<workload>/<stored_at>-<id>.parquet
+                                                          one complete set of a v2 trajectory's measured samples;
+                                                          every set is kept, the newest `stored_at` is current
+  samples/<chip>/<size>/<submission>/<workload>.parquet   a set of measured samples stored before schema 3
   sample_runs/<chip>/<size>/<submission>/<workload>/<source sha256>.parquet
                                                           one measured sample source, until its workload is complete
   declared/<chip>/<size>/<submission>.parquet             a declared trajectory.csv (never a verified metric)
@@ -88,8 +91,15 @@ def evaluation_path(data_dir: Path, chip: str, size: str, submission: str, workl
 
 
 def samples_path(data_dir: Path, chip: str, size: str, submission: str, workload: str) -> Path:
-    """Measured samples of one workload's v2 trajectory, written once all of its samples are measured."""
+    """Where schema versions 1-2 kept the measured samples of one workload's v2 trajectory (replaced when it was
+    re-evaluated). Still read, as the oldest set of the workload's history; `append_samples` writes new sets."""
     return data_path(data_dir, "samples", chip, size, submission, f"{workload}.parquet")
+
+
+def sample_set_path(data_dir: Path, chip: str, size: str, submission: str, workload: str, at: _dt.datetime) -> Path:
+    """A new, unused file for one stored set of a workload's measured samples (its time plus a random suffix)."""
+    stamp = at.astimezone(_dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    return data_path(data_dir, "samples", chip, size, submission, workload, f"{stamp}-{uuid.uuid4().hex[:12]}.parquet")
 
 
 def sample_run_path(data_dir: Path, chip: str, size: str, submission: str, workload: str, source_hash: str) -> Path:
@@ -172,6 +182,31 @@ def latest_result(data_dir: Path, chip: str, size: str, submission: str, workloa
     """The current (newest) evaluation of a key, or None: what ingest compares freshness keys with."""
     rows = result_history(data_dir, chip, size, submission, workload)
     return rows[-1] if rows else None
+
+
+def append_samples(data_dir: Path, chip: str, size: str, submission: str, workload: str, table: pa.Table,
+                   at: _dt.datetime) -> Path:
+    """Store a workload's complete set of measured samples (every row's `stored_at` = `at`) beside the earlier
+    sets, never replacing a file. Returns the path written."""
+    path = sample_set_path(data_dir, chip, size, submission, workload, at)
+    if path.exists():
+        raise FileExistsError(path)
+    write_atomic(table, path)
+    return path
+
+
+def current_samples(data_dir: Path, chip: str, size: str, submission: str, workload: str) -> list[dict]:
+    """The current set of a workload's measured samples: the rows of its newest `stored_at` (a set stored before
+    schema 3 has none and is older than any other; bench/sql/base.sql `measured_samples.current`, the same rule)."""
+    files = [samples_path(data_dir, chip, size, submission, workload)]
+    folder = data_path(data_dir, "samples", chip, size, submission, workload)
+    files += sorted(folder.glob("*.parquet")) if folder.is_dir() else []
+    rows = [r for f in files if (t := read_one(f, schema.SAMPLES)) is not None for r in t.to_pylist()]
+    if not rows:
+        return []
+    oldest = _dt.datetime.min.replace(tzinfo=_dt.UTC)
+    newest = max(r.get("stored_at") or oldest for r in rows)
+    return [r for r in rows if (r.get("stored_at") or oldest) == newest]
 
 
 def remove_stale_temps(data_dir: Path) -> int:

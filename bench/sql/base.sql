@@ -170,10 +170,20 @@ SELECT track, submission, workload,
 FROM keyed
 WINDOW w AS (PARTITION BY track, workload ORDER BY k1 DESC, k2 DESC, k3 DESC, k4 DESC);
 
+-- The stored sets of measured samples (history: a re-evaluated trajectory adds a set, bench/dataset/store.py):
+-- per (track, submission, workload) the current set is the newest `stored_at` (a set stored before schema 3 has
+-- none and is older than every other; store.current_samples applies the same rule for ingest).
+CREATE OR REPLACE TABLE sample_sets AS
+SELECT track, submission, workload, max(coalesce(stored_at, TIMESTAMPTZ '-infinity')) AS current_set
+FROM samples
+WHERE provenance IS DISTINCT FROM 'declared by submitter'
+GROUP BY ALL;
+
 -- Integrity flags of measured samples that keep them out (pending: excluding and not cleared by a verdict).
 -- A verdict on a sample names the sample's source: content_hash = its source_hash (the sha256 of its kernel).
 CREATE OR REPLACE TABLE sample_pending AS
-SELECT s.track, s.submission, s.workload, s.sample_idx, count(*) AS n_pending
+SELECT s.track, s.submission, s.workload, s.sample_idx, coalesce(s.stored_at, TIMESTAMPTZ '-infinity') AS set_at,
+       count(*) AS n_pending
 FROM samples AS s
 CROSS JOIN unnest(s.flags) AS f(flag)
 LEFT JOIN flag_policy AS p ON p.flag = f.flag
@@ -182,10 +192,11 @@ LEFT JOIN verdicts AS v
 WHERE coalesce(p.excluding, true) AND coalesce(v.verdict, '') <> 'cleared'
 GROUP BY ALL;
 
--- Measured samples with their outcome, derived here (never stored: a maintainer's verdict that clears a flag
--- changes it, like a kernel row's ranking): rejected, or an excluding flag not cleared -> integrity_excluded;
--- correct -> correct; incorrect -> wrong_output; compile/runtime error, timeout, out of memory, crash ->
--- api_runtime_error. Rows stored before schema 3 without a status keep their stored outcome.
+-- Every stored measured sample with `current` (its set is the current one) and its outcome, derived here (never
+-- stored: a maintainer's verdict that clears a flag changes it, like a kernel row's ranking): rejected, or an
+-- excluding flag not cleared -> integrity_excluded; correct -> correct; incorrect -> wrong_output;
+-- compile/runtime error, timeout, out of memory, crash -> api_runtime_error. Rows stored before schema 3 without
+-- a status keep their stored outcome.
 CREATE OR REPLACE VIEW measured_samples AS
 SELECT s.* REPLACE (
     CASE
@@ -194,12 +205,16 @@ SELECT s.* REPLACE (
         WHEN s.status = 'incorrect' THEN 'wrong_output'
         WHEN s.status IN ('compile_error', 'runtime_error', 'timeout', 'out_of_memory', 'crashed') THEN 'api_runtime_error'
         WHEN s.status IS NULL THEN s.outcome
-    END AS outcome)
+    END AS outcome),
+    coalesce(s.stored_at, TIMESTAMPTZ '-infinity') = ss.current_set AS current
 FROM samples AS s
-LEFT JOIN sample_pending AS sp USING (track, submission, workload, sample_idx)
+JOIN sample_sets AS ss USING (track, submission, workload)
+LEFT JOIN sample_pending AS sp
+    ON sp.track = s.track AND sp.submission = s.submission AND sp.workload = s.workload
+   AND sp.sample_idx = s.sample_idx AND sp.set_at = coalesce(s.stored_at, TIMESTAMPTZ '-infinity')
 WHERE s.provenance IS DISTINCT FROM 'declared by submitter';
 
--- Every trajectory sample with its basis: 'measured' (evaluated by our harness: the only basis of the ranking,
+-- Every current trajectory sample with its basis: 'measured' (evaluated by our harness: the only basis of the ranking,
 -- the verified curves and the leaderboard's fast1) or 'declared' (what a submitter wrote; shown apart, never mixed).
 -- A declared-provenance row that reached the measured folder is dropped, and a measured one in the declared folder too.
 -- Per sample: whether it beats XLA (correct and speedup > 1; an integrity-flagged sample is never 'correct') and
@@ -208,7 +223,7 @@ CREATE OR REPLACE VIEW trajectory_samples AS
 WITH tagged AS (
     SELECT 'measured' AS basis, track, submission, workload, sample_idx, chain, turn, outcome, status, reason, speedup,
            speedup_ci_low, speedup_ci_high, selected, source_hash, declared_outcome, declared_speedup, provenance
-    FROM measured_samples
+    FROM measured_samples WHERE current
     UNION ALL
     SELECT 'declared' AS basis, track, submission, workload, sample_idx, chain, turn, outcome, NULL, NULL, speedup,
            NULL, NULL, NULL, NULL, NULL, NULL, provenance

@@ -6,8 +6,6 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-import pyarrow.parquet as pq
-
 from bench.agent.run import RunSpec, run
 from bench.agent.template_search import TemplateSearchGenerator
 from bench.dataset import schema, store
@@ -29,5 +27,5 @@ def test_agent_submission_ingests_with_its_samples(tmp_path):
                     evaluator=f"{HERE / 'fakes.py'}:evaluate_task")
     rows = store.read_tables(tmp_path / "data" / "results", schema.RESULTS).to_pylist()
     assert [(r["submission"], r["workload"]) for r in rows] == [("ts", W)]
-    samples = pq.read_table(store.samples_path(tmp_path / "data", "cpu", "small", "ts", W)).to_pylist()
+    samples = store.current_samples(tmp_path / "data", "cpu", "small", "ts", W)
     assert len(samples) == 3 and not getattr(report, "skipped", None)

@@ -93,6 +93,6 @@ def test_sample_row_round_trips_through_its_table():
         status="correct", reason=None, latency_ms=1.0, baseline_ms=2.0, speedup=2.0, speedup_ci_low=1.9,
         speedup_ci_high=2.1, timing_quality="ok", flags=[], provenance="measured",
         content_hash="c", source_hash="d", selected=True, declared_outcome=None, declared_speedup=None, tokens_in=3,
-        tokens_out=4, harness_version="8", sandbox="none", freshness_key="k", recorded_at=AT)
+        tokens_out=4, harness_version="8", sandbox="none", freshness_key="k", recorded_at=AT, stored_at=AT)
     back = rows.SampleRow.from_record(rows.table(rows.SampleRow, [row]).to_pylist()[0])
     assert back == row

@@ -135,8 +135,12 @@ def _ingest(data: Path, subs: Path, **kw):
     return ingest(data_dir=data, submissions_dir=subs, chip="cpu", size="small", workers=1, evaluator=EVAL, **kw)
 
 
-def _samples(data: Path) -> list[dict]:
+def _samples(data: Path, every_set: bool = False) -> list[dict]:
+    """The stored measured samples: the current (newest) set of each workload, or every stored set (history)."""
     rows = store.read_tables(data / "samples", schema.SAMPLES).to_pylist()
+    if not every_set:
+        keys = {(r["submission"], r["workload"]) for r in rows}
+        rows = [r for s, w in keys for r in store.current_samples(data, "cpu", "small", s, w)]
     return sorted(rows, key=lambda r: (r["submission"], r["workload"], r["sample_idx"]))
 
 
@@ -146,7 +150,7 @@ def _derived(data: Path) -> list[dict]:
 
 
 def _strip(rows: list[dict]) -> list[dict]:
-    return [{k: v for k, v in r.items() if k != "recorded_at"} for r in rows]
+    return [{k: v for k, v in r.items() if k not in ("recorded_at", "stored_at")} for r in rows]
 
 
 def test_every_sample_is_evaluated_once_and_stored_as_a_measured_row(tmp_path, monkeypatch):
@@ -183,7 +187,11 @@ def test_a_changed_trajectory_reevaluates_only_new_sources(tmp_path, monkeypatch
     (root / "trajectory" / "12p_RMSNorm.jsonl").write_text(fx.lines(extra))
     report = _ingest(data, subs)
     assert report.samples == [("traj-v2", "12p_RMSNorm", 7, 1)] and len(log.read_text().split()) == 1
-    assert len(_samples(data)) == 7
+    assert len(_samples(data)) == 7 and len(_samples(data, every_set=True)) == 6 + 7  # the earlier set is kept
+    published = Metrics(data, suite=SUITE).published_samples("cpu/small").to_pylist()
+    assert sum(r["current"] for r in published) == 7 and len(published) == 13
+    (ob,) = Metrics(data, suite=SUITE).outcome_breakdown("cpu/small")
+    assert ob["samples"] == 7  # the curves and the breakdown read the current set only
 
 
 def test_samples_are_measured_again_when_what_they_depend_on_changes(tmp_path, monkeypatch):
@@ -234,7 +242,7 @@ def test_sigkill_mid_trajectory_loses_only_samples_in_flight(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     assert len(log.read_text().split()) - before == 8 - len(journal)  # only the missing sources
     def strip(rows):
-        return [{k: v for k, v in r.items() if k not in ("recorded_at", "reason")} for r in rows]
+        return [{k: v for k, v in r.items() if k not in ("recorded_at", "reason", "stored_at")} for r in rows]
 
     assert strip(_samples(data)) == strip(_samples(ref))
 
