@@ -43,10 +43,11 @@ def verdict(a: WorkloadAudit) -> str:
     dead = [s.name for s in a.inputs if s.passes_new_gate and s.how == "redraw"]
     if dead:
         notes.append("redrawing " + ", ".join(dead) + " goes unnoticed")
+    caught = " (fails the 2nd distribution)" if a.shortcut and a.shortcut.stress_passes_new_gate is False else ""
     if a.shortcut and a.shortcut.passes_new_gate:
-        notes.append("shortcut passes" + (" (exact rewrite)" if a.shortcut.exact else " new gate"))
+        notes.append("shortcut passes" + (" (exact rewrite)" if a.shortcut.exact else " new gate" + caught))
     elif a.shortcut and a.shortcut.passes_old_gate:
-        notes.append("shortcut passes old gate only")
+        notes.append("shortcut passes old gate only" + caught)
     if a.f32_impl_passes_new is False:
         notes.append("CORRECT F32 IMPL FAILS NEW GATE")
     if a.formulation is None:

@@ -212,7 +212,7 @@ class WarmRunner:
         except ZygoteUnavailable:  # (one that cannot work here disables the pool for this runner)
             return None
 
-    def _run(self, ctx: outcome.BatchContext, built: Built) -> Any:
+    def _run(self, ctx: outcome.BatchContext, built: Built) -> EvalResult:
         """Run one inspected candidate in the warm runner and decide its result."""
         if not built.artifact.ok or built.inspection is None or built.inspection.refused:
             return outcome.not_run(ctx, built)
