@@ -1,6 +1,6 @@
 """Evaluations per hour with warm hosts: a local warm batch vs Ray with 1 and 2 worker nodes, and Ray's overhead.
 
-    python benchmarks/executor.py [--workloads 8p_GEMM,12p_RMSNorm] [--kernels 8]
+    python benchmarks/executor.py [--workloads 8p_GEMM,12p_RMSNorm] [--kernels 16]
 
 The same real evaluations (the xla-baseline kernel of each workload, copied into `--kernels` submissions, size
 small, CPU track) are ingested three times into fresh dataset folders: by the local executor (one warm runner per
@@ -114,7 +114,7 @@ def core_halves() -> tuple[set[int] | None, set[int] | None]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--workloads", default=DEFAULT)
-    ap.add_argument("--kernels", type=int, default=8, help="submissions, each with every workload's kernel")
+    ap.add_argument("--kernels", type=int, default=16, help="submissions, each with every workload's kernel")
     ap.add_argument("--skip-overhead", action="store_true", help="skip the no-op task round trips")
     args = ap.parse_args()
     workloads = [w for w in args.workloads.split(",") if w]
@@ -122,6 +122,10 @@ def main() -> None:
 
     first, second = core_halves()
     n = len(workloads) * args.kernels
+    batches = len(workloads) * -(-args.kernels // WARM_BATCH)
+    if batches < 4:
+        print(f"NOTE: {batches} batch(es) of work: with fewer than 2 batches per node, the 2-node run cannot use "
+              f"both nodes fully (a batch runs on one host); use more --kernels or --workloads for that figure.")
     print(f"{n} real evaluations per run ({args.kernels} x xla-baseline of {', '.join(workloads)}, cpu/small), "
           f"batches of up to {WARM_BATCH} per workload, on {os.cpu_count()} cores  [{load()}]")
     if first is None:
