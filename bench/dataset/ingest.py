@@ -97,8 +97,9 @@ def ingest_trajectory(sub: Submission, data_dir: Path, at: _dt.datetime) -> bool
                        reason=None, latency_ms=s["latency_ms"], baseline_ms=None, speedup=s["speedup"],
                        speedup_ci_low=None, speedup_ci_high=None, timing_quality=None, flags=[],
                        provenance=schema.DECLARED, content_hash=h, source_hash=None, selected=None,
-                       declared_outcome=None, declared_speedup=None, tokens_in=None, tokens_out=None,
-                       harness_version=None, sandbox=None, freshness_key=None, recorded_at=at, stored_at=None)
+                       declared_outcome=None, declared_speedup=None, declared_lowers=None,
+                       declared_pallas_coverage=None, tokens_in=None, tokens_out=None, wall_time_s=None,
+                       model_latency_s=None, harness_version=None, sandbox=None, freshness_key=None, recorded_at=at, stored_at=None)
         for s in sub.trajectory
     ]
     store.write_atomic(rows.table(rows.SampleRow, declared), path)

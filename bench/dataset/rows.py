@@ -106,8 +106,12 @@ class SampleRow:
     selected: bool | None
     declared_outcome: str | None
     declared_speedup: float | None
+    declared_lowers: bool | None
+    declared_pallas_coverage: float | None
     tokens_in: int | None
     tokens_out: int | None
+    wall_time_s: float | None
+    model_latency_s: float | None
     harness_version: str | None
     sandbox: str | None
     freshness_key: str | None

@@ -177,8 +177,9 @@ def measured_row(r: EvalResult, sub: str, workload: str, digest: str, track: str
         speedup=r.speedup_vs_baseline, speedup_ci_low=r.speedup_ci[0] if r.speedup_ci else None,
         speedup_ci_high=r.speedup_ci[1] if r.speedup_ci else None, timing_quality=r.timing_quality,
         flags=flags, provenance=schema.MEASURED, content_hash=None,
-        source_hash=digest, selected=None, declared_outcome=None, declared_speedup=None, tokens_in=None,
-        tokens_out=None, harness_version=r.env.harness_version if r.env else bench.HARNESS_VERSION,
+        source_hash=digest, selected=None, declared_outcome=None, declared_speedup=None,
+        declared_lowers=None, declared_pallas_coverage=None, tokens_in=None, tokens_out=None, wall_time_s=None,
+        model_latency_s=None, harness_version=r.env.harness_version if r.env else bench.HARNESS_VERSION,
         sandbox=r.env.sandbox if r.env else None, freshness_key=key, recorded_at=_dt.datetime.now(_dt.UTC),
         stored_at=None,
     )
@@ -192,8 +193,10 @@ def _consolidate(job: SampleJob, traj: trajectory.Trajectory, selected: set[int]
             have[s.source_hash], track=schema.track_id(chip, size), submission=job.submission.id, stored_at=at,
             workload=job.workload, sample_idx=s.sample, chain=s.chain, turn=s.turn, content_hash=job.content_hash,
             selected=s.sample in selected, declared_outcome=s.declared.outcome if s.declared else None,
-            declared_speedup=s.declared.speedup if s.declared else None, tokens_in=s.tokens_in,
-            tokens_out=s.tokens_out)
+            declared_speedup=s.declared.speedup if s.declared else None,
+            declared_lowers=s.declared.lowers if s.declared else None,
+            declared_pallas_coverage=s.declared.pallas_coverage if s.declared else None, tokens_in=s.tokens_in,
+            tokens_out=s.tokens_out, wall_time_s=s.wall_time_s, model_latency_s=s.model_latency_s)
         for s in traj.samples
     ]
     store.append_samples(data_dir, chip, size, job.submission.id, job.workload, table(SampleRow, rows), at)

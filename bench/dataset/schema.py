@@ -13,7 +13,8 @@ import pyarrow as pa
 SCHEMA_VERSION = 3
 # 2: RESULTS freshness_key/runs; SAMPLES holds measured samples of v2 trajectories.
 # 3: RESULTS speedup_ci_low/high, timing_quality(+_reason), pallas_coverage, readiness_check; SAMPLES speedup_ci_low/
-#    high, timing_quality, stored_at; history kept (every evaluation and every samples set appended,
+#    high, timing_quality, stored_at, wall_time_s, model_latency_s, declared_lowers, declared_pallas_coverage
+#    (trajectory fields, as recorded by the submitter's run); history kept (every evaluation and every samples set appended,
 #    bench.dataset.store); measured samples' `outcome`
 #    is derived in SQL (bench/sql/base.sql), no longer stored. Rows of versions 1-2 are read as they are: the new
 #    columns are NULL there (no interval, quality, coverage or readiness check known), and the SQL says what NULL means.
@@ -110,8 +111,12 @@ SAMPLES = pa.schema(
         ("selected", pa.bool_()),  # the submitted kernels/<workload>.py is this sample's source
         ("declared_outcome", pa.string()),  # what the submitter declared for this sample, if anything
         ("declared_speedup", pa.float64()),
+        ("declared_lowers", pa.bool_()),  # whether the submitter declared the sample lowers for TPU (never ranked)
+        ("declared_pallas_coverage", pa.float64()),  # the Pallas coverage the submitter declared (never ranked)
         ("tokens_in", pa.int64()),
         ("tokens_out", pa.int64()),
+        ("wall_time_s", pa.float64()),  # the sample's cost in time as the submitter's run recorded it (not ours)
+        ("model_latency_s", pa.float64()),  # prompt sent -> reply received, as the submitter's run recorded it
         ("harness_version", pa.string()),
         ("sandbox", pa.string()),
         ("freshness_key", pa.string()),  # bench.dataset.freshness of the sample's source: reused while unchanged
@@ -264,6 +269,14 @@ PUBLIC_COLUMNS: dict[str, str] = {
     "declared_speedup": "the speedup the submitter declared for this sample, if any (never used for metrics)",
     "tokens_in": "model input tokens the sample cost, as the submitter's run recorded them",
     "tokens_out": "model output tokens the sample cost, as the submitter's run recorded them",
+    "wall_time_s": "the whole sample's wall time (prompt, generation and evaluation), as the submitter's run "
+                   "recorded it; not measured by this project [s]; empty when not recorded",
+    "model_latency_s": "time from sending the prompt to receiving the model's reply for this sample, as the "
+                       "submitter's run recorded it [s]; empty when not recorded",
+    "declared_lowers": "whether the submitter declared that this sample lowers for TPU (Mosaic), if declared (never "
+                       "used for metrics)",
+    "declared_pallas_coverage": "the Pallas coverage (0..1) the submitter declared for this sample, if any (never "
+                                "used for metrics)",
     "recorded_at": "when the row was stored [UTC]",
     "stored_at": "when the workload's set of samples holding this row was stored [UTC]: a re-evaluated trajectory "
                  "adds a new set and keeps the old ones; empty for sets stored before schema 3",

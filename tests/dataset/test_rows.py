@@ -92,7 +92,8 @@ def test_sample_row_round_trips_through_its_table():
         track="cpu/small", submission="s", workload="8p_GEMM", sample_idx=0, chain=0, turn=1, outcome="correct",
         status="correct", reason=None, latency_ms=1.0, baseline_ms=2.0, speedup=2.0, speedup_ci_low=1.9,
         speedup_ci_high=2.1, timing_quality="ok", flags=[], provenance="measured",
-        content_hash="c", source_hash="d", selected=True, declared_outcome=None, declared_speedup=None, tokens_in=3,
-        tokens_out=4, harness_version="8", sandbox="none", freshness_key="k", recorded_at=AT, stored_at=AT)
+        content_hash="c", source_hash="d", selected=True, declared_outcome=None, declared_speedup=None,
+        declared_lowers=True, declared_pallas_coverage=0.5, tokens_in=3, tokens_out=4, wall_time_s=41.2,
+        model_latency_s=12.5, harness_version="8", sandbox="none", freshness_key="k", recorded_at=AT, stored_at=AT)
     back = rows.SampleRow.from_record(rows.table(rows.SampleRow, [row]).to_pylist()[0])
     assert back == row

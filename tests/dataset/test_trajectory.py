@@ -171,6 +171,9 @@ def test_every_sample_is_evaluated_once_and_stored_as_a_measured_row(tmp_path, m
     assert [r["selected"] for r in rms] == [False, False, True, False, False, True]
     assert [(r["chain"], r["turn"]) for r in rms] == [(0, 0), (1, 0), (0, 1), (1, 1), (0, 2), (1, 2)]
     assert rms[4]["speedup"] == pytest.approx(0.02) and rms[2]["speedup"] == rms[5]["speedup"]
+    assert [(r["wall_time_s"], r["model_latency_s"]) for r in rms] == [
+        (10.0, 2.5), (None, None), (12.0, 4.5), (None, None), (14.0, 6.5), (None, None)]  # as the trajectory says
+    assert [(r["declared_lowers"], r["declared_pallas_coverage"]) for r in rms][:2] == [(False, 0.5), (None, None)]
     assert all(r["provenance"] == "measured" and r["track"] == "cpu/small" and r["harness_version"] for r in rows)
     assert not (data / "sample_runs").exists()  # the journal is gone once every sample is stored
     again = _ingest(data, subs)

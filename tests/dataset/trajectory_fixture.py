@@ -123,6 +123,9 @@ def lines(samples: list[tuple[str, str, float | None]], chains: int = 2) -> str:
     for i, (source, outcome, speedup) in enumerate(samples):
         obj = {"sample": i, "chain": i % chains, "turn": i // chains, "source": source,
                "declared": {"outcome": outcome, "speedup": speedup}, "tokens_in": 1000 + i, "tokens_out": 200}
+        if i % 2 == 0:  # times and the TPU claims are optional: odd samples leave them out (stored as NULL)
+            obj.update(wall_time_s=10.0 + i, model_latency_s=2.5 + i)
+            obj["declared"].update(lowers=outcome == "correct", pallas_coverage=0.5)
         out.append(json.dumps(obj))
     return "\n".join(out) + "\n"
 
