@@ -99,7 +99,8 @@ def ingest_trajectory(sub: Submission, data_dir: Path, at: _dt.datetime) -> bool
                        provenance=schema.DECLARED, content_hash=h, source_hash=None, selected=None,
                        declared_outcome=None, declared_speedup=None, declared_lowers=None,
                        declared_pallas_coverage=None, tokens_in=None, tokens_out=None, wall_time_s=None,
-                       model_latency_s=None, harness_version=None, sandbox=None, freshness_key=None, recorded_at=at, stored_at=None)
+                       model_latency_s=None, harness_version=None, sandbox=None, freshness_key=None,
+                       recorded_at=at, stored_at=None)
         for s in sub.trajectory
     ]
     store.write_atomic(rows.table(rows.SampleRow, declared), path)

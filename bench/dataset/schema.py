@@ -14,8 +14,8 @@ SCHEMA_VERSION = 3
 # 2: RESULTS freshness_key/runs; SAMPLES holds measured samples of v2 trajectories.
 # 3: RESULTS speedup_ci_low/high, timing_quality(+_reason), pallas_coverage, readiness_check; SAMPLES speedup_ci_low/
 #    high, timing_quality, stored_at, wall_time_s, model_latency_s, declared_lowers, declared_pallas_coverage
-#    (trajectory fields, as recorded by the submitter's run); history kept (every evaluation and every samples set appended,
-#    bench.dataset.store); measured samples' `outcome`
+#    (trajectory fields, as recorded by the submitter's run); history kept (every evaluation and every samples
+#    set appended, bench.dataset.store); measured samples' `outcome`
 #    is derived in SQL (bench/sql/base.sql), no longer stored. Rows of versions 1-2 are read as they are: the new
 #    columns are NULL there (no interval, quality, coverage or readiness check known), and the SQL says what NULL means.
 
