@@ -234,3 +234,19 @@ def test_startup_cost_is_measured() -> None:
     plain, boxed = sandbox.startup_cost_ms(repeats=1)
     assert plain > 0
     assert (boxed is None) == (sandbox.bwrap_problem() is not None)
+
+
+@needs_bwrap
+def test_the_sandbox_root_is_read_only_and_tmp_is_the_writable_place(tmp_path: Path) -> None:
+    """bubblewrap's root is a tmpfs without a size of its own: a write there would escape the tmpfs cap."""
+    code = """
+        import os
+        for path in ("/planted", "/tmp/ok"):
+            try:
+                open(path, "w").write("x")
+                print(path, "written")
+            except OSError as e:
+                print(path, "refused", e.errno)
+    """
+    out = run_py(code, tmp_path, "bwrap").stdout
+    assert "/tmp/ok written" in out and "/planted refused" in out, out

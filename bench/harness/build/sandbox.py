@@ -226,8 +226,9 @@ def bwrap_args(kernel: Path | None = None, limits: Limits = Limits(), extra_ro: 
         for point in mountpoints:
             args += ["--dir", point]
         args += _bind_parents([*readable_paths(), *extra_ro, *mountpoints])
-        args += ["--remount-ro", "/tmp", "--remount-ro", "/dev", "--remount-ro", "/"]
+        args += ["--remount-ro", "/tmp", "--remount-ro", "/dev"]
         caps = [arg for cap in ZYGOTE_CAPS for arg in ("--cap-add", cap)]
+    args += ["--remount-ro", "/"]  # bubblewrap's root is a tmpfs of no size of its own: nothing may write there
     return args + ["--chdir", "/tmp", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
                    "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--cap-drop", "ALL", *caps, "--"]
 
