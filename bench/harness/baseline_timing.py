@@ -10,13 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from bench.harness import hardware
-from bench.harness.messages import EvaluateReply, PrepareReply, PrepareRequest, RunnerHello, TimeBaselineRequest
+from bench.harness.messages import EvaluateReply, PrepareReply, PrepareRequest, TimeBaselineRequest
 from bench.harness.process import WorkerFailure
 from bench.harness.runner import timing
-from bench.harness.runner.isolation import timing_core
-from bench.harness.runner.session import RunnerProcess, compilation_cache_env
-from bench.harness.task import DEFAULT_ITERS, DEFAULT_WARMUP, STARTUP_TIMEOUT_S
-from bench.paths import EVAL_DIR, JAX_CACHE_DIR
+from bench.harness.runner.session import RunnerProcess, start_runner
+from bench.harness.task import DEFAULT_ITERS, DEFAULT_WARMUP
+from bench.paths import EVAL_DIR
 
 
 def time_baseline(workload: str, size: str | None, warmup: int = DEFAULT_WARMUP, iters: int = DEFAULT_ITERS,
@@ -25,24 +24,24 @@ def time_baseline(workload: str, size: str | None, warmup: int = DEFAULT_WARMUP,
     timing_method, median_ms, ...), plus size, environment and top ops."""
     EVAL_DIR.mkdir(parents=True, exist_ok=True)
     folder = Path(tempfile.mkdtemp(prefix="run_", dir=EVAL_DIR))
-    runner = RunnerProcess("runner", folder / "runner.log", extra_env=compilation_cache_env(JAX_CACHE_DIR))
     row: dict[str, Any] = {"name": workload, "variant": "baseline", "status": "error"}
     t0 = time.monotonic()
+    runner: RunnerProcess | None = None
     try:
-        env = RunnerHello.model_validate(runner.wait_ready(STARTUP_TIMEOUT_S)).env
-        row.update(tpu=env["chip"], env=env)
-        header, _ = runner.request(PrepareRequest(workload=workload, size=size, seeds=[], timing_seed=None).model_dump(),
-                                   timeout_s, "prepare")
+        runner, hello = start_runner(folder / "runner.log")
+        env = hello.env
+        row.update(tpu=env.chip, env=env.model_dump())
+        header, _ = runner.request(PrepareRequest(workload=workload, size=size, seeds=[], timing_seed=None), timeout_s,
+                                   "prepare")
         prep = PrepareReply.model_validate(header)
         row.update(name=prep.workload, size=prep.size, config=prep.config)
-        runner.prepare_for_timing(timing_core())
-        traced = timing.blocks_traced(env["backend"])  # CPU: untraced timed calls + a profile pass
-        request = TimeBaselineRequest(warmup=warmup, iters=iters, profile_iters=timing.profile_calls(env["backend"]),
+        traced = timing.blocks_traced(env.backend)  # CPU: untraced timed calls + a profile pass
+        request = TimeBaselineRequest(warmup=warmup, iters=iters, profile_iters=timing.profile_calls(env.backend),
                                       trace_blocks=traced)
-        header, blobs = runner.request(request.model_dump(), timeout_s, "timing", 1 << 30)
+        header, blobs = runner.request(request, timeout_s, "timing", 1 << 30)
         reply = EvaluateReply.model_validate(header)
         run = reply.runs[0]
-        spec = hardware.chip_spec(env["chip"])
+        spec = hardware.chip_spec(env.chip)
         tm, ops, note, profiled_ms = timing.program_timing(blobs[0] if blobs else None, run.module, run.wall_ms,
                                                            prep.flops, spec.peak_bf16_tflops if spec else None,
                                                            traced=traced)
@@ -57,7 +56,8 @@ def time_baseline(workload: str, size: str | None, warmup: int = DEFAULT_WARMUP,
     except WorkerFailure as f:
         row.update(error=f.message, traceback=f.traceback)
     finally:
-        runner.close()
+        if runner is not None:
+            runner.close()
         shutil.rmtree(folder, ignore_errors=True)
     row["wall_time_s"] = round(time.monotonic() - t0, 3)
     return row

@@ -142,7 +142,7 @@ class WarmRunner:
     def _start_runner(self, out: dict) -> None:
         try:
             hello = self.session.start()
-            problem = schedule.check_backend(self.plan, hello.env["backend"])
+            problem = schedule.check_backend(self.plan, hello.env.backend)
             if problem:
                 out["error"] = problem
         except WorkerFailure as f:

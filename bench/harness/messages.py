@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from bench.harness.result import Correctness
+from bench.harness.result import Correctness, Machine
 
 #: The names programs are exported and compiled under: the build exports the candidate as CANDIDATE_FN, the
 #: runner compiles the baseline and the Pallas reference under theirs, and the trace parser finds each
@@ -30,6 +30,17 @@ PALLAS_FN = "pallas_reference_program"
 def module_name(fn_name: str) -> str:
     """The HLO module jax names after a jitted function: what the trace parser looks for."""
     return f"jit_{fn_name}"
+
+
+#: Error text that means the program ran out of memory (XLA, the allocator, the C++ runtime). One list for the
+#: build and the runner: the same message gives `out_of_memory` wherever it happens.
+OUT_OF_MEMORY_MARKERS = ("RESOURCE_EXHAUSTED", "Out of memory", "out of memory", "std::bad_alloc", "failed to allocate")
+
+
+def is_memory_error(exc: BaseException) -> bool:
+    """Whether a failure is the program running out of memory (the `memory_error` field of every reply)."""
+    text = f"{type(exc).__name__}: {exc}"
+    return isinstance(exc, MemoryError) or any(m in text for m in OUT_OF_MEMORY_MARKERS)
 
 
 class Message(BaseModel):
@@ -69,10 +80,22 @@ class BuildReply(Message):
 # ------------------------------------------------------------------ parent <-> runner (trusted)
 
 class RunnerHello(Message):
+    """The runner's first frame, once jax's backend started: what it runs on and how it is confined."""
+
     pid: int
-    env: dict[str, Any]  # backend, device_kind, chip, versions
+    env: Machine
     memory_cap: str
     cpu_affinity: str
+
+
+class RunnerFailure(Message):
+    """A frame with ok=False: the runner's OWN failure (a harness problem, or memory), never a candidate's
+    (those are EvaluateReply with ran=False)."""
+
+    ok: Literal[False] = False
+    error: str
+    traceback: str = ""
+    memory_error: bool = False
 
 
 class PrepareRequest(Message):
@@ -193,4 +216,6 @@ class TimeBaselineRequest(Message):
 
 
 class ExitRequest(Message):
+    """The parent closes a runner: it returns from its loop and exits (killed if it does not, within 2 s)."""
+
     cmd: Literal["exit"] = "exit"

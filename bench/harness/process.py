@@ -1,16 +1,35 @@
-"""What the parent knows about a child process it started (the build, the runner): how it failed.
+"""The parent's handle on a child process (the build, the runner), written once for both: start it in its own
+session, read its replies under a deadline, kill its process group, reap it, say how it ended.
 
 Every way a child can fail while the parent waits for it (hang, crash, signal, garbage on the channel)
-becomes a `WorkerFailure` with a status kind and one readable line, never an exception in the harness.
+becomes a `WorkerFailure` with a `Status` and one readable line, never an exception in the harness. The
+build (bench.harness.build.builder) and the runner (bench.harness.runner.session) add what is theirs: the
+sandbox and its cgroup, the runner's command pipe and its own failure replies.
 """
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import IO, Any
+
+from bench.harness import transport
+from bench.harness.result import Status
+
+LOG_LIMIT = 64 << 10  # a child's output kept: head and tail, half each
+
 
 class WorkerFailure(Exception):
-    def __init__(self, kind: str, message: str, traceback: str | None = None, error: str | None = None) -> None:
+    """A child did not give the parent a verdict: it hung (TIMEOUT), died or sent garbage (CRASHED), or, for the
+    trusted runner only, replied with its own failure (OUT_OF_MEMORY, ERROR)."""
+
+    def __init__(self, kind: Status, message: str, traceback: str | None = None, error: str | None = None) -> None:
         super().__init__(message)
-        self.kind = kind  # a Status value: timeout, crashed, compile_error, runtime_error, out_of_memory, error
+        self.kind = kind
         self.message = message  # one readable line
         self.traceback = traceback
         self.error = error or message  # the full error text
@@ -25,3 +44,123 @@ def one_line(error: str, limit: int = 300) -> str:
         return "unknown error"
     text = lines[0] if len(lines) == 1 else f"{lines[0].rstrip(':')} ... {lines[-1]}"
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def escape_controls(text: str) -> str:
+    """Control characters (terminal escapes, NULs, carriage returns ...) as visible \\xNN; newlines and tabs kept.
+    Why: a child's output and error text are shown to people and stored; a candidate writes them."""
+    return "".join(c if c in "\n\t" or (ord(c) >= 32 and ord(c) != 127) else f"\\x{ord(c):02x}" for c in text)
+
+
+class LogCapture:
+    """Drains a pipe in a thread, keeping the first and last `limit`/2 bytes and counting the rest (a child
+    that writes gigabytes costs the parent nothing but the count)."""
+
+    def __init__(self, fd: int, limit: int = LOG_LIMIT) -> None:
+        self.fd, self.half = fd, limit // 2
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+        self.thread = threading.Thread(target=self._drain, daemon=True)
+        self.thread.start()
+
+    def _drain(self) -> None:
+        while True:
+            try:
+                chunk = os.read(self.fd, 1 << 16)
+            except OSError:
+                break
+            if not chunk:
+                break
+            self.total += len(chunk)
+            room = self.half - len(self.head)
+            if room > 0:
+                self.head += chunk[:room]
+                chunk = chunk[room:]
+            if chunk:
+                self.tail += chunk
+                if len(self.tail) > self.half:
+                    del self.tail[: len(self.tail) - self.half]
+        os.close(self.fd)
+
+    def text(self, wait_s: float = 5.0) -> str:
+        self.thread.join(wait_s)
+        head = bytes(self.head).decode("utf-8", errors="replace")
+        tail = bytes(self.tail).decode("utf-8", errors="replace")
+        skipped = self.total - len(self.head) - len(self.tail)
+        middle = f"\n[... {skipped} bytes of candidate output dropped ...]\n" if skipped > 0 else ""
+        return escape_controls(head + middle + tail)
+
+
+class ChildProcess:
+    """One child process, started in its own session (so its whole process group can be killed), with a
+    reply pipe the parent reads under deadlines.
+
+    `name` starts every message ("the build", "runner"); `memory_signals` are the signals that, for this
+    child, may mean it hit its memory limit, and `memory_hint` says so in the reason."""
+
+    def __init__(self, name: str, argv: Sequence[str], *, reply_fd: int, env: dict[str, str], cwd: str | os.PathLike[str],
+                 stdin: int | IO[Any] | None, stdout: int | IO[Any] | None, pass_fds: Sequence[int] = (),
+                 preexec_fn: Callable[[], Any] | None = None, memory_signals: Sequence[str] = ("SIGKILL",),
+                 memory_hint: str = "possibly the out-of-memory killer") -> None:
+        self.name = name
+        self.memory_signals, self.memory_hint = tuple(memory_signals), memory_hint
+        self.reply_fd = reply_fd
+        self.started = time.monotonic()
+        self.ended: float | None = None  # monotonic time its process was seen reaped
+        self.proc = subprocess.Popen(list(argv), env=env, cwd=cwd, stdin=stdin, stdout=stdout, stderr=subprocess.STDOUT,
+                                     pass_fds=tuple(pass_fds), start_new_session=True, preexec_fn=preexec_fn)
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def read_reply(self, timeout_s: float, phase: str, max_bytes: int) -> tuple[dict[str, Any], list[bytes]]:
+        """The next whole reply frame, or a WorkerFailure: TIMEOUT past the deadline (the child is killed),
+        CRASHED when it closed the channel (how it ended is said) or sent a malformed frame (killed)."""
+        try:
+            return transport.recv(self.reply_fd, time.monotonic() + timeout_s, max_bytes)
+        except transport.ChannelTimeout:
+            self.kill()
+            raise WorkerFailure(Status.TIMEOUT, f"{self.name} exceeded the {phase} time limit of {timeout_s:g} s") from None
+        except transport.ChannelClosed:
+            raise WorkerFailure(Status.CRASHED, f"{self.name} {self.describe_exit()} during {phase}") from None
+        except transport.ChannelViolation as e:
+            raise self.invalid_reply(phase, e) from None
+
+    def invalid_reply(self, phase: str, error: Exception) -> WorkerFailure:
+        """A reply the parent cannot accept (malformed frame, or a header its model refuses): the child is
+        killed, the failure is CRASHED (nothing a child writes gives it a better status)."""
+        self.kill()
+        text = escape_controls(f"{self.name} sent an invalid reply during {phase}: {one_line(str(error))}")
+        return WorkerFailure(Status.CRASHED, text)
+
+    def describe_exit(self, wait_s: float = 5.0) -> str:
+        """How the child ended, for a reason line (waits for its exit; kills it when it lingers)."""
+        try:
+            code = self.proc.wait(timeout=wait_s)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            return "closed its reply channel without a verdict"
+        self.ended = self.ended or time.monotonic()
+        if code < 0:
+            sig = signal.Signals(-code).name
+            hint = f" ({self.memory_hint})" if sig in self.memory_signals else ""
+            return f"died by signal {sig}{hint} without a verdict"
+        return f"exited with code {code} without a verdict"
+
+    def kill(self, wait_s: float = 5.0) -> None:
+        """Kill the child's whole process group (it runs in its own session) and reap it."""
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            self.proc.wait(timeout=wait_s)
+        except subprocess.TimeoutExpired:
+            pass
+        if self.ended is None and self.proc.poll() is not None:
+            self.ended = time.monotonic()

@@ -80,13 +80,20 @@ class Integrity(BaseModel):
     details: dict[str, Any] = Field(default_factory=dict)
 
 
-class Environment(BaseModel):
+class Machine(BaseModel):
+    """What the runner found when its backend started (bench.harness.hardware.detect): sent in its hello."""
+
     backend: str  # "tpu" | "gpu" | "cpu"
     chip: str  # normalized: "v6e", "v5e", "h100", "h200", "cpu", ...
     device_kind: str  # raw jax.devices()[0].device_kind
     jax_version: str
     jaxlib_version: str
     libtpu_version: str | None = None
+
+
+class Environment(Machine):
+    """The machine of one evaluation, plus what the parent knows about it (harness version, sandbox, interpret)."""
+
     harness_version: str
     sandbox: str = "none"  # "bwrap" or "none"
     interpret: bool = False  # Pallas kernels ran in interpret mode (CPU): timings are not TPU timings

@@ -15,9 +15,6 @@ import struct
 import time
 from typing import Any, Sequence
 
-import ml_dtypes
-import numpy as np
-
 _LEN = struct.Struct(">Q")
 MAX_HEADER_BYTES = 16 << 20
 
@@ -32,36 +29,6 @@ class ChannelTimeout(Exception):
 
 class ChannelViolation(Exception):
     """The peer sent something malformed or larger than allowed."""
-
-
-def dtype_from_name(name: str) -> np.dtype:
-    try:
-        return np.dtype(name)
-    except TypeError:
-        return np.dtype(getattr(ml_dtypes, name))
-
-
-def encode_arrays(arrays: Sequence[Any]) -> tuple[list[dict], list[bytes]]:
-    """Arrays -> (metadata, raw blobs). Accepts numpy or jax arrays."""
-    meta, blobs = [], []
-    for a in arrays:
-        arr = np.ascontiguousarray(np.asarray(a))
-        meta.append({"shape": list(arr.shape), "dtype": str(arr.dtype)})
-        blobs.append(arr.tobytes())
-    return meta, blobs
-
-
-def decode_arrays(meta: Sequence[dict], blobs: Sequence[bytes]) -> list[np.ndarray]:
-    if len(meta) != len(blobs):
-        raise ChannelViolation(f"{len(meta)} array descriptions but {len(blobs)} blobs")
-    out = []
-    for m, b in zip(meta, blobs):
-        dt = dtype_from_name(str(m["dtype"]))
-        shape = tuple(int(s) for s in m["shape"])
-        if int(np.prod(shape, dtype=np.int64)) * dt.itemsize != len(b):
-            raise ChannelViolation(f"array of shape {shape} {dt} does not match its {len(b)} bytes")
-        out.append(np.frombuffer(b, dtype=dt).reshape(shape))
-    return out
 
 
 def _write_all(fd: int, data: bytes | memoryview) -> None:

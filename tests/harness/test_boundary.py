@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from bench.harness.build import sandbox
-from bench.harness.build.builder import LOG_LIMIT, _LogCapture, build_kernel, escape_controls
+from bench.harness.build.builder import build_kernel
+from bench.harness.process import LOG_LIMIT, LogCapture, escape_controls
 from bench.harness.evaluate import evaluate
 from bench.harness.messages import BuildRequest
 from bench.harness.result import Status
@@ -113,7 +114,7 @@ def test_no_process_of_the_build_outlives_it(tmp_path: Path, mode: str) -> None:
 
 def test_log_keeps_head_and_tail_and_escapes_control_characters() -> None:
     r, w = os.pipe()
-    capture = _LogCapture(r)
+    capture = LogCapture(r)
     os.write(w, b"HEAD\x1b[2J\x07\n")
     for _ in range(40):
         os.write(w, b"y" * 4096)

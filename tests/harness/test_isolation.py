@@ -59,8 +59,8 @@ def test_the_runner_is_confined_to_one_core_before_its_backend_starts(tmp_path):
     w = RunnerProcess("runner", tmp_path / "w.log")
     try:
         hello = w.wait_ready(180)
-        assert hello["cpu_affinity"] == f"core {isolation.timing_core()} before backend start, synchronous dispatch"
-        tids = os.listdir(f"/proc/{hello['pid']}/task")
+        assert hello.cpu_affinity == f"core {isolation.timing_core()} before backend start, synchronous dispatch"
+        tids = os.listdir(f"/proc/{hello.pid}/task")
         assert tids and all(os.sched_getaffinity(int(t)) == {isolation.timing_core()} for t in tids)
     finally:
         w.close()

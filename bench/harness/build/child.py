@@ -23,7 +23,7 @@ import traceback
 from typing import Any, Iterator
 
 from bench.harness import transport
-from bench.harness.messages import CANDIDATE_FN, BuildReply, BuildRequest
+from bench.harness.messages import CANDIDATE_FN, BuildReply, BuildRequest, is_memory_error
 
 
 
@@ -107,7 +107,7 @@ def serve(request: BuildRequest, reply_fd: int) -> None:
     except BaseException as exc:  # every failure is a reply; the parent decides the status
         text = f"{type(exc).__name__}: {exc}"
         header, blobs = {"ok": False, "error": text[:4000], "traceback": traceback.format_exc()[-4000:],
-                         "memory_error": isinstance(exc, MemoryError) or "RESOURCE_EXHAUSTED" in text}, []
+                         "memory_error": is_memory_error(exc)}, []
         print(header["traceback"], file=sys.stderr, flush=True)
     transport.send(reply_fd, BuildReply(**header).model_dump(), blobs)
     sys.stdout.flush()

@@ -22,7 +22,7 @@ from bench.harness.decision import statistics
 from bench.harness.inspection import Inspection
 from bench.harness.inspection.work import MOSTLY_XLA_BELOW
 from bench.harness.messages import BASELINE_FN, CANDIDATE_FN, PALLAS_FN, EvaluateReply, PrepareReply, RunnerHello
-from bench.harness.process import one_line
+from bench.harness.process import WorkerFailure, one_line
 from bench.harness.result import Correctness, Environment, EvalResult, Integrity, Status, Timing
 from bench.harness.runner import timing
 from bench.harness.schedule import Plan
@@ -72,10 +72,8 @@ def iteration_counts(task: EvalTask, interpreted: bool) -> tuple[int, int]:
 def _environment(ctx: BatchContext | None, built: Built, interpreted: bool = False) -> Environment | None:
     if ctx is None:
         return None
-    e = ctx.hello.env
-    return Environment(backend=e["backend"], chip=e["chip"], device_kind=e["device_kind"], jax_version=e["jax_version"],
-                       jaxlib_version=e["jaxlib_version"], libtpu_version=e.get("libtpu_version"),
-                       harness_version=HARNESS_VERSION, sandbox=built.artifact.sandbox, interpret=interpreted)
+    return Environment(**ctx.hello.env.model_dump(), harness_version=HARNESS_VERSION, sandbox=built.artifact.sandbox,
+                       interpret=interpreted)
 
 
 def _flags(built: Built) -> list[str]:
@@ -130,7 +128,7 @@ def _result(ctx: BatchContext | None, task: EvalTask, built: Built, status: Stat
     prepared = ctx.prepared if ctx else None
     base: dict[str, Any] = {"workload": prepared.workload if prepared else task.workload,
                             "size": prepared.size if prepared else (task.size or ""),
-                            "tpu": ctx.hello.env["chip"] if ctx else "unknown",
+                            "tpu": ctx.hello.env.chip if ctx else "unknown",
                             "config": prepared.config if prepared else {}}
     if prepared is not None:
         base.update(flops=prepared.flops, flops_source=prepared.flops_source, bytes_accessed=prepared.bytes_accessed)
@@ -162,7 +160,8 @@ def not_run(ctx: BatchContext, built: Built) -> EvalResult:
     """A failed build (status from what the parent observed) or an export the inspection refused."""
     a = built.artifact
     if not a.ok:
-        return _result(ctx, ctx.task, built, Status(a.kind), a.reason, error=a.error, traceback=a.traceback or None)
+        return _result(ctx, ctx.task, built, a.kind or Status.CRASHED, a.reason, error=a.error,
+                       traceback=a.traceback or None)
     reason = built.inspection.refused if built.inspection else "no inspection"
     if built.inspection is not None and built.inspection.refusal_status == "error":  # the harness failed, not it
         return _result(ctx, ctx.task, built, Status.ERROR, f"harness error: {reason}", error=reason)
@@ -177,19 +176,21 @@ def candidate_error(ctx: BatchContext, built: Built, exc: BaseException, tb: str
         return _result(ctx, ctx.task, built, Status.ERROR, one_line(why), error=why, traceback=tb[-4000:])
     except Exception:  # the result itself could not be built from what was observed: the bare minimum
         return EvalResult(workload=ctx.task.workload, status=Status.ERROR, size=ctx.prepared.size,
-                          tpu=ctx.hello.env.get("chip", "unknown"), reason=one_line(why), error=why,
+                          tpu=ctx.hello.env.chip, reason=one_line(why), error=why,
                           traceback=tb[-4000:])
 
 
-def runner_failed(ctx: BatchContext, built: Built, failure: Any, phase_s: dict, deadlines: dict) -> EvalResult:
-    """The runner did not answer while running the candidate's program: it hung (timeout) or died."""
+def runner_failed(ctx: BatchContext, built: Built, failure: WorkerFailure, phase_s: dict[str, float],
+                  deadlines: dict[str, float]) -> EvalResult:
+    """The runner did not answer while running the candidate's program: it hung (TIMEOUT), died (CRASHED), ran
+    out of memory (OUT_OF_MEMORY), or replied with its own failure (ERROR: a harness self-check, not the candidate)."""
     details = {"deadlines_s": deadlines}
-    if failure.kind == "error":  # the runner replied, but with its own failure (a harness self-check): not the candidate
+    if failure.kind == Status.ERROR:
         return _result(ctx, ctx.task, built, Status.ERROR, f"harness error: {failure.message}", error=failure.error,
                        traceback=failure.traceback, details=details, overhead=dict(phase_s))
-    status = {"timeout": Status.TIMEOUT, "out_of_memory": Status.OUT_OF_MEMORY}.get(failure.kind, Status.CRASHED)
     reason = failure.message.replace("runner", "the runner running the candidate's program", 1)
-    return _result(ctx, ctx.task, built, status, reason, error=failure.error, details=details, overhead=dict(phase_s))
+    return _result(ctx, ctx.task, built, failure.kind, reason, error=failure.error, details=details,
+                   overhead=dict(phase_s))
 
 
 def decide(ctx: BatchContext, built: Built, reply: EvaluateReply, trace: bytes | None, phase_s: dict,
@@ -226,7 +227,7 @@ def decide(ctx: BatchContext, built: Built, reply: EvaluateReply, trace: bytes |
 
 def _timed_result(ctx: BatchContext, built: Built, reply: EvaluateReply, trace: bytes | None, verdict: Correctness,
                   details: dict, common: dict) -> EvalResult:
-    spec = hardware.chip_spec(ctx.hello.env["chip"])
+    spec = hardware.chip_spec(ctx.hello.env.chip)
     peak = spec.peak_bf16_tflops if spec else None
     traced = timing.blocks_traced(ctx.plan.backend)
     fields: dict[str, Any] = {"correctness": verdict}
@@ -258,7 +259,7 @@ def _timed_result(ctx: BatchContext, built: Built, reply: EvaluateReply, trace: 
     fields.update(_uncertainty(ctx.plan.backend, reply, base, kern, fields["speedup_vs_baseline"], details))
     timed_s = sum(sum(r.wall_ms) for r in reply.runs) / 1e3
     common["overhead"]["timed_iterations"] = round(timed_s, 4)
-    audit = audit_measurement(kernel_median_ms=kern.median_ms, chip=ctx.hello.env["chip"],
+    audit = audit_measurement(kernel_median_ms=kern.median_ms, chip=ctx.hello.env.chip,
                               output_bytes=ctx.prepared.output_bytes, baseline_flops=ctx.prepared.flops,
                               baseline_bytes=ctx.prepared.bytes_accessed, speedup=fields["speedup_vs_baseline"])
     details.update(audit.details)

@@ -32,6 +32,23 @@ ROTATION_SETS = 4  # copies of the timing inputs ...
 ROTATION_BYTES = 1 << 30  # ... as long as they fit in this budget
 
 
+class SelfCheckFailed(RuntimeError):
+    """A TRUSTED program (the baseline, the Pallas reference) gave an output that differs from its own reference
+    during the timed blocks: the harness is broken on this host, and the candidate is not to blame."""
+
+
+@dataclass(frozen=True)
+class TimedRun:
+    """What one timed run of ABBA blocks measured."""
+
+    walls: dict[str, list[float]]  # program name -> per-call wall ms, in call order
+    timed: list[TrialReport]  # the candidate's timed outputs compared in full, and its re-trials between blocks
+    inputs_unchanged: bool  # the timing inputs hashed the same after the blocks as before
+    trace: bytes | None  # the profiler trace (the blocks on TPU/GPU, the untimed profile pass on CPU)
+    order: list[str]  # program names in the order their blocks ran (ABBA)
+    verified: int = 0  # the candidate's timed outputs verified (digest or full comparison)
+
+
 def _hash(sets: list[list[Any]]) -> str:
     import numpy as np
 
@@ -131,7 +148,7 @@ def _timed(program: Program, sets: list[list[Any]], n: int, start: int, check_at
 def time_programs(programs: list[Program], host: list[Any], reference: list[Any], tolerance: Tolerance, warmup: int,
                   iters: int, blocks: int, profile_iters: int, trace_blocks: bool, record: Recorder | None = None,
                   schedule_seed: int | None = None, retrials: list[tuple[Any, list[Any], list[Any]]] | None = None,
-                  ) -> tuple[dict[str, list[float]], list[TrialReport], bool, bytes | None, list[str], int]:
+                  ) -> TimedRun:
     """ABBA blocks of every program in this process, on the schedule drawn from `schedule_seed`; every timed
     output verified (module docstring); the candidate's reports are returned with the number of its timed
     outputs verified. `retrials`: (seed, host inputs, reference) re-run on the candidate, untimed, between
@@ -196,7 +213,8 @@ def time_programs(programs: list[Program], host: list[Any], reference: list[Any]
     unchanged = _hash(sets) == before
     for s in sets:
         delete(s)
-    return walls, timed, unchanged, trace, order, verified
+    return TimedRun(walls=walls, timed=timed, inputs_unchanged=unchanged, trace=trace, order=order,
+                    verified=verified)
 
 
 def _named(report: Any, where: str) -> Any:
@@ -210,4 +228,5 @@ def _account(p: Program, report: Any, timed: list[TrialReport], where: str) -> N
     if p.name == CANDIDATE_FN:
         timed.append(TrialReport(seed=None, report=_named(report, where)))
     elif not report.correct:
-        raise RuntimeError(f"harness self-check: {p.name} output differs from its reference: {report.reason}")
+        raise SelfCheckFailed(f"harness self-check: {p.name} output differs from its reference: "
+                              f"{report.reason}")

@@ -25,21 +25,19 @@ import traceback
 from typing import Any, Callable
 
 from bench.harness import transport
-from bench.harness.messages import (BASELINE_FN, CANDIDATE_FN, PALLAS_FN, EvaluateReply, EvaluateRequest, LoadRequest,
-                                    PrepareReply, PrepareRequest, ProgramRun, RunnerHello, TimeBaselineRequest,
-                                    TrialReport, TrialsRequest)
+from bench.harness.messages import (BASELINE_FN, CANDIDATE_FN, PALLAS_FN, EvaluateReply, EvaluateRequest, ExitRequest,
+                                    LoadRequest, PrepareReply, PrepareRequest, ProgramRun, RunnerFailure, RunnerHello,
+                                    TimeBaselineRequest, TrialReport, TrialsRequest, is_memory_error)
+from bench.harness.result import Machine
 from bench.harness.runner.interference import Recorder
 from bench.harness.runner.isolation import confine_self
-from bench.harness.runner.loop import time_programs
+from bench.harness.runner.loop import SelfCheckFailed, time_programs
 from bench.harness.runner.program import Program, delete, place, resident_bytes, to_host
-
-OOM_MARKERS = ("RESOURCE_EXHAUSTED", "Out of memory", "out of memory", "std::bad_alloc", "failed to allocate")
-
 
 class State:
     """What the runner keeps between candidates (all host-side, except compiled programs)."""
 
-    def __init__(self, env: dict) -> None:
+    def __init__(self, env: Machine) -> None:
         self.env = env
         self.spec: Any = None
         self.flops: tuple[float | None, str] = (None, "")
@@ -97,7 +95,7 @@ def cmd_prepare(state: State, req: PrepareRequest, blobs: list[bytes]) -> tuple[
     from bench.harness.signature import abstract_signature, aval_text
     from bench.registry import spec
 
-    size = req.size or default_size(state.env["backend"])
+    size = req.size or default_size(state.env.backend)
     key = (req.workload, size)
     if state.key != key:  # a warm runner keeps its baseline; a new workload starts over
         state.spec = spec(req.workload)
@@ -168,7 +166,7 @@ def _load_pallas_reference(state: State, workload: str) -> str:
         module = importlib.util.module_from_spec(spec)
         from jax.experimental.pallas import tpu as pltpu
 
-        interpret = state.env["backend"] == "cpu"
+        interpret = state.env.backend == "cpu"
         with pltpu.force_tpu_interpret_mode(True) if interpret else _Null():  # built inside it (gotcha T2)
             spec.loader.exec_module(module)
             blob = _export_bytes(module.workload, PALLAS_FN, state.signature, interpret)
@@ -214,7 +212,7 @@ def _failed(stage: str, exc: Exception) -> dict:
     """A candidate's program that failed to compile or run: a reply (ran=False), never a runner failure."""
     text = f"{type(exc).__name__}: {exc}"
     return EvaluateReply(ran=False, stage=stage, error=text[:4000], traceback=traceback.format_exc()[-4000:],
-                         memory_error=isinstance(exc, MemoryError) or any(m in text for m in OOM_MARKERS)).model_dump()
+                         memory_error=is_memory_error(exc)).model_dump()
 
 
 def cmd_load(state: State, req: LoadRequest, blobs: list[bytes]) -> tuple[dict, list[bytes]]:
@@ -248,30 +246,30 @@ def cmd_time(state: State, req: EvaluateRequest, blobs: list[bytes]) -> tuple[di
     record = Recorder()
     try:
         retrials = [(seed, state.inputs[seed], state.refs[seed]) for seed in state.seeds]
-        walls, timed, unchanged, trace, order, verified = time_programs(
-            programs, state.inputs[state.timing_seed], state.refs[state.timing_seed], state.tolerance, req.warmup,
-            req.iters, req.blocks, req.profile_iters, req.trace_blocks, record=record, schedule_seed=req.schedule_seed,
-            retrials=retrials)
+        run = time_programs(programs, state.inputs[state.timing_seed], state.refs[state.timing_seed], state.tolerance,
+                            req.warmup, req.iters, req.blocks, req.profile_iters, req.trace_blocks, record=record,
+                            schedule_seed=req.schedule_seed, retrials=retrials)
+    except SelfCheckFailed:
+        raise  # the harness's own failure: the runner's failure reply, never the candidate's
     except Exception as exc:
-        if str(exc).startswith("harness self-check"):
-            raise
         return _failed("timing", exc), []
     finally:
         state.candidate = None  # its buffers go with the next collection (one runs before every timing)
-    runs = [ProgramRun(name=p.name, module=p.module, wall_ms=walls[p.name]) for p in programs]
-    reply = EvaluateReply(timed=timed, runs=runs, inputs_unchanged=unchanged, traced=trace is not None,
-                          block_order=order, interference=record.finish(), timed_verified=verified)
-    return reply.model_dump(), [trace] if trace else []
+    runs = [ProgramRun(name=p.name, module=p.module, wall_ms=run.walls[p.name]) for p in programs]
+    reply = EvaluateReply(timed=run.timed, runs=runs, inputs_unchanged=run.inputs_unchanged,
+                          traced=run.trace is not None, block_order=run.order, interference=record.finish(),
+                          timed_verified=run.verified)
+    return reply.model_dump(), [run.trace] if run.trace else []
 
 
 def cmd_time_baseline(state: State, req: TimeBaselineRequest, blobs: list[bytes]) -> tuple[dict, list[bytes]]:
     """`bench run`: the baseline alone, blocks of one program."""
-    walls, _, unchanged, trace, order, _ = time_programs([state.baseline], state.inputs[state.timing_seed],
-                                                      state.refs[state.timing_seed], state.tolerance, req.warmup,
-                                                      req.iters, 1, req.profile_iters, req.trace_blocks)
-    reply = EvaluateReply(runs=[ProgramRun(name=BASELINE_FN, module=state.baseline.module, wall_ms=walls[BASELINE_FN])],
-                          inputs_unchanged=unchanged, traced=trace is not None, block_order=order)
-    return reply.model_dump(), [trace] if trace else []
+    run = time_programs([state.baseline], state.inputs[state.timing_seed], state.refs[state.timing_seed],
+                        state.tolerance, req.warmup, req.iters, 1, req.profile_iters, req.trace_blocks)
+    reply = EvaluateReply(runs=[ProgramRun(name=BASELINE_FN, module=state.baseline.module,
+                                           wall_ms=run.walls[BASELINE_FN])],
+                          inputs_unchanged=run.inputs_unchanged, traced=run.trace is not None, block_order=run.order)
+    return reply.model_dump(), [run.trace] if run.trace else []
 
 
 COMMANDS: dict[str, tuple[type, Callable]] = {
@@ -301,9 +299,9 @@ def serve(cmd_fd: int, reply_fd: int, memory_mb: int | None, core: int | None) -
     from bench.harness.hardware import detect
 
     affinity = confine_self(core)
-    env = detect()
+    env = Machine.model_validate(detect())
     state = State(env)
-    memory = _cap_memory(memory_mb, env["backend"])
+    memory = _cap_memory(memory_mb, env.backend)
     hello = RunnerHello(pid=os.getpid(), env=env, memory_cap=memory, cpu_affinity=affinity)
     transport.send(reply_fd, {"ok": True, **hello.model_dump()})
     while True:
@@ -312,7 +310,7 @@ def serve(cmd_fd: int, reply_fd: int, memory_mb: int | None, core: int | None) -
         except transport.ChannelClosed:
             return
         command = header.get("cmd", "")
-        if command == "exit":
+        if command == ExitRequest().cmd:
             return
         try:
             model, fn = COMMANDS[command]
@@ -321,9 +319,9 @@ def serve(cmd_fd: int, reply_fd: int, memory_mb: int | None, core: int | None) -
         except BaseException as exc:  # a harness-side failure (the candidate's failures are replies above)
             tb = traceback.format_exc()
             print(tb, file=sys.stderr, flush=True)
-            text = f"{type(exc).__name__}: {exc}"
-            transport.send(reply_fd, {"ok": False, "error": text[:4000], "traceback": tb[-4000:],
-                                      "memory_error": isinstance(exc, MemoryError) or any(m in text for m in OOM_MARKERS)})
+            failure = RunnerFailure(error=f"{type(exc).__name__}: {exc}"[:4000], traceback=tb[-4000:],
+                                    memory_error=is_memory_error(exc))
+            transport.send(reply_fd, failure.model_dump())
 
 
 def main() -> None:

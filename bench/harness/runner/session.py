@@ -9,17 +9,18 @@ candidate's program is a `WorkerFailure` (bench.harness.process), never an excep
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
 from bench.harness import transport
-from bench.harness.messages import (EvaluateReply, EvaluateRequest, LoadRequest, PrepareReply, PrepareRequest,
-                                    RunnerHello, TrialsRequest)
-from bench.harness.process import WorkerFailure, one_line
+from bench.harness.messages import (EvaluateReply, EvaluateRequest, ExitRequest, LoadRequest, Message, PrepareReply,
+                                    PrepareRequest, RunnerFailure, RunnerHello, TrialsRequest)
+from bench.harness.process import ChildProcess, WorkerFailure, one_line
+from bench.harness.result import Status
 from bench.harness.runner.isolation import (TIMING_NICE, pin_threads, timing_core, timing_lock, worker_core,
                                            worker_env)
 from bench.harness.task import STARTUP_TIMEOUT_S, EvalTask, compile_deadline_s, run_deadline_s
@@ -41,17 +42,17 @@ def compilation_cache_env(folder: Path) -> dict[str, str]:
             "JAX_COMPILATION_CACHE_MAX_SIZE": str(COMPILATION_CACHE_MAX_BYTES)}
 
 
-class RunnerProcess:
+class RunnerProcess(ChildProcess):
     """The parent's handle on the runner process (trusted: it never imports candidate code, so it is not
-    sandboxed; it is confined to the timing core on a CPU host and resource-limited)."""
+    sandboxed; it is confined to the timing core on a CPU host and resource-limited). Commands go down a
+    pipe of their own; the runner's own failure replies become WorkerFailures (OUT_OF_MEMORY or ERROR)."""
 
     def __init__(self, name: str, log_path: Path, *, memory_mb: int | None = None,
                  extra_env: dict[str, str] | None = None) -> None:
-        self.name = name
         self.cpu_core = worker_core()
         self.log_path = log_path
         cmd_r, self._cmd_w = os.pipe()
-        self._reply_r, reply_w = os.pipe()
+        reply_r, reply_w = os.pipe()
         argv = [sys.executable, "-m", "bench.harness.runner.server",
                 "--cmd-fd", str(cmd_r), "--reply-fd", str(reply_w), "--memory-mb", str(memory_mb or 0)]
         if self.cpu_core is not None:
@@ -59,87 +60,44 @@ class RunnerProcess:
         env = {**os.environ, **(extra_env or {})}
         env.pop("JAXBENCH_SECRET_SEED", None)
         self._log: IO[bytes] = open(log_path, "wb")
-        self.started = time.monotonic()
-        self.proc = subprocess.Popen(argv, env=worker_env(env), cwd=ROOT, stdin=subprocess.DEVNULL, stdout=self._log,
-                                     stderr=subprocess.STDOUT, pass_fds=(cmd_r, reply_w), start_new_session=True)
+        super().__init__(name, argv, reply_fd=reply_r, env=worker_env(env), cwd=ROOT, stdin=subprocess.DEVNULL,
+                         stdout=self._log, pass_fds=(cmd_r, reply_w))
         os.close(cmd_r)
         os.close(reply_w)
-        self.ready: dict | None = None
-        self.ended: float | None = None  # monotonic time its process was seen reaped
+        self.ready: RunnerHello | None = None
 
-    def wait_ready(self, timeout_s: float) -> dict:
+    def wait_ready(self, timeout_s: float) -> RunnerHello:
         """The runner's hello (backend, device kind, versions, memory cap) once its imports are done."""
         if self.ready is None:
-            header = self._receive(time.monotonic() + timeout_s, 1 << 20, "startup")[0]
-            header.pop("ok", None)
-            self.ready = header
+            self.ready = RunnerHello.model_validate(self.receive(timeout_s, "startup", 1 << 20)[0])
         return self.ready
 
     def alive(self) -> bool:
-        return self.proc.poll() is None and not self._log.closed
+        return super().alive() and not self._log.closed
 
-    def send(self, header: dict, blobs: list[bytes] | tuple = ()) -> None:
+    def send(self, message: Message, blobs: Sequence[bytes] = ()) -> None:
         try:
-            transport.send(self._cmd_w, header, blobs)
-        except (BrokenPipeError, OSError):
+            transport.send(self._cmd_w, message.model_dump(), blobs)
+        except OSError:  # BrokenPipeError included
             pass  # the reply read will report how the runner ended
 
-    def request(self, header: dict, timeout_s: float, phase: str, max_bytes: int = 1 << 34,
-                blobs: list[bytes] | tuple = ()) -> tuple[dict, list[bytes]]:
-        self.send(header, blobs)
+    def request(self, message: Message, timeout_s: float, phase: str, max_bytes: int = 1 << 34,
+                blobs: Sequence[bytes] = ()) -> tuple[dict[str, Any], list[bytes]]:
+        self.send(message, blobs)
         return self.receive(timeout_s, phase, max_bytes)
 
-    def receive(self, timeout_s: float, phase: str, max_bytes: int = 1 << 34) -> tuple[dict, list[bytes]]:
-        header, blobs = self._receive(time.monotonic() + timeout_s, max_bytes, phase, timeout_s)
+    def receive(self, timeout_s: float, phase: str, max_bytes: int = 1 << 34) -> tuple[dict[str, Any], list[bytes]]:
+        header, blobs = self.read_reply(timeout_s, phase, max_bytes)
         if not header.get("ok"):
-            error = str(header.get("error", "unknown error"))
-            kind = "out_of_memory" if header.get("memory_error") else "error"
-            raise WorkerFailure(kind, one_line(error), header.get("traceback"), error)
+            failure = RunnerFailure.model_validate(header)
+            kind = Status.OUT_OF_MEMORY if failure.memory_error else Status.ERROR
+            raise WorkerFailure(kind, one_line(failure.error), failure.traceback, failure.error)
         header.pop("ok")
         return header, blobs
 
-    def _receive(self, deadline: float, max_bytes: int, phase: str, limit_s: float | None = None) -> tuple[dict, list[bytes]]:
-        try:
-            return transport.recv(self._reply_r, deadline, max_bytes)
-        except transport.ChannelTimeout:
-            self.kill()
-            limit = f" of {limit_s:g} s" if limit_s else ""
-            raise WorkerFailure("timeout", f"{self.name} exceeded the {phase} time limit{limit}") from None
-        except transport.ChannelClosed:
-            raise WorkerFailure("crashed", f"{self.name} {self._exit_description()} during {phase}") from None
-        except transport.ChannelViolation as e:
-            self.kill()
-            raise WorkerFailure("crashed", f"{self.name} sent an invalid reply during {phase}: {e}") from None
-
-    def _exit_description(self) -> str:
-        try:
-            code = self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.kill()
-            return "closed its reply channel without a verdict"
-        self.ended = self.ended or time.monotonic()
-        if code < 0:
-            sig = signal.Signals(-code).name
-            hint = " (possibly the out-of-memory killer)" if sig == "SIGKILL" else ""
-            return f"died by signal {sig}{hint} without a verdict"
-        return f"exited with code {code} without a verdict"
-
     def prepare_for_timing(self, core: int | None, nice: int = TIMING_NICE) -> int:
         """Pin every thread of the runner to `core` at priority `nice` (bench.harness.runner.isolation.pin_threads)."""
-        return pin_threads(self.proc.pid, core, nice)
-
-    def kill(self) -> None:
-        """Kill the runner's whole process group (it runs in its own session)."""
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            pass
-        if self.ended is None and self.proc.poll() is not None:
-            self.ended = time.monotonic()
+        return pin_threads(self.pid, core, nice)
 
     def close(self) -> None:
         """Ask the runner to exit, kill it if it does not, release the pipes. Idempotent (a runner replaced
@@ -148,13 +106,13 @@ class RunnerProcess:
         if self._log.closed:
             return
         if self.proc.poll() is None:
-            self.send({"cmd": "exit"})
+            self.send(ExitRequest())
             try:
                 self.proc.wait(timeout=2)
             except subprocess.TimeoutExpired:
                 pass
         self.kill()
-        for fd in (self._cmd_w, self._reply_r):
+        for fd in (self._cmd_w, self.reply_fd):
             try:
                 os.close(fd)
             except OSError:
@@ -167,6 +125,19 @@ class RunnerProcess:
         except OSError:
             return ""
         return data[-limit:].decode("utf-8", errors="replace")
+
+
+def start_runner(log_path: Path, memory_mb: int | None = None) -> tuple[RunnerProcess, RunnerHello]:
+    """A runner up and ready to time: started (with the trusted compilation cache), its hello received,
+    every thread pinned to the timing core at raised priority. Used by every evaluation and by `bench run`."""
+    proc = RunnerProcess("runner", log_path, memory_mb=memory_mb, extra_env=compilation_cache_env(JAX_CACHE_DIR))
+    try:
+        hello = proc.wait_ready(STARTUP_TIMEOUT_S)
+    except BaseException:
+        proc.close()
+        raise
+    proc.prepare_for_timing(timing_core())
+    return proc, hello
 
 
 class RunnerSession:
@@ -183,24 +154,26 @@ class RunnerSession:
         self.phase_s: dict[str, float] = {}  # wall seconds of the last evaluation's runner phases
 
     def start(self) -> RunnerHello:
-        if self.proc is not None and self.proc.alive():
+        if self.proc is not None and self.hello is not None and self.proc.alive():
             return self.hello
         self.starts += 1
         self.started_at = time.monotonic()
-        self.proc = RunnerProcess("runner", self.folder / f"runner{self.starts}.log",
-                                  memory_mb=self.task.memory_limit_mb, extra_env=compilation_cache_env(JAX_CACHE_DIR))
-        self.hello = RunnerHello.model_validate(self.proc.wait_ready(STARTUP_TIMEOUT_S))
-        self.proc.prepare_for_timing(timing_core())
+        self.proc, self.hello = start_runner(self.folder / f"runner{self.starts}.log", self.task.memory_limit_mb)
         self.prepared = None
         return self.hello
 
     def prepare(self, request: PrepareRequest) -> PrepareReply:
         self.start()
         if self.prepared is None or request != self.prepare_request:
-            header, _ = self.proc.request(request.model_dump(), STARTUP_TIMEOUT_S + 2 * self.task.timeout_s, "prepare")
+            header, _ = self._runner().request(request, STARTUP_TIMEOUT_S + 2 * self.task.timeout_s, "prepare")
             self.prepared = PrepareReply.model_validate(header)
             self.prepare_request = request
         return self.prepared
+
+    def _runner(self) -> RunnerProcess:
+        if self.proc is None:
+            raise RuntimeError("the runner was not started")  # a harness bug: start() comes first
+        return self.proc
 
     def deadlines(self, request: EvaluateRequest, programs: int) -> dict[str, float]:
         """Seconds each phase may take: compiling follows the baseline's compile time (with a floor;
@@ -230,16 +203,16 @@ class RunnerSession:
                 self.phase_s["timing_queue"] = round(waited_s, 4)  # another evaluation was timing on this host
                 timed, blobs = self._phase(request, deadlines["timing"], "timing")
         except WorkerFailure:
-            self.proc.close()
+            self._runner().close()
             self.prepared = None
             raise
         return timed.model_copy(update={"trials": trials.trials}), (blobs[0] if blobs else None)
 
-    def _phase(self, message: Any, deadline_s: float, phase: str,
-               blobs: list[bytes] | tuple = ()) -> tuple[EvaluateReply, list[bytes]]:
+    def _phase(self, message: Message, deadline_s: float, phase: str,
+               blobs: Sequence[bytes] = ()) -> tuple[EvaluateReply, list[bytes]]:
         t = time.monotonic()
         try:
-            header, out = self.proc.request(message.model_dump(), deadline_s, phase, 1 << 31, blobs=blobs)
+            header, out = self._runner().request(message, deadline_s, phase, 1 << 31, blobs=blobs)
         finally:
             self.phase_s[phase] = round(time.monotonic() - t, 4)
         return EvaluateReply.model_validate(header), out

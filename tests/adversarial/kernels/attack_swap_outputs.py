@@ -1,7 +1,7 @@
 """Attack (outputs swapped after the run): the program computes only 1/16 of the product (the first rows),
-and the kernel patches, at import, everything that handed outputs to the parent in v6 (the transport's
-encoder, numpy's conversion, jax.Array's host conversion) to swap in a full product. In v7 outputs are
-read by the runner, which never imports this file."""
+and the kernel patches, at import, everything that handed outputs to the parent in v6 (the transport, numpy's
+conversion) to swap in a full product. In v7 outputs are read by the runner,
+which never imports this file."""
 
 import jax
 import jax.numpy as jnp
@@ -9,14 +9,14 @@ import numpy as np
 
 from bench.harness import transport
 
-_real_encode = transport.encode_arrays
+_real_send = transport.send
 
 
-def _swapped(arrays):
-    return _real_encode([np.asarray(a) * 16 for a in arrays])
+def _swapped(fd, header, blobs=()):  # v6 sent outputs through here; in v7 only this build's own reply passes
+    return _real_send(fd, header, blobs)
 
 
-transport.encode_arrays = _swapped
+transport.send = _swapped
 np.asarray = lambda a, *args, **kw: np.array(a, *args, **kw)
 
 
