@@ -65,6 +65,7 @@ def ingest(
 ) -> None:
     """Evaluate submissions that have no current result on this track and append the rows to data/."""
     from bench.app import workload_arg
+    from bench.dataset.evaluation import OfficialRunRefused
     from bench.dataset.ingest import ingest as run_ingest
     from bench.harness.build.sandbox import SandboxUnavailable
 
@@ -88,6 +89,9 @@ def ingest(
                                 ray_cpus=ray_cpus, on_host=ran_on)
         except SandboxUnavailable as exc:
             console.print(f"[red]refusing an official ingest without the sandbox:[/red] {exc}")
+            raise typer.Exit(2) from None
+        except OfficialRunRefused as exc:
+            console.print(f"[red]refusing an official ingest:[/red] {escape(str(exc))}", highlight=False)
             raise typer.Exit(2) from None
         except ExecutorUnavailable as exc:
             console.print(f"[red]cannot run on executor {executor}:[/red] {escape(str(exc))}", highlight=False)

@@ -17,10 +17,15 @@ from bench.dataset.repeat import ranked_batch
 from bench.executor.host import HARNESS_EVALUATOR, Host, batch_size, load_evaluator
 from bench.harness.task import EvalTask
 
-__all__ = ["DEFAULT_EVALUATOR", "EVALUATOR_ENV", "batch_size", "load_evaluator", "run_tasks", "task_for"]
+__all__ = ["DEFAULT_EVALUATOR", "EVALUATOR_ENV", "OfficialRunRefused", "batch_size", "load_evaluator", "run_tasks",
+           "task_for"]
 
 DEFAULT_EVALUATOR = HARNESS_EVALUATOR
 EVALUATOR_ENV = "JAXBENCH_EVALUATOR"
+
+
+class OfficialRunRefused(RuntimeError):
+    """An official ingest was asked to run another evaluator than the harness (JAXBENCH_EVALUATOR, evaluator=)."""
 
 
 def run_tasks(host: Host, spec: str, task_jsons: list[str]) -> list[str | BaseException]:

@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.dataset import rows, schema, store
-from bench.dataset.evaluation import DEFAULT_EVALUATOR, EVALUATOR_ENV, batch_size, run_tasks, task_for
+from bench.dataset.evaluation import (DEFAULT_EVALUATOR, EVALUATOR_ENV, OfficialRunRefused, batch_size, run_tasks,
+                                     task_for)
 from bench.dataset.freshness import freshness_key
 from bench.dataset.reader import Problem, shorten, shown_path
 from bench.dataset.report import Report
@@ -152,15 +153,18 @@ def ingest(
     """
     if executor != "local" and chip is None:
         raise ExecutorUnavailable(f"--executor {executor} needs --chip: the track's chip decides where tasks may run")
+    evaluator = evaluator or os.environ.get(EVALUATOR_ENV, DEFAULT_EVALUATOR)
     if official:
         from bench.harness.build.sandbox import require_bwrap
 
+        if evaluator != DEFAULT_EVALUATOR:  # official rows come from the harness, never from a replacement
+            raise OfficialRunRefused(f"an official ingest runs the harness ({DEFAULT_EVALUATOR}), not {evaluator!r} "
+                                     f"(unset {EVALUATOR_ENV})")
         require_bwrap()  # raises SandboxUnavailable: official rows are never produced unsandboxed
     if chip is None:
         found = detect_in_subprocess()
         chip, size = str(found["chip"]), size or default_size(str(found["backend"]))
-    size = size or default_size("cpu" if chip == "cpu" else "tpu")  # every chip but cpu is an accelerator
-    evaluator = evaluator or os.environ.get(EVALUATOR_ENV, DEFAULT_EVALUATOR)
+    size = size or default_size(chip)
     store.remove_stale_temps(data_dir) if data_dir.is_dir() else None
     report, now = Report(), _dt.datetime.now(_dt.UTC)
     subs = [sub for root in submission_dirs(submissions_dir) if not submission or root.name == submission

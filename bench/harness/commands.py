@@ -200,7 +200,7 @@ def run_baselines(
 
     if all_ == (workload is not None):
         raise typer.BadParameter("give one WORKLOAD or --all")
-    ids = list(workload_ids()) if all_ else [workload_arg(workload)]
+    ids = list(workload_ids()) if all_ or workload is None else [workload_arg(workload)]
     rows = []
     for wid in ids:
         row = time_baseline(wid, size, warmup, iters)

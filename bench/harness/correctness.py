@@ -57,7 +57,7 @@ def _dtype_name(x: Any) -> str:
 def compare(ref: Any, out: Any, tol: Tolerance = Tolerance()) -> Correctness:
     """Compare one candidate output with one reference output (arrays or tuples/lists of arrays)."""
     ref_leaves, out_leaves = _leaves(ref), _leaves(out)
-    base = dict(atol=tol.atol, rtol=tol.rtol, rel_l2=tol.rel_l2, trials=1)
+    base: dict[str, Any] = dict(atol=tol.atol, rtol=tol.rtol, rel_l2=tol.rel_l2, trials=1)
     if len(ref_leaves) != len(out_leaves):
         return Correctness(correct=False, reason=f"output count mismatch: expected {len(ref_leaves)} arrays, got {len(out_leaves)}",
                            max_diff=float("inf"), **base)
@@ -80,8 +80,8 @@ def compare(ref: Any, out: Any, tol: Tolerance = Tolerance()) -> Correctness:
     return worst
 
 
-def _compare_values(r: np.ndarray, o: np.ndarray, tol: Tolerance, where: str) -> Correctness:
-    base = dict(atol=tol.atol, rtol=tol.rtol, rel_l2=tol.rel_l2, trials=1)
+def _compare_values(r: np.ndarray[Any, Any], o: np.ndarray[Any, Any], tol: Tolerance, where: str) -> Correctness:
+    base: dict[str, Any] = dict(atol=tol.atol, rtol=tol.rtol, rel_l2=tol.rel_l2, trials=1)
     bad_out = ~np.isfinite(o) & np.isfinite(r)
     if bad_out.any():
         idx = [int(v) for v in np.unravel_index(int(np.argmax(bad_out)), o.shape)] if o.ndim else []
@@ -100,7 +100,7 @@ def _compare_values(r: np.ndarray, o: np.ndarray, tol: Tolerance, where: str) ->
     ref_norm = float(np.linalg.norm(np.where(finite, r, 0.0).ravel().astype(np.float64)))
     err_norm = float(np.linalg.norm(diff.ravel().astype(np.float64)))
     rel_l2 = err_norm / ref_norm if ref_norm > 0 else (0.0 if err_norm == 0 else float("inf"))
-    fields = dict(max_diff=max_abs, max_abs_err=max_abs, max_rel_err=max_rel, rel_l2_err=rel_l2, worst_index=idx,
+    fields: dict[str, Any] = dict(max_diff=max_abs, max_abs_err=max_abs, max_rel_err=max_rel, rel_l2_err=rel_l2, worst_index=idx,
                   worst_ref=float(r[tuple(idx)]) if r.size else None, worst_out=float(o[tuple(idx)]) if o.size else None, **base)
     n_bad = int((excess > 0).sum())
     if n_bad:

@@ -42,6 +42,7 @@ from bench.harness.build.sandbox import Limits, resolve_mode
 from bench.harness.build.warm import ZygotePool, ZygoteUnavailable
 from bench.harness.decision import outcome
 from bench.harness.decision.outcome import Built
+from bench.harness.hardware import default_size
 from bench.harness.inspection import Inspector
 from bench.harness.messages import BuildRequest, EvaluateRequest, PrepareRequest
 from bench.harness.process import WorkerFailure
@@ -84,29 +85,51 @@ class WarmRunner:
     def __init__(self, template: EvalTask) -> None:
         self.task = template
         self.plan = schedule.plan(template.schedule)
-        EVAL_DIR.mkdir(parents=True, exist_ok=True)
-        self.folder = Path(tempfile.mkdtemp(prefix="runner_", dir=EVAL_DIR))
-        self.session = RunnerSession(template, self.folder)
+        self.size = template.size or default_size(self.plan.backend)
+        self._folder: Path | None = None  # created by the first batch, inside its harness-error guard
+        self._session: RunnerSession | None = None
         self.inspector = Inspector()
         self.zygotes: ZygotePool | None = None  # warm builds, from the first batch of several kernels on
         self.batches = 0
 
-    def __enter__(self) -> "WarmRunner":
+    def __enter__(self) -> WarmRunner:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def close(self) -> None:
-        self.session.close()
+        if self._session is not None:
+            self._session.close()
         self.inspector.close()
         if self.zygotes is not None:
             self.zygotes.close()
-        shutil.rmtree(self.folder, ignore_errors=True)
+        if self._folder is not None:
+            shutil.rmtree(self._folder, ignore_errors=True)
+
+    @property
+    def folder(self) -> Path:
+        if self._folder is None:
+            EVAL_DIR.mkdir(parents=True, exist_ok=True)
+            self._folder = Path(tempfile.mkdtemp(prefix="runner_", dir=EVAL_DIR))
+        return self._folder
+
+    @property
+    def session(self) -> RunnerSession:
+        if self._session is None:
+            self._session = RunnerSession(self.task, self.folder)
+        return self._session
 
     # -- one batch
-    def evaluate(self, kernels: Sequence[Path]) -> list[Any]:
-        """One EvalResult per kernel, in order. Never raises for anything a candidate does."""
+    def evaluate(self, kernels: Sequence[str | Path]) -> list[EvalResult]:
+        """One EvalResult per kernel, in order. Never raises: a candidate's failures are statuses, and so is
+        a failure of the harness itself (Status.ERROR, "harness error: ...", never the candidate's fault)."""
+        try:
+            return self._evaluate([Path(k) for k in kernels])
+        except Exception as exc:  # a harness bug: every candidate of the batch gets ERROR, with the traceback
+            return [outcome.harness_exception(self.task, exc) for _ in kernels]
+
+    def _evaluate(self, kernels: list[Path]) -> list[EvalResult]:
         self.batches += 1
         t0 = time.monotonic()
         starting: dict[str, Any] = {}
@@ -118,7 +141,7 @@ class WarmRunner:
             starter = threading.Thread(target=self._start_runner, args=(starting,), daemon=True)
             starter.start()
         with ThreadPoolExecutor(max_workers=self.plan.build_parallelism) as pool:
-            builds = list(pool.map(lambda k: self._build_safely(Path(k)), kernels))
+            builds = list(pool.map(self._build_safely, kernels))
         if starter is not None:
             starter.join()
         else:
@@ -126,7 +149,8 @@ class WarmRunner:
         if "error" in starting:
             return [outcome.harness_error(self.task, b, starting["error"], t0) for b in builds]
         seeds, timing_seed = fresh_seeds(self.task, self.batches)
-        request = PrepareRequest(workload=self.task.workload, size=self.task.size, seeds=seeds, timing_seed=timing_seed,
+        request = PrepareRequest(workload=self.task.workload, size=self.size, seeds=list[int | None](seeds),
+                                 timing_seed=timing_seed,
                                  with_pallas_reference=self.task.with_pallas_reference)
         t_prep = time.monotonic()
         try:
@@ -134,12 +158,15 @@ class WarmRunner:
         except WorkerFailure as f:
             return [outcome.harness_error(self.task, b, f"preparing the runner failed: {f.message}", t0) for b in builds]
         prep_s = time.monotonic() - t_prep
-        context = outcome.BatchContext(task=self.task, plan=self.plan, hello=self.session.hello, prepared=prepared,
+        hello = self.session.hello
+        if hello is None:  # prepare() starts the runner: a harness bug if it did not
+            raise RuntimeError("the runner was prepared without a hello")
+        context = outcome.BatchContext(task=self.task, plan=self.plan, hello=hello, prepared=prepared,
                                        seeds=seeds, timing_seed=timing_seed, t0=t0,
                                        runner_started_at=self.session.started_at or t0, prepare_s=prep_s)
         return [self._run_safely(context, b) for b in builds]
 
-    def _start_runner(self, out: dict) -> None:
+    def _start_runner(self, out: dict[str, str]) -> None:
         try:
             hello = self.session.start()
             problem = schedule.check_backend(self.plan, hello.env.backend)
@@ -156,7 +183,7 @@ class WarmRunner:
             return self._build(kernel)
         except Exception as exc:
             why = f"harness error while building and inspecting: {type(exc).__name__}: {exc}"[:2000]
-            artifact = BuildArtifact(ok=False, kind=Status.ERROR.value, reason=why, error=why,
+            artifact = BuildArtifact(ok=False, kind=Status.ERROR, reason=why, error=why,
                                      traceback=traceback.format_exc()[-4000:])
             return Built(kernel=kernel, source="", artifact=artifact, inspection=None, started=t,
                          build_s=time.monotonic() - t)
@@ -177,8 +204,7 @@ class WarmRunner:
         folder = Path(tempfile.mkdtemp(prefix="eval_", dir=self.folder))  # tracebacks.attribute finds eval_*/kernel.py
         copy = folder / "kernel.py"
         copy.write_text(source)
-        request = BuildRequest(kernel_path=str(copy.resolve()), workload=self.task.workload,
-                               size=self.task.size or ("small" if self.plan.backend == "cpu" else "full"),
+        request = BuildRequest(kernel_path=str(copy.resolve()), workload=self.task.workload, size=self.size,
                                platforms=[self.plan.export_platform], interpret=self.plan.interpret)
         artifact = self._build_warm(source, request)
         if artifact is None:
@@ -196,8 +222,7 @@ class WarmRunner:
         """Warm builds (bench.harness.build.warm) for a batch of several kernels, under bubblewrap only: one
         zygote per parallel build, started now (their jax import overlaps the runner's start)."""
         if self.zygotes is None and resolve_mode(self.task.sandbox) == "bwrap":
-            size = self.task.size or ("small" if self.plan.backend == "cpu" else "full")
-            template = BuildRequest(kernel_path="kernel.py", workload=self.task.workload, size=size,
+            template = BuildRequest(kernel_path="kernel.py", workload=self.task.workload, size=self.size,
                                     platforms=[self.plan.export_platform], interpret=self.plan.interpret)
             self.zygotes = ZygotePool(template, Limits(memory_mb=self.task.memory_limit_mb), self.folder,
                                       self.plan.build_parallelism, STARTUP_TIMEOUT_S)
@@ -224,7 +249,7 @@ class WarmRunner:
                                   schedule_seed=schedule_seed(self.task, self.batches, built.kernel))
         programs = 3 if ctx.prepared.pallas_reference == "ok" else 2
         try:  # a runner replaced after the previous candidate killed it starts over on the same seeds
-            self.session.prepare(self.session.prepare_request)
+            self.session.reprepare()
         except WorkerFailure as f:
             return outcome.harness_error(self.task, built, f"restarting the runner failed: {f.message}", ctx.t0)
         deadlines = self.session.deadlines(request, programs)
@@ -239,25 +264,21 @@ class WarmRunner:
                                                         "trace_parsing": round(time.monotonic() - t_decide, 4)}})
 
 
-def evaluate_batch(tasks: Sequence[EvalTask]) -> list[Any]:
-    """Evaluate many tasks, one warm runner per group of tasks that share everything but the kernel file."""
+def evaluate_batch(tasks: Sequence[EvalTask]) -> list[EvalResult]:
+    """Evaluate many tasks, one warm runner per group of tasks that share everything but the kernel file.
+    Never raises (WarmRunner.evaluate)."""
     groups: dict[str, list[int]] = {}
     for i, t in enumerate(tasks):
         key = t.model_copy(update={"kernel_path": Path(".")}).model_dump_json()
         groups.setdefault(key, []).append(i)
-    results: list[Any] = [None] * len(tasks)
+    results: dict[int, EvalResult] = {}
     for indices in groups.values():
         with WarmRunner(tasks[indices[0]]) as runner:
-            for i, r in zip(indices, runner.evaluate([tasks[i].kernel_path for i in indices])):
-                results[i] = r
-    return results
+            results.update(zip(indices, runner.evaluate([tasks[i].kernel_path for i in indices]), strict=True))
+    return [results[i] for i in range(len(tasks))]
 
 
 def evaluate(task: EvalTask) -> EvalResult:
-    """Run one evaluation; never raises for anything the candidate does (its failures are statuses)."""
-    try:
-        return evaluate_batch([task])[0]
-    except Exception as e:  # a harness bug: say so, never blame the candidate
-        return EvalResult(workload=task.workload, status=Status.ERROR, size=task.size or "", tpu="unknown",
-                          reason=f"harness error: {type(e).__name__}: {e}", error=str(e),
-                          traceback=traceback.format_exc()[-4000:])
+    """Run one evaluation (a batch of one); never raises: the candidate's failures and the harness's own are
+    statuses (WarmRunner.evaluate)."""
+    return evaluate_batch([task])[0]

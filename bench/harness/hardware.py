@@ -86,8 +86,9 @@ def chip_spec(chip: str) -> ChipSpec | None:
 
 
 def default_size(backend: str) -> str:
-    """Production size on accelerators, the CPU-friendly preset elsewhere."""
-    return "full" if backend in ("tpu", "gpu") else "small"
+    """The one default size rule: the CPU-friendly preset on CPU, production size on accelerators. `backend`
+    may also be a track's chip name (the CPU track's chip is "cpu")."""
+    return "small" if backend == "cpu" else "full"
 
 
 def _version(dist: str) -> str | None:
@@ -117,4 +118,5 @@ def detect_in_subprocess() -> dict[str, str | None]:
     the evaluation parent) uses to learn the backend and chip."""
     code = "import json; from bench.harness.hardware import detect; print(json.dumps(detect()))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    found: dict[str, str | None] = json.loads(out.stdout.strip().splitlines()[-1])
+    return found

@@ -15,7 +15,7 @@ import contextlib
 from typing import Any, Iterator
 
 
-def interpret_context(backend: str) -> contextlib.AbstractContextManager:
+def interpret_context(backend: str) -> contextlib.AbstractContextManager[Any]:
     """TPU interpret mode on CPU; a no-op on TPU/GPU, where Pallas compiles natively."""
     if backend != "cpu":
         return contextlib.nullcontext()

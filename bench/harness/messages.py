@@ -163,7 +163,7 @@ class TrialReport(Message):
 
 
 class ProgramRun(Message):
-    name: str  # "baseline" | "kernel" | "pallas_reference"
+    name: str  # the program's function name: BASELINE_FN, CANDIDATE_FN or PALLAS_FN
     module: str
     wall_ms: list[float]
 

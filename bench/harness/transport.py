@@ -38,7 +38,7 @@ def _write_all(fd: int, data: bytes | memoryview) -> None:
         view = view[n:]
 
 
-def send(fd: int, header: dict, blobs: Sequence[bytes] = ()) -> None:
+def send(fd: int, header: dict[str, Any], blobs: Sequence[bytes] = ()) -> None:
     head = json.dumps({**header, "_blobs": [len(b) for b in blobs]}).encode()
     _write_all(fd, _LEN.pack(len(head)) + head)
     for b in blobs:
@@ -60,7 +60,7 @@ def _read_exact(fd: int, n: int, deadline: float | None) -> bytes:
     return b"".join(chunks)
 
 
-def recv(fd: int, deadline: float | None = None, max_bytes: int = 1 << 40) -> tuple[dict, list[bytes]]:
+def recv(fd: int, deadline: float | None = None, max_bytes: int = 1 << 40) -> tuple[dict[str, Any], list[bytes]]:
     """One message: (header, blobs). `deadline` is time.monotonic() based; None blocks."""
     (head_len,) = _LEN.unpack(_read_exact(fd, _LEN.size, deadline))
     if head_len > MAX_HEADER_BYTES:

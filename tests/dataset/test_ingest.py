@@ -10,8 +10,10 @@ import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
+import pytest
 
 from bench.dataset import store
+from bench.dataset.evaluation import OfficialRunRefused
 from bench.dataset.ingest import ingest
 from bench.dataset.metrics import Metrics
 from bench.paths import ROOT
@@ -75,6 +77,17 @@ def test_harness_failures_are_reported_not_stored(tmp_path, submission_factory):
     assert sorted(w for _, w, _ in report.failed) == ["12p_RMSNorm", "8p_GEMM"]
     assert [r["workload"] for r in _rows(data)] == ["1p_Flash_Attention"]
     assert len(_ingest(data, subs).failed) == 2  # retried on the next run
+
+
+def test_an_official_ingest_refuses_an_evaluator_override(tmp_path, submission_factory, monkeypatch):
+    subs, data = tmp_path / "subs", tmp_path / "data"
+    submission_factory(subs, "delta", {"8p_GEMM": ""})
+    with pytest.raises(OfficialRunRefused, match="JAXBENCH_EVALUATOR"):
+        _ingest(data, subs, official=True)  # evaluator= given
+    monkeypatch.setenv("JAXBENCH_EVALUATOR", EVAL)
+    with pytest.raises(OfficialRunRefused):
+        ingest(data_dir=data, submissions_dir=subs, chip="cpu", size="small", workers=1, official=True)
+    assert not data.exists() or not list(data.rglob("*.parquet"))
 
 
 def test_process_pool_gives_the_same_rows(tmp_path, submission_factory, meta_factory):

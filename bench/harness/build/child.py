@@ -26,7 +26,6 @@ from bench.harness import transport
 from bench.harness.messages import CANDIDATE_FN, BuildReply, BuildRequest, is_memory_error
 
 
-
 def _import_kernel(path: str) -> Any:
     spec = importlib.util.spec_from_file_location("candidate_kernel", path)
     if spec is None or spec.loader is None:
@@ -37,7 +36,7 @@ def _import_kernel(path: str) -> Any:
     return module
 
 
-def build(request: Any) -> tuple[dict, list[bytes]]:
+def build(request: BuildRequest) -> tuple[dict[str, Any], list[bytes]]:
     """The BuildReply fields and the export blobs (runnable first, then TPU when it lowered)."""
     from bench.harness.build.lowering import export_jaxpr, trace, with_kernel_sites
     from bench.harness.signature import abstract_signature
@@ -87,7 +86,7 @@ def _tpu_target() -> Iterator[None]:
     try:
         yield
     finally:
-        if had:
+        if previous is not None and had:
             tpu_info.registry[kind] = previous
         else:
             tpu_info.registry.pop(kind, None)

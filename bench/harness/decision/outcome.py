@@ -10,6 +10,7 @@ only the runner's trials, run on inputs drawn after the build was gone, can give
 from __future__ import annotations
 
 import time
+import traceback
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -149,6 +150,14 @@ def _result(ctx: BatchContext | None, task: EvalTask, built: Built, status: Stat
                       readiness_check=insp.readiness_check if insp else None,
                       wall_time_s=round(time.monotonic() - (ctx.t0 if ctx else built.started), 3),
                       candidate_log=built.artifact.log, **{**base, **fields})
+
+
+def harness_exception(task: EvalTask, exc: BaseException) -> EvalResult:
+    """A harness bug (an exception of our own code) during one candidate's evaluation: Status.ERROR with the
+    traceback, never the candidate's fault. Called inside the `except` that caught `exc`."""
+    return EvalResult(workload=task.workload, status=Status.ERROR, size=task.size or "", tpu="unknown",
+                      reason=f"harness error: {type(exc).__name__}: {exc}", error=str(exc),
+                      traceback=traceback.format_exc()[-4000:])
 
 
 def harness_error(task: EvalTask, built: Built, message: str, t0: float) -> EvalResult:

@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from bench.harness.schedule import cpu_only_host
 
@@ -51,7 +52,7 @@ def _process_tree_threads(pid: int) -> list[int]:
 
 
 @contextlib.contextmanager
-def timing_isolation(core: int | None, nice: int = TIMING_NICE) -> Iterator[dict]:
+def timing_isolation(core: int | None, nice: int = TIMING_NICE) -> Iterator[dict[str, Any]]:
     """While timing blocks run on `core`: the calling thread (the parent driving the blocks) runs at
     `nice`, and every thread of this process is moved OFF `core`; all restored afterwards.
 
@@ -64,7 +65,7 @@ def timing_isolation(core: int | None, nice: int = TIMING_NICE) -> Iterator[dict
     squeezed onto the remaining core, OpenBLAS's helper thread made each output check take ~80 ms
     instead of ~3 ms. Returns what was done (for the result's details)."""
     tid = threading.get_native_id()
-    done: dict = {"parent_nice": None, "parent_threads_moved": 0}
+    done: dict[str, Any] = {"parent_nice": None, "parent_threads_moved": 0}
     old_nice = None
     try:
         old_nice = os.getpriority(os.PRIO_PROCESS, tid)

@@ -176,7 +176,7 @@ def time_programs(programs: list[Program], host: list[Any], reference: list[Any]
         delete(out)
     gc.collect(1)  # young generations only: a full collection of a process holding jax costs ~0.1 s; the timed
     # calls themselves run with the collector disabled (_timed)
-    trace_dir = tempfile.mkdtemp(prefix="jaxbench_trace_") if (trace_blocks or profile_iters) else None
+    trace_dir = tempfile.mkdtemp(prefix="jaxbench_trace_") if (trace_blocks or profile_iters) else ""
     if trace_blocks:
         jax.profiler.start_trace(trace_dir)
     candidate = next((p for p in programs if p.name == CANDIDATE_FN), None)
@@ -206,7 +206,7 @@ def time_programs(programs: list[Program], host: list[Any], reference: list[Any]
         for p in programs:
             _timed(p, sets, profile_iters, 0, -1, expect[p.name], plan.multiplier)
     trace = None
-    if trace_dir is not None:
+    if trace_dir:
         jax.profiler.stop_trace()
         files = sorted(Path(trace_dir).rglob("*.xplane.pb"))
         trace = files[-1].read_bytes() if files else None

@@ -55,7 +55,8 @@ def place(host: list[Any]) -> list[Any]:
     import jax
     import jax.numpy as jnp
 
-    return jax.block_until_ready([jnp.copy(jax.device_put(a)) for a in host])
+    placed: list[Any] = jax.block_until_ready([jnp.copy(jax.device_put(a)) for a in host])
+    return placed
 
 
 def delete(arrays: list[Any]) -> None:

@@ -170,6 +170,13 @@ class RunnerSession:
             self.prepare_request = request
         return self.prepared
 
+    def reprepare(self) -> PrepareReply:
+        """The last preparation again: a no-op while the runner lives; a runner replaced after a candidate
+        killed it starts over on the same request (the same seeds)."""
+        if self.prepare_request is None:
+            raise RuntimeError("reprepare before prepare")  # a harness bug
+        return self.prepare(self.prepare_request)
+
     def _runner(self) -> RunnerProcess:
         if self.proc is None:
             raise RuntimeError("the runner was not started")  # a harness bug: start() comes first

@@ -2,7 +2,7 @@
 
 Why not the original JAXBench's trace parser: it accepted any `jit_*(...)` event from any thread,
 took the first N in file order, and silently fell back to wall clock. Here:
-- only events of the one compiled module we launched (its name is fixed by the worker) count;
+- only events of the one compiled module we launched (its name is fixed by the runner: messages.module_name) count;
 - TPU (and any device plane with an "XLA Modules" line): one module event per execution;
 - CPU (no device plane): op events carry `hlo_module` and `run_id` stats; one execution is
   max(end) - min(start) over its run_id's op events;
@@ -10,7 +10,7 @@ took the first N in file order, and silently fell back to wall clock. Here:
   used and `timing_method` says so.
 
 On CPU the timed blocks are NOT traced (`timing_method` "cpu_wall_clock": perf_counter around each call +
-block_until_ready, in the worker, cross-checked by the parent's own clock per block). Measured with jax
+block_until_ready, in the runner, between the baseline's and the candidate's blocks). Measured with jax
 0.10.2 on the 2-vCPU VM (8p_GEMM small, one core): an active profiler slows the XLA:CPU program itself
 from 0.87 ms to 1.7-3.3 ms per call, and in some processes (at random) each call's 1.7 MB temp buffer
 is then taken from fresh memory (~4,600 page faults per call, RSS growing by the temp size per call),
@@ -173,15 +173,13 @@ class ProgramTiming(NamedTuple):
     profiled_median_ms: float | None = None  # CPU: median of the untimed profiled pass (reported beside)
 
 
-def program_timing(xspace: bytes | None | Sequence[bytes | None], module: str, wall_ms: Sequence[float],
+def program_timing(xspace: bytes | None, module: str, wall_ms: Sequence[float],
                    flops: float | None, peak_tflops: float | None, traced: bool = True) -> ProgramTiming:
-    """Timing of one program from its worker's trace, or from the traces of the successive workers
-    that timed it (exclusive schedule: baseline halves A and B), in order; wall clock when the
-    traces cannot be trusted. Each trace is parsed on its own (run ids of two processes may collide).
-    `traced=False` (CPU): the timed calls ran without the profiler, their wall times are the timing and
-    the traces are the untimed profile passes (op breakdown and profiled time only)."""
-    traces = list(xspace) if isinstance(xspace, (list, tuple)) else [xspace]
-    times, methods, op_totals, usable = _parse_traces(traces, module)
+    """Timing of one program from the runner's trace of the timed blocks; the wall clock when the trace
+    cannot be trusted (and `note` says why). `traced=False` (CPU): the timed calls ran without the
+    profiler, their wall times are the timing and the trace is the untimed profile pass after the blocks
+    (op breakdown and profiled time only)."""
+    times, methods, op_totals, usable = _parse_traces([xspace], module)
     if not traced:
         return _untraced_timing(times, op_totals, module, wall_ms, flops, peak_tflops)
     expected = len(wall_ms)
@@ -192,8 +190,8 @@ def program_timing(xspace: bytes | None | Sequence[bytes | None], module: str, w
 
 
 def _parse_traces(traces: Sequence[bytes | None], module: str) -> tuple[list[float], list[str], list[ProfileOp], bool]:
-    """Each trace parsed on its own: (execution times in order, timing method per trace, op totals per
-    trace, whether every trace held the module)."""
+    """Each trace parsed on its own (run ids of two traces may collide): (execution times in order, timing
+    method per trace, op totals per trace, whether every trace held the module)."""
     times: list[float] = []
     methods: list[str] = []
     op_totals: list[ProfileOp] = []
