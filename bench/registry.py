@@ -13,7 +13,7 @@ from __future__ import annotations
 import difflib
 import importlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -81,6 +81,27 @@ def load_workload(workload_id: str) -> ModuleType:
 
 
 @dataclass(frozen=True)
+class Signature:
+    """A workload's call signature without values: the shapes and dtypes of its array inputs, plus its static
+    arguments (Python values, part of the program). The one definition: the build traces a candidate on it,
+    the runner checks every exported program takes exactly it, and the FLOPs count, the agents' task spec,
+    the audit and the site read it (WorkloadSpec.signature)."""
+
+    arrays: tuple[Any, ...]  # jax.ShapeDtypeStruct per array input, in order
+    static: dict[int, Any]  # position -> value of each static argument
+    count: int  # total number of arguments
+
+    def full_args(self, arrays: Sequence[Any]) -> list[Any]:
+        """The workload's argument list from array inputs (abstract or concrete) and the static values."""
+        it = iter(arrays)
+        return [self.static[i] if i in self.static else next(it) for i in range(self.count)]
+
+    def array_args(self, inputs: Sequence[Any]) -> list[Any]:
+        """The array arguments of a full argument list (what create_inputs returns): static values left out."""
+        return [x for i, x in enumerate(inputs) if i not in self.static]
+
+
+@dataclass(frozen=True)
 class WorkloadSpec:
     """A workload module's contract, read once: what every consumer uses instead of the module's attributes."""
 
@@ -109,15 +130,10 @@ class WorkloadSpec:
             raise ValueError(f"unknown size {size!r}; expected full or small")
         return dict(self.config if size == "full" else self.small_config)
 
-    def flops(self, size: str) -> tuple[float | None, str]:
-        """FLOPs at `size` and where the number comes from: the ONE definition that `bench list`, the harness
-        and the site share. The module's get_flops when it has one (upstream's, for 6p 7p 11p 12p), else XLA's
-        cost analysis of the baseline lowered on abstract inputs (jax.eval_shape of create_inputs with
-        upstream's keys; static inputs captured as values). Lowered, not compiled: the count of the program
-        as written, independent of the backend's fusion decisions, and no input is allocated."""
-        if self.get_flops is not None:
-            return float(self.get_flops(size)), "get_flops"
-        import jax
+    def signature(self, size: str) -> Signature:
+        """The abstract signature at `size`: jax.eval_shape of create_inputs (bf16, as the harness draws them),
+        traced, never drawn (no input value exists); static inputs captured as the values it returns."""
+        import jax  # lazily: reading the registry (bench list, ingest planning) must not import jax
         import jax.numpy as jnp
 
         static: dict[int, Any] = {}
@@ -130,9 +146,21 @@ class WorkloadSpec:
             return [x for i, x in enumerate(inputs) if i not in self.static_argnums]
 
         shapes = jax.eval_shape(draw)
-        it = iter(shapes)
-        args = [static[i] if i in static else next(it) for i in range(count[0])]
-        cost = jax.jit(self.workload, static_argnums=self.static_argnums).lower(*args).cost_analysis()
+        return Signature(tuple(jax.ShapeDtypeStruct(s.shape, s.dtype) for s in shapes), dict(static), count[0])
+
+    def flops(self, size: str) -> tuple[float | None, str]:
+        """FLOPs at `size` and where the number comes from: the ONE definition that `bench list`, the harness
+        and the site share. The module's get_flops when it has one (upstream's, for 6p 7p 11p 12p), else XLA's
+        cost analysis of the baseline lowered on the abstract signature (`signature`: static inputs captured
+        as values). Lowered, not compiled: the count of the program as written, independent of the backend's
+        fusion decisions, and no input is allocated."""
+        if self.get_flops is not None:
+            return float(self.get_flops(size)), "get_flops"
+        import jax  # lazily, as in signature()
+
+        sig = self.signature(size)
+        lowered = jax.jit(self.workload, static_argnums=self.static_argnums).lower(*sig.full_args(sig.arrays))
+        cost = lowered.cost_analysis()
         cost = cost[0] if isinstance(cost, (list, tuple)) else (cost or {})
         return float(cost.get("flops", 0.0)) or None, "cost_analysis"
 

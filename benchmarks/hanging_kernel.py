@@ -25,7 +25,7 @@ KERNEL = Path(__file__).resolve().parents[1] / "tests" / "cli" / "kernels" / "ha
 def run(workload: str) -> None:
     t0 = time.perf_counter()
     r = bench.evaluate(workload, KERNEL)
-    deadline = r.integrity.details.get("deadlines_s", {}).get("correctness")
+    deadline = r.deadlines_s.get("correctness")
     print(f"  {r.status.value:<8} wall {time.perf_counter() - t0:7.1f} s   "
           f"correctness deadline {deadline} s   {r.reason}")
 

@@ -56,25 +56,13 @@ def _dtype(x: Any) -> str:
 def task_spec(workload: str, size: str = "small") -> TaskSpec:
     """The spec of `workload` at `size`, from abstract evaluation of create_inputs and workload."""
     import jax
-    import jax.numpy as jnp
-
-    from bench.harness.transport import join_static
 
     wid = resolve_id(workload)
     meta = workload_spec(wid)
     static_argnums = meta.static_argnums
-    static: dict[int, Any] = {}
-    count = [0]
-
-    def draw():
-        inputs = tuple(meta.create_inputs(dtype=jnp.bfloat16, size=size, seed=None))
-        count[0] = len(inputs)
-        static.update({i: inputs[i] for i in static_argnums})
-        return [x for i, x in enumerate(inputs) if i not in static_argnums]
-
-    arrays = jax.eval_shape(draw)
-    full = join_static(arrays, static, count[0])
-    out = jax.eval_shape(lambda *a: meta.workload(*join_static(a, static, count[0])), *arrays)
+    sig = meta.signature(size)
+    full = sig.full_args(sig.arrays)
+    out = jax.eval_shape(lambda *a: meta.workload(*sig.full_args(a)), *sig.arrays)
     names = list(inspect.signature(meta.workload).parameters)
     names += [f"arg{i}" for i in range(len(names), len(full))]
     inputs = tuple(ArraySpec(names[i], None, type(x).__name__, x) if i in static_argnums

@@ -78,28 +78,17 @@ def hlo_fingerprint(hlo_text: str) -> dict[str, Any]:
 def compiled_hlo(workload_id: str, size: str = SIZE) -> str:
     """Optimized HLO of the workload's baseline, compiled as the harness compiles it, without drawing inputs.
 
-    Inputs are abstract (jax.eval_shape of create_inputs with the harness's bf16), static inputs (11p's
+    Inputs are abstract (the workload's signature: bench.registry.WorkloadSpec.signature), static inputs (11p's
     max_expert_size) are captured as the Python values create_inputs returns.
     """
     import jax
-    import jax.numpy as jnp
 
-    from bench.harness.transport import join_static
     from bench.registry import load_workload, spec_of
 
     mod = load_workload(workload_id)
     static_argnums = spec_of(mod).static_argnums
-    static: dict[int, Any] = {}
-    count = [0]
-
-    def draw():
-        inputs = tuple(mod.create_inputs(dtype=jnp.bfloat16, size=size, seed=None))
-        count[0] = len(inputs)
-        static.update({i: inputs[i] for i in static_argnums})
-        return [x for i, x in enumerate(inputs) if i not in static_argnums]
-
-    shapes = jax.eval_shape(draw)
-    args = join_static(shapes, static, count[0])
+    sig = spec_of(mod).signature(size)
+    args = sig.full_args(sig.arrays)
     return jax.jit(mod.workload, static_argnums=static_argnums).lower(*args).compile().as_text()
 
 

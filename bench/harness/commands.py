@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from pathlib import Path
 from typing import Any, Optional
 
@@ -16,9 +15,11 @@ import typer
 from rich.console import Console
 from rich.table import Column, Table
 
+from bench import api
 from bench.app import app, workload_arg
 from bench.harness.result import EvalResult, Status
 from bench.harness.task import DEFAULT_ITERS, DEFAULT_WARMUP, INTERPRET_ITERS, INTERPRET_WARMUP, EvalTask
+from bench.registry import workload_ids
 
 console = Console()
 
@@ -50,8 +51,6 @@ def evaluate(
     schedule: Optional[str] = typer.Option(None, help="auto | interleaved | exclusive (one device process at a time; auto: on TPU)"),
 ) -> None:
     """Check candidate kernels against the workload's XLA baseline and time both. Exit code 0 only when all are correct."""
-    from bench.api import evaluate_many
-
     workload_id = workload_arg(workload)
     options: dict[str, Any] = {"size": size, "seeds": seeds, "warmup": warmup, "iters": iters, "blocks": blocks,
                                "timeout_s": timeout, "sandbox": sandbox, "schedule": schedule}
@@ -70,7 +69,7 @@ def evaluate(
     except ValueError as e:
         raise typer.BadParameter(str(e).replace("\n", "; ")) from None
     worst = 0
-    for kernel, result in zip(kernels, evaluate_many(workload_id, kernels, **options)):
+    for kernel, result in zip(kernels, api.evaluate_many(workload_id, kernels, **options)):
         worst = max(worst, result.exit_code())
         if as_json and len(kernels) > 1:
             print(json.dumps({"kernel_file": str(kernel), **result.model_dump(mode="json")}), flush=True)
@@ -130,10 +129,8 @@ def _print_result(r: EvalResult) -> None:
 
 def workload_rows(size: str) -> list[dict[str, Any]]:
     """What `bench list` shows, one dict per workload (FLOPs from the one definition, WorkloadSpec.flops)."""
-    from bench.api import list_workloads
-
     rows = []
-    for w in list_workloads():
+    for w in api.list_workloads():
         try:
             flops, source = w.flops(size)
         except Exception as e:  # a broken workload must not hide the others
@@ -195,15 +192,12 @@ def run_baselines(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Time XLA baselines (upstream `run`): one runner per workload, upstream's inputs."""
-    from bench.api import time_baseline
-    from bench.registry import workload_ids
-
     if all_ == (workload is not None):
         raise typer.BadParameter("give one WORKLOAD or --all")
     ids = list(workload_ids()) if all_ or workload is None else [workload_arg(workload)]
     rows = []
     for wid in ids:
-        row = time_baseline(wid, size, warmup, iters)
+        row = api.time_baseline(wid, size, warmup, iters)
         rows.append(row)
         if not as_json:
             if row["status"] == "success":
@@ -220,9 +214,7 @@ def run_baselines(
 def info(as_json: bool = typer.Option(False, "--json")) -> None:
     """What this machine is (backend, chip, peaks with their source, versions, sandbox, default size) and which
     checkout this command runs from (warns when the environment's install points at another one)."""
-    from bench.api import machine_info
-
-    data = machine_info()
+    data = api.machine_info()
     if as_json:
         print(json.dumps(data, indent=2))
         return

@@ -19,6 +19,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from bench.harness.result import Correctness
+from bench.registry import WorkloadSpec, spec_of
 
 DEFAULT_ATOL = 1e-2
 DEFAULT_RTOL = 1e-2
@@ -35,8 +36,6 @@ class Tolerance:
     def for_workload(cls, workload: Any) -> "Tolerance":
         """Defaults, overridden by the workload's optional TOLERANCE (atol, rtol, rel_l2), read through its
         spec (bench.registry); accepts a WorkloadSpec or a workload module."""
-        from bench.registry import WorkloadSpec, spec_of
-
         s = workload if isinstance(workload, WorkloadSpec) else spec_of(workload)
         return cls(**s.tolerance)
 

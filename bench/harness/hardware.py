@@ -106,8 +106,8 @@ def versions() -> dict[str, str | None]:
 
 def detect() -> dict[str, str | None]:
     """Backend, device kind and chip of this process's first device. Initializes the jax backend:
-    the evaluation parent never calls it (the reference worker does), so it never holds the chip."""
-    import jax
+    the evaluation parent never calls it (the runner does), so it never holds the chip."""
+    import jax  # lazily: the parent imports this module and must never start a jax backend
 
     dev = jax.devices()[0]
     return {"backend": dev.platform, "device_kind": dev.device_kind, "chip": normalize_chip(dev.device_kind), **versions()}

@@ -11,7 +11,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, computed_field
+from pydantic import BaseModel, Field, computed_field, model_validator
 
 
 class Status(str, Enum):
@@ -99,7 +99,32 @@ class Environment(Machine):
     interpret: bool = False  # Pallas kernels ran in interpret mode (CPU): timings are not TPU timings
 
 
+class Timeline(BaseModel):
+    """Seconds from the batch's start: the order the threat model promises (this build's processes were gone
+    before any input was drawn)."""
+
+    build_ended: float
+    inputs_drawn: float
+    runner_started: float
+
+
+class RunnerInfo(BaseModel):
+    """The runner process that ran the candidate's program, as its hello described it."""
+
+    pid: int
+    cpu_affinity: str
+    memory_cap: str
+
+
+#: The statuses whose result carries timings: the candidate passed every correctness check and was timed.
+TIMED_STATUSES = frozenset({Status.CORRECT, Status.REJECTED})
+
+
 class EvalResult(BaseModel):
+    """One evaluation's verdict and everything measured for it. The status and the fields agree (validated):
+    only a timed status (correct, rejected) has timings, a passing verdict and a speedup; `incorrect` has a
+    failing verdict; every other status has neither a passing verdict nor a kernel timing."""
+
     workload: str
     status: Status
     reason: str = ""  # one readable line explaining the status
@@ -130,6 +155,14 @@ class EvalResult(BaseModel):
     seeds: int = 0
     secret_seed_used: bool = False
     input_seeds: list[int] = Field(default_factory=list)  # the fresh correctness seeds drawn (empty when secret)
+    timing_seed: int | None = None  # the fresh seed of the timing inputs (None when secret or not drawn)
+    schedule: str | None = None  # "interleaved" | "exclusive" (bench.harness.schedule), and why it was chosen:
+    schedule_reason: str | None = None
+    # seconds each phase that ran the candidate may take ("compile", "correctness", "timing"): bench.harness.task
+    deadlines_s: dict[str, float] = Field(default_factory=dict)
+    timeline_s: Timeline | None = None
+    runner: RunnerInfo | None = None
+    block_order: list[str] = Field(default_factory=list)  # program names in the order the timed blocks ran (ABBA)
     # does the kernel lower for a TPU (Mosaic)? "ok" only when the parent read and accepted a TPU program
     # (bench.harness.inspection); otherwise why not (the build's own error text follows, as feedback); None
     # when the build failed first
@@ -160,6 +193,29 @@ class EvalResult(BaseModel):
 
     def exit_code(self) -> int:
         return 0 if self.status == Status.CORRECT else 1
+
+    @model_validator(mode="after")
+    def _fields_fit_the_status(self) -> EvalResult:
+        """A result whose fields contradict its status is a harness bug: a `correct` row without timings, or an
+        `incorrect` one with a speedup, would be ranked or shown as something it is not."""
+        status = self.status.value
+        passed = self.correctness is not None and self.correctness.correct
+        if self.status in TIMED_STATUSES:
+            if not passed:
+                raise ValueError(f"a {status} result needs a passing correctness verdict")
+            if self.baseline is None or self.kernel is None:
+                raise ValueError(f"a {status} result needs the baseline's and the kernel's timings")
+            return self
+        if passed:
+            raise ValueError(f"a {status} result cannot carry a passing correctness verdict")
+        if self.status == Status.INCORRECT and self.correctness is None:
+            raise ValueError("an incorrect result needs the failing correctness verdict")
+        timed = {"kernel": self.kernel, "speedup_vs_baseline": self.speedup_vs_baseline, "speedup_ci": self.speedup_ci,
+                 "timing_quality": self.timing_quality, "speedup_vs_pallas": self.speedup_vs_pallas}
+        present = sorted(name for name, value in timed.items() if value is not None)
+        if present:
+            raise ValueError(f"a {status} result has no timings, but {', '.join(present)} is set")
+        return self
 
 
 def timing_meaning(env: Environment | None) -> str | None:

@@ -13,7 +13,8 @@ import os
 import select
 import struct
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 _LEN = struct.Struct(">Q")
 MAX_HEADER_BYTES = 16 << 20
@@ -73,13 +74,3 @@ def recv(fd: int, deadline: float | None = None, max_bytes: int = 1 << 40) -> tu
     if not isinstance(header, dict) or sum(sizes) > max_bytes or min(sizes, default=0) < 0:
         raise ChannelViolation(f"message of {sum(sizes)} bytes exceeds the allowed {max_bytes}")
     return header, [_read_exact(fd, s, deadline) for s in sizes]
-
-
-def split_static(inputs: Sequence[Any], static_argnums: Sequence[int]) -> tuple[list[Any], dict[int, Any]]:
-    static = {i: inputs[i] for i in static_argnums}
-    return [x for i, x in enumerate(inputs) if i not in static], static
-
-
-def join_static(arrays: Sequence[Any], static: dict[int, Any], count: int) -> list[Any]:
-    it = iter(arrays)
-    return [static[i] if i in static else next(it) for i in range(count)]

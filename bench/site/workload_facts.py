@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from bench.registry import WorkloadSpec
+
 SIZES = ("full", "small")
 
 
@@ -44,29 +46,13 @@ def _type(x: Any) -> str:
     return f"{short}[{', '.join(str(d) for d in shape)}]"
 
 
-def _abstract(mod: Any, size: str, static_argnums: tuple[int, ...]) -> tuple[list[Any], list[Any]]:
+def _abstract(spec: WorkloadSpec, size: str) -> tuple[list[Any], list[Any]]:
     """(inputs, output leaves) of the workload at `size`, as ShapeDtypeStructs (static inputs as values)."""
     import jax
-    import jax.numpy as jnp
 
-    static: dict[int, Any] = {}
-    count = [0]
-
-    def draw() -> list[Any]:
-        inputs = tuple(mod.create_inputs(dtype=jnp.bfloat16, size=size, seed=None))
-        count[0] = len(inputs)
-        static.update({i: inputs[i] for i in static_argnums})
-        return [x for i, x in enumerate(inputs) if i not in static_argnums]
-
-    dynamic = iter(jax.eval_shape(draw))
-    inputs = [static[i] if i in static else next(dynamic) for i in range(count[0])]
-
-    def run(*dyn: Any) -> Any:
-        it = iter(dyn)
-        return mod.workload(*[static[i] if i in static else next(it) for i in range(count[0])])
-
-    out = jax.eval_shape(run, *[x for i, x in enumerate(inputs) if i not in static])
-    return inputs, jax.tree_util.tree_leaves(out)
+    sig = spec.signature(size)
+    out = jax.eval_shape(lambda *a: spec.workload(*sig.full_args(a)), *sig.arrays)
+    return sig.full_args(sig.arrays), jax.tree_util.tree_leaves(out)
 
 
 @lru_cache(maxsize=None)
@@ -83,7 +69,7 @@ def describe(workload_id: str) -> ProgramFacts:
         flops, source = {}, ""
         for size in SIZES:
             flops[size], source = spec.flops(size)  # the one FLOPs definition (bench list, harness, site)
-        shapes = {size: _abstract(spec.module, size, spec.static_argnums) for size in SIZES}
+        shapes = {size: _abstract(spec, size) for size in SIZES}
     except Exception as e:  # noqa: BLE001 - a page still shows what is known, and says why the rest is not
         return ProgramFacts(tolerance=tolerance, error=f"{type(e).__name__}: {e}"[:300])
     n_in = len(shapes["full"][0])

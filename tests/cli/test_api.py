@@ -91,8 +91,8 @@ def _env(backend: str, interpret: bool) -> Environment:
 
 
 def test_timing_meaning_says_what_the_times_are():
-    interp = EvalResult(workload="8p_GEMM", status=Status.CORRECT, size="small", tpu="cpu", env=_env("cpu", True))
-    tpu = EvalResult(workload="8p_GEMM", status=Status.CORRECT, size="full", tpu="v6e", env=_env("tpu", False))
+    interp = EvalResult(workload="8p_GEMM", status=Status.TIMEOUT, size="small", tpu="cpu", env=_env("cpu", True))
+    tpu = EvalResult(workload="8p_GEMM", status=Status.TIMEOUT, size="full", tpu="v6e", env=_env("tpu", False))
     assert "not TPU timings" in interp.timing_meaning and "interpret" in interp.timing_meaning
     assert "device time" in tpu.timing_meaning
     assert "timing_meaning" in interp.model_dump() and EvalResult.model_validate_json(interp.model_dump_json())

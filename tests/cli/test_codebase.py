@@ -63,3 +63,99 @@ def test_the_changelog_records_the_current_versions():
     changelog = (ROOT / "CHANGELOG.md").read_text()
     assert f"### Harness {bench.HARNESS_VERSION} (" in changelog, "add the harness version's entry to CHANGELOG.md"
     assert f"### Schema {SCHEMA_VERSION} (" in changelog, "add the schema version's entry to CHANGELOG.md"
+
+
+# ---------------------------------------------------------------- bench/harness: rules stated once, layers
+
+HARNESS = BENCH / "harness"
+#: a rule -> (a pattern that states it, the one module allowed to state it)
+RULES_ONCE = {
+    "out-of-memory error text": (re.compile(r"RESOURCE_EXHAUSTED\"|std::bad_alloc"), "harness/messages.py"),
+    "the workload's abstract signature": (re.compile(r"inputs\[i\] for i in|eval_shape\(draw"), "registry.py"),
+    "the default size": (re.compile(r"else \"(small|full)\"|\"(small|full)\" if "), "harness/hardware.py"),
+    "XLA:CPU single-thread flags": (re.compile(r"--xla_cpu_multi_thread_eigen"), "harness/runner/isolation.py"),
+}
+#: modules that run only in a child process: the parent never imports them (the build's main runs candidate
+#: code; the runner's modules load jax and time programs)
+CHILD_ONLY = {"bench.harness.build.child": set(),
+              "bench.harness.runner.server": set(),
+              "bench.harness.runner.loop": {"bench.harness.runner.server"},
+              "bench.harness.runner.program": {"bench.harness.runner.server", "bench.harness.runner.loop"}}
+
+
+def test_each_harness_rule_is_stated_once():
+    for rule, (pattern, home) in RULES_ONCE.items():
+        where = sorted(name for name, text in _sources().items() if pattern.search(text))
+        assert where == [home], f"{rule} is stated in {where}; state it in bench/{home} and use it"
+
+
+def test_failure_kinds_are_status_values_not_strings():
+    """The parent decides kinds as Status members where it observes them (builder, process handle, runner session),
+    never as strings mapped later."""
+    kinds = re.compile(r"[\"'](timeout|crashed|compile_error|runtime_error|out_of_memory)[\"']")
+    for name in ("build/builder.py", "process.py", "runner/session.py", "evaluate.py", "decision/outcome.py"):
+        found = kinds.findall((HARNESS / name).read_text())
+        assert found == [], f"bench/harness/{name} names failure kinds as strings: {found}; use Status"
+
+
+def _module_imports() -> dict[str, set[str]]:
+    """bench.harness module -> the bench.harness modules it imports at module level (its dependency edges)."""
+    import ast
+
+    names = {".".join(("bench", *p.relative_to(BENCH).with_suffix("").parts)).removesuffix(".__init__")
+             for p in HARNESS.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for path in HARNESS.rglob("*.py"):
+        module = ".".join(("bench", *path.relative_to(BENCH).with_suffix("").parts)).removesuffix(".__init__")
+        edges: set[str] = set()
+        for node in ast.parse(path.read_text()).body:  # module level only: function-local imports are checked below
+            if isinstance(node, ast.Import):
+                edges |= {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                edges |= {node.module} | {f"{node.module}.{a.name}" for a in node.names}
+        graph[module] = {e for e in edges if e in names and e != module}
+    return graph
+
+
+def test_harness_imports_have_no_cycle():
+    graph = _module_imports()
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+
+    def visit(module: str, path: list[str]) -> None:
+        state[module] = 1
+        for dep in sorted(graph.get(module, ())):
+            if state.get(dep) == 1:
+                raise AssertionError("import cycle: " + " -> ".join([*path[path.index(dep):], dep]))
+            if dep not in state:
+                visit(dep, [*path, dep])
+        state[module] = 2
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [module])
+
+
+def test_child_process_modules_are_not_imported_by_the_parent():
+    graph = _module_imports()
+    for child, allowed in CHILD_ONLY.items():
+        importers = sorted(m for m, deps in graph.items() if child in deps and m not in allowed)
+        assert importers == [], f"{child} runs only in its own process, but {importers} import it"
+
+
+def test_function_local_imports_in_the_harness_say_why():
+    """A function-local import hides a dependency; it is allowed only where a process must not load the module
+    (jax in the parent, Pallas's TPU stack where no Pallas runs), with the reason on its line."""
+    import ast
+
+    missing = []
+    for path in sorted(HARNESS.rglob("*.py")):
+        if "inspection" in path.relative_to(HARNESS).parts:  # the inspection package runs its own worker process
+            continue  # and is reviewed with the trust boundary (issue 23); its local imports are not held here
+        lines = path.read_text().splitlines()
+        for node in ast.walk(ast.parse("\n".join(lines))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                for sub in ast.walk(node):
+                    if isinstance(sub, ast.Import | ast.ImportFrom) and "#" not in lines[sub.lineno - 1]:
+                        missing.append(f"{path.relative_to(BENCH)}:{sub.lineno}: {lines[sub.lineno - 1].strip()}")
+    assert sorted(set(missing)) == [], "say why the import is local, or move it to the top:\n" + "\n".join(
+        sorted(set(missing)))

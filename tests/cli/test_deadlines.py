@@ -41,5 +41,5 @@ def test_tune_starts_no_jax_backend_in_its_own_process(monkeypatch):
 def test_a_hanging_kernel_times_out_at_the_baselines_deadline():
     result = bench.evaluate("8p", KERNELS / "hangs_at_run.py", seeds=1)
     assert result.status.value == "timeout"
-    deadline = result.integrity.details["deadlines_s"]["correctness"]
+    deadline = result.deadlines_s["correctness"]
     assert RUN_FLOOR_S <= deadline < DEFAULT_TIMEOUT_S / 2

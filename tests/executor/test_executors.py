@@ -139,7 +139,7 @@ class _Stub:
     def run(self, unit, evaluator, items, batch=1):
         for key, task in items:
             if key == 0:
-                yield Outcome(key, EvalResult(workload=task.workload, status=Status.CORRECT, size="small",
+                yield Outcome(key, EvalResult(workload=task.workload, status=Status.COMPILE_ERROR, size="small",
                                               tpu="cpu").model_dump_json(), None, "h1")
             else:
                 yield Outcome(key, None, RuntimeError("node died"), "?")
@@ -150,7 +150,7 @@ class _Stub:
 
 def test_agent_samples_through_an_executor(tmp_path):
     results = ExecutorEvaluator(_Stub())("8p_GEMM", [tmp_path / "a.py", tmp_path / "b.py"], EvalSettings(size="small"))
-    assert [r.status for r in results] == [Status.CORRECT, Status.ERROR]
+    assert [r.status for r in results] == [Status.COMPILE_ERROR, Status.ERROR]
     assert "node died" in results[1].reason
 
 

@@ -40,8 +40,9 @@ def test_baseline_as_its_own_candidate_is_correct_with_speedup_near_one():
     assert r.kernel.timing_method == "cpu_wall_clock" and r.baseline.timing_method == "cpu_wall_clock"
     d = r.integrity.details
     # both programs timed in the one runner, ABBA; the CPU profile pass ran for both
-    assert d["block_order"] == ["baseline_program", "candidate_program", "candidate_program", "baseline_program"]
-    assert set(d["profiled_median_ms"]) == {"baseline", "kernel"} and d["runner"]["cpu_affinity"].startswith("core ")
+    assert r.block_order == ["baseline_program", "candidate_program", "candidate_program", "baseline_program"]
+    assert set(d["profiled_median_ms"]) == {"baseline", "kernel"} and r.runner.cpu_affinity.startswith("core ")
+    assert r.timing_seed is not None and r.timing_seed not in r.input_seeds and "input_seeds" not in d
     assert r.profile_top_ops and r.flops >= 2 * 256 * 512 * 384 and r.flops_source == "cost_analysis"
     assert r.bytes_accessed and r.operational_intensity == pytest.approx(r.flops / r.bytes_accessed, rel=1e-3)
     assert r.env.chip == "cpu" and r.size == "small" and r.env.jax_version and not r.env.interpret

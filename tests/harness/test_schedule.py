@@ -56,6 +56,6 @@ def test_exclusive_schedule_starts_the_runner_after_the_builds():
     r = evaluate(EvalTask(workload="8p_GEMM", kernel_path=KERNELS / "identical.py", size="small", seeds=1, iters=10,
                           blocks=2, timeout_s=60, schedule="exclusive"))
     assert r.status == Status.CORRECT, r.reason
-    t = r.integrity.details["timeline_s"]
-    assert r.integrity.details["schedule"] == "exclusive"
-    assert t["build_ended"] < t["runner_started"] < t["inputs_drawn"]
+    t = r.timeline_s
+    assert r.schedule == "exclusive" and t is not None
+    assert t.build_ended < t.runner_started < t.inputs_drawn

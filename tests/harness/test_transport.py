@@ -3,18 +3,10 @@
 import os
 import threading
 
-import jax.numpy as jnp
 import numpy as np
 import pytest
 
 from bench.harness import transport
-
-
-def test_static_arguments_split_and_rejoin():
-    a = jnp.arange(12, dtype=jnp.bfloat16).reshape(3, 4) / 3
-    b = np.arange(5, dtype=np.int32)
-    split, static = transport.split_static([a, b, 7], [2])
-    assert static == {2: 7} and len(split) == 2 and transport.join_static(split, static, 3)[2] == 7
 
 
 def test_message_round_trip_and_limits():

@@ -23,7 +23,9 @@ import traceback
 from typing import Any, Iterator
 
 from bench.harness import transport
+from bench.harness.build.lowering import export_jaxpr, trace, with_kernel_sites
 from bench.harness.messages import CANDIDATE_FN, BuildReply, BuildRequest, is_memory_error
+from bench.registry import spec
 
 
 def _import_kernel(path: str) -> Any:
@@ -38,11 +40,7 @@ def _import_kernel(path: str) -> Any:
 
 def build(request: BuildRequest) -> tuple[dict[str, Any], list[bytes]]:
     """The BuildReply fields and the export blobs (runnable first, then TPU when it lowered)."""
-    from bench.harness.build.lowering import export_jaxpr, trace, with_kernel_sites
-    from bench.harness.signature import abstract_signature
-    from bench.registry import spec
-
-    signature = abstract_signature(spec(request.workload), request.size)
+    signature = spec(request.workload).signature(request.size)
     fn = getattr(_import_kernel(request.kernel_path), "workload", None)
     if not callable(fn):
         return {"ok": False, "error": "the kernel file defines no callable `workload`"}, []
@@ -74,7 +72,7 @@ def _tpu_target() -> Iterator[None]:
     if "jax._src.pallas" not in sys.modules:
         yield
         return
-    from jax._src.pallas.mosaic import tpu_info
+    from jax._src.pallas.mosaic import tpu_info  # lazily: Pallas's TPU stack, for kernels that imported Pallas only
 
     kind = tpu_info.get_device_kind()
     if tpu_info.chip_version_from_device_kind(kind) is not None:  # a TPU host lowers for itself

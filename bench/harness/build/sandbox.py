@@ -23,8 +23,11 @@ import glob
 import os
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
+import tempfile
+import time
 import uuid
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -32,6 +35,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
 from bench.harness.hardware import SANDBOX_DEVICE_GLOBS
+from bench.paths import PALLAS_REFS_DIR, ROOT, WORKLOADS_DIR
 
 MODES = ("auto", "bwrap", "none")
 
@@ -101,8 +105,6 @@ class SandboxedCommand:
     def release(self, wait_s: float = 1.0) -> None:
         """Remove the cgroups once every process in them is gone (killed processes leave them a moment
         after their death); one still alive after `wait_s` keeps them (and stays countable there)."""
-        import time
-
         for group in (self.cgroup, self.memory_cgroup):
             if group is None:
                 continue
@@ -165,8 +167,6 @@ def device_nodes() -> list[str]:
 
 def readable_paths() -> list[str]:
     """Everything the build may read: Python, the venv, and the importable project code (outermost only)."""
-    from bench.paths import PALLAS_REFS_DIR, ROOT, WORKLOADS_DIR
-
     paths = {Path(sys.prefix), Path(sys.base_prefix), Path(ROOT) / "bench", WORKLOADS_DIR, PALLAS_REFS_DIR}
     resolved = sorted({str(p.resolve()) for p in paths if p.exists()})
     return [p for p in resolved if not any(p != q and p.startswith(q + "/") for q in resolved)]
@@ -363,8 +363,6 @@ def wrap(argv: list[str], mode: str = "auto", *, kernel: Path | None = None, lim
     memory = _memory_cgroup(limits.memory_mb)
     launcher = _launcher(limits, cgroup, memory)
     if name == "none":
-        import tempfile
-
         home = Path(tempfile.mkdtemp(prefix="jaxbench_build_home_"))
         return SandboxedCommand(launcher + list(argv), scrubbed_env(extra_env, home=home), "none", limits, cgroup,
                                 memory)
@@ -375,9 +373,6 @@ def wrap(argv: list[str], mode: str = "auto", *, kernel: Path | None = None, lim
 
 def startup_cost_ms(repeats: int = 5) -> tuple[float, float | None]:
     """Median ms to start and finish a trivial Python process plainly and under bubblewrap (None: unusable)."""
-    import statistics
-    import time
-
     def median_ms(cmd: SandboxedCommand) -> float:
         times = []
         for _ in range(repeats):

@@ -24,7 +24,7 @@ from bench.harness.inspection import Inspection
 from bench.harness.inspection.work import MOSTLY_XLA_BELOW
 from bench.harness.messages import BASELINE_FN, CANDIDATE_FN, PALLAS_FN, EvaluateReply, PrepareReply, RunnerHello
 from bench.harness.process import WorkerFailure, one_line
-from bench.harness.result import Correctness, Environment, EvalResult, Integrity, Status, Timing
+from bench.harness.result import Correctness, Environment, EvalResult, Integrity, RunnerInfo, Status, Timeline, Timing
 from bench.harness.runner import timing
 from bench.harness.schedule import Plan
 from bench.harness.task import DEFAULT_ITERS, DEFAULT_WARMUP, INTERPRET_ITERS, INTERPRET_WARMUP, EvalTask
@@ -109,43 +109,46 @@ def _details(ctx: BatchContext | None, built: Built) -> dict[str, Any]:
         d["inspection"] = dict(built.inspection.details)
         if built.inspection.refused:
             d["inspection"]["refused"] = built.inspection.refused
-    if ctx is not None:
-        d["schedule"] = ctx.plan.name
-        d["schedule_reason"] = ctx.plan.why
-        d["runner"] = {"pid": ctx.hello.pid, "cpu_affinity": ctx.hello.cpu_affinity, "memory_cap": ctx.hello.memory_cap}
-        # the order the issue promises: this build's processes were gone before any input was drawn
-        d["timeline_s"] = {"build_ended": round(a.ended - ctx.t0, 4), "inputs_drawn": round(ctx.prepared.drawn_at - ctx.t0, 4),
-                           "runner_started": round(ctx.runner_started_at - ctx.t0, 4)}
-        if ctx.task.secret_seed is None:
-            d["input_seeds"] = {"correctness": ctx.seeds, "timing": ctx.timing_seed}
-        if ctx.prepared.pallas_reference:
-            d["pallas_reference"] = ctx.prepared.pallas_reference
+    if ctx is not None and ctx.prepared.pallas_reference:
+        d["pallas_reference"] = ctx.prepared.pallas_reference
     return d
 
 
+def _batch_fields(ctx: BatchContext, built: Built) -> dict[str, Any]:
+    """The fields every result of a batch that reached the runner carries (its runner, schedule, seeds, timeline)."""
+    hello, prepared, t0 = ctx.hello, ctx.prepared, ctx.t0
+    fields: dict[str, Any] = {
+        "workload": prepared.workload, "size": prepared.size, "tpu": hello.env.chip, "config": prepared.config,
+        "flops": prepared.flops, "flops_source": prepared.flops_source, "bytes_accessed": prepared.bytes_accessed,
+        "schedule": ctx.plan.name, "schedule_reason": ctx.plan.why,
+        "runner": RunnerInfo(pid=hello.pid, cpu_affinity=hello.cpu_affinity, memory_cap=hello.memory_cap),
+        # the order the threat model promises: this build's processes were gone before any input was drawn
+        "timeline_s": Timeline(build_ended=round(built.artifact.ended - t0, 4),
+                               inputs_drawn=round(prepared.drawn_at - t0, 4),
+                               runner_started=round(ctx.runner_started_at - t0, 4))}
+    if prepared.flops and prepared.bytes_accessed:
+        fields["operational_intensity"] = round(prepared.flops / prepared.bytes_accessed, 4)
+    if ctx.task.secret_seed is None:  # seeds derived from the secret are never recorded
+        fields.update(input_seeds=ctx.seeds, timing_seed=ctx.timing_seed)
+    return fields
+
+
 def _result(ctx: BatchContext | None, task: EvalTask, built: Built, status: Status, reason: str, *,
-            interpreted: bool = False, details: dict | None = None, **fields: Any) -> EvalResult:
+            interpreted: bool = False, details: dict[str, Any] | None = None, overhead: dict[str, float] | None = None,
+            **fields: Any) -> EvalResult:
     """The one constructor of an EvalResult: the common fields, then the status-specific ones."""
-    prepared = ctx.prepared if ctx else None
-    base: dict[str, Any] = {"workload": prepared.workload if prepared else task.workload,
-                            "size": prepared.size if prepared else (task.size or ""),
-                            "tpu": ctx.hello.env.chip if ctx else "unknown",
-                            "config": prepared.config if prepared else {}}
-    if prepared is not None:
-        base.update(flops=prepared.flops, flops_source=prepared.flops_source, bytes_accessed=prepared.bytes_accessed)
-        if prepared.flops and prepared.bytes_accessed:
-            base["operational_intensity"] = round(prepared.flops / prepared.bytes_accessed, 4)
+    base: dict[str, Any] = ({"workload": task.workload, "size": task.size or "", "tpu": "unknown"} if ctx is None
+                            else _batch_fields(ctx, built))
     insp = built.inspection
     integrity = Integrity(has_pallas=(insp.pallas_calls > 0) if insp else None, pallas_calls=insp.pallas_calls if insp else 0,
                           flags=_flags(built), details={**_details(ctx, built), **(details or {})})
-    overhead = {"build": round(built.build_s, 4)}
+    overhead_s = {"build": round(built.build_s, 4)}
     if ctx is not None:
-        overhead["runner_prepare"] = round(ctx.prepare_s, 4)
-    overhead.update(fields.pop("overhead", {}))
+        overhead_s["runner_prepare"] = round(ctx.prepare_s, 4)
+    overhead_s.update(overhead or {})
     return EvalResult(status=status, reason=reason, env=_environment(ctx, built, interpreted), seeds=task.seeds,
-                      secret_seed_used=task.secret_seed is not None,
-                      input_seeds=(ctx.seeds if ctx and task.secret_seed is None else []),
-                      tpu_lowering=tpu_lowering(built), integrity=integrity, overhead_s=overhead,
+                      secret_seed_used=task.secret_seed is not None, tpu_lowering=tpu_lowering(built),
+                      integrity=integrity, overhead_s=overhead_s,
                       pallas_coverage=insp.pallas_coverage if insp else None,
                       readiness_check=insp.readiness_check if insp else None,
                       wall_time_s=round(time.monotonic() - (ctx.t0 if ctx else built.started), 3),
@@ -193,28 +196,27 @@ def runner_failed(ctx: BatchContext, built: Built, failure: WorkerFailure, phase
                   deadlines: dict[str, float]) -> EvalResult:
     """The runner did not answer while running the candidate's program: it hung (TIMEOUT), died (CRASHED), ran
     out of memory (OUT_OF_MEMORY), or replied with its own failure (ERROR: a harness self-check, not the candidate)."""
-    details = {"deadlines_s": deadlines}
     if failure.kind == Status.ERROR:
         return _result(ctx, ctx.task, built, Status.ERROR, f"harness error: {failure.message}", error=failure.error,
-                       traceback=failure.traceback, details=details, overhead=dict(phase_s))
+                       traceback=failure.traceback, deadlines_s=deadlines, overhead=phase_s)
     reason = failure.message.replace("runner", "the runner running the candidate's program", 1)
-    return _result(ctx, ctx.task, built, failure.kind, reason, error=failure.error, details=details,
-                   overhead=dict(phase_s))
+    return _result(ctx, ctx.task, built, failure.kind, reason, error=failure.error, deadlines_s=deadlines,
+                   overhead=phase_s)
 
 
-def decide(ctx: BatchContext, built: Built, reply: EvaluateReply, trace: bytes | None, phase_s: dict,
-           interpreted: bool, deadlines: dict) -> EvalResult:
-    """The verdict of a candidate the runner ran: compile/run failure, incorrect, rejected or correct."""
+def decide(ctx: BatchContext, built: Built, reply: EvaluateReply, trace: bytes | None, phase_s: dict[str, float],
+           interpreted: bool, deadlines: dict[str, float]) -> EvalResult:
+    """The verdict of a candidate the runner ran: compile/run failure, incorrect, rejected or correct.
+    `phase_s`: wall seconds of the runner's phases (compile, correctness, timing), reported as overhead."""
     task = ctx.task
-    common = dict(interpreted=interpreted, overhead=dict(phase_s))  # wall seconds of compile, correctness, timing
     if not reply.ran:
         if reply.memory_error:
             status = Status.OUT_OF_MEMORY
         else:
             status = Status.COMPILE_ERROR if reply.stage == "compile" else Status.RUNTIME_ERROR
         return _result(ctx, task, built, status, one_line(reply.error), error=reply.error, traceback=reply.traceback,
-                       details={"deadlines_s": deadlines}, **common)
-    trial_details = {"resident_bytes_during_trials": [t.resident_bytes for t in reply.trials], "deadlines_s": deadlines}
+                       deadlines_s=deadlines, interpreted=interpreted, overhead=phase_s)
+    trial_details: dict[str, Any] = {"resident_bytes_during_trials": [t.resident_bytes for t in reply.trials]}
     verdict = merge([t.report for t in reply.trials if t.distribution == "upstream"])
     second = next((t.report for t in reply.trials if t.distribution == "second" and not t.report.correct), None)
     if verdict.correct and second is not None:  # a weak task's shortcut: correct on upstream's inputs only
@@ -223,23 +225,27 @@ def decide(ctx: BatchContext, built: Built, reply: EvaluateReply, trace: bytes |
         (t.report.correct for t in reply.trials if t.distribution == "second"), None)
     if not verdict.correct:
         return _result(ctx, task, built, Status.INCORRECT, verdict.reason, correctness=verdict, details=trial_details,
-                       **common)
+                       deadlines_s=deadlines, interpreted=interpreted, overhead=phase_s)
     verdict = verdict.model_copy(update={"timed_outputs_checked": reply.timed_verified})
     bad = next((t.report for t in reply.timed if not t.report.correct), None)
     if bad is not None or not reply.inputs_unchanged:
         why = f"timed call output differs: {bad.reason}" if bad else "the program modified its input arrays"
         return _result(ctx, task, built, Status.INCORRECT, why,
                        correctness=verdict.model_copy(update={"correct": False, "reason": why}), details=trial_details,
-                       **common)
-    return _timed_result(ctx, built, reply, trace, verdict, trial_details, common)
+                       deadlines_s=deadlines, block_order=reply.block_order, interpreted=interpreted,
+                       overhead=phase_s)
+    return _timed_result(ctx, built, reply, trace, verdict, trial_details,
+                         {"deadlines_s": deadlines, "block_order": reply.block_order},
+                         interpreted, {**phase_s})
 
 
 def _timed_result(ctx: BatchContext, built: Built, reply: EvaluateReply, trace: bytes | None, verdict: Correctness,
-                  details: dict, common: dict) -> EvalResult:
+                  details: dict[str, Any], fields: dict[str, Any], interpreted: bool,
+                  overhead: dict[str, float]) -> EvalResult:
     spec = hardware.chip_spec(ctx.hello.env.chip)
     peak = spec.peak_bf16_tflops if spec else None
     traced = timing.blocks_traced(ctx.plan.backend)
-    fields: dict[str, Any] = {"correctness": verdict}
+    fields["correctness"] = verdict
     notes, profiled = [], {}
     for run in reply.runs:
         name = NAMES[run.name]
@@ -258,7 +264,6 @@ def _timed_result(ctx: BatchContext, built: Built, reply: EvaluateReply, trace: 
         details["profiled_median_ms"] = profiled
     if notes:
         details["timing_notes"] = notes
-    details["block_order"] = reply.block_order
     base, kern = fields["baseline"], fields["kernel"]
     fields["speedup_vs_baseline"] = round(base.median_ms / kern.median_ms, 4) if kern.median_ms > 0 else None
     if base.wall_clock_median_ms and kern.wall_clock_median_ms:
@@ -267,14 +272,15 @@ def _timed_result(ctx: BatchContext, built: Built, reply: EvaluateReply, trace: 
         fields["speedup_vs_pallas"] = round(fields["pallas_reference"].median_ms / kern.median_ms, 4)
     fields.update(_uncertainty(ctx.plan.backend, reply, base, kern, fields["speedup_vs_baseline"], details))
     timed_s = sum(sum(r.wall_ms) for r in reply.runs) / 1e3
-    common["overhead"]["timed_iterations"] = round(timed_s, 4)
+    overhead["timed_iterations"] = round(timed_s, 4)
     audit = audit_measurement(kernel_median_ms=kern.median_ms, chip=ctx.hello.env.chip,
                               output_bytes=ctx.prepared.output_bytes, baseline_flops=ctx.prepared.flops,
                               baseline_bytes=ctx.prepared.bytes_accessed, speedup=fields["speedup_vs_baseline"])
     details.update(audit.details)
     extra_flags = list(audit.flags)
     result = _result(ctx, ctx.task, built, Status.REJECTED if audit.reject_reason else Status.CORRECT,
-                     audit.reject_reason or _summary(verdict, fields), details=details, **common, **fields)
+                     audit.reject_reason or _summary(verdict, fields), details=details, interpreted=interpreted,
+                     overhead=overhead, **fields)
     if extra_flags:
         result = result.model_copy(update={"integrity": result.integrity.model_copy(
             update={"flags": merge_flags(result.integrity.flags, extra_flags)})})

@@ -18,6 +18,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from threadpoolctl import threadpool_limits
+
 from bench.harness.schedule import cpu_only_host
 
 TIMING_NICE = -10
@@ -85,8 +87,6 @@ def timing_isolation(core: int | None, nice: int = TIMING_NICE) -> Iterator[dict
             except OSError:
                 pass
         done["parent_threads_moved"] = len(moved)
-    from threadpoolctl import threadpool_limits
-
     try:
         with threadpool_limits(limits=1, user_api="blas"):
             yield done
@@ -182,7 +182,7 @@ def synchronous_dispatch() -> None:
     pool thread, one voluntary context switch per call; synchronous: all of it on the calling thread, none, and
     0.1-0.3 ms less CPU per call for 11p and 8p). One thread per call is also what the timer assumes: the wall
     clock around the call is that thread's time."""
-    import jax
+    import jax  # lazily: the parent imports this module and must not load jax for it
 
     jax.config.update("jax_cpu_enable_async_dispatch", False)  # type: ignore[no-untyped-call]
 

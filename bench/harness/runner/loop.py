@@ -23,6 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import jax
+import jax.numpy as jnp
+import numpy as np
+
 from bench.harness.correctness import Tolerance, compare
 from bench.harness.messages import CANDIDATE_FN, TrialReport
 from bench.harness.runner.interference import Recorder
@@ -50,8 +54,6 @@ class TimedRun:
 
 
 def _hash(sets: list[list[Any]]) -> str:
-    import numpy as np
-
     h = hashlib.sha256()
     for s in sets:
         for a in s:
@@ -90,10 +92,6 @@ _DIGESTS: dict[tuple[Any, ...], Any] = {}
 def digest(outputs: list[Any], multiplier: int) -> int:
     """A position-weighted sum (mod 2^32) of the outputs' bits, computed on the device: equal for bitwise-equal
     outputs, different (almost surely) otherwise. One small jitted program per output signature."""
-    import jax
-    import jax.numpy as jnp
-    import numpy as np
-
     key = (tuple((o.shape, str(o.dtype)) for o in outputs), multiplier)
     fn = _DIGESTS.get(key)
     if fn is None:
@@ -122,8 +120,6 @@ def _timed(program: Program, sets: list[list[Any]], n: int, start: int, check_at
     """`n` calls over the rotating input sets: per-call wall ms (perf_counter + block_until_ready). After each
     call, outside the timer, its output's digest is compared with `expect`; returned: the outputs to compare
     in full (the call at `check_at`, and any whose digest differs), and how many outputs were verified."""
-    import jax
-
     walls: list[float] = []
     keep: list[tuple[int, Any]] = []
     verified = 0
@@ -154,8 +150,6 @@ def time_programs(programs: list[Program], host: list[Any], reference: list[Any]
     outputs verified. `retrials`: (seed, host inputs, reference) re-run on the candidate, untimed, between
     blocks. The trace (blocks on TPU/GPU, an untimed profile pass on CPU) comes back whole. `record` gets one
     segment per (block, program): its calls and the host's interference meanwhile."""
-    import jax
-
     retrials = retrials or []
     plan = draw_schedule(schedule_seed, iters, blocks, len(retrials))
     nbytes = sum(a.nbytes for a in host) or 1

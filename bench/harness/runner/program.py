@@ -9,16 +9,19 @@ from __future__ import annotations
 
 from typing import Any
 
+import jax
+import jax.numpy as jnp
+import numpy as np
+
 from bench.harness.messages import module_name
 from bench.harness.signature import aval_text
+from bench.registry import Signature
 
 
 class Program:
     """One compiled program: deserialized from an export and compiled under a fixed name."""
 
-    def __init__(self, name: str, exported_bytes: bytes, signature: Any) -> None:
-        import jax
-
+    def __init__(self, name: str, exported_bytes: bytes, signature: Signature) -> None:
         exp = jax.export.deserialize(bytearray(exported_bytes))
         want = [aval_text(a) for a in signature.arrays]
         got = [aval_text(a) for a in exp.in_avals]
@@ -37,24 +40,17 @@ class Program:
         self.compiled = jax.jit(program).lower(*signature.arrays).compile()
 
     def __call__(self, arrays: list[Any]) -> list[Any]:
-        import jax
-
         return list(jax.tree.leaves(jax.block_until_ready(self.compiled(*arrays))))
 
 
 def to_host(arrays: list[Any]) -> list[Any]:
     """Owned host copies (never views of device buffers that are about to be deleted)."""
-    import numpy as np
-
     return [np.array(a, copy=True) for a in arrays]
 
 
 def place(host: list[Any]) -> list[Any]:
     """Device arrays owned by the runtime, ready before any program reads them (a host callback can never
     be in a program here, but a copy still queued would be timed by the first call)."""
-    import jax
-    import jax.numpy as jnp
-
     placed: list[Any] = jax.block_until_ready([jnp.copy(jax.device_put(a)) for a in host])
     return placed
 
@@ -68,6 +64,5 @@ def delete(arrays: list[Any]) -> None:
 
 
 def resident_bytes() -> int:
-    import jax
-
+    """Device bytes alive now (recorded while a candidate runs: its own inputs only)."""
     return sum(int(a.nbytes) for a in jax.live_arrays())

@@ -17,188 +17,202 @@ and the baseline's outputs live on the host (on a TPU a Mosaic kernel's DMA is n
 from __future__ import annotations
 
 import argparse
+import contextlib
+import importlib.util
 import os
 import resource
 import sys
 import time
 import traceback
-from typing import Any, Callable
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
+import jax
+import jax.numpy as jnp
+
+from bench.audit.stress import Stress, stress_for
 from bench.harness import transport
+from bench.harness.correctness import Tolerance, compare
+from bench.harness.hardware import default_size, detect
 from bench.harness.messages import (BASELINE_FN, CANDIDATE_FN, PALLAS_FN, EvaluateReply, EvaluateRequest, ExitRequest,
-                                    LoadRequest, PrepareReply, PrepareRequest, ProgramRun, RunnerFailure, RunnerHello,
-                                    TimeBaselineRequest, TrialReport, TrialsRequest, is_memory_error)
+                                    LoadRequest, Message, PrepareReply, PrepareRequest, ProgramRun, RunnerFailure,
+                                    RunnerHello, TimeBaselineRequest, TrialReport, TrialsRequest, is_memory_error)
 from bench.harness.result import Machine
 from bench.harness.runner.interference import Recorder
 from bench.harness.runner.isolation import confine_self
 from bench.harness.runner.loop import SelfCheckFailed, time_programs
 from bench.harness.runner.program import Program, delete, place, resident_bytes, to_host
+from bench.harness.signature import aval_text, export_program
+from bench.paths import PALLAS_REFS_DIR
+from bench.registry import Signature, WorkloadSpec, spec
+
+Reply = tuple[dict[str, Any], list[bytes]]  # a reply header (ok added by serve) and its blobs
+Seed = int | str | None  # None: upstream's fixed inputs (`bench run`); "stress:<n>": the second distribution
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One workload at one size, as `prepare` set it up: kept by a warm runner until another is asked for."""
+
+    spec: WorkloadSpec
+    size: str
+    signature: Signature
+    tolerance: Tolerance
+    baseline: Program  # compiled once, through the same export -> deserialize -> compile path as a candidate
+    compile_s: float  # deserializing + compiling the baseline: the candidate's compile deadline follows it
+    flops: tuple[float | None, str]
+    stress: Stress | None  # the weak task's second input distribution (bench.audit.stress), if it has one
+
 
 class State:
     """What the runner keeps between candidates (all host-side, except compiled programs)."""
 
     def __init__(self, env: Machine) -> None:
         self.env = env
-        self.spec: Any = None
-        self.flops: tuple[float | None, str] = (None, "")
-        self.baseline_compile_s = 0.0
-        self.stress_key: str | None = None  # the inputs/refs key of the weak task's second distribution
-        self.signature: Any = None
-        self.tolerance: Any = None
-        self.inputs: dict[Any, list[Any]] = {}  # seed -> host arrays
-        self.refs: dict[Any, list[Any]] = {}  # seed -> host reference outputs
-        self.seeds: list[Any] = []
-        self.timing_seed: Any = None
-        self.baseline: Program | None = None
+        self.loaded: Workload | None = None
         self.pallas: Program | None = None
+        self.inputs: dict[Seed, list[Any]] = {}  # seed -> host arrays
+        self.refs: dict[Seed, list[Any]] = {}  # seed -> host reference outputs
+        self.seeds: list[Seed] = []
+        self.timing_seed: Seed = None
         self.candidate: Program | None = None  # loaded by `load`, dropped after `time` or the next `load`
-        self.key: tuple = ()
+        self.stress_key: str | None = None  # the inputs/refs key of the weak task's second distribution
+
+    @property
+    def workload(self) -> Workload:
+        if self.loaded is None:
+            raise RuntimeError("the runner was not prepared")  # a harness bug: prepare comes first
+        return self.loaded
+
+    def loaded_candidate(self) -> Program:
+        if self.candidate is None:
+            raise RuntimeError("no candidate loaded")  # a harness bug: load comes first
+        return self.candidate
 
 
-def _draw(state: State, seed: Any, size: str, stress: Any = None) -> list[Any]:
-    import jax
-    import jax.numpy as jnp
-
-    inputs = state.spec.create_inputs(dtype=jnp.bfloat16, size=size, seed=seed)
-    if stress is not None:  # the weak task's second distribution (bench.audit.stress)
-        inputs = stress.transform(tuple(inputs))
-    arrays, _ = transport.split_static(tuple(inputs), sorted(state.signature.static))
+def _draw(w: Workload, seed: Seed) -> list[Any]:
+    if isinstance(seed, str):  # the stressed draw: a fresh seed, then the workload's transform
+        if w.stress is None:
+            raise RuntimeError(f"{seed}: {w.spec.id} has no second distribution")  # a harness bug
+        drawn = w.spec.create_inputs(dtype=jnp.bfloat16, size=w.size, seed=int(seed.split(":")[1]))
+        inputs = w.stress.transform(tuple(drawn))
+    else:
+        inputs = w.spec.create_inputs(dtype=jnp.bfloat16, size=w.size, seed=seed)
+    arrays = w.signature.array_args(tuple(inputs))
     host = to_host(arrays)
     delete([a for a in arrays if isinstance(a, jax.Array)])
     return host
 
 
-def _export_bytes(fn: Callable, name: str, signature: Any, interpret: bool) -> bytes:
+def _interpret_mode(interpret: bool) -> contextlib.AbstractContextManager[Any]:
+    """TPU interpret mode for Pallas kernels BUILT inside it (gotcha T2), on a CPU runner."""
+    if not interpret:
+        return contextlib.nullcontext()
+    from jax.experimental.pallas import tpu as pltpu  # lazily: ~0.4 s, only for a Pallas reference on CPU
+
+    return pltpu.force_tpu_interpret_mode(True)  # type: ignore[arg-type]  # bool: HLO interpret mode
+
+
+def _export_bytes(fn: Callable[..., Any], name: str, signature: Signature, interpret: bool) -> bytes:
     """Trusted code (the baseline, a Pallas reference) exported exactly as the build exports a candidate."""
-    import contextlib
-
-    from jax.experimental.pallas import tpu as pltpu
-
-    from bench.harness.signature import export_program
-
-    ctx = pltpu.force_tpu_interpret_mode(True) if interpret else contextlib.nullcontext()
-    with ctx:
+    with _interpret_mode(interpret):
         return bytes(export_program(fn, name, signature, [jax_platform()]).serialize())
 
 
 def jax_platform() -> str:
     """This process's backend as jax.export names platforms."""
-    import jax
-
     backend = jax.default_backend()
     return "cuda" if backend == "gpu" else backend
 
 
-def cmd_prepare(state: State, req: PrepareRequest, blobs: list[bytes]) -> tuple[dict, list[bytes]]:
-    from bench.harness.correctness import Tolerance
-    from bench.harness.hardware import default_size
-    from bench.harness.signature import abstract_signature, aval_text
-    from bench.registry import spec
+def _load(workload: str, size: str) -> Workload:
+    s = spec(workload)
+    signature = s.signature(size)
+    exported = _export_bytes(s.workload, BASELINE_FN, signature, False)
+    t_compile = time.perf_counter()
+    baseline = Program(BASELINE_FN, exported, signature)
+    compile_s = time.perf_counter() - t_compile
+    return Workload(spec=s, size=size, signature=signature, tolerance=Tolerance(**s.tolerance), baseline=baseline,
+                    compile_s=compile_s, flops=s.flops(size),  # the one FLOPs definition (bench list == evaluate)
+                    stress=stress_for(s.id))
 
+
+def cmd_prepare(state: State, req: PrepareRequest, blobs: list[bytes]) -> Reply:
     size = req.size or default_size(state.env.backend)
-    key = (req.workload, size)
-    if state.key != key:  # a warm runner keeps its baseline; a new workload starts over
-        state.spec = spec(req.workload)
-        state.signature = abstract_signature(state.spec, size)
-        state.tolerance = Tolerance(**state.spec.tolerance)
-        exported = _export_bytes(state.spec.workload, BASELINE_FN, state.signature, False)
-        t_compile = time.perf_counter()
-        state.baseline = Program(BASELINE_FN, exported, state.signature)
-        state.baseline_compile_s = time.perf_counter() - t_compile
-        state.flops = state.spec.flops(size)  # the one FLOPs definition (bench list == bench evaluate)
+    if state.loaded is None or (state.loaded.spec.id, state.loaded.size) != (req.workload, size):
+        state.loaded = _load(req.workload, size)  # a warm runner keeps its baseline; a new workload starts over
         state.pallas = None
-        state.key = key
+    w = state.workload
     pallas_note = ""
     if req.with_pallas_reference and state.pallas is None:
-        pallas_note = _load_pallas_reference(state, state.spec.id)
+        pallas_note = _load_pallas_reference(state, w)
     elif req.with_pallas_reference:
         pallas_note = "ok"
     state.inputs, state.refs, state.candidate = {}, {}, None
     drawn_at = time.monotonic()
     calls_ms = []
-    from bench.audit.stress import stress_for
-
-    stress = stress_for(state.spec.id)
     state.stress_key = None
-    if stress is not None and req.seeds and req.seeds[0] is not None:
+    if w.stress is not None and req.seeds and req.seeds[0] is not None:
         state.stress_key = f"stress:{(int(req.seeds[0]) * 31 + 17) % (2**31 - 1)}"
     for seed in [*req.seeds, req.timing_seed, *([state.stress_key] if state.stress_key else [])]:
         if seed in state.inputs:
             continue
-        if isinstance(seed, str):  # the stressed draw: a fresh seed, then the workload's transform
-            state.inputs[seed] = _draw(state, int(seed.split(":")[1]), size, stress)
-        else:
-            state.inputs[seed] = _draw(state, seed, size)
+        state.inputs[seed] = _draw(w, seed)
         placed = place(state.inputs[seed])
         t = time.perf_counter()
-        out = state.baseline(placed)
+        out = w.baseline(placed)
         calls_ms.append((time.perf_counter() - t) * 1e3)
         state.refs[seed] = to_host(out)
         delete(placed + out)
     state.seeds, state.timing_seed = list(req.seeds), req.timing_seed
-    cost = state.baseline.compiled.cost_analysis()
+    cost = w.baseline.compiled.cost_analysis()
     cost = cost[0] if isinstance(cost, (list, tuple)) else (cost or {})
-    flops, source = state.flops
+    flops, source = w.flops
     ref = state.refs[req.timing_seed]
-    reply = PrepareReply(workload=state.spec.id, size=size,
-                         config={k: v for k, v in state.spec.config_for(size).items()
+    reply = PrepareReply(workload=w.spec.id, size=size,
+                         config={k: v for k, v in w.spec.config_for(size).items()
                                  if isinstance(v, (int, float, str, bool))},
-                         tolerance=dict(state.spec.tolerance), flops=flops or None, flops_source=source,
+                         tolerance=dict(w.spec.tolerance), flops=flops or None, flops_source=source,
                          bytes_accessed=float(cost.get("bytes accessed", 0.0)) or None,
                          output_bytes=int(sum(a.nbytes for a in ref)), output_shapes=[list(a.shape) for a in ref],
-                         in_avals=[aval_text(a) for a in state.signature.arrays], out_avals=state.baseline.out_avals,
+                         in_avals=[aval_text(a) for a in w.signature.arrays], out_avals=w.baseline.out_avals,
                          pallas_reference=pallas_note, drawn_at=drawn_at, baseline_call_ms=round(min(calls_ms), 4),
-                         baseline_compile_s=round(state.baseline_compile_s, 4))
+                         baseline_compile_s=round(w.compile_s, 4))
     return reply.model_dump(), []
 
 
-def _load_pallas_reference(state: State, workload: str) -> str:
+def _load_pallas_reference(state: State, w: Workload) -> str:
     """The project's hand-tuned Pallas kernel (trusted code), exported and compiled like a candidate."""
-    import importlib.util
-
-    from bench.paths import PALLAS_REFS_DIR
-
-    path = PALLAS_REFS_DIR / f"{workload}.py"
+    path = PALLAS_REFS_DIR / f"{w.spec.id}.py"
     if not path.exists():
-        return f"no pallas_refs/{workload}.py"
+        return f"no pallas_refs/{w.spec.id}.py"
     try:
-        spec = importlib.util.spec_from_file_location(f"pallas_ref_{workload}", path)
-        module = importlib.util.module_from_spec(spec)
-        from jax.experimental.pallas import tpu as pltpu
-
+        module_spec = importlib.util.spec_from_file_location(f"pallas_ref_{w.spec.id}", path)
+        if module_spec is None or module_spec.loader is None:
+            raise ImportError(f"cannot import {path}")
+        module = importlib.util.module_from_spec(module_spec)
         interpret = state.env.backend == "cpu"
-        with pltpu.force_tpu_interpret_mode(True) if interpret else _Null():  # built inside it (gotcha T2)
-            spec.loader.exec_module(module)
-            blob = _export_bytes(module.workload, PALLAS_FN, state.signature, interpret)
-        state.pallas = Program(PALLAS_FN, blob, state.signature)
+        with _interpret_mode(interpret):  # built inside it (gotcha T2)
+            module_spec.loader.exec_module(module)
+            blob = _export_bytes(module.workload, PALLAS_FN, w.signature, interpret)
+        state.pallas = Program(PALLAS_FN, blob, w.signature)
         return "ok"
     except Exception as exc:
         return f"unavailable: {type(exc).__name__}: {exc}"[:500]
 
 
-class _Null:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: Any) -> None:
-        return None
-
-
-def _trial(state: State, program: Program, seed: Any) -> TrialReport:
+def _trial(state: State, program: Program, seed: Seed) -> TrialReport:
     """One correctness trial: only this seed's inputs are on the device while the candidate runs."""
-    from bench.harness.correctness import compare
-
     placed = place(state.inputs[seed])
     resident = resident_bytes()
     try:
         out = to_host(program(placed))
     finally:
         delete(placed)
-    report = compare(state.refs[seed], out, state.tolerance)
+    report = compare(state.refs[seed], out, state.workload.tolerance)
     if isinstance(seed, str):
-        from bench.audit.stress import stress_for
-
-        stress = stress_for(state.spec.id)
+        stress = state.workload.stress
         what = stress.description if stress else "stressed inputs"
         if not report.correct:
             report = report.model_copy(update={"reason": f"second input distribution ({what}): {report.reason}"})
@@ -208,45 +222,43 @@ def _trial(state: State, program: Program, seed: Any) -> TrialReport:
     return TrialReport(seed=seed, report=report, resident_bytes=resident)
 
 
-def _failed(stage: str, exc: Exception) -> dict:
+def _failed(stage: str, exc: Exception) -> dict[str, Any]:
     """A candidate's program that failed to compile or run: a reply (ran=False), never a runner failure."""
     text = f"{type(exc).__name__}: {exc}"
     return EvaluateReply(ran=False, stage=stage, error=text[:4000], traceback=traceback.format_exc()[-4000:],
                          memory_error=is_memory_error(exc)).model_dump()
 
 
-def cmd_load(state: State, req: LoadRequest, blobs: list[bytes]) -> tuple[dict, list[bytes]]:
+def cmd_load(state: State, req: LoadRequest, blobs: list[bytes]) -> Reply:
     state.candidate = None
     if not blobs:
         raise ValueError("no program to load")
     try:
-        state.candidate = Program(CANDIDATE_FN, blobs[0], state.signature)
+        state.candidate = Program(CANDIDATE_FN, blobs[0], state.workload.signature)
     except Exception as exc:
         return _failed("compile", exc), []
     return EvaluateReply().model_dump(), []
 
 
-def cmd_trials(state: State, req: TrialsRequest, blobs: list[bytes]) -> tuple[dict, list[bytes]]:
-    if state.candidate is None:
-        raise ValueError("no candidate loaded")
+def cmd_trials(state: State, req: TrialsRequest, blobs: list[bytes]) -> Reply:
+    candidate = state.loaded_candidate()
     try:
-        trials = [_trial(state, state.candidate, seed) for seed in state.seeds]
+        trials = [_trial(state, candidate, seed) for seed in state.seeds]
         if state.stress_key is not None:  # correctness only: the weak task's second distribution
-            trials.append(_trial(state, state.candidate, state.stress_key))
+            trials.append(_trial(state, candidate, state.stress_key))
     except Exception as exc:
         state.candidate = None
         return _failed("correctness", exc), []
     return EvaluateReply(trials=trials).model_dump(), []
 
 
-def cmd_time(state: State, req: EvaluateRequest, blobs: list[bytes]) -> tuple[dict, list[bytes]]:
-    if state.candidate is None:
-        raise ValueError("no candidate loaded")
-    programs = [p for p in (state.baseline, state.candidate, state.pallas) if p is not None]
+def cmd_time(state: State, req: EvaluateRequest, blobs: list[bytes]) -> Reply:
+    w = state.workload
+    programs = [p for p in (w.baseline, state.loaded_candidate(), state.pallas) if p is not None]
     record = Recorder()
     try:
         retrials = [(seed, state.inputs[seed], state.refs[seed]) for seed in state.seeds]
-        run = time_programs(programs, state.inputs[state.timing_seed], state.refs[state.timing_seed], state.tolerance,
+        run = time_programs(programs, state.inputs[state.timing_seed], state.refs[state.timing_seed], w.tolerance,
                             req.warmup, req.iters, req.blocks, req.profile_iters, req.trace_blocks, record=record,
                             schedule_seed=req.schedule_seed, retrials=retrials)
     except SelfCheckFailed:
@@ -262,17 +274,19 @@ def cmd_time(state: State, req: EvaluateRequest, blobs: list[bytes]) -> tuple[di
     return reply.model_dump(), [run.trace] if run.trace else []
 
 
-def cmd_time_baseline(state: State, req: TimeBaselineRequest, blobs: list[bytes]) -> tuple[dict, list[bytes]]:
+def cmd_time_baseline(state: State, req: TimeBaselineRequest, blobs: list[bytes]) -> Reply:
     """`bench run`: the baseline alone, blocks of one program."""
-    run = time_programs([state.baseline], state.inputs[state.timing_seed], state.refs[state.timing_seed],
-                        state.tolerance, req.warmup, req.iters, 1, req.profile_iters, req.trace_blocks)
-    reply = EvaluateReply(runs=[ProgramRun(name=BASELINE_FN, module=state.baseline.module,
+    w = state.workload
+    run = time_programs([w.baseline], state.inputs[state.timing_seed], state.refs[state.timing_seed],
+                        w.tolerance, req.warmup, req.iters, 1, req.profile_iters, req.trace_blocks)
+    reply = EvaluateReply(runs=[ProgramRun(name=BASELINE_FN, module=w.baseline.module,
                                            wall_ms=run.walls[BASELINE_FN])],
                           inputs_unchanged=run.inputs_unchanged, traced=run.trace is not None, block_order=run.order)
     return reply.model_dump(), [run.trace] if run.trace else []
 
 
-COMMANDS: dict[str, tuple[type, Callable]] = {
+#: command name -> (its message model, its handler): every request is validated against its model first
+COMMANDS: dict[str, tuple[type[Message], Callable[[State, Any, list[bytes]], Reply]]] = {
     "prepare": (PrepareRequest, cmd_prepare),
     "load": (LoadRequest, cmd_load),
     "trials": (TrialsRequest, cmd_trials),
@@ -294,10 +308,6 @@ def _cap_memory(memory_mb: int | None, backend: str) -> str:
 
 
 def serve(cmd_fd: int, reply_fd: int, memory_mb: int | None, core: int | None) -> None:
-    import jax  # noqa: F401
-
-    from bench.harness.hardware import detect
-
     affinity = confine_self(core)
     env = Machine.model_validate(detect())
     state = State(env)

@@ -65,7 +65,7 @@ class TraceEvent:
 
 def load_events(xspace: bytes) -> list[TraceEvent]:
     """Every event of a serialized XSpace, flattened (the public jax.profiler.ProfileData reader)."""
-    from jax.profiler import ProfileData
+    from jax.profiler import ProfileData  # lazily: the parent loads jax only when a trace came back
 
     profile = ProfileData.from_serialized_xspace(xspace)
     out: list[TraceEvent] = []

@@ -1,0 +1,43 @@
+"""EvalResult ties its status to the fields present: a result that contradicts itself is refused when it is built
+(or read back from JSON), so it can never be stored, ranked or shown."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from bench.harness.result import Correctness, EvalResult, Status, Timing
+
+OK = Correctness(correct=True, reason="ok")
+WRONG = Correctness(correct=False, reason="values differ")
+
+
+def _timing(ms: float) -> Timing:
+    return Timing(median_ms=ms, mean_ms=ms, std_ms=0.0, min_ms=ms, timing_method="cpu_wall_clock")
+
+
+def _result(status: Status, **fields: object) -> EvalResult:
+    return EvalResult(workload="8p_GEMM", status=status, size="small", tpu="cpu", **fields)
+
+
+def test_consistent_results_are_accepted_and_survive_json():
+    for r in (_result(Status.CORRECT, correctness=OK, baseline=_timing(2.0), kernel=_timing(1.0), speedup_vs_baseline=2.0),
+              _result(Status.REJECTED, correctness=OK, baseline=_timing(2.0), kernel=_timing(1e-6)),
+              _result(Status.INCORRECT, correctness=WRONG),
+              _result(Status.COMPILE_ERROR, error="SyntaxError"),
+              _result(Status.RUNTIME_ERROR), _result(Status.ERROR, reason="harness error: ...")):
+        assert EvalResult.model_validate_json(r.model_dump_json()) == r
+
+
+@pytest.mark.parametrize("status,fields,words", [
+    (Status.CORRECT, {"correctness": OK}, "needs the baseline's and the kernel's timings"),
+    (Status.CORRECT, {"baseline": _timing(2.0), "kernel": _timing(1.0)}, "needs a passing correctness verdict"),
+    (Status.REJECTED, {"correctness": WRONG, "baseline": _timing(2.0), "kernel": _timing(1.0)}, "passing correctness"),
+    (Status.INCORRECT, {"correctness": WRONG, "speedup_vs_baseline": 2.0}, "speedup_vs_baseline is set"),
+    (Status.INCORRECT, {}, "needs the failing correctness verdict"),
+    (Status.TIMEOUT, {"correctness": OK}, "cannot carry a passing correctness verdict"),
+    (Status.CRASHED, {"kernel": _timing(1.0), "speedup_ci": (0.9, 1.1)}, "kernel, speedup_ci is set"),
+])
+def test_a_result_that_contradicts_its_status_is_refused(status, fields, words):
+    with pytest.raises(ValidationError, match=words):
+        _result(status, **fields)
