@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -33,24 +33,32 @@ def _default(name: str) -> Any:
 def evaluate(
     workload: str = typer.Argument(..., help="workload id or unique prefix, e.g. 8p_GEMM, 8p or 41k"),
     kernels: list[Path] = typer.Argument(..., exists=True, dir_okay=False,
-                                         help="candidate kernel file(s) defining `workload`; several: one JSON line each with --json"),
-    size: Optional[str] = typer.Option(None, help="full | small (default: full on TPU/GPU, small on CPU)"),
+                                         help="candidate kernel file(s) defining `workload`; "
+                                              "several: one JSON line each with --json"),
+    size: str | None = typer.Option(None, help="full | small (default: full on TPU/GPU, small on CPU)"),
     as_json: bool = typer.Option(False, "--json", help="print the EvalResult as JSON (JSON lines for several kernels)"),
-    seeds: Optional[int] = typer.Option(None, help=f"correctness trials, one fresh input draw each (default {_default('seeds')})"),
-    warmup: Optional[int] = typer.Option(None, help=f"warmup calls per program (default {DEFAULT_WARMUP}; "
+    seeds: int | None = typer.Option(None, help="correctness trials, one fresh input draw each "
+                                                   f"(default {_default('seeds')})"),
+    warmup: int | None = typer.Option(None, help=f"warmup calls per program (default {DEFAULT_WARMUP}; "
                                                     f"{INTERPRET_WARMUP} for Pallas in CPU interpret mode)"),
-    iters: Optional[int] = typer.Option(None, help=f"timed calls per program (default {DEFAULT_ITERS}; "
+    iters: int | None = typer.Option(None, help=f"timed calls per program (default {DEFAULT_ITERS}; "
                                                    f"{INTERPRET_ITERS} for Pallas in CPU interpret mode)"),
-    blocks: Optional[int] = typer.Option(None, help=f"timing blocks alternated between baseline and kernel (default {_default('blocks')})"),
-    timeout: Optional[float] = typer.Option(None, help=f"wall-clock cap per phase, seconds (default {_default('timeout_s'):g}; "
-                                                       "run phases get less, from the baseline's time: bench.harness.task.run_deadline_s)"),
-    memory_mb: Optional[int] = typer.Option(None, "--memory-mb", help=f"candidate address-space cap on CPU, MB (default {_default('memory_limit_mb')}; 0: none)"),
-    sandbox: Optional[str] = typer.Option(None, help="auto | bwrap | none (default auto)"),
-    secret_seed_env: Optional[str] = typer.Option(None, help="environment variable holding a secret integer seed"),
+    blocks: int | None = typer.Option(None, help="timing blocks alternated between baseline and kernel "
+                                                    f"(default {_default('blocks')})"),
+    timeout: float | None = typer.Option(None, help="wall-clock cap per phase, seconds "
+                                                       f"(default {_default('timeout_s'):g}; "
+                                                       "run phases get less, from the baseline's time: "
+                                                       "bench.harness.task.run_deadline_s)"),
+    memory_mb: int | None = typer.Option(None, "--memory-mb", help="candidate address-space cap on CPU, MB "
+                                                                f"(default {_default('memory_limit_mb')}; 0: none)"),
+    sandbox: str | None = typer.Option(None, help="auto | bwrap | none (default auto)"),
+    secret_seed_env: str | None = typer.Option(None, help="environment variable holding a secret integer seed"),
     with_pallas_reference: bool = typer.Option(False, help="also time pallas_refs/<id>.py"),
-    schedule: Optional[str] = typer.Option(None, help="auto | interleaved | exclusive (one device process at a time; auto: on TPU)"),
+    schedule: str | None = typer.Option(None, help="auto | interleaved | exclusive "
+                                                    "(one device process at a time; auto: on TPU)"),
 ) -> None:
-    """Check candidate kernels against the workload's XLA baseline and time both. Exit code 0 only when all are correct."""
+    """Check candidate kernels against the workload's XLA baseline and time both. Exit code 0 only when all are
+    correct."""
     workload_id = workload_arg(workload)
     options: dict[str, Any] = {"size": size, "seeds": seeds, "warmup": warmup, "iters": iters, "blocks": blocks,
                                "timeout_s": timeout, "sandbox": sandbox, "schedule": schedule}
@@ -62,14 +70,15 @@ def evaluate(
     if secret_seed_env:
         value = os.environ.get(secret_seed_env)
         if value is None or not value.strip().lstrip("-").isdigit():
-            raise typer.BadParameter(f"environment variable {secret_seed_env} must hold an integer", param_hint="--secret-seed-env")
+            raise typer.BadParameter(f"environment variable {secret_seed_env} must hold an integer",
+                                     param_hint="--secret-seed-env")
         options["secret_seed"] = int(value)
     try:
         EvalTask(workload=workload_id, kernel_path=kernels[0], **options)  # option errors are usage errors
     except ValueError as e:
         raise typer.BadParameter(str(e).replace("\n", "; ")) from None
     worst = 0
-    for kernel, result in zip(kernels, api.evaluate_many(workload_id, kernels, **options)):
+    for kernel, result in zip(kernels, api.evaluate_many(workload_id, kernels, **options), strict=True):
         worst = max(worst, result.exit_code())
         if as_json and len(kernels) > 1:
             print(json.dumps({"kernel_file": str(kernel), **result.model_dump(mode="json")}), flush=True)
@@ -105,8 +114,8 @@ def _print_result(r: EvalResult) -> None:
         for name, t in (("XLA baseline", r.baseline), ("kernel", r.kernel), ("Pallas reference", r.pallas_reference)):
             if t is not None:
                 table.add_row(name, f"{t.median_ms:.4f}", f"{t.min_ms:.4f}", f"{t.iqr_ms or 0:.4f}",
-                              f"{t.wall_clock_median_ms or 0:.4f}", f"{t.tflops or 0:.3f}", f"{t.utilization_pct or 0:.2f}",
-                              t.timing_method)
+                              f"{t.wall_clock_median_ms or 0:.4f}", f"{t.tflops or 0:.3f}",
+                              f"{t.utilization_pct or 0:.2f}", t.timing_method)
         console.print(table)
         console.print(f"  speedup vs baseline {r.speedup_vs_baseline}x (wall clock {r.wall_speedup_vs_baseline}x)")
         if r.speedup_ci is not None:
@@ -184,9 +193,9 @@ def list_workloads(
 
 @app.command("run")
 def run_baselines(
-    workload: Optional[str] = typer.Argument(None, help="workload id or prefix"),
+    workload: str | None = typer.Argument(None, help="workload id or prefix"),
     all_: bool = typer.Option(False, "--all", help="every workload"),
-    size: Optional[str] = typer.Option(None, help="full | small (default by backend)"),
+    size: str | None = typer.Option(None, help="full | small (default by backend)"),
     warmup: int = typer.Option(DEFAULT_WARMUP, help="warmup calls"),
     iters: int = typer.Option(DEFAULT_ITERS, help="timed calls"),
     as_json: bool = typer.Option(False, "--json"),

@@ -32,9 +32,10 @@ import tempfile
 import threading
 import time
 import traceback
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from bench.harness import schedule
 from bench.harness.build.builder import BuildArtifact, build_kernel
@@ -156,7 +157,8 @@ class WarmRunner:
         try:
             prepared = self.session.prepare(request)
         except WorkerFailure as f:
-            return [outcome.harness_error(self.task, b, f"preparing the runner failed: {f.message}", t0) for b in builds]
+            why = f"preparing the runner failed: {f.message}"
+            return [outcome.harness_error(self.task, b, why, t0) for b in builds]
         prep_s = time.monotonic() - t_prep
         hello = self.session.hello
         if hello is None:  # prepare() starts the runner: a harness bug if it did not

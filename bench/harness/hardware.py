@@ -42,7 +42,8 @@ CHIPS: dict[str, ChipSpec] = {s.chip: s for s in (
     ChipSpec("h100", 989.4, 3350.0, "NVIDIA H100 SXM5 data sheet (dense bf16, HBM3)"),
     ChipSpec("h100_pcie", 756.0, 2000.0, "NVIDIA H100 PCIe data sheet (dense bf16, HBM2e)"),
     ChipSpec("h200", 989.4, 4800.0, "NVIDIA H200 SXM data sheet (dense bf16, HBM3e)"),
-    ChipSpec("cpu", 0.2, 20.0, "nominal: 2 x86 cores x ~3 GHz x 32 FLOP/cycle, ~20 GB/s DRAM; not a measured or data-sheet peak",
+    ChipSpec("cpu", 0.2, 20.0,
+             "nominal: 2 x86 cores x ~3 GHz x 32 FLOP/cycle, ~20 GB/s DRAM; not a measured or data-sheet peak",
              nominal=True, label="CPU interpret"),
 )}
 
@@ -110,7 +111,8 @@ def detect() -> dict[str, str | None]:
     import jax  # lazily: the parent imports this module and must never start a jax backend
 
     dev = jax.devices()[0]
-    return {"backend": dev.platform, "device_kind": dev.device_kind, "chip": normalize_chip(dev.device_kind), **versions()}
+    return {"backend": dev.platform, "device_kind": dev.device_kind, "chip": normalize_chip(dev.device_kind),
+            **versions()}
 
 
 def detect_in_subprocess() -> dict[str, str | None]:

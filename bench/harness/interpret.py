@@ -12,7 +12,8 @@ On CPU a TPU `pallas_call` only runs in interpret mode, and only when the `palla
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 
 def interpret_context(backend: str) -> contextlib.AbstractContextManager[Any]:

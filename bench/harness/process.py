@@ -99,8 +99,9 @@ class ChildProcess:
     `name` starts every message ("the build", "runner"); `memory_signals` are the signals that, for this
     child, may mean it hit its memory limit, and `memory_hint` says so in the reason."""
 
-    def __init__(self, name: str, argv: Sequence[str], *, reply_fd: int, env: dict[str, str], cwd: str | os.PathLike[str],
-                 stdin: int | IO[Any] | None, stdout: int | IO[Any] | None, pass_fds: Sequence[int] = (),
+    def __init__(self, name: str, argv: Sequence[str], *, reply_fd: int, env: dict[str, str],
+                 cwd: str | os.PathLike[str], stdin: int | IO[Any] | None, stdout: int | IO[Any] | None,
+                 pass_fds: Sequence[int] = (),
                  preexec_fn: Callable[[], Any] | None = None, memory_signals: Sequence[str] = ("SIGKILL",),
                  memory_hint: str = "possibly the out-of-memory killer") -> None:
         self.name = name
@@ -125,7 +126,8 @@ class ChildProcess:
             return transport.recv(self.reply_fd, time.monotonic() + timeout_s, max_bytes)
         except transport.ChannelTimeout:
             self.kill()
-            raise WorkerFailure(Status.TIMEOUT, f"{self.name} exceeded the {phase} time limit of {timeout_s:g} s") from None
+            limit = f"{self.name} exceeded the {phase} time limit of {timeout_s:g} s"
+            raise WorkerFailure(Status.TIMEOUT, limit) from None
         except transport.ChannelClosed:
             raise WorkerFailure(Status.CRASHED, f"{self.name} {self.describe_exit()} during {phase}") from None
         except transport.ChannelViolation as e:

@@ -8,13 +8,13 @@ speedup_vs_baseline, pallas_reference, speedup_vs_pallas, error, traceback); eve
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, computed_field, model_validator
 
 
-class Status(str, Enum):
+class Status(StrEnum):
     """Verdict of an evaluation. Only CORRECT exits 0 from `bench evaluate`."""
 
     CORRECT = "correct"
@@ -76,7 +76,8 @@ class Integrity(BaseModel):
 
     has_pallas: bool | None = None
     pallas_calls: int = 0
-    flags: list[str] = Field(default_factory=list)  # e.g. "host_callback", "static:frame_inspection", "below_physics_floor"
+    # e.g. "host_callback", "static:frame_inspection", "below_physics_floor"
+    flags: list[str] = Field(default_factory=list)
     details: dict[str, Any] = Field(default_factory=dict)
 
 

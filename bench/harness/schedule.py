@@ -20,8 +20,9 @@ from __future__ import annotations
 import glob
 import importlib.util
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal, Mapping
+from typing import Literal
 
 from bench.harness.hardware import GPU_DEVICE_GLOBS, TPU_DEVICE_GLOBS
 

@@ -62,8 +62,9 @@ def _build_env() -> dict[str, str]:
 
 
 def build_kernel(kernel: Path, request: BuildRequest, *, sandbox: str, timeout_s: float,
-                 limits: Limits = Limits()) -> BuildArtifact:
-    """Run one build to completion (or its deadline) and return what was observed."""
+                 limits: Limits | None = None) -> BuildArtifact:
+    """Run one build to completion (or its deadline) and return what was observed (`limits`: the defaults)."""
+    limits = limits or Limits()
     reply_r, reply_w = os.pipe()
     log_r, log_w = os.pipe()
     argv = [sys.executable, "-m", "bench.harness.build.child", "--reply-fd", str(reply_w)]

@@ -20,13 +20,13 @@ import importlib.util
 import os
 import sys
 import traceback
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from bench.harness import transport
 from bench.harness.build.lowering import export_jaxpr, trace, with_kernel_sites
 from bench.harness.messages import CANDIDATE_FN, BuildReply, BuildRequest, is_memory_error
 from bench.registry import spec
-
 
 def _import_kernel(path: str) -> Any:
     spec = importlib.util.spec_from_file_location("candidate_kernel", path)

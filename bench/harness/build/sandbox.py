@@ -29,10 +29,10 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable, Iterable, Mapping
 
 from bench.harness.hardware import SANDBOX_DEVICE_GLOBS
 from bench.paths import PALLAS_REFS_DIR, ROOT, WORKLOADS_DIR

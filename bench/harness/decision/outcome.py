@@ -140,8 +140,9 @@ def _result(ctx: BatchContext | None, task: EvalTask, built: Built, status: Stat
     base: dict[str, Any] = ({"workload": task.workload, "size": task.size or "", "tpu": "unknown"} if ctx is None
                             else _batch_fields(ctx, built))
     insp = built.inspection
-    integrity = Integrity(has_pallas=(insp.pallas_calls > 0) if insp else None, pallas_calls=insp.pallas_calls if insp else 0,
-                          flags=_flags(built), details={**_details(ctx, built), **(details or {})})
+    integrity = Integrity(has_pallas=(insp.pallas_calls > 0) if insp else None,
+                          pallas_calls=insp.pallas_calls if insp else 0, flags=_flags(built),
+                          details={**_details(ctx, built), **(details or {})})
     overhead_s = {"build": round(built.build_s, 4)}
     if ctx is not None:
         overhead_s["runner_prepare"] = round(ctx.prepare_s, 4)

@@ -35,9 +35,25 @@ from bench.audit.stress import Stress, stress_for
 from bench.harness import transport
 from bench.harness.correctness import Tolerance, compare
 from bench.harness.hardware import default_size, detect
-from bench.harness.messages import (BASELINE_FN, CANDIDATE_FN, PALLAS_FN, EvaluateReply, EvaluateRequest, ExitRequest,
-                                    LoadRequest, Message, PrepareReply, PrepareRequest, ProgramRun, RunnerFailure,
-                                    RunnerHello, TimeBaselineRequest, TrialReport, TrialsRequest, is_memory_error)
+from bench.harness.messages import (
+    BASELINE_FN,
+    CANDIDATE_FN,
+    PALLAS_FN,
+    EvaluateReply,
+    EvaluateRequest,
+    ExitRequest,
+    LoadRequest,
+    Message,
+    PrepareReply,
+    PrepareRequest,
+    ProgramRun,
+    RunnerFailure,
+    RunnerHello,
+    TimeBaselineRequest,
+    TrialReport,
+    TrialsRequest,
+    is_memory_error,
+)
 from bench.harness.result import Machine
 from bench.harness.runner.interference import Recorder
 from bench.harness.runner.isolation import confine_self

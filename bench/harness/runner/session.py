@@ -17,8 +17,18 @@ from pathlib import Path
 from typing import IO, Any
 
 from bench.harness import transport
-from bench.harness.messages import (EvaluateReply, EvaluateRequest, ExitRequest, LoadRequest, Message, PrepareReply,
-                                    PrepareRequest, RunnerFailure, RunnerHello, TrialsRequest)
+from bench.harness.messages import (
+    EvaluateReply,
+    EvaluateRequest,
+    ExitRequest,
+    LoadRequest,
+    Message,
+    PrepareReply,
+    PrepareRequest,
+    RunnerFailure,
+    RunnerHello,
+    TrialsRequest,
+)
 from bench.harness.process import ChildProcess, WorkerFailure, one_line
 from bench.harness.result import Status
 from bench.harness.runner.isolation import (TIMING_NICE, pin_threads, timing_core, timing_lock, worker_core,

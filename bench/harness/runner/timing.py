@@ -23,8 +23,9 @@ programs run on the device, where the device plane times them without this host-
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -161,9 +162,11 @@ def stats(times_ms: Sequence[float], method: str, wall_ms: Sequence[float], flop
     util = 100 * tflops / peak_tflops if tflops is not None and peak_tflops else None
     return Timing(median_ms=round(median, 6), mean_ms=round(float(t.mean()), 6), std_ms=round(float(t.std()), 6),
                   min_ms=round(float(t.min()), 6), max_ms=round(float(t.max()), 6), iqr_ms=round(float(q3 - q1), 6),
-                  timing_method=method, wall_clock_median_ms=round(float(np.median(wall_ms)), 6) if len(wall_ms) else None,
+                  timing_method=method,
+                  wall_clock_median_ms=round(float(np.median(wall_ms)), 6) if len(wall_ms) else None,
                   num_iters=len(t), tflops=round(tflops, 4) if tflops is not None else None,
-                  utilization_pct=round(util, 3) if util is not None else None, raw_times_ms=[round(float(x), 6) for x in t])
+                  utilization_pct=round(util, 3) if util is not None else None,
+                  raw_times_ms=[round(float(x), 6) for x in t])
 
 
 class ProgramTiming(NamedTuple):
@@ -184,7 +187,8 @@ def program_timing(xspace: bytes | None, module: str, wall_ms: Sequence[float],
         return _untraced_timing(times, op_totals, module, wall_ms, flops, peak_tflops)
     expected = len(wall_ms)
     if usable and len(times) == expected and len(set(methods)) == 1:
-        return ProgramTiming(stats(times, methods[0], wall_ms, flops, peak_tflops), _merge_ops(op_totals, expected), None)
+        timing = stats(times, methods[0], wall_ms, flops, peak_tflops)
+        return ProgramTiming(timing, _merge_ops(op_totals, expected), None)
     note = f"trace of {module} held {len(times)} executions, expected {expected}: wall clock used"
     return ProgramTiming(stats(wall_ms, "wall_clock", wall_ms, flops, peak_tflops), [], note)
 
