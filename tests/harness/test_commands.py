@@ -34,10 +34,11 @@ def test_evaluate_json_is_an_upstream_superset_and_exit_code_follows_status():
 
 
 def test_the_human_output_shows_the_interval_and_why_the_timing_is_noisy():
-    from bench.harness.result import EvalResult, Status, Timing
+    from bench.harness.result import Correctness, EvalResult, Status, Timing
 
     t = Timing(median_ms=1.0, mean_ms=1.0, std_ms=0.0, min_ms=1.0, timing_method="cpu_wall_clock")
     r = EvalResult(workload="8p_GEMM", status=Status.CORRECT, size="small", tpu="cpu", baseline=t, kernel=t,
+                   correctness=Correctness(correct=True, reason="ok"),
                    speedup_vs_baseline=1.01, speedup_ci=(0.93, 1.08), timing_quality="noisy",
                    timing_quality_reason="load average 3.10 on 2 cores")
     with commands.console.capture() as captured:
