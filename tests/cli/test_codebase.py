@@ -111,8 +111,9 @@ def _module_imports() -> dict[str, set[str]]:
         for node in ast.parse(path.read_text()).body:  # module level only: function-local imports are checked below
             if isinstance(node, ast.Import):
                 edges |= {a.name for a in node.names}
-            elif isinstance(node, ast.ImportFrom) and node.module:
-                edges |= {node.module} | {f"{node.module}.{a.name}" for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module:  # `from pkg import sub`: an edge to sub only
+                subs = {f"{node.module}.{a.name}" for a in node.names} & names
+                edges |= subs if len(subs) == len(node.names) else {node.module} | subs
         graph[module] = {e for e in edges if e in names and e != module}
     return graph
 

@@ -28,6 +28,7 @@ from bench.harness.build.lowering import export_jaxpr, trace, with_kernel_sites
 from bench.harness.messages import CANDIDATE_FN, BuildReply, BuildRequest, is_memory_error
 from bench.registry import spec
 
+
 def _import_kernel(path: str) -> Any:
     spec = importlib.util.spec_from_file_location("candidate_kernel", path)
     if spec is None or spec.loader is None:

@@ -18,6 +18,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import jax
+from jax._src import core
+
 #: Functions of this name prefix hold exactly one Pallas kernel (its Mosaic call, or its interpreter).
 KERNEL_SITE_PREFIX = "jaxbench_kernel"
 KERNEL_PRIMITIVES = ("pallas_call",)
@@ -25,8 +28,6 @@ KERNEL_PRIMITIVES = ("pallas_call",)
 
 def trace(fn: Any, name: str, signature: Any) -> Any:
     """The ClosedJaxpr of `fn` on the abstract signature, under the exported program's name."""
-    import jax
-
     def program(*arrays: Any) -> Any:
         return fn(*signature.full_args(arrays))
 
@@ -66,8 +67,6 @@ def _rewrite_jaxpr(jaxpr: Any, interpret: bool, counter: list[int], memo: dict[i
 
 
 def _rewrite_param(value: Any, interpret: bool, counter: list[int], memo: dict[int, Any]) -> Any:
-    from jax._src import core
-
     if isinstance(value, core.ClosedJaxpr):
         return _rewrite_closed(value, interpret, counter, memo)
     if isinstance(value, core.Jaxpr):
@@ -79,8 +78,6 @@ def _rewrite_param(value: Any, interpret: bool, counter: list[int], memo: dict[i
 
 def _kernel_site(eqn: Any, interpret: bool, counter: list[int]) -> Any:
     """The pallas_call equation as a call of a jitted function holding only it."""
-    import jax
-
     params = dict(eqn.params)
     if interpret:
         params["interpret"] = True
@@ -92,7 +89,7 @@ def _kernel_site(eqn: Any, interpret: bool, counter: list[int]) -> Any:
     site.__name__ = site.__qualname__ = f"{KERNEL_SITE_PREFIX}_{counter[0]}"
     counter[0] += 1
     avals = [v.aval for v in eqn.invars]
-    shapes = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in avals]  # type: ignore[no-untyped-call]
+    shapes = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in avals]
     wrapper = jax.make_jaxpr(jax.jit(site))(*shapes)
     (call,) = wrapper.jaxpr.eqns
     return call.replace(invars=list(eqn.invars), outvars=list(eqn.outvars))
@@ -100,15 +97,12 @@ def _kernel_site(eqn: Any, interpret: bool, counter: list[int]) -> Any:
 
 def export_jaxpr(closed: Any, name: str, platforms: list[str]) -> Any:
     """jax.export of a ClosedJaxpr's program for `platforms` (its function named `name`)."""
-    import jax
-    from jax._src import core
-
     run = core.jaxpr_as_fun(closed)
 
     def program(*arrays: Any) -> Any:
         return run(*arrays)
 
     program.__name__ = program.__qualname__ = name
-    avals = [jax.ShapeDtypeStruct(v.aval.shape, v.aval.dtype)  # type: ignore[no-untyped-call]
+    avals = [jax.ShapeDtypeStruct(v.aval.shape, v.aval.dtype)
              for v in closed.jaxpr.invars]
     return jax.export.export(jax.jit(program), platforms=platforms)(*avals)

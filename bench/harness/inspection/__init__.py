@@ -33,6 +33,7 @@ from typing import Any
 
 from bench.harness.inspection.module import DEFAULT_BOUNDS, Bounds
 from bench.harness.inspection.report import is_large_constant
+from bench.harness.task import STARTUP_TIMEOUT_S
 
 __all__ = [
     "INSPECTION_MEMORY_MB",
@@ -49,7 +50,6 @@ __all__ = [
 INSPECTION_TIMEOUT_S = 120.0
 #: ... and this much address space (RLIMIT_AS of the worker, after its imports).
 INSPECTION_MEMORY_MB = 4096
-STARTUP_TIMEOUT_S = 180.0
 
 
 @dataclass(frozen=True)

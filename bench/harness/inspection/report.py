@@ -171,12 +171,12 @@ def baseline_work(workload: str, size: str, bounds: Bounds = DEFAULT_BOUNDS) -> 
     seconds of work on the target chip. Cached per (workload, size); None when it cannot be exported."""
     key = (workload, size)
     if key not in _BASELINES:
-        from bench.harness.signature import abstract_signature, export_program
+        from bench.harness.signature import export_program
         from bench.registry import spec
 
         try:
             s = spec(workload)
-            exp = export_program(s.workload, "baseline_program", abstract_signature(s, size), ["tpu"])
+            exp = export_program(s.workload, "baseline_program", s.signature(size), ["tpu"])
             module = read(parse_stablehlo(exp.mlir_module_serialized, bounds), bounds)
             tally = work.coverage(module, bounds)
             _BASELINES[key] = tally.outside_s + tally.kernel_s

@@ -184,7 +184,7 @@ def synchronous_dispatch() -> None:
     clock around the call is that thread's time."""
     import jax  # lazily: the parent imports this module and must not load jax for it
 
-    jax.config.update("jax_cpu_enable_async_dispatch", False)  # type: ignore[no-untyped-call]
+    jax.config.update("jax_cpu_enable_async_dispatch", False)
 
 
 # Where the host-wide timing locks live (one per timing core): every user's evaluations on this host meet there.

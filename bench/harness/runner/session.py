@@ -31,8 +31,7 @@ from bench.harness.messages import (
 )
 from bench.harness.process import ChildProcess, WorkerFailure, one_line
 from bench.harness.result import Status
-from bench.harness.runner.isolation import (TIMING_NICE, pin_threads, timing_core, timing_lock, worker_core,
-                                           worker_env)
+from bench.harness.runner.isolation import TIMING_NICE, pin_threads, timing_core, timing_lock, worker_core, worker_env
 from bench.harness.task import STARTUP_TIMEOUT_S, EvalTask, compile_deadline_s, run_deadline_s
 from bench.paths import JAX_CACHE_DIR, ROOT  # JAX_CACHE_DIR: the runner's compilation cache (trusted only)
 
