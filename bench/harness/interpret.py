@@ -12,7 +12,6 @@ On CPU a TPU `pallas_call` only runs in interpret mode, and only when the `palla
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
 from typing import Any
 
 
@@ -33,27 +32,3 @@ def reset_after_error() -> None:
         pltpu.reset_tpu_interpret_mode_state()
     except Exception:  # nothing to reset when the interpreter never ran
         pass
-
-
-def _sub_jaxprs(value: Any) -> Iterator[Any]:
-    if hasattr(value, "eqns"):
-        yield value
-    elif hasattr(value, "jaxpr") and hasattr(value.jaxpr, "eqns"):
-        yield value.jaxpr
-    elif isinstance(value, (tuple, list)):
-        for v in value:
-            yield from _sub_jaxprs(v)
-
-
-def count_pallas_calls(jaxpr: Any) -> int:
-    """Number of pallas_call equations, nested jaxprs (pjit, cond, scan, custom_vjp ...) included.
-    Decides env.interpret; the integrity checks keep their own, richer inspection."""
-    jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
-    count = 0
-    for eqn in jaxpr.eqns:
-        if eqn.primitive.name == "pallas_call":
-            count += 1
-        for param in eqn.params.values():
-            for sub in _sub_jaxprs(param):
-                count += count_pallas_calls(sub)
-    return count
