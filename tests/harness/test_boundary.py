@@ -63,11 +63,12 @@ def test_the_candidate_never_sees_an_input_value(tmp_path: Path) -> None:
                           timeout_s=120))
     assert r.status == Status.CORRECT, r.reason
     probes = [json.loads(ln[len("PROBE "):]) for ln in r.candidate_log.splitlines() if ln.startswith("PROBE ")]
-    assert len(probes) >= 2  # traced for the runnable export and the TPU export: abstract every time
+    assert probes  # traced once (lowered for the runnable program and for TPU: build/lowering.py), abstract
     for seen in probes:
         assert seen["value"].startswith("none: ") and all("Tracer" in t for t in seen["types"]), seen
         assert "(256, 512)" not in seen["live_shapes"] and seen["input_files"] == [], seen
-    assert r.timeline_s is not None and r.timeline_s.build_ended < r.timeline_s.inputs_drawn  # the build (every process of it) was gone before any draw
+    # the build (every process of it) was gone before any draw
+    assert r.timeline_s is not None and r.timeline_s.build_ended < r.timeline_s.inputs_drawn
 
 
 SPAWNER = '''
@@ -108,7 +109,7 @@ def test_no_process_of_the_build_outlives_it(tmp_path: Path, mode: str) -> None:
     if mode == "bwrap":
         assert artifact.survivors == 0
     else:
-        assert artifact.survivors >= 3  # one at import, one per trace (runnable, TPU, ...)
+        assert artifact.survivors >= 2  # one at import, one at the trace (one trace, lowered twice)
 
 
 def test_log_keeps_head_and_tail_and_escapes_control_characters() -> None:
