@@ -145,7 +145,7 @@ def test_bombs_and_monsters_cost_their_bound_not_the_cap(results: dict[str, Eval
     assert "once its calls are inlined" in results["attack_compile_bomb"].reason
     small = results["attack_compile_bomb_small"]
     assert "compile time limit" in small.reason, _describe(small)
-    assert small.integrity.details["deadlines_s"]["compile"] < 180  # the floor, not the 300 s cap
+    assert small.deadlines_s["compile"] < 180  # the floor, not the 300 s cap
 
 
 def test_exit_early_cannot_forge_a_result(results: dict[str, EvalResult]) -> None:

@@ -15,7 +15,7 @@ from bench.harness.correctness import Tolerance
 from bench.harness.messages import BASELINE_FN, CANDIDATE_FN
 from bench.harness.runner.loop import draw_schedule, time_programs
 from bench.harness.runner.program import Program
-from bench.harness.signature import abstract_signature, export_program
+from bench.harness.signature import export_program
 from bench.registry import spec
 
 pytestmark = pytest.mark.slow
@@ -24,7 +24,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def setup():
     s = spec("8p_GEMM")
-    signature = abstract_signature(s, "small")
+    signature = s.signature("small")
     inputs = [np.asarray(x) for x in s.create_inputs(dtype=jnp.bfloat16, size="small", seed=7)]
     reference = [np.asarray(s.workload(*inputs))]
     baseline = Program(BASELINE_FN, bytes(export_program(s.workload, BASELINE_FN, signature, ["cpu"]).serialize()),
@@ -51,19 +51,17 @@ def _honest(a, b):
 def test_every_timed_output_of_a_call_counting_program_is_verified(setup) -> None:
     signature, inputs, reference, baseline = setup
     cheat = _program(_cheap_on_most_calls, signature)
-    _, reports, _, _, _, verified = time_programs([baseline, cheat], inputs, reference, Tolerance(), 1, 12, 3, 0,
-                                                  False, schedule_seed=12345)
-    assert verified == 12
-    assert any(not r.report.correct for r in reports), "cheap calls went unnoticed"
+    run = time_programs([baseline, cheat], inputs, reference, Tolerance(), 1, 12, 3, 0, False, schedule_seed=12345)
+    assert run.verified == 12
+    assert any(not r.report.correct for r in run.timed), "cheap calls went unnoticed"
 
 
 def test_an_honest_program_has_every_timed_output_verified_and_passes(setup) -> None:
     signature, inputs, reference, baseline = setup
     honest = _program(_honest, signature)
-    walls, reports, unchanged, _, order, verified = time_programs([baseline, honest], inputs, reference, Tolerance(),
-                                                                   1, 12, 3, 0, False, schedule_seed=99)
-    assert verified == 12 and all(r.report.correct for r in reports) and unchanged
-    assert len(walls[CANDIDATE_FN]) == 12 and len(order) == 6
+    run = time_programs([baseline, honest], inputs, reference, Tolerance(), 1, 12, 3, 0, False, schedule_seed=99)
+    assert run.verified == 12 and all(r.report.correct for r in run.timed) and run.inputs_unchanged
+    assert len(run.walls[CANDIDATE_FN]) == 12 and len(run.order) == 6
 
 
 def test_the_schedule_cannot_be_predicted() -> None:

@@ -35,7 +35,6 @@ from bench.harness.runner.isolation import TIMING_NICE, pin_threads, timing_core
 from bench.harness.task import STARTUP_TIMEOUT_S, EvalTask, compile_deadline_s, run_deadline_s
 from bench.paths import JAX_CACHE_DIR, ROOT  # JAX_CACHE_DIR: the runner's compilation cache (trusted only)
 
-
 #: The runner's persistent compilation cache holds at most this much; least recently used entries go first.
 #: Why a bound: every candidate's executable is stored (issue #23), so a stream of submissions grew it without end.
 COMPILATION_CACHE_MAX_BYTES = 1 << 30
