@@ -15,7 +15,7 @@ from bench.agent.evaluation import EvalSettings, ExecutorEvaluator
 from bench.dataset.ingest import ingest
 from bench.executor import ExecutorUnavailable, Outcome, make_executor
 from bench.executor.host import HARNESS_EVALUATOR, Host, batch_size, batches
-from bench.harness.result import EvalResult, Status
+from bench.harness.result import Correctness, EvalResult, Status
 from bench.harness.task import EvalTask
 from bench.paths import ROOT, SUBMISSIONS_DIR
 
@@ -63,7 +63,8 @@ class _Runner:
         if any(Path(k).name == "bug.py" for k in kernels):
             raise RuntimeError("harness bug")
         self.batches.append([Path(k).name for k in kernels])
-        return [EvalResult(workload=self.workload, status=Status.CORRECT, size="small", tpu="cpu") for _ in kernels]
+        return [EvalResult(workload=self.workload, status=Status.INCORRECT, size="small", tpu="cpu",
+                           correctness=Correctness(correct=False, reason="fake")) for _ in kernels]
 
     def close(self) -> None:
         self.closed = True
@@ -74,7 +75,7 @@ def test_a_host_keeps_one_warm_runner_per_workload_across_batches(tmp_path):
     host = Host(keep=2, warm_runner=_Runner)
     task = lambda w, k: EvalTask(workload=w, kernel_path=tmp_path / k)  # noqa: E731
     first = host.evaluate(HARNESS_EVALUATOR, [task("a", "1.py"), task("a", "2.py")])
-    assert [r.status for r in first] == [Status.CORRECT] * 2
+    assert [r.status for r in first] == [Status.INCORRECT] * 2
     host.evaluate(HARNESS_EVALUATOR, [task("a", "3.py")])
     host.evaluate(HARNESS_EVALUATOR, [task("b", "4.py"), task("a", "5.py")])
     a, b = _Runner.made
@@ -82,7 +83,7 @@ def test_a_host_keeps_one_warm_runner_per_workload_across_batches(tmp_path):
     host.evaluate(HARNESS_EVALUATOR, [task("c", "6.py")])  # a third workload: the least recently used one goes
     assert not a.closed and b.closed
     out = host.evaluate(HARNESS_EVALUATOR, [task("a", "bug.py"), task("c", "7.py")])
-    assert isinstance(out[0], RuntimeError) and out[1].status == Status.CORRECT  # a failed runner is replaced
+    assert isinstance(out[0], RuntimeError) and out[1].status == Status.INCORRECT  # a failed runner is replaced
     assert a.closed and len(_Runner.made) == 3
     host.evaluate(HARNESS_EVALUATOR, [task("a", "8.py")])
     assert len(_Runner.made) == 4 and _Runner.made[-1].batches == [["8.py"]]
