@@ -92,6 +92,54 @@ class LogCapture:
         return escape_controls(head + middle + tail)
 
 
+def read_frame(fd: int, timeout_s: float, phase: str, max_bytes: int, *, name: str,
+               describe_exit: Callable[[], str], kill: Callable[[], None]) -> tuple[dict[str, Any], list[bytes]]:
+    """The next whole reply frame of a child (`name` starts every reason), or a WorkerFailure: TIMEOUT past the
+    deadline (the child is killed), CRASHED when it closed the channel (`describe_exit` says how it ended) or
+    sent a malformed frame (killed). Shared by a process of the parent's (ChildProcess) and a build forked
+    from a zygote (bench.harness.build.warm)."""
+    try:
+        return transport.recv(fd, time.monotonic() + timeout_s, max_bytes)
+    except transport.ChannelTimeout:
+        kill()
+        raise WorkerFailure(Status.TIMEOUT, f"{name} exceeded the {phase} time limit of {timeout_s:g} s") from None
+    except transport.ChannelClosed:
+        raise WorkerFailure(Status.CRASHED, f"{name} {describe_exit()} during {phase}") from None
+    except transport.ChannelViolation as e:
+        kill()
+        raise WorkerFailure(Status.CRASHED, invalid_reply_reason(name, phase, e)) from None
+
+
+def invalid_reply_reason(name: str, phase: str, error: Exception) -> str:
+    """The reason for a reply the parent cannot accept (a malformed frame, or a header its model refuses):
+    CRASHED, since nothing a child writes gives it a better status."""
+    return escape_controls(f"{name} sent an invalid reply during {phase}: {one_line(str(error))}")
+
+
+def exit_reason(code: int | None, memory_signals: Sequence[str], memory_hint: str) -> str:
+    """How a child ended, for a reason line: its exit code or signal (with `memory_hint` for the signals that
+    may mean its memory limit); None: it never exited, and was killed."""
+    if code is None:
+        return "closed its reply channel without a verdict"
+    if code < 0:
+        sig = signal.Signals(-code).name
+        hint = f" ({memory_hint})" if sig in memory_signals else ""
+        return f"died by signal {sig}{hint} without a verdict"
+    return f"exited with code {code} without a verdict"
+
+
+def kill_group(proc: subprocess.Popen[bytes], wait_s: float = 5.0) -> None:
+    """Kill a child's whole process group (it was started in its own session) and reap it."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.wait(timeout=wait_s)
+    except subprocess.TimeoutExpired:
+        pass
+
+
 class ChildProcess:
     """One child process, started in its own session (so its whole process group can be killed), with a
     reply pipe the parent reads under deadlines.
@@ -122,47 +170,26 @@ class ChildProcess:
     def read_reply(self, timeout_s: float, phase: str, max_bytes: int) -> tuple[dict[str, Any], list[bytes]]:
         """The next whole reply frame, or a WorkerFailure: TIMEOUT past the deadline (the child is killed),
         CRASHED when it closed the channel (how it ended is said) or sent a malformed frame (killed)."""
-        try:
-            return transport.recv(self.reply_fd, time.monotonic() + timeout_s, max_bytes)
-        except transport.ChannelTimeout:
-            self.kill()
-            limit = f"{self.name} exceeded the {phase} time limit of {timeout_s:g} s"
-            raise WorkerFailure(Status.TIMEOUT, limit) from None
-        except transport.ChannelClosed:
-            raise WorkerFailure(Status.CRASHED, f"{self.name} {self.describe_exit()} during {phase}") from None
-        except transport.ChannelViolation as e:
-            raise self.invalid_reply(phase, e) from None
+        return read_frame(self.reply_fd, timeout_s, phase, max_bytes, name=self.name,
+                          describe_exit=self.describe_exit, kill=self.kill)
 
     def invalid_reply(self, phase: str, error: Exception) -> WorkerFailure:
-        """A reply the parent cannot accept (malformed frame, or a header its model refuses): the child is
-        killed, the failure is CRASHED (nothing a child writes gives it a better status)."""
+        """A reply the parent cannot accept: the child is killed, the failure is CRASHED."""
         self.kill()
-        text = escape_controls(f"{self.name} sent an invalid reply during {phase}: {one_line(str(error))}")
-        return WorkerFailure(Status.CRASHED, text)
+        return WorkerFailure(Status.CRASHED, invalid_reply_reason(self.name, phase, error))
 
     def describe_exit(self, wait_s: float = 5.0) -> str:
         """How the child ended, for a reason line (waits for its exit; kills it when it lingers)."""
         try:
-            code = self.proc.wait(timeout=wait_s)
+            code: int | None = self.proc.wait(timeout=wait_s)
         except subprocess.TimeoutExpired:
             self.kill()
-            return "closed its reply channel without a verdict"
-        self.ended = self.ended or time.monotonic()
-        if code < 0:
-            sig = signal.Signals(-code).name
-            hint = f" ({self.memory_hint})" if sig in self.memory_signals else ""
-            return f"died by signal {sig}{hint} without a verdict"
-        return f"exited with code {code} without a verdict"
+            code = None
+        self.ended = self.ended or (time.monotonic() if code is not None else None)
+        return exit_reason(code, self.memory_signals, self.memory_hint)
 
     def kill(self, wait_s: float = 5.0) -> None:
         """Kill the child's whole process group (it runs in its own session) and reap it."""
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        try:
-            self.proc.wait(timeout=wait_s)
-        except subprocess.TimeoutExpired:
-            pass
+        kill_group(self.proc, wait_s)
         if self.ended is None and self.proc.poll() is not None:
             self.ended = time.monotonic()

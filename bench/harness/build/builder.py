@@ -20,16 +20,29 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from bench.harness.build.sandbox import Limits, SandboxedCommand, wrap
 from bench.harness.messages import BuildReply, BuildRequest
-from bench.harness.process import ChildProcess, LogCapture, WorkerFailure, escape_controls, one_line
+from bench.harness.process import ChildProcess, LogCapture, WorkerFailure, escape_controls, kill_group, one_line
 from bench.harness.result import Status
 from bench.harness.runner.isolation import CPU_TIMING_FLAGS
 from bench.paths import ROOT
 
 MAX_EXPORT_BYTES = 256 << 20  # a reply larger than this is not a program we will inspect
+#: Signals that may mean a build hit its memory limit: under RLIMIT_AS an allocation that fails inside C++
+#: code often aborts or segfaults rather than raising MemoryError.
+MEMORY_SIGNALS = ("SIGKILL", "SIGSEGV", "SIGABRT")
+MEMORY_HINT = "possibly the memory limit"
+
+
+class ReplySource(Protocol):
+    """Where a build's reply is read from: its own process (process.ChildProcess) or a job forked from a warm
+    zygote (bench.harness.build.warm); either way the parent observes it the same way."""
+
+    def read_reply(self, timeout_s: float, phase: str, max_bytes: int) -> tuple[dict[str, Any], list[bytes]]: ...
+
+    def invalid_reply(self, phase: str, error: Exception) -> WorkerFailure: ...
 
 
 @dataclass(frozen=True)
@@ -69,11 +82,10 @@ def build_kernel(kernel: Path, request: BuildRequest, *, sandbox: str, timeout_s
     log_r, log_w = os.pipe()
     argv = [sys.executable, "-m", "bench.harness.build.child", "--reply-fd", str(reply_w)]
     cmd = wrap(argv, sandbox, kernel=kernel, limits=limits, extra_env=_build_env())
-    # SIGSEGV and SIGABRT too: under RLIMIT_AS an allocation that fails inside C++ code often aborts or segfaults
     proc = ChildProcess("the build", cmd.argv, reply_fd=reply_r, env=cmd.env,
                         cwd="/tmp" if cmd.name == "bwrap" else cmd.env["HOME"], stdin=subprocess.PIPE, stdout=log_w,
                         pass_fds=(reply_w,), preexec_fn=cmd.preexec(),
-                        memory_signals=("SIGKILL", "SIGSEGV", "SIGABRT"), memory_hint="possibly the memory limit")
+                        memory_signals=MEMORY_SIGNALS, memory_hint=MEMORY_HINT)
     os.close(reply_w)
     os.close(log_w)
     log = LogCapture(log_r)
@@ -91,16 +103,16 @@ def build_kernel(kernel: Path, request: BuildRequest, *, sandbox: str, timeout_s
                 stdin.close()
         except OSError:  # BrokenPipeError included: the reply read says how the build ended
             pass
-        outcome = _receive(proc, timeout_s)
+        outcome = receive(proc, timeout_s)
     finally:
         os.close(reply_r)
-        survivors = _end(proc, cmd)
+        survivors = _end(proc.proc, cmd)
         fields.update(ended=time.monotonic(), survivors=survivors, log=log.text(), log_bytes=log.total)
         cmd.release()
     return BuildArtifact(**outcome, **fields)
 
 
-def _receive(proc: ChildProcess, timeout_s: float) -> dict[str, Any]:
+def receive(proc: ReplySource, timeout_s: float) -> dict[str, Any]:
     """The build's reply, validated; or the failure the parent observed."""
     try:
         header, blobs = proc.read_reply(timeout_s, "compile", MAX_EXPORT_BYTES)
@@ -127,9 +139,10 @@ def _failed(kind: Status, reason: str, error: str = "", tb: str = "") -> dict[st
     return {"ok": False, "kind": kind, "reason": reason, "error": error or reason, "traceback": tb}
 
 
-def _end(proc: ChildProcess, cmd: SandboxedCommand) -> int:
-    """Kill the build's process group, reap it, and kill anything left in its pids cgroup (count returned)."""
-    proc.kill(wait_s=10)
+def _end(proc: subprocess.Popen[bytes], cmd: SandboxedCommand) -> int:
+    """Kill the build's process group, reap it, and kill anything left in its pids cgroup (count returned).
+    Also ends a warm zygote (bench.harness.build.warm)."""
+    kill_group(proc, wait_s=10)
     if cmd.cgroup is None:
         return 0
     deadline = time.monotonic() + 2.0  # the kernel tears a dead PID namespace down asynchronously

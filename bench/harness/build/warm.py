@@ -26,10 +26,20 @@ from pathlib import Path
 from typing import IO, Any
 
 from bench.harness import transport
-from bench.harness.build.builder import BuildArtifact, _build_env, _cgroup_pids, _LogCapture, _receive
+from bench.harness.build.builder import (
+    MEMORY_HINT,
+    MEMORY_SIGNALS,
+    BuildArtifact,
+    _build_env,
+    _cgroup_pids,
+    _end,
+    receive,
+)
 from bench.harness.build.sandbox import Limits, wrap
 from bench.harness.build.zygote import EXIT_SETUP_FAILED
 from bench.harness.messages import BuildRequest
+from bench.harness.process import LogCapture, WorkerFailure, exit_reason, invalid_reply_reason, read_frame
+from bench.harness.result import Status
 from bench.paths import EVAL_DIR
 
 ANSWER_S = 10.0  # for a zygote to acknowledge a command (it only forks or kills)
@@ -45,17 +55,31 @@ class ZygoteUnavailable(RuntimeError):
         self.permanent = permanent
 
 
-class _JobExit:
-    """What builder._receive asks of a process that closed its reply channel: how it ended."""
+class _Job:
+    """One candidate's build forked from the zygote, read like a build process of its own (builder.receive):
+    the same deadline, the same failure kinds and reasons (bench.harness.process)."""
 
-    def __init__(self, zygote: BuildZygote) -> None:
-        self.zygote = zygote
+    def __init__(self, zygote: BuildZygote, reply_fd: int) -> None:
+        self.zygote, self.reply_fd = zygote, reply_fd
         self.code: int | None = None
+        self.ended = False
 
-    def wait(self, timeout: float | None = None) -> int | None:
-        if self.code is None:
-            self.code = self.zygote.end_job()
+    def wait(self) -> int | None:
+        """End the job (what is left of it is killed); its warden's exit status (None: the zygote is gone)."""
+        if not self.ended:
+            self.code, self.ended = self.zygote.end_job(), True
         return self.code
+
+    def read_reply(self, timeout_s: float, phase: str, max_bytes: int) -> tuple[dict[str, Any], list[bytes]]:
+        return read_frame(self.reply_fd, timeout_s, phase, max_bytes, name="the build",
+                          describe_exit=lambda: exit_reason(self.wait(), MEMORY_SIGNALS, MEMORY_HINT), kill=self.kill)
+
+    def kill(self) -> None:
+        self.wait()
+
+    def invalid_reply(self, phase: str, error: Exception) -> WorkerFailure:
+        self.kill()
+        return WorkerFailure(Status.CRASHED, invalid_reply_reason("the build", phase, error))
 
 
 class BuildZygote:
@@ -124,7 +148,7 @@ class BuildZygote:
             sent = exc
         os.close(reply_w)
         os.close(log_w)
-        log = _LogCapture(log_r)
+        log = LogCapture(log_r)
         if sent is not None:
             os.close(reply_r)
             self.close()
@@ -135,12 +159,12 @@ class BuildZygote:
             self.close()
             raise ZygoteUnavailable(f"the build zygote refused the build: {ack.get('error')}")
         self.in_job, self.builds = True, self.builds + 1
-        exit_ = _JobExit(self)
+        job = _Job(self, reply_r)
         try:
-            outcome = _receive(reply_r, started + timeout_s, timeout_s, exit_)  # type: ignore[arg-type]
+            outcome = receive(job, timeout_s)
         finally:
             os.close(reply_r)
-            code = exit_.wait()
+            code = job.wait()
             survivors = self._survivors()
         if code == EXIT_SETUP_FAILED and not outcome["ok"]:
             self.close()
@@ -187,8 +211,6 @@ class BuildZygote:
             self.sock.close()
         except OSError:
             pass
-        from bench.harness.build.builder import _end
-
         _end(self.proc, self.cmd)
         self._log.close()
         self.cmd.release()

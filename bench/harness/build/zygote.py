@@ -40,7 +40,10 @@ import sys
 import time
 from typing import Any
 
+from bench.harness import transport
 from bench.harness.build.sandbox import BUILD_GID, BUILD_UID
+from bench.harness.messages import BuildRequest
+from bench.registry import spec
 
 CLONE_NEWNS, CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x02000000, 0x04000000, 0x08000000
 CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
@@ -122,30 +125,24 @@ def warm(workload: str, size: str, interpret: bool) -> Any:
     import jax.export  # noqa: F401
     import jax.numpy  # noqa: F401
     import jaxlib.mlir.dialects.mhlo  # noqa: F401  (imported lazily by the first lowering: ~0.2 s)
-    from jax._src.interpreters import mlir
+    from jax._src.interpreters import mlir  # lazily, as every import here: the parent imports this module
 
     mlir.make_ir_context()
     if interpret:
         from jax.experimental import pallas  # noqa: F401
         from jax.experimental.pallas import tpu  # noqa: F401
 
-    from bench.harness.build import child  # noqa: F401
-    from bench.harness.signature import abstract_signature
-    from bench.registry import spec
+    from bench.harness.build import child  # noqa: F401  (the candidate's build step; never in the parent)
 
-    return abstract_signature(spec(workload), size)
+    return spec(workload).signature(size)
 
 
 def _send(sock: socket.socket, header: dict[str, Any]) -> None:
-    from bench.harness import transport
-
     transport.send(sock.fileno(), header)
 
 
 def _receive(sock: socket.socket) -> tuple[dict[str, Any], list[bytes], list[int]]:
     """One command: a marker byte carrying any file descriptors, then the framed message."""
-    from bench.harness import transport
-
     marker, fds, _, _ = socket.recv_fds(sock, 1, 2)
     if not marker:
         raise EOFError
@@ -177,8 +174,7 @@ def _candidate(header: dict[str, Any], source: bytes, reply_fd: int) -> None:
         _drop_capabilities()  # after the mounts: without CAP_SYS_ADMIN none of them can be undone
         if header.get("selftest"):
             os._exit(0)
-        from bench.harness.build import child
-        from bench.harness.messages import BuildRequest
+        from bench.harness.build import child  # the build step (imports jax): never in the parent
 
         request = BuildRequest.model_validate({**header["request"], "kernel_path": kernel})
     except BaseException as exc:  # noqa: BLE001  the sandbox could not be made: say so, run nothing
