@@ -66,6 +66,7 @@ def test_result_row_maps_every_measured_field():
 def test_result_row_of_a_failed_build():
     """No environment, correctness or timings: the mapping still fills every column (NULL where unknown)."""
     row = rows.result_row(_result(env=None, correctness=None, baseline=None, kernel=None, speedup_vs_baseline=None,
+                                  speedup_ci=None, timing_quality=None, timing_quality_reason=None,
                                   status=Status.COMPILE_ERROR, reason="SyntaxError"), "sub", "h", AT)
     out = rows.table(rows.ResultRow, [row]).to_pylist()[0]
     assert out["correct"] is False and out["max_abs_err"] is None and out["timing_method"] is None
