@@ -34,11 +34,21 @@ def test_harness_constants_are_defined_once():
 
 # -- rules outside the harness (the harness's own are held by the tests above and tests/harness) ---------------
 ROOT = BENCH.parent
+#: Python that restates the default-size rule ("small" on CPU, "full" on accelerators) instead of asking
+#: bench.harness.hardware.default_size.
+SIZE_RULE = re.compile(r"""["'](small|full)["']\s+if\b|\belse\s+["'](small|full)["']""")
 
 
 def _python_outside_tests() -> dict[str, str]:
     files = [*BENCH.rglob("*.py"), *(ROOT / "benchmarks").rglob("*.py"), *(ROOT / "scripts").rglob("*.py")]
     return {str(p.relative_to(ROOT)): p.read_text() for p in files}
+
+
+def test_the_default_size_rule_is_stated_once():
+    offenders = [f"{name}:{i + 1}: {line.strip()}" for name, text in _python_outside_tests().items()
+                 if name != "bench/harness/hardware.py"
+                 for i, line in enumerate(text.splitlines()) if SIZE_RULE.search(line)]
+    assert offenders == [], "ask bench.harness.hardware.default_size(backend):\n" + "\n".join(offenders)
 
 
 def test_eval_task_defaults_are_not_restated_outside_the_harness():
@@ -53,6 +63,12 @@ def test_eval_task_defaults_are_not_restated_outside_the_harness():
                       if not name.startswith("bench/harness/")
                       for i, line in enumerate(text.splitlines()) if restated.search(line)]
     assert offenders == [], "read EvalTask.model_fields[...].default (or EvalSettings):\n" + "\n".join(offenders)
+
+
+def test_the_xla_cpu_timing_flags_are_defined_once():
+    where = sorted(name for name, text in _python_outside_tests().items() if "xla_cpu_multi_thread_eigen" in text)
+    assert where == ["bench/harness/runner/isolation.py"], (
+        f"XLA:CPU flags written in {where}; import bench.harness.runner.isolation.CPU_TIMING_FLAGS")
 
 
 def test_the_changelog_records_the_current_versions():
