@@ -3,15 +3,15 @@
 Each area owns the module that defines its commands; importing it registers them on `bench.app.app`.
 """
 
+from bench.agent import commands as _agent_commands  # noqa: F401  prompt, agent run, agent context
 from bench.app import app
+from bench.audit import commands as _audit_commands  # noqa: F401  audit
+from bench.dataset import commands as _dataset_commands  # noqa: F401  validate, ingest, query
 
 # Command modules (import for their side effect of registering commands).
 from bench.harness import commands as _harness_commands  # noqa: F401  evaluate, list, run, info
-from bench.dataset import commands as _dataset_commands  # noqa: F401  validate, ingest, query
-from bench.site import commands as _site_commands  # noqa: F401  build-site
 from bench.refs import commands as _refs_commands  # noqa: F401  tune
-from bench.audit import commands as _audit_commands  # noqa: F401  audit
-from bench.agent import commands as _agent_commands  # noqa: F401  prompt, agent run, agent context
+from bench.site import commands as _site_commands  # noqa: F401  build-site
 
 
 def main() -> None:

@@ -23,8 +23,14 @@ from pathlib import Path
 from typing import Any
 
 from bench.dataset import rows, schema, store
-from bench.dataset.evaluation import (DEFAULT_EVALUATOR, EVALUATOR_ENV, OfficialRunRefused, batch_size, run_tasks,
-                                     task_for)
+from bench.dataset.evaluation import (
+    DEFAULT_EVALUATOR,
+    EVALUATOR_ENV,
+    OfficialRunRefused,
+    batch_size,
+    run_tasks,
+    task_for,
+)
 from bench.dataset.freshness import freshness_key
 from bench.dataset.reader import Problem, shorten, shown_path
 from bench.dataset.report import Report

@@ -13,9 +13,10 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
-from functools import lru_cache
+from collections.abc import Sequence
+from functools import cache
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import duckdb
 import pyarrow as pa
@@ -39,7 +40,7 @@ RANKING_EXPLANATIONS = {
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def sql_text(name: str) -> str:
     return (SQL_DIR / f"{name}.sql").read_text()
 
@@ -131,12 +132,13 @@ class Metrics:
     # -- querying ------------------------------------------------------------------------------
     def query(self, name: str, **params: Any) -> list[dict]:
         """Run bench/sql/<name>.sql with named parameters ($track, $workload, $submission; $basis of trajectory
-        queries: 'measured' unless 'declared' is asked for, so a bare `bench query fast1_curves` is the verified one)."""
+        queries: 'measured' unless 'declared' is asked for, so a bare `bench query fast1_curves` is the verified
+        one)."""
         text = sql_text(name)
         used = {k: v for k, v in {"basis": "measured", **params}.items() if f"${k}" in text}
         cur = self.con.execute(text, used)
         cols = [c[0] for c in cur.description]
-        return [{c: _jsonable(v) for c, v in zip(cols, row)} for row in cur.fetchall()]
+        return [{c: _jsonable(v) for c, v in zip(cols, row, strict=True)} for row in cur.fetchall()]
 
     def query_arrow(self, name: str, **params: Any) -> pa.Table:
         """bench/sql/<name>.sql as an Arrow table (the published files: no per-row Python objects)."""

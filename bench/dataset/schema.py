@@ -69,11 +69,13 @@ RESULTS = pa.schema(
         ("harness_version", pa.string()),
         ("sandbox", pa.string()),
         ("interpret", pa.bool_()),
-        ("tpu_lowering", pa.string()),  # "ok" when the kernel also lowers for TPU (Mosaic), else the error; NULL = unknown
+        # "ok" when the kernel also lowers for TPU (Mosaic), else the error; NULL = unknown
+        ("tpu_lowering", pa.string()),
         ("pallas_coverage", pa.float64()),  # share (0..1) of the work inside Mosaic kernels; NULL = unknown
         ("readiness_check", pa.string()),  # "verified" | "unverified": runnable and TPU program the same outside Pallas
         ("content_hash", pa.string()),  # sha256 of submission.yaml + this kernel file
-        ("freshness_key", pa.string()),  # bench.dataset.freshness: everything the result depends on; stale when it differs
+        # bench.dataset.freshness: everything the result depends on; stale when it differs
+        ("freshness_key", pa.string()),
         ("runs", pa.int32()),  # evaluations behind the row (bench.dataset.repeat: a too-spread one is run 3 times)
         ("evaluated_at", pa.timestamp("us", tz="UTC")),
         ("provenance", pa.string()),  # MEASURED or REPORTED

@@ -58,8 +58,9 @@ def _results(rng: np.random.Generator, sub: str, kind: str, workloads: list[str]
         "speedup": np.where(ok, speed, np.nan).tolist(),
         "speedup_ci_low": np.where(ok, speed * (1 - width), np.nan).tolist(),
         "speedup_ci_high": np.where(ok, speed * (1 + width), np.nan).tolist(),
-        "timing_quality": np.where(ok, np.where(width > 0.12, "noisy", "ok"), None).tolist(),
-        "timing_quality_reason": np.where(ok & (width > 0.12), "synthetic: wide interval", None).tolist(),
+        "timing_quality": [("noisy" if w > 0.12 else "ok") if k else None for k, w in zip(ok, width, strict=True)],
+        "timing_quality_reason": ["synthetic: wide interval" if k and w > 0.12 else None
+                                  for k, w in zip(ok, width, strict=True)],
         "wall_speedup": np.where(ok, speed * 0.9, np.nan).tolist(),
         "speedup_vs_pallas": [None] * n,
         "flops": flops.tolist(),
@@ -89,7 +90,7 @@ def _results(rng: np.random.Generator, sub: str, kind: str, workloads: list[str]
         "result_json": [""] * n,
     }
     table = pa.table(cols)
-    return pa.Table.from_arrays([table[c].cast(f.type) for c, f in zip(schema.RESULTS.names, schema.RESULTS)],
+    return pa.Table.from_arrays([table[f.name].cast(f.type) for f in schema.RESULTS],
                                 schema=schema.RESULTS)
 
 
@@ -177,12 +178,13 @@ def generate(data_dir: Path, n_submissions: int = 100, n_workloads: int = 50, n_
     rare declaration that disagrees (as in `_samples`).
     """
     rng = np.random.default_rng(seed)
-    now = _dt.datetime(2026, 1, 1, tzinfo=_dt.timezone.utc)
+    now = _dt.datetime(2026, 1, 1, tzinfo=_dt.UTC)
     workloads = workload_names(n_workloads)
     track = schema.track_id(chip, size)
     for i in range(n_submissions + 2):
         kind = "baseline" if i == 0 else "hand-tuned" if i == 1 else "agent"
-        sub = {"baseline": "synthetic-xla-baseline", "hand-tuned": "synthetic-hand-tuned"}.get(kind, f"synthetic-{i:03d}")
+        named = {"baseline": "synthetic-xla-baseline", "hand-tuned": "synthetic-hand-tuned"}
+        sub = named.get(kind, f"synthetic-{i:03d}")
         batch = store.data_path(data_dir, "results", chip, size, sub, "batch.parquet")
         store.write_atomic(_results(rng, sub, kind, workloads, chip, size, now), batch)
         store.write_atomic(_meta(sub, kind, now, n_samples), store.submission_meta_path(data_dir, sub))

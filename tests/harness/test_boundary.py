@@ -12,14 +12,15 @@ import pytest
 
 from bench.harness.build import sandbox
 from bench.harness.build.builder import build_kernel
-from bench.harness.process import LOG_LIMIT, LogCapture, escape_controls
 from bench.harness.evaluate import evaluate
 from bench.harness.messages import BuildRequest
+from bench.harness.process import LOG_LIMIT, LogCapture, escape_controls
 from bench.harness.result import Status
 from bench.harness.task import EvalTask
 
 KERNELS = Path(__file__).parent / "kernels"
-needs_bwrap = pytest.mark.skipif(sandbox.bwrap_problem() is not None, reason=f"bubblewrap unusable: {sandbox.bwrap_problem()}")
+needs_bwrap = pytest.mark.skipif(sandbox.bwrap_problem() is not None,
+                                 reason=f"bubblewrap unusable: {sandbox.bwrap_problem()}")
 
 PROBE = '''
 import glob, json, os
@@ -121,7 +122,8 @@ def test_log_keeps_head_and_tail_and_escapes_control_characters() -> None:
     os.write(w, b"\nTAIL\r\n")
     os.close(w)
     text = capture.text()
-    assert text.startswith("HEAD\\x1b[2J\\x07\n") and text.endswith("TAIL\\x0d\n") and "bytes of candidate output dropped" in text
+    assert text.startswith("HEAD\\x1b[2J\\x07\n") and text.endswith("TAIL\\x0d\n")
+    assert "bytes of candidate output dropped" in text
     assert len(text.encode()) < LOG_LIMIT + 200 and capture.total == 40 * 4096 + 17
     assert escape_controls("a\tb\nc\x00\x7f") == "a\tb\nc\\x00\\x7f"
 
@@ -143,9 +145,11 @@ def test_the_parent_never_starts_a_jax_backend(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    code = ("from pathlib import Path\nfrom bench.harness.evaluate import evaluate\nfrom bench.harness.task import EvalTask\n"
+    code = ("from pathlib import Path\nfrom bench.harness.evaluate import evaluate\n"
+            "from bench.harness.task import EvalTask\n"
             f"r = evaluate(EvalTask(workload='8p_GEMM', kernel_path=Path({str(KERNELS / 'pallas_gemm.py')!r}), "
             "size='small', seeds=1, warmup=1, iters=2, blocks=1))\n"
-            "from jax._src import xla_bridge\nprint('STATUS', r.status.value, 'BACKENDS', sorted(xla_bridge._backends))\n")
+            "from jax._src import xla_bridge\n"
+            "print('STATUS', r.status.value, 'BACKENDS', sorted(xla_bridge._backends))\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert "STATUS correct BACKENDS []" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]

@@ -28,7 +28,8 @@ def test_evaluate_json_is_an_upstream_superset_and_exit_code_follows_status():
     data = json.loads(good.output)
     assert data["status"] == "correct" and data["size"] == "small" and data["env"]["jax_version"]
     for prog in ("baseline", "kernel"):
-        assert {"median_ms", "mean_ms", "std_ms", "min_ms", "timing_method", "tflops", "utilization_pct"} <= set(data[prog])
+        want = {"median_ms", "mean_ms", "std_ms", "min_ms", "timing_method", "tflops", "utilization_pct"}
+        assert want <= set(data[prog])
     low, high = data["speedup_ci"]
     assert low <= data["speedup_vs_baseline"] <= high and data["timing_quality"] in ("ok", "noisy")
 
@@ -68,4 +69,5 @@ def test_run_times_the_baseline_through_the_reference_worker():
     assert out.exit_code == 0, out.output
     (row,) = json.loads(out.output)
     assert row["status"] == "success" and row["variant"] == "baseline" and row["num_iters"] == 5
-    assert row["timing_method"] == "cpu_wall_clock" and row["profiled_median_ms"] > 0 and row["median_ms"] > 0 and row["output_shape"] == [[256, 384]]
+    assert row["timing_method"] == "cpu_wall_clock" and row["profiled_median_ms"] > 0 and row["median_ms"] > 0
+    assert row["output_shape"] == [[256, 384]]

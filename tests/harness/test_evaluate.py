@@ -6,9 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.harness.evaluate import evaluate
+from bench.harness.evaluate import WarmRunner, evaluate
 from bench.harness.result import Status
-from bench.harness.evaluate import WarmRunner
 from bench.harness.task import EvalTask
 
 KERNELS = Path(__file__).parent / "kernels"

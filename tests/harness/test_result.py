@@ -21,7 +21,8 @@ def _result(status: Status, **fields: object) -> EvalResult:
 
 
 def test_consistent_results_are_accepted_and_survive_json():
-    for r in (_result(Status.CORRECT, correctness=OK, baseline=_timing(2.0), kernel=_timing(1.0), speedup_vs_baseline=2.0),
+    for r in (_result(Status.CORRECT, correctness=OK, baseline=_timing(2.0), kernel=_timing(1.0),
+                      speedup_vs_baseline=2.0),
               _result(Status.REJECTED, correctness=OK, baseline=_timing(2.0), kernel=_timing(1e-6)),
               _result(Status.INCORRECT, correctness=WRONG),
               _result(Status.COMPILE_ERROR, error="SyntaxError"),

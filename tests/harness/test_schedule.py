@@ -19,7 +19,8 @@ def test_auto_is_exclusive_only_on_a_tpu_host(tmp_path, monkeypatch):
     (tmp_path / "accel0").touch()
     globs = (str(tmp_path / "accel*"),)
     real_find_spec = schedule.importlib.util.find_spec
-    monkeypatch.setattr(schedule.importlib.util, "find_spec", lambda name: object() if name == "libtpu" else real_find_spec(name))
+    monkeypatch.setattr(schedule.importlib.util, "find_spec",
+                        lambda name: object() if name == "libtpu" else real_find_spec(name))
     assert schedule.tpu_host({}, globs) and schedule.tpu_host({"JAX_PLATFORMS": "tpu,cpu"}, globs)
     assert not schedule.tpu_host({"JAX_PLATFORMS": "cpu"}, globs)  # TPU excluded by the platform list
     assert not schedule.tpu_host({}, (str(tmp_path / "none*"),))  # no device files
