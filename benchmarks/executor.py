@@ -32,6 +32,7 @@ os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 
 import yaml  # noqa: E402
+from _common import load  # noqa: E402
 
 from bench.dataset import schema, store  # noqa: E402
 from bench.dataset.ingest import ingest  # noqa: E402
@@ -39,10 +40,6 @@ from bench.executor.host import WARM_BATCH  # noqa: E402
 from bench.paths import ROOT, SUBMISSIONS_DIR  # noqa: E402
 
 DEFAULT = "8p_GEMM,12p_RMSNorm"
-
-
-def load() -> str:
-    return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def submissions(root: Path, workloads: list[str], copies: int) -> Path:

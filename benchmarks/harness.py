@@ -15,7 +15,6 @@ The machine's load average is printed with each part: on a shared box, read ever
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import subprocess
 import sys
@@ -23,23 +22,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from _common import TWICE, identical_kernel, load
+
 from bench.harness.evaluate import WarmRunner
 from bench.harness.task import EvalTask
-from bench.registry import load_workload
 
 DEFAULT_WORKLOADS = ("8p_GEMM", "41k_Gemm_Add_ReLU", "30k_Matmul_Scaling_ResidualAdd")
-TWICE = Path(__file__).resolve().parents[1] / "tests" / "harness" / "kernels" / "twice.py"
-
-
-def load() -> str:
-    return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
-
-
-def identical_kernel(workload: str, folder: Path) -> Path:
-    """A candidate file whose `workload` is the baseline's own source (same computation, same HLO)."""
-    path = folder / f"{workload}_identical.py"
-    path.write_text(Path(load_workload(workload).__file__).read_text())
-    return path
 
 
 def speedups(workload: str, kernel: Path, repeats: int, sandbox: str) -> list:

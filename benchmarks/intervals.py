@@ -19,38 +19,25 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+from _common import TWICE, identical_kernel, load
 from scipy.stats import norm
 
 from bench.harness.decision import statistics as st
 from bench.harness.evaluate import WarmRunner
 from bench.harness.result import EvalResult
 from bench.harness.task import EvalTask
-from bench.registry import load_workload
 
 WIDTH_WORKLOADS = ("8p_GEMM", "41k_Gemm_Add_ReLU", "30k_Matmul_Scaling_ResidualAdd")
 # the causes statistics.classify names, by a phrase of its reason text
 REASONS = {"wide interval": "wide interval", "bimodal blocks": "bimodal blocks", "preempted": "the runner ran",
            "involuntary switches": "involuntary context switches", "load average": "load average",
            "no interval": "no interval"}
-TWICE = Path(__file__).resolve().parents[1] / "tests" / "harness" / "kernels" / "twice.py"
-
-
-def load() -> str:
-    return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
-
-
-def identical_kernel(workload: str, folder: Path) -> Path:
-    """A candidate file whose `workload` is the baseline's own source (same computation, same HLO)."""
-    path = folder / f"{workload}_identical.py"
-    path.write_text(Path(load_workload(workload).__file__).read_text())
-    return path
 
 
 def evaluations(workload: str, kernel: Path, n: int, per_runner: int, sandbox: str) -> list[EvalResult]:
