@@ -4,7 +4,7 @@ from bench.integrity.flags import EXCLUDING_FLAGS, LABEL_FLAGS, excluding, is_ex
 
 
 def test_labels_do_not_exclude() -> None:
-    assert LABEL_FLAGS == {"no_pallas", "sandbox:none"}
+    assert LABEL_FLAGS == {"no_pallas", "mostly_xla", "sandbox:none"}  # mostly_xla: Pallas coverage below 0.5
     assert not any(is_excluding(f) for f in LABEL_FLAGS)
 
 
