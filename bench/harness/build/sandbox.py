@@ -19,6 +19,7 @@ official runs never reach candidate code, with or without bubblewrap.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import resource
@@ -286,17 +287,26 @@ def _pids_cgroup(limit: int) -> Path | None:
     """A fresh pids cgroup (v1 hierarchy) with pids.max = limit, or None where the host does not allow it."""
     if not (PIDS_CGROUP / "cgroup.procs").exists():
         return None
-    path = PIDS_CGROUP / f"jaxbench_build_{uuid.uuid4().hex[:12]}"
+    return _new_cgroup(PIDS_CGROUP, {"pids.max": str(limit)})
+
+
+def _new_cgroup(base: Path, required: dict[str, str], optional: dict[str, str] | None = None) -> Path | None:
+    """A fresh cgroup below `base` with `required` files written (else it is removed again and None returned) and
+    `optional` ones written where the host has them (e.g. memsw only where swap is accounted)."""
+    path = base / f"jaxbench_build_{uuid.uuid4().hex[:12]}"
     try:
         path.mkdir()
-        (path / "pids.max").write_text(str(limit))
-        return path
+        for name, value in required.items():
+            (path / name).write_text(value)
     except OSError:
-        try:
+        with contextlib.suppress(OSError):
             path.rmdir()
-        except OSError:
-            pass
         return None
+    for name, value in (optional or {}).items():
+        if (path / name).exists():
+            with contextlib.suppress(OSError):
+                (path / name).write_text(value)
+    return path
 
 
 def _memory_cgroup(limit_mb: int | None) -> Path | None:
@@ -313,32 +323,12 @@ def _memory_cgroup(limit_mb: int | None) -> Path | None:
     for line in lines:
         _, controllers, rel = line.split(":", 2)
         if "memory" in controllers.split(","):
-            base, files = CGROUP_ROOT / "memory" / rel.lstrip("/"), {"memory.limit_in_bytes": limit,
-                                                                  "memory.memsw.limit_in_bytes": limit}
-            break
-    else:
-        unified = next((ln.split(":", 2)[2] for ln in lines if ln.startswith("0::")), None)
-        if unified is None:
-            return None
-        base, files = CGROUP_ROOT / unified.lstrip("/"), {"memory.max": limit, "memory.swap.max": "0"}
-    path = base / f"jaxbench_build_{uuid.uuid4().hex[:12]}"
-    try:
-        path.mkdir()
-        first = next(iter(files))
-        (path / first).write_text(files[first])
-        for name, value in list(files.items())[1:]:
-            if (path / name).exists():
-                try:
-                    (path / name).write_text(value)
-                except OSError:
-                    pass
-        return path
-    except OSError:
-        try:
-            path.rmdir()
-        except OSError:
-            pass
+            base = CGROUP_ROOT / "memory" / rel.lstrip("/")
+            return _new_cgroup(base, {"memory.limit_in_bytes": limit}, {"memory.memsw.limit_in_bytes": limit})
+    unified = next((ln.split(":", 2)[2] for ln in lines if ln.startswith("0::")), None)
+    if unified is None:
         return None
+    return _new_cgroup(CGROUP_ROOT / unified.lstrip("/"), {"memory.max": limit}, {"memory.swap.max": "0"})
 
 
 def pids_cgroup_available() -> bool:
