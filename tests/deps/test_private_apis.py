@@ -116,3 +116,14 @@ def test_tokamax_ragged_dot_mosaic_module():
     tokamax._src (no public path)."""
     module = importlib.import_module("tokamax._src.ops.ragged_dot.pallas_mosaic_tpu")
     assert callable(module.Config) and callable(module.PallasMosaicTpuRaggedDot)
+
+
+def test_profile_data_reader_is_jax_profilers():
+    """bench/harness/runner/timing.py load_events reads traces with jaxlib's ProfileData extension directly (the
+    parent does not import jax for it): it must be the very class jax.profiler exports."""
+    from jaxlib._profile_data import ProfileData
+
+    import jax.profiler
+
+    assert ProfileData is jax.profiler.ProfileData
+    assert callable(ProfileData.from_serialized_xspace)
