@@ -4,7 +4,9 @@ The parent gives the build a kernel file and a BuildRequest; it gets back a froz
 exported programs (bytes, inspected later by bench.harness.inspection), the build's log (at most
 process.LOG_LIMIT bytes, head and tail, control characters escaped) and the failure, if any, classified HERE as a
 `Status` from what the parent saw: its own deadline (TIMEOUT), no valid reply (CRASHED), or a valid failure
-reply (COMPILE_ERROR, or OUT_OF_MEMORY when its error reads as one). A reply cannot carry a status.
+reply (COMPILE_ERROR, or OUT_OF_MEMORY when its error reads as one). A reply cannot carry a status. Whatever the
+failure looked like, a build whose memory cgroup killed a process for memory is OUT_OF_MEMORY (the kernel's
+counters, read by the parent before the cgroup is removed: over_memory_cap).
 
 When `build_kernel` returns, the build's process and every process it started are gone: the sandbox's
 PID namespace dies with it, the process group is killed, and the pids cgroup (where the host has one) is
@@ -18,6 +20,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -107,9 +110,10 @@ def build_kernel(kernel: Path, request: BuildRequest, *, sandbox: str, timeout_s
     finally:
         os.close(reply_r)
         survivors = _end(proc.proc, cmd)
+        events = cmd.memory_events()  # every process is gone: the counters are final; removed with the cgroup
         fields.update(ended=time.monotonic(), survivors=survivors, log=log.text(), log_bytes=log.total)
         cmd.release()
-    return BuildArtifact(**outcome, **fields)
+    return BuildArtifact(**over_memory_cap(outcome, {}, events, limits), **fields)
 
 
 def receive(proc: ReplySource, timeout_s: float) -> dict[str, Any]:
@@ -133,6 +137,21 @@ def receive(proc: ReplySource, timeout_s: float) -> dict[str, Any]:
         return _failed(Status.CRASHED, f"the build sent {len(blobs)} programs, expected {want}")
     return {"ok": True, "runnable": blobs[0], "tpu": blobs[1] if reply.tpu_exported else b"",
             "tpu_lowering_error": escape_controls(reply.tpu_lowering_error)}
+
+
+def over_memory_cap(outcome: dict[str, Any], before: Mapping[str, int], after: Mapping[str, int],
+                    limits: Limits) -> dict[str, Any]:
+    """A failed build during which its memory cgroup's out-of-memory counters rose (`before` -> `after`) is
+    OUT_OF_MEMORY, whatever its end looked like: a SIGKILL, bubblewrap's exit 137, a timeout while the cgroup was
+    reclaiming, or the candidate's own error once one of its processes was killed. Why the counters and not the
+    exit: a SIGKILL says nothing of who sent it; the cgroup's counters are the kernel's word, not the build's.
+    A build that replied with its programs stays ok (a process it did not need was killed)."""
+    rose = {name: after[name] - before.get(name, 0) for name in after if after[name] > before.get(name, 0)}
+    if outcome["ok"] or not rose:
+        return outcome
+    counters = ", ".join(f"{name}={n}" for name, n in sorted(rose.items()))
+    reason = f"the build exceeded its memory cap of {limits.memory_mb} MiB (memory cgroup: {counters})"
+    return {**outcome, "kind": Status.OUT_OF_MEMORY, "reason": reason, "error": f"{reason}; {outcome['error']}"}
 
 
 def _failed(kind: Status, reason: str, error: str = "", tb: str = "") -> dict[str, Any]:

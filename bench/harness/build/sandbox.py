@@ -103,6 +103,11 @@ class SandboxedCommand:
 
         return apply
 
+    def memory_events(self) -> dict[str, int]:
+        """The memory cgroup's out-of-memory counters so far (empty without one): what the parent itself saw of
+        the build's memory, read before `release` removes the cgroup (memory_events)."""
+        return memory_events(self.memory_cgroup)
+
     def release(self, wait_s: float = 1.0) -> None:
         """Remove the cgroups once every process in them is gone (killed processes leave them a moment
         after their death); one still alive after `wait_s` keeps them (and stays countable there)."""
@@ -329,6 +334,27 @@ def _memory_cgroup(limit_mb: int | None) -> Path | None:
     if unified is None:
         return None
     return _new_cgroup(CGROUP_ROOT / unified.lstrip("/"), {"memory.max": limit}, {"memory.swap.max": "0"})
+
+
+#: The out-of-memory counters of a memory cgroup: v1 `memory.oom_control` (oom_kill since Linux 4.13), v2
+#: `memory.events` (oom: the limit was hit and reclaim failed; oom_kill: a process of the group was killed for it).
+OOM_COUNTERS = ("oom", "oom_kill")
+
+
+def memory_events(cgroup: Path | None) -> dict[str, int]:
+    """The out-of-memory counters of `cgroup` (empty: none, or unreadable). Why the parent reads them: a process
+    the cgroup kills dies by SIGKILL (under bubblewrap, bwrap then exits 137) like any other SIGKILL; only the
+    kernel's counter says it was the memory cap."""
+    if cgroup is None:
+        return {}
+    for name in ("memory.events", "memory.oom_control"):
+        try:
+            text = (cgroup / name).read_text()
+        except OSError:
+            continue
+        pairs = (line.split() for line in text.splitlines())
+        return {p[0]: int(p[1]) for p in pairs if len(p) == 2 and p[0] in OOM_COUNTERS and p[1].isdigit()}
+    return {}
 
 
 def pids_cgroup_available() -> bool:

@@ -33,6 +33,7 @@ from bench.harness.build.builder import (
     _build_env,
     _cgroup_pids,
     _end,
+    over_memory_cap,
     receive,
 )
 from bench.harness.build.sandbox import Limits, wrap
@@ -106,6 +107,7 @@ class BuildZygote:
         self.hello: dict[str, Any] | None = None
         self.own: set[int] = set()  # the zygote's own processes in its pids cgroup (bubblewrap's and its own)
         self.dead = False
+        self.events_at_close: dict[str, int] = {}  # the memory cgroup's counters when it was removed (close)
         self.in_job = False
         self.builds = 0
 
@@ -139,6 +141,7 @@ class BuildZygote:
         reply_r, reply_w = os.pipe()
         log_r, log_w = os.pipe()
         started = time.monotonic()
+        before = self.memory_events()  # the zygote and its candidates share one memory cgroup: this job's rise
         try:
             socket.send_fds(self.sock, [b"F"], [reply_w, log_w])  # the marker byte carries the two pipes
             transport.send(self.sock.fileno(), {"cmd": "build", "job": uuid.uuid4().hex[:16],
@@ -165,7 +168,9 @@ class BuildZygote:
         finally:
             os.close(reply_r)
             code = job.wait()
+            events = self.memory_events()  # before _survivors, which may close the zygote
             survivors = self._survivors()
+        outcome = over_memory_cap(outcome, before, events, self.limits)
         if code == EXIT_SETUP_FAILED and not outcome["ok"]:
             self.close()
             raise ZygoteUnavailable("the candidate's sandbox could not be set up in the zygote")
@@ -175,6 +180,11 @@ class BuildZygote:
                    "zygote": {"pid": self.proc.pid, "build": self.builds}}
         return BuildArtifact(**outcome, sandbox="bwrap", started=started, ended=time.monotonic(),
                              survivors=survivors, log=log.text(), log_bytes=log.total, details=details)
+
+    def memory_events(self) -> dict[str, int]:
+        """The zygote's memory cgroup's out-of-memory counters (sandbox.memory_events); once it is closed, as they
+        were when its cgroup was removed (the OOM killer may have picked the zygote itself)."""
+        return self.events_at_close if self.dead else self.cmd.memory_events()
 
     def end_job(self) -> int | None:
         """Kill what is left of the current candidate; its warden's exit status (None: the zygote is gone)."""
@@ -212,6 +222,7 @@ class BuildZygote:
         except OSError:
             pass
         _end(self.proc, self.cmd)
+        self.events_at_close = self.cmd.memory_events()
         self._log.close()
         self.cmd.release()
 
