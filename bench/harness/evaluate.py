@@ -41,11 +41,11 @@ from bench.harness import schedule
 from bench.harness.build.builder import BuildArtifact, build_kernel
 from bench.harness.build.sandbox import Limits, resolve_mode
 from bench.harness.build.warm import ZygotePool, ZygoteUnavailable
-from bench.harness.decision import outcome
+from bench.harness.decision import outcome, statistics
 from bench.harness.decision.outcome import Built
 from bench.harness.hardware import default_size
 from bench.harness.inspection import Inspector
-from bench.harness.messages import BuildRequest, EvaluateRequest, PrepareRequest
+from bench.harness.messages import BaselineRequest, BuildRequest, EvaluateRequest, PrepareRequest
 from bench.harness.process import WorkerFailure
 from bench.harness.result import EvalResult, Status
 from bench.harness.runner import timing
@@ -136,6 +136,7 @@ class WarmRunner:
         starting: dict[str, Any] = {}
         starter = None
         threading.Thread(target=self.inspector.warm, daemon=True).start()  # jax's import, during the builds
+        threading.Thread(target=statistics.warm, daemon=True).start()  # and scipy's t quantile
         if len(kernels) > 1:
             self._start_zygotes()
         if self.plan.builds_overlap_runner:
@@ -169,13 +170,22 @@ class WarmRunner:
         return [self._run_safely(context, b) for b in builds]
 
     def _start_runner(self, out: dict[str, str]) -> None:
+        """Start the runner and compile the baseline: during the builds when the plan lets them overlap (both
+        draw no input; the inputs wait until every build has ended)."""
         try:
             hello = self.session.start()
             problem = schedule.check_backend(self.plan, hello.env.backend)
             if problem:
                 out["error"] = problem
+                return
         except WorkerFailure as f:
             out["error"] = f"the runner did not start: {f.message}"
+            return
+        try:
+            self.session.load_baseline(BaselineRequest(workload=self.task.workload, size=self.size,
+                                                       with_pallas_reference=self.task.with_pallas_reference))
+        except WorkerFailure as f:
+            out["error"] = f"compiling the baseline failed: {f.message}"
 
     def _build_safely(self, kernel: Path) -> Built:
         """The build and inspection of one kernel; a failure of the harness's own code there becomes this

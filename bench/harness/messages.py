@@ -110,6 +110,17 @@ class PrepareRequest(Message):
     with_pallas_reference: bool = False
 
 
+class BaselineRequest(Message):
+    """Export and compile the baseline (and the Pallas reference) of `workload` at `size`, drawing no input:
+    sent while the candidates build, so that `prepare` after the builds only draws inputs and references.
+    A later `prepare` of the same workload and size keeps what this loaded."""
+
+    cmd: Literal["baseline"] = "baseline"
+    workload: str
+    size: str | None
+    with_pallas_reference: bool = False
+
+
 class PrepareReply(Message):
     workload: str
     size: str

@@ -121,9 +121,8 @@ def test_tokamax_ragged_dot_mosaic_module():
 def test_profile_data_reader_is_jax_profilers():
     """bench/harness/runner/timing.py load_events reads traces with jaxlib's ProfileData extension directly (the
     parent does not import jax for it): it must be the very class jax.profiler exports."""
-    from jaxlib._profile_data import ProfileData
-
     import jax.profiler
+    from jaxlib._profile_data import ProfileData
 
     assert ProfileData is jax.profiler.ProfileData
     assert callable(ProfileData.from_serialized_xspace)

@@ -26,6 +26,11 @@ The interval (docs/methodology.md, "Uncertainty"):
 
 Deterministic: the resampling draws from `numpy.random.default_rng(seed)` (SEED by default), so the same
 times always give the same interval.
+
+Cheap to load: the parent of every evaluation imports this module, and `scipy.stats` costs 1.5 s of a one-off
+evaluation's start (issue #26). The percentile bootstrap is therefore numpy's resampling and quantiles (what
+scipy.stats.bootstrap's "percentile" method computes), the normal distribution is the standard library's, and
+only the t quantile comes from scipy, from `scipy.special` (stdtrit), loaded on first use.
 """
 
 from __future__ import annotations
@@ -33,10 +38,11 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
+from statistics import NormalDist
 from typing import Literal
 
 import numpy as np
-from scipy import stats as scistats
 
 from bench.harness.messages import InterferenceRecord
 
@@ -150,8 +156,21 @@ def expanded_confidence(confidence: float, n: int) -> float:
     """Hesterberg's expanded percentile level: the normal quantile of the returned level equals
     sqrt(n / (n - 1)) times the t(n - 1) quantile of `confidence` (n >= 2)."""
     alpha = 1 - confidence
-    z = math.sqrt(n / (n - 1)) * float(scistats.t.ppf(1 - alpha / 2, n - 1))
-    return 1 - 2 * float(scistats.norm.sf(z))
+    z = math.sqrt(n / (n - 1)) * _t_quantile(1 - alpha / 2, n - 1)
+    return 1 - 2 * (1 - NormalDist().cdf(z))
+
+
+def warm() -> None:
+    """Load the t quantile's code now (an evaluation calls this in a thread while its candidates build)."""
+    _t_quantile(0.975, 9)
+
+
+@cache
+def _t_quantile(p: float, dof: int) -> float:
+    """Student's t quantile (scipy.special.stdtrit: the same function scipy.stats.t.ppf evaluates)."""
+    from scipy.special import stdtrit  # lazily: 0.4 s, only once an interval is computed
+
+    return float(stdtrit(dof, p))
 
 
 def speedup_interval(blocks: Sequence[Block], confidence: float = CONFIDENCE, resamples: int = RESAMPLES,
@@ -174,9 +193,8 @@ def speedup_interval(blocks: Sequence[Block], confidence: float = CONFIDENCE, re
         return ratios
 
     level = expanded_confidence(confidence, n)
-    boot = scistats.bootstrap((np.arange(n),), ratio, n_resamples=resamples, vectorized=True, method="percentile",
-                              confidence_level=level, rng=np.random.default_rng(seed))
-    low, high = float(boot.confidence_interval.low), float(boot.confidence_interval.high)
+    replicates = ratio(np.random.default_rng(seed).integers(0, n, size=(resamples, n)))
+    low, high = (float(q) for q in np.quantile(replicates, [(1 - level) / 2, (1 + level) / 2]))
     low, high = min(low, estimate), max(high, estimate)
     return _with_systematic(estimate, low, high, confidence, systematic_sd)
 
@@ -185,7 +203,7 @@ def _with_systematic(estimate: float, low: float, high: float, confidence: float
     """Each side's log distance from the estimate, combined in quadrature with z * sd."""
     if sd <= 0:
         return low, high
-    z = float(scistats.norm.ppf(1 - (1 - confidence) / 2))
+    z = NormalDist().inv_cdf(1 - (1 - confidence) / 2)
     m = math.log(estimate)
     down = math.hypot(m - math.log(low), z * sd)
     up = math.hypot(math.log(high) - m, z * sd)

@@ -39,6 +39,7 @@ from bench.harness.messages import (
     BASELINE_FN,
     CANDIDATE_FN,
     PALLAS_FN,
+    BaselineRequest,
     EvaluateReply,
     EvaluateRequest,
     ExitRequest,
@@ -88,6 +89,7 @@ class State:
         self.env = env
         self.loaded: Workload | None = None
         self.pallas: Program | None = None
+        self.pallas_note = ""  # "ok", or why the Pallas reference is unavailable ("" when never asked)
         self.inputs: dict[Seed, list[Any]] = {}  # seed -> host arrays
         self.refs: dict[Seed, list[Any]] = {}  # seed -> host reference outputs
         self.seeds: list[Seed] = []
@@ -154,17 +156,29 @@ def _load(workload: str, size: str) -> Workload:
                     stress=stress_for(s.id))
 
 
-def cmd_prepare(state: State, req: PrepareRequest, blobs: list[bytes]) -> Reply:
-    size = req.size or default_size(state.env.backend)
-    if state.loaded is None or (state.loaded.spec.id, state.loaded.size) != (req.workload, size):
-        state.loaded = _load(req.workload, size)  # a warm runner keeps its baseline; a new workload starts over
+def _ensure_loaded(state: State, workload: str, size: str | None, with_pallas_reference: bool) -> str:
+    """The baseline (and the Pallas reference when asked) compiled for `workload` at `size`: a warm runner
+    keeps them; a new workload starts over. Returns the Pallas reference's note ("" when not asked)."""
+    size = size or default_size(state.env.backend)
+    if state.loaded is None or (state.loaded.spec.id, state.loaded.size) != (workload, size):
+        state.loaded = _load(workload, size)
         state.pallas = None
+        state.pallas_note = ""
+    if with_pallas_reference and state.pallas is None and not state.pallas_note:
+        state.pallas_note = _load_pallas_reference(state, state.workload)
+    return state.pallas_note if with_pallas_reference else ""
+
+
+def cmd_baseline(state: State, req: BaselineRequest, blobs: list[bytes]) -> Reply:
+    """While the candidates build: compile what does not depend on any input (no input is drawn here)."""
+    _ensure_loaded(state, req.workload, req.size, req.with_pallas_reference)
+    return {"baseline_compile_s": round(state.workload.compile_s, 4)}, []
+
+
+def cmd_prepare(state: State, req: PrepareRequest, blobs: list[bytes]) -> Reply:
+    pallas_note = _ensure_loaded(state, req.workload, req.size, req.with_pallas_reference)
     w = state.workload
-    pallas_note = ""
-    if req.with_pallas_reference and state.pallas is None:
-        pallas_note = _load_pallas_reference(state, w)
-    elif req.with_pallas_reference:
-        pallas_note = "ok"
+    size = w.size
     state.inputs, state.refs, state.candidate = {}, {}, None
     drawn_at = time.monotonic()
     calls_ms = []
@@ -303,6 +317,7 @@ def cmd_time_baseline(state: State, req: TimeBaselineRequest, blobs: list[bytes]
 
 #: command name -> (its message model, its handler): every request is validated against its model first
 COMMANDS: dict[str, tuple[type[Message], Callable[[State, Any, list[bytes]], Reply]]] = {
+    "baseline": (BaselineRequest, cmd_baseline),
     "prepare": (PrepareRequest, cmd_prepare),
     "load": (LoadRequest, cmd_load),
     "trials": (TrialsRequest, cmd_trials),

@@ -18,6 +18,7 @@ from typing import IO, Any
 
 from bench.harness import transport
 from bench.harness.messages import (
+    BaselineRequest,
     EvaluateReply,
     EvaluateRequest,
     ExitRequest,
@@ -169,6 +170,12 @@ class RunnerSession:
         self.proc, self.hello = start_runner(self.folder / f"runner{self.starts}.log", self.task.memory_limit_mb)
         self.prepared = None
         return self.hello
+
+    def load_baseline(self, request: BaselineRequest) -> None:
+        """Compile the baseline while the candidates build (no input is drawn: that waits for `prepare`)."""
+        self.start()
+        if self.prepared is None:
+            self._runner().request(request, STARTUP_TIMEOUT_S + 2 * self.task.timeout_s, "baseline")
 
     def prepare(self, request: PrepareRequest) -> PrepareReply:
         self.start()
