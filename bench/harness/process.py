@@ -1,10 +1,11 @@
-"""The parent's handle on a child process (the build, the runner), written once for both: start it in its own
-session, read its replies under a deadline, kill its process group, reap it, say how it ended.
+"""The parent's handle on a child process (the build, the runner, the inspection worker), written once for all:
+start it in its own session, read its replies under a deadline, kill its process group, reap it, say how it ended.
 
 Every way a child can fail while the parent waits for it (hang, crash, signal, garbage on the channel)
 becomes a `WorkerFailure` with a `Status` and one readable line, never an exception in the harness. The
-build (bench.harness.build.builder) and the runner (bench.harness.runner.session) add what is theirs: the
-sandbox and its cgroup, the runner's command pipe and its own failure replies.
+build (bench.harness.build.builder), the runner (bench.harness.runner.session) and the inspection worker
+(bench.harness.inspection.WorkerProcess) add what is theirs: the sandbox and its cgroups, the command pipes, the
+runner's own failure replies.
 """
 
 from __future__ import annotations

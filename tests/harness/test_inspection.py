@@ -7,6 +7,8 @@ CPU in interpret mode and for TPU), or forged the way a hostile build could (any
 from __future__ import annotations
 
 import dataclasses
+import os
+import signal
 from collections.abc import Callable
 from typing import Any
 
@@ -21,9 +23,11 @@ from bench.harness.build.lowering import export_jaxpr, with_kernel_sites
 from bench.harness.inspection import (
     Bounds,
     Inspector,
+    WorkerProcess,
     inspect_in_process,
     is_large_constant,
 )
+from bench.harness.result import Status
 
 A = jax.ShapeDtypeStruct((256, 512), jnp.bfloat16)
 B = jax.ShapeDtypeStruct((512, 384), jnp.bfloat16)
@@ -344,12 +348,63 @@ def test_the_worker_reports_and_survives_what_breaks_it(honest: tuple[bytes, byt
         slow = Inspector(timeout_s=0.001)
         try:
             r = slow.inspect(*honest, "cpu")  # cannot even start in time: a refusal, not an exception
-            assert r.refused and r.refusal_status in ("compile_error", "error")
+            assert r.refused and r.refusal_status in (Status.COMPILE_ERROR, Status.ERROR)
         finally:
             slow.close()
-        inspector.proc.kill()  # the worker died between two candidates: the next one starts a new worker
+        assert inspector.worker is not None
+        inspector.worker.proc.kill()  # the worker died between two candidates: the next one starts a new worker
         again = inspector.inspect(*honest, "cpu")
         assert again.refused is None and inspector.starts == starts + 1
+    finally:
+        inspector.close()
+
+
+def test_a_hung_inspection_is_that_candidates_refusal_and_the_next_gets_a_fresh_worker(
+        honest: tuple[bytes, bytes]) -> None:
+    inspector = Inspector(timeout_s=0.001)  # no reading finishes in a millisecond: the worker "hangs"
+    try:
+        inspector.warm()
+        assert inspector.starts == 1 and inspector.worker is not None
+        first = inspector.worker
+        r = inspector.inspect(*honest, "cpu")
+        assert r.refused and "took more than 0.001 s" in r.refused and r.flags == ("oversized_program",)
+        assert r.refusal_status == Status.COMPILE_ERROR and not first.alive()  # killed, not left running
+        inspector.timeout_s = 60
+        again = inspector.inspect(*honest, "cpu")
+        assert again.refused is None and inspector.starts == 2
+    finally:
+        inspector.close()
+
+
+def _dies_on_request(times: list[int]) -> Callable[..., Any]:
+    """WorkerProcess.request, but the worker is killed by SIGSEGV first (as a parser crash would) `times[0]` times."""
+    original = WorkerProcess.request
+
+    def request(self: WorkerProcess, header: dict[str, Any], blobs: list[bytes], timeout_s: float) -> dict[str, Any]:
+        if times[0] > 0:
+            times[0] -= 1
+            os.kill(self.pid, signal.SIGSEGV)
+            self.proc.wait(timeout=30)
+        return original(self, header, blobs, timeout_s)
+
+    return request
+
+
+def test_a_worker_crash_is_blamed_on_the_program_only_when_a_fresh_worker_crashes_too(
+        honest: tuple[bytes, bytes], monkeypatch: pytest.MonkeyPatch) -> None:
+    inspector = Inspector(timeout_s=60)
+    try:
+        monkeypatch.setattr(WorkerProcess, "request", _dies_on_request([1]))
+        once = inspector.inspect(*honest, "cpu")  # the first worker died, a fresh one read it
+        assert once.refused is None and inspector.starts == 2, once.refused
+        monkeypatch.setattr(WorkerProcess, "request", _dies_on_request([2]))
+        twice = inspector.inspect(*honest, "cpu")
+        assert twice.refused and "died by signal SIGSEGV" in twice.refused and "twice" in twice.refused
+        assert twice.refusal_status == Status.COMPILE_ERROR and twice.flags == ("oversized_program",)
+        assert inspector.starts == 3 and inspector.worker is None  # the live one, then a fresh one; none left
+        monkeypatch.undo()
+        after = inspector.inspect(*honest, "cpu")  # the next candidate: a fresh worker
+        assert after.refused is None and inspector.starts == 4
     finally:
         inspector.close()
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import atexit
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -33,7 +32,10 @@ from typing import Any
 
 from bench.harness.inspection.module import DEFAULT_BOUNDS, Bounds
 from bench.harness.inspection.report import is_large_constant
+from bench.harness.process import ChildProcess, WorkerFailure
+from bench.harness.result import Status
 from bench.harness.task import STARTUP_TIMEOUT_S
+from bench.paths import ROOT
 
 __all__ = [
     "INSPECTION_MEMORY_MB",
@@ -41,6 +43,7 @@ __all__ = [
     "Bounds",
     "Inspection",
     "Inspector",
+    "WorkerProcess",
     "inspect_exports",
     "inspect_in_process",
     "is_large_constant",
@@ -50,18 +53,22 @@ __all__ = [
 INSPECTION_TIMEOUT_S = 120.0
 #: ... and this much address space (RLIMIT_AS of the worker, after its imports).
 INSPECTION_MEMORY_MB = 4096
+#: A worker's reply (one report: plain values, a few kB for an honest program) is never larger than this.
+REPLY_MAX_BYTES = 1 << 26
+#: Signals that may mean the worker hit its address-space cap (an allocation failing in MLIR's C++ aborts).
+MEMORY_SIGNALS = ("SIGKILL", "SIGSEGV", "SIGABRT")
 
 
 @dataclass(frozen=True)
 class Inspection:
     """The parent's verdict on a build's exports: `refused` set means the runner never runs it.
-    `refusal_status` says whose fault a refusal is: "compile_error" (the program) or "error" (the harness)."""
+    `refusal_status` says whose fault a refusal is: COMPILE_ERROR (the program) or ERROR (the harness)."""
 
     runnable: dict[str, Any] | None
     tpu: dict[str, Any] | None
     flags: tuple[str, ...] = ()
     refused: str | None = None
-    refusal_status: str = "compile_error"
+    refusal_status: Status = Status.COMPILE_ERROR
     tpu_lowering: str | None = None  # "ok" only when the parent read and accepted a TPU program
     pallas_calls: int = 0  # Mosaic kernels that compute and reach the outputs of the TPU program
     pallas_coverage: float | None = None
@@ -81,13 +88,13 @@ def from_report(report: dict[str, Any]) -> Inspection:
     details = {"runnable": report.get("runnable"), "tpu": report.get("tpu"), "coverage": report.get("coverage"),
                "readiness_reason": report.get("readiness_reason"), "readiness_sites": report.get("readiness_sites")}
     return Inspection(report.get("runnable"), report.get("tpu"), tuple(sorted(set(report.get("flags") or []))),
-                      report.get("refused"), "compile_error", report.get("tpu_lowering"),
+                      report.get("refused"), Status.COMPILE_ERROR, report.get("tpu_lowering"),
                       int(report.get("pallas_calls") or 0), report.get("pallas_coverage"),
                       report.get("readiness_check"), report.get("readiness_reason"),
                       {k: v for k, v in details.items() if v is not None})
 
 
-def failed(reason: str, status: str = "compile_error", flags: tuple[str, ...] = ()) -> Inspection:
+def failed(reason: str, status: Status = Status.COMPILE_ERROR, flags: tuple[str, ...] = ()) -> Inspection:
     """An inspection that could not finish: the candidate is refused with `reason`."""
     return Inspection(None, None, flags, reason, status, details={"inspection_failure": reason})
 
@@ -101,6 +108,58 @@ def inspect_in_process(runnable: bytes, tpu: bytes, platform: str, bounds: Bound
     return from_report(inspect_programs(runnable, tpu, platform, bounds, base))
 
 
+class WorkerProcess(ChildProcess):
+    """The inspection worker's process (bench.harness.inspection.worker), held like the build's and the runner's
+    (bench.harness.process.ChildProcess): its own session, a reply pipe read under deadlines, every way it can
+    fail a WorkerFailure, its whole process group killed. Trusted code (it imports no candidate code), so not
+    sandboxed; it reads hostile bytes, hence its own process, its deadline and its memory cap."""
+
+    def __init__(self, memory_mb: int) -> None:
+        cmd_r, self._cmd_w = os.pipe()
+        reply_r, reply_w = os.pipe()
+        env = {k: v for k, v in os.environ.items() if k != "JAXBENCH_SECRET_SEED"}
+        env.update(JAX_PLATFORMS="cpu", TF_CPP_MIN_LOG_LEVEL="2", PYTHONUNBUFFERED="1")  # never opens a chip
+        env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+        argv = [sys.executable, "-m", "bench.harness.inspection.worker", "--cmd-fd", str(cmd_r), "--reply-fd",
+                str(reply_w), "--memory-mb", str(memory_mb)]
+        try:
+            super().__init__("the inspection worker", argv, reply_fd=reply_r, env=env, cwd=ROOT,
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, pass_fds=(cmd_r, reply_w),
+                             memory_signals=MEMORY_SIGNALS, memory_hint=f"possibly its memory cap of {memory_mb} MiB")
+        except BaseException:
+            for fd in (self._cmd_w, reply_r):
+                os.close(fd)
+            raise
+        finally:
+            os.close(cmd_r)
+            os.close(reply_w)
+        self.closed = False
+
+    def request(self, header: dict[str, Any], blobs: list[bytes], timeout_s: float) -> dict[str, Any]:
+        """Send one command and read its reply (WorkerFailure: TIMEOUT, the worker killed; CRASHED)."""
+        from bench.harness import transport
+
+        try:
+            transport.send(self._cmd_w, header, blobs)
+        except OSError:  # BrokenPipeError included: the reply read says how the worker ended
+            pass
+        reply, _ = self.read_reply(timeout_s, "inspection", REPLY_MAX_BYTES)
+        return reply
+
+    def close(self) -> None:
+        """Kill the worker's process group, reap it, release the pipes. Idempotent (a second os.close could hit a
+        file descriptor number reused meanwhile)."""
+        if self.closed:
+            return
+        self.closed = True
+        self.kill()
+        for fd in (self._cmd_w, self.reply_fd):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
 class Inspector:
     """The parent's handle on one inspection worker: started on first use, replaced after a failure,
     one inspection at a time (builds of a batch finish concurrently)."""
@@ -109,8 +168,7 @@ class Inspector:
                  bounds: Bounds = DEFAULT_BOUNDS) -> None:
         self.timeout_s, self.memory_mb, self.bounds = timeout_s, memory_mb, bounds
         self.lock = threading.Lock()
-        self.proc: subprocess.Popen[bytes] | None = None
-        self._cmd_w = self._reply_r = -1
+        self.worker: WorkerProcess | None = None
         self.starts = 0
 
     def inspect(self, runnable: bytes, tpu: bytes, platform: str, workload: str | None = None,
@@ -125,10 +183,10 @@ class Inspector:
                       "size": size}
             for attempt in (1, 2):
                 outcome = self._attempt(header, [runnable, tpu or b""])
-                if not isinstance(outcome, str) or attempt == 2:
+                if not isinstance(outcome, WorkerFailure) or attempt == 2:
                     break
-            if isinstance(outcome, str):
-                return failed(f"inspecting the program {outcome}: a program shaped to break the reader",
+            if isinstance(outcome, WorkerFailure):
+                return failed(f"{outcome.message}, twice: a program shaped to break the reader",
                               flags=("oversized_program",))
             if isinstance(outcome, Inspection):
                 return outcome
@@ -144,89 +202,54 @@ class Inspector:
             except Exception:  # the first inspection will try again, and report
                 self.close()
 
-    def _attempt(self, header: dict[str, Any], blobs: list[bytes]) -> dict[str, Any] | Inspection | str:
-        """One try: the report (dict), a final verdict (Inspection), or how the worker died (str: retry)."""
-        from bench.harness import transport
-
+    def _attempt(self, header: dict[str, Any], blobs: list[bytes]) -> dict[str, Any] | Inspection | WorkerFailure:
+        """One try: the report (dict), a final verdict (Inspection), or how the worker died (WorkerFailure
+        CRASHED: the caller retries once in a fresh worker)."""
         try:
-            self._start()
-        except Exception as exc:  # the harness could not start its worker: not the candidate's fault
+            worker = self._start()
+        except WorkerFailure as f:  # the harness could not start its worker: not the candidate's fault
             self.close()
-            return failed(f"the inspection worker did not start: {type(exc).__name__}: {exc}", "error")
+            return failed(f"the inspection worker did not start: {f.message}", Status.ERROR)
+        except Exception as exc:
+            self.close()
+            return failed(f"the inspection worker did not start: {type(exc).__name__}: {exc}", Status.ERROR)
         try:
-            transport.send(self._cmd_w, header, blobs)
-            reply, _ = transport.recv(self._reply_r, time.monotonic() + self.timeout_s, 1 << 26)
-        except transport.ChannelTimeout:
-            self.close()
-            return failed(f"inspecting the program took more than {self.timeout_s:g} s: too large to inspect",
-                          flags=("oversized_program",))
-        except (transport.ChannelClosed, transport.ChannelViolation, OSError) as exc:
-            how = f"{self._exit()} ({type(exc).__name__})"
-            self.close()
-            return how
+            reply = worker.request(header, blobs, self.timeout_s)
+        except WorkerFailure as f:
+            self.close()  # the next candidate gets a fresh worker
+            if f.kind == Status.TIMEOUT:
+                return failed(f"inspecting the program took more than {self.timeout_s:g} s: too large to inspect",
+                              flags=("oversized_program",))
+            return f
         if reply.get("memory_error"):
             self.close()
             return failed(f"inspecting the program needed more than {self.memory_mb} MiB: too large to inspect",
                           flags=("oversized_program",))
         if "error" in reply:
-            return failed(f"the harness's inspection failed on this program: {reply['error']}", "error")
-        report: dict[str, Any] = reply["report"]
+            return failed(f"the harness's inspection failed on this program: {reply['error']}", Status.ERROR)
+        report = reply.get("report")
+        if not isinstance(report, dict):
+            self.close()
+            return WorkerFailure(Status.CRASHED, "the inspection worker sent a reply without a report")
         return report
 
-    def _start(self) -> None:
-        from bench.harness import transport
-
-        if self.proc is not None and self.proc.poll() is None:
-            return
+    def _start(self) -> WorkerProcess:
+        """The live worker, or a fresh one once it said hello (WorkerFailure when it did not in time)."""
+        if self.worker is not None and self.worker.alive():
+            return self.worker
         self.close()
-        cmd_r, self._cmd_w = os.pipe()
-        self._reply_r, reply_w = os.pipe()
-        env = {k: v for k, v in os.environ.items() if k != "JAXBENCH_SECRET_SEED"}
-        env.update(JAX_PLATFORMS="cpu", TF_CPP_MIN_LOG_LEVEL="2", PYTHONUNBUFFERED="1")  # never opens a chip
-        from bench.paths import ROOT
-
-        env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-        argv = [sys.executable, "-m", "bench.harness.inspection.worker", "--cmd-fd", str(cmd_r), "--reply-fd",
-                str(reply_w), "--memory-mb", str(self.memory_mb)]
-        self.proc = subprocess.Popen(argv, env=env, cwd=str(ROOT), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.DEVNULL, pass_fds=(cmd_r, reply_w), start_new_session=True)
-        os.close(cmd_r)
-        os.close(reply_w)
+        self.worker = WorkerProcess(self.memory_mb)
         self.starts += 1
-        hello, _ = transport.recv(self._reply_r, time.monotonic() + STARTUP_TIMEOUT_S, 1 << 16)
+        hello, _ = self.worker.read_reply(STARTUP_TIMEOUT_S, "startup", 1 << 16)
         if not hello.get("ok"):
-            raise RuntimeError("the inspection worker did not say hello")
-
-    def _exit(self) -> str:
-        if self.proc is None:
-            return "failed"
-        try:
-            code = self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            return "stopped answering"
-        if code < 0:
-            return f"crashed the reader (signal {signal.Signals(-code).name})"
-        return f"ended the reader (exit code {code})"
+            raise WorkerFailure(Status.CRASHED, "the inspection worker did not say hello")
+        return self.worker
 
     def close(self) -> None:
         """Kill the worker (if any) and release its pipes. Idempotent."""
-        if self.proc is not None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            try:
-                self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                pass
-            self.proc = None
-        for fd in (self._cmd_w, self._reply_r):
-            if fd >= 0:
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
-        self._cmd_w = self._reply_r = -1
+        if self.worker is not None:
+            self.worker.close()
+            self.worker = None
 
 
 _shared: Inspector | None = None
