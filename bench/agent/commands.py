@@ -191,7 +191,8 @@ def run_cmd(
     max_wall_s: float | None = typer.Option(None, help="budget: wall seconds of this invocation"),
     parallel: int = typer.Option(1, help="chains of one workload evaluated at once (1 on a 2-core machine)"),
     seeds: int = typer.Option(EvalSettings.seeds, help="harness correctness trials per sample"),
-    blocks: int = typer.Option(EvalSettings.blocks, help="harness timing blocks per sample"),
+    blocks: int | None = typer.Option(EvalSettings.blocks, help="harness timing blocks per sample (default: the "
+                                                               "harness's, bench.harness.task.default_blocks)"),
     journal: Path | None = typer.Option(None, help=f"journal folder (default {DEFAULT_JOURNALS}/<out name>)"),
     restart: bool = typer.Option(False, help="discard this run's journal and start over"),
     name: str | None = typer.Option(None, help="submission.yaml name"),

@@ -26,7 +26,7 @@ class EvalSettings:
 
     size: str | None = None  # None: full on TPU/GPU, small on CPU
     seeds: int = EvalTask.model_fields["seeds"].default
-    blocks: int = EvalTask.model_fields["blocks"].default
+    blocks: int | None = EvalTask.model_fields["blocks"].default
     timeout_s: float = DEFAULT_TIMEOUT_S
     sandbox: str = EvalTask.model_fields["sandbox"].default
 

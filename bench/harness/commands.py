@@ -18,7 +18,17 @@ from rich.table import Column, Table
 from bench import api
 from bench.app import app, workload_arg
 from bench.harness.result import EvalResult, Status
-from bench.harness.task import DEFAULT_ITERS, DEFAULT_WARMUP, INTERPRET_ITERS, INTERPRET_WARMUP, EvalTask
+from bench.harness.task import (
+    CALIBRATED_BLOCKS,
+    DEFAULT_BLOCKS,
+    DEFAULT_ITERS,
+    DEFAULT_WARMUP,
+    INTERPRET_ITERS,
+    INTERPRET_WARMUP,
+    MAX_CALIBRATED_ITERS,
+    TIMED_TARGET_S,
+    EvalTask,
+)
 from bench.registry import workload_ids
 
 console = Console()
@@ -41,10 +51,13 @@ def evaluate(
                                                    f"(default {_default('seeds')})"),
     warmup: int | None = typer.Option(None, help=f"warmup calls per program (default {DEFAULT_WARMUP}; "
                                                     f"{INTERPRET_WARMUP} for Pallas in CPU interpret mode)"),
-    iters: int | None = typer.Option(None, help=f"timed calls per program (default {DEFAULT_ITERS}; "
-                                                   f"{INTERPRET_ITERS} for Pallas in CPU interpret mode)"),
+    iters: int | None = typer.Option(None, help=f"timed calls per program (default {DEFAULT_ITERS}; on CPU "
+                                                   f"enough for ~{TIMED_TARGET_S:g} s of the baseline's calls, at most "
+                                                   f"{MAX_CALIBRATED_ITERS}; {INTERPRET_ITERS} for Pallas in CPU "
+                                                   "interpret mode)"),
     blocks: int | None = typer.Option(None, help="timing blocks alternated between baseline and kernel "
-                                                    f"(default {_default('blocks')})"),
+                                                    f"(default {DEFAULT_BLOCKS}, {CALIBRATED_BLOCKS} from "
+                                                    f"{4 * CALIBRATED_BLOCKS} calls on)"),
     timeout: float | None = typer.Option(None, help="wall-clock cap per phase, seconds "
                                                        f"(default {_default('timeout_s'):g}; "
                                                        "run phases get less, from the baseline's time: "

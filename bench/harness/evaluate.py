@@ -254,8 +254,9 @@ class WarmRunner:
         if not built.artifact.ok or built.inspection is None or built.inspection.refused:
             return outcome.not_run(ctx, built)
         interpreted = self.plan.interpret and built.inspection.interpreted_kernels > 0
-        warmup, iters = outcome.iteration_counts(self.task, interpreted)
-        request = EvaluateRequest(warmup=warmup, iters=iters, blocks=self.task.blocks,
+        warmup, iters, blocks = outcome.iteration_counts(self.task, interpreted, ctx.prepared.baseline_call_ms,
+                                                         calibrate=not timing.blocks_traced(self.plan.backend))
+        request = EvaluateRequest(warmup=warmup, iters=iters, blocks=blocks,
                                   profile_iters=timing.profile_calls(self.plan.backend, interpreted),
                                   trace_blocks=timing.blocks_traced(self.plan.backend),
                                   schedule_seed=schedule_seed(self.task, self.batches, built.kernel))

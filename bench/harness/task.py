@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Literal
 
@@ -14,6 +15,14 @@ INTERPRET_WARMUP = 1
 INTERPRET_ITERS = 10
 #: Warmup and timed calls per program otherwise (upstream's `run` and `evaluate` defaults).
 DEFAULT_WARMUP, DEFAULT_ITERS = 5, 50
+#: Where the timed blocks are not traced (CPU: each call timed on the wall clock), a program's 50 calls of a
+#: small workload sum to ~0.1 s and its speedup interval was 0.15-0.19 wide on a quiet host (issue #25). There the
+#: calls per program are calibrated on the baseline's call time, like pyperf's and timeit's loops: enough that
+#: each program's timed calls sum to about TIMED_TARGET_S, never fewer than DEFAULT_ITERS nor more than
+#: MAX_CALIBRATED_ITERS; and calibrated runs time CALIBRATED_BLOCKS blocks instead of DEFAULT_BLOCKS.
+TIMED_TARGET_S = 0.25
+MAX_CALIBRATED_ITERS = 1000
+DEFAULT_BLOCKS, CALIBRATED_BLOCKS = 10, 20
 
 #: The runner must be up (jax imported, backend started) within this; a harness problem if exceeded, never a verdict.
 STARTUP_TIMEOUT_S = 180.0  # importing jax on a loaded 2-core machine
@@ -25,6 +34,19 @@ RUN_FLOOR_S = 30.0
 #: slowest correct kernel on cpu/small (a Pallas kernel in TPU interpret mode, 11p) is ~85x its baseline per
 #: call; 1000x leaves a wide margin, and still ends a hanging kernel at small size in tens of seconds, not 300.
 ALLOWED_SLOWDOWN = 1000.0
+
+
+def timed_calls(baseline_call_ms: float | None, calibrate: bool) -> int:
+    """Timed calls per program when the caller chose none (TIMED_TARGET_S)."""
+    if not calibrate or not baseline_call_ms or baseline_call_ms <= 0:
+        return DEFAULT_ITERS
+    return max(DEFAULT_ITERS, min(MAX_CALIBRATED_ITERS, math.ceil(TIMED_TARGET_S * 1e3 / baseline_call_ms)))
+
+
+def default_blocks(iters: int) -> int:
+    """ABBA blocks when the caller chose none: more blocks (the interval's resampling unit) once there are
+    calls enough for at least 4 per block."""
+    return CALIBRATED_BLOCKS if iters >= 4 * CALIBRATED_BLOCKS else DEFAULT_BLOCKS
 
 
 #: The least the compile phase gets (a Pallas kernel in interpret mode compiles a loop the baseline does not have).
@@ -60,8 +82,9 @@ class EvalTask(BaseModel):
     size: Literal["full", "small"] | None = None  # None: full on TPU/GPU, small on CPU
     seeds: int = Field(3, ge=1)  # correctness trials; their seeds are drawn fresh per batch (session.fresh_seeds)
     warmup: int | None = Field(None, ge=0)  # None: 5, or INTERPRET_WARMUP for Pallas-in-interpret on CPU
-    iters: int | None = Field(None, ge=1)  # None: 50, or INTERPRET_ITERS likewise
-    blocks: int = Field(10, ge=1)  # timing blocks, alternated between baseline and candidate (ABBA order)
+    iters: int | None = Field(None, ge=1)  # None: 50 (calibrated on CPU: timed_calls), or INTERPRET_ITERS likewise
+    # timing blocks, alternated between baseline and candidate (ABBA order); None: default_blocks
+    blocks: int | None = Field(None, ge=1)
     # the build's cap; the runner: compile_deadline_s and run_deadline_s, never above it
     timeout_s: float = Field(DEFAULT_TIMEOUT_S, gt=0)
     memory_limit_mb: int | None = 8192  # the build's memory cap (tmpfs included) and the runner's RLIMIT_AS on CPU

@@ -1,12 +1,11 @@
 """Whole evaluations (slow): every status the must-show list names, in bounded time, readable reasons."""
 
-import statistics
 import time
 from pathlib import Path
 
 import pytest
 
-from bench.harness.evaluate import WarmRunner, evaluate
+from bench.harness.evaluate import evaluate
 from bench.harness.result import Status
 from bench.harness.task import EvalTask
 
@@ -19,16 +18,6 @@ def run(kernel: str, **kw) -> "EvalResult":  # noqa: F821
                 timeout_s=20)
     opts.update(kw)
     return evaluate(EvalTask(**opts))
-
-
-def speedups(kernel: str, n: int = 3) -> list[float]:
-    """n evaluations of one kernel through one warm runner (fresh seeds for each batch)."""
-    task = EvalTask(workload="8p_GEMM", kernel_path=KERNELS / f"{kernel}.py", size="small", seeds=2, iters=100,
-                    blocks=20, timeout_s=60)
-    with WarmRunner(task) as runner:
-        results = [runner.evaluate([task.kernel_path])[0] for _ in range(n)]
-    assert all(r.status == Status.CORRECT for r in results), [r.reason for r in results]
-    return [r.speedup_vs_baseline for r in results]
 
 
 def test_baseline_as_its_own_candidate_is_correct_with_speedup_near_one():
@@ -46,9 +35,8 @@ def test_baseline_as_its_own_candidate_is_correct_with_speedup_near_one():
     assert r.bytes_accessed and r.operational_intensity == pytest.approx(r.flops / r.bytes_accessed, rel=1e-3)
     assert r.env.chip == "cpu" and r.size == "small" and r.env.jax_version and not r.env.interpret
     assert r.tpu_lowering == "ok" and len(r.input_seeds) == 3
-    # The issue's target is 1.00 +/- 0.02 for the median of 5 (benchmarks/harness.py prints it); this CI
-    # check keeps a margin for a loaded CI machine, so it tests the harness (no systematic bias), not the VM.
-    assert 0.9 <= statistics.median(speedups("identical", n=5)) <= 1.1
+    # How close to 1.00 an identical program reads, and twice the work to 0.50, are timing figures: tests never
+    # assert on wall time; benchmarks/harness.py and benchmarks/intervals.py print them with the load average.
 
 
 def test_a_timed_result_carries_its_interval_and_timing_quality():
@@ -70,8 +58,15 @@ def test_a_timed_result_carries_its_interval_and_timing_quality():
     assert bad.speedup_ci is None and bad.timing_quality is None and bad.timing_quality_reason is None
 
 
-def test_twice_the_work_measures_about_half():
-    assert 0.40 <= statistics.median(speedups("twice", n=5)) <= 0.60
+def test_calibrated_calls_and_blocks_when_the_caller_chose_none():
+    """On CPU the calls per program follow the baseline's call time (bench.harness.task.timed_calls) and
+    calibrated runs time more blocks; every timed call of the candidate is verified."""
+    r = run("identical", iters=None, blocks=None, warmup=1)
+    assert r.status == Status.CORRECT, r.reason
+    n = r.kernel.num_iters
+    assert n == r.baseline.num_iters and 50 <= n <= 1000
+    assert len(r.block_order) == 2 * (20 if n >= 80 else 10)
+    assert r.correctness.timed_outputs_checked == n
 
 
 @pytest.mark.parametrize("kernel,status,words", [

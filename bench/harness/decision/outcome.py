@@ -27,7 +27,14 @@ from bench.harness.process import WorkerFailure, one_line
 from bench.harness.result import Correctness, Environment, EvalResult, Integrity, RunnerInfo, Status, Timeline, Timing
 from bench.harness.runner import timing
 from bench.harness.schedule import Plan
-from bench.harness.task import DEFAULT_ITERS, DEFAULT_WARMUP, INTERPRET_ITERS, INTERPRET_WARMUP, EvalTask
+from bench.harness.task import (
+    DEFAULT_WARMUP,
+    INTERPRET_ITERS,
+    INTERPRET_WARMUP,
+    EvalTask,
+    default_blocks,
+    timed_calls,
+)
 from bench.integrity.flags import MOSTLY_XLA, NO_PALLAS, merge_flags
 from bench.integrity.measurement import audit_measurement, sandbox_flags
 from bench.integrity.static_scan import scan_source
@@ -63,11 +70,17 @@ class BatchContext:
     prepare_s: float
 
 
-def iteration_counts(task: EvalTask, interpreted: bool) -> tuple[int, int]:
-    """Warmup and timed calls per program: the task's, or the defaults (fewer for Pallas in interpret mode)."""
+def iteration_counts(task: EvalTask, interpreted: bool, baseline_call_ms: float | None = None,
+                     calibrate: bool = False) -> tuple[int, int, int]:
+    """Warmup calls, timed calls per program and ABBA blocks: the task's, or the defaults (fewer calls for
+    Pallas in interpret mode; calibrated on the baseline's call time where blocks are not traced:
+    bench.harness.task.timed_calls)."""
     warmup = task.warmup if task.warmup is not None else (INTERPRET_WARMUP if interpreted else DEFAULT_WARMUP)
-    iters = task.iters if task.iters is not None else (INTERPRET_ITERS if interpreted else DEFAULT_ITERS)
-    return warmup, iters
+    if task.iters is not None:
+        iters = task.iters
+    else:
+        iters = INTERPRET_ITERS if interpreted else timed_calls(baseline_call_ms, calibrate)
+    return warmup, iters, task.blocks if task.blocks is not None else default_blocks(iters)
 
 
 def _environment(ctx: BatchContext | None, built: Built, interpreted: bool = False) -> Environment | None:
