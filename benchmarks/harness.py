@@ -2,11 +2,13 @@
 
 1. per workload (default 8p, 41k, 30k): the median of 5 evaluations of a kernel identical to the baseline
    (target 1.00 +/- 0.02) and, for 8p, of a kernel doing twice the work (target 0.50 +/- 0.05);
-2. evaluations per hour: (a) one-off `bench evaluate` processes (and their median wall), (b) one warm runner
+2. evaluations per hour: (a) one-off `bench evaluate` processes (and their median wall), paired with the
+   original harness's method (benchmarks/original_method.py: the A/B wall, issue 26's goal <= 1.0), (b) one warm runner
    evaluating a batch of 20 candidates of one workload (bench.harness.evaluate.WarmRunner; runner and build
    zygotes started in it), (c) a second batch on the same runner; for (b) and (c) the warm ratio: wall per
    candidate / the candidate's own timed iterations (issue 26: at most 3);
-3. the sandbox's start-up cost.
+3. process start-up: a bare python, `import ml_dtypes`, `import jax` (every build, runner and inspection worker
+   pays it) and the parent's imports; the sandbox's start-up cost.
 The machine's load average is printed with each part: on a shared box, read every figure beside it.
 
     .venv/bin/python benchmarks/harness.py [--workloads 8p_GEMM ...] [--repeats 5] [--batch 20] [--skip-oneoff]
@@ -48,15 +50,30 @@ def report_speedups(label: str, results: list, target: str) -> None:
           f"all {[round(x, 3) for x in s]}   baseline median {baseline_ms:.4f} ms")
 
 
-def oneoff_walls(workload: str, kernel: Path, n: int) -> list[float]:
-    """Wall seconds of `bench evaluate` run as a fresh process each time (what a user does), process included."""
-    walls = []
+ORIGINAL = Path(__file__).with_name("original_method.py")
+
+
+def _wall(cmd: list[str]) -> float:
+    t = time.monotonic()
+    subprocess.run(cmd, capture_output=True, check=False)
+    return time.monotonic() - t
+
+
+def oneoff_walls(workload: str, kernel: Path, n: int) -> tuple[list[float], list[float]]:
+    """Wall seconds of `bench evaluate` run as a fresh process each time (what a user does), process included,
+    paired with the original harness's method (benchmarks/original_method.py) on the same kernel, alternately."""
+    ours, original = [], []
     for _ in range(n):
-        t = time.monotonic()
-        subprocess.run([sys.executable, "-m", "bench.cli", "evaluate", workload, str(kernel), "--json"],
-                       capture_output=True, check=False)
-        walls.append(time.monotonic() - t)
-    return walls
+        ours.append(_wall([sys.executable, "-m", "bench.cli", "evaluate", workload, str(kernel), "--json"]))
+        original.append(_wall([sys.executable, str(ORIGINAL), workload, str(kernel)]))
+    return ours, original
+
+
+def startup_walls(n: int = 3) -> dict[str, float]:
+    """Median wall of a fresh process that only imports: what every build, runner and inspection worker pays."""
+    snippets = {"python": "pass", "import ml_dtypes": "import ml_dtypes", "import jax": "import jax",
+                "import bench.harness.evaluate": "import bench.harness.evaluate"}
+    return {k: statistics.median(_wall([sys.executable, "-c", v]) for _ in range(n)) for k, v in snippets.items()}
 
 
 def timed_s(result) -> float:
@@ -106,19 +123,24 @@ def main() -> None:
         w = args.workloads[0]
         print(f"\n2. evaluations per hour, {w} small   [{load()}]")
         if not args.skip_oneoff:
-            walls = oneoff_walls(w, kernels[w], args.oneoff)
-            wall = statistics.median(walls)
+            walls, original = oneoff_walls(w, kernels[w], args.oneoff)
+            wall, orig = statistics.median(walls), statistics.median(original)
+            pairs = sorted(a / b for a, b in zip(walls, original, strict=True))
             print(f"  (a) one-off `bench evaluate`       {3600 / wall:8.0f} / h  (median wall {wall:.2f} s of "
-                  f"{args.oneoff} processes, min {min(walls):.2f} s; goal: no slower than the original harness at "
-                  f"equal shapes)  [{load()}]")
+                  f"{args.oneoff} processes, min {min(walls):.2f} s)  [{load()}]")
+            print(f"      the original's method (benchmarks/original_method.py), paired: median wall {orig:.2f} s; "
+                  f"A/B wall {statistics.median(pairs):.2f} (pairs {pairs[0]:.2f}-{pairs[-1]:.2f}; goal <= 1.0)")
         for label, (wall, results) in zip(("(b) warm runner, first batch of", "(c) same runner, next batch of"),
                                           warm_batches(w, kernels[w], args.batch, args.sandbox), strict=True):
             report_warm(f"{label} {args.batch}", wall, results)
         print("      harness v6: 2.7-3.6 s per evaluation = 1,000-1,333 / h")
     from bench.harness.build.sandbox import startup_cost_ms
 
+    walls = startup_walls()
+    print(f"\n3. process start-up (median wall of 3)   [{load()}]: " +
+          ", ".join(f"{k} {v:.2f} s" for k, v in walls.items()))
     plain, boxed = startup_cost_ms()
-    print(f"\n3. sandbox: a trivial process {plain:.1f} ms plain, " + (
+    print(f"   sandbox: a trivial process {plain:.1f} ms plain, " + (
         f"{boxed:.1f} ms under bubblewrap: adds {boxed - plain:.1f} ms per build" if boxed is not None
         else "bubblewrap unusable here"))
 
