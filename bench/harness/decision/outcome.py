@@ -189,7 +189,7 @@ def not_run(ctx: BatchContext, built: Built) -> EvalResult:
         return _result(ctx, ctx.task, built, a.kind or Status.CRASHED, a.reason, error=a.error,
                        traceback=a.traceback or None)
     reason = built.inspection.refused if built.inspection else "no inspection"
-    if built.inspection is not None and built.inspection.refusal_status == "error":  # the harness failed, not it
+    if built.inspection is not None and built.inspection.refusal_status == Status.ERROR:  # the harness failed, not it
         return _result(ctx, ctx.task, built, Status.ERROR, f"harness error: {reason}", error=reason)
     return _result(ctx, ctx.task, built, Status.COMPILE_ERROR, f"refused: {reason}", error=reason)
 
