@@ -57,7 +57,7 @@ class ShortcutResult(BaseModel):
     passes_old_gate: bool
     passes_new_gate: bool
     # on the workload's second input distribution (bench.audit.stress), the harness's extra correctness trial:
-    # None where the workload has none (exact rewrites; 16p, see bench/audit/stress.py)
+    # None where the workload has none (exact rewrites, see bench/audit/stress.py)
     stress: str | None = None
     stress_rel_l2: float | None = None
     stress_passes_new_gate: bool | None = None
