@@ -71,5 +71,6 @@ def test_the_schedule_cannot_be_predicted() -> None:
     for seed in range(20):
         plan = draw_schedule(seed, 50, 10, 3)
         assert sum(plan.sizes) == 50 and min(plan.sizes) >= 1
+        assert max(plan.sizes) <= 4 * min(plan.sizes)  # balanced: each about the mean length (loop.JITTER)
         assert all(0 <= c < n for c, n in zip(plan.checked, plan.sizes, strict=True))
     assert len({draw_schedule(seed, 50, 10, 3).checked[0] for seed in range(20)}) > 1

@@ -6,8 +6,8 @@ Every timed output is verified (issue #23): a pure program gives bitwise-identic
 inputs, so after each timed call (outside the timed window) the runner takes a digest of its output, on the
 device, and compares it with the digest of an output it checked in full against the reference (one checked
 call before the blocks); an output whose digest differs is compared in full on the spot. On top, one call
-of the candidate per block, chosen at random, is compared in full (a trusted program's digests are its
-self-check). The schedule is the program's to guess and it cannot:
+per block, chosen at random, is compared in full (for every program alike: the comparison runs between
+blocks and disturbs whatever runs next). The schedule is the program's to guess and it cannot:
 block lengths, which call of a block is compared in full, and where the correctness re-trials (the other
 seeds' inputs, untimed) fall between blocks are drawn from the evaluation's schedule seed (fresh, or derived
 from the secret seed), as is the digest's weighting.
@@ -81,10 +81,28 @@ def draw_schedule(seed: int | None, iters: int, blocks: int, retrials: int) -> S
         sizes = [iters // blocks + (1 if b < iters % blocks else 0) for b in range(blocks)]
         return Schedule(sizes, [n - 1 for n in sizes], [blocks - 1] * retrials, 2654435761)
     rng = random.Random(seed)
-    cuts = sorted(rng.sample(range(1, iters), blocks - 1)) if blocks > 1 else []
-    sizes = [b - a for a, b in zip([0, *cuts], [*cuts, iters], strict=True)]
+    sizes = _jittered_sizes(rng, iters, blocks)
     return Schedule(sizes, [rng.randrange(n) for n in sizes], [rng.randrange(blocks) for _ in range(retrials)],
                     rng.randrange(1, 2**32, 2))
+
+
+#: Each block's length is the mean length times a factor drawn from [1 - JITTER, 1 + JITTER]: unpredictable, and
+#: balanced. Cutting the calls at uniformly random points instead gave blocks of 1 call beside blocks of 20, and
+#: the bootstrap over such blocks (decision/statistics.py) swung with whether the long ones were drawn: intervals
+#: of identical programs were 0.15-0.21 wide on a quiet host instead of ~0.1.
+JITTER = 0.5
+
+
+def _jittered_sizes(rng: random.Random, iters: int, blocks: int) -> list[int]:
+    """`blocks` lengths >= 1 summing to `iters`, each about iters / blocks times a factor in 1 +- JITTER."""
+    weights = [rng.uniform(1 - JITTER, 1 + JITTER) for _ in range(blocks)]
+    total = sum(weights)
+    sizes = [max(1, int(iters * w / total)) for w in weights]
+    while sum(sizes) > iters:  # the floors of 1 may overshoot when there are barely more calls than blocks
+        sizes[max(range(blocks), key=lambda i: sizes[i])] -= 1
+    for i in rng.sample(range(blocks), iters - sum(sizes)):  # what the floors left, one call to each of some blocks
+        sizes[i] += 1
+    return sizes
 
 
 _DIGESTS: dict[tuple[Any, ...], Any] = {}
@@ -178,10 +196,10 @@ def time_programs(programs: list[Program], host: list[Any], reference: list[Any]
     for b, n in enumerate(plan.sizes):
         for p in (programs if b % 2 == 0 else programs[::-1]):
             started = record.start() if record else None
-            # the candidate: one call per block compared in full besides every digest; a trusted program's
-            # digests are its self-check (any call whose digest differs is compared in full all the same)
-            check_at = plan.checked[b] if p.name == CANDIDATE_FN else -1
-            w, keep, count = _timed(p, sets, n, len(walls[p.name]), check_at, expect[p.name], plan.multiplier)
+            # every program's block gets one call compared in full, the trusted ones' too: the comparison runs
+            # between blocks and disturbs the next block (caches), so all programs must pay it alike (a
+            # candidate-only comparison read identical programs 0.89-0.96)
+            w, keep, count = _timed(p, sets, n, len(walls[p.name]), plan.checked[b], expect[p.name], plan.multiplier)
             if record is not None and started is not None:
                 record.stop(started, b, p.name, len(w))
             walls[p.name].extend(w)
