@@ -194,3 +194,13 @@ class ChildProcess:
         kill_group(self.proc, wait_s)
         if self.ended is None and self.proc.poll() is not None:
             self.ended = time.monotonic()
+
+    def release(self, *fds: int) -> None:
+        """Kill the child and close the parent's ends of its pipes (the reply pipe and `fds`). Call once: a second
+        os.close could hit a file descriptor number reused meanwhile (callers keep their own closed flag)."""
+        self.kill()
+        for fd in (*fds, self.reply_fd):
+            try:
+                os.close(fd)
+            except OSError:
+                pass

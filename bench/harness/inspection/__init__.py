@@ -152,12 +152,7 @@ class WorkerProcess(ChildProcess):
         if self.closed:
             return
         self.closed = True
-        self.kill()
-        for fd in (self._cmd_w, self.reply_fd):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        self.release(self._cmd_w)
 
 
 class Inspector:

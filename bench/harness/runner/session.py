@@ -120,12 +120,7 @@ class RunnerProcess(ChildProcess):
                 self.proc.wait(timeout=2)
             except subprocess.TimeoutExpired:
                 pass
-        self.kill()
-        for fd in (self._cmd_w, self.reply_fd):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        self.release(self._cmd_w)
         self._log.close()
 
     def log_tail(self, limit: int = 4000) -> str:
