@@ -262,14 +262,23 @@ def _end(job: _Job, grace_s: float = 2.0) -> int:
             os.kill(job.candidate, signal.SIGKILL)
         except ProcessLookupError:
             pass
-    deadline = time.monotonic() + grace_s
-    while time.monotonic() < deadline:
-        pid, status = os.waitpid(job.warden, os.WNOHANG)
-        if pid:
-            return os.waitstatus_to_exitcode(status)
-        time.sleep(0.002)
+    code = _reaped_within(job.warden, grace_s, 0.002)
+    if code is not None:
+        return code
     os.kill(job.warden, signal.SIGKILL)
     return os.waitstatus_to_exitcode(os.waitpid(job.warden, 0)[1])
+
+
+def _reaped_within(pid: int, timeout_s: float, poll_s: float) -> int | None:
+    """The exit status of child `pid` once it has exited, polled every `poll_s`; None if it is still running
+    after `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        time.sleep(poll_s)
+    return None
 
 
 def _self_test(header: dict[str, Any]) -> str | None:
@@ -291,13 +300,8 @@ def _self_test(header: dict[str, Any]) -> str | None:
 
 
 def _end_when_exited(job: _Job, timeout_s: float = 10.0) -> int:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        pid, status = os.waitpid(job.warden, os.WNOHANG)
-        if pid:
-            return os.waitstatus_to_exitcode(status)
-        time.sleep(0.005)
-    return _end(job)
+    code = _reaped_within(job.warden, timeout_s, 0.005)
+    return code if code is not None else _end(job)
 
 
 def main() -> None:
