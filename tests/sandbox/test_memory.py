@@ -18,7 +18,7 @@ import pytest
 
 from bench.harness.build import sandbox
 from bench.harness.build.builder import BuildArtifact, build_kernel, over_memory_cap
-from bench.harness.build.warm import BuildZygote, ZygoteUnavailable
+from bench.harness.build.warm import BuildZygote
 from bench.harness.messages import BuildRequest
 from bench.harness.result import Status
 from bench.paths import EVAL_DIR
@@ -202,18 +202,12 @@ def test_an_ordinary_failure_is_not_blamed_on_memory() -> None:
 
 
 @pytest.fixture(scope="module")
-def small_zygote(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BuildZygote]:
+def small_zygote(tmp_path_factory: pytest.TempPathFactory, zygote_started) -> Iterator[BuildZygote]:
     if sandbox.bwrap_problem() is not None:
         pytest.skip(f"bubblewrap unusable: {sandbox.bwrap_problem()}")
     _needs_memory_cgroup()
-    z = BuildZygote(_request(EVAL_DIR / "memory_zygote_test" / "eval_candidate" / "kernel.py"),
-                    sandbox.Limits(memory_mb=CGROUP_CAP_MB), tmp_path_factory.mktemp("zygote") / "zygote.log", 300)
-    try:
-        z.ready()
-    except ZygoteUnavailable as exc:
-        pytest.skip(f"the build zygote is not usable here: {exc}")
-    yield z
-    z.close()
+    yield from zygote_started(_request(EVAL_DIR / "memory_zygote_test" / "eval_candidate" / "kernel.py"),
+                              sandbox.Limits(memory_mb=CGROUP_CAP_MB), tmp_path_factory.mktemp("zygote") / "zygote.log")
 
 
 @pytest.mark.parametrize("how", ["python", "tmp"])

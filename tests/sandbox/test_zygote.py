@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from bench.harness.build import sandbox
-from bench.harness.build.warm import BuildZygote, ZygoteUnavailable
 from bench.harness.messages import BuildRequest
 from bench.paths import EVAL_DIR
 
@@ -117,14 +116,8 @@ def workload(a, b):
 
 
 @pytest.fixture(scope="module")
-def zygote(tmp_path_factory):
-    z = BuildZygote(REQUEST, sandbox.Limits(memory_mb=8192), tmp_path_factory.mktemp("zygote") / "zygote.log", 300)
-    try:
-        z.ready()
-    except ZygoteUnavailable as exc:
-        pytest.skip(f"the build zygote is not usable here: {exc}")
-    yield z
-    z.close()
+def zygote(tmp_path_factory, zygote_started):
+    yield from zygote_started(REQUEST, sandbox.Limits(memory_mb=8192), tmp_path_factory.mktemp("zygote") / "zygote.log")
 
 
 def _host_processes_with(marker: str) -> list[int]:
