@@ -19,7 +19,7 @@ from bench import api
 from bench.app import app, workload_arg
 from bench.harness.result import EvalResult, Status
 from bench.harness.task import (
-    CALIBRATED_BLOCKS,
+    CALLS_PER_BLOCK,
     DEFAULT_BLOCKS,
     DEFAULT_ITERS,
     DEFAULT_WARMUP,
@@ -52,12 +52,13 @@ def evaluate(
     warmup: int | None = typer.Option(None, help=f"warmup calls per program (default {DEFAULT_WARMUP}; "
                                                     f"{INTERPRET_WARMUP} for Pallas in CPU interpret mode)"),
     iters: int | None = typer.Option(None, help=f"timed calls per program (default {DEFAULT_ITERS}; on CPU "
-                                                   f"enough for ~{TIMED_TARGET_S:g} s of the baseline's calls, at most "
-                                                   f"{MAX_CALIBRATED_ITERS}; {INTERPRET_ITERS} for Pallas in CPU "
+                                                   f"enough for ~{TIMED_TARGET_S:g} s of the baseline's calls, fewer "
+                                                   f"for a slower kernel, at most {MAX_CALIBRATED_ITERS}; "
+                                                   f"{INTERPRET_ITERS} for Pallas in CPU "
                                                    "interpret mode)"),
     blocks: int | None = typer.Option(None, help="timing blocks alternated between baseline and kernel "
-                                                    f"(default {DEFAULT_BLOCKS}, {CALIBRATED_BLOCKS} from "
-                                                    f"{4 * CALIBRATED_BLOCKS} calls on)"),
+                                                    f"(default {DEFAULT_BLOCKS}; on CPU about one per "
+                                                    f"{CALLS_PER_BLOCK} calibrated calls)"),
     timeout: float | None = typer.Option(None, help="wall-clock cap per phase, seconds "
                                                        f"(default {_default('timeout_s'):g}; "
                                                        "run phases get less, from the baseline's time: "

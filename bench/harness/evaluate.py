@@ -254,9 +254,12 @@ class WarmRunner:
         if not built.artifact.ok or built.inspection is None or built.inspection.refused:
             return outcome.not_run(ctx, built)
         interpreted = self.plan.interpret and built.inspection.interpreted_kernels > 0
+        calibrate = not timing.blocks_traced(self.plan.backend)
         warmup, iters, blocks = outcome.iteration_counts(self.task, interpreted, ctx.prepared.baseline_call_ms,
-                                                         calibrate=not timing.blocks_traced(self.plan.backend))
+                                                         calibrate=calibrate)
         request = EvaluateRequest(warmup=warmup, iters=iters, blocks=blocks,
+                                  fit_calls=calibrate and not interpreted and self.task.iters is None,
+                                  auto_blocks=self.task.blocks is None,
                                   profile_iters=timing.profile_calls(self.plan.backend, interpreted),
                                   trace_blocks=timing.blocks_traced(self.plan.backend),
                                   schedule_seed=schedule_seed(self.task, self.batches, built.kernel))

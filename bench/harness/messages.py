@@ -161,6 +161,10 @@ class EvaluateRequest(Message):
     profile_iters: int = 0  # untimed profiled calls per program after the blocks (CPU op breakdown)
     trace_blocks: bool = False  # TPU/GPU: time the blocks from the device plane
     schedule_seed: int | None = None  # block lengths, checked calls, re-trial positions (runner.loop.draw_schedule)
+    # calibrated calls: `iters` is the most; the runner shrinks them to the slowest program it measured
+    # (bench.harness.task.fitted_calls), and then, when `auto_blocks`, takes default_blocks of what is left
+    fit_calls: bool = False
+    auto_blocks: bool = False
 
 
 class TrialReport(Message):
@@ -191,6 +195,7 @@ class Segment(Message):
     run_delay_s: float | None  # the calling thread's time runnable but waiting for the core (None: no schedstat)
     voluntary_switches: int
     involuntary_switches: int
+    others_runnable: int | None = None  # the host's runnable threads at the segment's end, the runner's excepted
 
 
 class InterferenceRecord(Message):

@@ -13,7 +13,7 @@ import pytest
 
 from bench.harness.correctness import Tolerance
 from bench.harness.messages import BASELINE_FN, CANDIDATE_FN
-from bench.harness.runner.loop import draw_schedule, time_programs
+from bench.harness.runner.loop import CHECKED_BLOCKS, draw_schedule, time_programs
 from bench.harness.runner.program import Program
 from bench.harness.signature import export_program
 from bench.registry import spec
@@ -74,3 +74,36 @@ def test_the_schedule_cannot_be_predicted() -> None:
         assert max(plan.sizes) <= 4 * min(plan.sizes)  # balanced: each about the mean length (loop.JITTER)
         assert all(0 <= c < n for c, n in zip(plan.checked, plan.sizes, strict=True))
     assert len({draw_schedule(seed, 50, 10, 3).checked[0] for seed in range(20)}) > 1
+
+
+def _slow(a, b):
+    """The same product and twelve more, discarded through an optimisation barrier: correct, and much slower."""
+    out = jnp.dot(a, b, preferred_element_type=jnp.float32)
+    extra = [jax.lax.optimization_barrier(jnp.dot(a + i, b, preferred_element_type=jnp.float32)) for i in range(12)]
+    return (out + 0 * sum(e[:1, :1] for e in extra)).astype(a.dtype)
+
+
+def test_calibrated_calls_are_fitted_to_the_slowest_program(setup) -> None:
+    """The runner shrinks the calibrated calls to what the slowest program it measured can do in the target
+    (bench.harness.task.fitted_calls): a slow correct kernel no longer gets the tiny baseline's many calls."""
+    signature, inputs, reference, baseline = setup
+    most = 400
+    same = time_programs([baseline, _program(_honest, signature)], inputs, reference, Tolerance(), 2, most, 20, 0,
+                         False, schedule_seed=5, fit_calls=True, auto_blocks=True)
+    slow = time_programs([baseline, _program(_slow, signature)], inputs, reference, Tolerance(), 2, most, 20, 0,
+                         False, schedule_seed=5, fit_calls=True, auto_blocks=True)
+    n_same, n_slow = len(same.walls[CANDIDATE_FN]), len(slow.walls[CANDIDATE_FN])
+    assert len(slow.walls[BASELINE_FN]) == n_slow and all(r.report.correct for r in slow.timed)
+    assert n_slow < n_same, (n_slow, n_same)
+    unfitted = time_programs([baseline, _program(_honest, signature)], inputs, reference, Tolerance(), 2, 60, 20,
+                             0, False, schedule_seed=5)
+    assert len(unfitted.walls[CANDIDATE_FN]) == 60 and len(unfitted.order) == 40  # not fitted: as asked
+
+
+def test_full_comparisons_fall_in_secret_blocks() -> None:
+    """With many short blocks, CHECKED_BLOCKS of them (drawn from the seed) get a call compared in full."""
+    plan = draw_schedule(7, 400, 200, 3)
+    checked = [b for b, at in enumerate(plan.checked) if at >= 0]
+    assert len(checked) == CHECKED_BLOCKS and all(0 <= plan.checked[b] < plan.sizes[b] for b in checked)
+    assert checked != [b for b, at in enumerate(draw_schedule(8, 400, 200, 3).checked) if at >= 0]
+    assert all(at == n - 1 for at, n in zip(draw_schedule(None, 40, 8, 1).checked, [5] * 8, strict=True))

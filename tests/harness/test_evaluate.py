@@ -7,7 +7,7 @@ import pytest
 
 from bench.harness.evaluate import evaluate
 from bench.harness.result import Status
-from bench.harness.task import EvalTask
+from bench.harness.task import EvalTask, default_blocks
 
 KERNELS = Path(__file__).parent / "kernels"
 pytestmark = pytest.mark.slow
@@ -60,12 +60,13 @@ def test_a_timed_result_carries_its_interval_and_timing_quality():
 
 def test_calibrated_calls_and_blocks_when_the_caller_chose_none():
     """On CPU the calls per program follow the baseline's call time (bench.harness.task.timed_calls) and
-    calibrated runs time more blocks; every timed call of the candidate is verified."""
+    calibrated runs time short blocks (bench.harness.task.default_blocks); every timed call of the candidate is
+    verified."""
     r = run("identical", iters=None, blocks=None, warmup=1)
     assert r.status == Status.CORRECT, r.reason
     n = r.kernel.num_iters
     assert n == r.baseline.num_iters and 50 <= n <= 1000
-    assert len(r.block_order) == 2 * (20 if n >= 80 else 10)
+    assert len(r.block_order) == 2 * default_blocks(n, calibrated=True)
     assert r.correctness.timed_outputs_checked == n
 
 

@@ -151,6 +151,19 @@ def test_summarize_adds_up_every_segment():
     assert m.run_delay_s == pytest.approx(0.15) and (m.loadavg_before, m.loadavg_after) == (0.5, 1.5)
     no_schedstat = record.model_copy(update={"segments": [seg(0, "b", None), seg(0, "k", 0.05)]})
     assert st.summarize(no_schedstat).run_delay_s is None
+    assert m.others_runnable is None  # segments without the count (no /proc/loadavg)
+    counted = record.model_copy(update={"segments": [s.model_copy(update={"others_runnable": n})
+                                                     for s, n in zip(record.segments, (1, 2), strict=True)]})
+    assert st.summarize(counted).others_runnable == 1.5
+
+
+def test_the_load_our_own_finished_builds_left_is_not_interference():
+    """The 1-minute load average still counts an evaluation's own builds after they ended (it read 2.03 on 2
+    cores in benchmark loops of a quiet host); what competes while the runner times is who is runnable then."""
+    quiet_now = _interference(loadavg_after=2.4, others_runnable=0.3)
+    assert st.interference_reasons(quiet_now) == []
+    busy_now = _interference(loadavg_after=1.2, others_runnable=2.0)
+    assert "2.0 other runnable threads" in st.interference_reasons(busy_now)[0]
 
 
 def test_expanded_confidence_is_wider_and_approaches_the_nominal_level():
@@ -183,7 +196,8 @@ def test_classify_ok_on_a_quiet_run():
 @pytest.mark.parametrize("change, words", [
     (dict(cpu_s=0.6), "ran 60% of the timed wall time"),
     (dict(involuntary_switches=400), "400 involuntary context switches"),
-    (dict(loadavg_after=3.5), "load average 3.50 on 2 cores"),
+    (dict(loadavg_after=3.5), "load average 3.50 on 2 cores"),  # no count of runnable threads: the load average
+    (dict(others_runnable=2.4, loadavg_after=3.5), "2.4 other runnable threads on 2 cores while timing"),
 ])
 def test_classify_names_the_interference(change, words):
     blocks = _blocks(np.random.default_rng(4), 1.0, noise=0.02, block_sd=0.02)

@@ -80,7 +80,8 @@ def iteration_counts(task: EvalTask, interpreted: bool, baseline_call_ms: float 
         iters = task.iters
     else:
         iters = INTERPRET_ITERS if interpreted else timed_calls(baseline_call_ms, calibrate)
-    return warmup, iters, task.blocks if task.blocks is not None else default_blocks(iters)
+    calibrated = calibrate and not interpreted and task.iters is None
+    return warmup, iters, task.blocks if task.blocks is not None else default_blocks(iters, calibrated)
 
 
 def _environment(ctx: BatchContext | None, built: Built, interpreted: bool = False) -> Environment | None:
@@ -322,7 +323,8 @@ def _uncertainty(backend: str, reply: EvaluateReply, base: Timing, kern: Timing,
         "cpu_share": round(host.cpu_s / host.wall_s, 4) if host.wall_s > 0 else None,
         "involuntary_switches": host.involuntary_switches,
         "run_delay_s": round(host.run_delay_s, 4) if host.run_delay_s is not None else None,
-        "loadavg": [host.loadavg_before, host.loadavg_after], "cores": host.cores}
+        "loadavg": [host.loadavg_before, host.loadavg_after], "cores": host.cores,
+        "others_runnable": round(host.others_runnable, 2) if host.others_runnable is not None else None}
     quality = statistics.classify(speedup, interval, blocks, host if backend == "cpu" else None)
     return {"speedup_ci": (round(interval[0], 4), round(interval[1], 4)) if interval else None,
             "timing_quality": quality.quality, "timing_quality_reason": quality.reason}

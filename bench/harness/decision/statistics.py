@@ -77,7 +77,10 @@ class Interference:
     `cpu_s` is the runner's CPU time (all threads) and `wall_s` the wall time of the same calls: pinned to
     one core, a runner that is never preempted has cpu_s ~ wall_s. `involuntary_switches` counts how often
     the kernel's scheduler took the core away. `run_delay_s` (None where /proc has no schedstat) is the time
-    the runner's thread was runnable but waiting for the core. The load average is the host's (1 minute)."""
+    the runner's thread was runnable but waiting for the core. The load average is the host's (1 minute);
+    `others_runnable` (None without /proc/loadavg) is how many of the host's threads besides the runner's
+    were runnable during the segments, on average: the load average also counts the evaluation's own
+    processes of the last minute (the builds), which have ended by the time the runner times."""
 
     wall_s: float
     cpu_s: float
@@ -86,6 +89,7 @@ class Interference:
     loadavg_after: float
     cores: int
     run_delay_s: float | None = None
+    others_runnable: float | None = None  # the host's other runnable threads, mean over the segments
 
 
 @dataclass(frozen=True)
@@ -118,10 +122,13 @@ def blocks_from_segments(times: Mapping[str, Sequence[float]], segments: Sequenc
 def summarize(record: InterferenceRecord) -> Interference:
     """The whole timing's interference from the runner's per-segment record (every program's segments)."""
     delays = [s.run_delay_s for s in record.segments]
+    others = [s.others_runnable for s in record.segments]
     return Interference(wall_s=sum(s.wall_s for s in record.segments), cpu_s=sum(s.cpu_s for s in record.segments),
                         involuntary_switches=sum(s.involuntary_switches for s in record.segments),
                         loadavg_before=record.loadavg_before, loadavg_after=record.loadavg_after, cores=record.cores,
-                        run_delay_s=None if any(d is None for d in delays) else sum(d for d in delays if d is not None))
+                        run_delay_s=None if any(d is None for d in delays) else sum(d for d in delays if d is not None),
+                        others_runnable=None if not others or any(o is None for o in others)
+                        else float(np.mean([o for o in others if o is not None])))
 
 
 def pooled_speedup(blocks: Sequence[Block]) -> float:
@@ -241,7 +248,11 @@ def interference_reasons(m: Interference) -> list[str]:
     if m.wall_s > 0 and m.involuntary_switches / m.wall_s > MAX_INVOLUNTARY_PER_S:
         reasons.append(f"{m.involuntary_switches} involuntary context switches in {m.wall_s:.2f} s of timing")
     load = max(m.loadavg_before, m.loadavg_after)
-    if load > m.cores:
+    if m.others_runnable is not None:
+        if m.others_runnable >= m.cores:
+            reasons.append(f"{m.others_runnable:.1f} other runnable threads on {m.cores} cores while timing "
+                           f"(load average {load:.2f})")
+    elif load > m.cores:
         reasons.append(f"load average {load:.2f} on {m.cores} cores")
     return reasons
 

@@ -5,9 +5,10 @@ program on the calling thread (runner/isolation.py), the runner is never waiting
 call, so any wall time it did not spend on the CPU was taken by someone else. Per segment (one program's
 calls in one ABBA block) this records the wall time, the process's CPU time (getrusage, all threads), the
 calling thread's run-queue delay (/proc/thread-self/schedstat: runnable but waiting for the core; None where
-the kernel has no schedstat), and context switches (involuntary: the scheduler took the core away); the
-host's 1-minute load average is read before the first and after the last segment. The decision reads them
-(bench.harness.decision.statistics.classify): CPU time against wall time, involuntary switches, load average.
+the kernel has no schedstat), context switches (involuntary: the scheduler took the core away), and the
+host's other runnable threads at the segment's end; the host's 1-minute load average is read before the first
+and after the last segment. The decision reads them (bench.harness.decision.statistics.classify): CPU time
+against wall time, involuntary switches, the other runnable threads (the load average where /proc has none).
 Measured between calls, never inside one: each read costs microseconds, outside the timed region.
 """
 
@@ -39,6 +40,16 @@ def _run_delay_s() -> float | None:
         return None
 
 
+def _others_runnable() -> int | None:
+    """Threads of the whole host runnable right now, this one excepted (/proc/loadavg's fourth field): who
+    competes for the cores while the runner times, measured now rather than averaged over the last minute."""
+    try:
+        with open("/proc/loadavg") as f:
+            return max(0, int(f.read().split()[3].split("/")[0]) - 1)
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def _snapshot() -> _Snapshot:
     r = resource.getrusage(resource.RUSAGE_SELF)
     return _Snapshot(time.perf_counter(), r.ru_utime + r.ru_stime, _run_delay_s(), r.ru_nvcsw, r.ru_nivcsw)
@@ -60,7 +71,8 @@ class Recorder:
         self.segments.append(Segment(block=block, program=program, calls=calls, wall_s=end.wall - started.wall,
                                      cpu_s=end.cpu - started.cpu, run_delay_s=delay,
                                      voluntary_switches=end.voluntary - started.voluntary,
-                                     involuntary_switches=end.involuntary - started.involuntary))
+                                     involuntary_switches=end.involuntary - started.involuntary,
+                                     others_runnable=_others_runnable()))
 
     def finish(self) -> InterferenceRecord:
         """The record of the whole timing: every segment, the load average before and after, the cores this

@@ -5,10 +5,11 @@ timing inputs, and the inputs are hashed before and after (a program that writes
 Every timed output is verified (issue #23): a pure program gives bitwise-identical outputs on identical
 inputs, so after each timed call (outside the timed window) the runner takes a digest of its output, on the
 device, and compares it with the digest of an output it checked in full against the reference (one checked
-call before the blocks); an output whose digest differs is compared in full on the spot. On top, one call
-per block, chosen at random, is compared in full (for every program alike: the comparison runs between
-blocks and disturbs whatever runs next). The schedule is the program's to guess and it cannot:
-block lengths, which call of a block is compared in full, and where the correctness re-trials (the other
+call before the blocks); an output whose digest differs is compared in full on the spot. On top, in
+CHECKED_BLOCKS blocks chosen at random, one call of each program, chosen at random, is compared in full (for
+every program alike: the comparison runs between blocks and disturbs whatever runs next). The schedule is the
+program's to guess and it cannot: block lengths, which calls are compared in full, and where the correctness
+re-trials (the other
 seeds' inputs, untimed) fall between blocks are drawn from the evaluation's schedule seed (fresh, or derived
 from the secret seed), as is the digest's weighting.
 """
@@ -32,9 +33,14 @@ from bench.harness.correctness import Tolerance, compare
 from bench.harness.messages import CANDIDATE_FN, TrialReport
 from bench.harness.runner.interference import Recorder
 from bench.harness.runner.program import Program, delete, place, to_host
+from bench.harness.task import default_blocks, fitted_calls
 
 ROTATION_SETS = 4  # copies of the timing inputs ...
 ROTATION_BYTES = 1 << 30  # ... as long as they fit in this budget
+#: Blocks in which each program has one call compared in full. Not every block: calibrated runs time up to
+#: 200 short blocks (bench.harness.task.CALLS_PER_BLOCK), and one comparison costs ~4 ms at small size, while
+#: every output is verified by its digest anyway.
+CHECKED_BLOCKS = 20
 
 
 class SelfCheckFailed(RuntimeError):
@@ -68,22 +74,24 @@ class Schedule:
     the blocks after which the correctness re-trials run, and the digest's odd multiplier."""
 
     sizes: list[int]
-    checked: list[int]  # index, within each block, of the call compared in full
+    checked: list[int]  # index, within each block, of the call compared in full (-1: none in this block)
     retrials_after: list[int]  # block index after which each re-trial runs (one per correctness seed)
     multiplier: int
 
 
 def draw_schedule(seed: int | None, iters: int, blocks: int, retrials: int) -> Schedule:
-    """Random block lengths (each >= 1, summing to `iters`) and check positions from `seed`; with no seed,
-    the even split of earlier harnesses (tests and `bench run`)."""
+    """Random block lengths (each >= 1, summing to `iters`) and check positions (CHECKED_BLOCKS blocks) from
+    `seed`; with no seed, the even split of earlier harnesses, the last call of every block checked (tests
+    and `bench run`)."""
     blocks = max(1, min(blocks, iters))
     if seed is None:
         sizes = [iters // blocks + (1 if b < iters % blocks else 0) for b in range(blocks)]
         return Schedule(sizes, [n - 1 for n in sizes], [blocks - 1] * retrials, 2654435761)
     rng = random.Random(seed)
     sizes = _jittered_sizes(rng, iters, blocks)
-    return Schedule(sizes, [rng.randrange(n) for n in sizes], [rng.randrange(blocks) for _ in range(retrials)],
-                    rng.randrange(1, 2**32, 2))
+    chosen = set(rng.sample(range(blocks), min(blocks, CHECKED_BLOCKS)))
+    return Schedule(sizes, [rng.randrange(n) if b in chosen else -1 for b, n in enumerate(sizes)],
+                    [rng.randrange(blocks) for _ in range(retrials)], rng.randrange(1, 2**32, 2))
 
 
 #: Each block's length is the mean length times a factor drawn from [1 - JITTER, 1 + JITTER]: unpredictable, and
@@ -164,29 +172,43 @@ def _timed(program: Program, sets: list[list[Any]], n: int, start: int, check_at
 def time_programs(programs: list[Program], host: list[Any], reference: list[Any], tolerance: Tolerance, warmup: int,
                   iters: int, blocks: int, profile_iters: int, trace_blocks: bool, record: Recorder | None = None,
                   schedule_seed: int | None = None, retrials: list[tuple[Any, list[Any], list[Any]]] | None = None,
-                  ) -> TimedRun:
+                  fit_calls: bool = False, auto_blocks: bool = False) -> TimedRun:
     """ABBA blocks of every program in this process, on the schedule drawn from `schedule_seed`; every timed
     output verified (module docstring); the candidate's reports are returned with the number of its timed
     outputs verified. `retrials`: (seed, host inputs, reference) re-run on the candidate, untimed, between
     blocks. The trace (blocks on TPU/GPU, an untimed profile pass on CPU) comes back whole. `record` gets one
-    segment per (block, program): its calls and the host's interference meanwhile."""
+    segment per (block, program): its calls and the host's interference meanwhile. `fit_calls`: `iters` is the
+    most, shrunk to the slowest program's fastest untimed call (bench.harness.task.fitted_calls; then
+    default_blocks when `auto_blocks`)."""
     retrials = retrials or []
-    plan = draw_schedule(schedule_seed, iters, blocks, len(retrials))
     nbytes = sum(a.nbytes for a in host) or 1
     sets = [place(host) for _ in range(max(1, min(ROTATION_SETS, ROTATION_BYTES // nbytes)))]
     before = _hash(sets)
     walls: dict[str, list[float]] = {p.name: [] for p in programs}
     timed: list[TrialReport] = []
     order: list[str] = []
-    expect: dict[str, int] = {}
     verified = 0
+    checked: dict[str, list[Any]] = {}
+    fastest_ms = 0.0  # the slowest program's fastest untimed call
     for p in programs:
+        calls_ms = []
         for i in range(warmup):
+            t0 = time.perf_counter()
             jax.block_until_ready(p.compiled(*sets[i % len(sets)]))
+            calls_ms.append((time.perf_counter() - t0) * 1e3)
+        t0 = time.perf_counter()
         out = list(jax.tree.leaves(jax.block_until_ready(p.compiled(*sets[0]))))  # the checked call
+        calls_ms.append((time.perf_counter() - t0) * 1e3)
+        fastest_ms = max(fastest_ms, min(calls_ms))
         report = compare(reference, to_host(out), tolerance)
         _account(p, report, timed, "the checked call")
-        expect[p.name] = digest(out, plan.multiplier)
+        checked[p.name] = out
+    if fit_calls:
+        iters = fitted_calls(iters, fastest_ms)
+        blocks = default_blocks(iters, calibrated=True) if auto_blocks else blocks
+    plan = draw_schedule(schedule_seed, iters, blocks, len(retrials))
+    expect = {name: digest(out, plan.multiplier) for name, out in checked.items()}
+    for out in checked.values():
         delete(out)
     gc.collect(1)  # young generations only: a full collection of a process holding jax costs ~0.1 s; the timed
     # calls themselves run with the collector disabled (_timed)

@@ -290,7 +290,8 @@ def cmd_time(state: State, req: EvaluateRequest, blobs: list[bytes]) -> Reply:
         retrials = [(seed, state.inputs[seed], state.refs[seed]) for seed in state.seeds]
         run = time_programs(programs, state.inputs[state.timing_seed], state.refs[state.timing_seed], w.tolerance,
                             req.warmup, req.iters, req.blocks, req.profile_iters, req.trace_blocks, record=record,
-                            schedule_seed=req.schedule_seed, retrials=retrials)
+                            schedule_seed=req.schedule_seed, retrials=retrials, fit_calls=req.fit_calls,
+                            auto_blocks=req.auto_blocks)
     except SelfCheckFailed:
         raise  # the harness's own failure: the runner's failure reply, never the candidate's
     except Exception as exc:

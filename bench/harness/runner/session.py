@@ -33,7 +33,7 @@ from bench.harness.messages import (
 from bench.harness.process import ChildProcess, WorkerFailure, one_line
 from bench.harness.result import Status
 from bench.harness.runner.isolation import TIMING_NICE, pin_threads, timing_core, timing_lock, worker_core, worker_env
-from bench.harness.task import STARTUP_TIMEOUT_S, EvalTask, compile_deadline_s, run_deadline_s
+from bench.harness.task import STARTUP_TIMEOUT_S, EvalTask, compile_deadline_s, run_deadline_s, timing_deadline_s
 from bench.paths import JAX_CACHE_DIR, ROOT  # JAX_CACHE_DIR: the runner's compilation cache (trusted only)
 
 #: The runner's persistent compilation cache holds at most this much; least recently used entries go first.
@@ -195,14 +195,15 @@ class RunnerSession:
     def deadlines(self, request: EvaluateRequest, programs: int) -> dict[str, float]:
         """Seconds each phase may take: compiling follows the baseline's compile time (with a floor;
         bench.harness.task.compile_deadline_s); the phases that run the candidate's program follow the
-        baseline's time per call (bench.harness.task.run_deadline_s). Never more than the task's cap."""
+        baseline's time per call (bench.harness.task.run_deadline_s, timing_deadline_s). Never more than the
+        task's cap."""
         call_ms = self.prepared.baseline_call_ms if self.prepared else None
-        calls = programs * (request.warmup + request.iters + request.profile_iters)
         cap = self.task.timeout_s
         compile_s = self.prepared.baseline_compile_s if self.prepared else None
         return {"compile": round(compile_deadline_s(cap, compile_s), 1),
                 "correctness": round(run_deadline_s(cap, call_ms, self.task.seeds), 1),
-                "timing": round(run_deadline_s(cap, call_ms, calls), 1)}
+                "timing": round(timing_deadline_s(cap, call_ms, programs, request.warmup, request.iters,
+                                                  request.profile_iters, request.fit_calls), 1)}
 
     def evaluate(self, program: bytes, request: EvaluateRequest,
                  deadlines: dict[str, float]) -> tuple[EvaluateReply, bytes | None]:
