@@ -150,11 +150,28 @@ class _PooledMedian:
 
     def __call__(self, counts: np.ndarray) -> np.ndarray:
         """counts: (resamples, blocks) times each block was drawn -> (resamples,) medians (np.median's
-        definition: the mean of the two middle calls when their number is even)."""
-        cum = np.cumsum(counts[:, self.owner], axis=1)
-        total = cum[:, -1]
-        lo = np.argmax(cum > ((total - 1) // 2)[:, None], axis=1)
-        hi = np.argmax(cum > (total // 2)[:, None], axis=1)
+        definition: the mean of the two middle calls when their number is even). In chunks of CHUNK rows: the
+        (rows, calls) matrices of all 4,000 resamples at once (32 MB at 1,000 calls) cost ~0.3 s in page
+        faults and cache misses; chunks that stay in cache cost ~0.03 s."""
+        counts = np.asarray(counts, dtype=np.int32)
+        medians = np.empty(len(counts))
+        for a in range(0, len(counts), self.CHUNK):
+            medians[a:a + self.CHUNK] = self._medians(counts[a:a + self.CHUNK])
+        return medians
+
+    CHUNK = 64
+
+    def _medians(self, counts: np.ndarray) -> np.ndarray:
+        cum = np.cumsum(counts[:, self.owner], axis=1, dtype=np.int32)
+        total = cum[:, -1].astype(np.int64)
+        # each row is nondecreasing: offset row r by r * (the largest total + 1), and one searchsorted over the
+        # flattened rows finds every row's first position past its middle count
+        rows, width = cum.shape
+        offset = np.arange(rows, dtype=np.int64) * (int(total.max()) + 1)
+        flat = (cum + offset[:, None]).ravel()
+        start = np.arange(rows, dtype=np.int64) * width
+        lo = np.searchsorted(flat, offset + (total - 1) // 2, side="right") - start
+        hi = np.searchsorted(flat, offset + total // 2, side="right") - start
         medians: np.ndarray = (self.values[lo] + self.values[hi]) / 2
         return medians
 
@@ -227,11 +244,13 @@ def bimodal(values: Sequence[float], gap: float = BIMODAL_GAP, min_group: int = 
     x = np.sort(np.log(np.asarray(values, dtype=np.float64)))
     if len(x) < 2 * min_group:
         return None
-    best, split = math.inf, 0
-    for k in range(min_group, len(x) - min_group + 1):
-        sse = ((x[:k] - x[:k].mean()) ** 2).sum() + ((x[k:] - x[k:].mean()) ** 2).sum()
-        if sse < best:
-            best, split = sse, k
+    # every split's two within-group sums of squares at once, from prefix sums (centred first, for precision)
+    x_c = x - x.mean()
+    n = len(x)
+    k = np.arange(min_group, n - min_group + 1)
+    s1, s2 = np.concatenate([[0.0], np.cumsum(x_c)]), np.concatenate([[0.0], np.cumsum(x_c * x_c)])
+    sse = (s2[k] - s1[k] ** 2 / k) + ((s2[n] - s2[k]) - (s1[n] - s1[k]) ** 2 / (n - k))
+    split = int(k[int(np.argmin(sse))])
     low, high = x[:split], x[split:]
     between = high[0] - low[-1]
     if between < math.log1p(gap) or between <= max(np.ptp(low), np.ptp(high)):

@@ -40,7 +40,7 @@ ROTATION_BYTES = 1 << 30  # ... as long as they fit in this budget
 #: Blocks in which each program has one call compared in full. Not every block: calibrated runs time up to
 #: 200 short blocks (bench.harness.task.CALLS_PER_BLOCK), and one comparison costs ~4 ms at small size, while
 #: every output is verified by its digest anyway.
-CHECKED_BLOCKS = 20
+CHECKED_BLOCKS = 10
 
 
 class SelfCheckFailed(RuntimeError):

@@ -293,8 +293,10 @@ def cmd_time(state: State, req: EvaluateRequest, blobs: list[bytes]) -> Reply:
                             schedule_seed=req.schedule_seed, retrials=retrials, fit_calls=req.fit_calls,
                             auto_blocks=req.auto_blocks)
     except SelfCheckFailed:
+        record.finish()
         raise  # the harness's own failure: the runner's failure reply, never the candidate's
     except Exception as exc:
+        record.finish()
         return _failed("timing", exc), []
     finally:
         state.candidate = None  # its buffers go with the next collection (one runs before every timing)
