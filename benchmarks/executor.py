@@ -67,10 +67,13 @@ def run(label: str, subs: Path, data: Path, **kw) -> dict:
     out = {"label": label, "n": n, "wall_s": wall, "per_hour": 3600 * n / wall if n else 0.0,
            "keys": sorted((r["submission"], r["workload"], r["status"]) for r in rows)}
     per_host = ", ".join(f"{h.split('/')[-1]}: {c}" for h, c in sorted(hosts.items()))
+    noisy = Counter(reason.split(" (")[0].split(";")[0] for r in rows if (reason := r.get("timing_quality_reason")))
     print(f"{label:<20} {n} evaluations in {wall:6.1f} s = {out['per_hour']:6.0f} / hour "
           f"({wall / max(n, 1):.2f} s each; {runs} harness runs; evaluations per host: {per_host})"
           + (f"; {len(report.failed)} NOT STORED: {report.failed[0]}" if report.failed else "")
           + f"  [{load()}]", flush=True)
+    if noisy:  # why timings were rated noisy (and so repeated): the first reason of each row's last run
+        print("    noisy rows: " + "; ".join(f"{n} x {why}" for why, n in noisy.most_common(4)), flush=True)
     return out
 
 

@@ -51,6 +51,9 @@ def test_a_timed_result_carries_its_interval_and_timing_quality():
                                                      [2, "baseline"], [2, "kernel"], [3, "kernel"], [3, "baseline"]]
     assert sum(s[2] for s in d["timing_segments"] if s[1] == "kernel") == r.kernel.num_iters == 20
     assert 0 < d["timing_interference"]["cpu_share"] and d["timing_interference"]["cores"] >= 1
+    assert d["timing_interference"]["others_runnable"] >= 0  # counted while timing (/proc/loadavg, kept open)
+    if Path("/proc/thread-self/schedstat").exists():  # the timing thread's schedstat, read per segment
+        assert d["timing_interference"]["run_delay_s"] is not None
     as_json = r.model_dump(mode="json")
     assert as_json["speedup_ci"] == [lo, hi] and as_json["timing_quality"] == r.timing_quality
     # a result that was not timed has none of them
