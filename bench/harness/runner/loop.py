@@ -9,9 +9,8 @@ call before the blocks); an output whose digest differs is compared in full on t
 CHECKED_BLOCKS blocks chosen at random, one call of each program, chosen at random, is compared in full (for
 every program alike: the comparison runs between blocks and disturbs whatever runs next). The schedule is the
 program's to guess and it cannot: block lengths, which calls are compared in full, and where the correctness
-re-trials (the other
-seeds' inputs, untimed) fall between blocks are drawn from the evaluation's schedule seed (fresh, or derived
-from the secret seed), as is the digest's weighting.
+re-trials (the other seeds' inputs, untimed) fall between blocks are drawn from the evaluation's schedule seed
+(fresh, or derived from the secret seed), as is the digest's weighting.
 """
 
 from __future__ import annotations
@@ -169,6 +168,20 @@ def _timed(program: Program, sets: list[list[Any]], n: int, start: int, check_at
     return walls, keep, verified
 
 
+def _warm_up(program: Program, sets: list[list[Any]], warmup: int) -> tuple[list[Any], float]:
+    """The warmup calls, then the checked call (its output returned, to be compared in full), each timed: the
+    fastest of them says what one call of this program costs (fitted_calls)."""
+    calls_ms = []
+    for i in range(warmup):
+        t0 = time.perf_counter()
+        jax.block_until_ready(program.compiled(*sets[i % len(sets)]))
+        calls_ms.append((time.perf_counter() - t0) * 1e3)
+    t0 = time.perf_counter()
+    out = list(jax.tree.leaves(jax.block_until_ready(program.compiled(*sets[0]))))
+    calls_ms.append((time.perf_counter() - t0) * 1e3)
+    return out, min(calls_ms)
+
+
 def time_programs(programs: list[Program], host: list[Any], reference: list[Any], tolerance: Tolerance, warmup: int,
                   iters: int, blocks: int, profile_iters: int, trace_blocks: bool, record: Recorder | None = None,
                   schedule_seed: int | None = None, retrials: list[tuple[Any, list[Any], list[Any]]] | None = None,
@@ -191,15 +204,8 @@ def time_programs(programs: list[Program], host: list[Any], reference: list[Any]
     checked: dict[str, list[Any]] = {}
     fastest_ms = 0.0  # the slowest program's fastest untimed call
     for p in programs:
-        calls_ms = []
-        for i in range(warmup):
-            t0 = time.perf_counter()
-            jax.block_until_ready(p.compiled(*sets[i % len(sets)]))
-            calls_ms.append((time.perf_counter() - t0) * 1e3)
-        t0 = time.perf_counter()
-        out = list(jax.tree.leaves(jax.block_until_ready(p.compiled(*sets[0]))))  # the checked call
-        calls_ms.append((time.perf_counter() - t0) * 1e3)
-        fastest_ms = max(fastest_ms, min(calls_ms))
+        out, call_ms = _warm_up(p, sets, warmup)
+        fastest_ms = max(fastest_ms, call_ms)
         report = compare(reference, to_host(out), tolerance)
         _account(p, report, timed, "the checked call")
         checked[p.name] = out
