@@ -158,6 +158,7 @@ class ChildProcess:
         self.reply_fd = reply_fd
         self.started = time.monotonic()
         self.ended: float | None = None  # monotonic time its process was seen reaped
+        self.peak_rss_mb: float | None = None  # its peak resident memory, once describe_exit reaped it
         self.proc = subprocess.Popen(list(argv), env=env, cwd=cwd, stdin=stdin, stdout=stdout, stderr=subprocess.STDOUT,
                                      pass_fds=tuple(pass_fds), start_new_session=True, preexec_fn=preexec_fn)
 
@@ -182,12 +183,30 @@ class ChildProcess:
     def describe_exit(self, wait_s: float = 5.0) -> str:
         """How the child ended, for a reason line (waits for its exit; kills it when it lingers)."""
         try:
-            code: int | None = self.proc.wait(timeout=wait_s)
+            code: int | None = self._reap(wait_s)
         except subprocess.TimeoutExpired:
             self.kill()
             code = None
         self.ended = self.ended or (time.monotonic() if code is not None else None)
         return exit_reason(code, self.memory_signals, self.memory_hint)
+
+    def _reap(self, wait_s: float) -> int:
+        """Wait for the child's exit with wait4, which also gives its peak resident memory (`peak_rss_mb`: the
+        evidence that a child killed by a signal had filled its memory cap); Popen's own wait where it already
+        reaped the child."""
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                pid, status, usage = os.wait4(self.proc.pid, os.WNOHANG)
+            except ChildProcessError:  # reaped already (Popen.poll)
+                return self.proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+            if pid:
+                self.peak_rss_mb = usage.ru_maxrss / 1024  # Linux: KiB
+                self.proc.returncode = os.waitstatus_to_exitcode(status)
+                return self.proc.returncode
+            if time.monotonic() >= deadline:
+                raise subprocess.TimeoutExpired(self.proc.args, wait_s)
+            time.sleep(0.01)
 
     def kill(self, wait_s: float = 5.0) -> None:
         """Kill the child's whole process group (it runs in its own session) and reap it."""

@@ -18,6 +18,7 @@ from typing import IO, Any
 
 from bench.harness import transport
 from bench.harness.messages import (
+    OUT_OF_MEMORY_MARKERS,
     BaselineRequest,
     EvaluateReply,
     EvaluateRequest,
@@ -39,6 +40,10 @@ from bench.paths import JAX_CACHE_DIR, ROOT  # JAX_CACHE_DIR: the runner's compi
 #: The runner's persistent compilation cache holds at most this much; least recently used entries go first.
 #: Why a bound: every candidate's executable is stored (issue #23), so a stream of submissions grew it without end.
 COMPILATION_CACHE_MAX_BYTES = 1 << 30
+#: A runner killed by a signal had run out of memory when its peak resident memory reached this share of its
+#: address-space cap (the rest of the address space: code, and mappings reserved but never touched). The
+#: compile bomb of tests/adversarial aborted at 7,100 MiB resident under an 8,192 MiB cap.
+RUNNER_MEMORY_EVIDENCE = 0.75
 
 
 def compilation_cache_env(folder: Path) -> dict[str, str]:
@@ -60,6 +65,8 @@ class RunnerProcess(ChildProcess):
                  extra_env: dict[str, str] | None = None) -> None:
         self.cpu_core = worker_core()
         self.log_path = log_path
+        self.memory_mb = memory_mb
+        self.log_mark = 0  # the log's size when the current request was sent
         cmd_r, self._cmd_w = os.pipe()
         reply_r, reply_w = os.pipe()
         argv = [sys.executable, "-m", "bench.harness.runner.server",
@@ -92,17 +99,45 @@ class RunnerProcess(ChildProcess):
 
     def request(self, message: Message, timeout_s: float, phase: str, max_bytes: int = 1 << 34,
                 blobs: Sequence[bytes] = ()) -> tuple[dict[str, Any], list[bytes]]:
+        self.log_mark = self._log_size()  # what the runner logs from here on is this request's
         self.send(message, blobs)
         return self.receive(timeout_s, phase, max_bytes)
 
+    def _log_size(self) -> int:
+        try:
+            return self.log_path.stat().st_size
+        except OSError:
+            return 0
+
     def receive(self, timeout_s: float, phase: str, max_bytes: int = 1 << 34) -> tuple[dict[str, Any], list[bytes]]:
-        header, blobs = self.read_reply(timeout_s, phase, max_bytes)
+        try:
+            header, blobs = self.read_reply(timeout_s, phase, max_bytes)
+        except WorkerFailure as died:
+            raise self._memory_death(died) or died from None
         if not header.get("ok"):
             failure = RunnerFailure.model_validate(header)
             kind = Status.OUT_OF_MEMORY if failure.memory_error else Status.ERROR
             raise WorkerFailure(kind, one_line(failure.error), failure.traceback, failure.error)
         header.pop("ok")
         return header, blobs
+
+    def _memory_death(self, failure: WorkerFailure) -> WorkerFailure | None:
+        """OUT_OF_MEMORY for a runner that died by a signal an allocation failure raises (std::bad_alloc and
+        LLVM's "out of memory" abort) once it had filled its address-space cap: its log since the request names the
+        failure, or
+        its peak resident memory reached RUNNER_MEMORY_EVIDENCE of the cap. Why: a compile that outgrows the
+        cap aborts the runner; it was `crashed`, or `timeout` when the compile deadline came first."""
+        cap = self.memory_mb if self.ready is not None and self.ready.memory_cap.startswith("RLIMIT_AS") else None
+        if failure.kind != Status.CRASHED or "died by signal" not in failure.message or not cap:
+            return None
+        since = self._log_since(self.log_mark)
+        said = next((m for m in OUT_OF_MEMORY_MARKERS if m in since), None)
+        peak = self.peak_rss_mb
+        if said is None and (peak is None or peak < RUNNER_MEMORY_EVIDENCE * cap):
+            return None
+        evidence = f"its log says {said!r}" if said else f"peak resident memory {peak:.0f} MiB"
+        return WorkerFailure(Status.OUT_OF_MEMORY, f"{failure.message}: out of memory ({evidence}; its memory cap "
+                                                   f"is {cap} MiB)", failure.traceback, failure.error)
 
     def prepare_for_timing(self, core: int | None, nice: int = TIMING_NICE) -> int:
         """Pin every thread of the runner to `core` at priority `nice` (bench.harness.runner.isolation.pin_threads)."""
@@ -122,6 +157,15 @@ class RunnerProcess(ChildProcess):
                 pass
         self.release(self._cmd_w)
         self._log.close()
+
+    def _log_since(self, offset: int, limit: int = 4000) -> str:
+        """The last `limit` bytes the runner logged after `offset`."""
+        try:
+            with open(self.log_path, "rb") as f:
+                f.seek(max(offset, self._log_size() - limit))
+                return f.read(limit).decode("utf-8", errors="replace")
+        except OSError:
+            return ""
 
     def log_tail(self, limit: int = 4000) -> str:
         try:
