@@ -122,7 +122,7 @@ class RunnerProcess(ChildProcess):
         return header, blobs
 
     def _memory_death(self, failure: WorkerFailure) -> WorkerFailure | None:
-        """OUT_OF_MEMORY for a runner that died by a signal an allocation failure raises (std::bad_alloc and
+        """OUT_OF_MEMORY for a runner that died by a signal an allocation failure raises (a C++ bad_alloc and
         LLVM's "out of memory" abort) once it had filled its address-space cap: its log since the request names the
         failure, or
         its peak resident memory reached RUNNER_MEMORY_EVIDENCE of the cap. Why: a compile that outgrows the
