@@ -254,14 +254,12 @@ class WarmRunner:
         if not built.artifact.ok or built.inspection is None or built.inspection.refused:
             return outcome.not_run(ctx, built)
         interpreted = self.plan.interpret and built.inspection.interpreted_kernels > 0
-        calibrate = not timing.blocks_traced(self.plan.backend)
-        warmup, iters, blocks = outcome.iteration_counts(self.task, interpreted, ctx.prepared.baseline_call_ms,
-                                                         calibrate=calibrate)
-        request = EvaluateRequest(warmup=warmup, iters=iters, blocks=blocks,
-                                  fit_calls=calibrate and not interpreted and self.task.iters is None,
-                                  auto_blocks=self.task.blocks is None,
+        traced = timing.blocks_traced(self.plan.backend)
+        counts = outcome.iteration_counts(self.task, interpreted, ctx.prepared.baseline_call_ms, calibrate=not traced)
+        request = EvaluateRequest(warmup=counts.warmup, iters=counts.iters, blocks=counts.blocks,
+                                  fit_calls=counts.calibrated, auto_blocks=self.task.blocks is None,
                                   profile_iters=timing.profile_calls(self.plan.backend, interpreted),
-                                  trace_blocks=timing.blocks_traced(self.plan.backend),
+                                  trace_blocks=traced,
                                   schedule_seed=schedule_seed(self.task, self.batches, built.kernel))
         programs = 3 if ctx.prepared.pallas_reference == "ok" else 2
         try:  # a runner replaced after the previous candidate killed it starts over on the same seeds

@@ -70,18 +70,30 @@ class BatchContext:
     prepare_s: float
 
 
+@dataclass(frozen=True)
+class Counts:
+    """How one evaluation times: warmup calls, timed calls per program, ABBA blocks, and whether the calls were
+    calibrated (then the runner fits them to the slowest program: bench.harness.task.fitted_calls)."""
+
+    warmup: int
+    iters: int
+    blocks: int
+    calibrated: bool
+
+
 def iteration_counts(task: EvalTask, interpreted: bool, baseline_call_ms: float | None = None,
-                     calibrate: bool = False) -> tuple[int, int, int]:
+                     calibrate: bool = False) -> Counts:
     """Warmup calls, timed calls per program and ABBA blocks: the task's, or the defaults (fewer calls for
     Pallas in interpret mode; calibrated on the baseline's call time where blocks are not traced:
     bench.harness.task.timed_calls)."""
     warmup = task.warmup if task.warmup is not None else (INTERPRET_WARMUP if interpreted else DEFAULT_WARMUP)
+    calibrated = calibrate and not interpreted and task.iters is None
     if task.iters is not None:
         iters = task.iters
     else:
         iters = INTERPRET_ITERS if interpreted else timed_calls(baseline_call_ms, calibrate)
-    calibrated = calibrate and not interpreted and task.iters is None
-    return warmup, iters, task.blocks if task.blocks is not None else default_blocks(iters, calibrated)
+    blocks = task.blocks if task.blocks is not None else default_blocks(iters, calibrated)
+    return Counts(warmup, iters, blocks, calibrated)
 
 
 def _environment(ctx: BatchContext | None, built: Built, interpreted: bool = False) -> Environment | None:

@@ -147,6 +147,8 @@ class _PooledMedian:
     """Medians of the calls of resampled blocks, for thousands of resamples at once: a resample is a count
     per block, so its pooled median is a weighted median of the calls sorted once (no concatenation)."""
 
+    CHUNK = 64  # resamples at a time (__call__)
+
     def __init__(self, per_block: Sequence[Sequence[float]]) -> None:
         values = np.concatenate([np.asarray(b, dtype=np.float64) for b in per_block])
         owner = np.concatenate([np.full(len(b), i) for i, b in enumerate(per_block)])
@@ -163,8 +165,6 @@ class _PooledMedian:
         for a in range(0, len(counts), self.CHUNK):
             medians[a:a + self.CHUNK] = self._medians(counts[a:a + self.CHUNK])
         return medians
-
-    CHUNK = 64
 
     def _medians(self, counts: np.ndarray) -> np.ndarray:
         cum = np.cumsum(counts[:, self.owner], axis=1, dtype=np.int32)
