@@ -11,6 +11,7 @@ runner's own failure replies.
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import subprocess
 import threading
@@ -129,6 +130,20 @@ def exit_reason(code: int | None, memory_signals: Sequence[str], memory_hint: st
     return f"exited with code {code} without a verdict"
 
 
+def wait_exit(pid: int, timeout_s: float, poll_s: float) -> tuple[int, resource.struct_rusage] | None:
+    """Child `pid`'s exit code and resource usage (wait4; its peak resident memory among them) once it has
+    exited, polled every `poll_s`; None if it still runs after `timeout_s`. ChildProcessError if it is not a
+    child of this process, or was reaped already."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        done, status, usage = os.wait4(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status), usage
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(poll_s)
+
+
 def kill_group(proc: subprocess.Popen[bytes], wait_s: float = 5.0) -> None:
     """Kill a child's whole process group (it was started in its own session) and reap it."""
     try:
@@ -191,22 +206,19 @@ class ChildProcess:
         return exit_reason(code, self.memory_signals, self.memory_hint)
 
     def _reap(self, wait_s: float) -> int:
-        """Wait for the child's exit with wait4, which also gives its peak resident memory (`peak_rss_mb`: the
-        evidence that a child killed by a signal had filled its memory cap); Popen's own wait where it already
-        reaped the child."""
-        deadline = time.monotonic() + wait_s
-        while True:
-            try:
-                pid, status, usage = os.wait4(self.proc.pid, os.WNOHANG)
-            except ChildProcessError:  # reaped already (Popen.poll)
-                return self.proc.wait(timeout=max(0.0, deadline - time.monotonic()))
-            if pid:
-                self.peak_rss_mb = usage.ru_maxrss / 1024  # Linux: KiB
-                self.proc.returncode = os.waitstatus_to_exitcode(status)
-                return self.proc.returncode
-            if time.monotonic() >= deadline:
-                raise subprocess.TimeoutExpired(self.proc.args, wait_s)
-            time.sleep(0.01)
+        """Wait for the child's exit with wait4 (wait_exit), which also gives its peak resident memory
+        (`peak_rss_mb`: the evidence that a child killed by a signal had filled its memory cap); Popen's own wait
+        where it already reaped the child."""
+        try:
+            exited = wait_exit(self.proc.pid, wait_s, 0.01)
+        except ChildProcessError:  # reaped already (Popen.poll)
+            return self.proc.wait(timeout=wait_s)
+        if exited is None:
+            raise subprocess.TimeoutExpired(self.proc.args, wait_s)
+        code, usage = exited
+        self.peak_rss_mb = usage.ru_maxrss / 1024  # Linux: KiB
+        self.proc.returncode = code
+        return code
 
     def kill(self, wait_s: float = 5.0) -> None:
         """Kill the child's whole process group (it runs in its own session) and reap it."""

@@ -37,12 +37,12 @@ import os
 import signal
 import socket
 import sys
-import time
 from typing import Any
 
 from bench.harness import transport
 from bench.harness.build.sandbox import BUILD_GID, BUILD_UID
 from bench.harness.messages import BuildRequest
+from bench.harness.process import wait_exit
 from bench.registry import spec
 
 CLONE_NEWNS, CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x02000000, 0x04000000, 0x08000000
@@ -262,23 +262,11 @@ def _end(job: _Job, grace_s: float = 2.0) -> int:
             os.kill(job.candidate, signal.SIGKILL)
         except ProcessLookupError:
             pass
-    code = _reaped_within(job.warden, grace_s, 0.002)
-    if code is not None:
-        return code
+    exited = wait_exit(job.warden, grace_s, 0.002)
+    if exited is not None:
+        return exited[0]
     os.kill(job.warden, signal.SIGKILL)
     return os.waitstatus_to_exitcode(os.waitpid(job.warden, 0)[1])
-
-
-def _reaped_within(pid: int, timeout_s: float, poll_s: float) -> int | None:
-    """The exit status of child `pid` once it has exited, polled every `poll_s`; None if it is still running
-    after `timeout_s`."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return os.waitstatus_to_exitcode(status)
-        time.sleep(poll_s)
-    return None
 
 
 def _self_test(header: dict[str, Any]) -> str | None:
@@ -300,8 +288,8 @@ def _self_test(header: dict[str, Any]) -> str | None:
 
 
 def _end_when_exited(job: _Job, timeout_s: float = 10.0) -> int:
-    code = _reaped_within(job.warden, timeout_s, 0.005)
-    return code if code is not None else _end(job)
+    exited = wait_exit(job.warden, timeout_s, 0.005)
+    return exited[0] if exited is not None else _end(job)
 
 
 def main() -> None:

@@ -130,7 +130,7 @@ class RunnerProcess(ChildProcess):
         cap = self.memory_mb if self.ready is not None and self.ready.memory_cap.startswith("RLIMIT_AS") else None
         if failure.kind != Status.CRASHED or "died by signal" not in failure.message or not cap:
             return None
-        since = self._log_since(self.log_mark)
+        since = self.log_tail(since=self.log_mark)
         said = next((m for m in OUT_OF_MEMORY_MARKERS if m in since), None)
         peak = self.peak_rss_mb
         if said is None and (peak is None or peak < RUNNER_MEMORY_EVIDENCE * cap):
@@ -158,21 +158,14 @@ class RunnerProcess(ChildProcess):
         self.release(self._cmd_w)
         self._log.close()
 
-    def _log_since(self, offset: int, limit: int = 4000) -> str:
-        """The last `limit` bytes the runner logged after `offset`."""
+    def log_tail(self, limit: int = 4000, since: int = 0) -> str:
+        """The last `limit` bytes the runner logged (after offset `since`)."""
         try:
             with open(self.log_path, "rb") as f:
-                f.seek(max(offset, self._log_size() - limit))
+                f.seek(max(since, self._log_size() - limit))
                 return f.read(limit).decode("utf-8", errors="replace")
         except OSError:
             return ""
-
-    def log_tail(self, limit: int = 4000) -> str:
-        try:
-            data = self.log_path.read_bytes()
-        except OSError:
-            return ""
-        return data[-limit:].decode("utf-8", errors="replace")
 
 
 def start_runner(log_path: Path, memory_mb: int | None = None) -> tuple[RunnerProcess, RunnerHello]:
