@@ -12,6 +12,7 @@
 The machine's load average is printed with each part: on a shared box, read every figure beside it.
 
     .venv/bin/python benchmarks/harness.py [--workloads 8p_GEMM ...] [--repeats 5] [--batch 20] [--skip-oneoff]
+                                           [--only speedups|oneoff|warm]
 """
 
 from __future__ import annotations
@@ -110,19 +111,22 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=20)
     parser.add_argument("--oneoff", type=int, default=5, help="one-off `bench evaluate` processes timed")
     parser.add_argument("--skip-oneoff", action="store_true")
+    parser.add_argument("--only", choices=("speedups", "oneoff", "warm"), help="run only this part")
     parser.add_argument("--sandbox", default="auto", choices=("auto", "bwrap", "none"))
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         kernels = {w: identical_kernel(w, Path(tmp)) for w in args.workloads}
-        print(f"1. speedups, median of {args.repeats} evaluations (small, one warm runner each)   [{load()}]")
-        for w in args.workloads:
-            report_speedups(f"{w} identical", speedups(w, kernels[w], args.repeats, args.sandbox), "1.00 +/- 0.02")
-        if "8p_GEMM" in args.workloads:
+        part = {p: args.only in (None, p) for p in ("speedups", "oneoff", "warm")}
+        if part["speedups"]:
+            print(f"1. speedups, median of {args.repeats} evaluations (small, one warm runner each)   [{load()}]")
+            for w in args.workloads:
+                report_speedups(f"{w} identical", speedups(w, kernels[w], args.repeats, args.sandbox), "1.00 +/- 0.02")
+        if part["speedups"] and "8p_GEMM" in args.workloads:
             report_speedups("8p_GEMM twice-the-work", speedups("8p_GEMM", TWICE, args.repeats, args.sandbox),
                             "0.50 +/- 0.05")
         w = args.workloads[0]
         print(f"\n2. evaluations per hour, {w} small   [{load()}]")
-        if not args.skip_oneoff:
+        if part["oneoff"] and not args.skip_oneoff:
             walls, original = oneoff_walls(w, kernels[w], args.oneoff)
             wall, orig = statistics.median(walls), statistics.median(original)
             pairs = sorted(a / b for a, b in zip(walls, original, strict=True))
@@ -130,10 +134,13 @@ def main() -> None:
                   f"{args.oneoff} processes, min {min(walls):.2f} s)  [{load()}]")
             print(f"      the original's method (benchmarks/original_method.py), paired: median wall {orig:.2f} s; "
                   f"A/B wall {statistics.median(pairs):.2f} (pairs {pairs[0]:.2f}-{pairs[-1]:.2f}; goal <= 1.0)")
-        for label, (wall, results) in zip(("(b) warm runner, first batch of", "(c) same runner, next batch of"),
-                                          warm_batches(w, kernels[w], args.batch, args.sandbox), strict=True):
-            report_warm(f"{label} {args.batch}", wall, results)
-        print("      harness v6: 2.7-3.6 s per evaluation = 1,000-1,333 / h")
+        if part["warm"]:
+            for label, (wall, results) in zip(("(b) warm runner, first batch of", "(c) same runner, next batch of"),
+                                              warm_batches(w, kernels[w], args.batch, args.sandbox), strict=True):
+                report_warm(f"{label} {args.batch}", wall, results)
+            print("      harness v6: 2.7-3.6 s per evaluation = 1,000-1,333 / h")
+    if args.only:
+        return
     from bench.harness.build.sandbox import startup_cost_ms
 
     walls = startup_walls()

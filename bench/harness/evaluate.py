@@ -3,24 +3,27 @@
 The evaluation is four steps with frozen values between them (bench/harness/):
 
     build (untrusted, sandboxed: build/child.py run by build/builder.py) -> BuildArtifact (exported programs + log)
-    inspect (trusted parent: inspection/, in a worker process)          -> Inspection    (bounds, allow-list, coverage)
+    inspect (trusted: inspection/, in the runner or a worker process)   -> Inspection    (bounds, allow-list, coverage)
     run (trusted runner: runner/server.py, driven by runner/session.py) -> EvaluateReply (trials, ABBA timings)
     decide (trusted parent: decision/outcome.py)                        -> EvalResult
 
-The candidate's Python only ever runs in the build step, on abstract inputs, and that process (with every
-process it started) is gone before the inputs are drawn. Nothing here imports or executes candidate code.
+The candidate's Python only ever runs in the build step, on abstract inputs; the inputs exist only in the runner,
+which no build can address, and every build (with every process it started) is gone before anything runs.
+Nothing here imports or executes candidate code.
 
     runner = WarmRunner(EvalTask(workload="8p_GEMM", kernel_path=..., size="small"))  # the template's options
     results = runner.evaluate([path_a, path_b, ...])   # list[EvalResult], in order
     runner.close()                                     # or: with WarmRunner(...) as runner: ...
 
 One batch: every kernel is built (sandboxed, two at a time; in a batch of several, each in fresh namespaces
-forked from a warm build zygote: bench.harness.build.warm) and its exports inspected; only when every
-build of the batch has ended (its processes gone) does the runner draw the batch's inputs, from fresh
-random seeds (or seeds derived from the secret seed), and compute the references; then each candidate
-that survived inspection is run: correctness, then ABBA timing against the baseline in the runner's own
-process. The runner process, its compiled baseline and its warm caches are kept across batches; a runner
-that died or timed out on a candidate is replaced (and re-prepared on the same seeds) for the next one.
+forked from a warm build zygote: bench.harness.build.warm) and its exports inspected. Meanwhile (interleaved
+plans: CPU, GPU) the runner starts, compiles the baseline, draws the batch's inputs from fresh random seeds (or
+seeds derived from the secret seed) that only it gets, computes the references, and reads each build's exports
+itself (no inspection worker importing jax a third time); on TPU's exclusive plan all that waits until every
+build has ended, and an inspection worker reads the exports. Then each candidate that survived inspection is
+run: correctness, then ABBA timing against the baseline in the runner's own process. The runner process, its
+compiled baseline and its warm caches are kept across batches; a runner that died or timed out on a candidate is
+replaced (and re-prepared on the same seeds) for the next one.
 """
 
 from __future__ import annotations
@@ -44,8 +47,16 @@ from bench.harness.build.warm import ZygotePool, ZygoteUnavailable
 from bench.harness.decision import outcome, statistics
 from bench.harness.decision.outcome import Built
 from bench.harness.hardware import default_size
+from bench.harness.inspection import REPLY_MAX_BYTES as INSPECTION_REPLY_MAX_BYTES
 from bench.harness.inspection import Inspector
-from bench.harness.messages import BaselineRequest, BuildRequest, EvaluateRequest, PrepareRequest
+from bench.harness.messages import (
+    BaselineRequest,
+    BuildRequest,
+    EvaluateRequest,
+    InspectRequest,
+    PrepareReply,
+    PrepareRequest,
+)
 from bench.harness.process import WorkerFailure
 from bench.harness.result import EvalResult, Status
 from bench.harness.runner import timing
@@ -79,6 +90,22 @@ def schedule_seed(task: EvalTask, batch: int, kernel: Path) -> int:
     return int.from_bytes(digest[:8], "big") >> 2
 
 
+class _RunnerReader:
+    """The warm runner as the Inspector's host (bench.harness.inspection.InspectionHost)."""
+
+    def __init__(self, session: RunnerSession, memory_mb: int | None) -> None:
+        self.session, self.memory_mb = session, memory_mb
+
+    def request(self, request: InspectRequest, blobs: list[bytes], timeout_s: float) -> dict[str, Any]:
+        return self.session.inspect(request, blobs, timeout_s, INSPECTION_REPLY_MAX_BYTES)
+
+    def alive(self) -> bool:
+        return self.session.alive()
+
+    def close(self) -> None:
+        self.session.close()
+
+
 class WarmRunner:
     """Evaluates many kernels of one workload with one warm runner. `template` gives every option of the
     evaluations (its kernel_path is ignored)."""
@@ -89,7 +116,10 @@ class WarmRunner:
         self.size = template.size or default_size(self.plan.backend)
         self._folder: Path | None = None  # created by the first batch, inside its harness-error guard
         self._session: RunnerSession | None = None
-        self.inspector = Inspector()
+        # The exports are read by the warm runner where it starts with the builds (it compiles them next anyway,
+        # and a worker of its own would import jax a third time meanwhile); else by an inspection worker.
+        self.inspector = (Inspector(host=self._runner_reader)
+                          if self.plan.builds_overlap_runner else Inspector())
         self.zygotes: ZygotePool | None = None  # warm builds, from the first batch of several kernels on
         self.batches = 0
 
@@ -133,45 +163,42 @@ class WarmRunner:
     def _evaluate(self, kernels: list[Path]) -> list[EvalResult]:
         self.batches += 1
         t0 = time.monotonic()
+        seeds, timing_seed = fresh_seeds(self.task, self.batches)
+        request = PrepareRequest(workload=self.task.workload, size=self.size, seeds=list[int | None](seeds),
+                                 timing_seed=timing_seed,
+                                 with_pallas_reference=self.task.with_pallas_reference)
         starting: dict[str, Any] = {}
         starter = None
-        threading.Thread(target=self.inspector.warm, daemon=True).start()  # jax's import, during the builds
-        threading.Thread(target=statistics.warm, daemon=True).start()  # and scipy's t quantile
+        if not self.plan.builds_overlap_runner:
+            threading.Thread(target=self.inspector.warm, daemon=True).start()  # jax's import, during the builds
         if len(kernels) > 1:
             self._start_zygotes()
         if self.plan.builds_overlap_runner:
-            starter = threading.Thread(target=self._start_runner, args=(starting,), daemon=True)
+            starter = threading.Thread(target=self._prepare_runner, args=(request, starting), daemon=True)
             starter.start()
         with ThreadPoolExecutor(max_workers=self.plan.build_parallelism) as pool:
             builds = list(pool.map(self._build_safely, kernels))
         if starter is not None:
             starter.join()
         else:
-            self._start_runner(starting)
+            self._prepare_runner(request, starting)
         if "error" in starting:
             return [outcome.harness_error(self.task, b, starting["error"], t0) for b in builds]
-        seeds, timing_seed = fresh_seeds(self.task, self.batches)
-        request = PrepareRequest(workload=self.task.workload, size=self.size, seeds=list[int | None](seeds),
-                                 timing_seed=timing_seed,
-                                 with_pallas_reference=self.task.with_pallas_reference)
-        t_prep = time.monotonic()
-        try:
-            prepared = self.session.prepare(request)
-        except WorkerFailure as f:
-            why = f"preparing the runner failed: {f.message}"
-            return [outcome.harness_error(self.task, b, why, t0) for b in builds]
-        prep_s = time.monotonic() - t_prep
+        prepared: PrepareReply = starting["prepared"]
         hello = self.session.hello
         if hello is None:  # prepare() starts the runner: a harness bug if it did not
             raise RuntimeError("the runner was prepared without a hello")
+        # scipy's t quantile (0.3-0.5 s to import) while the runner runs the first candidate: the parent is off its core
+        threading.Thread(target=statistics.warm, daemon=True).start()
         context = outcome.BatchContext(task=self.task, plan=self.plan, hello=hello, prepared=prepared,
                                        seeds=seeds, timing_seed=timing_seed, t0=t0,
-                                       runner_started_at=self.session.started_at or t0, prepare_s=prep_s)
+                                       runner_started_at=self.session.started_at or t0, prepare_s=starting["prepare_s"])
         return [self._run_safely(context, b) for b in builds]
 
-    def _start_runner(self, out: dict[str, str]) -> None:
-        """Start the runner and compile the baseline: during the builds when the plan lets them overlap (both
-        draw no input; the inputs wait until every build has ended)."""
+    def _prepare_runner(self, request: PrepareRequest, out: dict[str, Any]) -> None:
+        """Start the runner, compile the baseline, draw the batch's inputs and compute the references: while the
+        builds run when the plan lets them overlap. The seeds come from the parent and go to the runner only; no
+        build ever gets them, and none can see into the runner (its own PID namespace and filesystem view)."""
         try:
             hello = self.session.start()
             problem = schedule.check_backend(self.plan, hello.env.backend)
@@ -186,6 +213,18 @@ class WarmRunner:
                                                        with_pallas_reference=self.task.with_pallas_reference))
         except WorkerFailure as f:
             out["error"] = f"compiling the baseline failed: {f.message}"
+            return
+        t = time.monotonic()
+        try:
+            out["prepared"] = self.session.prepare(request)
+        except WorkerFailure as f:
+            out["error"] = f"preparing the runner failed: {f.message}"
+        out["prepare_s"] = time.monotonic() - t
+
+    def _runner_reader(self) -> _RunnerReader:
+        """The Inspector's host on an interleaved plan: the warm runner (started here if it is not yet)."""
+        self.session.start()
+        return _RunnerReader(self.session, self.task.memory_limit_mb)
 
     def _build_safely(self, kernel: Path) -> Built:
         """The build and inspection of one kernel; a failure of the harness's own code there becomes this

@@ -110,10 +110,20 @@ class PrepareRequest(Message):
     with_pallas_reference: bool = False
 
 
+class InspectRequest(Message):
+    """Read a build's exports (blobs: runnable, TPU) and report on them (bench.harness.inspection.report.answer):
+    sent to the inspection worker, or to the warm runner where it starts while the candidates build."""
+
+    cmd: Literal["inspect"] = "inspect"
+    platform: str
+    bounds: dict[str, int]
+    workload: str | None = None
+    size: str | None = None
+
+
 class BaselineRequest(Message):
-    """Export and compile the baseline (and the Pallas reference) of `workload` at `size`, drawing no input:
-    sent while the candidates build, so that `prepare` after the builds only draws inputs and references.
-    A later `prepare` of the same workload and size keeps what this loaded."""
+    """Export and compile the baseline (and the Pallas reference) of `workload` at `size`, drawing no input
+    (the first request of a batch). A later `prepare` of the same workload and size keeps what this loaded."""
 
     cmd: Literal["baseline"] = "baseline"
     workload: str

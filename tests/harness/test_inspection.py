@@ -351,8 +351,8 @@ def test_the_worker_reports_and_survives_what_breaks_it(honest: tuple[bytes, byt
             assert r.refused and r.refusal_status in (Status.COMPILE_ERROR, Status.ERROR)
         finally:
             slow.close()
-        assert inspector.worker is not None
-        inspector.worker.proc.kill()  # the worker died between two candidates: the next one starts a new worker
+        assert inspector.host is not None
+        inspector.host.proc.kill()  # the worker died between two candidates: the next one starts a new worker
         again = inspector.inspect(*honest, "cpu")
         assert again.refused is None and inspector.starts == starts + 1
     finally:
@@ -364,8 +364,8 @@ def test_a_hung_inspection_is_that_candidates_refusal_and_the_next_gets_a_fresh_
     inspector = Inspector(timeout_s=0.001)  # no reading finishes in a millisecond: the worker "hangs"
     try:
         inspector.warm()
-        assert inspector.starts == 1 and inspector.worker is not None
-        first = inspector.worker
+        assert inspector.starts == 1 and inspector.host is not None
+        first = inspector.host
         r = inspector.inspect(*honest, "cpu")
         assert r.refused and "took more than 0.001 s" in r.refused and r.flags == ("oversized_program",)
         assert r.refusal_status == Status.COMPILE_ERROR and not first.alive()  # killed, not left running
@@ -380,12 +380,12 @@ def _dies_on_request(times: list[int]) -> Callable[..., Any]:
     """WorkerProcess.request, but the worker is killed by SIGSEGV first (as a parser crash would) `times[0]` times."""
     original = WorkerProcess.request
 
-    def request(self: WorkerProcess, header: dict[str, Any], blobs: list[bytes], timeout_s: float) -> dict[str, Any]:
+    def request(self: WorkerProcess, request: Any, blobs: list[bytes], timeout_s: float) -> dict[str, Any]:
         if times[0] > 0:
             times[0] -= 1
             os.kill(self.pid, signal.SIGSEGV)
             self.proc.wait(timeout=30)
-        return original(self, header, blobs, timeout_s)
+        return original(self, request, blobs, timeout_s)
 
     return request
 
@@ -401,7 +401,7 @@ def test_a_worker_crash_is_blamed_on_the_program_only_when_a_fresh_worker_crashe
         twice = inspector.inspect(*honest, "cpu")
         assert twice.refused and "died by signal SIGSEGV" in twice.refused and "twice" in twice.refused
         assert twice.refusal_status == Status.COMPILE_ERROR and twice.flags == ("oversized_program",)
-        assert inspector.starts == 3 and inspector.worker is None  # the live one, then a fresh one; none left
+        assert inspector.starts == 3 and inspector.host is None  # the live one, then a fresh one; none left
         monkeypatch.undo()
         after = inspector.inspect(*honest, "cpu")  # the next candidate: a fresh worker
         assert after.refused is None and inspector.starts == 4

@@ -14,9 +14,11 @@ build that produced both is untrusted, so nothing it *says* counts, only what th
   "verified" / "unverified");
 - `report`: all of it as one report; `worker`: the process it runs in.
 
-Isolation: the reading runs in a worker process (`Inspector`) with a deadline and a memory cap; whatever
-a module does to it (a crash, a hang, an exception in our code) is that candidate's status, never an
-exception in the batch. The worker stays warm across a batch and is replaced when it fails.
+Isolation: the reading runs in a trusted process of its own (`Inspector`'s host), with a deadline and a memory cap;
+whatever a module does to it (a crash, a hang, an exception in our code) is that candidate's status, never an
+exception in the batch. Where the runner starts with the builds (CPU, GPU), that process is the warm runner itself,
+which will deserialize and compile the runnable program anyway (bench.harness.evaluate); otherwise (TPU's exclusive
+schedule, tools) an inspection worker of its own. Either stays warm across a batch and is replaced when it fails.
 """
 
 from __future__ import annotations
@@ -27,11 +29,13 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from bench.harness.inspection.module import DEFAULT_BOUNDS, Bounds
 from bench.harness.inspection.report import is_large_constant
+from bench.harness.messages import InspectRequest
 from bench.harness.process import ChildProcess, WorkerFailure
 from bench.harness.result import Status
 from bench.harness.task import STARTUP_TIMEOUT_S
@@ -42,6 +46,7 @@ __all__ = [
     "INSPECTION_TIMEOUT_S",
     "Bounds",
     "Inspection",
+    "InspectionHost",
     "Inspector",
     "WorkerProcess",
     "inspect_exports",
@@ -134,13 +139,14 @@ class WorkerProcess(ChildProcess):
             os.close(cmd_r)
             os.close(reply_w)
         self.closed = False
+        self.memory_mb = memory_mb
 
-    def request(self, header: dict[str, Any], blobs: list[bytes], timeout_s: float) -> dict[str, Any]:
-        """Send one command and read its reply (WorkerFailure: TIMEOUT, the worker killed; CRASHED)."""
+    def request(self, request: InspectRequest, blobs: list[bytes], timeout_s: float) -> dict[str, Any]:
+        """Send one request and read its reply (WorkerFailure: TIMEOUT, the worker killed; CRASHED)."""
         from bench.harness import transport
 
         try:
-            transport.send(self._cmd_w, header, blobs)
+            transport.send(self._cmd_w, request.model_dump(), blobs)
         except OSError:  # BrokenPipeError included: the reply read says how the worker ended
             pass
         reply, _ = self.read_reply(timeout_s, "inspection", REPLY_MAX_BYTES)
@@ -155,29 +161,46 @@ class WorkerProcess(ChildProcess):
         self.release(self._cmd_w)
 
 
+class InspectionHost(Protocol):
+    """A trusted process that answers InspectRequests (bench.harness.inspection.report.answer): the inspection
+    worker (`WorkerProcess`), or the warm runner where it starts with the builds (bench.harness.evaluate)."""
+
+    @property
+    def memory_mb(self) -> int | None:
+        """Its address-space cap (None: none), for the refusal's message."""
+
+    def request(self, request: InspectRequest, blobs: list[bytes], timeout_s: float) -> dict[str, Any]: ...
+
+    def alive(self) -> bool: ...
+
+    def close(self) -> None: ...
+
+
 class Inspector:
-    """The parent's handle on one inspection worker: started on first use, replaced after a failure,
-    one inspection at a time (builds of a batch finish concurrently)."""
+    """The parent's handle on the process that reads exports: started on first use, replaced after a failure,
+    one inspection at a time (builds of a batch finish concurrently). `host` starts that process (default: an
+    inspection worker of its own) and returns it once it said hello."""
 
     def __init__(self, timeout_s: float = INSPECTION_TIMEOUT_S, memory_mb: int = INSPECTION_MEMORY_MB,
-                 bounds: Bounds = DEFAULT_BOUNDS) -> None:
+                 bounds: Bounds = DEFAULT_BOUNDS, host: Callable[[], InspectionHost] | None = None) -> None:
         self.timeout_s, self.memory_mb, self.bounds = timeout_s, memory_mb, bounds
+        self.open_host = host or self._start_worker
         self.lock = threading.Lock()
-        self.worker: WorkerProcess | None = None
+        self.host: InspectionHost | None = None
         self.starts = 0
 
     def inspect(self, runnable: bytes, tpu: bytes, platform: str, workload: str | None = None,
                 size: str | None = None) -> Inspection:
         """Never raises: every failure is an Inspection with `refused` set. `workload`/`size` let the
-        worker count the baseline's own work (coverage of kernels whose work depends on data). A worker that
-        dies on a program is blamed on the program only when a fresh worker dies on it too (it may have
+        reader count the baseline's own work (coverage of kernels whose work depends on data). A reader that
+        dies on a program is blamed on the program only when a fresh one dies on it too (it may have
         died of something else between two candidates)."""
         with self.lock:
             t = time.monotonic()
-            header = {"cmd": "inspect", "platform": platform, "bounds": self.bounds.__dict__, "workload": workload,
-                      "size": size}
+            request = InspectRequest(platform=platform, bounds=dict(self.bounds.__dict__), workload=workload,
+                                     size=size)
             for attempt in (1, 2):
-                outcome = self._attempt(header, [runnable, tpu or b""])
+                outcome = self._attempt(request, [runnable, tpu or b""])
                 if not isinstance(outcome, WorkerFailure) or attempt == 2:
                     break
             if isinstance(outcome, WorkerFailure):
@@ -190,61 +213,76 @@ class Inspector:
                                                                 "seconds": round(time.monotonic() - t, 3)}})
 
     def warm(self) -> None:
-        """Start the worker now (jax's import takes seconds), so the first inspection does not wait for it."""
+        """Start the reader now (jax's import takes seconds), so the first inspection does not wait for it."""
         with self.lock:
             try:
                 self._start()
             except Exception:  # the first inspection will try again, and report
                 self.close()
 
-    def _attempt(self, header: dict[str, Any], blobs: list[bytes]) -> dict[str, Any] | Inspection | WorkerFailure:
-        """One try: the report (dict), a final verdict (Inspection), or how the worker died (WorkerFailure
-        CRASHED: the caller retries once in a fresh worker)."""
+    def _attempt(self, request: InspectRequest,
+                 blobs: list[bytes]) -> dict[str, Any] | Inspection | WorkerFailure:
+        """One try: the report (dict), a final verdict (Inspection), or how the reader died (WorkerFailure
+        CRASHED: the caller retries once in a fresh one)."""
         try:
-            worker = self._start()
-        except WorkerFailure as f:  # the harness could not start its worker: not the candidate's fault
+            host = self._start()
+        except WorkerFailure as f:  # the harness could not start its reader: not the candidate's fault
             self.close()
-            return failed(f"the inspection worker did not start: {f.message}", Status.ERROR)
+            return failed(f"the inspection's process did not start: {f.message}", Status.ERROR)
         except Exception as exc:
             self.close()
-            return failed(f"the inspection worker did not start: {type(exc).__name__}: {exc}", Status.ERROR)
+            return failed(f"the inspection's process did not start: {type(exc).__name__}: {exc}", Status.ERROR)
+        cap = f"more than {host.memory_mb} MiB" if host.memory_mb else "more memory than the host has"
+        memory = f"inspecting the program needed {cap}: too large to inspect"
         try:
-            reply = worker.request(header, blobs, self.timeout_s)
+            reply = host.request(request, blobs, self.timeout_s)
         except WorkerFailure as f:
-            self.close()  # the next candidate gets a fresh worker
+            self.close()  # the next candidate gets a fresh reader
             if f.kind == Status.TIMEOUT:
                 return failed(f"inspecting the program took more than {self.timeout_s:g} s: too large to inspect",
                               flags=("oversized_program",))
+            if f.kind == Status.OUT_OF_MEMORY:
+                return failed(memory, flags=("oversized_program",))
+            if f.kind == Status.ERROR:  # the reader's own failure reply: the harness's, not the candidate's
+                return failed(f"the harness's inspection failed on this program: {f.message}", Status.ERROR)
             return f
         if reply.get("memory_error"):
             self.close()
-            return failed(f"inspecting the program needed more than {self.memory_mb} MiB: too large to inspect",
-                          flags=("oversized_program",))
+            return failed(memory, flags=("oversized_program",))
         if "error" in reply:
             return failed(f"the harness's inspection failed on this program: {reply['error']}", Status.ERROR)
         report = reply.get("report")
         if not isinstance(report, dict):
             self.close()
-            return WorkerFailure(Status.CRASHED, "the inspection worker sent a reply without a report")
+            return WorkerFailure(Status.CRASHED, "the inspection's process sent a reply without a report")
         return report
 
-    def _start(self) -> WorkerProcess:
-        """The live worker, or a fresh one once it said hello (WorkerFailure when it did not in time)."""
-        if self.worker is not None and self.worker.alive():
-            return self.worker
+    def _start(self) -> InspectionHost:
+        """The live reader, or a fresh one once it said hello (WorkerFailure when it did not in time)."""
+        if self.host is not None and self.host.alive():
+            return self.host
         self.close()
-        self.worker = WorkerProcess(self.memory_mb)
+        self.host = self.open_host()
         self.starts += 1
-        hello, _ = self.worker.read_reply(STARTUP_TIMEOUT_S, "startup", 1 << 16)
-        if not hello.get("ok"):
-            raise WorkerFailure(Status.CRASHED, "the inspection worker did not say hello")
-        return self.worker
+        return self.host
+
+    def _start_worker(self) -> WorkerProcess:
+        """An inspection worker of this Inspector's own, once it said hello."""
+        worker = WorkerProcess(self.memory_mb)
+        try:
+            hello, _ = worker.read_reply(STARTUP_TIMEOUT_S, "startup", 1 << 16)
+            if not hello.get("ok"):
+                raise WorkerFailure(Status.CRASHED, "the inspection worker did not say hello")
+        except BaseException:
+            worker.close()
+            raise
+        return worker
 
     def close(self) -> None:
-        """Kill the worker (if any) and release its pipes. Idempotent."""
-        if self.worker is not None:
-            self.worker.close()
-            self.worker = None
+        """Close the reader (if any). Idempotent."""
+        if self.host is not None:
+            self.host.close()
+            self.host = None
 
 
 _shared: Inspector | None = None

@@ -1,6 +1,7 @@
-"""Everything the parent learns from a build's two exports, as one JSON-able report (TRUSTED; runs inside the
-inspection worker, bench.harness.inspection.worker, so a hostile module can cost at most its time and
-memory caps and never an exception in the batch).
+"""Everything the parent learns from a build's two exports, as one JSON-able report (TRUSTED; runs in a process of
+its own, so a hostile module can cost at most that process's time and memory caps and never an exception in the
+batch: the warm runner where it starts with the builds, else the inspection worker, bench.harness.inspection.worker;
+`answer` is the reply either sends).
 
 Steps, each on the parent's own reading of the bytes (nothing the build said):
 1. the runnable program: deserialized, on the runner's platform, for one device, within the bounds
@@ -15,11 +16,15 @@ Steps, each on the parent's own reading of the bytes (nothing the build said):
 
 from __future__ import annotations
 
+import traceback
 from typing import Any
 
 from bench.harness.inspection import allowlist, compare, mosaic, work
 from bench.harness.inspection.module import DEFAULT_BOUNDS, Bounds, Module, Refused, parse_stablehlo, read, type_bytes
+from bench.harness.messages import InspectRequest
 
+#: The reading process's Python recursion limit: every walk is bounded (Bounds.depth, Bounds.call_depth); a backstop.
+READER_RECURSION_LIMIT = 4000
 #: A constant total this large is flagged whatever the program's size.
 CONST_ABSOLUTE_LIMIT = 1 << 20
 #: Below this, never flagged (masks, small tables, iota-like helpers).
@@ -183,6 +188,21 @@ def baseline_work(workload: str, size: str, bounds: Bounds = DEFAULT_BOUNDS) -> 
         except Exception:
             return None
     return _BASELINES[key]
+
+
+def answer(request: InspectRequest, blobs: list[bytes]) -> dict[str, Any]:
+    """The reply to one inspection request, in whichever trusted process reads the exports (the inspection worker,
+    or the warm runner that will compile them): {"report": ...}; {"memory_error": True}; or {"error": ...,
+    "traceback": ...} when the harness's own code failed on this input (that candidate's `error`, not the batch's)."""
+    try:
+        runnable, tpu_blob = (blobs + [b"", b""])[:2]
+        bounds = Bounds(**request.bounds)
+        base = baseline_work(request.workload, request.size, bounds) if request.workload and request.size else None
+        return {"report": inspect_programs(runnable, tpu_blob, request.platform, bounds, base)}
+    except MemoryError:
+        return {"memory_error": True}
+    except Exception as exc:
+        return {"error": f"{type(exc).__name__}: {exc}"[:2000], "traceback": traceback.format_exc()[-4000:]}
 
 
 def _flag(kind: str) -> str | None:

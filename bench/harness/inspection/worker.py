@@ -1,13 +1,13 @@
-"""The inspection worker: the parent's reading of exports, in a process of its own (TRUSTED code, hostile input).
+"""The inspection worker: the parent's reading of exports, in a process of its own (TRUSTED code, hostile input),
+where the warm runner cannot read them (the exclusive schedule starts it only after the builds), and for tools.
 
 `python -m bench.harness.inspection.worker --cmd-fd N --reply-fd M --memory-mb K`, driven by
 bench.harness.inspection.Inspector. Why a process: a module shaped to break a reader (regions nested
 thousands deep, hundreds of MB, a parser crash in MLIR's C++) must cost at most this process's time and
 memory caps, never the batch. It imports no candidate code; it reads bytes.
 
-Each request: header {"cmd": "inspect", "platform": ...}, blobs [runnable, tpu]; each reply: {"ok": true,
-"report": ...} (bench.harness.inspection.report), or {"ok": true, "error": ...} when the harness's own code
-failed on this input (the parent makes that the candidate's `error` status, not the batch's).
+Each request: an InspectRequest (bench.harness.messages), blobs [runnable, tpu]; each reply: {"ok": true, ...}
+with bench.harness.inspection.report.answer's fields (the report, a memory error, or the harness's own error).
 """
 
 from __future__ import annotations
@@ -25,13 +25,13 @@ def serve(cmd_fd: int, reply_fd: int, memory_mb: int) -> None:
     from jaxlib.mosaic.python import tpu  # noqa: F401
 
     from bench.harness import transport
-    from bench.harness.inspection.module import Bounds
-    from bench.harness.inspection.report import baseline_work, inspect_programs
+    from bench.harness.inspection.report import READER_RECURSION_LIMIT, answer
+    from bench.harness.messages import InspectRequest
 
     if memory_mb:
         limit = int(memory_mb) << 20
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    sys.setrecursionlimit(4000)  # every walk is bounded (Bounds.depth, Bounds.call_depth); this is a backstop
+    sys.setrecursionlimit(READER_RECURSION_LIMIT)
     transport.send(reply_fd, {"ok": True, "pid": os.getpid()})
     while True:
         try:
@@ -41,17 +41,10 @@ def serve(cmd_fd: int, reply_fd: int, memory_mb: int) -> None:
         if header.get("cmd") == "exit":
             return
         try:
-            runnable, tpu_blob = (blobs + [b"", b""])[:2]
-            bounds = Bounds(**header.get("bounds", {}))
-            workload, size = header.get("workload"), header.get("size")
-            base = baseline_work(str(workload), str(size), bounds) if workload and size else None
-            report = inspect_programs(runnable, tpu_blob, str(header.get("platform", "cpu")), bounds, base)
-            transport.send(reply_fd, {"ok": True, "report": report})
-        except MemoryError:
-            transport.send(reply_fd, {"ok": True, "memory_error": True})
-        except BaseException as exc:  # the harness's own failure on this input: that candidate's `error`
-            text = f"{type(exc).__name__}: {exc}"[:2000]
-            transport.send(reply_fd, {"ok": True, "error": text, "traceback": traceback.format_exc()[-4000:]})
+            reply = answer(InspectRequest.model_validate(header), blobs)
+        except Exception as exc:  # a malformed request: the harness's own failure, that candidate's `error`
+            reply = {"error": f"{type(exc).__name__}: {exc}"[:2000], "traceback": traceback.format_exc()[-4000:]}
+        transport.send(reply_fd, {"ok": True, **reply})
 
 
 def main() -> None:

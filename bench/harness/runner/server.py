@@ -2,10 +2,11 @@
 
 `python -m bench.harness.runner.server --cmd-fd N --reply-fd M`, driven by bench.harness.runner.session.RunnerSession.
 One runner serves one (workload, size, chip) and stays warm across candidates:
-- `prepare`: draws the inputs of the evaluation's seeds (fresh random seeds, chosen by the parent after
-  every build of the batch has ended), exports the baseline through the same export -> deserialize ->
-  compile path a candidate's program takes, and computes the reference outputs. Inputs and references
-  are kept in HOST memory; the compiled baseline is kept for every later candidate.
+- `baseline` / `prepare`: exports the baseline through the same export -> deserialize -> compile path a
+  candidate's program takes, draws the inputs of the evaluation's seeds (fresh random seeds the parent sends
+  only here; while the builds run, where the plan starts the runner with them) and computes the reference outputs.
+  Inputs and references are kept in HOST memory; the compiled baseline is kept for every later candidate.
+- `inspect`: reads a build's exports (bench.harness.inspection.report.answer) where this runner is the reader.
 - `evaluate` (blob 0: a candidate's exported program, already inspected by the parent): deserializes and
   compiles it, runs it on every seed and compares each output itself, then times the baseline and the
   candidate in this same process, interleaved in ABBA blocks, re-checking the output of every block.
@@ -35,6 +36,7 @@ from bench.audit.stress import Stress, stress_for
 from bench.harness import transport
 from bench.harness.correctness import Tolerance, compare
 from bench.harness.hardware import default_size, detect
+from bench.harness.inspection.report import READER_RECURSION_LIMIT, answer
 from bench.harness.messages import (
     BASELINE_FN,
     CANDIDATE_FN,
@@ -43,6 +45,7 @@ from bench.harness.messages import (
     EvaluateReply,
     EvaluateRequest,
     ExitRequest,
+    InspectRequest,
     LoadRequest,
     Message,
     PrepareReply,
@@ -319,6 +322,15 @@ def cmd_time_baseline(state: State, req: TimeBaselineRequest, blobs: list[bytes]
 
 
 #: command name -> (its message model, its handler): every request is validated against its model first
+def cmd_inspect(state: State, req: InspectRequest, blobs: list[bytes]) -> Reply:
+    """Read a candidate's exports before anything runs them, while the builds run (where the parent's plan lets the
+    runner start with them): the runner is the process that will deserialize and compile the runnable program, so
+    reading it here exposes no more to it, and saves the import of jax by a worker of its own. A crash or hang here
+    replaces the runner, as one while compiling does. Draws and runs nothing."""
+    del state
+    return answer(req, blobs), []
+
+
 COMMANDS: dict[str, tuple[type[Message], Callable[[State, Any, list[bytes]], Reply]]] = {
     "baseline": (BaselineRequest, cmd_baseline),
     "prepare": (PrepareRequest, cmd_prepare),
@@ -326,6 +338,7 @@ COMMANDS: dict[str, tuple[type[Message], Callable[[State, Any, list[bytes]], Rep
     "trials": (TrialsRequest, cmd_trials),
     "time": (EvaluateRequest, cmd_time),
     "time_baseline": (TimeBaselineRequest, cmd_time_baseline),
+    "inspect": (InspectRequest, cmd_inspect),
 }
 
 
@@ -346,6 +359,7 @@ def serve(cmd_fd: int, reply_fd: int, memory_mb: int | None, core: int | None) -
     env = Machine.model_validate(detect())
     state = State(env)
     memory = _cap_memory(memory_mb, env.backend)
+    sys.setrecursionlimit(READER_RECURSION_LIMIT)  # for `inspect` (bench.harness.inspection.report)
     hello = RunnerHello(pid=os.getpid(), env=env, memory_cap=memory, cpu_affinity=affinity)
     transport.send(reply_fd, {"ok": True, **hello.model_dump()})
     while True:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,6 +24,7 @@ from bench.harness.messages import (
     EvaluateReply,
     EvaluateRequest,
     ExitRequest,
+    InspectRequest,
     LoadRequest,
     Message,
     PrepareReply,
@@ -186,6 +188,9 @@ class RunnerSession:
 
     def __init__(self, task: EvalTask, folder: Path) -> None:
         self.task, self.folder = task, folder
+        # One request at a time: during the builds the batch's starter thread (start, baseline, prepare) and the
+        # build threads (inspect) share the runner; re-entrant because prepare starts the runner itself.
+        self.lock = threading.RLock()
         self.proc: RunnerProcess | None = None
         self.hello: RunnerHello | None = None
         self.prepared: PrepareReply | None = None
@@ -195,27 +200,47 @@ class RunnerSession:
         self.phase_s: dict[str, float] = {}  # wall seconds of the last evaluation's runner phases
 
     def start(self) -> RunnerHello:
-        if self.proc is not None and self.hello is not None and self.proc.alive():
+        with self.lock:
+            if self.proc is not None and self.hello is not None and self.proc.alive():
+                return self.hello
+            self.starts += 1
+            self.started_at = time.monotonic()
+            self.proc, self.hello = start_runner(self.folder / f"runner{self.starts}.log", self.task.memory_limit_mb)
+            self.prepared = None
             return self.hello
-        self.starts += 1
-        self.started_at = time.monotonic()
-        self.proc, self.hello = start_runner(self.folder / f"runner{self.starts}.log", self.task.memory_limit_mb)
-        self.prepared = None
-        return self.hello
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.alive()
 
     def load_baseline(self, request: BaselineRequest) -> None:
-        """Compile the baseline while the candidates build (no input is drawn: that waits for `prepare`)."""
-        self.start()
-        if self.prepared is None:
-            self._runner().request(request, STARTUP_TIMEOUT_S + 2 * self.task.timeout_s, "baseline")
+        """Compile the baseline while the candidates build (no input is drawn)."""
+        with self.lock:
+            self.start()
+            if self.prepared is None:
+                self._runner().request(request, STARTUP_TIMEOUT_S + 2 * self.task.timeout_s, "baseline")
 
     def prepare(self, request: PrepareRequest) -> PrepareReply:
-        self.start()
-        if self.prepared is None or request != self.prepare_request:
-            header, _ = self._runner().request(request, STARTUP_TIMEOUT_S + 2 * self.task.timeout_s, "prepare")
-            self.prepared = PrepareReply.model_validate(header)
-            self.prepare_request = request
-        return self.prepared
+        """Draw the inputs of the request's seeds and compute the references (kept until the next prepare)."""
+        with self.lock:
+            self.start()
+            if self.prepared is None or request != self.prepare_request:
+                header, _ = self._runner().request(request, STARTUP_TIMEOUT_S + 2 * self.task.timeout_s, "prepare")
+                self.prepared = PrepareReply.model_validate(header)
+                self.prepare_request = request
+            return self.prepared
+
+    def inspect(self, request: InspectRequest, blobs: Sequence[bytes], timeout_s: float,
+                max_bytes: int) -> dict[str, Any]:
+        """The runner's reading of a build's exports (bench.harness.inspection.report.answer), the Inspector's
+        host on a plan where the runner starts with the builds. WorkerFailure when the runner died or hung on it:
+        the runner is then gone, and the next request starts (and `reprepare` re-prepares) a fresh one."""
+        with self.lock:
+            self.start()
+            try:
+                return self._runner().request(request, timeout_s, "inspection", max_bytes, blobs)[0]
+            except WorkerFailure:
+                self.close()
+                raise
 
     def reprepare(self) -> PrepareReply:
         """The last preparation again: a no-op while the runner lives; a runner replaced after a candidate
@@ -273,5 +298,8 @@ class RunnerSession:
         return EvaluateReply.model_validate(header), out
 
     def close(self) -> None:
-        if self.proc is not None:
-            self.proc.close()
+        """Close the runner (a later request starts a fresh one, which `reprepare` prepares again)."""
+        with self.lock:
+            if self.proc is not None:
+                self.proc.close()
+            self.prepared = None
