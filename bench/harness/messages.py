@@ -171,8 +171,9 @@ class EvaluateRequest(Message):
     profile_iters: int = 0  # untimed profiled calls per program after the blocks (CPU op breakdown)
     trace_blocks: bool = False  # TPU/GPU: time the blocks from the device plane
     schedule_seed: int | None = None  # block lengths, checked calls, re-trial positions (runner.loop.draw_schedule)
-    # calibrated calls: `iters` is the most; the runner shrinks them to the slowest program it measured
-    # (bench.harness.task.fitted_calls), and then, when `auto_blocks`, takes default_blocks of what is left
+    # calibrated calls: `iters` is the parent's estimate; the runner calibrates them again on the baseline's calls it
+    # just made and shrinks them to the slowest program it measured (bench.harness.task.timed_calls, fitted_calls),
+    # then, when `auto_blocks`, takes default_blocks of what is left
     fit_calls: bool = False
     auto_blocks: bool = False
 

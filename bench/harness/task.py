@@ -19,7 +19,8 @@ DEFAULT_WARMUP, DEFAULT_ITERS = 5, 50
 #: small workload sum to ~0.1 s and its speedup interval was 0.15-0.19 wide on a quiet host (issue #25). There the
 #: calls per program are calibrated on the baseline's call time, like pyperf's and timeit's loops: enough that
 #: each program's timed calls sum to about TIMED_TARGET_S, never fewer than DEFAULT_ITERS nor more than
-#: MAX_CALIBRATED_ITERS (then fitted to the slowest program: fitted_calls).
+#: MAX_CALIBRATED_ITERS (the runner calibrates them on the baseline's warmup calls, then fits them to the slowest
+#: program: fitted_calls).
 TIMED_TARGET_S = 0.25
 MAX_CALIBRATED_ITERS = 1000
 #: Calibrated runs alternate the programs in short blocks: about CALLS_PER_BLOCK calls each, between

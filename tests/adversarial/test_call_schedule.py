@@ -84,8 +84,9 @@ def _slow(a, b):
 
 
 def test_calibrated_calls_are_fitted_to_the_slowest_program(setup) -> None:
-    """The runner shrinks the calibrated calls to what the slowest program it measured can do in the target
-    (bench.harness.task.fitted_calls): a slow correct kernel no longer gets the tiny baseline's many calls."""
+    """The runner calibrates the calls on the baseline's calls it just made and shrinks them to what the slowest
+    program it measured can do in the target (bench.harness.task.timed_calls, fitted_calls): a slow correct
+    kernel no longer gets the tiny baseline's many calls, and the parent's estimate (here 400) is not binding."""
     signature, inputs, reference, baseline = setup
     most = 400
     same = time_programs([baseline, _program(_honest, signature)], inputs, reference, Tolerance(), 2, most, 20, 0,

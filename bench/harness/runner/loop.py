@@ -29,10 +29,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from bench.harness.correctness import Tolerance, compare
-from bench.harness.messages import CANDIDATE_FN, TrialReport
+from bench.harness.messages import BASELINE_FN, CANDIDATE_FN, TrialReport
 from bench.harness.runner.interference import Recorder
 from bench.harness.runner.program import Program, delete, place, to_host
-from bench.harness.task import default_blocks, fitted_calls
+from bench.harness.task import default_blocks, fitted_calls, timed_calls
 
 ROTATION_SETS = 4  # copies of the timing inputs ...
 ROTATION_BYTES = 1 << 30  # ... as long as they fit in this budget
@@ -190,9 +190,9 @@ def time_programs(programs: list[Program], host: list[Any], reference: list[Any]
     output verified (module docstring); the candidate's reports are returned with the number of its timed
     outputs verified. `retrials`: (seed, host inputs, reference) re-run on the candidate, untimed, between
     blocks. The trace (blocks on TPU/GPU, an untimed profile pass on CPU) comes back whole. `record` gets one
-    segment per (block, program): its calls and the host's interference meanwhile. `fit_calls`: `iters` is the
-    most, shrunk to the slowest program's fastest untimed call (bench.harness.task.fitted_calls; then
-    default_blocks when `auto_blocks`)."""
+    segment per (block, program): its calls and the host's interference meanwhile. `fit_calls`: `iters` is
+    calibrated again on the baseline's fastest untimed call here, then shrunk to the slowest program's
+    (bench.harness.task.timed_calls, fitted_calls; then default_blocks when `auto_blocks`)."""
     retrials = retrials or []
     nbytes = sum(a.nbytes for a in host) or 1
     sets = [place(host) for _ in range(max(1, min(ROTATION_SETS, ROTATION_BYTES // nbytes)))]
@@ -202,15 +202,15 @@ def time_programs(programs: list[Program], host: list[Any], reference: list[Any]
     order: list[str] = []
     verified = 0
     checked: dict[str, list[Any]] = {}
-    fastest_ms = 0.0  # the slowest program's fastest untimed call
+    fastest: dict[str, float] = {}  # each program's fastest untimed call
     for p in programs:
-        out, call_ms = _warm_up(p, sets, warmup)
-        fastest_ms = max(fastest_ms, call_ms)
+        out, fastest[p.name] = _warm_up(p, sets, warmup)
         report = compare(reference, to_host(out), tolerance)
         _account(p, report, timed, "the checked call")
         checked[p.name] = out
-    if fit_calls:
-        iters = fitted_calls(iters, fastest_ms)
+    if fit_calls:  # calibrated on the baseline's calls just made, in the timing's own conditions: the parent's count
+        # came from `prepare`, which may have run beside the builds (bench.harness.task.timed_calls, fitted_calls)
+        iters = fitted_calls(timed_calls(fastest.get(BASELINE_FN), True), max(fastest.values()))
         blocks = default_blocks(iters, calibrated=True) if auto_blocks else blocks
     plan = draw_schedule(schedule_seed, iters, blocks, len(retrials))
     expect = {name: digest(out, plan.multiplier) for name, out in checked.items()}
