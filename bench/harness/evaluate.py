@@ -174,13 +174,16 @@ class WarmRunner:
         if len(kernels) > 1:
             self._start_zygotes()
         if self.plan.builds_overlap_runner:
-            starter = threading.Thread(target=self._prepare_runner, args=(request, starting), daemon=True)
+            # the inputs too, unless the builds run without bubblewrap: then nothing but the runner's own PID
+            # namespace (none) and the kernel's ptrace policy would stand between a build and the inputs
+            early = request if resolve_mode(self.task.sandbox) == "bwrap" else None
+            starter = threading.Thread(target=self._prepare_runner, args=(early, starting), daemon=True)
             starter.start()
         with ThreadPoolExecutor(max_workers=self.plan.build_parallelism) as pool:
             builds = list(pool.map(self._build_safely, kernels))
         if starter is not None:
             starter.join()
-        else:
+        if "error" not in starting and "prepared" not in starting:
             self._prepare_runner(request, starting)
         if "error" in starting:
             return [outcome.harness_error(self.task, b, starting["error"], t0) for b in builds]
@@ -195,10 +198,11 @@ class WarmRunner:
                                        runner_started_at=self.session.started_at or t0, prepare_s=starting["prepare_s"])
         return [self._run_safely(context, b) for b in builds]
 
-    def _prepare_runner(self, request: PrepareRequest, out: dict[str, Any]) -> None:
-        """Start the runner, compile the baseline, draw the batch's inputs and compute the references: while the
-        builds run when the plan lets them overlap. The seeds come from the parent and go to the runner only; no
-        build ever gets them, and none can see into the runner (its own PID namespace and filesystem view)."""
+    def _prepare_runner(self, request: PrepareRequest | None, out: dict[str, Any]) -> None:
+        """Start the runner and compile the baseline, then (given `request`) draw the batch's inputs and compute the
+        references: while the builds run where the plan lets them overlap. The seeds come from the parent and go
+        to the runner only; no build ever gets them, and none can see into the runner (its own PID namespace and
+        filesystem view under bubblewrap)."""
         try:
             hello = self.session.start()
             problem = schedule.check_backend(self.plan, hello.env.backend)
@@ -213,6 +217,8 @@ class WarmRunner:
                                                        with_pallas_reference=self.task.with_pallas_reference))
         except WorkerFailure as f:
             out["error"] = f"compiling the baseline failed: {f.message}"
+            return
+        if request is None:
             return
         t = time.monotonic()
         try:

@@ -162,3 +162,13 @@ def test_the_parent_never_starts_a_jax_backend(tmp_path: Path) -> None:
             "print('STATUS', r.status.value, 'BACKENDS', sorted(xla_bridge._backends))\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert "STATUS correct BACKENDS []" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
+
+
+@pytest.mark.slow
+def test_without_bubblewrap_the_inputs_wait_until_every_build_ended() -> None:
+    """A build without bubblewrap shares the runner's PID namespace: there the runner draws the inputs only once
+    every build has ended (with bubblewrap it draws them while the builds run, harness 13)."""
+    r = evaluate(EvalTask(workload="8p_GEMM", kernel_path=KERNELS / "identical.py", size="small", seeds=1, warmup=1,
+                          iters=2, blocks=1, timeout_s=120, sandbox="none"))
+    assert r.status == Status.CORRECT, r.reason
+    assert r.timeline_s is not None and r.timeline_s.build_ended < r.timeline_s.inputs_drawn
