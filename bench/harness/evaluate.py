@@ -148,7 +148,7 @@ class WarmRunner:
     @property
     def session(self) -> RunnerSession:
         if self._session is None:
-            self._session = RunnerSession(self.task, self.folder)
+            self._session = RunnerSession(self.task, self.folder, adopt_early=self.plan.builds_overlap_runner)
         return self._session
 
     # -- one batch

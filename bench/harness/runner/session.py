@@ -8,9 +8,7 @@ candidate's program is a `WorkerFailure` (bench.harness.process), never an excep
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Sequence
@@ -35,27 +33,15 @@ from bench.harness.messages import (
 )
 from bench.harness.process import ChildProcess, WorkerFailure, one_line
 from bench.harness.result import Status
-from bench.harness.runner.isolation import TIMING_NICE, pin_threads, timing_core, timing_lock, worker_core, worker_env
+from bench.harness.runner.isolation import TIMING_NICE, pin_threads, timing_core, timing_lock, worker_core
+from bench.harness.runner.launch import adopt, compilation_cache_env, spawn
 from bench.harness.task import STARTUP_TIMEOUT_S, EvalTask, compile_deadline_s, run_deadline_s, timing_deadline_s
 from bench.paths import JAX_CACHE_DIR, ROOT  # JAX_CACHE_DIR: the runner's compilation cache (trusted only)
 
-#: The runner's persistent compilation cache holds at most this much; least recently used entries go first.
-#: Why a bound: every candidate's executable is stored (issue #23), so a stream of submissions grew it without end.
-COMPILATION_CACHE_MAX_BYTES = 1 << 30
 #: A runner killed by a signal had run out of memory when its peak resident memory reached this share of its
 #: address-space cap (the rest of the address space: code, and mappings reserved but never touched). The
 #: compile bomb of tests/adversarial aborted at 7,100 MiB resident under an 8,192 MiB cap.
 RUNNER_MEMORY_EVIDENCE = 0.75
-
-
-def compilation_cache_env(folder: Path) -> dict[str, str]:
-    """jax's persistent compilation cache, for TRUSTED workers only. Drawing inputs compiles dozens of
-    small eager ops (random.split, normal, ...): ~8 s cold on a loaded 2-core box, ~1 s from the cache.
-    The candidate never gets it (under bwrap it could not write it anyway; it must not poison it). Bounded
-    (COMPILATION_CACHE_MAX_BYTES, LRU eviction by jax)."""
-    return {"JAX_COMPILATION_CACHE_DIR": str(folder), "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
-            "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0",
-            "JAX_COMPILATION_CACHE_MAX_SIZE": str(COMPILATION_CACHE_MAX_BYTES)}
 
 
 class RunnerProcess(ChildProcess):
@@ -64,24 +50,20 @@ class RunnerProcess(ChildProcess):
     pipe of their own; the runner's own failure replies become WorkerFailures (OUT_OF_MEMORY or ERROR)."""
 
     def __init__(self, name: str, log_path: Path, *, memory_mb: int | None = None,
-                 extra_env: dict[str, str] | None = None) -> None:
-        self.cpu_core = worker_core()
+                 extra_env: dict[str, str] | None = None, adopt_early: bool = False) -> None:
+        """`adopt_early`: hold the runner the `bench` script spawned early (bench.harness.runner.launch) when it was
+        spawned exactly as this one would be; otherwise spawn one."""
+        early = adopt(log_path, memory_mb, extra_env) if adopt_early else None
+        launched = early or spawn(log_path, memory_mb, extra_env)
+        self.adopted = early is not None
+        self.cpu_core = launched.cpu_core
         self.log_path = log_path
         self.memory_mb = memory_mb
         self.log_mark = 0  # the log's size when the current request was sent
-        cmd_r, self._cmd_w = os.pipe()
-        reply_r, reply_w = os.pipe()
-        argv = [sys.executable, "-m", "bench.harness.runner.server",
-                "--cmd-fd", str(cmd_r), "--reply-fd", str(reply_w), "--memory-mb", str(memory_mb or 0)]
-        if self.cpu_core is not None:
-            argv += ["--cpu-core", str(self.cpu_core)]
-        env = {**os.environ, **(extra_env or {})}
-        env.pop("JAXBENCH_SECRET_SEED", None)
-        self._log: IO[bytes] = open(log_path, "wb")
-        super().__init__(name, argv, reply_fd=reply_r, env=worker_env(env), cwd=ROOT, stdin=subprocess.DEVNULL,
-                         stdout=self._log, pass_fds=(cmd_r, reply_w))
-        os.close(cmd_r)
-        os.close(reply_w)
+        self._cmd_w = launched.cmd_w
+        self._log: IO[bytes] = launched.log
+        super().__init__(name, launched.argv, reply_fd=launched.reply_r, env=launched.env, cwd=ROOT,
+                         stdin=subprocess.DEVNULL, stdout=self._log, popen=launched.popen)
         self.ready: RunnerHello | None = None
 
     def wait_ready(self, timeout_s: float) -> RunnerHello:
@@ -170,10 +152,12 @@ class RunnerProcess(ChildProcess):
             return ""
 
 
-def start_runner(log_path: Path, memory_mb: int | None = None) -> tuple[RunnerProcess, RunnerHello]:
+def start_runner(log_path: Path, memory_mb: int | None = None,
+                 adopt_early: bool = False) -> tuple[RunnerProcess, RunnerHello]:
     """A runner up and ready to time: started (with the trusted compilation cache), its hello received,
     every thread pinned to the timing core at raised priority. Used by every evaluation and by `bench run`."""
-    proc = RunnerProcess("runner", log_path, memory_mb=memory_mb, extra_env=compilation_cache_env(JAX_CACHE_DIR))
+    proc = RunnerProcess("runner", log_path, memory_mb=memory_mb, extra_env=compilation_cache_env(JAX_CACHE_DIR),
+                         adopt_early=adopt_early)
     try:
         hello = proc.wait_ready(STARTUP_TIMEOUT_S)
     except BaseException:
@@ -186,8 +170,10 @@ def start_runner(log_path: Path, memory_mb: int | None = None) -> tuple[RunnerPr
 class RunnerSession:
     """The parent's handle on one runner process: start, prepare, evaluate, replace when it died."""
 
-    def __init__(self, task: EvalTask, folder: Path) -> None:
-        self.task, self.folder = task, folder
+    def __init__(self, task: EvalTask, folder: Path, adopt_early: bool = False) -> None:
+        """`adopt_early`: the first runner may be the one the `bench` script spawned early (runner.launch); only
+        where the plan starts the runner with the builds anyway."""
+        self.task, self.folder, self.adopt_early = task, folder, adopt_early
         # One request at a time: during the builds the batch's starter thread (start, baseline, prepare) and the
         # build threads (inspect) share the runner; re-entrant because prepare starts the runner itself.
         self.lock = threading.RLock()
@@ -205,7 +191,8 @@ class RunnerSession:
                 return self.hello
             self.starts += 1
             self.started_at = time.monotonic()
-            self.proc, self.hello = start_runner(self.folder / f"runner{self.starts}.log", self.task.memory_limit_mb)
+            self.proc, self.hello = start_runner(self.folder / f"runner{self.starts}.log", self.task.memory_limit_mb,
+                                                 adopt_early=self.adopt_early and self.starts == 1)
             self.prepared = None
             return self.hello
 
