@@ -128,3 +128,29 @@ def test_secret_seed_draws_other_inputs():
     r = run("identical", secret_seed=12345, iters=2, blocks=1)
     assert r.status == Status.CORRECT and r.secret_seed_used and r.input_seeds == []
     assert "input_seeds" not in r.integrity.details
+
+
+def test_a_decision_that_raises_fails_that_candidate_alone_while_the_next_runs(monkeypatch):
+    """Candidate i is decided in a thread while the runner runs candidate i+1 (WarmRunner._run_all): an exception
+    in one decision is that candidate's harness error; the runner and the other candidates are untouched."""
+    from bench.harness import evaluate as harness_evaluate
+    from bench.harness.evaluate import WarmRunner
+
+    real = harness_evaluate.outcome.decide
+    calls = []
+
+    def decide(ctx, built, *args):
+        calls.append(built.kernel.name)
+        if built.kernel.name == "twice.py":
+            raise RuntimeError("boom while deciding")
+        return real(ctx, built, *args)
+
+    monkeypatch.setattr(harness_evaluate.outcome, "decide", decide)
+    task = EvalTask(workload="8p_GEMM", kernel_path=KERNELS / "identical.py", size="small", seeds=1, iters=4,
+                    blocks=2, timeout_s=60)
+    with WarmRunner(task) as runner:
+        results = runner.evaluate([KERNELS / "twice.py", KERNELS / "identical.py", KERNELS / "twice.py"])
+        assert runner.session.starts == 1  # the runner was never replaced
+    assert [r.status for r in results] == [Status.ERROR, Status.CORRECT, Status.ERROR]
+    assert results[0].reason == "harness error: RuntimeError: boom while deciding"
+    assert results[1].speedup_ci is not None and sorted(calls) == ["identical.py", "twice.py", "twice.py"]
