@@ -16,6 +16,7 @@ from bench.harness import inspection
 from bench.harness.evaluate import WarmRunner
 from bench.harness.messages import InspectRequest
 from bench.harness.result import Status
+from bench.harness.runner import session
 from bench.harness.runner.session import RunnerProcess
 from bench.harness.task import EvalTask
 
@@ -74,3 +75,31 @@ def test_a_runner_that_dies_reading_is_replaced_and_blamed_on_the_program_only_t
         assert refused[0].status == Status.COMPILE_ERROR and "twice" in refused[0].reason
         assert "died by signal SIGSEGV" in refused[0].reason and "oversized_program" in refused[0].integrity.flags
         assert runner.session.starts == 3  # the other candidate ran in a third runner, prepared on the same seeds
+
+
+def test_reading_an_honest_program_barely_grows_the_runner(monkeypatch: pytest.MonkeyPatch) -> None:
+    grew: list[float] = []
+    original = RunnerProcess.request
+
+    def request(self: RunnerProcess, message: Any, *args: Any, **kwargs: Any) -> Any:
+        header, blobs = original(self, message, *args, **kwargs)
+        if isinstance(message, InspectRequest):
+            grew.append(header["grew_mb"])
+        return header, blobs
+
+    monkeypatch.setattr(RunnerProcess, "request", request)
+    task = _task("pallas_gemm")
+    with WarmRunner(task) as runner:
+        (r,) = runner.evaluate([task.kernel_path])
+        assert r.status == Status.CORRECT, r.reason
+        assert runner.session.starts == 1  # not replaced
+    assert len(grew) == 1 and grew[0] < session.INSPECTION_GROWTH_MB / 4, grew
+
+
+def test_a_runner_that_reading_grew_is_replaced_before_anything_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(session, "INSPECTION_GROWTH_MB", -1.0)  # every reading "grew" the runner too much
+    task = _task("identical")
+    with WarmRunner(task) as runner:
+        (r,) = runner.evaluate([task.kernel_path])
+        assert r.status == Status.CORRECT, r.reason  # read, then run in a fresh runner prepared on the same seeds
+        assert runner.session.starts == 2

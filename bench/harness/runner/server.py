@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import importlib.util
 import os
 import resource
@@ -322,13 +323,26 @@ def cmd_time_baseline(state: State, req: TimeBaselineRequest, blobs: list[bytes]
 
 
 #: command name -> (its message model, its handler): every request is validated against its model first
+def _address_space_mb() -> float:
+    """This process's virtual memory size (what RLIMIT_AS caps), from /proc."""
+    for line in open("/proc/self/status").read().splitlines():
+        if line.startswith("VmSize:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
 def cmd_inspect(state: State, req: InspectRequest, blobs: list[bytes]) -> Reply:
     """Read a candidate's exports before anything runs them, while the builds run (where the parent's plan lets the
     runner start with them): the runner is the process that will deserialize and compile the runnable program, so
     reading it here exposes no more to it, and saves the import of jax by a worker of its own. A crash or hang here
-    replaces the runner, as one while compiling does. Draws and runs nothing."""
+    replaces the runner, as one while compiling does. Draws and runs nothing. The reply says how much the reading
+    grew the runner's address space (`grew_mb`): memory freed by the allocator but still mapped would count against
+    every later candidate's cap, so the parent replaces a runner that a large program grew."""
     del state
-    return answer(req, blobs), []
+    before = _address_space_mb()
+    reply = answer(req, blobs)
+    gc.collect()
+    return {**reply, "grew_mb": round(_address_space_mb() - before, 1)}, []
 
 
 COMMANDS: dict[str, tuple[type[Message], Callable[[State, Any, list[bytes]], Reply]]] = {

@@ -42,6 +42,10 @@ from bench.paths import JAX_CACHE_DIR, ROOT  # JAX_CACHE_DIR: the runner's compi
 #: address-space cap (the rest of the address space: code, and mappings reserved but never touched). The
 #: compile bomb of tests/adversarial aborted at 7,100 MiB resident under an 8,192 MiB cap.
 RUNNER_MEMORY_EVIDENCE = 0.75
+#: A runner whose address space reading a program grew by more than this (MiB) is replaced before anything runs in
+#: it: the allocator keeps what the reading freed mapped, and RLIMIT_AS would count it against every later candidate.
+#: Honest programs grow it by a few MiB (tests/harness/test_runner_inspection.py).
+INSPECTION_GROWTH_MB = 256.0
 
 
 class RunnerProcess(ChildProcess):
@@ -224,10 +228,13 @@ class RunnerSession:
         with self.lock:
             self.start()
             try:
-                return self._runner().request(request, timeout_s, "inspection", max_bytes, blobs)[0]
+                reply = self._runner().request(request, timeout_s, "inspection", max_bytes, blobs)[0]
             except WorkerFailure:
                 self.close()
                 raise
+            if float(reply.pop("grew_mb", 0.0)) > INSPECTION_GROWTH_MB:  # see runner.server.cmd_inspect
+                self.close()  # the next request starts (and `reprepare` prepares) a fresh runner
+            return reply
 
     def reprepare(self) -> PrepareReply:
         """The last preparation again: a no-op while the runner lives; a runner replaced after a candidate
