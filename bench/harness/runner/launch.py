@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import atexit
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -139,11 +138,9 @@ def adopt(log_path: Path, memory_mb: int | None, extra_env: dict[str, str] | Non
 
 def _close(launch: Launch) -> None:
     """Kill an unused runner's process group, reap it, release its pipes and its log."""
-    try:
-        os.killpg(launch.popen.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    launch.popen.wait()
+    from bench.harness.process import kill_group  # lazily: loaded by the time a runner is adopted or the script exits
+
+    kill_group(launch.popen)
     for fd in (launch.cmd_w, launch.reply_r):
         os.close(fd)
     launch.log.close()

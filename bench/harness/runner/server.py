@@ -322,7 +322,6 @@ def cmd_time_baseline(state: State, req: TimeBaselineRequest, blobs: list[bytes]
     return reply.model_dump(), [run.trace] if run.trace else []
 
 
-#: command name -> (its message model, its handler): every request is validated against its model first
 def _address_space_mb() -> float:
     """This process's virtual memory size (what RLIMIT_AS caps), from /proc."""
     for line in open("/proc/self/status").read().splitlines():
@@ -345,6 +344,7 @@ def cmd_inspect(state: State, req: InspectRequest, blobs: list[bytes]) -> Reply:
     return {**reply, "grew_mb": round(_address_space_mb() - before, 1)}, []
 
 
+#: command name -> (its message model, its handler): every request is validated against its model first
 COMMANDS: dict[str, tuple[type[Message], Callable[[State, Any, list[bytes]], Reply]]] = {
     "baseline": (BaselineRequest, cmd_baseline),
     "prepare": (PrepareRequest, cmd_prepare),
