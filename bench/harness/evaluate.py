@@ -104,10 +104,12 @@ class _Ran:
 
 
 class _RunnerReader:
-    """The warm runner as the Inspector's host (bench.harness.inspection.InspectionHost)."""
+    """The warm runner as the Inspector's host (bench.harness.inspection.InspectionHost). Closing it closes the runner
+    it was opened on only: the batch's starter thread may have replaced that runner meanwhile with a fresh one."""
 
     def __init__(self, session: RunnerSession, memory_mb: int | None) -> None:
         self.session, self.memory_mb = session, memory_mb
+        self.runner = session.proc
 
     def request(self, request: InspectRequest, blobs: list[bytes], timeout_s: float) -> dict[str, Any]:
         return self.session.inspect(request, blobs, timeout_s, INSPECTION_REPLY_MAX_BYTES)
@@ -116,7 +118,7 @@ class _RunnerReader:
         return self.session.alive()
 
     def close(self) -> None:
-        self.session.close()
+        self.session.close_runner(self.runner)
 
 
 class WarmRunner:

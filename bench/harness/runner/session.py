@@ -291,6 +291,12 @@ class RunnerSession:
             self.phase_s[phase] = round(time.monotonic() - t, 4)
         return EvaluateReply.model_validate(header), out
 
+    def close_runner(self, runner: RunnerProcess | None) -> None:
+        """Close `runner` if it is still this session's (another thread may have replaced it meanwhile)."""
+        with self.lock:
+            if runner is not None and runner is self.proc:
+                self.close()
+
     def close(self) -> None:
         """Close the runner (a later request starts a fresh one, which `reprepare` prepares again)."""
         with self.lock:
