@@ -103,3 +103,19 @@ def test_a_runner_that_reading_grew_is_replaced_before_anything_runs(monkeypatch
         (r,) = runner.evaluate([task.kernel_path])
         assert r.status == Status.CORRECT, r.reason  # read, then run in a fresh runner prepared on the same seeds
         assert runner.session.starts == 2
+
+
+def test_the_growth_of_several_readings_adds_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Many programs each just under the bound cannot together keep the runner's address space grown: the runner
+    reports what its readings grew it by in all (runner.server.cmd_inspect), which the parent compares."""
+    from bench.harness.runner import server
+
+    sizes = iter([1000.0, 1200.0, 1200.0, 1400.0])  # VmSize before and after each of two readings
+    monkeypatch.setattr(server, "_address_space_mb", lambda: next(sizes))
+    monkeypatch.setattr(server, "answer", lambda req, blobs: {"report": {}})
+    state = server.State.__new__(server.State)
+    state.read_growth_mb = 0.0
+    request = InspectRequest(platform="cpu", bounds={})
+    first, _ = server.cmd_inspect(state, request, [])
+    second, _ = server.cmd_inspect(state, request, [])
+    assert first["grew_mb"] == 200.0 < session.INSPECTION_GROWTH_MB < second["grew_mb"] == 400.0

@@ -100,6 +100,7 @@ class State:
         self.timing_seed: Seed = None
         self.candidate: Program | None = None  # loaded by `load`, dropped after `time` or the next `load`
         self.stress_key: str | None = None  # the inputs/refs key of the weak task's second distribution
+        self.read_growth_mb = 0.0  # what every `inspect` in this process together grew its address space by
 
     @property
     def workload(self) -> Workload:
@@ -334,14 +335,15 @@ def cmd_inspect(state: State, req: InspectRequest, blobs: list[bytes]) -> Reply:
     """Read a candidate's exports before anything runs them, while the builds run (where the parent's plan lets the
     runner start with them): the runner is the process that will deserialize and compile the runnable program, so
     reading it here exposes no more to it, and saves the import of jax by a worker of its own. A crash or hang here
-    replaces the runner, as one while compiling does. Draws and runs nothing. The reply says how much the reading
-    grew the runner's address space (`grew_mb`): memory freed by the allocator but still mapped would count against
-    every later candidate's cap, so the parent replaces a runner that a large program grew."""
-    del state
+    replaces the runner, as one while compiling does. Draws and runs nothing. The reply says how much the readings
+    in this runner together grew its address space (`grew_mb`, summed so that many programs just under the bound
+    cannot add up): memory freed by the allocator but still mapped would count against every later candidate's cap,
+    so the parent replaces a runner that readings grew."""
     before = _address_space_mb()
     reply = answer(req, blobs)
     gc.collect()
-    return {**reply, "grew_mb": round(_address_space_mb() - before, 1)}, []
+    state.read_growth_mb += _address_space_mb() - before
+    return {**reply, "grew_mb": round(state.read_growth_mb, 1)}, []
 
 
 #: command name -> (its message model, its handler): every request is validated against its model first

@@ -42,8 +42,9 @@ from bench.paths import JAX_CACHE_DIR, ROOT  # JAX_CACHE_DIR: the runner's compi
 #: address-space cap (the rest of the address space: code, and mappings reserved but never touched). The
 #: compile bomb of tests/adversarial aborted at 7,100 MiB resident under an 8,192 MiB cap.
 RUNNER_MEMORY_EVIDENCE = 0.75
-#: A runner whose address space reading a program grew by more than this (MiB) is replaced before anything runs in
-#: it: the allocator keeps what the reading freed mapped, and RLIMIT_AS would count it against every later candidate.
+#: A runner whose address space the programs it read grew by more than this in all (MiB) is replaced before anything
+#: runs in it: the allocator keeps what a reading freed mapped, and RLIMIT_AS would count it against every later
+#: candidate.
 #: Honest programs grow it by a few MiB (tests/harness/test_runner_inspection.py).
 INSPECTION_GROWTH_MB = 256.0
 
