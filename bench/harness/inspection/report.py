@@ -202,7 +202,12 @@ def answer(request: InspectRequest, blobs: list[bytes]) -> dict[str, Any]:
     except MemoryError:
         return {"memory_error": True}
     except Exception as exc:
-        return {"error": f"{type(exc).__name__}: {exc}"[:2000], "traceback": traceback.format_exc()[-4000:]}
+        return error_reply(exc)
+
+
+def error_reply(exc: Exception) -> dict[str, Any]:
+    """The reply saying the harness's own code failed on this input (call it while handling `exc`)."""
+    return {"error": f"{type(exc).__name__}: {exc}"[:2000], "traceback": traceback.format_exc()[-4000:]}
 
 
 def _flag(kind: str) -> str | None:

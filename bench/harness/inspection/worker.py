@@ -16,7 +16,6 @@ import argparse
 import os
 import resource
 import sys
-import traceback
 
 
 def serve(cmd_fd: int, reply_fd: int, memory_mb: int) -> None:
@@ -25,7 +24,7 @@ def serve(cmd_fd: int, reply_fd: int, memory_mb: int) -> None:
     from jaxlib.mosaic.python import tpu  # noqa: F401
 
     from bench.harness import transport
-    from bench.harness.inspection.report import READER_RECURSION_LIMIT, answer
+    from bench.harness.inspection.report import READER_RECURSION_LIMIT, answer, error_reply
     from bench.harness.messages import InspectRequest
 
     if memory_mb:
@@ -43,7 +42,7 @@ def serve(cmd_fd: int, reply_fd: int, memory_mb: int) -> None:
         try:
             reply = answer(InspectRequest.model_validate(header), blobs)
         except Exception as exc:  # a malformed request: the harness's own failure, that candidate's `error`
-            reply = {"error": f"{type(exc).__name__}: {exc}"[:2000], "traceback": traceback.format_exc()[-4000:]}
+            reply = error_reply(exc)
         transport.send(reply_fd, {"ok": True, **reply})
 
 
