@@ -331,6 +331,19 @@ def _address_space_mb() -> float:
     return 0.0
 
 
+def _grown_since(before_mb: float) -> float:
+    """How much the address space grew since `before_mb`, after collecting the reading's garbage: the young
+    generations first (~0.02 ms); a full collection (65-80 ms in a process holding jax, most of a reading's cost in a
+    warm batch) only when the process still looks grown, so garbage that a full collection would free is never
+    counted against the runner, and an honest reading (no growth) never pays for one."""
+    gc.collect(1)
+    grown = _address_space_mb() - before_mb
+    if grown > 0:
+        gc.collect()
+        grown = _address_space_mb() - before_mb
+    return grown
+
+
 def cmd_inspect(state: State, req: InspectRequest, blobs: list[bytes]) -> Reply:
     """Read a candidate's exports before anything runs them, while the builds run (where the parent's plan lets the
     runner start with them): the runner is the process that will deserialize and compile the runnable program, so
@@ -341,8 +354,7 @@ def cmd_inspect(state: State, req: InspectRequest, blobs: list[bytes]) -> Reply:
     so the parent replaces a runner that readings grew."""
     before = _address_space_mb()
     reply = answer(req, blobs)
-    gc.collect()
-    state.read_growth_mb += _address_space_mb() - before
+    state.read_growth_mb += _grown_since(before)
     return {**reply, "grew_mb": round(state.read_growth_mb, 1)}, []
 
 
