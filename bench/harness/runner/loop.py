@@ -3,14 +3,15 @@ Pallas reference) is timed in this one process, alternately, in ABBA blocks, on 
 timing inputs, and the inputs are hashed before and after (a program that writes its inputs is caught).
 
 Every timed output is verified (issue #23): a pure program gives bitwise-identical outputs on identical
-inputs, so after each timed call (outside the timed window) the runner takes a digest of its output, on the
-device, and compares it with the digest of an output it checked in full against the reference (one checked
-call before the blocks); an output whose digest differs is compared in full on the spot. On top, in
+inputs, so after each timed call (outside the timed window) the runner checks that its output is bit for bit
+the output it compared in full against the reference (one checked call before the blocks): the bytes themselves
+where outputs live in host memory (CPU), a digest taken on the device elsewhere (bench.harness.runner.verify).
+An output that differs is compared in full on the spot. On top, in
 CHECKED_BLOCKS blocks chosen at random, one call of each program, chosen at random, is compared in full (for
 every program alike: the comparison runs between blocks and disturbs whatever runs next). The schedule is the
 program's to guess and it cannot: block lengths, which calls are compared in full, and where the correctness
 re-trials (the other seeds' inputs, untimed) fall between blocks are drawn from the evaluation's schedule seed
-(fresh, or derived from the secret seed), as is the digest's weighting.
+(fresh, or derived from the secret seed), as is the device digest's weighting.
 """
 
 from __future__ import annotations
@@ -25,20 +26,20 @@ from pathlib import Path
 from typing import Any
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from bench.harness.correctness import Tolerance, compare
 from bench.harness.messages import BASELINE_FN, CANDIDATE_FN, TrialReport
 from bench.harness.runner.interference import Recorder
 from bench.harness.runner.program import Program, delete, place, to_host
+from bench.harness.runner.verify import Expected
 from bench.harness.task import default_blocks, fitted_calls, timed_calls
 
 ROTATION_SETS = 4  # copies of the timing inputs ...
 ROTATION_BYTES = 1 << 30  # ... as long as they fit in this budget
 #: Blocks in which each program has one call compared in full. Not every block: calibrated runs time up to
 #: 200 short blocks (bench.harness.task.CALLS_PER_BLOCK), and one comparison costs ~4 ms at small size, while
-#: every output is verified by its digest anyway.
+#: every output is verified bit for bit anyway (bench.harness.runner.verify).
 CHECKED_BLOCKS = 10
 
 
@@ -56,7 +57,7 @@ class TimedRun:
     inputs_unchanged: bool  # the timing inputs hashed the same after the blocks as before
     trace: bytes | None  # the profiler trace (the blocks on TPU/GPU, the untimed profile pass on CPU)
     order: list[str]  # program names in the order their blocks ran (ABBA)
-    verified: int = 0  # the candidate's timed outputs verified (digest or full comparison)
+    verified: int = 0  # the candidate's timed outputs verified (bit for bit, or compared in full)
 
 
 def _hash(sets: list[list[Any]]) -> str:
@@ -70,7 +71,7 @@ def _hash(sets: list[list[Any]]) -> str:
 @dataclass(frozen=True)
 class Schedule:
     """What the program cannot predict: the length of each block, the call of each block compared in full,
-    the blocks after which the correctness re-trials run, and the digest's odd multiplier."""
+    the blocks after which the correctness re-trials run, and the device digest's odd multiplier."""
 
     sizes: list[int]
     checked: list[int]  # index, within each block, of the call compared in full (-1: none in this block)
@@ -112,41 +113,11 @@ def _jittered_sizes(rng: random.Random, iters: int, blocks: int) -> list[int]:
     return sizes
 
 
-_DIGESTS: dict[tuple[Any, ...], Any] = {}
-
-
-def digest(outputs: list[Any], multiplier: int) -> int:
-    """A position-weighted sum (mod 2^32) of the outputs' bits, computed on the device: equal for bitwise-equal
-    outputs, different (almost surely) otherwise. One small jitted program per output signature; the secret
-    multiplier is an argument, not a constant (a constant compiled a new program for every evaluation, ~0.2 s)."""
-    key = tuple((o.shape, str(o.dtype)) for o in outputs)
-    fn = _DIGESTS.get(key)
-    if fn is None:
-        def words(o: Any) -> Any:
-            size = np.dtype(o.dtype).itemsize
-            if o.dtype == jnp.bool_:
-                return o.reshape(-1).astype(jnp.uint32)
-            as_uint = {1: jnp.uint8, 2: jnp.uint16, 4: jnp.uint32, 8: jnp.uint32}[size]
-            bits = jax.lax.bitcast_convert_type(o.reshape(-1), as_uint)
-            return bits.reshape(-1).astype(jnp.uint32)
-
-        def run(mult: Any, *outs: Any) -> Any:
-            acc = jnp.uint32(0)
-            for k, o in enumerate(outs):
-                w = words(o)
-                idx = jnp.arange(w.size, dtype=jnp.uint32) + jnp.uint32(k * 7919)
-                acc = acc + jnp.sum(w * (idx * mult + jnp.uint32(1)), dtype=jnp.uint32)
-            return acc
-
-        fn = _DIGESTS[key] = jax.jit(run)
-    return int(fn(np.uint32(multiplier), *outputs))
-
-
-def _timed(program: Program, sets: list[list[Any]], n: int, start: int, check_at: int, expect: int | None,
-           multiplier: int) -> tuple[list[float], list[tuple[int, Any]], int]:
+def _timed(program: Program, sets: list[list[Any]], n: int, start: int, check_at: int,
+           expect: Expected | None) -> tuple[list[float], list[tuple[int, Any]], int]:
     """`n` calls over the rotating input sets: per-call wall ms (perf_counter + block_until_ready). After each
-    call, outside the timer, its output's digest is compared with `expect`; returned: the outputs to compare
-    in full (the call at `check_at`, and any whose digest differs), and how many outputs were verified."""
+    call, outside the timer, its output is checked against `expect`; returned: the outputs to compare in full
+    (the call at `check_at`, and any that differs), and how many outputs were verified."""
     walls: list[float] = []
     keep: list[tuple[int, Any]] = []
     verified = 0
@@ -158,7 +129,7 @@ def _timed(program: Program, sets: list[list[Any]], n: int, start: int, check_at
             out = jax.block_until_ready(program.compiled(*args))
             walls.append((time.perf_counter() - t0) * 1e3)
             leaves = list(jax.tree.leaves(out))
-            if i == check_at or expect is None or digest(leaves, multiplier) != expect:
+            if i == check_at or expect is None or not expect.matches(leaves):
                 keep.append((i, leaves))
             else:
                 delete(leaves)
@@ -213,7 +184,7 @@ def time_programs(programs: list[Program], host: list[Any], reference: list[Any]
         iters = fitted_calls(timed_calls(fastest.get(BASELINE_FN), True), max(fastest.values()))
         blocks = default_blocks(iters, calibrated=True) if auto_blocks else blocks
     plan = draw_schedule(schedule_seed, iters, blocks, len(retrials))
-    expect = {name: digest(out, plan.multiplier) for name, out in checked.items()}
+    expect = {name: Expected(out, plan.multiplier) for name, out in checked.items()}
     for out in checked.values():
         delete(out)
     gc.collect(1)  # young generations only: a full collection of a process holding jax costs ~0.1 s; the timed
@@ -228,7 +199,7 @@ def time_programs(programs: list[Program], host: list[Any], reference: list[Any]
             # every program's block gets one call compared in full, the trusted ones' too: the comparison runs
             # between blocks and disturbs the next block (caches), so all programs must pay it alike (a
             # candidate-only comparison read identical programs 0.89-0.96)
-            w, keep, count = _timed(p, sets, n, len(walls[p.name]), plan.checked[b], expect[p.name], plan.multiplier)
+            w, keep, count = _timed(p, sets, n, len(walls[p.name]), plan.checked[b], expect[p.name])
             if record is not None and started is not None:
                 record.stop(started, b, p.name, len(w))
             walls[p.name].extend(w)
@@ -249,7 +220,7 @@ def time_programs(programs: list[Program], host: list[Any], reference: list[Any]
     if profile_iters and not trace_blocks:
         jax.profiler.start_trace(trace_dir)
         for p in programs:
-            _timed(p, sets, profile_iters, 0, -1, expect[p.name], plan.multiplier)
+            _timed(p, sets, profile_iters, 0, -1, expect[p.name])
     trace = None
     if trace_dir:
         jax.profiler.stop_trace()

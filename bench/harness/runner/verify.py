@@ -1,0 +1,79 @@
+"""TRUSTED (runner process): the check of every timed output against the output that was compared in full.
+
+A pure program gives bitwise-identical outputs on identical inputs, so after each timed call (outside the timer)
+its output must equal, bit for bit, the output of its checked call (compared in full against the reference before
+the blocks). How the equality is tested depends on where the output lives:
+- host memory (the CPU backend): the output's bytes themselves, read in place and compared with the checked
+  output's. Exact, with no collisions, and ~0.03 ms per 8p output where the digest program cost 0.1-0.2 ms (its
+  dispatch and the fetch of its result: ~470 of them per 8p evaluation).
+- device memory (TPU, GPU): a digest computed on the device (a position-weighted sum of the output's words,
+  mod 2^32, weights from the schedule's secret multiplier), so that only 4 bytes cross to the host per call.
+  Its collisions are in docs/threat-model.md.
+An output that does not match is compared in full by the loop (bench.harness.runner.loop).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+_DIGESTS: dict[tuple[Any, ...], Any] = {}
+
+
+def digest(outputs: list[Any], multiplier: int) -> int:
+    """A position-weighted sum (mod 2^32) of the outputs' bits, computed on the device: equal for bitwise-equal
+    outputs, different (almost surely) otherwise. One small jitted program per output signature; the secret
+    multiplier is an argument, not a constant (a constant compiled a new program for every evaluation, ~0.2 s)."""
+    key = tuple((o.shape, str(o.dtype)) for o in outputs)
+    fn = _DIGESTS.get(key)
+    if fn is None:
+        def words(o: Any) -> Any:
+            size = np.dtype(o.dtype).itemsize
+            if o.dtype == jnp.bool_:
+                return o.reshape(-1).astype(jnp.uint32)
+            as_uint = {1: jnp.uint8, 2: jnp.uint16, 4: jnp.uint32, 8: jnp.uint32}[size]
+            bits = jax.lax.bitcast_convert_type(o.reshape(-1), as_uint)
+            return bits.reshape(-1).astype(jnp.uint32)
+
+        def run(mult: Any, *outs: Any) -> Any:
+            acc = jnp.uint32(0)
+            for k, o in enumerate(outs):
+                w = words(o)
+                idx = jnp.arange(w.size, dtype=jnp.uint32) + jnp.uint32(k * 7919)
+                acc = acc + jnp.sum(w * (idx * mult + jnp.uint32(1)), dtype=jnp.uint32)
+            return acc
+
+        fn = _DIGESTS[key] = jax.jit(run)
+    return int(fn(np.uint32(multiplier), *outputs))
+
+
+def in_host_memory(outputs: list[Any]) -> bool:
+    """Whether every output lives on a CPU device, where numpy reads its buffer in place (no transfer)."""
+    return all(d.platform == "cpu" for o in outputs for d in o.devices())
+
+
+def _layout(outputs: list[Any]) -> list[tuple[tuple[int, ...], str]]:
+    return [(tuple(o.shape), str(o.dtype)) for o in outputs]
+
+
+class Expected:
+    """What every later timed output of one program must be: the bytes of its checked output (host memory) or
+    their digest (device memory, module docstring)."""
+
+    def __init__(self, checked: list[Any], multiplier: int) -> None:
+        self.layout = _layout(checked)
+        self.multiplier = multiplier
+        self.on_host = in_host_memory(checked)
+        self.bytes = [np.asarray(o).tobytes() for o in checked] if self.on_host else None
+        self.digest = None if self.on_host else digest(checked, multiplier)
+
+    def matches(self, outputs: list[Any]) -> bool:
+        """True when `outputs` are bit for bit the checked output (for a digest: almost surely)."""
+        if _layout(outputs) != self.layout:
+            return False
+        if self.bytes is not None:
+            return all(np.asarray(o).tobytes() == b for o, b in zip(outputs, self.bytes, strict=True))
+        return digest(outputs, self.multiplier) == self.digest
