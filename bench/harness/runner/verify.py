@@ -70,6 +70,11 @@ class Expected:
         self.bytes = [np.asarray(o).tobytes() for o in checked] if self.on_host else None
         self.digest = None if self.on_host else digest(checked, multiplier)
 
+    @property
+    def exact(self) -> bool:
+        """Whether a match proves bit-for-bit equality (bytes), not just almost surely (digest)."""
+        return self.bytes is not None
+
     def matches(self, outputs: list[Any]) -> bool:
         """True when `outputs` are bit for bit the checked output (for a digest: almost surely)."""
         if _layout(outputs) != self.layout:
