@@ -136,6 +136,8 @@ class WarmRunner:
         self.inspector = (Inspector(host=self._runner_reader)
                           if self.plan.builds_overlap_runner else Inspector())
         self.zygotes: ZygotePool | None = None  # warm builds, from the first batch of several kernels on
+        # builds at once, in zygotes (their pool holds build_parallelism) or in build processes (these slots)
+        self.build_slots = threading.BoundedSemaphore(self.plan.build_parallelism)
         self.batches = 0
 
     def __enter__(self) -> WarmRunner:
@@ -194,7 +196,9 @@ class WarmRunner:
             early = request if resolve_mode(self.task.sandbox) == "bwrap" else None
             starter = threading.Thread(target=self._prepare_runner, args=(early, starting), daemon=True)
             starter.start()
-        with ThreadPoolExecutor(max_workers=self.plan.build_parallelism) as pool:
+        # one thread more than builds at once: a thread whose candidate is being inspected (in turn, in the runner
+        # on an interleaved plan) leaves its build slot to the next kernel (a batch of 20: 1.4 s of builds -> 1.1 s)
+        with ThreadPoolExecutor(max_workers=self.plan.build_parallelism + 1) as pool:
             builds = list(pool.map(self._build_safely, kernels))
         if starter is not None:
             starter.join()
@@ -304,8 +308,9 @@ class WarmRunner:
                                platforms=[self.plan.export_platform], interpret=self.plan.interpret)
         artifact = self._build_warm(source, request)
         if artifact is None:
-            artifact = build_kernel(copy, request, sandbox=self.task.sandbox, timeout_s=self.task.timeout_s,
-                                    limits=Limits(memory_mb=self.task.memory_limit_mb))
+            with self.build_slots:
+                artifact = build_kernel(copy, request, sandbox=self.task.sandbox, timeout_s=self.task.timeout_s,
+                                        limits=Limits(memory_mb=self.task.memory_limit_mb))
         inspection = None
         if artifact.ok:
             inspection = self.inspector.inspect(artifact.runnable, artifact.tpu, self.plan.export_platform,

@@ -24,7 +24,7 @@ def test_baseline_as_its_own_candidate_is_correct_with_speedup_near_one():
     r = run("identical", seeds=3)
     assert r.status == Status.CORRECT and r.exit_code() == 0
     assert r.correctness.trials == 3 and r.correctness.max_abs_err == 0.0
-    assert r.correctness.timed_outputs_checked == 10  # every timed call of the candidate (digest or in full)
+    assert r.correctness.timed_outputs_checked == 10  # every timed call of the candidate (bit for bit, or in full)
     assert r.kernel.timing_method == "cpu_wall_clock" and r.baseline.timing_method == "cpu_wall_clock"
     d = r.integrity.details
     # both programs timed in the one runner, ABBA; the CPU profile pass ran for both
@@ -154,3 +154,31 @@ def test_a_decision_that_raises_fails_that_candidate_alone_while_the_next_runs(m
     assert [r.status for r in results] == [Status.ERROR, Status.CORRECT, Status.ERROR]
     assert results[0].reason == "harness error: RuntimeError: boom while deciding"
     assert results[1].speedup_ci is not None and sorted(calls) == ["identical.py", "twice.py", "twice.py"]
+
+
+def test_a_batch_builds_no_more_kernels_at_once_than_its_slots(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The batch's threads outnumber its builds at once by one (a thread whose candidate is being inspected leaves
+    its slot to the next build), so builds in processes of their own take a slot each: never more at once than
+    the plan's build parallelism (each holds up to the task's memory cap)."""
+    import threading
+
+    from bench.harness import evaluate as ev
+    from bench.harness.build.builder import BuildArtifact
+
+    running, most, lock = [0], [0], threading.Lock()
+
+    def build_kernel(*args: object, **kwargs: object) -> BuildArtifact:
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        time.sleep(0.3)
+        with lock:
+            running[0] -= 1
+        return BuildArtifact(ok=False, kind=Status.COMPILE_ERROR, reason="stand-in build", error="stand-in build")
+
+    monkeypatch.setattr(ev, "build_kernel", build_kernel)
+    task = EvalTask(workload="8p_GEMM", kernel_path=KERNELS / "identical.py", size="small", sandbox="none")
+    with ev.WarmRunner(task) as runner:
+        results = runner.evaluate([task.kernel_path] * 6)
+    assert [r.status for r in results] == [Status.COMPILE_ERROR] * 6
+    assert most[0] == runner.plan.build_parallelism
