@@ -92,6 +92,12 @@ def schedule_seed(task: EvalTask, batch: int, kernel: Path) -> int:
     return int.from_bytes(digest[:8], "big") >> 2
 
 
+def _warm_decision() -> None:
+    """What the first decision would otherwise import on the critical path (statistics, trace reader)."""
+    statistics.warm()
+    timing.warm()
+
+
 @dataclass(frozen=True)
 class _Ran:
     """What the runner returned for one candidate, to decide (a copy: the session's phases are the next one's)."""
@@ -210,8 +216,9 @@ class WarmRunner:
         hello = self.session.hello
         if hello is None:  # prepare() starts the runner: a harness bug if it did not
             raise RuntimeError("the runner was prepared without a hello")
-        # scipy's t quantile (0.3-0.5 s to import) while the runner runs the first candidate: the parent is off its core
-        threading.Thread(target=statistics.warm, daemon=True).start()
+        # scipy's t quantile (0.3-0.5 s to import) and the trace reader while the runner runs the first candidate:
+        # the parent is off its core
+        threading.Thread(target=_warm_decision, daemon=True).start()
         context = outcome.BatchContext(task=self.task, plan=self.plan, hello=hello, prepared=prepared,
                                        seeds=seeds, timing_seed=timing_seed, t0=t0,
                                        runner_started_at=self.session.started_at or t0, prepare_s=starting["prepare_s"])

@@ -222,7 +222,7 @@ def time_programs(programs: list[Program], host: list[Any], reference: list[Any]
                 delete(out + placed)
                 timed.append(TrialReport(seed=seed, report=_named(report, "a correctness re-trial between blocks")))
     if profile_iters and not trace_blocks:
-        jax.profiler.start_trace(trace_dir)
+        jax.profiler.start_trace(trace_dir, profiler_options=_profile_pass_options())
         for p in programs:
             _timed(p, sets, profile_iters, 0, -1, expect[p.name])
     trace = None
@@ -235,6 +235,16 @@ def time_programs(programs: list[Program], host: list[Any], reference: list[Any]
         delete(s)
     return TimedRun(walls=walls, timed=timed, inputs_unchanged=unchanged, trace=trace, order=order,
                     verified=verified)
+
+
+def _profile_pass_options() -> Any:
+    """The CPU profile pass records the XLA ops only (what timing.py reads): no Python tracer, which slowed every
+    call of the pass (8p small: profiled median 2.31 ms against 1.96 ms without it), and no HLO protos of every
+    compiled module: together the trace shrank from 187 KB to 10 KB, parsed in the parent in 2.4 ms, not 6.1."""
+    options = jax.profiler.ProfileOptions()
+    options.python_tracer_level = 0
+    options.enable_hlo_proto = False
+    return options
 
 
 def _named(report: Any, where: str) -> Any:

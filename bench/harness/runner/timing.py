@@ -64,6 +64,12 @@ class TraceEvent:
         return self.end_ns - self.start_ns
 
 
+def warm() -> None:
+    """Load the trace reader's extension now (0.02-0.1 s): the parent calls this in a thread while the runner runs
+    the first candidate, so the first decision does not wait for it."""
+    from jaxlib._profile_data import ProfileData  # noqa: F401
+
+
 def load_events(xspace: bytes) -> list[TraceEvent]:
     """Every event of a serialized XSpace, flattened. The reader is jaxlib's extension behind the public
     jax.profiler.ProfileData (the same class, tests/deps/test_private_apis.py): importing it alone costs the
