@@ -96,7 +96,8 @@ RULES_ONCE = {
 CHILD_ONLY = {"bench.harness.build.child": set(),
               "bench.harness.runner.server": set(),
               "bench.harness.runner.loop": {"bench.harness.runner.server"},
-              "bench.harness.runner.program": {"bench.harness.runner.server", "bench.harness.runner.loop"}}
+              "bench.harness.runner.program": {"bench.harness.runner.server", "bench.harness.runner.loop"},
+              "bench.harness.runner.verify": {"bench.harness.runner.loop"}}
 
 
 def test_each_harness_rule_is_stated_once():
