@@ -25,7 +25,7 @@ def _outputs() -> list[jax.Array]:
 
 def test_the_same_bits_match_whatever_the_buffer(mode: str) -> None:
     expected = verify.Expected(_outputs(), multiplier=2654435761)
-    assert (expected.bytes is not None) == (mode == "bytes")
+    assert (expected.exact) == (mode == "bytes")
     assert expected.matches([jnp.copy(o) for o in _outputs()])
 
 
@@ -56,3 +56,16 @@ def test_another_shape_or_dtype_with_the_same_bytes_does_not_match(mode: str) ->
 
 def test_cpu_outputs_are_compared_by_their_bytes() -> None:
     assert verify.in_host_memory(_outputs())
+
+
+def test_in_place_comparison_reads_the_buffer_of_its_size_only() -> None:
+    a = jnp.arange(16, dtype=jnp.uint8)
+    assert verify.same_bytes(a, bytes(range(16))) and not verify.same_bytes(a, bytes(range(15)))
+    assert not verify.same_bytes(a, bytes(range(1, 17)))
+    assert verify.same_bytes(jnp.zeros((0,), jnp.uint8), b"")
+
+
+def test_packed_sub_byte_outputs_are_not_read_in_place() -> None:
+    """XLA may pack int4 two to a byte: its buffer need not be `nbytes` long, so it is never read as if it were."""
+    assert not verify.in_host_memory([jnp.zeros((8,), jnp.int4)])
+    assert verify.in_host_memory([jnp.zeros((8,), jnp.int8), jnp.zeros((2,), jnp.bool_)])

@@ -3,17 +3,18 @@
 A pure program gives bitwise-identical outputs on identical inputs, so after each timed call (outside the timer)
 its output must equal, bit for bit, the output of its checked call (compared in full against the reference before
 the blocks). How the equality is tested depends on where the output lives:
-- host memory (the CPU backend): the output's bytes themselves, read in place and compared with the checked
-  output's. Exact, with no collisions, and ~0.03 ms per 8p output where the digest program cost 0.1-0.2 ms (its
-  dispatch and the fetch of its result: ~470 of them per 8p evaluation).
-- device memory (TPU, GPU): a digest computed on the device (a position-weighted sum of the output's words,
-  mod 2^32, weights from the schedule's secret multiplier), so that only 4 bytes cross to the host per call.
-  Its collisions are in docs/threat-model.md.
+- host memory (the CPU backend; types of a byte or more): the output's buffer itself, compared in place with a
+  copy of the checked output's (memcmp). Exact, with no collisions, and ~25 us per 8p output where the digest
+  program cost 0.1-0.2 ms (its dispatch and the fetch of its result: ~470 of them per 8p evaluation).
+- device memory (TPU, GPU), or packed sub-byte types: a digest computed on the device (a position-weighted sum
+  of the output's words, mod 2^32, weights from the schedule's secret multiplier), so that only 4 bytes cross to
+  the host per call. Its collisions are in docs/threat-model.md.
 An output that does not match is compared in full by the loop (bench.harness.runner.loop).
 """
 
 from __future__ import annotations
 
+import ctypes
 from typing import Any
 
 import jax
@@ -50,35 +51,67 @@ def digest(outputs: list[Any], multiplier: int) -> int:
     return int(fn(np.uint32(multiplier), *outputs))
 
 
+_libc = ctypes.CDLL(None)
+_libc.memcmp.restype = ctypes.c_int
+_libc.memcmp.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t]
+
+
+def _packed(dtype: Any) -> bool:
+    """Sub-byte types (int4, float4, ...): XLA may pack them, so a buffer need not be `nbytes` long."""
+    kind = np.dtype(dtype)
+    if jnp.issubdtype(kind, jnp.floating):
+        return jnp.finfo(kind).bits < 8
+    if jnp.issubdtype(kind, jnp.integer):
+        return jnp.iinfo(kind).bits < 8
+    return False
+
+
 def in_host_memory(outputs: list[Any]) -> bool:
-    """Whether every output lives on a CPU device, where numpy reads its buffer in place (no transfer)."""
-    return all(d.platform == "cpu" for o in outputs for d in o.devices())
+    """Whether every output is a buffer in this process's memory (a CPU device) that can be read in place: not of
+    a packed sub-byte type."""
+    return all(d.platform == "cpu" for o in outputs for d in o.devices()) and not any(
+        _packed(o.dtype) for o in outputs)
 
 
-def _layout(outputs: list[Any]) -> list[tuple[tuple[int, ...], str]]:
-    return [(tuple(o.shape), str(o.dtype)) for o in outputs]
+def _bytes(array: Any) -> bytes:
+    """A copy of a CPU array's buffer, as the executable wrote it."""
+    return ctypes.string_at(array.unsafe_buffer_pointer(), array.nbytes) if array.nbytes else b""
+
+
+def same_bytes(array: Any, expected: bytes) -> bool:
+    """Whether a ready CPU array's buffer holds `expected`, compared in place (libc memcmp on the buffer jax
+    reports): converting an 8p output to numpy first (np.asarray) cost ~45 us of jax's bookkeeping per call, and
+    copying it to compare (`tobytes`) more."""
+    n = len(expected)
+    if array.nbytes != n:
+        return False
+    return n == 0 or _libc.memcmp(array.unsafe_buffer_pointer(), expected, n) == 0
+
+
+def _layout(outputs: list[Any]) -> list[tuple[tuple[int, ...], Any]]:
+    return [(o.shape, o.dtype) for o in outputs]
 
 
 class Expected:
-    """What every later timed output of one program must be: the bytes of its checked output (host memory) or
-    their digest (device memory, module docstring)."""
+    """What every later timed output of one program must be: a copy of its checked output (host memory) or its
+    digest (device memory, module docstring)."""
 
     def __init__(self, checked: list[Any], multiplier: int) -> None:
         self.layout = _layout(checked)
         self.multiplier = multiplier
         self.on_host = in_host_memory(checked)
-        self.bytes = [np.asarray(o).tobytes() for o in checked] if self.on_host else None
+        self.host = [_bytes(o) for o in checked] if self.on_host else None
         self.digest = None if self.on_host else digest(checked, multiplier)
 
     @property
     def exact(self) -> bool:
         """Whether a match proves bit-for-bit equality (bytes), not just almost surely (digest)."""
-        return self.bytes is not None
+        return self.host is not None
 
     def matches(self, outputs: list[Any]) -> bool:
         """True when `outputs` are bit for bit the checked output (for a digest: almost surely)."""
         if _layout(outputs) != self.layout:
             return False
-        if self.bytes is not None:
-            return all(np.asarray(o).tobytes() == b for o, b in zip(outputs, self.bytes, strict=True))
+        if self.host is not None:
+            return all(same_bytes(o, b) for o, b in zip(outputs, self.host, strict=True))
         return digest(outputs, self.multiplier) == self.digest
