@@ -194,3 +194,53 @@ def test_a_hanging_candidate_times_out_and_the_zygote_builds_the_next_one(zygote
     assert not out.ok and out.kind == "timeout" and out.survivors == 0
     after = zygote.build(textwrap.dedent(LOOKER).encode(), REQUEST, 120)
     assert after.ok, after.log
+
+
+KEPT = '''
+import os
+FOLDER = {folder!r}
+with open(os.path.join(FOLDER, "data.txt")) as fh:
+    content = fh.read()
+try:
+    open(os.path.join(FOLDER, "planted.txt"), "w").close()
+    wrote = "yes"
+except OSError:
+    wrote = "no"
+print("KEPT", content, wrote, __file__, flush=True)
+
+def workload(a, b):
+    return a @ b
+'''
+
+
+@needs_bwrap
+def test_a_project_under_tmp_stays_readable_below_each_candidates_fresh_tmp(tmp_path_factory):
+    """A checkout (or CI clone) under /tmp: every candidate mounts a fresh /tmp, which covered the project, Python
+    and the kernel root, and the zygote was unusable there. Now what a build must read under /tmp is bound back
+    read-only from the zygote's view (zygote._keep) and the kernel root is made in the fresh /tmp: here a folder
+    under /tmp stands in for the project, and the kernel root is under /tmp too."""
+    from bench.harness.build.warm import BuildZygote, ZygoteUnavailable
+
+    base = tmp_path_factory.mktemp("under_tmp")
+    assert str(base).startswith("/tmp/")
+    folder = base / "project"
+    folder.mkdir(mode=0o755)
+    (folder / "data.txt").write_text("readable")
+    (folder / "data.txt").chmod(0o644)
+    root = base / "eval"
+    root.mkdir()
+    request = REQUEST.model_copy(update={"kernel_path": str(root / "eval_candidate" / "kernel.py")})
+    z = BuildZygote(request, sandbox.Limits(memory_mb=8192), base / "zygote.log", 300, kernel_root=root,
+                    extra_ro=[str(folder)])
+    try:
+        try:
+            z.ready()
+        except ZygoteUnavailable as exc:
+            pytest.fail(f"the zygote is unusable with its kernel root and a folder under /tmp: {exc}")
+        built = z.build(KEPT.replace("{folder!r}", repr(str(folder))).encode(), request, 120)
+        assert built.ok, built.reason + built.log
+        content, wrote, path = built.log.split("KEPT ", 1)[1].split()[:3]
+        assert (content, wrote, path) == ("readable", "no", request.kernel_path)
+        assert not (folder / "planted.txt").exists()
+    finally:
+        z.close()

@@ -178,6 +178,11 @@ def readable_paths() -> list[str]:
     return [p for p in resolved if not any(p != q and p.startswith(q + "/") for q in resolved)]
 
 
+def under_tmp(paths: Iterable[str]) -> list[str]:
+    """The paths below /tmp: a zygote's candidate mounts a fresh /tmp over them and binds them back (zygote.py)."""
+    return [p for p in paths if p.startswith("/tmp/")]
+
+
 def _system_binds() -> list[str]:
     """/usr read-only; /bin, /lib, /lib64, /sbin as the host has them (merged-/usr links, or directories)."""
     args = ["--ro-bind", "/usr", "/usr"]

@@ -20,7 +20,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
@@ -36,7 +36,7 @@ from bench.harness.build.builder import (
     over_memory_cap,
     receive,
 )
-from bench.harness.build.sandbox import Limits, wrap
+from bench.harness.build.sandbox import Limits, readable_paths, under_tmp, wrap
 from bench.harness.build.zygote import EXIT_SETUP_FAILED
 from bench.harness.messages import BuildRequest
 from bench.harness.process import LogCapture, WorkerFailure, exit_reason, invalid_reply_reason, read_frame
@@ -87,17 +87,17 @@ class BuildZygote:
     """One zygote process for one workload, size and platform: `build(source, request)` per candidate."""
 
     def __init__(self, template: BuildRequest, limits: Limits, log_path: Path, startup_s: float,
-                 kernel_root: Path = EVAL_DIR) -> None:
+                 kernel_root: Path = EVAL_DIR, extra_ro: Sequence[str] = ()) -> None:
         """`kernel_root`: where the kernels' paths are (each candidate sees its kernel at the parent's copy's path,
-        as a build process does)."""
+        as a build process does). `extra_ro`: more folders every candidate may read (tests)."""
         self.limits, self.startup_s = limits, startup_s
         self.sock, theirs = socket.socketpair()
         argv = [sys.executable, "-m", "bench.harness.build.zygote", "--control-fd", str(theirs.fileno()),
                 "--workload", template.workload, "--size", template.size, "--tmpfs-mb", str(limits.tmpfs_mb),
-                "--kernel-root", str(kernel_root)]
+                "--kernel-root", str(kernel_root), "--keep", *under_tmp([*readable_paths(), *extra_ro])]
         if template.interpret:
             argv.append("--interpret")
-        self.cmd = wrap(argv, "bwrap", limits=limits, extra_env=_build_env(), zygote=True,
+        self.cmd = wrap(argv, "bwrap", limits=limits, extra_env=_build_env(), zygote=True, extra_ro=extra_ro,
                         mountpoints=[str(kernel_root)])
         self._log: IO[bytes] = open(log_path, "wb")
         self.proc = subprocess.Popen(self.cmd.argv, env=self.cmd.env, cwd="/tmp", stdin=subprocess.DEVNULL,

@@ -49,6 +49,7 @@ CLONE_NEWNS, CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x0200000
 CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
 NAMESPACES = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_REC, MS_PRIVATE = 0x1, 0x2, 0x4, 0x8, 0x20, 0x4000, 1 << 18
+MS_BIND = 0x1000
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 1, 4, 24, 38
 PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 LINUX_CAPABILITY_VERSION_3 = 0x20080522
@@ -150,13 +151,26 @@ def _receive(sock: socket.socket) -> tuple[dict[str, Any], list[bytes], list[int
     return header, blobs, fds
 
 
+def _keep(kept: list[tuple[str, int]]) -> None:
+    """Bind back, read-only, what the candidate's fresh /tmp covered but a build must read: the project and
+    Python when they live under /tmp (a checkout or CI clone there). Each is bound from a handle opened before the
+    fresh /tmp was mounted (/proc/self/fd, before /proc is hidden); the zygote's binds were read-only already."""
+    for path, fd in kept:
+        os.makedirs(path, exist_ok=True)
+        _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
+        _mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+        os.close(fd)
+
+
 def _candidate(header: dict[str, Any], source: bytes, reply_fd: int) -> None:
     """PID 1 of a fresh PID namespace, in fresh user/mount/network/IPC/UTS namespaces: make the sandbox, then
     run the ordinary build step on the kernel (bench.harness.build.child.serve, which exits)."""
     try:
         _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
         _mount(None, "/", None, MS_REC | MS_PRIVATE)
+        kept = [(path, os.open(path, os.O_PATH | os.O_DIRECTORY)) for path in header.get("keep", [])]
         _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"size={int(header['tmpfs_mb'])}m,mode=1777")
+        _keep(kept)
         # /proc shows the zygote's PID namespace (a new procfs cannot be mounted below bubblewrap's): hidden, so
         # that no process outside this candidate's namespaces can be reached by path (/proc/<pid>/mem, ...)
         _mount("tmpfs", "/proc", "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=555")
@@ -166,6 +180,7 @@ def _candidate(header: dict[str, Any], source: bytes, reply_fd: int) -> None:
         root, kernel = os.path.normpath(header["kernel_root"]), os.path.normpath(header["kernel_path"])
         if not kernel.startswith(root + os.sep):
             raise ValueError(f"the kernel path {kernel} is not below {root}")
+        os.makedirs(root, exist_ok=True)  # (gone with the zygote's /tmp when the project lives under /tmp)
         _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, f"size={len(source) // 1024 + 64}k,mode=755")
         os.makedirs(os.path.dirname(kernel))
         with open(kernel, "wb") as fh:
@@ -300,12 +315,14 @@ def main() -> None:
     parser.add_argument("--interpret", action="store_true")
     parser.add_argument("--tmpfs-mb", type=int, required=True)
     parser.add_argument("--kernel-root", required=True, help="an empty folder of the sandbox the kernels go below")
+    parser.add_argument("--keep", nargs="*", default=[], help="read-only folders under /tmp a candidate still sees")
     args = parser.parse_args()
     sock = socket.socket(fileno=args.control_fd)
     _prctl(PR_SET_DUMPABLE, 0)  # no /proc/<pid>/mem, environ or fd of the zygote for anyone without privileges
     try:
         warm(args.workload, args.size, args.interpret)
-        base = {"tmpfs_mb": args.tmpfs_mb, "cgroup_ns": CLONE_NEWCGROUP, "kernel_root": args.kernel_root}
+        base = {"tmpfs_mb": args.tmpfs_mb, "cgroup_ns": CLONE_NEWCGROUP, "kernel_root": args.kernel_root,
+                "keep": args.keep}
         problem = _self_test(base)
         if problem is not None:
             base["cgroup_ns"] = 0  # a kernel without cgroup namespaces
