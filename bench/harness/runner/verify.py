@@ -58,12 +58,7 @@ _libc.memcmp.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t]
 
 def _packed(dtype: Any) -> bool:
     """Sub-byte types (int4, float4, ...): XLA may pack them, so a buffer need not be `nbytes` long."""
-    kind = np.dtype(dtype)
-    if jnp.issubdtype(kind, jnp.floating):
-        return jnp.finfo(kind).bits < 8
-    if jnp.issubdtype(kind, jnp.integer):
-        return jnp.iinfo(kind).bits < 8
-    return False
+    return int(jax.dtypes.itemsize_bits(dtype)) < 8
 
 
 def in_host_memory(outputs: list[Any]) -> bool:
