@@ -137,6 +137,7 @@ class WarmRunner:
         self.size = template.size or default_size(self.plan.backend)
         self._folder: Path | None = None  # created by the first batch, inside its harness-error guard
         self._session: RunnerSession | None = None
+        self._creating = threading.RLock()  # (reentrant: `session` asks for `folder`)
         # The exports are read by the warm runner where it starts with the builds (it compiles them next anyway,
         # and a worker of its own would import jax a third time meanwhile); else by an inspection worker.
         self.inspector = (Inspector(host=self._runner_reader)
@@ -163,16 +164,18 @@ class WarmRunner:
 
     @property
     def folder(self) -> Path:
-        if self._folder is None:
-            EVAL_DIR.mkdir(parents=True, exist_ok=True)
-            self._folder = Path(tempfile.mkdtemp(prefix="runner_", dir=EVAL_DIR))
-        return self._folder
+        with self._creating:  # a batch's build threads and its starter thread may all ask first
+            if self._folder is None:
+                EVAL_DIR.mkdir(parents=True, exist_ok=True)
+                self._folder = Path(tempfile.mkdtemp(prefix="runner_", dir=EVAL_DIR))
+            return self._folder
 
     @property
     def session(self) -> RunnerSession:
-        if self._session is None:
-            self._session = RunnerSession(self.task, self.folder, adopt_early=self.plan.builds_overlap_runner)
-        return self._session
+        with self._creating:  # one session (one runner) whichever thread asks first
+            if self._session is None:
+                self._session = RunnerSession(self.task, self.folder, adopt_early=self.plan.builds_overlap_runner)
+            return self._session
 
     # -- one batch
     def evaluate(self, kernels: Sequence[str | Path]) -> list[EvalResult]:

@@ -182,3 +182,33 @@ def test_a_batch_builds_no_more_kernels_at_once_than_its_slots(monkeypatch: pyte
         results = runner.evaluate([task.kernel_path] * 6)
     assert [r.status for r in results] == [Status.COMPILE_ERROR] * 6
     assert most[0] == runner.plan.build_parallelism
+
+
+def test_a_batch_has_one_folder_and_one_runner_session_whichever_thread_asks_first(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The batch's starter thread and its build threads all reach for the runner's folder and session first
+    (a race once gave an adopted early runner's log a folder of its own, and could have started two runners)."""
+    import tempfile
+    import threading
+
+    from bench.harness import evaluate as ev
+
+    real = tempfile.mkdtemp
+
+    def slow_mkdtemp(*args: object, **kwargs: object) -> str:
+        time.sleep(0.05)  # wide open, were the creation not guarded
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ev.tempfile, "mkdtemp", slow_mkdtemp)
+    runner = ev.WarmRunner(EvalTask(workload="8p_GEMM", kernel_path=KERNELS / "identical.py", size="small"))
+    seen: list[object] = []
+    threads = [threading.Thread(target=lambda: seen.append((runner.folder, runner.session))) for _ in range(4)]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert len(seen) == 4 and len({f for f, _ in seen}) == 1
+        assert len({id(s) for _, s in seen}) == 1
+    finally:
+        runner.close()
