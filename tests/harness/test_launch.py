@@ -76,3 +76,39 @@ def test_an_early_runner_never_adopted_is_gone_when_the_script_exits(tmp_path: P
     assert not Path(log).exists()
     with pytest.raises(ProcessLookupError):
         os.kill(int(pid), 0)
+
+
+@pytest.mark.slow
+def test_the_bench_script_ends_an_evaluation_quickly_with_all_its_output_and_no_runner(tmp_path: Path) -> None:
+    """`bench evaluate` ends with os._exit after its output is flushed and the exit handlers ran (bench.cli.exit_now):
+    the whole JSON arrives through a pipe, the exit code follows the status, and no runner is left."""
+    import json
+
+    bench = Path(sys.executable).parent / "bench"
+    out = subprocess.run([str(bench), "evaluate", "8p_GEMM", str(KERNELS / "identical.py"), "--json", "--seeds", "1",
+                          "--iters", "4", "--blocks", "2", "--warmup", "1"], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    result = json.loads(out.stdout)
+    assert result["status"] == "correct"
+    with pytest.raises(ProcessLookupError):
+        os.kill(result["runner"]["pid"], 0)
+
+
+def test_only_an_evaluation_with_no_thread_left_running_exits_quickly() -> None:
+    import threading
+
+    from bench import cli
+
+    assert cli.quick_exit_allowed(["evaluate", "8p_GEMM", "k.py"], 0)
+    assert cli.quick_exit_allowed(["evaluate", "8p_GEMM", "k.py"], None)
+    assert not cli.quick_exit_allowed(["ingest"], 0) and not cli.quick_exit_allowed([], 0)
+    assert not cli.quick_exit_allowed(["evaluate", "x"], "a message to print")  # normal exit prints it
+    release = threading.Event()
+    busy = threading.Thread(target=release.wait, daemon=False)
+    busy.start()
+    try:
+        assert not cli.quick_exit_allowed(["evaluate", "8p_GEMM", "k.py"], 0)  # normal exit would wait for it
+    finally:
+        release.set()
+        busy.join()
