@@ -28,6 +28,7 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import jax
@@ -325,7 +326,7 @@ def cmd_time_baseline(state: State, req: TimeBaselineRequest, blobs: list[bytes]
 
 def _address_space_mb() -> float:
     """This process's virtual memory size (what RLIMIT_AS caps), from /proc."""
-    for line in open("/proc/self/status").read().splitlines():
+    for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith("VmSize:"):
             return int(line.split()[1]) / 1024
     return 0.0

@@ -94,9 +94,8 @@ class Expected:
     def __init__(self, checked: list[Any], multiplier: int) -> None:
         self.layout = _layout(checked)
         self.multiplier = multiplier
-        self.on_host = in_host_memory(checked)
-        self.host = [_bytes(o) for o in checked] if self.on_host else None
-        self.digest = None if self.on_host else digest(checked, multiplier)
+        self.host = [_bytes(o) for o in checked] if in_host_memory(checked) else None
+        self.digest = None if self.host is not None else digest(checked, multiplier)
 
     @property
     def exact(self) -> bool:
