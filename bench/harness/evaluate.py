@@ -62,7 +62,7 @@ from bench.harness.messages import (
 from bench.harness.process import WorkerFailure
 from bench.harness.result import EvalResult, Status
 from bench.harness.runner import timing
-from bench.harness.runner.isolation import timing_core, timing_isolation
+from bench.harness.runner.isolation import confined_to, timing_core, timing_isolation
 from bench.harness.runner.session import RunnerSession
 from bench.harness.task import STARTUP_TIMEOUT_S, EvalTask
 from bench.paths import EVAL_DIR
@@ -220,8 +220,9 @@ class WarmRunner:
         if hello is None:  # prepare() starts the runner: a harness bug if it did not
             raise RuntimeError("the runner was prepared without a hello")
         # scipy's t quantile (0.3-0.5 s to import) and the trace reader while the runner runs the first candidate:
-        # the parent is off its core
-        threading.Thread(target=_warm_decision, daemon=True).start()
+        # the parent is off its core (confined to it, the first decision imports them)
+        if not confined_to(timing_core()):
+            threading.Thread(target=_warm_decision, daemon=True).start()
         context = outcome.BatchContext(task=self.task, plan=self.plan, hello=hello, prepared=prepared,
                                        seeds=seeds, timing_seed=timing_seed, t0=t0,
                                        runner_started_at=self.session.started_at or t0, prepare_s=starting["prepare_s"])
@@ -229,9 +230,11 @@ class WarmRunner:
 
     def _run_all(self, ctx: outcome.BatchContext, builds: list[Built]) -> list[EvalResult]:
         """Each candidate through the runner in turn; one candidate's decision (trace parsing, statistics: ~0.07 s
-        of the parent's CPU, off the timing core) is made in a thread while the runner runs the next one."""
+        of the parent's CPU, off the timing core) is made in a thread while the runner runs the next one, unless
+        the parent may run on the timing core only (isolation.confined_to): then before the next one starts."""
+        overlap = not confined_to(timing_core())
         with ThreadPoolExecutor(max_workers=1) as deciding:
-            pending = [self._run_safely(ctx, b, deciding) for b in builds]
+            pending = [self._run_safely(ctx, b, deciding if overlap else None) for b in builds]
             return [p.result() if isinstance(p, Future) else p for p in pending]
 
     def _prepare_runner(self, request: PrepareRequest | None, out: dict[str, Any]) -> None:
@@ -282,10 +285,10 @@ class WarmRunner:
                          build_s=time.monotonic() - t)
 
     def _run_safely(self, ctx: outcome.BatchContext, built: Built,
-                    deciding: ThreadPoolExecutor) -> EvalResult | Future[EvalResult]:
+                    deciding: ThreadPoolExecutor | None) -> EvalResult | Future[EvalResult]:
         """`_run`, with any exception of the runner's handle turned into this candidate's `error` status (the runner
         is replaced for the next candidate: its state is unknown); what the runner returned is decided in
-        `deciding`'s thread (`_decide_safely`)."""
+        `deciding`'s thread (`_decide_safely`), or here and now without one."""
         try:
             ran = self._run(ctx, built)
         except Exception as exc:
@@ -293,6 +296,8 @@ class WarmRunner:
             return outcome.candidate_error(ctx, built, exc, traceback.format_exc())
         if isinstance(ran, EvalResult):
             return ran
+        if deciding is None:
+            return self._decide_safely(ctx, built, ran)
         return deciding.submit(self._decide_safely, ctx, built, ran)
 
     @staticmethod

@@ -1,5 +1,6 @@
 """Whole evaluations (slow): every status the must-show list names, in bounded time, readable reasons."""
 
+import threading
 import time
 from pathlib import Path
 
@@ -154,6 +155,47 @@ def test_a_decision_that_raises_fails_that_candidate_alone_while_the_next_runs(m
     assert [r.status for r in results] == [Status.ERROR, Status.CORRECT, Status.ERROR]
     assert results[0].reason == "harness error: RuntimeError: boom while deciding"
     assert results[1].speedup_ci is not None and sorted(calls) == ["identical.py", "twice.py", "twice.py"]
+
+
+def test_a_parent_confined_to_the_timing_core_decides_between_candidates(monkeypatch):
+    """A parent that may run on the timing core only (a one-core host or Ray node) computes nothing while the
+    runner times: each candidate is decided on the batch's own thread before the next one runs, and the decision's
+    imports are not warmed in a thread beside the first candidate's timing."""
+    from bench.harness import evaluate as harness_evaluate
+    from bench.harness.evaluate import WarmRunner
+
+    events, warmed = [], []
+    real_decide, real_evaluate = harness_evaluate.outcome.decide, harness_evaluate.RunnerSession.evaluate
+
+    def decide(ctx, built, *args):
+        events.append(("decide", built.kernel.name, threading.get_ident()))
+        return real_decide(ctx, built, *args)
+
+    def session_evaluate(self, *args, **kwargs):
+        events.append(("run", None, threading.get_ident()))
+        return real_evaluate(self, *args, **kwargs)
+
+    monkeypatch.setattr(harness_evaluate, "confined_to", lambda core: True)
+    monkeypatch.setattr(harness_evaluate, "_warm_decision", lambda: warmed.append(1))
+    monkeypatch.setattr(harness_evaluate.outcome, "decide", decide)
+    monkeypatch.setattr(harness_evaluate.RunnerSession, "evaluate", session_evaluate)
+    task = EvalTask(workload="8p_GEMM", kernel_path=KERNELS / "identical.py", size="small", seeds=1, iters=4,
+                    blocks=2, timeout_s=60)
+    with WarmRunner(task) as runner:
+        results = runner.evaluate([KERNELS / "identical.py", KERNELS / "twice.py"])
+    assert [r.status for r in results] == [Status.CORRECT, Status.CORRECT]
+    assert [(kind, name) for kind, name, _ in events] == [("run", None), ("decide", "identical.py"),
+                                                         ("run", None), ("decide", "twice.py")]
+    assert len({thread for _, _, thread in events}) == 1 and warmed == []
+
+
+def test_confined_to_the_timing_core_only_when_no_other_core_is_allowed(monkeypatch):
+    from bench.harness.runner import isolation
+
+    monkeypatch.setattr(isolation.os, "sched_getaffinity", lambda pid: {3})
+    assert isolation.confined_to(3) and not isolation.confined_to(1) and not isolation.confined_to(None)
+    monkeypatch.setattr(isolation.os, "sched_getaffinity", lambda pid: {2, 3})
+    assert not isolation.confined_to(3)
 
 
 def test_a_batch_builds_no_more_kernels_at_once_than_its_slots(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -108,6 +108,24 @@ def timing_core() -> int | None:
         return None
 
 
+def confined_to(core: int | None) -> bool:
+    """Whether this process may run on `core` only (a one-core host, or a Ray node or job confined to one core):
+    then whatever it computes while the runner times takes that time from the runner.
+
+    Why: the parent decides one candidate (bootstrap interval, trace parsing: ~0.07 s of CPU) in a thread while
+    the runner times the next, and imports scipy (~0.4 s) while it times the first. With another core to use,
+    those threads run there (timing_isolation moves them off `core`). Confined to `core`, they cannot: in a
+    one-core ingest the decision thread took up to 7 % of a timed window (perf sched records), and Ray nodes of
+    one core each timed rows again as noisy. There the parent does that work between two candidates instead: on
+    one core the overlap gains nothing."""
+    if core is None:
+        return False
+    try:
+        return os.sched_getaffinity(0) <= {core}
+    except OSError:
+        return False
+
+
 def worker_core(environ: dict[str, str] | None = None) -> int | None:
     """The one core the runner is confined to FROM ITS START, on a CPU-only host (None elsewhere).
 
@@ -142,7 +160,14 @@ def pin_threads(pid: int, core: int | None, nice: int = TIMING_NICE) -> int:
 
     Why: on a shared 2-core box, timed iterations of ~1 ms are preempted for whole time slices
     (10-20 ms) by other processes, and the median then depends on who got preempted more. At
-    nice -10 the runner wins ~90 % of a contended core. Pinned to one core, XLA:CPU runs the
+    nice -10 the runner wins ~90 % of a core contended by processes of its own session. (Where the
+    kernel groups tasks by session, kernel.sched_autogroup_enabled=1 as on this project's VMs, the
+    runner, in a session of its own, shares a core evenly with a busy process of any other session,
+    whatever either's nice: 1.55 s of 3.1 s against a spinner at nice 15. Raising the session's own
+    priority (/proc/PID/autogroup) was tried and did not lower the re-timings: Ray, two one-core
+    nodes, 53 harness runs for 32 rows with it, 44-53 without. What guards the timed blocks there is
+    the timing lock, the parent staying off the core (timing_isolation, confined_to) and the
+    runner's own record of how long it waited.) Pinned to one core, XLA:CPU runs the
     program's ops one after another, as a single accelerator core would, instead of overlapping
     independent ops on whichever cores happen to be free. The baseline and the candidate run in
     this one process, alternately, never at the same time. Niceness and affinity are per thread
