@@ -10,7 +10,8 @@ track it asks for `--ray-cpus` CPUs (default 1).
 Warm hosts. An actor holds a `Host` (bench/executor/host.py) for the executor's life: the harness's warm runner
 per workload, kept across batches. The head cuts the tasks into batches of one workload (bench.executor.host.
 batches) and hands the next batch to whichever actor is idle, so a host evaluates batch after batch of the same
-workload with the same runner process, its compiled baseline and its caches, as a local warm batch does. The
+workload with the same runner process, its compiled baseline and its caches, as a local warm batch does (an idle
+actor takes a batch it holds a warm runner for first, else one no other host holds: `pick`). The
 actor runs the same unit as the local executor (`bench.dataset.evaluation.run_tasks`); Ray only carries batches
 and results.
 
@@ -41,7 +42,7 @@ import ray
 import ray.exceptions
 
 from bench.executor import ExecutorUnavailable, K, Outcome, Unit
-from bench.executor.host import batches
+from bench.executor.host import KEEP_RUNNERS, batches, warm_key
 from bench.executor.local import outcomes
 from bench.harness.task import EvalTask
 
@@ -131,7 +132,25 @@ class _Batch(Generic[K]):
     keys: list[K]
     task_jsons: list[str]
     kernels: list[bytes]
+    warm: str = ""  # the batch's warm key (bench.executor.host.warm_key): which warm runner it needs
     attempts: int = 0
+
+
+def pick(queued: Sequence[str], mine: Sequence[str], elsewhere: set[str]) -> int:
+    """Which queued batch (by warm key, in queue order) an idle host takes: the first one it holds a warm runner
+    for (`mine`), else the first one no other host holds or is warming (`elsewhere`), else the first one.
+
+    Why: a host's first batch of a workload starts a runner (Python, jax, the baseline's compile, the inputs) and
+    its build zygotes: ~3 s on a one-core host at small size. Taking queued batches in order, two hosts given 2
+    workloads x 2 batches each started both workloads' runners; with this, each starts one and keeps it.
+    Work-conserving: an idle host never waits for a batch that suits it better."""
+    for i, key in enumerate(queued):
+        if key in mine:
+            return i
+    for i, key in enumerate(queued):
+        if key not in elsewhere:
+            return i
+    return 0
 
 
 class RayExecutor:
@@ -148,6 +167,7 @@ class RayExecutor:
         self._owned = not ray.is_initialized()
         self.actors: dict[Any, str] = {}  # ready actor -> where it runs
         self.starting: dict[Any, Any] = {}  # ready-check ref -> actor not yet placed
+        self.warm: dict[Any, list[str]] = {}  # actor -> warm keys of the batches it ran last (its warm runners)
         if self._owned:
             _check_reachable(address)
             try:
@@ -168,8 +188,19 @@ class RayExecutor:
             actor = self._actor_class.remote()
             self.starting[actor.where.remote()] = actor
 
+    def _take(self, queue: deque[_Batch[K]], actor: Any) -> _Batch[K]:
+        """The queued batch `actor` runs next (`pick`), noted as warm on it: a host keeps its KEEP_RUNNERS most
+        recently used warm runners (bench.executor.host.Host), and this mirrors that."""
+        elsewhere = {k for a, keys in self.warm.items() if a is not actor for k in keys}
+        work = queue[pick([w.warm for w in queue], self.warm.get(actor, []), elsewhere)]
+        queue.remove(work)
+        keys = [k for k in self.warm.get(actor, []) if k != work.warm] + [work.warm]
+        self.warm[actor] = keys[-KEEP_RUNNERS:]
+        return work
+
     def _lost(self, actor: Any) -> None:
         self.actors.pop(actor, None)
+        self.warm.pop(actor, None)
         try:
             ray.kill(actor, no_restart=True)
         except Exception:  # noqa: BLE001  already gone
@@ -187,12 +218,13 @@ class RayExecutor:
                     yield Outcome(key, None, exc, "head")
             if good:
                 queue.append(_Batch([k for k, _, _ in good], [t.model_dump_json() for _, t, _ in good],
-                                    [b for _, _, b in good]))
+                                    [b for _, _, b in good], warm_key(good[0][1])))
         idle = list(self.actors)
         running: dict[Any, tuple[Any, _Batch[K]]] = {}
         while queue or running:
             while queue and idle:
-                actor, work = idle.pop(), queue.popleft()
+                actor = idle.pop()
+                work = self._take(queue, actor)
                 running[actor.run.remote(unit, evaluator, work.task_jsons, work.kernels)] = (actor, work)
             if not running and not self.starting:
                 self._start_actors()

@@ -132,6 +132,38 @@ def test_ray_tasks_ask_for_one_whole_host_of_the_tracks_chip():
         task_options("cpu", 8, cpu)
 
 
+def test_an_idle_ray_host_takes_the_batch_it_has_a_warm_runner_for_else_one_no_other_host_holds():
+    pytest.importorskip("ray")
+    from bench.executor.ray_cluster import pick
+
+    assert pick(["a", "b", "c"], mine=["c"], elsewhere={"a"}) == 2  # its own warm runner first
+    assert pick(["a", "a", "b"], mine=[], elsewhere={"a"}) == 2  # else one that no other host holds
+    assert pick(["a", "b"], mine=["z"], elsewhere={"a", "b"}) == 0  # else the first: never idle while work waits
+
+
+def test_two_ray_hosts_given_two_workloads_start_one_runner_each():
+    """The head's dispatch (RayExecutor._take, without a cluster): two hosts and two batches of each of two
+    workloads, queued in order. In queue order each host would start both workloads' runners; with the warm
+    affinity each starts one and keeps it, and a host remembers at most KEEP_RUNNERS warm runners, as its Host."""
+    pytest.importorskip("ray")
+    from collections import deque
+    from types import SimpleNamespace
+
+    from bench.executor.host import KEEP_RUNNERS
+    from bench.executor.ray_cluster import RayExecutor, _Batch
+
+    head = SimpleNamespace(warm={})
+    queue = deque(_Batch([i], [], [], warm=w) for i, w in enumerate(["a", "a", "b", "b"]))
+    taken = {h: [RayExecutor._take(head, queue, h).warm] for h in ("h1", "h2")}
+    for h in ("h1", "h2"):
+        taken[h].append(RayExecutor._take(head, queue, h).warm)
+    assert taken == {"h1": ["a", "a"], "h2": ["b", "b"]} and not queue
+    more = deque(_Batch([i], [], [], warm=w) for i, w in enumerate(["c", "d", "e"]))
+    for _ in range(3):
+        RayExecutor._take(head, more, "h1")
+    assert head.warm["h1"] == ["c", "d", "e"][-KEEP_RUNNERS:] and head.warm["h2"] == ["b"]
+
+
 class _Stub:
     """An executor whose task 0 succeeds and task 1 fails (a lost host after its retries)."""
 
