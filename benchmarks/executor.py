@@ -7,7 +7,8 @@ small, CPU track) are ingested three times into fresh dataset folders: by the lo
 workload, batches of bench.executor.host.WARM_BATCH), then by `--executor ray` on a loopback Ray cluster of this
 machine (bench.executor.local_cluster: a head that evaluates nothing plus 1, then 2 worker nodes offering
 `jaxbench_host_cpu: 1`, each holding one warm host worker). Goals (issue 26): 2 nodes >= 1.8x 1 node, and Ray per
-node no worse than the local warm batch.
+node no worse than the local warm batch. Between them (2+ cores), the same evaluations split between two local
+ingests at once, each on its own half of the cores: two hosts without Ray, the scaling the harness itself allows.
 
 Cores. When the machine has at least 2 cores, each worker node is confined to its own half of the cores (its
 processes inherit the affinity; the harness pins each node's runner to that node's last core), and the local run
@@ -20,7 +21,9 @@ Take the figures on a quiet machine (nothing else running); the load average is 
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
+import shutil
 import statistics
 import tempfile
 import time
@@ -75,6 +78,38 @@ def run(label: str, subs: Path, data: Path, **kw) -> dict:
     if noisy:  # why timings were rated noisy (and so repeated): the first reason of each row's last run
         print("    noisy rows: " + "; ".join(f"{n} x {why}" for why, n in noisy.most_common(4)), flush=True)
     return out
+
+
+def _local_host(cores: set[int], subs: Path, data: Path, out: multiprocessing.Queue[tuple]) -> None:
+    """One stand-in host of `two_local_hosts`: a local ingest confined to `cores` (in a process of its own)."""
+    os.sched_setaffinity(0, cores)
+    t = time.monotonic()
+    report = ingest(data_dir=data, submissions_dir=subs, chip="cpu", size="small")
+    rows = store.read_tables(data / "results", schema.RESULTS).to_pylist()
+    out.put((len(report.written), sum(r["runs"] or 1 for r in rows), time.monotonic() - t,
+             sorted((r["submission"], r["workload"], r["status"]) for r in rows)))
+
+
+def two_local_hosts(label: str, subs: list[Path], data: Path, cores: list[set[int]]) -> dict:
+    """The same evaluations split between two local ingests running at once, each confined to its own cores: two
+    hosts without Ray (what the harness itself scales to when a host's work is split), to set beside Ray's figure."""
+    ctx = multiprocessing.get_context("spawn")
+    out = ctx.Queue()
+    procs = [ctx.Process(target=_local_host, args=(c, s, data / f"host{i}", out))
+             for i, (c, s) in enumerate(zip(cores, subs, strict=True))]
+    t = time.monotonic()
+    for p in procs:
+        p.start()
+    parts = [out.get() for _ in procs]
+    for p in procs:
+        p.join()
+    wall = time.monotonic() - t
+    n, runs = sum(p[0] for p in parts), sum(p[1] for p in parts)
+    print(f"{label:<20} {n} evaluations in {wall:6.1f} s = {3600 * n / wall:6.0f} / hour ({wall / max(n, 1):.2f} s "
+          f"each; {runs} harness runs; per host {', '.join(f'{p[0]} in {p[2]:.1f} s' for p in parts)})  [{load()}]",
+          flush=True)
+    return {"label": label, "n": n, "wall_s": wall, "per_hour": 3600 * n / wall if n else 0.0,
+            "keys": sorted(k for p in parts for k in p[3])}
 
 
 def task_overhead(address: str, n: int = 50) -> tuple[float, float]:
@@ -150,6 +185,11 @@ def main() -> None:
             results = [run("local warm batches", subs, tmp / "local")]
         finally:
             os.sched_setaffinity(0, all_cores)
+        if second is not None:
+            halves = [tmp / "half0", tmp / "half1"]
+            for i, sub in enumerate(sorted(subs.iterdir())):
+                shutil.copytree(sub, halves[i % 2] / sub.name)  # copies: ingest refuses links
+            split = two_local_hosts("2 local hosts, no Ray", halves, tmp / "split", [first, second])
         env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
                "JAXBENCH_ROOT": str(ROOT)}
         cluster = LocalCluster(env=env)
@@ -170,7 +210,10 @@ def main() -> None:
         finally:
             cluster.stop()
     local, one, two = results
-    for r in (one, two):
+    if second is not None:
+        print(f"2 local hosts (no Ray) / local warm batches: {split['per_hour'] / max(local['per_hour'], 1e-9):.2f}x: "
+              f"what the harness gains from a second host's cores, without Ray's daemons on them")
+    for r in ((split, one, two) if second is not None else (one, two)):
         same = "identical (submission, workload, status)" if r["keys"] == local["keys"] else "DIFFER: " + str(r["keys"])
         print(f"{r['label']}: rows {same}")
     print(f"2 nodes / 1 node: {two['per_hour'] / max(one['per_hour'], 1e-9):.2f}x (goal >= 1.8x); "
