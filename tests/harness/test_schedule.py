@@ -62,3 +62,14 @@ def test_exclusive_schedule_starts_the_runner_after_the_builds():
     t = r.timeline_s
     assert r.schedule == "exclusive" and t is not None
     assert t.build_ended < t.runner_started < t.inputs_drawn
+
+
+def test_one_build_at_a_time_where_the_process_may_use_one_core(monkeypatch):
+    """A one-core host or Ray node builds one kernel at a time (one zygote): a second would only share the core."""
+    from bench.harness import schedule
+
+    p = schedule.Plan("interleaved", "test", "cpu")
+    monkeypatch.setattr(schedule.os, "sched_getaffinity", lambda pid: {3})
+    assert p.build_parallelism == 1
+    monkeypatch.setattr(schedule.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    assert p.build_parallelism == 2
