@@ -165,7 +165,7 @@ def pin_threads(pid: int, core: int | None, nice: int = TIMING_NICE) -> int:
     runner, in a session of its own, shares a core evenly with a busy process of any other session,
     whatever either's nice: 1.55 s of 3.1 s against a spinner at nice 15. Raising the session's own
     priority (/proc/PID/autogroup) was tried and did not lower the re-timings: Ray, two one-core
-    nodes, 53 harness runs for 32 rows with it, 44-53 without. What guards the timed blocks there is
+    nodes, 53 harness runs for 32 rows with it, 44 without (one run each). What guards the timed blocks there is
     the timing lock, the parent staying off the core (timing_isolation, confined_to) and the
     runner's own record of how long it waited.) Pinned to one core, XLA:CPU runs the
     program's ops one after another, as a single accelerator core would, instead of overlapping
