@@ -219,20 +219,21 @@ class WarmRunner:
         hello = self.session.hello
         if hello is None:  # prepare() starts the runner: a harness bug if it did not
             raise RuntimeError("the runner was prepared without a hello")
-        # scipy's t quantile (0.3-0.5 s to import) and the trace reader while the runner runs the first candidate:
-        # the parent is off its core (confined to it, the first decision imports them)
-        if not confined_to(timing_core()):
+        # the parent's own work overlaps the runner's timing only where it can leave the timing core (confined_to):
+        # scipy's t quantile (0.3-0.5 s to import) and the trace reader while the runner runs the first candidate
+        # (else the first decision imports them), and each decision while the runner runs the next candidate
+        overlap = not confined_to(timing_core())
+        if overlap:
             threading.Thread(target=_warm_decision, daemon=True).start()
         context = outcome.BatchContext(task=self.task, plan=self.plan, hello=hello, prepared=prepared,
                                        seeds=seeds, timing_seed=timing_seed, t0=t0,
                                        runner_started_at=self.session.started_at or t0, prepare_s=starting["prepare_s"])
-        return self._run_all(context, builds)
+        return self._run_all(context, builds, overlap)
 
-    def _run_all(self, ctx: outcome.BatchContext, builds: list[Built]) -> list[EvalResult]:
+    def _run_all(self, ctx: outcome.BatchContext, builds: list[Built], overlap: bool) -> list[EvalResult]:
         """Each candidate through the runner in turn; one candidate's decision (trace parsing, statistics: ~0.07 s
-        of the parent's CPU, off the timing core) is made in a thread while the runner runs the next one, unless
-        the parent may run on the timing core only (isolation.confined_to): then before the next one starts."""
-        overlap = not confined_to(timing_core())
+        of the parent's CPU, off the timing core) is made in a thread while the runner runs the next one if
+        `overlap`, else before the next one starts (a parent that may run on the timing core only)."""
         with ThreadPoolExecutor(max_workers=1) as deciding:
             pending = [self._run_safely(ctx, b, deciding if overlap else None) for b in builds]
             return [p.result() if isinstance(p, Future) else p for p in pending]
