@@ -16,6 +16,7 @@ from bench.harness.messages import BASELINE_FN, CANDIDATE_FN
 from bench.harness.runner.loop import CHECKED_BLOCKS, draw_schedule, time_programs
 from bench.harness.runner.program import Program
 from bench.harness.signature import export_program
+from bench.harness.task import DEFAULT_WARMUP
 from bench.registry import spec
 
 pytestmark = pytest.mark.slow
@@ -89,10 +90,12 @@ def test_calibrated_calls_are_fitted_to_the_slowest_program(setup) -> None:
     kernel no longer gets the tiny baseline's many calls, and the parent's estimate (here 400) is not binding."""
     signature, inputs, reference, baseline = setup
     most = 400
-    same = time_programs([baseline, _program(_honest, signature)], inputs, reference, Tolerance(), 2, most, 20, 0,
-                         False, schedule_seed=5, fit_calls=True, auto_blocks=True)
-    slow = time_programs([baseline, _program(_slow, signature)], inputs, reference, Tolerance(), 2, most, 20, 0,
-                         False, schedule_seed=5, fit_calls=True, auto_blocks=True)
+    # the calls are fitted to each program's fastest untimed call: with the harness's own warmup count (not 2), so
+    # that one slow spell of the host cannot make every call of a program look slow (a CI run calibrated both to 50)
+    same = time_programs([baseline, _program(_honest, signature)], inputs, reference, Tolerance(), DEFAULT_WARMUP,
+                         most, 20, 0, False, schedule_seed=5, fit_calls=True, auto_blocks=True)
+    slow = time_programs([baseline, _program(_slow, signature)], inputs, reference, Tolerance(), DEFAULT_WARMUP,
+                         most, 20, 0, False, schedule_seed=5, fit_calls=True, auto_blocks=True)
     n_same, n_slow = len(same.walls[CANDIDATE_FN]), len(slow.walls[CANDIDATE_FN])
     assert len(slow.walls[BASELINE_FN]) == n_slow and all(r.report.correct for r in slow.timed)
     assert n_slow < n_same, (n_slow, n_same)
