@@ -162,7 +162,7 @@ def _installed_location() -> Path | None:
         if info.get("dir_info", {}).get("editable") and info.get("url", "").startswith("file://"):
             return Path(info["url"][len("file://"):])
     files = [f for f in dist.files or [] if f.parts and f.parts[0] == "bench"]
-    return Path(dist.locate_file(files[0])).resolve().parents[len(files[0].parts) - 1] if files else None
+    return Path(str(dist.locate_file(files[0]))).resolve().parents[len(files[0].parts) - 1] if files else None
 
 
 def machine_info() -> dict[str, Any]:
@@ -173,9 +173,10 @@ def machine_info() -> dict[str, Any]:
     from bench.harness.build.sandbox import bwrap_problem
 
     detected = hardware.detect()
-    chip = hardware.chip_spec(detected["chip"])
+    chip = hardware.chip_spec(detected["chip"]) if detected["chip"] else None
     problem = bwrap_problem()
-    return {**detected, "harness_version": HARNESS_VERSION, "default_size": hardware.default_size(detected["backend"]),
+    size = hardware.default_size(str(detected["backend"]))
+    return {**detected, "harness_version": HARNESS_VERSION, "default_size": size,
             "peak_bf16_tflops": chip.peak_bf16_tflops if chip else None, "hbm_gb_s": chip.hbm_gb_s if chip else None,
             "peak_source": chip.source if chip else "unknown chip: no peak on record",
             "peak_nominal": chip.nominal if chip else None,
