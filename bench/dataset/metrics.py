@@ -92,7 +92,7 @@ class Metrics:
     """All leaderboard queries over one data folder.
 
     `suite`: the workload ids every measured track averages over (default: the registry's workloads,
-    plus any workload seen in the data). Reported tracks carry their own suite (data/reported/suite.parquet).
+    plus any workload seen in the data). Reported tracks carry their own suite (data/reported/suite/).
     """
 
     def __init__(self, data_dir: Path | str = DATA_DIR, suite: Sequence[str] | None = None) -> None:

@@ -120,7 +120,8 @@ class ResultRow:
         'assessed (rows before schema 3)')]
     timing_quality_reason: Annotated[str | None, Public('why the timing is noisy')]
     wall_speedup: Annotated[float | None, Public(
-        "the same ratio from the parent's wall clock around whole timing blocks")]
+        "the same ratio from wall-clock times: the baseline's over the kernel's median per-call wall time, each call "
+        "timed in the runner process until its output is ready; a cross-check, never ranked")]
     speedup_vs_pallas: Annotated[float | None, Public('pallas_ref_ms / kernel_ms')]
     flops: Annotated[float | None, Public('floating-point operations per call [FLOP]')]
     bytes_accessed: Annotated[float | None, Public("bytes read and written per call, from XLA's cost analysis [B]")]

@@ -1,4 +1,5 @@
-"""EvalTask: everything one evaluation depends on. `evaluate(task)` is a pure function of it."""
+"""EvalTask: everything one evaluation depends on. `evaluate(task)` reads nothing else (its timings also depend on
+the machine it runs on)."""
 
 from __future__ import annotations
 
