@@ -164,7 +164,8 @@ def test_404_page_served_from_the_root_loads_its_assets_and_links(chromium: Any,
     assert failed == []
     hrefs = page.eval_on_selector_all("nav.md-tabs a", "els => els.map(e => e.href)")
     assert hrefs and all(h.startswith(served_site.url) for h in hrefs)
-    page.locator("nav.md-tabs a", has_text="Charts").first.click()
-    page.wait_for_selector("article h1")
+    with page.expect_navigation(timeout=WAIT_MS):  # the Charts page, not the 404 page's own h1 (a race when slow)
+        page.locator("nav.md-tabs a", has_text="Charts").first.click()
+    page.wait_for_selector("article h1", timeout=WAIT_MS)
     assert page.locator("article h1").inner_text().startswith("Charts")
     page.close()
