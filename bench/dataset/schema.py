@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 # 2: RESULTS freshness_key/runs; SAMPLES holds measured samples of v2 trajectories.
 # 3: RESULTS speedup_ci_low/high, timing_quality(+_reason), pallas_coverage, readiness_check; SAMPLES speedup_ci_low/
 #    high, timing_quality, stored_at, wall_time_s, model_latency_s, declared_lowers, declared_pallas_coverage
@@ -18,6 +18,9 @@ SCHEMA_VERSION = 3
 #    set appended, bench.dataset.store); measured samples' `outcome`
 #    is derived in SQL (bench/sql/base.sql), no longer stored. Rows of versions 1-2 are read as they are: the new
 #    columns are NULL there (no interval, quality, coverage or readiness check known), and the SQL says what NULL means.
+# 4: RESULTS compile_s_kernel/compile_s_baseline (EvalResult.compile_s) and block_order/block_ms_baseline/
+#    block_ms_kernel/block_ms_pallas_reference (EvalResult.block_order and block_ms: each timed block's ms per call, in
+#    run order), so that anyone can recompute a speedup interval (docs/methodology.md). NULL in older rows.
 
 #: provenance values: measured by this project's harness, declared by a submitter, or copied from the paper.
 MEASURED = "measured"
@@ -76,6 +79,12 @@ RESULTS = pa.schema(
         ("content_hash", pa.string()),  # sha256 of submission.yaml + this kernel file
         # bench.dataset.freshness: everything the result depends on; stale when it differs
         ("freshness_key", pa.string()),
+        ("compile_s_kernel", pa.float64()),  # the candidate's compile time in this evaluation [s]; NULL before schema 4
+        ("compile_s_baseline", pa.float64()),  # the XLA program's compile time in the same evaluation [s]
+        ("block_order", pa.list_(pa.string())),  # program names in the order the timed blocks ran
+        ("block_ms_baseline", pa.list_(pa.float64())),  # per timed block of that program: ms per call, run order
+        ("block_ms_kernel", pa.list_(pa.float64())),
+        ("block_ms_pallas_reference", pa.list_(pa.float64())),
         ("runs", pa.int32()),  # evaluations behind the row (bench.dataset.repeat: a too-spread one is run 3 times)
         ("evaluated_at", pa.timestamp("us", tz="UTC")),
         ("provenance", pa.string()),  # MEASURED or REPORTED
@@ -250,6 +259,16 @@ PUBLIC_COLUMNS: dict[str, str] = {
     "freshness_key": "sha256 of everything the result depends on (kernel, submission.yaml, workload module, harness "
                      "and library versions, imported pallas_refs files and tuned table); the row is re-evaluated "
                      "when it changes",
+    "compile_s_kernel": "the candidate's compile time in this evaluation [s]; empty before schema 4",
+    "compile_s_baseline": "the XLA program's compile time in the same evaluation [s]; a candidate past 10x of it is "
+                          "labelled slow compile on the pages",
+    "block_order": "program names (baseline, kernel, pallas_reference) in the order the timed blocks ran",
+    "block_ms_baseline": "the XLA program's time per call in each timed block, in run order [ms]; with "
+                         "block_ms_kernel it recomputes the speedup interval (docs/methodology.md); empty before "
+                         "schema 4",
+    "block_ms_kernel": "the kernel's time per call in each timed block, in run order [ms]",
+    "block_ms_pallas_reference": "the hand-tuned Pallas reference's time per call in each timed block, when timed "
+                                 "alongside [ms]",
     "runs": "evaluations behind the row: one whose timings were too noisy is run again (bench.dataset.repeat) and "
             "the number of runs kept here",
     "evaluated_at": "when the row was produced [UTC]",
