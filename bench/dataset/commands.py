@@ -114,6 +114,8 @@ def ingest(
 
 
 def _fmt(v: object) -> str:
+    if isinstance(v, list) and v and all(isinstance(x, float) for x in v):  # an interval [low, high]
+        return "[" + ", ".join(f"{x:.2f}" for x in v) + "]"
     return f"{v:.2f}" if isinstance(v, float) else "" if v is None else str(v)
 
 
@@ -175,8 +177,12 @@ def query(
 
     if basis not in ("measured", "declared"):
         raise typer.BadParameter("measured or declared", param_hint="--basis")
+    m = Metrics(data_dir)
+    for option, value in (("workload", workload), ("submission", submission)):
+        if value is not None and not m.takes(name, option):
+            raise typer.BadParameter(f"the query {name} does not filter by {option}", param_hint=f"--{option}")
     params = {k: v for k, v in {"workload": workload, "submission": submission, "basis": basis}.items() if v}
-    rows = Metrics(data_dir).query(name, track=track, **params)
+    rows = m.query(name, track=track, **params)
     if as_json:
         print(json.dumps(rows, indent=1, default=str))
     else:
