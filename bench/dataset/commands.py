@@ -38,7 +38,8 @@ def validate(paths: list[Path] = typer.Argument(None,
             if sub.samples.files:
                 n = sum(sub.samples.counts.values())
                 extra += f", {n} trajectory samples over {len(sub.samples.files)} workloads (v2)"
-            console.print(f"[green]ok[/green] {escape(shown)}: {len(sub.kernels)} kernels{extra}", highlight=False)
+            kernels = f"{len(sub.kernels)} kernel{'' if len(sub.kernels) == 1 else 's'}"
+            console.print(f"[green]ok[/green] {escape(shown)}: {kernels}{extra}", highlight=False)
         bad += sub is None
     if not roots:
         console.print("no submissions found")

@@ -127,3 +127,9 @@ def test_one_document_describes_the_format():
         assert part in doc, part
     readme = (SUBMISSIONS_DIR / "README.md").read_text()
     assert "docs/submit.md" in readme and "| `name` |" not in readme
+
+
+def test_misspelt_workload_id_gets_a_did_you_mean(tmp_path, known, meta_factory, submission_factory):
+    msgs = _messages(submission_factory(tmp_path, "s", {"8p_GEMM": "", "8p_GEM": ""}), known)
+    assert msgs == ["submissions/s/kernels/8p_GEM.py: workload id: unknown workload '8p_GEM' (did you mean 8p_GEMM?); "
+                    "rename the file"]
