@@ -75,8 +75,8 @@ def ingest(
 
     hosts: Counter[str] = Counter()
     with Progress(TextColumn("ingest"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TextColumn("{task.fields[hosts]}"), console=console) as bar:
-        tid = bar.add_task("ingest", total=None, hosts="")
+                  TextColumn("{task.description}"), TextColumn("{task.fields[hosts]}"), console=console) as bar:
+        tid = bar.add_task("starting", total=None, hosts="")
 
         def ran_on(host: str) -> None:  # counts per host, shown beside the bar
             hosts[host] += 1
@@ -87,7 +87,8 @@ def ingest(
                                 submission=submission, workloads=wanted, official=official, workers=workers,
                                 force=force, progress=lambda n: bar.advance(tid, n),
                                 on_plan=lambda n: bar.update(tid, total=n), executor=executor, address=address,
-                                ray_cpus=ray_cpus, on_host=ran_on)
+                                ray_cpus=ray_cpus, on_host=ran_on,
+                                on_phase=lambda text: bar.update(tid, description=escape(text)))
         except SandboxUnavailable as exc:
             console.print(f"[red]refusing an official ingest without the sandbox:[/red] {exc}")
             raise typer.Exit(2) from None

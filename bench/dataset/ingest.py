@@ -151,12 +151,19 @@ def ingest(
     address: str | None = None,
     ray_cpus: float | None = None,
     on_host: Callable[[str], Any] | None = None,
+    on_phase: Callable[[str], Any] | None = None,
 ) -> Report:
     """Evaluate every pending (submission, workload) on this track and store the results.
 
     `executor` "ray" runs the evaluations on a Ray cluster (`address`, `ray_cpus`: bench.executor); this
     process stays the only writer. `on_host(host)` is called with where each finished evaluation ran.
+    `on_phase(text)` says what ingest is doing (detecting the chip, checking submissions, planning, which
+    submission and workload it evaluates): the steps that take seconds to minutes before the first row.
     """
+    def phase(text: str) -> None:
+        if on_phase:
+            on_phase(text)
+
     if executor != "local" and chip is None:
         raise ExecutorUnavailable(f"--executor {executor} needs --chip: the track's chip decides where tasks may run")
     evaluator = evaluator or os.environ.get(EVALUATOR_ENV, DEFAULT_EVALUATOR)
@@ -168,13 +175,16 @@ def ingest(
                                      f"(unset {EVALUATOR_ENV})")
         require_bwrap()  # raises SandboxUnavailable: official rows are never produced unsandboxed
     if chip is None:
+        phase("detecting the chip")
         found = detect_in_subprocess()
         chip, size = str(found["chip"]), size or default_size(str(found["backend"]))
     size = size or default_size(chip)
     store.remove_stale_temps(data_dir) if data_dir.is_dir() else None
     report, now = Report(), _dt.datetime.now(_dt.UTC)
+    phase("checking submissions" + (f" ({submission})" if submission else ""))
     subs = [sub for root in submission_dirs(submissions_dir) if not submission or root.name == submission
             if (sub := _admit(root, data_dir, now, report))]
+    phase(f"planning: which of {len(subs)} submissions' rows on {chip}/{size} are current")
     jobs, report.up_to_date = plan(subs, data_dir, chip, size, official, workloads, force)
     sample_jobs, current_samples = plan_samples(subs, data_dir, chip, size, workloads, force, report)
     report.up_to_date += current_samples
@@ -190,14 +200,22 @@ def ingest(
         return report  # nothing to evaluate: no executor (nor Ray cluster) needed
     runner = make_executor(executor, chip=chip, workers=workers, address=address, ray_cpus=ray_cpus)
     try:
+        pending = [f"{j.submission.id}/{j.workload}" for j in jobs]  # in the order the runner takes them
+        if pending:
+            phase(f"evaluating {pending[0]} ({len(pending)} left)")
         for o in runner.run(run_tasks, evaluator, [(job, job.task) for job in jobs], batch_size(evaluator)):
             _store_one(o.key, o.result_or_error(), data_dir, report, chip)
+            done = f"{o.key.submission.id}/{o.key.workload}"
+            pending.remove(done) if done in pending else None
+            if pending:
+                phase(f"evaluating {pending[0]} ({len(pending)} left)")
             if on_host:
                 on_host(o.host)
             if progress:
                 progress(1)
         # Then every sample of every v2 trajectory, one workload at a time (its samples go to the harness together).
         for sjob in sample_jobs:
+            phase(f"evaluating {sjob.missing} trajectory samples of {sjob.submission.id}/{sjob.workload}")
             run_sample_job(sjob, data_dir, chip, size, official, evaluator, report, force, progress, runner)
     finally:
         runner.close()
