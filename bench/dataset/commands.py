@@ -6,12 +6,16 @@ import json
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+
+if TYPE_CHECKING:
+    from bench.dataset.query_rows import AnyLeaderboardRow
 
 from bench.app import app
 from bench.paths import DATA_DIR, SUBMISSIONS_DIR
@@ -138,7 +142,7 @@ def leaderboard(
         print(dumps(m.tracks() if track is None else m.leaderboard(track), indent=1))
         return
     if track is None:
-        _print_rows("tracks", m.tracks())
+        _print_rows("tracks", [r.as_dict() for r in m.tracks()])
         return
     kind = m.ranking_kind(track)
     cols = LEADERBOARD_COLUMNS[kind]
@@ -147,10 +151,9 @@ def leaderboard(
     console.print(RANKING_EXPLANATIONS[kind], highlight=False)
 
 
-def _shown_rank(row: dict) -> str | None:
+def _shown_rank(row: AnyLeaderboardRow) -> str | None:
     """A rank as the site shows it: "=4" when another row has the same ranking keys (SQL RANK)."""
-    rank = row.get("rank")
-    return None if rank is None else f"={rank}" if row.get("rank_tied") else str(rank)
+    return None if row.rank is None else f"={row.rank}" if row.rank_tied else str(row.rank)
 
 
 #: The columns `bench leaderboard` prints per ranking kind, in the order of the ranking keys (interpret-mode speed

@@ -1,8 +1,9 @@
 """The metrics API: loads `data/` into DuckDB and runs the ranking SQL of bench/sql/.
 
-Every public method returns list[dict] (JSON-friendly: timestamps as ISO strings) from exactly one SQL
-file; the semantics live in the SQL (bench/sql/base.sql), never here. The site and the terminal
-commands consume this API; keep names, arguments and returned fields stable.
+Every public method returns the rows of exactly one SQL file, typed by that query's model in
+bench/dataset/query_rows.py (timestamps as ISO strings); the semantics live in the SQL (bench/sql/base.sql),
+never here. The site and the terminal commands consume this API; keep names, arguments and returned fields
+stable. `query(name)` is the untyped form (list of dicts) for `bench query`.
 
 Tracks: measured tracks are "<chip>/<size>" (e.g. "cpu/small"); the paper's tables are their own tracks
 ("v6e/full/paper-table2", "-table3", "-table4") with provenance "reported in the paper, TPU v6e".
@@ -16,17 +17,22 @@ import math
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import duckdb
 import pyarrow as pa
 
+from bench.dataset import query_rows as qr
 from bench.dataset import schema, store
 from bench.paths import DATA_DIR
 
+R = TypeVar("R", bound=qr.QueryRow)
 SQL_DIR = Path(__file__).resolve().parents[1] / "sql"
-#: The leaderboard query of each ranking kind a track can declare (track_ranking in bench/sql/base.sql).
-RANKING_QUERIES = {"speed": "leaderboard", "readiness": "leaderboard_readiness"}
+#: The leaderboard rows of each ranking kind a track can declare (track_ranking in bench/sql/base.sql); each
+#: model names its query.
+RANKING_ROWS: dict[str, type[qr.LeaderboardRow] | type[qr.LeaderboardReadinessRow]] = {
+    "speed": qr.LeaderboardRow, "readiness": qr.LeaderboardReadinessRow}
+RANKING_QUERIES = {kind: model.QUERY for kind, model in RANKING_ROWS.items()}
 #: What the numbers of a track of each ranking kind mean and do not mean (the CLI and the site print it).
 RANKING_EXPLANATIONS = {
     "speed": "Ranked by the paper's rule: per workload the best correct speedup over XLA, floored at 1x, "
@@ -65,6 +71,8 @@ def json_ready(value: Any) -> Any:
     The CLI's --json and the published API (bench.site.publish) both print through dumps(), so they agree."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
+    if isinstance(value, qr.QueryRow):
+        return json_ready(value.as_dict())
     if isinstance(value, dict):
         return {str(k): json_ready(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -143,22 +151,26 @@ class Metrics:
         cols = [c[0] for c in cur.description]
         return [{c: _jsonable(v) for c, v in zip(cols, row, strict=True)} for row in cur.fetchall()]
 
+    def rows(self, model: type[R], **params: Any) -> list[R]:
+        """The rows of `model`'s query, validated into the model where they enter Python."""
+        return [model.model_validate(r) for r in self.query(model.QUERY, **params)]
+
     def query_arrow(self, name: str, **params: Any) -> pa.Table:
         """bench/sql/<name>.sql as an Arrow table (the published files: no per-row Python objects)."""
         text = sql_text(name)
         used = {k: v for k, v in {**OPTIONAL_PARAMS, **params}.items() if f"${k}" in text}
         return self.con.sql(text, params=used).to_arrow_table()
 
-    def tracks(self) -> list[dict]:
+    def tracks(self) -> list[qr.TracksRow]:
         """[{track, chip, size, provenance, submissions, ranking, n_workloads, reported_n_workloads}]"""
-        return self.query("tracks")
+        return self.rows(qr.TracksRow)
 
     def ranking_kind(self, track: str) -> str:
         """The ranking kind `track` declares ("speed" or "readiness"); "speed" for a track without rows."""
         row = self.con.execute("SELECT ranking FROM track_ranking WHERE track = $track", {"track": track}).fetchone()
         return row[0] if row else "speed"
 
-    def leaderboard(self, track: str) -> list[dict]:
+    def leaderboard(self, track: str) -> list[qr.AnyLeaderboardRow]:
         """The ranking of `track`, by the query of its ranking kind; every row says which (`ranking`).
 
         speed: [{rank, rank_tied, ranking, submission, name, kind, method, model, provenance, geomean,
@@ -172,101 +184,101 @@ class Metrics:
         sample_correct_rate, sample_correct_rate_ci}]
         Every `<rate>_ci` is the rate's 95% Wilson interval [low, high] (wilson_ci in bench/sql/base.sql).
         """
-        return self.query(RANKING_QUERIES[self.ranking_kind(track)], track=track)
+        return self.rows(RANKING_ROWS[self.ranking_kind(track)], track=track)
 
-    def per_benchmark(self, track: str) -> list[dict]:
+    def per_benchmark(self, track: str) -> list[qr.PerBenchmarkRow]:
         """[{submission, workload, status, raw_speedup, best_speedup, score, ranked, correct_unflagged,
         tpu_lowering, has_pallas, pending_flags}]"""
-        return self.query("per_benchmark", track=track)
+        return self.rows(qr.PerBenchmarkRow, track=track)
 
-    def per_kernel_table(self, track: str, submission: str | None = None) -> list[dict]:
+    def per_kernel_table(self, track: str, submission: str | None = None) -> list[qr.PerKernelTableRow]:
         """Table 3 layout, long form: [{workload, xla_ms, hand_tuned_ms, hand_tuned_speedup, submission,
         kind, speedup, speedup_ci_low, speedup_ci_high, score, rank, rank_tied, speed_verdict, faster_p_holm,
         speed_basis, compile_s_kernel, compile_s_baseline, compile_ratio, slow_compile}] (one submission's rows
         when `submission` is given)."""
-        return self.query("per_kernel_table", track=track, submission=submission)
+        return self.rows(qr.PerKernelTableRow, track=track, submission=submission)
 
     def takes(self, name: str, param: str) -> bool:
         """Whether bench/sql/<name>.sql reads the parameter `param` (the CLI refuses an option a query ignores)."""
         return f"${param}" in sql_text(name)
 
-    def fast1_curves(self, track: str) -> list[dict]:
+    def fast1_curves(self, track: str) -> list[qr.Fast1CurvesRow]:
         """[{submission, n, fast1, fast1_ci, basis}] for n = 1 .. budget, from measured samples only."""
-        return self.query("fast1_curves", track=track, basis="measured")
+        return self.rows(qr.Fast1CurvesRow, track=track, basis="measured")
 
-    def best_so_far_curves(self, track: str) -> list[dict]:
+    def best_so_far_curves(self, track: str) -> list[qr.BestSoFarCurvesRow]:
         """[{submission, n, geomean, basis}]: floored best-so-far geomean over the suite after n measured samples."""
-        return self.query("best_so_far_curves", track=track, basis="measured")
+        return self.rows(qr.BestSoFarCurvesRow, track=track, basis="measured")
 
-    def outcome_breakdown(self, track: str) -> list[dict]:
+    def outcome_breakdown(self, track: str) -> list[qr.OutcomeBreakdownRow]:
         """[{submission, samples, api_runtime_error, wrong_output, correct, integrity_excluded, *_share,
         provenance, basis}] from measured samples only."""
-        return self.query("outcome_breakdown", track=track, basis="measured")
+        return self.rows(qr.OutcomeBreakdownRow, track=track, basis="measured")
 
-    def declared_fast1_curves(self, track: str) -> list[dict]:
+    def declared_fast1_curves(self, track: str) -> list[qr.Fast1CurvesRow]:
         """fast1_curves from declared samples (a trajectory.csv): shown apart, never ranked."""
-        return self.query("fast1_curves", track=track, basis="declared")
+        return self.rows(qr.Fast1CurvesRow, track=track, basis="declared")
 
-    def declared_outcome_breakdown(self, track: str) -> list[dict]:
+    def declared_outcome_breakdown(self, track: str) -> list[qr.OutcomeBreakdownRow]:
         """outcome_breakdown from declared samples (a trajectory.csv): shown apart, never ranked."""
-        return self.query("outcome_breakdown", track=track, basis="declared")
+        return self.rows(qr.OutcomeBreakdownRow, track=track, basis="declared")
 
-    def sample_disagreements(self, track: str) -> list[dict]:
+    def sample_disagreements(self, track: str) -> list[qr.SampleDisagreementsRow]:
         """[{submission, workload, sample_idx, declared_in, declared_outcome, declared_speedup, outcome, status,
         speedup, selected, kind}]: samples whose declaration disagrees with the measurement."""
-        return self.query("sample_disagreements", track=track)
+        return self.rows(qr.SampleDisagreementsRow, track=track)
 
-    def trajectory_workloads(self, track: str) -> list[dict]:
+    def trajectory_workloads(self, track: str) -> list[qr.TrajectoryWorkloadsRow]:
         """[{submission, workload, samples, correct, ..., first_win_n, best_speedup, selected_samples,
         selected_speedup, selected_outcome, disagreements}] per measured trajectory."""
-        return self.query("trajectory_workloads", track=track)
+        return self.rows(qr.TrajectoryWorkloadsRow, track=track)
 
-    def workload_results(self, track: str, workload: str) -> list[dict]:
+    def workload_results(self, track: str, workload: str) -> list[qr.WorkloadResultsRow]:
         """Every current row of one workload: [{submission, name, kind, status, reason, ranked, score, ...}]"""
-        return self.query("workload_results", track=track, workload=workload)
+        return self.rows(qr.WorkloadResultsRow, track=track, workload=workload)
 
-    def submission_results(self, track: str, submission: str) -> list[dict]:
+    def submission_results(self, track: str, submission: str) -> list[qr.SubmissionResultsRow]:
         """Every suite workload for one submission ("missing" where absent): [{workload, status, score, ...}]"""
-        return self.query("submission_results", track=track, submission=submission)
+        return self.rows(qr.SubmissionResultsRow, track=track, submission=submission)
 
-    def roofline(self, track: str) -> list[dict]:
+    def roofline(self, track: str) -> list[qr.RooflineRow]:
         """One XLA-baseline point per workload: [{workload, operational_intensity, flops, bytes_accessed,
         baseline_median_ms, baseline_tflops}]"""
-        return self.query("roofline", track=track)
+        return self.rows(qr.RooflineRow, track=track)
 
-    def workload_baselines(self, track: str) -> list[dict]:
+    def workload_baselines(self, track: str) -> list[qr.WorkloadBaselinesRow]:
         """The one XLA baseline per workload of the suite: [{workload, baseline_median_ms, baseline_rows, flops,
         bytes_accessed, operational_intensity, baseline_tflops, hand_tuned_ms, hand_tuned_speedup}]"""
-        return self.query("workload_baselines", track=track)
+        return self.rows(qr.WorkloadBaselinesRow, track=track)
 
-    def fast_p(self, track: str) -> list[dict]:
+    def fast_p(self, track: str) -> list[qr.FastPRow]:
         """[{submission, p, n_fast, n_indistinguishable, n_workloads, fast_p, fast_p_ci, ranking}] for p in 0, 1,
         1.5, 2 (submitted kernels; faster = the Holm-corrected interval above p, speed_tests in base.sql)."""
-        return self.query("fast_p", track=track)
+        return self.rows(qr.FastPRow, track=track)
 
-    def submission_history(self, track: str) -> list[dict]:
+    def submission_history(self, track: str) -> list[qr.SubmissionHistoryRow]:
         """Each submission's score under each harness version it was measured with: [{submission,
         harness_version, evaluated, current_rows, correct, tpu_lowering_ok, geomean, n_workloads,
         first_evaluated_at, last_evaluated_at}]"""
-        return self.query("submission_history", track=track)
+        return self.rows(qr.SubmissionHistoryRow, track=track)
 
-    def handtuned_vs_xla(self, track: str) -> list[dict]:
+    def handtuned_vs_xla(self, track: str) -> list[qr.HandtunedVsXlaRow]:
         """[{workload, xla_ms, hand_tuned_ms, hand_tuned_speedup, submission, kernel_ms, speedup_vs_xla,
         speedup_vs_hand_tuned}]"""
-        return self.query("handtuned_vs_xla", track=track)
+        return self.rows(qr.HandtunedVsXlaRow, track=track)
 
-    def submissions(self) -> list[dict]:
+    def submissions(self) -> list[qr.SubmissionsRow]:
         """[{submission, name, kind, method, model, date, ...}]: metadata snapshotted at ingest."""
-        return self.query("submissions")
+        return self.rows(qr.SubmissionsRow)
 
-    def flags(self, track: str) -> list[dict]:
+    def flags(self, track: str) -> list[qr.FlagsRow]:
         """[{track, submission, workload, content_hash, flag, excluding, pending, verdict, verdict_by, ...}]"""
-        return self.query("flags", track=track)
+        return self.rows(qr.FlagsRow, track=track)
 
-    def provenance_summary(self, track: str) -> list[dict]:
+    def provenance_summary(self, track: str) -> list[qr.ProvenanceSummaryRow]:
         """[{submission, rows, provenance, harness_versions, jax_versions, device_kinds, sandboxes,
         timing_methods, any_interpret, first_evaluated_at, last_evaluated_at}] over the current rows."""
-        return self.query("provenance_summary", track=track)
+        return self.rows(qr.ProvenanceSummaryRow, track=track)
 
     def published_results(self, track: str) -> pa.Table:
         """Every stored row of a track (history included, `current` marks the ranked one), for site/data/."""
@@ -284,7 +296,7 @@ class Metrics:
         """The paper's Table-2 aggregates, for site/data/."""
         return self.query_arrow("published_reported_summary")
 
-    def all_leaderboard_queries(self, track: str) -> dict[str, list[dict]]:
+    def all_leaderboard_queries(self, track: str) -> dict[str, Sequence[qr.QueryRow]]:
         """Everything a leaderboard page of `track` needs (what benchmarks/dataset.py times)."""
         return {
             "leaderboard": self.leaderboard(track),

@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 
 import yaml
 
+from bench.dataset.metrics import Metrics
 from bench.paths import BUILD_DIR, DATA_DIR, ROOT, SITE_DIR, SUBMISSIONS_DIR, TEMPLATES_DIR
 from bench.site.collect import SiteData, collect, load_workloads
 from bench.site.pages import DATA_PAGE, DATA_PAGE_TITLE, RenderOptions, render_pages
@@ -70,12 +71,12 @@ def build_site(
     site_dir: Path = SITE_DIR,
     build_dir: Path = BUILD_DIR,
     site_url: str | None = None,
-    metrics: Any = None,
+    metrics: Metrics | None = None,
     submissions_dir: Path = SUBMISSIONS_DIR,
     publish_data: bool = True,
     on_phase: Callable[[str], Any] | None = None,
 ) -> BuildReport:
-    """Build the whole site. `metrics`: an object with the Metrics API (default: Metrics(data_dir)).
+    """Build the whole site. `metrics`: the dataset's metrics (default: Metrics(data_dir)).
     `publish_data`: also publish the rows and the JSON API (site/data/, site/api/; bench.site.publish).
     `on_phase(text)` is told when each phase starts (the CLI prints it: a build takes minutes on a busy host)."""
     def phase(text: str) -> None:
@@ -84,8 +85,6 @@ def build_site(
 
     t0, c0 = time.perf_counter(), time.process_time()
     if metrics is None:
-        from bench.dataset.metrics import Metrics
-
         phase(f"queries: loading {data_dir} into DuckDB")
         metrics = Metrics(data_dir)
     phase("queries: every track's metrics")
@@ -138,7 +137,7 @@ def write_docs(data: SiteData, options: RenderOptions, docs: Path, published_dir
         path = docs / src
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
-    for title, name, required in STATIC_PAGES:
+    for _title, name, required in STATIC_PAGES:
         if (DOCS_DIR / name).is_file():
             shutil.copy2(DOCS_DIR / name, docs / name)
         elif required:

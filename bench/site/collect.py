@@ -2,54 +2,40 @@
 
 Why a separate step: the renderer must not query anything. All numbers come from the dataset's metrics API
 (`bench.dataset.metrics.Metrics`, the only place where rankings and aggregates are defined); workload facts
-come from the workload modules (bench.registry). Keeping both behind one function makes the renderer a pure
-function of SiteData, testable with a small fake of the metrics API.
+come from the workload modules (bench.registry). Keeping both behind one function keeps the renderer free of
+queries: it reads SiteData only. Each query's rows arrive typed (bench/dataset/query_rows.py) and stay so up to
+the templates.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from functools import cached_property
-from datetime import datetime, timezone
 from hashlib import sha256
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from bench.dataset import query_rows as qr
 from bench.harness.hardware import chip_label
 
-Row = dict[str, Any]
+if TYPE_CHECKING:
+    from bench.dataset.metrics import Metrics
+    from bench.site.workload_facts import ProgramFacts
 
 #: Charts with one series per submission show the TOP_K best-ranked ones (the tables show all).
 TOP_K = 10
 
 
-class MetricsSource(Protocol):
-    """The part of bench.dataset.metrics.Metrics the site reads (each method returns list[dict])."""
+class _HasSubmission(Protocol):
+    @property
+    def submission(self) -> str | None: ...
 
-    def tracks(self) -> list[Row]: ...
-    def leaderboard(self, track: str) -> list[Row]: ...
-    def per_benchmark(self, track: str) -> list[Row]: ...
-    def fast1_curves(self, track: str) -> list[Row]: ...
-    def outcome_breakdown(self, track: str) -> list[Row]: ...
-    def workload_results(self, track: str, workload: str) -> list[Row]: ...
-    def submission_results(self, track: str, submission: str) -> list[Row]: ...
-    def roofline(self, track: str) -> list[Row]: ...
-    def handtuned_vs_xla(self, track: str) -> list[Row]: ...
-    def flags(self, track: str) -> list[Row]: ...
-    def submissions(self) -> list[Row]: ...
-    # trajectories: measured curves and breakdown come from fast1_curves/outcome_breakdown above; these add the
-    # best-so-far curves, the declared data (shown apart) and the declared-vs-measured disagreements
-    def best_so_far_curves(self, track: str) -> list[Row]: ...
-    def declared_fast1_curves(self, track: str) -> list[Row]: ...
-    def declared_outcome_breakdown(self, track: str) -> list[Row]: ...
-    def sample_disagreements(self, track: str) -> list[Row]: ...
-    def trajectory_workloads(self, track: str) -> list[Row]: ...
-    # one baseline per workload, fast_p, and each submission's score under each harness version
-    def workload_baselines(self, track: str) -> list[Row]: ...
-    def fast_p(self, track: str) -> list[Row]: ...
-    def submission_history(self, track: str) -> list[Row]: ...
+
+R = TypeVar("R", bound=_HasSubmission)
 
 
 @dataclass
@@ -62,24 +48,24 @@ class Track:
     reported: bool  # numbers copied from the paper, not measured here
     provenance: str
     n_workloads: int
-    leaderboard: list[Row]
-    per_benchmark: list[Row]
-    fast1: list[Row]
-    outcomes: list[Row]
-    roofline: list[Row]
-    handtuned: list[Row]
-    flags: list[Row]
+    leaderboard: list[qr.AnyLeaderboardRow]
+    per_benchmark: list[qr.PerBenchmarkRow]
+    fast1: list[qr.Fast1CurvesRow]
+    outcomes: list[qr.OutcomeBreakdownRow]
+    roofline: list[qr.RooflineRow]
+    handtuned: list[qr.HandtunedVsXlaRow]
+    flags: list[qr.FlagsRow]
     ranking: str = "speed"  # the ranking kind the track declares (bench/sql/base.sql track_ranking)
-    by_workload: dict[str, list[Row]] = field(default_factory=dict)
-    by_submission: dict[str, list[Row]] = field(default_factory=dict)
-    best_so_far: list[Row] = field(default_factory=list)  # measured samples only, like fast1 and outcomes
-    declared_fast1: list[Row] = field(default_factory=list)  # a submitter's trajectory.csv: shown apart
-    declared_outcomes: list[Row] = field(default_factory=list)
-    disagreements: list[Row] = field(default_factory=list)  # declared vs measured, per sample
-    trajectories: list[Row] = field(default_factory=list)  # per (submission, workload) measured trajectory
-    baselines: list[Row] = field(default_factory=list)  # the one XLA baseline per workload (workload_baselines.sql)
-    fast_p: list[Row] = field(default_factory=list)  # per submission and p: share faster than p x XLA
-    history: list[Row] = field(default_factory=list)  # per submission and harness version: its score then
+    by_workload: dict[str, list[qr.WorkloadResultsRow]] = field(default_factory=dict)
+    by_submission: dict[str, list[qr.SubmissionResultsRow]] = field(default_factory=dict)
+    best_so_far: list[qr.BestSoFarCurvesRow] = field(default_factory=list)  # measured samples, like fast1/outcomes
+    declared_fast1: list[qr.Fast1CurvesRow] = field(default_factory=list)  # a submitter's trajectory.csv: apart
+    declared_outcomes: list[qr.OutcomeBreakdownRow] = field(default_factory=list)
+    disagreements: list[qr.SampleDisagreementsRow] = field(default_factory=list)  # declared vs measured, per sample
+    trajectories: list[qr.TrajectoryWorkloadsRow] = field(default_factory=list)  # per (submission, workload)
+    baselines: list[qr.WorkloadBaselinesRow] = field(default_factory=list)  # the one XLA baseline per workload
+    fast_p: list[qr.FastPRow] = field(default_factory=list)  # per submission and p: share faster than p x XLA
+    history: list[qr.SubmissionHistoryRow] = field(default_factory=list)  # per submission and harness version
 
     @property
     def label(self) -> str:
@@ -107,10 +93,10 @@ class Track:
 
         return submission_colors(self.leaderboard)
 
-    def without_baseline(self, rows: list[Row]) -> list[Row]:
+    def without_baseline(self, rows: list[qr.PerBenchmarkRow]) -> list[qr.PerBenchmarkRow]:
         """Rows of every submission but the XLA baseline (kind 'baseline'): readiness charts are about kernels."""
-        base = {r["submission"] for r in self.leaderboard if r.get("kind") == "baseline"}
-        return [r for r in rows if r["submission"] not in base]
+        base = {r.submission for r in self.leaderboard if r.kind == "baseline"}
+        return [r for r in rows if r.submission not in base]
 
     @property
     def slug(self) -> str:
@@ -122,20 +108,20 @@ class Track:
         that the submission's name lacks; the name alone when the method is a description (a legend line)."""
         out = {}
         for r in self.leaderboard:
-            label = r.get("name") or r["submission"]
-            method = r.get("method") or ""
-            out[r["submission"]] = f"{method} · {label}" if method and len(method) <= 30 and method not in label else label
+            label = r.name or r.submission
+            method = r.method or ""
+            out[r.submission] = f"{method} · {label}" if method and len(method) <= 30 and method not in label else label
         return out
 
-    def top(self, rows: list[Row], k: int = TOP_K) -> list[Row]:
+    def top(self, rows: list[R], k: int = TOP_K) -> list[R]:
         """Rows of the k best-ranked submissions (the API's order), so charts of 100 submissions stay legible."""
-        keep = {r["submission"] for r in self.leaderboard[:k]}
-        return [r for r in rows if r["submission"] in keep]
+        keep = {r.submission for r in self.leaderboard[:k]}
+        return [r for r in rows if r.submission in keep]
 
     @cached_property
-    def baseline_by_workload(self) -> dict[str, Row]:
+    def baseline_by_workload(self) -> dict[str, qr.WorkloadBaselinesRow]:
         """workload -> its row of workload_baselines.sql (one per workload: a lookup, nothing is chosen here)."""
-        return {r["workload"]: r for r in self.baselines}
+        return {r.workload: r for r in self.baselines}
 
     @property
     def interval_kind(self) -> str:
@@ -143,16 +129,16 @@ class Track:
         return "95% interval: bootstrap across the suite's workloads (1000 deterministic resamples)"
 
     @cached_property
-    def rows_of(self) -> dict[str, dict[str, list[Row]]]:
+    def rows_of(self) -> dict[str, dict[str, list[Any]]]:
         """Per submission, its rows of the per-track queries (for submission pages; a lookup, not a ranking)."""
-        out: dict[str, dict[str, list[Row]]] = defaultdict(lambda: defaultdict(list))
-        for name, rows in (("leaderboard", self.leaderboard), ("fast1", self.fast1), ("per_benchmark", self.per_benchmark),
-                           ("outcomes", self.outcomes), ("flags", self.flags), ("best_so_far", self.best_so_far),
-                           ("declared_fast1", self.declared_fast1), ("declared_outcomes", self.declared_outcomes),
-                           ("disagreements", self.disagreements), ("trajectories", self.trajectories),
-                           ("fast_p", self.fast_p), ("history", self.history)):
+        out: dict[str, dict[str, list[Any]]] = defaultdict(lambda: defaultdict(list))
+        for name, rows in (("leaderboard", self.leaderboard), ("fast1", self.fast1),
+                           ("per_benchmark", self.per_benchmark), ("outcomes", self.outcomes), ("flags", self.flags),
+                           ("best_so_far", self.best_so_far), ("declared_fast1", self.declared_fast1),
+                           ("declared_outcomes", self.declared_outcomes), ("disagreements", self.disagreements),
+                           ("trajectories", self.trajectories), ("fast_p", self.fast_p), ("history", self.history)):
             for r in rows:
-                out[r["submission"]][name].append(r)
+                out[r.submission][name].append(r)
         return out
 
     @cached_property
@@ -161,7 +147,7 @@ class Track:
 
     def without_sandbox(self) -> set[str]:
         """Submissions with at least one row evaluated with `sandbox: none` (shown as a badge)."""
-        return {s for s, rows in self.by_submission.items() if any(r.get("sandbox") == "none" for r in rows)}
+        return {s for s, rows in self.by_submission.items() if any(r.sandbox == "none" for r in rows)}
 
     def peak_is_nominal(self) -> bool:
         """True when the chip's peak is an order of magnitude, not a data-sheet figure (CPU)."""
@@ -192,14 +178,36 @@ class Workload:
     small_config: dict[str, Any]
     flops_full: int | None
     flops_small: int | None
-    program: Any = None  # bench.site.workload_facts.ProgramFacts: inputs, outputs, tolerance (None: unregistered)
+    program: ProgramFacts | None = None  # inputs, outputs, tolerance (None: unregistered)
+
+
+@dataclass(frozen=True)
+class SubmissionLabel:
+    """What the site knows of a submission that has rows but no metadata snapshot: its leaderboard row's labels."""
+
+    name: str | None
+    kind: str | None
+    method: str | None
+    model: str | None
+    provenance: str | None
+
+    @classmethod
+    def of(cls, row: qr.AnyLeaderboardRow) -> SubmissionLabel:
+        return cls(row.name, row.kind, row.method, row.model, row.provenance)
+
+    def get(self, column: str, default: Any = None) -> Any:
+        """As QueryRow.get: the submission page asks every metadata column; this has the labels only."""
+        return getattr(self, column) if column in self.__dataclass_fields__ else default
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
 
 
 @dataclass
 class SiteData:
     tracks: list[Track]
     workloads: list[Workload]
-    submissions: dict[str, Row]  # submission id -> metadata (name, method, model, ...)
+    submissions: dict[str, qr.SubmissionsRow | SubmissionLabel]  # submission id -> metadata (name, method, ...)
     generated_at: str
 
 
@@ -209,7 +217,8 @@ def slug(name: str) -> str:
     return safe if safe == name else f"{safe[:60]}-{sha256(name.encode()).hexdigest()[:8]}"
 
 
-def collect(metrics: MetricsSource, workloads: list[Workload], submissions: dict[str, Row] | None = None) -> SiteData:
+def collect(metrics: Metrics, workloads: list[Workload],
+            submissions: dict[str, qr.SubmissionsRow | SubmissionLabel] | None = None) -> SiteData:
     """Run every metrics query the site needs. `submissions`: metadata per id (default: from the dataset)."""
     tracks = [_collect_track(metrics, t, workloads) for t in metrics.tracks()]
     known = {w.id for w in workloads}
@@ -218,33 +227,34 @@ def collect(metrics: MetricsSource, workloads: list[Workload], submissions: dict
             if wid not in known:
                 known.add(wid)
                 workloads = [*workloads, unregistered_workload(wid)]
-    meta = dict(submissions if submissions is not None else submission_metadata(metrics))
+    meta: dict[str, qr.SubmissionsRow | SubmissionLabel] = dict(
+        submissions if submissions is not None else submission_metadata(metrics))
     for t in tracks:
         for row in t.leaderboard:
-            meta.setdefault(row["submission"], {k: row.get(k) for k in ("name", "kind", "method", "model", "provenance")})
+            meta.setdefault(row.submission, SubmissionLabel.of(row))
     return SiteData(
         tracks=tracks,
         workloads=workloads,
         submissions=meta,
-        generated_at=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        generated_at=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
     )
 
 
-def submission_metadata(metrics: MetricsSource) -> dict[str, Row]:
+def submission_metadata(metrics: Metrics) -> dict[str, qr.SubmissionsRow | SubmissionLabel]:
     """Submission metadata as the dataset snapshotted it at ingest, keyed by submission id."""
-    return {row["submission"]: row for row in metrics.submissions()}
+    return {row.submission: row for row in metrics.submissions()}
 
 
-def _collect_track(metrics: MetricsSource, t: Row, workloads: list[Workload]) -> Track:
-    tid = t["track"]
+def _collect_track(metrics: Metrics, t: qr.TracksRow, workloads: list[Workload]) -> Track:
+    tid = t.track
     board = metrics.leaderboard(tid)
     track = Track(
         id=tid,
-        chip=t.get("chip") or tid.split("/")[0],
-        size=t.get("size") or tid.split("/")[1],
-        reported=str(t.get("provenance") or "").startswith("reported"),
-        provenance=str(t.get("provenance") or ""),
-        n_workloads=int(t.get("n_workloads") or 0),
+        chip=t.chip or tid.split("/")[0],
+        size=t.size or tid.split("/")[1],
+        reported=(t.provenance or "").startswith("reported"),
+        provenance=t.provenance or "",
+        n_workloads=t.n_workloads or 0,
         leaderboard=board,
         per_benchmark=metrics.per_benchmark(tid),
         fast1=metrics.fast1_curves(tid),
@@ -252,7 +262,7 @@ def _collect_track(metrics: MetricsSource, t: Row, workloads: list[Workload]) ->
         roofline=metrics.roofline(tid),
         handtuned=metrics.handtuned_vs_xla(tid),
         flags=metrics.flags(tid),
-        ranking=str(t.get("ranking") or "speed"),
+        ranking=t.ranking or "speed",
         best_so_far=metrics.best_so_far_curves(tid),
         declared_fast1=metrics.declared_fast1_curves(tid),
         declared_outcomes=metrics.declared_outcome_breakdown(tid),
@@ -262,11 +272,11 @@ def _collect_track(metrics: MetricsSource, t: Row, workloads: list[Workload]) ->
         fast_p=metrics.fast_p(tid),
         history=metrics.submission_history(tid),
     )
-    for wid in dict.fromkeys([w.id for w in workloads] + [r["workload"] for r in track.per_benchmark]):
+    for wid in dict.fromkeys([w.id for w in workloads] + [r.workload for r in track.per_benchmark]):
         rows = metrics.workload_results(tid, wid)
         if rows:
             track.by_workload[wid] = rows
-    for sub in dict.fromkeys(r["submission"] for r in board):
+    for sub in dict.fromkeys(r.submission for r in board):
         track.by_submission[sub] = metrics.submission_results(tid, sub)
     return track
 

@@ -16,12 +16,13 @@ import json
 import math
 import re
 from collections import defaultdict
+from collections.abc import Iterable
 from html import escape
-from typing import Any, Iterable
+from typing import Any
 
+from bench.dataset import query_rows as qr
 from bench.site import palette
 
-Row = dict[str, Any]
 Figure = dict[str, Any]
 
 _BASE_LAYOUT: dict[str, Any] = {
@@ -93,15 +94,16 @@ def series_style(i: int) -> dict[str, Any]:
     return {"dash": DASHES[i % len(DASHES)], "symbol": SYMBOLS[i % len(SYMBOLS)]}
 
 
-def _lines(rows: Iterable[Row], key: str, names: dict[str, str], dash: bool = False,
+def _lines(rows: Iterable[qr.Fast1CurvesRow | qr.FastPRow | qr.BestSoFarCurvesRow], key: str, names: dict[str, str],
+           dash: bool = False,
            colors: dict[str, str] | None = None, x: str = "n", shape: str = "hv") -> list[dict[str, Any]]:
-    """One line per submission of (rows[x], rows[key]), each with its own dash and markers; all dashed (and no
+    """One line per submission of (row.x, row.key), each with its own dash and markers; all dashed (and no
     markers cycle) for declared (unverified) data."""
     lines: dict[str, tuple[list[Any], list[Any]]] = defaultdict(lambda: ([], []))
     for r in rows:
-        xs, ys = lines[r["submission"]]
-        xs.append(r[x])
-        ys.append(r[key])
+        xs, ys = lines[r.submission]
+        xs.append(getattr(r, x))
+        ys.append(getattr(r, key))
     out = []
     for i, (sub, (xs, ys)) in enumerate(lines.items()):
         style = series_style(i)
@@ -130,13 +132,14 @@ def fitted_range(values: Iterable[Any], floor: float | None = None, ceiling: flo
     return [lo, hi]
 
 
-def fast1_curves(rows: Iterable[Row], names: dict[str, str], title: str = "fast1@N: share of workloads beating XLA",
+def fast1_curves(rows: Iterable[qr.Fast1CurvesRow], names: dict[str, str],
+                 title: str = "fast1@N: share of workloads beating XLA",
                  colors: dict[str, str] | None = None, dash: bool = False) -> Figure:
     """One line per submission (labelled by its method): fast1 against the sample budget N; the y axis fits the
     data (from 0, never past 100%)."""
     rows = list(rows)
     data = _lines(rows, "fast1", names, dash, colors)
-    top = fitted_range([r["fast1"] for r in rows], floor=0.0, ceiling=1.02, min_span=0.05)[1]
+    top = fitted_range([r.fast1 for r in rows], floor=0.0, ceiling=1.02, min_span=0.05)[1]
     return {
         "data": data,
         "layout": _layout(
@@ -151,7 +154,8 @@ def fast1_curves(rows: Iterable[Row], names: dict[str, str], title: str = "fast1
 FAST_P = (0.0, 1.0, 1.5, 2.0)
 
 
-def fast_p(rows: Iterable[Row], names: dict[str, str], title: str = "fast_p: share of workloads faster than p × XLA",
+def fast_p(rows: Iterable[qr.FastPRow], names: dict[str, str],
+           title: str = "fast_p: share of workloads faster than p × XLA",
            colors: dict[str, str] | None = None) -> Figure:
     """One line per submission over p = 0, 1, 1.5, 2: the share of the suite whose submitted kernel is correct and
     faster than p times XLA (KernelBench's fast_p; p = 0 is the share of correct kernels)."""
@@ -164,7 +168,7 @@ def fast_p(rows: Iterable[Row], names: dict[str, str], title: str = "fast_p: sha
             xaxis={"title": {"text": "p (faster than p × XLA)"}, "tickvals": list(FAST_P),
                    "ticktext": [f"{p:g}" for p in FAST_P], "range": [-0.1, 2.1]},
             yaxis={"title": {"text": "fast_p (share of workloads)"}, "tickformat": ".0%",
-                   "range": [0, fitted_range([r["fast_p"] for r in rows], floor=0.0, ceiling=1.02, min_span=0.05)[1]]},
+                   "range": [0, fitted_range([r.fast_p for r in rows], floor=0.0, ceiling=1.02, min_span=0.05)[1]]},
         ),
     }
 
@@ -180,7 +184,7 @@ def _in_upstream_order(ids: Iterable[str]) -> list[str]:
     return sorted(dict.fromkeys(ids), key=lambda w: (workload_number(w), w))
 
 
-def best_so_far_curves(rows: Iterable[Row], names: dict[str, str],
+def best_so_far_curves(rows: Iterable[qr.BestSoFarCurvesRow], names: dict[str, str],
                        title: str = "Best-so-far speedup: floored geomean over the suite",
                        colors: dict[str, str] | None = None) -> Figure:
     """One line per submission: the suite's floored geomean of each workload's best sample among the first N
@@ -192,7 +196,7 @@ def best_so_far_curves(rows: Iterable[Row], names: dict[str, str],
             title,
             xaxis={"title": {"text": "samples per workload (N)"}},
             yaxis={"title": {"text": "geomean speedup over XLA (x, floored at 1)"},
-                   "range": fitted_range([r["geomean"] for r in rows], floor=0.0, min_span=0.02),
+                   "range": fitted_range([r.geomean for r in rows], floor=0.0, min_span=0.02),
                    "tickformat": ".3~f"},
         ),
     }
@@ -205,14 +209,15 @@ def _workload_axis(ids: list[str]) -> dict[str, Any]:
             "hovertemplate": "%{customdata}: %{y:.3g}x<extra>%{fullData.name}</extra>"}
 
 
-def per_benchmark_best(rows: Iterable[Row], names: dict[str, str],
-                       title: str = "Best speedup over XLA per workload", colors: dict[str, str] | None = None) -> Figure:
+def per_benchmark_best(rows: Iterable[qr.PerBenchmarkRow], names: dict[str, str],
+                       title: str = "Best speedup over XLA per workload",
+                       colors: dict[str, str] | None = None) -> Figure:
     """Grouped bars: per workload, each submission's best correct speedup (the paper's Figure 6)."""
     rows = list(rows)
-    workloads = _in_upstream_order(r["workload"] for r in rows if r.get("best_speedup") is not None)
+    workloads = _in_upstream_order(r.workload for r in rows if r.best_speedup is not None)
     series: dict[str, dict[str, Any]] = defaultdict(dict)
     for r in rows:
-        series[r["submission"]][r["workload"]] = r.get("best_speedup")
+        series[r.submission][r.workload] = r.best_speedup
     data = [
         {"type": "bar", "name": _name(names, sub), **_workload_axis(workloads), "y": [vals.get(w) for w in workloads],
          "marker": _color(colors, sub)}
@@ -233,20 +238,21 @@ def per_benchmark_best(rows: Iterable[Row], names: dict[str, str],
     }
 
 
-def outcome_breakdown(rows: Iterable[Row], names: dict[str, str], title: str = "Per-sample outcomes") -> Figure:
+def outcome_breakdown(rows: Iterable[qr.OutcomeBreakdownRow], names: dict[str, str],
+                      title: str = "Per-sample outcomes") -> Figure:
     """Stacked horizontal bars of sample shares per submission (the paper's Figure 4).
 
     Rows are the wide form of the metrics API: `<outcome>_share` columns, one row per submission.
     """
     rows = list(rows)
-    labels = [_name(names, r["submission"]) for r in rows]
+    labels = [_name(names, r.submission) for r in rows]
     data = [
         {
             "type": "bar",
             "orientation": "h",
             "name": OUTCOME_LABELS[outcome],
             "y": labels,
-            "x": [r.get(f"{outcome}_share") or 0.0 for r in rows],
+            "x": [getattr(r, f"{outcome}_share") or 0.0 for r in rows],
             "marker": {"color": OUTCOME_COLORS[outcome]},
         }
         for outcome in OUTCOME_LABELS
@@ -263,27 +269,27 @@ def outcome_breakdown(rows: Iterable[Row], names: dict[str, str], title: str = "
     }
 
 
-def roofline(rows: Iterable[Row], peak_tflops: float | None, peak_gbs: float | None, title: str) -> Figure:
+def roofline(rows: Iterable[qr.RooflineRow], peak_tflops: float | None, peak_gbs: float | None, title: str) -> Figure:
     """Achieved TFLOP/s of each workload's XLA baseline against its operational intensity, under the chip's roof.
 
     `rows`: one per workload (workload, operational_intensity, baseline_tflops).
     """
-    pts = [r for r in rows if r.get("operational_intensity") and r.get("baseline_tflops")]
+    pts = [r for r in rows if r.operational_intensity and r.baseline_tflops]
     data: list[dict[str, Any]] = [
         {
             "type": "scatter",
             "mode": "markers",
             "name": "XLA baseline",
             "marker": {"color": palette.XLA_BASELINE},
-            "x": [r["operational_intensity"] for r in pts],
-            "y": [r["baseline_tflops"] for r in pts],
-            "text": [text(r["workload"]) for r in pts],
+            "x": [r.operational_intensity for r in pts],
+            "y": [r.baseline_tflops for r in pts],
+            "text": [text(r.workload) for r in pts],
             "hovertemplate": "%{text}<br>OI %{x:.3g} FLOP/B<br>%{y:.3g} TFLOP/s<extra></extra>",
         }
     ]
     if peak_tflops and peak_gbs and pts:
         ridge = peak_tflops * 1e12 / (peak_gbs * 1e9)
-        ois = [r["operational_intensity"] for r in pts]
+        ois = [r.operational_intensity for r in pts if r.operational_intensity]
         lo, hi = min(min(ois), ridge) / 4, max(max(ois), ridge) * 4
         data.append(
             {
@@ -306,16 +312,17 @@ def roofline(rows: Iterable[Row], peak_tflops: float | None, peak_gbs: float | N
     }
 
 
-def handtuned_vs_xla(rows: Iterable[Row], title: str = "Hand-tuned Pallas speedup over XLA") -> Figure:
+def handtuned_vs_xla(rows: Iterable[qr.HandtunedVsXlaRow | qr.WorkloadBaselinesRow],
+                     title: str = "Hand-tuned Pallas speedup over XLA") -> Figure:
     """One bar per workload with a hand-tuned reference (the paper's Figure 2b); rows: one per workload."""
-    rows = [r for r in rows if r.get("hand_tuned_speedup") is not None]
+    rows = [r for r in rows if r.hand_tuned_speedup is not None]
     return {
         "data": [
             {
                 "type": "bar",
                 "name": "hand-tuned / XLA",
-                "x": [r["workload"] for r in rows],
-                "y": [r["hand_tuned_speedup"] for r in rows],
+                "x": [r.workload for r in rows],
+                "y": [r.hand_tuned_speedup for r in rows],
                 "marker": {"color": palette.SERIES[2]},  # one colour: the 1x line says faster or slower
             }
         ],
@@ -328,18 +335,20 @@ def handtuned_vs_xla(rows: Iterable[Row], title: str = "Hand-tuned Pallas speedu
     }
 
 
-def submission_bars(rows: Iterable[Row], title: str) -> Figure:
+def submission_bars(rows: Iterable[qr.SubmissionResultsRow], title: str) -> Figure:
     """A submission's speedup per workload (correct kernels only), for its own page, with each speedup's 95%
     interval as an error bar where the row has one."""
     rows = list(rows)
-    ys = [r.get("speedup") if r.get("status") == "correct" else None for r in rows]
-    lows = [r.get("speedup_ci_low") if y is not None else None for r, y in zip(rows, ys)]
-    highs = [r.get("speedup_ci_high") if y is not None else None for r, y in zip(rows, ys)]
-    bar: dict[str, Any] = {"type": "bar", "name": "speedup", **_workload_axis([r["workload"] for r in rows]), "y": ys}
+    ys = [r.speedup if r.status == "correct" else None for r in rows]
+    lows = [r.speedup_ci_low if y is not None else None for r, y in zip(rows, ys, strict=True)]
+    highs = [r.speedup_ci_high if y is not None else None for r, y in zip(rows, ys, strict=True)]
+    bar: dict[str, Any] = {"type": "bar", "name": "speedup", **_workload_axis([r.workload for r in rows]), "y": ys}
     if any(v is not None for v in lows):
         bar["error_y"] = {"type": "data", "symmetric": False, "color": palette.REFERENCE,
-                          "array": [h - y if h is not None and y is not None else None for h, y in zip(highs, ys)],
-                          "arrayminus": [y - lo if lo is not None and y is not None else None for lo, y in zip(lows, ys)]}
+                          "array": [h - y if h is not None and y is not None else None
+                                    for h, y in zip(highs, ys, strict=True)],
+                          "arrayminus": [y - lo if lo is not None and y is not None else None
+                                         for lo, y in zip(lows, ys, strict=True)]}
     return {
         "data": [bar],
         "layout": _layout(
@@ -377,19 +386,19 @@ READINESS_CLASSES = (
 )
 
 
-def readiness_class(r: Row) -> str:
-    """The class of one per_benchmark row (status, correct_unflagged, pending_flags, tpu_lowering)."""
-    if r.get("status") is None:
+def readiness_class(r: qr.PerBenchmarkRow | None) -> str:
+    """The class of one per_benchmark row (status, correct_unflagged, pending_flags, tpu_lowering); None: no row."""
+    if r is None or r.status is None:
         return "missing"
-    if r.get("pending_flags") or r.get("status") == "rejected":
+    if r.pending_flags or r.status == "rejected":
         return "excluded"
-    if r.get("correct_unflagged"):
-        low = r.get("tpu_lowering")
+    if r.correct_unflagged:
+        low = r.tpu_lowering
         return "unknown" if low is None else "ok" if low == "ok" else "failed"
-    return "wrong" if r.get("status") == "incorrect" else "error"
+    return "wrong" if r.status == "incorrect" else "error"
 
 
-def readiness_matrix(rows: Iterable[Row], names: dict[str, str],
+def readiness_matrix(rows: Iterable[qr.PerBenchmarkRow], names: dict[str, str],
                      title: str = "Correctness and TPU readiness per workload") -> Figure:
     """A submission x workload grid coloured by readiness class (what a CPU interpret-mode track measures).
 
@@ -397,17 +406,17 @@ def readiness_matrix(rows: Iterable[Row], names: dict[str, str],
     rows = list(rows)
     index = {key: i for i, (key, _, _) in enumerate(READINESS_CLASSES)}
     labels = {key: label for key, label, _ in READINESS_CLASSES}
-    workloads = _in_upstream_order(r["workload"] for r in rows)
-    cells: dict[str, dict[str, Row]] = defaultdict(dict)
+    workloads = _in_upstream_order(r.workload for r in rows)
+    cells: dict[str, dict[str, qr.PerBenchmarkRow]] = defaultdict(dict)
     for r in rows:
-        cells[r["submission"]][r["workload"]] = r
+        cells[r.submission][r.workload] = r
     subs = [s for s in names if s in cells] + [s for s in cells if s not in names]
     z, hover = [], []
     for sub in subs:
-        classes = [readiness_class(cells[sub].get(w, {})) for w in workloads]
+        classes = [readiness_class(cells[sub].get(w)) for w in workloads]
         z.append([index[c] for c in classes])
-        hover.append([f"{text(w)}: {labels[c]}" + (f" ({text(cells[sub][w].get('tpu_lowering'))})"
-                                                    if c == "failed" else "") for w, c in zip(workloads, classes)])
+        hover.append([f"{text(w)}: {labels[c]}" + (f" ({text(cells[sub][w].tpu_lowering)})" if c == "failed" else "")
+                      for w, c in zip(workloads, classes, strict=True)])
     n = len(READINESS_CLASSES)
     scale = []
     for i, (_, _, colour) in enumerate(READINESS_CLASSES):

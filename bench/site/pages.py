@@ -160,7 +160,8 @@ def _environment() -> Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    env.filters.update(size=size, t=t, brief=brief, breakable=breakable, page_title=page_title, md=md, speedup=speedup, ms=ms, pct=pct, num=num, sci=sci, sortval=sortval, as_list=as_list,
+    env.filters.update(size=size, t=t, brief=brief, breakable=breakable, page_title=page_title, md=md,
+                       speedup=speedup, ms=ms, pct=pct, num=num, sci=sci, sortval=sortval, as_list=as_list,
                        workload_order=workload_order)
     env.globals.update(link=link, plot=plot, figures=figures, slug=slug, is_excluding=is_excluding)
     return env
@@ -220,11 +221,11 @@ def _workload_facts(data: SiteData, workload: str) -> list[tuple[Track, dict[str
         base = t.baseline_by_workload.get(workload)
         if base is None and workload not in t.by_workload:
             continue
-        f: dict[str, Any] = {k: v for k, v in (base or {}).items() if v is not None}
+        f: dict[str, Any] = {k: v for k, v in (base.as_dict() if base else {}).items() if v is not None}
         flops = getattr(w, f"flops_{t.size}", None) if w else None  # the one FLOPs number (bench.registry)
         if flops and f.get("baseline_median_ms"):
             f.update(flops=flops, baseline_tflops=flops / (f["baseline_median_ms"] * 1e9))
-            if base is not None and base.get("flops") is None:
+            if base is not None and base.flops is None:
                 f["flops_from"] = "this workload's FLOP count over the track's XLA baseline"
         peak = t.peak()[0]
         if f.get("baseline_tflops") and peak:
@@ -236,7 +237,7 @@ def _workload_facts(data: SiteData, workload: str) -> list[tuple[Track, dict[str
 def _workload_summary(data: SiteData) -> tuple[Track | None, dict[str, dict[str, Any]]]:
     """The Workloads index: one track for every column, so that sizes never mix (FLOPs, baseline time and
     utilization at that track's size): the first track (measured tracks come first) with a baseline."""
-    track = next((t for t in data.tracks if any(r.get("baseline_median_ms") for r in t.baselines)), None)
+    track = next((t for t in data.tracks if any(r.baseline_median_ms for r in t.baselines)), None)
     if track is None:
         return None, {}
     out = {}

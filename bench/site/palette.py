@@ -8,7 +8,9 @@ XLA baseline is always the same neutral grey. Every figure in bench/site/figures
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+
+from bench.dataset.query_rows import AnyLeaderboardRow
 
 #: Outcomes of a sample or an evaluation.
 CORRECT = "#2ca02c"
@@ -35,14 +37,14 @@ OUTCOMES = {"api_runtime_error": ERROR, "wrong_output": WRONG_OUTPUT, "correct":
             "integrity_excluded": EXCLUDED}  # a measured sample with an excluding integrity flag
 
 
-def submission_colors(leaderboard: Iterable[dict[str, Any]]) -> dict[str, str]:
+def submission_colors(leaderboard: Iterable[AnyLeaderboardRow]) -> dict[str, str]:
     """submission -> colour, by leaderboard order: the XLA baseline (kind 'baseline') grey, the others SERIES."""
     out: dict[str, str] = {}
     i = 0
     for r in leaderboard:
-        if r.get("kind") == "baseline":
-            out[r["submission"]] = XLA_BASELINE
+        if r.kind == "baseline":
+            out[r.submission] = XLA_BASELINE
         else:
-            out[r["submission"]] = SERIES[i % len(SERIES)]
+            out[r.submission] = SERIES[i % len(SERIES)]
             i += 1
     return out

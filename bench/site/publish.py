@@ -31,7 +31,7 @@ import hashlib
 import shutil
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -39,24 +39,14 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from bench.dataset import schema
-from bench.dataset.metrics import RANKING_EXPLANATIONS, dumps
-from bench.site.collect import Row, SiteData, Track, Workload, slug
+from bench.dataset.metrics import RANKING_EXPLANATIONS, Metrics, dumps
+from bench.dataset.query_rows import SubmissionsRow
+from bench.site.collect import SiteData, SubmissionLabel, Track, Workload, slug
 
 #: The JSON Schema of api/leaderboard.json, kept in the repository and published beside it.
 LEADERBOARD_SCHEMA = Path(__file__).resolve().parent / "schemas" / "leaderboard.schema.json"
 API_VERSION = 2  # 2: `rows` in every document; baseline_median_ms, fast_p, history
 FORMATS = ("parquet", "csv")
-
-
-class PublishSource(Protocol):
-    """The part of bench.dataset.metrics.Metrics that publishing reads."""
-
-    def published_results(self, track: str) -> pa.Table: ...
-    def published_samples(self, track: str) -> pa.Table: ...
-    def published_submissions(self) -> pa.Table: ...
-    def published_reported_summary(self) -> pa.Table: ...
-    def provenance_summary(self, track: str) -> list[Row]: ...
-    def ranking_kind(self, track: str) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -106,11 +96,11 @@ def workload_api(wid: str) -> str:
     return f"api/workloads/{slug(wid)}.json"
 
 
-def publish(metrics: PublishSource, data: SiteData, out: Path, generated_at: str | None = None) -> Published:
+def publish(metrics: Metrics, data: SiteData, out: Path, generated_at: str | None = None) -> Published:
     """Write the data files and the JSON API under `out`; return what was written."""
     from bench import HARNESS_VERSION
 
-    stamp = generated_at or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    stamp = generated_at or _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     meta = {"generated_at": stamp, "schema_version": schema.SCHEMA_VERSION, "harness_version": HARNESS_VERSION,
             "api_version": API_VERSION, "license": schema.DATA_LICENSE}
     files: list[PublishedFile] = []
@@ -205,7 +195,7 @@ def _file_entry(path: Path, out: Path, name: str, fmt: str, track: str | None, t
 Links = dict[tuple[str, str, str], str]  # (track, table, format) -> published path
 
 
-def _write_api(metrics: PublishSource, data: SiteData, out: Path, meta: dict[str, Any], links: Links) -> list[str]:
+def _write_api(metrics: Metrics, data: SiteData, out: Path, meta: dict[str, Any], links: Links) -> list[str]:
     written = []
     board = leaderboard_document(metrics, data, meta, links)
     _write_json(out / "api" / "leaderboard.json", board)
@@ -223,7 +213,7 @@ def _write_api(metrics: PublishSource, data: SiteData, out: Path, meta: dict[str
     return written
 
 
-def leaderboard_document(metrics: PublishSource, data: SiteData, meta: dict[str, Any], links: Links) -> dict[str, Any]:
+def leaderboard_document(metrics: Metrics, data: SiteData, meta: dict[str, Any], links: Links) -> dict[str, Any]:
     """api/leaderboard.json: per track, its ranking kind, the Metrics API's leaderboard rows as they are (what
     `bench leaderboard TRACK --json` prints) and a provenance summary per submission."""
     tracks = []
@@ -234,15 +224,16 @@ def leaderboard_document(metrics: PublishSource, data: SiteData, meta: dict[str,
             "ranking_explanation": RANKING_EXPLANATIONS[kind],
             "rows": t.leaderboard,
             "fast_p": t.fast_p,
-            "provenance_summary": {r["submission"]: r for r in metrics.provenance_summary(t.id)},
+            "provenance_summary": {r.submission: r for r in metrics.provenance_summary(t.id)},
         })
     return {**meta, "tracks": tracks}
 
 
-def submission_document(data: SiteData, sub: str, sub_meta: Row, meta: dict[str, Any], links: Links) -> dict[str, Any]:
+def submission_document(data: SiteData, sub: str, sub_meta: SubmissionsRow | SubmissionLabel, meta: dict[str, Any],
+                        links: Links) -> dict[str, Any]:
     """api/submissions/<id>.json: metadata (no contact), and per track its ranking row (`rows`, the key every
     document uses for ranking rows), every suite workload's result, fast_p and its score per harness version."""
-    public_meta = {k: v for k, v in sub_meta.items() if k in schema.PUBLIC_COLUMNS}
+    public_meta = {k: v for k, v in sub_meta.as_dict().items() if k in schema.PUBLIC_COLUMNS}
     tracks = []
     for t in data.tracks:
         if sub not in t.by_submission:
@@ -263,10 +254,12 @@ def workload_document(data: SiteData, w: Workload, meta: dict[str, Any], links: 
     for t in data.tracks:
         if w.id not in t.by_workload:
             continue
-        base = t.baseline_by_workload.get(w.id, {})
-        tracks.append({**_track_facts(t, links), "baseline_median_ms": base.get("baseline_median_ms"),
-                       "baseline_rows": base.get("baseline_rows", 0), "hand_tuned_ms": base.get("hand_tuned_ms"),
-                       "hand_tuned_speedup": base.get("hand_tuned_speedup"), "results": t.by_workload[w.id]})
+        base = t.baseline_by_workload.get(w.id)
+        tracks.append({**_track_facts(t, links), "baseline_median_ms": base.baseline_median_ms if base else None,
+                       "baseline_rows": base.baseline_rows if base else 0,
+                       "hand_tuned_ms": base.hand_tuned_ms if base else None,
+                       "hand_tuned_speedup": base.hand_tuned_speedup if base else None,
+                       "results": t.by_workload[w.id]})
     return {**meta, "workload": facts, "tracks": tracks}
 
 

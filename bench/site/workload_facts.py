@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 from bench.registry import WorkloadSpec
@@ -55,7 +55,7 @@ def _abstract(spec: WorkloadSpec, size: str) -> tuple[list[Any], list[Any]]:
     return sig.full_args(sig.arrays), jax.tree_util.tree_leaves(out)
 
 
-@lru_cache(maxsize=None)
+@cache
 def describe(workload_id: str) -> ProgramFacts:
     """The facts of one registered workload, read through its typed spec (cached: a build asks once each)."""
     from bench import registry

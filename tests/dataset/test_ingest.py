@@ -147,12 +147,12 @@ def test_declared_trajectory_and_metadata_are_stored(tmp_path, submission_factor
     report = _ingest(data, subs)
     assert report.trajectories == ["traj"] and _ingest(data, subs).trajectories == []
     m = Metrics(data, suite=SUITE)
-    curve = {r["n"]: r["fast1"] for r in m.declared_fast1_curves("cpu/small") if r["submission"] == "traj"}
+    curve = {r.n: r.fast1 for r in m.declared_fast1_curves("cpu/small") if r.submission == "traj"}
     assert curve == {1: 0.0, 2: 1 / 3, 3: 2 / 3}
     (ob,) = m.declared_outcome_breakdown("cpu/small")
-    assert (ob["samples"], ob["api_runtime_error"], ob["wrong_output"], ob["correct"]) == (5, 1, 1, 3)
-    assert ob["provenance"] == "declared by submitter" and ob["basis"] == "declared"
+    assert (ob.samples, ob.api_runtime_error, ob.wrong_output, ob.correct) == (5, 1, 1, 3)
+    assert ob.provenance == "declared by submitter" and ob.basis == "declared"
     assert m.fast1_curves("cpu/small") == [] and m.outcome_breakdown("cpu/small") == []  # nothing measured
     (lb,) = m.leaderboard("cpu/small")
-    assert lb["name"] == "Test method" and lb["fast1_final"] is None and lb["samples"] is None
-    assert lb["n_workloads"] == 3
+    assert lb.name == "Test method" and lb.fast1_final is None and lb.samples is None
+    assert lb.n_workloads == 3

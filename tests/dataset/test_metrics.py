@@ -51,56 +51,56 @@ def data(tmp_path) -> Path:
 
 
 def _board(data: Path) -> dict[str, dict]:
-    return {r["submission"]: r for r in Metrics(data, suite=SUITE).leaderboard(TRACK)}
+    return {r.submission: r for r in Metrics(data, suite=SUITE).leaderboard(TRACK)}
 
 
 def test_floor_missing_and_incorrect_count_as_one(data):
     x = _board(data)["x"]
-    assert x["geomean"] == pytest.approx(4.0 ** 0.25) and x["mean"] == pytest.approx(7.0 / 4)
-    assert (x["correct"], x["evaluated"], x["n_workloads"], x["beats_xla"]) == (2, 3, 4, 1)
+    assert x.geomean == pytest.approx(4.0 ** 0.25) and x.mean == pytest.approx(7.0 / 4)
+    assert (x.correct, x.evaluated, x.n_workloads, x.beats_xla) == (2, 3, 4, 1)
 
 
 def test_baseline_is_the_one_x_sanity_row(data):
     xla = _board(data)["xla"]
-    assert xla["geomean"] == 1.0 and xla["mean"] == 1.0 and xla["correct"] == 4
+    assert xla.geomean == 1.0 and xla.mean == 1.0 and xla.correct == 4
 
 
 def test_flagged_row_counts_only_after_a_verdict_clears_it(data):
     y = _board(data)["y"]
-    assert y["geomean"] == 1.0 and y["excluded"] == 1 and y["correct"] == 1 and y["pallas"] == 0  # no_pallas is a label
+    assert y.geomean == 1.0 and y.excluded == 1 and y.correct == 1 and y.pallas == 0  # no_pallas is a label
     verdict = {"submission": "y", "workload": "a", "content_hash": "h1", "flag": "host_callback", "verdict": "cleared",
                "by": "maintainer", "at": "2026-01-02", "why": "debug print removed at trace time"}
     (data / "verdicts.yaml").write_text(yaml.safe_dump([verdict | {"content_hash": "other"}]))
-    assert _board(data)["y"]["excluded"] == 1  # a verdict on other content does not carry over
+    assert _board(data)["y"].excluded == 1  # a verdict on other content does not carry over
     (data / "verdicts.yaml").write_text(yaml.safe_dump([verdict]))
     y = _board(data)["y"]
-    assert y["geomean"] == pytest.approx(9.0 ** 0.25) and y["excluded"] == 0
+    assert y.geomean == pytest.approx(9.0 ** 0.25) and y.excluded == 0
     flags = Metrics(data, suite=SUITE).flags(TRACK)
-    assert {(f["flag"], f["excluding"], f["pending"]) for f in flags} == {("host_callback", True, False),
+    assert {(f.flag, f.excluding, f.pending) for f in flags} == {("host_callback", True, False),
                                                                           ("no_pallas", False, False)}
 
 
 def test_latest_row_replaces_older_ones(data):
     _write(data, [_row("x", "a", 1.5, at=T0 + dt.timedelta(days=1), h="h2")], name="later")
-    assert _board(data)["x"]["geomean"] == pytest.approx(1.5 ** 0.25)
+    assert _board(data)["x"].geomean == pytest.approx(1.5 ** 0.25)
 
 
 def test_hand_tuned_comparison_is_separate_from_the_ranking(data):
     m = Metrics(data, suite=SUITE)
-    (a,) = [r for r in m.per_kernel_table(TRACK) if r["workload"] == "a" and r["submission"] == "x"]
-    assert (a["xla_ms"], a["hand_tuned_ms"], a["hand_tuned_speedup"], a["speedup"]) == (2.0, 0.5, 4.0, 4.0)
-    cmp = {r["submission"]: r for r in m.handtuned_vs_xla(TRACK) if r["workload"] == "a"}
-    assert cmp["x"]["speedup_vs_hand_tuned"] == pytest.approx(1.0)
-    assert _board(data)["x"]["geomean"] == pytest.approx(4.0 ** 0.25)  # still over XLA, not over hand-tuned
+    (a,) = [r for r in m.per_kernel_table(TRACK) if r.workload == "a" and r.submission == "x"]
+    assert (a.xla_ms, a.hand_tuned_ms, a.hand_tuned_speedup, a.speedup) == (2.0, 0.5, 4.0, 4.0)
+    cmp = {r.submission: r for r in m.handtuned_vs_xla(TRACK) if r.workload == "a"}
+    assert cmp["x"].speedup_vs_hand_tuned == pytest.approx(1.0)
+    assert _board(data)["x"].geomean == pytest.approx(4.0 ** 0.25)  # still over XLA, not over hand-tuned
 
 
 def test_per_submission_and_per_workload_views(data):
     m = Metrics(data, suite=SUITE)
-    res = {r["workload"]: r for r in m.submission_results(TRACK, "x")}
-    assert res["d"]["status"] == "missing" and res["c"]["score"] == 1.0 and res["a"]["score"] == 4.0
+    res = {r.workload: r for r in m.submission_results(TRACK, "x")}
+    assert res["d"].status == "missing" and res["c"].score == 1.0 and res["a"].score == 4.0
     wl = m.workload_results(TRACK, "a")
-    assert {r["submission"] for r in wl} == {"x", "y", "xla", "ref"}
-    ranks = {r["submission"]: (r["rank"], r["rank_tied"]) for r in wl}
+    assert {r.submission for r in wl} == {"x", "y", "xla", "ref"}
+    ranks = {r.submission: (r.rank, r.rank_tied) for r in wl}
     # x and ref both 4x: one rank, shared; y is excluded (flag) and the XLA baseline is a sanity row: no rank
     assert ranks == {"x": (1, True), "ref": (1, True), "y": (None, False), "xla": (None, False)}
 
@@ -112,17 +112,17 @@ def _cpu(sub: str, wid: str, speedup: float | None, status: str = "correct", **k
 
 
 def _cpu_board(data: Path) -> dict[str, dict]:
-    return {r["submission"]: r for r in Metrics(data, suite=SUITE).leaderboard("cpu/small")}
+    return {r.submission: r for r in Metrics(data, suite=SUITE).leaderboard("cpu/small")}
 
 
 def test_tracks_declare_their_ranking_kind(data):
     _write(data, [_cpu("x", "a", 1.0)], name="cpu")
     m = Metrics(data, suite=SUITE)
     assert (m.ranking_kind("cpu/small"), m.ranking_kind(TRACK)) == ("readiness", "speed")
-    assert {t["track"]: t["ranking"] for t in m.tracks()} == {"cpu/small": "readiness", TRACK: "speed"}
-    assert {r["ranking"] for r in m.leaderboard("cpu/small")} == {"readiness"}
-    assert {r["ranking"] for r in m.leaderboard(TRACK)} == {"speed"}
-    assert "geomean" not in m.leaderboard("cpu/small")[0]  # the interpret-mode geomean has its own name
+    assert {t.track: t.ranking for t in m.tracks()} == {"cpu/small": "readiness", TRACK: "speed"}
+    assert {r.ranking for r in m.leaderboard("cpu/small")} == {"readiness"}
+    assert {r.ranking for r in m.leaderboard(TRACK)} == {"speed"}
+    assert "geomean" not in type(m.leaderboard("cpu/small")[0]).model_fields  # interpret-mode geomean: its own name
 
 
 def test_equal_speed_different_correctness_rank_apart(tmp_path):
@@ -132,8 +132,8 @@ def test_equal_speed_different_correctness_rank_apart(tmp_path):
         _cpu("q", "a", 0.05), _cpu("q", "b", 0.05), _cpu("q", "c", 0.05, status="incorrect"),
     ])
     board = _cpu_board(tmp_path)
-    assert (board["p"]["rank"], board["q"]["rank"]) == (1, 2)
-    assert (board["p"]["correct"], board["q"]["correct"]) == (3, 2)
+    assert (board["p"].rank, board["q"].rank) == (1, 2)
+    assert (board["p"].correct, board["q"].correct) == (3, 2)
 
 
 def test_readiness_keys_lowering_verified_coverage_then_speed_and_null_is_unknown(tmp_path):
@@ -152,14 +152,14 @@ def test_readiness_keys_lowering_verified_coverage_then_speed_and_null_is_unknow
     ])
     board = _cpu_board(tmp_path)
     order = ("ver", "cov", "xla", "fast", "slow", "twin", "low", "unk")
-    assert [board[s]["rank"] for s in order] == [1, 2, 3, 4, 5, 5, 7, 8]
-    assert [board[s]["rank_tied"] for s in order] == [False] * 4 + [True, True] + [False] * 2
-    assert board["cov"]["pallas_coverage"] == pytest.approx(0.9 * 2 / 4) and board["xla"]["mostly_xla"] == 2
-    assert (board["ver"]["readiness_verified"], board["ver"]["readiness_unverified"]) == (1, 1)
-    assert board["fast"]["coverage_unknown"] == 2 and board["cov"]["mostly_xla"] == 0
+    assert [board[s].rank for s in order] == [1, 2, 3, 4, 5, 5, 7, 8]
+    assert [board[s].rank_tied for s in order] == [False] * 4 + [True, True] + [False] * 2
+    assert board["cov"].pallas_coverage == pytest.approx(0.9 * 2 / 4) and board["xla"].mostly_xla == 2
+    assert (board["ver"].readiness_verified, board["ver"].readiness_unverified) == (1, 1)
+    assert board["fast"].coverage_unknown == 2 and board["cov"].mostly_xla == 0
     low, unk = board["low"], board["unk"]
-    assert (low["tpu_lowering_ok"], low["tpu_lowering_failed"], low["tpu_lowering_unknown"]) == (1, 1, 0)
-    assert (unk["tpu_lowering_ok"], unk["tpu_lowering_unknown"], unk["pallas"]) == (0, 2, 2)
+    assert (low.tpu_lowering_ok, low.tpu_lowering_failed, low.tpu_lowering_unknown) == (1, 1, 0)
+    assert (unk.tpu_lowering_ok, unk.tpu_lowering_unknown, unk.pallas) == (0, 2, 2)
 
 
 def test_interpret_speedup_never_changes_a_cpu_rank(tmp_path):
@@ -172,9 +172,9 @@ def test_interpret_speedup_never_changes_a_cpu_rank(tmp_path):
             _cpu("fewer", "b", fast, status="incorrect"),
         ])
         board = _cpu_board(data)
-        ranks.append((board["more"]["rank"], board["fewer"]["rank"]))
+        ranks.append((board["more"].rank, board["fewer"].rank))
         if fast > slow:  # a speed ranking would put "fewer" first here
-            assert board["fewer"]["interpret_geomean"] > board["more"]["interpret_geomean"]
+            assert board["fewer"].interpret_geomean > board["more"].interpret_geomean
     assert ranks == [(1, 2), (1, 2)]
 
 
@@ -185,8 +185,8 @@ def test_flagged_and_baseline_rows_on_a_readiness_track(tmp_path):
     ])
     _meta(tmp_path, "xla", "baseline")
     board = _cpu_board(tmp_path)
-    assert (board["f"]["correct"], board["f"]["excluded"], board["f"]["rank"]) == (1, 1, 1)  # no_pallas is a label
-    assert board["xla"]["rank"] is None and board["xla"]["correct"] == 2
+    assert (board["f"].correct, board["f"].excluded, board["f"].rank) == (1, 1, 1)  # no_pallas is a label
+    assert board["xla"].rank is None and board["xla"].correct == 2
 
 
 # -- one baseline per workload, ties, intervals, history, fast_p, sample outcomes (issues 25 and 28) ------------
@@ -196,13 +196,13 @@ def test_workload_baseline_is_the_median_of_current_correct_rows_whatever_sorts_
     _write(data, [_row("aaa-probe", "a", 1.0, baseline_ms=0.9, status="incorrect"),
                   _row("aaa-probe", "b", 2.0, baseline_ms=100.0, flags=["host_callback"])], name="probe")
     m = Metrics(data, suite=SUITE)
-    base = {r["workload"]: r for r in m.workload_baselines(TRACK)}
+    base = {r.workload: r for r in m.workload_baselines(TRACK)}
     # a: x, xla, ref correct at 2.0 ms; y flagged; the probe incorrect -> 2.0; b: x, xla (y carries a label only)
-    assert (base["a"]["baseline_median_ms"], base["a"]["baseline_rows"]) == (2.0, 3)
-    assert (base["b"]["baseline_median_ms"], base["b"]["baseline_rows"]) == (2.0, 3)
-    assert {r["workload"]: r["baseline_median_ms"] for r in m.roofline(TRACK)} == {}  # no flops in these rows
-    (ref,) = [r for r in m.per_kernel_table(TRACK) if r["workload"] == "a" and r["submission"] == "ref"]
-    assert ref["xla_ms"] == 2.0 and ref["hand_tuned_speedup"] == ref["speedup"] == 4.0  # one "x over XLA"
+    assert (base["a"].baseline_median_ms, base["a"].baseline_rows) == (2.0, 3)
+    assert (base["b"].baseline_median_ms, base["b"].baseline_rows) == (2.0, 3)
+    assert {r.workload: r.baseline_median_ms for r in m.roofline(TRACK)} == {}  # no flops in these rows
+    (ref,) = [r for r in m.per_kernel_table(TRACK) if r.workload == "a" and r.submission == "ref"]
+    assert ref.xla_ms == 2.0 and ref.hand_tuned_speedup == ref.speedup == 4.0  # one "x over XLA"
 
 
 def test_equal_keys_share_a_rank_and_the_name_never_breaks_a_tie(tmp_path):
@@ -212,12 +212,12 @@ def test_equal_keys_share_a_rank_and_the_name_never_breaks_a_tie(tmp_path):
     rows += [_row("best", "a", 8.0), _row("last", "a", 1.5)]
     _write(tmp_path, rows)
     board = _board_of(tmp_path)
-    assert {s: (r["rank"], r["rank_tied"]) for s, r in board.items()} == {
+    assert {s: (r.rank, r.rank_tied) for s, r in board.items()} == {
         "best": (1, False), "aa-twin": (2, True), "zz-twin": (2, True), "last": (4, False)}
 
 
 def _board_of(data: Path) -> dict[str, dict]:
-    return {r["submission"]: r for r in Metrics(data, suite=SUITE).leaderboard(TRACK)}
+    return {r.submission: r for r in Metrics(data, suite=SUITE).leaderboard(TRACK)}
 
 
 def test_geomean_interval_is_a_deterministic_bootstrap_that_brackets_the_geomean(tmp_path):
@@ -227,16 +227,16 @@ def test_geomean_interval_is_a_deterministic_bootstrap_that_brackets_the_geomean
     _write(tmp_path, rows)
     board, again = _board_of(tmp_path), _board_of(tmp_path)
     wide, flat, low = board["wide"], board["flat"], board["low"]
-    assert wide["geomean"] == pytest.approx(2.0)
-    assert wide["geomean_ci_low"] == pytest.approx(1.0) and wide["geomean_ci_high"] == pytest.approx(16.0 ** 0.75)
-    assert wide["geomean_ci_low"] < wide["geomean"] < wide["geomean_ci_high"]
-    assert flat["geomean_ci_low"] == pytest.approx(1.9) == flat["geomean_ci_high"]
-    assert {s: (r["geomean_ci_low"], r["geomean_ci_high"]) for s, r in board.items()} == \
-           {s: (r["geomean_ci_low"], r["geomean_ci_high"]) for s, r in again.items()}  # same draws every build
+    assert wide.geomean == pytest.approx(2.0)
+    assert wide.geomean_ci_low == pytest.approx(1.0) and wide.geomean_ci_high == pytest.approx(16.0 ** 0.75)
+    assert wide.geomean_ci_low < wide.geomean < wide.geomean_ci_high
+    assert flat.geomean_ci_low == pytest.approx(1.9) == flat.geomean_ci_high
+    assert {s: (r.geomean_ci_low, r.geomean_ci_high) for s, r in board.items()} == \
+           {s: (r.geomean_ci_low, r.geomean_ci_high) for s, r in again.items()}  # same draws every build
     # wide's interval [1, 8] holds flat's 1.9 and low's 1.05; flat and low do not overlap each other
-    assert wide["statistically_tied_with"] == ["flat", "low"]
-    assert flat["statistically_tied_with"] == ["wide"] and low["statistically_tied_with"] == ["wide"]
-    assert [wide["rank"], flat["rank"], low["rank"]] == [1, 2, 3]  # ties are marked, ranks stay by the keys
+    assert wide.statistically_tied_with == ["flat", "low"]
+    assert flat.statistically_tied_with == ["wide"] and low.statistically_tied_with == ["wide"]
+    assert [wide.rank, flat.rank, low.rank] == [1, 2, 3]  # ties are marked, ranks stay by the keys
 
 
 def test_reevaluation_keeps_history_and_scores_each_harness_version(data):
@@ -244,18 +244,18 @@ def test_reevaluation_keeps_history_and_scores_each_harness_version(data):
     _write(data, [_row("x", "a", 1.5, at=later, h="h2", harness_version="9"),
                   _row("x", "b", 3.0, at=later, h="h2", harness_version="9")], name="later")
     m = Metrics(data, suite=SUITE)
-    assert _board(data)["x"]["geomean"] == pytest.approx((1.5 * 3.0) ** 0.25)  # the newest row of a and b ranks
+    assert _board(data)["x"].geomean == pytest.approx((1.5 * 3.0) ** 0.25)  # the newest row of a and b ranks
     published = m.published_results(TRACK).to_pylist()
     xa = sorted((r["speedup"], r["current"]) for r in published if r["submission"] == "x" and r["workload"] == "a")
     assert xa == [(1.5, True), (4.0, False)]  # both stored, the newer one current
-    hist = {r["harness_version"]: r for r in m.submission_history(TRACK) if r["submission"] == "x"}
+    hist = {r.harness_version: r for r in m.submission_history(TRACK) if r.submission == "x"}
     assert set(hist) == {None, "9"}
-    assert hist[None]["geomean"] == pytest.approx(4.0 ** 0.25) and hist[None]["current_rows"] == 1  # c stays old
-    assert hist["9"]["geomean"] == pytest.approx((1.5 * 3.0) ** 0.25) and hist["9"]["evaluated"] == 2
+    assert hist[None].geomean == pytest.approx(4.0 ** 0.25) and hist[None].current_rows == 1  # c stays old
+    assert hist["9"].geomean == pytest.approx((1.5 * 3.0) ** 0.25) and hist["9"].evaluated == 2
 
 
 def test_fast_p_counts_submitted_kernels_faster_than_p_times_xla(data):
-    fp = {(r["submission"], r["p"]): r["fast_p"] for r in Metrics(data, suite=SUITE).fast_p(TRACK)}
+    fp = {(r.submission, r.p): r.fast_p for r in Metrics(data, suite=SUITE).fast_p(TRACK)}
     # x: a 4.0 (correct), b 0.5 (correct), c incorrect, d missing
     assert [fp[("x", p)] for p in (0.0, 1.0, 1.5, 2.0)] == [0.5, 0.25, 0.25, 0.25]
     # y: a flagged (excluded), b 1.0 (correct, not faster than 1x)
@@ -303,9 +303,9 @@ def test_sample_outcomes_are_derived_in_sql_and_follow_verdicts(tmp_path):
     assert outcomes() == ["correct", "integrity_excluded", "wrong_output", "api_runtime_error", "integrity_excluded",
                           "correct", "correct"]
     dis = Metrics(tmp_path, suite=SUITE).sample_disagreements(TRACK)
-    assert [(r["sample_idx"], r["kind"]) for r in dis] == [(5, "speedup")]
+    assert [(r.sample_idx, r.kind) for r in dis] == [(5, "speedup")]
     verdict = {"submission": "s", "workload": "a", "content_hash": "src1", "flag": "host_callback",
                "verdict": "cleared", "by": "maintainer", "at": "2026-01-02", "why": "debug print"}
     (tmp_path / "verdicts.yaml").write_text(yaml.safe_dump([verdict]))
     assert outcomes()[1] == "correct"  # the verdict changes the sample's outcome, as it would a kernel row's
-    assert Metrics(tmp_path, suite=SUITE).fast1_curves(TRACK)[0]["fast1"] == pytest.approx(0.25)
+    assert Metrics(tmp_path, suite=SUITE).fast1_curves(TRACK)[0].fast1 == pytest.approx(0.25)

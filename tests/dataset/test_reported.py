@@ -28,7 +28,7 @@ def metrics(tmp_path_factory) -> Metrics:
 def _geomeans(metrics: Metrics, table: str) -> dict[str, float]:
     rows = metrics.leaderboard(reported.track_of(table))
     prefix = f"paper-t{table}-"
-    return {r["submission"].removeprefix(prefix): r["geomean"] for r in rows if r["correct"] is not None}
+    return {r.submission.removeprefix(prefix): r.geomean for r in rows if r.correct is not None}
 
 
 @pytest.mark.parametrize("table,expected", [("3", TABLE3), ("4", TABLE4)])
@@ -43,27 +43,27 @@ def test_sql_reproduces_paper_geomeans(metrics, table, expected):
 
 def test_denominator_is_the_tables_suite(metrics):
     t3 = metrics.leaderboard(reported.track_of("3"))
-    assert {r["n_workloads"] for r in t3} == {8}
-    assert {r["n_workloads"] for r in metrics.leaderboard(reported.track_of("4")) if r["correct"] is not None} == {5}
-    iter_row = next(r for r in t3 if r["submission"].endswith("iterative-refinement-gemini-3-flash"))
-    assert iter_row["correct"] == 2  # GEMM 0.59x and GMM 0.52x are correct but floored to 1x
+    assert {r.n_workloads for r in t3} == {8}
+    assert {r.n_workloads for r in metrics.leaderboard(reported.track_of("4")) if r.correct is not None} == {5}
+    iter_row = next(r for r in t3 if r.submission.endswith("iterative-refinement-gemini-3-flash"))
+    assert iter_row.correct == 2  # GEMM 0.59x and GMM 0.52x are correct but floored to 1x
 
 
 def test_reported_rows_keep_their_provenance_and_tracks(metrics):
     tracks = metrics.tracks()
-    assert {t["track"] for t in tracks} == {reported.track_of(t) for t in ("2", "3", "4")}
-    assert all(t["provenance"] == "reported in the paper, TPU v6e" for t in tracks)
-    t2 = {r["submission"]: r for r in metrics.leaderboard(reported.track_of("2"))}
-    assert t2["paper-t2-autocomp-gemini-3-flash"]["geomean"] == 1.36
-    assert t2["paper-t2-iterative-context-gemini-3-flash"]["correct"] == 48
+    assert {t.track for t in tracks} == {reported.track_of(t) for t in ("2", "3", "4")}
+    assert all(t.provenance == "reported in the paper, TPU v6e" for t in tracks)
+    t2 = {r.submission: r for r in metrics.leaderboard(reported.track_of("2"))}
+    assert t2["paper-t2-autocomp-gemini-3-flash"].geomean == 1.36
+    assert t2["paper-t2-iterative-context-gemini-3-flash"].correct == 48
 
 
 def test_per_kernel_table_has_xla_and_hand_tuned_ms(metrics):
     rows = metrics.per_kernel_table(reported.track_of("3"))
-    flash = [r for r in rows if r["workload"] == "1p_Flash_Attention"]
-    assert {r["xla_ms"] for r in flash} == {25.21} and {r["hand_tuned_ms"] for r in flash} == {6.45}
-    iter_flash = next(r for r in flash if r["submission"].endswith("iterative-refinement-gemini-3-flash"))
-    assert iter_flash["speedup"] is None and iter_flash["score"] == 1.0
+    flash = [r for r in rows if r.workload == "1p_Flash_Attention"]
+    assert {r.xla_ms for r in flash} == {25.21} and {r.hand_tuned_ms for r in flash} == {6.45}
+    iter_flash = next(r for r in flash if r.submission.endswith("iterative-refinement-gemini-3-flash"))
+    assert iter_flash.speedup is None and iter_flash.score == 1.0
 
 
 def test_committed_parquet_matches_the_csv_source(tmp_path):

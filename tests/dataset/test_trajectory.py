@@ -194,7 +194,7 @@ def test_a_changed_trajectory_reevaluates_only_new_sources(tmp_path, monkeypatch
     published = Metrics(data, suite=SUITE).published_samples("cpu/small").to_pylist()
     assert sum(r["current"] for r in published) == 7 and len(published) == 13
     (ob,) = Metrics(data, suite=SUITE).outcome_breakdown("cpu/small")
-    assert ob["samples"] == 7  # the curves and the breakdown read the current set only
+    assert ob.samples == 7  # the curves and the breakdown read the current set only
 
 
 def test_samples_are_measured_again_when_what_they_depend_on_changes(tmp_path, monkeypatch):
@@ -264,22 +264,22 @@ def test_dishonest_trajectory_gets_fast1_only_from_measurements_and_its_disagree
     assert not report.failed and report.trajectories == ["liar"]
     m = Metrics(data, suite=SUITE)
     (lb,) = m.leaderboard("cpu/small")
-    assert lb["fast1_final"] == 0.0 and lb["samples"] == 6  # measured: no sample beats XLA; 6 measured samples
-    assert {r["fast1"] for r in m.fast1_curves("cpu/small")} == {0.0}
-    assert m.query("fast1_curves", track="cpu/small") == m.fast1_curves("cpu/small")  # `bench query`: measured
-    assert [r["geomean"] for r in m.best_so_far_curves("cpu/small")] == [1.0] * 6  # 0.02x and 0.98x floor to 1
-    assert [r["fast1"] for r in m.declared_fast1_curves("cpu/small")] == [0.25, 0.25]  # the claim, shown apart
-    dis = {(r["sample_idx"], r["declared_in"]): r for r in m.sample_disagreements("cpu/small")}
-    assert dis[(4, "trajectory")]["kind"] == "speedup" and dis[(4, "trajectory")]["selected"]
+    assert lb.fast1_final == 0.0 and lb.samples == 6  # measured: no sample beats XLA; 6 measured samples
+    assert {r.fast1 for r in m.fast1_curves("cpu/small")} == {0.0}
+    assert m.query("fast1_curves", track="cpu/small") == [r.as_dict() for r in m.fast1_curves("cpu/small")]  # measured
+    assert [r.geomean for r in m.best_so_far_curves("cpu/small")] == [1.0] * 6  # 0.02x and 0.98x floor to 1
+    assert [r.fast1 for r in m.declared_fast1_curves("cpu/small")] == [0.25, 0.25]  # the claim, shown apart
+    dis = {(r.sample_idx, r.declared_in): r for r in m.sample_disagreements("cpu/small")}
+    assert dis[(4, "trajectory")].kind == "speedup" and dis[(4, "trajectory")].selected
     liar = dis[(4, "trajectory")]
-    assert liar["declared_speedup"] == 2.0 and liar["speedup"] == pytest.approx(0.02)
-    assert dis[(1, "trajectory")]["kind"] == "outcome" and dis[(1, "trajectory")]["outcome"] == "wrong_output"
-    assert dis[(0, "trajectory.csv")]["kind"] == "outcome"  # declared correct 2.0x; measured: compile error
-    assert dis[(1, "trajectory.csv")]["declared_speedup"] == 3.0
+    assert liar.declared_speedup == 2.0 and liar.speedup == pytest.approx(0.02)
+    assert dis[(1, "trajectory")].kind == "outcome" and dis[(1, "trajectory")].outcome == "wrong_output"
+    assert dis[(0, "trajectory.csv")].kind == "outcome"  # declared correct 2.0x; measured: compile error
+    assert dis[(1, "trajectory.csv")].declared_speedup == 3.0
     (tw,) = m.trajectory_workloads("cpu/small")
-    assert tw["selected_samples"] == [4] and tw["selected_speedup"] == pytest.approx(0.02) and tw["disagreements"] == 4
+    assert tw.selected_samples == [4] and tw.selected_speedup == pytest.approx(0.02) and tw.disagreements == 4
     (ob,) = m.outcome_breakdown("cpu/small")
-    assert (ob["api_runtime_error"], ob["wrong_output"], ob["correct"], ob["basis"]) == (2, 1, 3, "measured")
+    assert (ob.api_runtime_error, ob.wrong_output, ob.correct, ob.basis) == (2, 1, 3, "measured")
 
 
 def test_measured_curves_best_so_far_and_integrity_class(tmp_path):
@@ -292,10 +292,10 @@ def test_measured_curves_best_so_far_and_integrity_class(tmp_path):
     (root / "kernels" / "12p_RMSNorm.py").write_text(samples[2][0])
     assert not _ingest(data, subs).failed
     m = Metrics(data, suite=SUITE)
-    assert [r["fast1"] for r in m.fast1_curves("cpu/small")] == [0.25, 0.25, 0.25]
-    assert [r["geomean"] for r in m.best_so_far_curves("cpu/small")] == pytest.approx(
+    assert [r.fast1 for r in m.fast1_curves("cpu/small")] == [0.25, 0.25, 0.25]
+    assert [r.geomean for r in m.best_so_far_curves("cpu/small")] == pytest.approx(
         [1.5 ** 0.25, 1.5 ** 0.25, 4.0 ** 0.25])
     assert [r["outcome"] for r in _derived(data)] == ["correct", "integrity_excluded", "correct"]
     (ob,) = m.outcome_breakdown("cpu/small")
-    assert ob["integrity_excluded"] == 1 and ob["integrity_excluded_share"] == pytest.approx(1 / 3)
-    assert m.sample_disagreements("cpu/small")[0]["kind"] == "outcome"  # declared correct, measured flagged
+    assert ob.integrity_excluded == 1 and ob.integrity_excluded_share == pytest.approx(1 / 3)
+    assert m.sample_disagreements("cpu/small")[0].kind == "outcome"  # declared correct, measured flagged

@@ -36,7 +36,7 @@ def test_real_harness_measures_every_sample_of_a_dishonest_trajectory(tmp_path):
     assert rows[2]["speedup"] == rows[5]["speedup"]  # identical sources: one measurement
     assert rows[4]["selected"] and rows[4]["speedup"] < 0.5  # declared 2.0x; the mean via a matmul is far slower
     m = Metrics(data, suite=[fx.WORKLOAD])
-    kinds = {(r["sample_idx"], r["kind"]) for r in m.sample_disagreements("cpu/small")}
+    kinds = {(r.sample_idx, r.kind) for r in m.sample_disagreements("cpu/small")}
     assert {(1, "outcome"), (4, "speedup")} <= kinds
     (lb,) = m.leaderboard("cpu/small")
-    assert lb["samples"] == 6 and lb["fast1_final"] in (0.0, 1.0)  # decided by the measured baseline copy alone
+    assert lb.samples == 6 and lb.fast1_final in (0.0, 1.0)  # decided by the measured baseline copy alone

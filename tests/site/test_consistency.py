@@ -13,6 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from bench.dataset import query_rows as qr
 from bench.dataset import schema, store, synthetic
 from bench.dataset.metrics import Metrics
 from bench.site.build import relative_404
@@ -70,8 +71,8 @@ def test_a_submission_whose_id_sorts_first_changes_no_other_number(tmp_path: Pat
     before, m0 = _pages(before_dir)
     after, m1 = _pages(after_dir)
     assert set(after) - set(before) == {f"submissions/{PROBE}.md"}
-    board0 = {r["submission"]: r for r in m0.leaderboard(TRACK)}
-    board1 = {r["submission"]: r for r in m1.leaderboard(TRACK)}
+    board0 = {r.submission: r.as_dict() for r in m0.leaderboard(TRACK)}
+    board1 = {r.submission: r.as_dict() for r in m1.leaderboard(TRACK)}
     assert board1[PROBE]["rank"] == max(r["rank"] or 0 for r in board1.values())  # last: nothing correct
     assert all(board0[s]["geomean"] > 1.0 for s in board0 if board0[s]["kind"] == "agent")  # so no tie with it
     for sub, row in board0.items():  # every number of every other row, exactly; a tie with the probe is new
@@ -120,14 +121,16 @@ def test_data_page_examples_run_with_python_duckdb(built_site: Any, tmp_path: Pa
     assert (tmp_path / "samples.csv").stat().st_size > 0
 
 
-@pytest.mark.parametrize("rows", [[{"submission": "s", "p": p, "fast_p": v} for p, v in ((0.0, 0.02), (1.0, 0.01))]])
-def test_charts_fit_their_data(rows: list[dict]) -> None:
+@pytest.mark.parametrize("rows", [[qr.FastPRow.with_nulls(submission="s", p=p, fast_p=v)
+                                   for p, v in ((0.0, 0.02), (1.0, 0.01))]])
+def test_charts_fit_their_data(rows: list[qr.FastPRow]) -> None:
     from bench.site import figures
 
     fig = figures.fast_p(rows, {"s": "s"})
     top = fig["layout"]["yaxis"]["range"][1]
     assert 0.02 < top < 0.1  # 2% is not drawn against a 0-100% axis
-    curves = [{"submission": s, "n": n, "geomean": 1.0 + 0.01 * n * i} for i, s in enumerate("ab") for n in (1, 2, 3)]
+    curves = [qr.BestSoFarCurvesRow.with_nulls(submission=s, n=n, geomean=1.0 + 0.01 * n * i, basis="measured")
+              for i, s in enumerate("ab") for n in (1, 2, 3)]
     lo, hi = figures.best_so_far_curves(curves, {})["layout"]["yaxis"]["range"]
     assert 0.95 < lo < 1.0 and 1.03 < hi < 1.06  # lines at 1.00-1.03, not against 0-1.05
     traces = figures.best_so_far_curves(curves, {})["data"]

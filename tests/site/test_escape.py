@@ -7,6 +7,7 @@ import json
 import markdown
 from markupsafe import Markup
 
+from bench.dataset import query_rows as qr
 from bench.site import figures
 from bench.site.collect import slug
 from bench.site.pages import md, page_title, sortval, speedup
@@ -29,7 +30,8 @@ def test_page_title_survives_one_unescape() -> None:
 
 def test_figure_json_has_no_nan_and_escapes_labels() -> None:
     fig = figures.outcome_breakdown(
-        [{"submission": "s", "correct_share": float("nan"), "wrong_output_share": 0.5}], {"s": "<b>x</b>"}
+        [qr.OutcomeBreakdownRow.with_nulls(submission="s", correct_share=float("nan"), wrong_output_share=0.5)],
+        {"s": "<b>x</b>"},
     )
     parsed = json.loads(figures.to_json(fig))
     assert parsed["data"][0]["y"] == ["&lt;b&gt;x&lt;/b&gt;"]

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 
+from bench.dataset import query_rows as qr
 from bench.site import figures, palette
 
-BOARD = [{"submission": "a", "kind": "agent"}, {"submission": "xla", "kind": "baseline"}, {"submission": "b", "kind": "agent"},
-         {"submission": "c", "kind": "agent"}, {"submission": "d", "kind": "agent"}]
+BOARD = [qr.LeaderboardRow.with_nulls(submission=s, kind=k)
+         for s, k in (("a", "agent"), ("xla", "baseline"), ("b", "agent"), ("c", "agent"), ("d", "agent"))]
 
 
 def _colours(fig: dict) -> list[str]:
@@ -20,27 +21,33 @@ def test_series_never_take_an_outcome_colour_and_the_baseline_is_always_grey() -
     assert not {palette.ERROR, palette.WRONG_OUTPUT, palette.CORRECT, palette.XLA_BASELINE} & set(palette.SERIES)
     colors = palette.submission_colors(BOARD)
     assert colors["xla"] == palette.XLA_BASELINE and len({colors[s] for s in "abcd"}) == 4
-    rows = [{"submission": s, "workload": "1p_X", "best_speedup": 1.5} for s in ("a", "xla", "b", "c", "d")]
+    rows = [qr.PerBenchmarkRow.with_nulls(submission=s, workload="1p_X", best_speedup=1.5)
+            for s in ("a", "xla", "b", "c", "d")]
     fig = figures.per_benchmark_best(rows, {}, colors=colors)
     assert {t["name"]: t["marker"]["color"] for t in fig["data"]}["xla"] == palette.XLA_BASELINE
     assert palette.ERROR not in _colours(fig)  # red means an error, never the 4th submission or the baseline
-    roof = figures.roofline([{"workload": "w", "operational_intensity": 2.0, "baseline_tflops": 1.0}], 10.0, 5.0, "r")
+    roof = figures.roofline([qr.RooflineRow.with_nulls(workload="w", operational_intensity=2.0, baseline_tflops=1.0)],
+                            10.0, 5.0, "r")
     assert roof["data"][0]["marker"]["color"] == palette.XLA_BASELINE and palette.ERROR not in _colours(roof)
-    hand = figures.handtuned_vs_xla([{"workload": "w", "hand_tuned_speedup": 0.5}])
+    hand = figures.handtuned_vs_xla([qr.HandtunedVsXlaRow.with_nulls(workload="w", hand_tuned_speedup=0.5)])
     assert palette.ERROR not in _colours(hand)
-    outcomes = figures.outcome_breakdown([{"submission": "a", "api_runtime_error_share": 1.0}], {})
+    outcomes = figures.outcome_breakdown(
+        [qr.OutcomeBreakdownRow.with_nulls(submission="a", api_runtime_error_share=1.0)], {})
     assert {t["name"]: t["marker"]["color"] for t in outcomes["data"]}["API / runtime error"] == palette.ERROR
 
 
 def test_readiness_classes_and_matrix_order() -> None:
-    cls = figures.readiness_class
-    assert cls({}) == "missing"
-    assert cls({"status": "compile_error"}) == "error" and cls({"status": "incorrect"}) == "wrong"
-    assert cls({"status": "correct", "correct_unflagged": False, "pending_flags": 1}) == "excluded"
-    assert cls({"status": "correct", "correct_unflagged": True, "tpu_lowering": None}) == "unknown"
-    assert cls({"status": "correct", "correct_unflagged": True, "tpu_lowering": "ok"}) == "ok"
-    assert cls({"status": "correct", "correct_unflagged": True, "tpu_lowering": "Mosaic: no"}) == "failed"
-    rows = [{"submission": "a", "workload": w, "status": "correct", "correct_unflagged": True, "tpu_lowering": "ok"}
+    def cls(**values: object) -> str:
+        return figures.readiness_class(qr.PerBenchmarkRow.with_nulls(submission="a", workload="w", **values))
+
+    assert figures.readiness_class(None) == "missing" and cls() == "missing"
+    assert cls(status="compile_error") == "error" and cls(status="incorrect") == "wrong"
+    assert cls(status="correct", correct_unflagged=False, pending_flags=1) == "excluded"
+    assert cls(status="correct", correct_unflagged=True, tpu_lowering=None) == "unknown"
+    assert cls(status="correct", correct_unflagged=True, tpu_lowering="ok") == "ok"
+    assert cls(status="correct", correct_unflagged=True, tpu_lowering="Mosaic: no") == "failed"
+    rows = [qr.PerBenchmarkRow.with_nulls(submission="a", workload=w, status="correct", correct_unflagged=True,
+                                          tpu_lowering="ok")
             for w in ("11p_B", "1p_A", "2p_C")]
     fig = figures.readiness_matrix(rows, {"a": "A"})
     heat = fig["data"][0]

@@ -52,7 +52,7 @@ def test_every_column_is_either_published_or_private(table: pa.Schema) -> None:
 
 def test_published_files_hold_every_row_of_the_dataset(built_site: Any) -> None:
     man = _manifest(built_site.site_dir)
-    tracks = {t["track"] for t in Metrics(built_site.data_dir).tracks()}
+    tracks = {t.track for t in Metrics(built_site.data_dir).tracks()}
     seen_tables = set()
     for f in man["files"]:
         path = built_site.site_dir / f["path"]
@@ -91,7 +91,7 @@ def test_leaderboard_json_follows_its_schema_and_agrees_with_the_cli(built_site:
     assert json.loads((built_site.site_dir / "api" / "leaderboard.schema.json").read_text()) == shipped
     assert doc["schema_version"] == schema.SCHEMA_VERSION
     runner = CliRunner()
-    assert {t["track"] for t in doc["tracks"]} == {t["track"] for t in Metrics(built_site.data_dir).tracks()}
+    assert {t["track"] for t in doc["tracks"]} == {t.track for t in Metrics(built_site.data_dir).tracks()}
     for t in doc["tracks"]:
         out = runner.invoke(app, ["leaderboard", t["track"], "--json", "--data-dir", str(built_site.data_dir)])
         assert out.exit_code == 0, out.output
@@ -123,8 +123,8 @@ def test_submission_and_workload_documents(built_site: Any) -> None:
     w = json.loads((site / pub.workload_api("8p_GEMM")).read_text())
     assert w["workload"]["id"] == "8p_GEMM" and w["generated_at"] == doc["generated_at"]
     (cpu,) = [t for t in w["tracks"] if t["track"] == "cpu/small"]
-    base = {r["workload"]: r for r in Metrics(built_site.data_dir).workload_baselines("cpu/small")}["8p_GEMM"]
-    assert cpu["baseline_median_ms"] == base["baseline_median_ms"] and cpu["baseline_rows"] == base["baseline_rows"] > 1
+    base = {r.workload: r for r in Metrics(built_site.data_dir).workload_baselines("cpu/small")}["8p_GEMM"]
+    assert cpu["baseline_median_ms"] == base.baseline_median_ms and cpu["baseline_rows"] == base.baseline_rows > 1
 
 
 def test_pages_link_to_their_rows(built_site: Any) -> None:

@@ -32,18 +32,18 @@ def _cells(page, table: str, col: int) -> dict[str, str]:
 
 
 def test_equal_keys_share_a_rank_shown_with_an_equals_sign(chromium: Any, served_site: Any) -> None:
-    board = {r["submission"]: r for r in Metrics(served_site.data_dir).leaderboard("cpu/small")}
+    board = {r.submission: r for r in Metrics(served_site.data_dir).leaderboard("cpu/small")}
     twin, of = board[served_site.twin], board[served_site.twin_of]
-    assert twin["rank"] == of["rank"] and twin["rank_tied"] and of["rank_tied"]
+    assert twin.rank == of.rank and twin.rank_tied and of.rank_tied
     page = _page(chromium, served_site.url)
     page.wait_for_selector("table#lb-cpu-small[data-ts]")
     ranks = _cells(page, "#lb-cpu-small", 0)
-    assert ranks["Synthetic Twin"] == ranks["Synthetic 005"] == f"={twin['rank']}"
+    assert ranks["Synthetic Twin"] == ranks["Synthetic 005"] == f"={twin.rank}"
     plain = [r for name, r in ranks.items() if name not in ("Synthetic Twin", "Synthetic 005")]
     assert all(re.fullmatch(r"\d+|—", r) for r in plain), plain  # no other tie in this dataset
     # the per-kernel table of a workload: the twins' kernels are equally fast, one shared rank
-    wl = next(r["workload"] for r in Metrics(served_site.data_dir).per_benchmark("cpu/small")
-              if r["submission"] == served_site.twin and r["correct_unflagged"])
+    wl = next(r.workload for r in Metrics(served_site.data_dir).per_benchmark("cpu/small")
+              if r.submission == served_site.twin and r.correct_unflagged)
     page.goto(f"{served_site.url}workloads/{wl}/")
     page.wait_for_selector("table#res-cpu-small[data-ts]")
     per_kernel = page.evaluate(
@@ -68,7 +68,7 @@ def test_speed_track_shows_geomean_intervals(chromium: Any, served_site: Any) ->
 
 
 def test_one_baseline_per_workload_at_one_size(chromium: Any, served_site: Any) -> None:
-    base = {r["workload"]: r for r in Metrics(served_site.data_dir).workload_baselines("cpu/small")}
+    base = {r.workload: r for r in Metrics(served_site.data_dir).workload_baselines("cpu/small")}
     page = _page(chromium, f"{served_site.url}workloads/")
     page.wait_for_selector("table#workloads[data-ts]")
     head = page.locator("table#workloads thead").inner_text()
@@ -77,10 +77,10 @@ def test_one_baseline_per_workload_at_one_size(chromium: Any, served_site: Any) 
     shown = page.evaluate("Object.fromEntries(Array.from(document.querySelectorAll('#workloads tbody tr'))"
                           ".map(tr => [tr.cells[0].textContent.trim(), tr.cells[5].textContent.trim()]))")
     for wid in ("1p_Flash_Attention", "8p_GEMM"):
-        assert shown[wid] == ms(base[wid]["baseline_median_ms"]), wid
+        assert shown[wid] == ms(base[wid].baseline_median_ms), wid
     page.goto(f"{served_site.url}workloads/8p_GEMM/")
     facts = page.locator("article table").nth(3).inner_text()  # properties, inputs, shapes, then the track's facts
-    assert f"XLA baseline\t{ms(base['8p_GEMM']['baseline_median_ms'])} (median of the" in facts
+    assert f"XLA baseline\t{ms(base['8p_GEMM'].baseline_median_ms)} (median of the" in facts
     page.close()
 
 
@@ -118,7 +118,7 @@ def test_charts_fit_their_data_show_every_series_and_say_what_they_show(chromium
 
 def test_submission_page_lists_submitted_workloads_history_and_fast_p(chromium: Any, served_site: Any) -> None:
     rows = [r for r in Metrics(served_site.data_dir).submission_results("cpu/small", served_site.kernel_submission)]
-    submitted = [r["workload"] for r in rows if r["status"] != "missing"]
+    submitted = [r.workload for r in rows if r.status != "missing"]
     page = _page(chromium, f"{served_site.url}submissions/{served_site.kernel_submission}/")
     page.wait_for_selector("table#res-cpu-small[data-ts]")
     listed = page.eval_on_selector_all("#res-cpu-small tbody tr td:first-child",

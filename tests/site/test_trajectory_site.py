@@ -36,8 +36,8 @@ def test_v2_submission_page_shows_measured_curves_breakdown_and_the_submitted_sa
 
 def test_dishonest_trajectory_lists_its_disagreements_and_wins_nothing(built_site: Any) -> None:
     text = _text(_page(built_site.site_dir, LIAR))
-    (lb,) = [r for r in Metrics(built_site.data_dir).leaderboard("cpu/small") if r["submission"] == LIAR]
-    assert lb["fast1_final"] == 0.0 and lb["samples"] == 6
+    (lb,) = [r for r in Metrics(built_site.data_dir).leaderboard("cpu/small") if r.submission == LIAR]
+    assert lb.fast1_final == 0.0 and lb.samples == 6
     assert "Declared vs measured: 2 disagreements" in text
     assert re.search(r"12p_RMSNorm 4 \(submitted\) trajectory correct 2\.00× correct 0\.02× correct speedup", text)
     assert re.search(r"12p_RMSNorm 1 trajectory correct 1\.50× wrong_output incorrect outcome", text)
@@ -74,6 +74,6 @@ def test_trajectory_charts_draw_in_chromium(chromium: Any, served_site: Any) -> 
     page.goto(f"{served_site.url}submissions/{TRAJ}/")
     page.wait_for_selector("div#plot-cpu-small-traj[data-drawn]")
     ys = page.evaluate("document.querySelector('div#plot-cpu-small-traj').data[0].y")
-    measured = [r["fast1"] for r in Metrics(served_site.data_dir).fast1_curves("cpu/small") if r["submission"] == TRAJ]
+    measured = [r.fast1 for r in Metrics(served_site.data_dir).fast1_curves("cpu/small") if r.submission == TRAJ]
     assert ys == pytest.approx(measured) and len(ys) == 6
     assert errors == []
