@@ -16,7 +16,6 @@ from typing import Any, ClassVar, Self
 
 from pydantic import BaseModel, ConfigDict
 
-
 #: A rate's 95% Wilson interval [low, high] (wilson_ci in bench/sql/base.sql; the `<rate>_ci` columns).
 Interval = list[float]
 

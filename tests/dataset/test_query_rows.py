@@ -17,7 +17,7 @@ from bench.paths import DATA_DIR
 MODELS = qr.QueryRow.__subclasses__()
 #: DuckDB's type of a column -> the Python type its values arrive as (timestamps: ISO strings, see metrics.query).
 PYTHON_TYPE = {"VARCHAR": str, "BIGINT": int, "HUGEINT": int, "INTEGER": int, "DOUBLE": float, "BOOLEAN": bool,
-               "VARCHAR[]": list[str], "INTEGER[]": list[int], "TIMESTAMP WITH TIME ZONE": str}
+               "VARCHAR[]": list[str], "INTEGER[]": list[int], "DOUBLE[]": list[float], "TIMESTAMP WITH TIME ZONE": str}
 
 
 @pytest.fixture(scope="module")

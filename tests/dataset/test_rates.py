@@ -87,31 +87,31 @@ def test_holm_counts_a_workload_faster_only_after_the_correction(tested):
     assert got["b"] == (pytest.approx(0.033, abs=1e-6), "indistinguishable")
     assert got["c"] == (pytest.approx(0.04, abs=1e-6), "indistinguishable")
     assert got["d"] == (pytest.approx(0.3, abs=1e-6), "indistinguishable")
-    fast = {r["p"]: r for r in m.fast_p(TRACK) if r["submission"] == "h"}
-    assert (fast[1.0]["n_fast"], fast[1.0]["n_indistinguishable"], fast[1.0]["fast_p"]) == (1, 3, 0.25)
-    assert fast[1.0]["fast_p_ci"] == pytest.approx(list(binomtest(1, 4).proportion_ci(method="wilson")[:2]))
-    board = {r["submission"]: r for r in m.leaderboard(TRACK)}
-    assert (board["h"]["beats_xla"], board["h"]["indistinguishable"]) == (1, 3)
+    fast = {r.p: r for r in m.fast_p(TRACK) if r.submission == "h"}
+    assert (fast[1.0].n_fast, fast[1.0].n_indistinguishable, fast[1.0].fast_p) == (1, 3, 0.25)
+    assert fast[1.0].fast_p_ci == pytest.approx(list(binomtest(1, 4).proportion_ci(method="wilson")[:2]))
+    board = {r.submission: r for r in m.leaderboard(TRACK)}
+    assert (board["h"].beats_xla, board["h"].indistinguishable) == (1, 3)
 
 
 def test_xla_against_itself_is_never_faster(tested):
     m = Metrics(tested, suite=SUITE)
-    fast = {r["p"]: r for r in m.fast_p(TRACK) if r["submission"] == "same"}
-    assert fast[1.0]["n_fast"] == 0 and fast[1.0]["n_indistinguishable"] == 4
-    table = [r for r in m.per_kernel_table(TRACK) if r["submission"] == "same"]
-    assert {r["speed_verdict"] for r in table} == {"indistinguishable"}
+    fast = {r.p: r for r in m.fast_p(TRACK) if r.submission == "same"}
+    assert fast[1.0].n_fast == 0 and fast[1.0].n_indistinguishable == 4
+    table = [r for r in m.per_kernel_table(TRACK) if r.submission == "same"]
+    assert {r.speed_verdict for r in table} == {"indistinguishable"}
 
 
 def test_every_leaderboard_row_of_a_measured_track_carries_correct_ci(tested):
     for row in Metrics(tested, suite=SUITE).leaderboard(TRACK):
-        k = row["correct"]
-        assert row["correct_ci"] == pytest.approx(list(binomtest(k, 4).proportion_ci(method="wilson")[:2]))
+        k = row.correct
+        assert row.correct_ci == pytest.approx(list(binomtest(k, 4).proportion_ci(method="wilson")[:2]))
 
 
 def test_per_kernel_table_keeps_one_submission_when_asked(tested):
     m = Metrics(tested, suite=SUITE)
-    assert {r["submission"] for r in m.per_kernel_table(TRACK, submission="h")} == {"h"}
-    assert {r["submission"] for r in m.per_kernel_table(TRACK)} == {"h", "same"}
+    assert {r.submission for r in m.per_kernel_table(TRACK, submission="h")} == {"h"}
+    assert {r.submission for r in m.per_kernel_table(TRACK)} == {"h", "same"}
 
 
 def test_compile_times_and_block_timings_are_published_and_labelled(tmp_path):
@@ -123,11 +123,11 @@ def test_compile_times_and_block_timings_are_published_and_labelled(tmp_path):
     store.write_atomic(pa.Table.from_pylist(rows, schema=schema.RESULTS), tmp_path / "results" / "rows.parquet")
     _meta(tmp_path, "h", "agent")
     m = Metrics(tmp_path, suite=SUITE)
-    table = {r["workload"]: r for r in m.per_kernel_table(TRACK)}
-    assert (table["a"]["compile_ratio"], table["a"]["slow_compile"]) == (11.0, True)
-    assert (table["b"]["compile_ratio"], table["b"]["slow_compile"]) == (2.0, False)
-    assert table["c"]["compile_ratio"] is None and table["c"]["slow_compile"] is None
-    assert {r["submission"]: r["slow_compile"] for r in m.leaderboard(TRACK)}["h"] == 1
+    table = {r.workload: r for r in m.per_kernel_table(TRACK)}
+    assert (table["a"].compile_ratio, table["a"].slow_compile) == (11.0, True)
+    assert (table["b"].compile_ratio, table["b"].slow_compile) == (2.0, False)
+    assert table["c"].compile_ratio is None and table["c"].slow_compile is None
+    assert {r.submission: r.slow_compile for r in m.leaderboard(TRACK)}["h"] == 1
     published = m.published_results(TRACK).to_pylist()
     blocks = {r["workload"]: r["block_ms_kernel"] for r in published}
     assert blocks == {"a": [1.0, 1.1], "b": None, "c": None}
