@@ -296,6 +296,13 @@ class WorkloadResultsRow(QueryRow):
     content_hash: str | None
     evaluated_at: str | None
     provenance: str | None
+    speed_verdict: str | None  # against 1x XLA: faster | slower | indistinguishable (Holm-adjusted)
+    faster_p_holm: float | None
+    speed_basis: str | None
+    compile_s_kernel: float | None
+    compile_s_baseline: float | None
+    compile_ratio: float | None
+    slow_compile: bool | None
 
 
 class SubmissionResultsRow(QueryRow):
@@ -333,6 +340,13 @@ class SubmissionResultsRow(QueryRow):
     content_hash: str | None
     evaluated_at: str | None
     provenance: str | None
+    speed_verdict: str | None  # against 1x XLA: faster | slower | indistinguishable (Holm-adjusted)
+    faster_p_holm: float | None
+    speed_basis: str | None
+    compile_s_kernel: float | None
+    compile_s_baseline: float | None
+    compile_ratio: float | None
+    slow_compile: bool | None
 
 
 class RooflineRow(QueryRow):
