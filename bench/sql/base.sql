@@ -56,10 +56,10 @@ LEFT JOIN verdicts AS v
 -- interval is a one-sided test at 2.5%.
 CREATE OR REPLACE MACRO ci_z() AS 1.959963984540054;
 CREATE OR REPLACE MACRO faster_alpha() AS 0.025;
--- The 95% Wilson score interval of k successes in n trials, as [low, high] (NULL when n = 0). Unlike k/n +- z*se
+-- The 95% Wilson score interval of k successes in n trials, as [low, high] (NULL when n = 0 or k is unknown). Unlike k/n +- z*se
 -- it stays inside [0, 1] and is not empty at 0/n or n/n: 0/50 -> [0, 0.0713], 50/50 -> [0.9287, 1].
 CREATE OR REPLACE MACRO wilson_ci(k, n) AS
-    CASE WHEN n > 0 THEN [
+    CASE WHEN n > 0 AND k IS NOT NULL THEN [
         CASE WHEN k <= 0 THEN 0.0 ELSE greatest(0.0, (k::DOUBLE + ci_z() ^ 2 / 2) / (n::DOUBLE + ci_z() ^ 2)
             - ci_z() / (n::DOUBLE + ci_z() ^ 2) * sqrt(k::DOUBLE * (n::DOUBLE - k::DOUBLE) / n::DOUBLE + ci_z() ^ 2 / 4)) END,
         CASE WHEN k >= n THEN 1.0 ELSE least(1.0, (k::DOUBLE + ci_z() ^ 2 / 2) / (n::DOUBLE + ci_z() ^ 2)

@@ -39,6 +39,7 @@ def test_wilson_interval_at_0_50_and_13_of_50(con, k, low, high):
 def test_wilson_interval_behaves_at_the_ends(con):
     assert con.execute("SELECT wilson_ci(0, 50)[1], wilson_ci(50, 50)[2]").fetchone() == (0.0, 1.0)  # exactly
     assert con.execute("SELECT wilson_ci(0, 0)").fetchone()[0] is None  # no trials: no interval
+    assert con.execute("SELECT wilson_ci(NULL, 5)").fetchone()[0] is None  # an unknown count: no interval
     for k, n in ((1, 3), (7, 7), (120, 7000)):
         low, high = con.execute("SELECT wilson_ci($k, $n)", {"k": k, "n": n}).fetchone()[0]
         assert 0.0 <= low < k / n < high <= 1.0 or (k == n and high == 1.0 and low < 1.0)
