@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 
 import duckdb
+import numpy as np
 import pyarrow as pa
 import pytest
 from scipy.stats import binomtest, norm
@@ -132,3 +133,27 @@ def test_compile_times_and_block_timings_are_published_and_labelled(tmp_path):
     published = m.published_results(TRACK).to_pylist()
     blocks = {r["workload"]: r["block_ms_kernel"] for r in published}
     assert blocks == {"a": [1.0, 1.1], "b": None, "c": None}
+
+
+def _recipe() -> dict:
+    """The interval recipe of docs/methodology.md ("Recomputing a speedup interval"), executed as written."""
+    text = (Path(__file__).parents[2] / "docs" / "methodology.md").read_text()
+    section = text.split("### Recomputing a speedup interval from the published blocks", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    namespace: dict = {}
+    exec(compile(code, "methodology.md", "exec"), namespace)  # noqa: S102 - our own documentation's code
+    return namespace
+
+
+def test_the_documented_recipe_recomputes_the_harness_interval_from_published_blocks():
+    from bench.harness.decision.statistics import Block, speedup_interval
+
+    rng = np.random.default_rng(7)
+    base = (2.0 * rng.lognormal(0, 0.05, 12)).tolist()
+    kern = (1.6 * rng.lognormal(0, 0.08, 12)).tolist()
+    estimate, low, high = _recipe()["speedup_interval"](base, kern)
+    harness = speedup_interval([Block((b,), (k,)) for b, k in zip(base, kern, strict=True)])
+    assert harness is not None
+    assert estimate == pytest.approx(float(np.median(base) / np.median(kern)))
+    assert (low, high) == pytest.approx(harness, rel=1e-9)
+    assert low < estimate < high
