@@ -12,7 +12,7 @@ from typing import Any
 __version__ = "0.1.0"
 HARNESS_VERSION = "14"  # 14: CPU timed outputs checked by their bytes; lean CPU profile pass (CHANGELOG.md)
 
-API = ("EvalResult", "EvalTask", "Status", "WorkloadSpec", "checkout", "evaluate", "evaluate_many",
+API = ("EvalOptions", "EvalResult", "EvalTask", "Status", "WorkloadSpec", "checkout", "evaluate", "evaluate_many",
        "list_workloads", "machine_info", "resolve_workload", "time_baseline", "workload", "workload_flops")
 
 

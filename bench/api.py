@@ -8,8 +8,9 @@ releases (new keywords may be added, with defaults); `EvalResult`'s fields only 
     result = evaluate("8p", "my_kernel.py")            # an EvalResult (pydantic model)
     result.status, result.speedup_vs_baseline, result.correctness.rel_l2_err, result.timing_meaning
 
-Evaluation options are EvalTask's fields (bench/harness/task.py), with EvalTask's defaults: size, seeds,
-warmup, iters, blocks, timeout_s, memory_limit_mb, secret_seed, sandbox, with_pallas_reference, schedule.
+Evaluation options are `EvalOptions` (bench/harness/task.py: each with its type and default):
+`evaluate("8p", "k.py", EvalOptions(size="small", seeds=5))`; the same names as keywords also work
+(`evaluate("8p", "k.py", size="small")`) and override the model's.
 Evaluations run in worker processes: `evaluate` and `evaluate_many` never start a JAX backend in the calling
 process. `machine_info` does (it reports this process's device), and so do `workload_flops` and
 `WorkloadSpec.flops` when they use XLA's cost analysis (lowering picks the default backend; set
@@ -27,10 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from bench.harness.result import EvalResult, Status
-from bench.harness.task import EvalTask
+from bench.harness.task import EvalOptions, EvalTask
 from bench.registry import WorkloadSpec, resolve_id, spec, workload_ids
 
-__all__ = ["EvalResult", "EvalTask", "Status", "WorkloadSpec", "checkout", "evaluate", "evaluate_many",
+__all__ = ["EvalOptions", "EvalResult", "EvalTask", "Status", "WorkloadSpec", "checkout", "evaluate", "evaluate_many",
            "list_workloads", "machine_info", "resolve_workload", "time_baseline", "workload", "workload_flops"]
 
 
@@ -72,7 +73,13 @@ def _kernel_file(kernel: str | Path) -> Path:
     return path
 
 
-def evaluate(workload: str, kernel: str | Path, **options: Any) -> EvalResult:
+def _task(workload: str, kernel: Path, options: EvalOptions | None, keywords: dict[str, Any]) -> EvalTask:
+    """The task of `options` (defaults: EvalOptions') with `keywords` (the keyword form) overriding them."""
+    given = options.model_dump(exclude_unset=True) if options is not None else {}
+    return EvalTask(workload=resolve_id(workload), kernel_path=kernel.resolve(), **(given | keywords))
+
+
+def evaluate(workload: str, kernel: str | Path, options: EvalOptions | None = None, **keywords: Any) -> EvalResult:
     """Check one kernel file against a workload's XLA baseline and time both (bench evaluate).
 
     Never raises for anything the kernel does: compile errors, wrong outputs, crashes and timeouts are
@@ -81,11 +88,12 @@ def evaluate(workload: str, kernel: str | Path, **options: Any) -> EvalResult:
     from bench.harness.evaluate import evaluate as run
     from bench.harness.tracebacks import attribute
 
-    task = EvalTask(workload=resolve_id(workload), kernel_path=_kernel_file(kernel).resolve(), **options)
+    task = _task(workload, _kernel_file(kernel), options, keywords)
     return attribute(run(task), kernel)
 
 
-def evaluate_many(workload: str, kernels: Iterable[str | Path], **options: Any) -> Iterator[EvalResult]:
+def evaluate_many(workload: str, kernels: Iterable[str | Path], options: EvalOptions | None = None,
+                  **keywords: Any) -> Iterator[EvalResult]:
     """`evaluate` for several kernel files of one workload, through ONE warm runner (bench.harness.evaluate):
     every kernel is built first, then the batch's inputs are drawn and each candidate is run in turn (one at
     a time: parallel evaluations on one host disturb each other's timings). Yields the results in order.
@@ -99,7 +107,7 @@ def evaluate_many(workload: str, kernels: Iterable[str | Path], **options: Any) 
     paths = [_kernel_file(k) for k in kernels]
     if not paths:
         return
-    template = EvalTask(workload=resolve_id(workload), kernel_path=paths[0].resolve(), **options)
+    template = _task(workload, paths[0], options, keywords)
     with WarmRunner(template) as runner:
         results = runner.evaluate([p.resolve() for p in paths])
     for path, result in zip(paths, results, strict=True):
@@ -162,7 +170,7 @@ def _installed_location() -> Path | None:
         if info.get("dir_info", {}).get("editable") and info.get("url", "").startswith("file://"):
             return Path(info["url"][len("file://"):])
     files = [f for f in dist.files or [] if f.parts and f.parts[0] == "bench"]
-    return Path(dist.locate_file(files[0])).resolve().parents[len(files[0].parts) - 1] if files else None
+    return Path(str(dist.locate_file(files[0]))).resolve().parents[len(files[0].parts) - 1] if files else None
 
 
 def machine_info() -> dict[str, Any]:
@@ -173,9 +181,10 @@ def machine_info() -> dict[str, Any]:
     from bench.harness.build.sandbox import bwrap_problem
 
     detected = hardware.detect()
-    chip = hardware.chip_spec(detected["chip"])
+    chip = hardware.chip_spec(detected["chip"]) if detected["chip"] else None
     problem = bwrap_problem()
-    return {**detected, "harness_version": HARNESS_VERSION, "default_size": hardware.default_size(detected["backend"]),
+    size = hardware.default_size(str(detected["backend"]))
+    return {**detected, "harness_version": HARNESS_VERSION, "default_size": size,
             "peak_bf16_tflops": chip.peak_bf16_tflops if chip else None, "hbm_gb_s": chip.hbm_gb_s if chip else None,
             "peak_source": chip.source if chip else "unknown chip: no peak on record",
             "peak_nominal": chip.nominal if chip else None,

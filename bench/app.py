@@ -37,13 +37,14 @@ class JsonAwareGroup(TyperGroup):
     """The command group: with `--json` among the arguments, usage errors become a JSON object on stdout."""
 
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
-             complete_var: str | None = None, standalone_mode: bool = True, **extra: Any) -> Any:
+             complete_var: str | None = None, standalone_mode: bool = True, windows_expand_args: bool = True,
+             **extra: Any) -> Any:
         plain_metavars(self)
         argv = list(sys.argv[1:] if args is None else args)
         if "--json" not in argv or not standalone_mode:
-            return super().main(argv, prog_name, complete_var, standalone_mode, **extra)
+            return super().main(argv, prog_name, complete_var, standalone_mode, windows_expand_args, **extra)
         try:
-            rv = super().main(argv, prog_name, complete_var, standalone_mode=False, **extra)
+            rv = super().main(argv, prog_name, complete_var, False, windows_expand_args, **extra)
         except typer.TyperException as exc:  # typer's (vendored) click usage errors derive from it
             print(json.dumps(usage_error_json(exc)))
             sys.exit(exc.exit_code)

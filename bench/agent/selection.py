@@ -1,6 +1,6 @@
 """Which sample a run submits for a workload, and which is a chain's best so far: one rule for both.
 
-Why this order: the run should submit what its track ranks highest (docs/leaderboard: the CPU "readiness"
+Why this order: the run should submit what its track ranks highest (docs/methodology.md: the CPU "readiness"
 track orders correct -> lowers for TPU -> readiness verified -> Pallas coverage -> speed), and should not pick
 among equally good kernels by timing noise. So, comparing a later sample with the current choice:
 

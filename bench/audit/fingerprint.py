@@ -89,7 +89,10 @@ def compiled_hlo(workload_id: str, size: str = SIZE) -> str:
     static_argnums = spec_of(mod).static_argnums
     sig = spec_of(mod).signature(size)
     args = sig.full_args(sig.arrays)
-    return jax.jit(mod.workload, static_argnums=static_argnums).lower(*args).compile().as_text()
+    text = jax.jit(mod.workload, static_argnums=static_argnums).lower(*args).compile().as_text()
+    if text is None:
+        raise RuntimeError(f"{workload_id}: the backend gave no text of the compiled program")
+    return text
 
 
 def fingerprint(workload_id: str, size: str = SIZE) -> dict[str, Any]:

@@ -14,6 +14,8 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from bench.dataset.ingest_request import IngestHooks, IngestRequest, default
+
 if TYPE_CHECKING:
     from bench.dataset.query_rows import AnyLeaderboardRow
 
@@ -52,21 +54,23 @@ def validate(paths: list[Path] = typer.Argument(None,
 
 @app.command()
 def ingest(
-    submission: str | None = typer.Option(None, help="only this submission id"),
+    submission: str | None = typer.Option(default("submission"), help="only this submission id"),
     workload: list[str] | None = typer.Option(None, help="only these workloads (repeatable)"),
-    size: str | None = typer.Option(None, help="full | small (default: full on TPU/GPU, small on CPU)"),
-    chip: str | None = typer.Option(None, help="track chip (default: detected)"),
-    official: bool = typer.Option(False, help="official run: refuse unless the bubblewrap sandbox works; secret seeds"),
-    workers: int | None = typer.Option(None, help="parallel evaluations (default 1: parallel evaluations on one host "
-                                                  "disturb each other's timings)"),
-    force: bool = typer.Option(False, help="re-evaluate even when a current result exists"),
-    data_dir: Path = typer.Option(DATA_DIR, help="dataset folder"),
-    submissions_dir: Path = typer.Option(SUBMISSIONS_DIR, help="submissions folder"),
-    executor: str = typer.Option("local", help="local (this host) | ray (one task per host of a Ray cluster; needs "
-                                               "--chip; docs/scale-out.md)"),
-    address: str | None = typer.Option(None, help="Ray cluster: auto (RAY_ADDRESS or the one started on this "
-                                                  "machine) | host:6379 | ray://host:10001"),
-    ray_cpus: float | None = typer.Option(None, help="CPUs each Ray evaluation asks for (default 1)"),
+    size: str | None = typer.Option(default("size"), help="full | small (default: full on TPU/GPU, small on CPU)"),
+    chip: str | None = typer.Option(default("chip"), help="track chip (default: detected)"),
+    official: bool = typer.Option(default("official"),
+                                  help="official run: refuse unless the bubblewrap sandbox works; secret seeds"),
+    workers: int | None = typer.Option(default("workers"), help="parallel evaluations (default 1: parallel "
+                                                                "evaluations on one host disturb each other's "
+                                                                "timings)"),
+    force: bool = typer.Option(default("force"), help="re-evaluate even when a current result exists"),
+    data_dir: Path = typer.Option(default("data_dir"), help="dataset folder"),
+    submissions_dir: Path = typer.Option(default("submissions_dir"), help="submissions folder"),
+    executor: str = typer.Option(default("executor"), help="local (this host) | ray (one task per host of a Ray "
+                                                           "cluster; needs --chip; docs/scale-out.md)"),
+    address: str | None = typer.Option(default("address"), help="Ray cluster: auto (RAY_ADDRESS or the one started "
+                                                                "on this machine) | host:6379 | ray://host:10001"),
+    ray_cpus: float | None = typer.Option(default("ray_cpus"), help="CPUs each Ray evaluation asks for (default 1)"),
 ) -> None:
     """Evaluate submissions that have no current result on this track and append the rows to data/."""
     from bench.app import workload_arg
@@ -74,7 +78,10 @@ def ingest(
     from bench.dataset.ingest import ingest as run_ingest
     from bench.harness.build.sandbox import SandboxUnavailable
 
-    wanted = {workload_arg(w) for w in workload} if workload else None
+    wanted = frozenset(workload_arg(w) for w in workload) if workload else None
+    request = IngestRequest(data_dir=data_dir, submissions_dir=submissions_dir, chip=chip, size=size,
+                            submission=submission, workloads=wanted, official=official, workers=workers, force=force,
+                            executor=executor, address=address, ray_cpus=ray_cpus)
     from bench.executor import ExecutorUnavailable
 
     hosts: Counter[str] = Counter()
@@ -87,12 +94,9 @@ def ingest(
             bar.update(tid, hosts=" ".join(f"{h}: {n}" for h, n in sorted(hosts.items())))
 
         try:
-            report = run_ingest(data_dir=data_dir, submissions_dir=submissions_dir, chip=chip, size=size,
-                                submission=submission, workloads=wanted, official=official, workers=workers,
-                                force=force, progress=lambda n: bar.advance(tid, n),
-                                on_plan=lambda n: bar.update(tid, total=n), executor=executor, address=address,
-                                ray_cpus=ray_cpus, on_host=ran_on,
-                                on_phase=lambda text: bar.update(tid, description=escape(text)))
+            report = run_ingest(request, IngestHooks(progress=lambda n: bar.advance(tid, n),
+                                                     on_plan=lambda n: bar.update(tid, total=n), on_host=ran_on,
+                                                     on_phase=lambda text: bar.update(tid, description=escape(text))))
         except SandboxUnavailable as exc:
             console.print(f"[red]refusing an official ingest without the sandbox:[/red] {exc}")
             raise typer.Exit(2) from None

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
-from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +32,7 @@ from bench.dataset.evaluation import (
     task_for,
 )
 from bench.dataset.freshness import freshness_key
+from bench.dataset.ingest_request import IngestHooks, IngestRequest, request_of
 from bench.dataset.reader import Problem, shorten, shown_path
 from bench.dataset.report import Report
 from bench.dataset.sample_ingest import plan_samples, run_sample_job
@@ -41,7 +42,6 @@ from bench.harness.hardware import default_size, detect_in_subprocess
 from bench.harness.result import EvalResult, Status
 from bench.harness.task import EvalTask
 from bench.harness.tracebacks import attribute
-from bench.paths import DATA_DIR, SUBMISSIONS_DIR
 
 
 @dataclass
@@ -73,7 +73,7 @@ def _is_current(data_dir: Path, chip: str, size: str, submission: str, workload:
 
 
 def plan(submissions: list[Submission], data_dir: Path, chip: str, size: str, official: bool,
-         workloads: set[str] | None, force: bool = False) -> tuple[list[Job], int]:
+         workloads: AbstractSet[str] | None, force: bool = False) -> tuple[list[Job], int]:
     """The pending jobs (and how many are up to date), in a stable order."""
     jobs, current = [], 0
     for sub in submissions:
@@ -134,36 +134,24 @@ def _admit(root: Path, data_dir: Path, now: _dt.datetime, report: Report) -> Sub
     return sub
 
 
-def ingest(
-    data_dir: Path = DATA_DIR,
-    submissions_dir: Path = SUBMISSIONS_DIR,
-    chip: str | None = None,
-    size: str | None = None,
-    submission: str | None = None,
-    workloads: set[str] | None = None,
-    official: bool = False,
-    workers: int | None = None,
-    evaluator: str | None = None,
-    force: bool = False,
-    progress: Callable[[int], Any] | None = None,
-    on_plan: Callable[[int], Any] | None = None,
-    executor: str = "local",
-    address: str | None = None,
-    ray_cpus: float | None = None,
-    on_host: Callable[[str], Any] | None = None,
-    on_phase: Callable[[str], Any] | None = None,
-) -> Report:
+def ingest(request: IngestRequest | None = None, hooks: IngestHooks | None = None, **keywords: Any) -> Report:
     """Evaluate every pending (submission, workload) on this track and store the results.
 
+    `request` says what and how (IngestRequest: every option with its default); its fields may also be given as
+    keywords (`ingest(chip="cpu", workers=1)`), as may the hooks' (IngestHooks: progress, on_plan, on_host).
     `executor` "ray" runs the evaluations on a Ray cluster (`address`, `ray_cpus`: bench.executor); this
     process stays the only writer. `on_host(host)` is called with where each finished evaluation ran.
     `on_phase(text)` says what ingest is doing (detecting the chip, checking submissions, planning, which
     submission and workload it evaluates): the steps that take seconds to minutes before the first row.
     """
-    def phase(text: str) -> None:
-        if on_phase:
-            on_phase(text)
+    req, hooks = request_of(request, hooks, keywords)
 
+    def phase(text: str) -> None:
+        if hooks.on_phase:
+            hooks.on_phase(text)
+
+    data_dir, chip, size, official, evaluator = req.data_dir, req.chip, req.size, req.official, req.evaluator
+    executor, workloads, force = req.executor, req.workloads, req.force
     if executor != "local" and chip is None:
         raise ExecutorUnavailable(f"--executor {executor} needs --chip: the track's chip decides where tasks may run")
     evaluator = evaluator or os.environ.get(EVALUATOR_ENV, DEFAULT_EVALUATOR)
@@ -181,8 +169,8 @@ def ingest(
     size = size or default_size(chip)
     store.remove_stale_temps(data_dir) if data_dir.is_dir() else None
     report, now = Report(), _dt.datetime.now(_dt.UTC)
-    phase("checking submissions" + (f" ({submission})" if submission else ""))
-    subs = [sub for root in submission_dirs(submissions_dir) if not submission or root.name == submission
+    phase("checking submissions" + (f" ({req.submission})" if req.submission else ""))
+    subs = [sub for root in submission_dirs(req.submissions_dir) if not req.submission or root.name == req.submission
             if (sub := _admit(root, data_dir, now, report))]
     phase(f"planning: which of {len(subs)} submissions' rows on {chip}/{size} are current")
     jobs, report.up_to_date = plan(subs, data_dir, chip, size, official, workloads, force)
@@ -191,14 +179,14 @@ def ingest(
     for sub in {s.id: s for s in [*(j.submission for j in jobs), *(j.submission for j in sample_jobs)]}.values():
         store.write_atomic(rows.table(rows.SubmissionRow, [meta_row(sub, now)]),
                            store.submission_meta_path(data_dir, sub.id))
-    if on_plan:
-        on_plan(len(jobs) + sum(j.missing for j in sample_jobs))
+    if hooks.on_plan:
+        hooks.on_plan(len(jobs) + sum(j.missing for j in sample_jobs))
     # One evaluation at a time by default: each one already runs two worker processes, and parallel
     # evaluations on one host time their programs against each other's load (measured: identical
     # programs 0.3x-2.3x apart with 2 parallel evaluations on 2 cores). A cluster gives each its own host.
     if not jobs and not sample_jobs:
         return report  # nothing to evaluate: no executor (nor Ray cluster) needed
-    runner = make_executor(executor, chip=chip, workers=workers, address=address, ray_cpus=ray_cpus)
+    runner = make_executor(executor, chip=chip, workers=req.workers, address=req.address, ray_cpus=req.ray_cpus)
     try:
         pending = [f"{j.submission.id}/{j.workload}" for j in jobs]  # in the order the runner takes them
         if pending:
@@ -209,14 +197,14 @@ def ingest(
             pending.remove(done) if done in pending else None
             if pending:
                 phase(f"evaluating {pending[0]} ({len(pending)} left)")
-            if on_host:
-                on_host(o.host)
-            if progress:
-                progress(1)
+            if hooks.on_host:
+                hooks.on_host(o.host)
+            if hooks.progress:
+                hooks.progress(1)
         # Then every sample of every v2 trajectory, one workload at a time (its samples go to the harness together).
         for sjob in sample_jobs:
             phase(f"evaluating {sjob.missing} trajectory samples of {sjob.submission.id}/{sjob.workload}")
-            run_sample_job(sjob, data_dir, chip, size, official, evaluator, report, force, progress, runner)
+            run_sample_job(sjob, data_dir, chip, size, official, evaluator, report, force, hooks.progress, runner)
     finally:
         runner.close()
     return report

@@ -54,6 +54,13 @@ def sql_text(name: str) -> str:
     return (SQL_DIR / f"{name}.sql").read_text()
 
 
+def rules_sql() -> str:
+    """The rules bench/sql/ takes from Python, as DuckDB macros (run before base.sql): stated once, in Python."""
+    cases = " ".join(f"WHEN '{status}' THEN '{outcome}'" for status, outcome in schema.OUTCOME_OF_STATUS.items()
+                     if outcome is not None)
+    return f"CREATE OR REPLACE MACRO status_outcome(status) AS CASE status {cases} ELSE NULL END;"
+
+
 def _default_suite() -> list[str]:
     from bench.registry import workload_ids
 
@@ -88,13 +95,14 @@ class Metrics:
     """All leaderboard queries over one data folder.
 
     `suite`: the workload ids every measured track averages over (default: the registry's workloads,
-    plus any workload seen in the data). Reported tracks carry their own suite (data/reported/suite.parquet).
+    plus any workload seen in the data). Reported tracks carry their own suite (data/reported/suite/).
     """
 
     def __init__(self, data_dir: Path | str = DATA_DIR, suite: Sequence[str] | None = None) -> None:
         self.data_dir = Path(data_dir)
         self.con = duckdb.connect(":memory:")
         self._load(list(suite) if suite is not None else _default_suite())
+        self.con.execute(rules_sql())
         self.con.execute(sql_text("base"))
 
     # -- loading -------------------------------------------------------------------------------

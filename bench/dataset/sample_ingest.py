@@ -25,6 +25,7 @@ import hashlib
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -112,7 +113,7 @@ def _reusable(data_dir: Path, chip: str, size: str, sub: str, workload: str,
     return out
 
 
-def plan_samples(subs: list[Submission], data_dir: Path, chip: str, size: str, workloads: set[str] | None,
+def plan_samples(subs: list[Submission], data_dir: Path, chip: str, size: str, workloads: AbstractSet[str] | None,
                  force: bool, report: Report) -> tuple[list[SampleJob], int]:
     """The trajectory files with samples to evaluate or a samples file to write, and how many are current."""
     jobs, current = [], 0

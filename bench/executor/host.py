@@ -45,6 +45,8 @@ def load_evaluator(spec: str) -> Callable[[EvalTask], EvalResult]:
     target, _, func = spec.rpartition(":")
     if target.endswith(".py"):
         mod_spec = importlib.util.spec_from_file_location(f"_jaxbench_evaluator_{abs(hash(target))}", target)
+        if mod_spec is None or mod_spec.loader is None:
+            raise ValueError(f"evaluator {spec!r}: {target} cannot be loaded as a module")
         module = importlib.util.module_from_spec(mod_spec)
         mod_spec.loader.exec_module(module)
     else:

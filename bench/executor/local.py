@@ -45,6 +45,8 @@ def _pool_init() -> None:
 
 
 def _pool_run(unit: Unit, evaluator: str, task_jsons: list[str]) -> list[str | BaseException]:
+    if _POOL_HOST is None:  # set by the pool's initializer in every worker
+        raise RuntimeError("a pool worker without its Host: the pool was started without _pool_init")
     return unit(_POOL_HOST, evaluator, task_jsons)
 
 

@@ -179,7 +179,8 @@ class RayExecutor:
         except ExecutorUnavailable:
             self.close()
             raise
-        self._actor_class = ray.remote(max_restarts=0, max_task_retries=0)(HostWorker).options(**self.options)
+        # ray.remote's typing sees a function, not the actor class it returns
+        self._actor_class: Any = ray.remote(max_restarts=0, max_task_retries=0)(HostWorker).options(**self.options)
         self._start_actors()
 
     def _start_actors(self) -> None:

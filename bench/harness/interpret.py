@@ -1,12 +1,12 @@
 """Interpret modes for Pallas kernels on CPU (docs/methodology.md: what a CPU-interpret time means).
 
 On CPU a TPU `pallas_call` only runs in interpret mode, and only when the `pallas_call` is
-*constructed* inside `force_tpu_interpret_mode` (gotcha T2).
+*constructed* inside `force_tpu_interpret_mode` (entering the mode after it was built has no effect).
 - The harness's build step uses the HLO interpreter (`force_tpu_interpret_mode(True)`): it lowers to plain
   StableHLO, which `jax.export` can serialize and the runner can run (bench.harness.build.child).
 - `interpret_context` gives TPU interpret mode (`InterpretParams`: out-of-bounds and race checks, but host
   callbacks, which export refuses); in-process tools use it (bench/refs tuning, the reference tests).
-  After any exception its global state must be reset or the next kernel fails (gotcha T1).
+  After any exception its global state must be reset or the next kernel fails (`reset_after_error`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ def interpret_context(backend: str) -> contextlib.AbstractContextManager[Any]:
 
 
 def reset_after_error() -> None:
-    """Clear the interpreter's global state after a failed kernel (gotcha T1)."""
+    """Clear the interpreter's global state after a failed kernel (else the next kernel fails too)."""
     try:
         from jax.experimental.pallas import tpu as pltpu  # lazily: as above
 

@@ -1,4 +1,5 @@
-"""Typed messages between the harness's processes (pydantic): one model per message, nothing untyped.
+"""Typed messages between the harness's processes (pydantic): one model per message; the only untyped values are a
+workload's CONFIG (`PrepareReply.config`, the workload module's own dict).
 
 Three processes take part in an evaluation:
 - the PARENT (trusted: bench.harness.evaluate, bench.harness.runner.session) decides every status;

@@ -54,7 +54,7 @@ class Timing(BaseModel):
     min_ms: float
     max_ms: float | None = None
     iqr_ms: float | None = None
-    # "device_profiler" (TPU/GPU device events), "cpu_wall_clock" (CPU: untraced calls, see harness/timing.py),
+    # "device_profiler" (TPU/GPU device events), "cpu_wall_clock" (CPU: untraced calls, see runner/loop.py),
     # "cpu_profiler_ops" (CPU op events by run_id, when asked to trace the blocks), "wall_clock" (trace unusable)
     timing_method: str
     wall_clock_median_ms: float | None = None

@@ -1,10 +1,10 @@
-"""One schedule per backend, behind one small interface (`Schedule`).
+"""One schedule per backend, behind one small interface (`Plan`; the schedule's name is a `Schedule`).
 
 Since harness v7 only ONE process ever holds the device: the trusted runner, which times the baseline and
 the candidate interleaved (ABBA blocks) in that same process. Build steps never open a device (they run
 with JAX_PLATFORMS=cpu and cross-lower for the target). What still differs per backend:
 - the platform the runnable program is exported for, and whether Pallas is lowered in interpret mode (CPU);
-- whether the timed blocks run inside the profiler (TPU/GPU: device time) or untraced (CPU, see timing.py);
+- whether the timed blocks run inside the profiler (TPU/GPU: device time) or untraced (CPU, see runner/loop.py);
 - `interleaved` (CPU, GPU): builds run while the runner starts; `exclusive` (auto on a TPU host, where
   libtpu admits one process): the runner starts only once every build of the batch has ended, so nothing
   but the runner is alive while it holds the chip.

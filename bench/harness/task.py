@@ -1,4 +1,5 @@
-"""EvalTask: everything one evaluation depends on. `evaluate(task)` is a pure function of it."""
+"""EvalTask: everything one evaluation depends on. `evaluate(task)` reads nothing else (its timings also depend on
+the machine it runs on)."""
 
 from __future__ import annotations
 
@@ -111,9 +112,10 @@ def timing_deadline_s(cap_s: float, baseline_call_ms: float | None, programs: in
     return min(cap_s, run_deadline_s(cap_s, baseline_call_ms, calls) + programs * FIT_SLACK * TIMED_TARGET_S)
 
 
-class EvalTask(BaseModel):
-    workload: str
-    kernel_path: Path
+class EvalOptions(BaseModel):
+    """How one evaluation runs: every option of `bench.evaluate` and `bench evaluate`, with its type and default
+    (the one definition: the CLI quotes these defaults, bench/harness/commands.py)."""
+
     size: Literal["full", "small"] | None = None  # None: full on TPU/GPU, small on CPU
     seeds: int = Field(3, ge=1)  # correctness trials; their seeds are drawn fresh per batch (session.fresh_seeds)
     warmup: int | None = Field(None, ge=0)  # None: 5, or INTERPRET_WARMUP for Pallas-in-interpret on CPU
@@ -129,3 +131,10 @@ class EvalTask(BaseModel):
     # interleaved: builds run while the runner starts; exclusive: the runner (the one process that holds the
     # device) starts only after every build ended; auto: exclusive on a TPU host (bench.harness.schedule)
     schedule: Literal["auto", "interleaved", "exclusive"] = "auto"
+
+
+class EvalTask(EvalOptions):
+    """One evaluation: the workload, the kernel file, and how (its EvalOptions)."""
+
+    workload: str
+    kernel_path: Path

@@ -38,10 +38,12 @@ def tune_command(
     except KeyError as e:
         raise typer.BadParameter(str(e.args[0]), param_hint="WORKLOAD") from None
     found = detect_in_subprocess()
-    chosen_size = size or default_size(found["backend"])
+    backend, chip = found["backend"], found["chip"]
+    if backend is None or chip is None:
+        raise typer.BadParameter(f"no backend or chip detected: {found}")
+    chosen_size = size or default_size(backend)
     knobs = parse_space(space or [], reference, chosen_size)
     configs = grid(knobs, reference.constraints)
-    chip = found["chip"]
     typer.echo(f"{reference.workload} on {chip} ({chosen_size}): {len(configs)} configurations of {knobs}")
     if dry_run:
         for c in configs:

@@ -38,8 +38,8 @@ class TuneOutcome:
 
     @property
     def best(self) -> Trial | None:
-        ok = [t for t in self.trials if t.correct and t.median_ms is not None]
-        return min(ok, key=lambda t: t.median_ms) if ok else None
+        timed = [(t.median_ms, i, t) for i, t in enumerate(self.trials) if t.correct and t.median_ms is not None]
+        return min(timed)[2] if timed else None  # the fastest; the earliest of equally fast ones
 
 
 def grid(space: Mapping[str, Sequence[int]],

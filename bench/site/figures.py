@@ -21,6 +21,7 @@ from html import escape
 from typing import Any
 
 from bench.dataset import query_rows as qr
+from bench.dataset import schema
 from bench.site import palette
 
 Figure = dict[str, Any]
@@ -393,15 +394,17 @@ READINESS_CLASSES = (
 
 
 def readiness_class(r: qr.PerBenchmarkRow | None) -> str:
-    """The class of one per_benchmark row (status, correct_unflagged, pending_flags, tpu_lowering); None: no row."""
+    """The class of one per_benchmark row (status, correct_unflagged, pending_flags, tpu_lowering); None: no row.
+    Not correct: by the status's outcome (schema.OUTCOME_OF_STATUS, the rule the samples' breakdown uses)."""
     if r is None or r.status is None:
         return "missing"
-    if r.pending_flags or r.status == "rejected":
+    outcome = schema.OUTCOME_OF_STATUS.get(r.status)
+    if r.pending_flags or outcome == schema.INTEGRITY_EXCLUDED:
         return "excluded"
     if r.correct_unflagged:
         low = r.tpu_lowering
         return "unknown" if low is None else "ok" if low == "ok" else "failed"
-    return "wrong" if r.status == "incorrect" else "error"
+    return "wrong" if outcome == "wrong_output" else "error"
 
 
 def readiness_matrix(rows: Iterable[qr.PerBenchmarkRow], names: dict[str, str],

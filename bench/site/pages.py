@@ -21,6 +21,7 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, pass_context
 from markupsafe import Markup, escape
 
+from bench.harness.inspection.work import MOSTLY_XLA_BELOW
 from bench.integrity.flags import is_excluding
 from bench.paths import SUBMISSIONS_DIR, TEMPLATES_DIR
 from bench.site import figures
@@ -183,6 +184,7 @@ def _environment() -> Environment:
                        speedup=speedup, ms=ms, pct=pct, num=num, sci=sci, sortval=sortval, as_list=as_list,
                        workload_order=workload_order)
     env.globals.update(link=link, plot=plot, figures=figures, slug=slug, is_excluding=is_excluding,
+                       mostly_xla_pct=f"{MOSTLY_XLA_BELOW:.0%}",
                        duckdb_version=f"DuckDB {importlib.metadata.version('duckdb')}")
     return env
 

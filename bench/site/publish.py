@@ -101,10 +101,11 @@ def publish(metrics: Metrics, data: SiteData, out: Path, generated_at: str | Non
     from bench import HARNESS_VERSION
 
     stamp = generated_at or _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
-    meta = {"generated_at": stamp, "schema_version": schema.SCHEMA_VERSION, "harness_version": HARNESS_VERSION,
-            "api_version": API_VERSION, "license": schema.DATA_LICENSE}
+    meta: dict[str, Any] = {"generated_at": stamp, "schema_version": schema.SCHEMA_VERSION,
+                            "harness_version": HARNESS_VERSION, "api_version": API_VERSION,
+                            "license": schema.DATA_LICENSE}
     files: list[PublishedFile] = []
-    columns: dict[str, tuple[str, ...]] = {}
+    columns: dict[str, tuple[tuple[str, str], ...]] = {}
 
     def put(table: pa.Table, name: str, base: str, track: str | None, formats: tuple[str, ...] = FORMATS) -> None:
         table = _public(table)

@@ -84,7 +84,9 @@ CREATE OR REPLACE MACRO p_slower(speedup, high, p) AS
          WHEN speedup < p THEN 0.0 ELSE 1.0 END;
 
 -- Pallas coverage below this share of the work (FLOPs and HBM bytes inside Mosaic kernels) labels a kernel
--- "mostly XLA": it is correct and may lower, but most of what it computes is left to XLA.
+-- "mostly XLA": it is correct and may lower, but most of what it computes is left to XLA. The harness's
+-- MOSTLY_XLA_BELOW (bench/harness/inspection/work.py), which flags rows `mostly_xla`; tests/dataset/test_rules.py
+-- holds the two equal.
 CREATE OR REPLACE MACRO mostly_xla_below() AS 0.5;
 
 -- A candidate whose compile time is more than this multiple of the XLA program's (same evaluation) is labelled
@@ -283,17 +285,16 @@ GROUP BY ALL;
 
 -- Every stored measured sample with `current` (its set is the current one) and its outcome, derived here (never
 -- stored: a maintainer's verdict that clears a flag changes it, like a kernel row's ranking): rejected, or an
--- excluding flag not cleared -> integrity_excluded; correct -> correct; incorrect -> wrong_output;
--- compile/runtime error, timeout, out of memory, crash -> api_runtime_error. Rows stored before schema 3 without
--- a status keep their stored outcome.
+-- excluding flag not cleared -> integrity_excluded; otherwise by its status: status_outcome(), the macro
+-- bench.dataset.metrics generates from schema.OUTCOME_OF_STATUS (correct -> correct, incorrect -> wrong_output,
+-- rejected -> integrity_excluded, errors -> api_runtime_error). Rows stored before schema 3 without a status keep
+-- their stored outcome.
 CREATE OR REPLACE VIEW measured_samples AS
 SELECT s.* REPLACE (
     CASE
-        WHEN s.status = 'rejected' OR coalesce(sp.n_pending, 0) > 0 THEN 'integrity_excluded'
-        WHEN s.status = 'correct' THEN 'correct'
-        WHEN s.status = 'incorrect' THEN 'wrong_output'
-        WHEN s.status IN ('compile_error', 'runtime_error', 'timeout', 'out_of_memory', 'crashed') THEN 'api_runtime_error'
+        WHEN coalesce(sp.n_pending, 0) > 0 THEN 'integrity_excluded'
         WHEN s.status IS NULL THEN s.outcome
+        ELSE status_outcome(s.status)
     END AS outcome),
     coalesce(s.stored_at, TIMESTAMPTZ '-infinity') = ss.current_set AS current
 FROM samples AS s

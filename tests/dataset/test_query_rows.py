@@ -3,6 +3,7 @@ Python type of each SQL type; the metrics API returns them validated."""
 
 from __future__ import annotations
 
+import json
 import types
 from typing import Any, get_args
 
@@ -75,3 +76,35 @@ def test_a_row_is_strict_frozen_and_closed() -> None:
         qr.FastPRow.with_nulls(submission="s", renamed_column=1)  # a column the model lacks
     with pytest.raises(pydantic.ValidationError):
         row.p = 2.0  # type: ignore[misc]
+
+
+JSON_TYPE = {str: "string", int: "integer", float: "number", bool: "boolean", list[str]: "array", list[int]: "array"}
+
+
+def _json_type(prop: dict[str, Any], defs: dict[str, Any]) -> str:
+    if "$ref" in prop:
+        prop = defs[prop["$ref"].rsplit("/", 1)[1]]
+    kinds = prop["type"] if isinstance(prop["type"], list) else [prop["type"]]
+    (kind,) = [k for k in kinds if k != "null"]
+    return kind
+
+
+def test_the_published_json_schema_describes_the_models_columns() -> None:
+    """api/leaderboard.schema.json (bench/site/schemas/) is checked against the query models it publishes: each
+    property it names is a column of the model, of the model's type."""
+    from bench.site.publish import LEADERBOARD_SCHEMA
+
+    doc = json.loads(LEADERBOARD_SCHEMA.read_text())
+    defs = doc["$defs"]
+    parts = {  # the objects of the document and the models whose rows they are
+        "row": (qr.LeaderboardRow, qr.LeaderboardReadinessRow),
+        "provenance": (qr.ProvenanceSummaryRow,),
+        "fast_p": (qr.FastPRow,),
+    }
+    objects = {"row": defs["row"], "provenance": defs["provenance"],
+               "fast_p": defs["track"]["properties"]["fast_p"]["items"]}
+    for part, models in parts.items():
+        for column, prop in objects[part]["properties"].items():
+            declared = {_declared(m, column) for m in models if column in m.model_fields}
+            assert declared, f"{part}.{column}: no column of that name"
+            assert {JSON_TYPE[t] for t in declared} == {_json_type(prop, defs)}, (part, column)

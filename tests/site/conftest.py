@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-import importlib.util
 import http.server
+import importlib.util
 import shutil
 import socket
 import threading

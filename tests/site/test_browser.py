@@ -7,15 +7,12 @@ the machine, the console stays clean, and a hostile submission name never runs. 
 
 from __future__ import annotations
 
-from typing import Any
-
 import urllib.request
 from html.parser import HTMLParser
+from typing import Any
 from urllib.parse import urldefrag, urljoin, urlparse
 
 import pytest
-
-
 
 pytestmark = [
     pytest.mark.browser,
@@ -71,7 +68,8 @@ def _plots_drawn(page) -> tuple[int, int, bool]:
     """(plot divs, drawn plots, plotly CSS applied) on the current page, once plots have settled."""
     page.wait_for_function(
         "(() => { const plots = Array.from(document.querySelectorAll('div.bench-plot'));"
-        " return plots.length > 0 && plots.every(el => el.hasAttribute('data-drawn') && el.querySelector('svg.main-svg')); })()",
+        " return plots.length > 0"
+        " && plots.every(el => el.hasAttribute('data-drawn') && el.querySelector('svg.main-svg')); })()",
         timeout=15000,
     )
     total = page.locator("div.bench-plot").count()
@@ -172,13 +170,14 @@ def _workload_numbers(page, table: str) -> list[int]:
     )
 
 
-def test_layout_sort_readiness_and_kernel_pages(chromium: Any, served_site: Any, tmp_path_factory: pytest.TempPathFactory) -> None:
+def test_layout_sort_readiness_and_kernel_pages(chromium: Any, served_site: Any,
+                                                 tmp_path_factory: pytest.TempPathFactory) -> None:
     """Tables fit at 1400 and 800 px, workload ids sort numerically, the CPU track explains itself and shows
     no speedup as a headline, kernel pages exist for kernels/ files only. Saves screenshots at both widths."""
     url = served_site.url
     shots = tmp_path_factory.mktemp("layout")
-    pages = {"leaderboard": "", "workload": "workloads/8p_GEMM/", "submission": f"submissions/{served_site.kernel_submission}/",
-             "workloads": "workloads/"}
+    pages = {"leaderboard": "", "workload": "workloads/8p_GEMM/",
+             "submission": f"submissions/{served_site.kernel_submission}/", "workloads": "workloads/"}
     for width in (1400, 800):
         page = chromium.new_page(viewport={"width": width, "height": 1000})
         for name, path in pages.items():

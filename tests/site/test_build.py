@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import re
-
+from typing import Any
 
 
 def test_strict_build_writes_every_page(built_site: Any) -> None:

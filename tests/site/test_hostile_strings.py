@@ -33,7 +33,7 @@ PAYLOAD = ('<script>alert(1)</script><img src=x onerror=alert(2)>"><svg onload=a
            '<a href="javascript:alert(7)">l</a> ![i](x" onerror="alert(8)) <!-- c --> ]]>')
 SUB = "hostile-sub"
 WORKLOADS = ["8p_GEMM", "12p_RMSNorm"]
-T0 = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 DANGEROUS_TAGS = {"script", "img", "svg", "iframe", "object", "embed", "style", "form", "base", "meta", "link"}
 
 
@@ -55,9 +55,10 @@ def make_hostile_dataset(data: Path, subs: Path) -> None:
     rows = [_results_row(SUB, "8p_GEMM", "correct", 1.5, flags=[hostile("flag")], reason=hostile("reason")),
             _results_row(SUB, "12p_RMSNorm", "runtime_error", None, reason=hostile("reason") * 50),
             _results_row("xla", "8p_GEMM", "correct", 1.0), _results_row("xla", "12p_RMSNorm", "correct", 1.0)]
-    store.write_atomic(pa.Table.from_pylist(rows, schema=schema.RESULTS), store.data_path(data, "results", "rows.parquet"))
+    store.write_atomic(pa.Table.from_pylist(rows, schema=schema.RESULTS),
+                       store.data_path(data, "results", "rows.parquet"))
     meta = {n: None for n in schema.SUBMISSIONS.names}
-    for name, typ in zip(schema.SUBMISSIONS.names, schema.SUBMISSIONS.types):
+    for name, typ in zip(schema.SUBMISSIONS.names, schema.SUBMISSIONS.types, strict=True):
         if typ == pa.string():
             meta[name] = hostile(name)
         elif typ == pa.list_(pa.string()):
@@ -79,7 +80,8 @@ def make_hostile_dataset(data: Path, subs: Path) -> None:
         store.write_atomic(pa.Table.from_pylist(samples, schema=schema.SAMPLES),
                            store.samples_path(data, "cpu", "small", SUB, w))
     (subs / SUB / "kernels").mkdir(parents=True)
-    (subs / SUB / "kernels" / "8p_GEMM.py").write_text(f"def workload(a, b):\n    return a @ b\n# {hostile('source')}\n")
+    (subs / SUB / "kernels" / "8p_GEMM.py").write_text(
+        f"def workload(a, b):\n    return a @ b\n# {hostile('source')}\n")
 
 
 class _Tags(HTMLParser):

@@ -18,7 +18,6 @@ import pytest
 
 from bench.dataset import store
 
-
 pytestmark = [
     pytest.mark.browser,
 ]

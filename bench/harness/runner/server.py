@@ -130,7 +130,7 @@ def _draw(w: Workload, seed: Seed) -> list[Any]:
 
 
 def _interpret_mode(interpret: bool) -> contextlib.AbstractContextManager[Any]:
-    """TPU interpret mode for Pallas kernels BUILT inside it (gotcha T2), on a CPU runner."""
+    """TPU interpret mode for Pallas kernels BUILT inside it (bench/harness/interpret.py), on a CPU runner."""
     if not interpret:
         return contextlib.nullcontext()
     from jax.experimental.pallas import tpu as pltpu  # lazily: ~0.4 s, only for a Pallas reference on CPU
@@ -229,7 +229,7 @@ def _load_pallas_reference(state: State, w: Workload) -> str:
             raise ImportError(f"cannot import {path}")
         module = importlib.util.module_from_spec(module_spec)
         interpret = state.env.backend == "cpu"
-        with _interpret_mode(interpret):  # built inside it (gotcha T2)
+        with _interpret_mode(interpret):  # built inside it (bench/harness/interpret.py)
             module_spec.loader.exec_module(module)
             blob = _export_bytes(module.workload, PALLAS_FN, w.signature, interpret)
         state.pallas = Program(PALLAS_FN, blob, w.signature)
