@@ -56,8 +56,9 @@ def default(name: str) -> Any:
     return IngestRequest.__dataclass_fields__[name].default
 
 
-def request_of(request: IngestRequest | None, hooks: IngestHooks | None,
-               keywords: dict[str, Any]) -> tuple[IngestRequest, IngestHooks]:
+def request_of(
+    request: IngestRequest | None, hooks: IngestHooks | None, keywords: dict[str, Any]
+) -> tuple[IngestRequest, IngestHooks]:
     """A request and hooks from the model form and the keyword form (`ingest(chip="cpu", workers=1)`): keywords
     override the models' fields; an unknown keyword is a TypeError, as it was for the old signature."""
     unknown = set(keywords) - REQUEST_FIELDS - HOOK_FIELDS
@@ -66,5 +67,7 @@ def request_of(request: IngestRequest | None, hooks: IngestHooks | None,
     fields = {k: v for k, v in keywords.items() if k in REQUEST_FIELDS}
     if fields.get("workloads") is not None:
         fields["workloads"] = frozenset(fields["workloads"])
-    return (dataclasses.replace(request or IngestRequest(), **fields),
-            dataclasses.replace(hooks or IngestHooks(), **{k: v for k, v in keywords.items() if k in HOOK_FIELDS}))
+    return (
+        dataclasses.replace(request or IngestRequest(), **fields),
+        dataclasses.replace(hooks or IngestHooks(), **{k: v for k, v in keywords.items() if k in HOOK_FIELDS}),
+    )

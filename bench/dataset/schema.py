@@ -64,7 +64,6 @@ OUTCOME_OF_STATUS: dict[str, str | None] = {
 }
 
 
-
 @dataclasses.dataclass(frozen=True)
 class Public:
     """A published column and what it means (units in brackets): shown on the Data page, in the Parquet metadata."""
@@ -88,96 +87,157 @@ class ResultRow:
     """One evaluation (schema.RESULTS): measured (`result_row`) or reported in the paper (bench.dataset.reported)."""
 
     SCHEMA: ClassVar[pa.Schema]  # derived below
-    schema_version: Annotated[int, Public(
-        'version of this schema (bench/dataset/schema.py SCHEMA_VERSION) the row was written with'
-    )] = dataclasses.field(
-        default=SCHEMA_VERSION, init=False)
-    track: Annotated[str, Public(
-        'the track: "<chip>/<size>" for measured rows, e.g. "cpu/small"; the paper\'s tables have tracks of their '
-        'own, e.g. "v6e/full/paper-table3"')]
-    chip: Annotated[str, Public('the chip the row was measured on (cpu, v6e, h100, ...)')]
+    schema_version: Annotated[
+        int, Public("version of this schema (bench/dataset/schema.py SCHEMA_VERSION) the row was written with")
+    ] = dataclasses.field(default=SCHEMA_VERSION, init=False)
+    track: Annotated[
+        str,
+        Public(
+            'the track: "<chip>/<size>" for measured rows, e.g. "cpu/small"; the paper\'s tables have tracks of their '
+            'own, e.g. "v6e/full/paper-table3"'
+        ),
+    ]
+    chip: Annotated[str, Public("the chip the row was measured on (cpu, v6e, h100, ...)")]
     size: Annotated[str, Public('problem size preset: "full" (production) or "small" (CPU-friendly)')]
-    submission: Annotated[str, Public('submission id (the folder submissions/<id>/)')]
-    workload: Annotated[str, Public('workload id, as in the original JAXBench (e.g. 8p_GEMM)')]
-    status: Annotated[str, Public(
-        'harness verdict: correct, incorrect, compile_error, runtime_error, timeout, out_of_memory, crashed, '
-        'rejected or error')]
-    reason: Annotated[str | None, Public(
-        "why the status is not `correct` (shortened to 500 characters; harness text, not the kernel's log)")]
-    correct: Annotated[bool, Public('true when every correctness trial passed')]
-    max_abs_err: Annotated[float | None, Public(
-        'largest absolute difference from the reference output, over the trials')]
-    rel_l2_err: Annotated[float | None, Public(
-        'relative L2 error of the output against the reference (largest over the trials)')]
-    baseline_ms: Annotated[float | None, Public('XLA baseline median time per call [ms]')]
+    submission: Annotated[str, Public("submission id (the folder submissions/<id>/)")]
+    workload: Annotated[str, Public("workload id, as in the original JAXBench (e.g. 8p_GEMM)")]
+    status: Annotated[
+        str,
+        Public(
+            "harness verdict: correct, incorrect, compile_error, runtime_error, timeout, out_of_memory, crashed, "
+            "rejected or error"
+        ),
+    ]
+    reason: Annotated[
+        str | None,
+        Public("why the status is not `correct` (shortened to 500 characters; harness text, not the kernel's log)"),
+    ]
+    correct: Annotated[bool, Public("true when every correctness trial passed")]
+    max_abs_err: Annotated[
+        float | None, Public("largest absolute difference from the reference output, over the trials")
+    ]
+    rel_l2_err: Annotated[
+        float | None, Public("relative L2 error of the output against the reference (largest over the trials)")
+    ]
+    baseline_ms: Annotated[float | None, Public("XLA baseline median time per call [ms]")]
     kernel_ms: Annotated[float | None, Public("the kernel's median time per call [ms]")]
-    pallas_ref_ms: Annotated[float | None, Public(
-        'hand-tuned Pallas reference median time per call, when timed alongside [ms]')]
-    speedup: Annotated[float | None, Public('baseline_ms / kernel_ms as the harness measured it, not floored')]
-    speedup_ci_low: Annotated[float | None, Public(
-        'lower end of the 95% interval of `speedup` (bootstrap over the paired timing blocks); empty for rows '
-        'written before schema 3 and for declared values')]
-    speedup_ci_high: Annotated[float | None, Public('upper end of the 95% interval of `speedup`')]
-    timing_quality: Annotated[str | None, Public(
-        '"ok" or "noisy" (a wide interval, bimodal blocks or interference during the run); empty when not '
-        'assessed (rows before schema 3)')]
-    timing_quality_reason: Annotated[str | None, Public('why the timing is noisy')]
-    wall_speedup: Annotated[float | None, Public(
-        "the same ratio from wall-clock times: the baseline's over the kernel's median per-call wall time, each call "
-        "timed in the runner process until its output is ready; a cross-check, never ranked")]
-    speedup_vs_pallas: Annotated[float | None, Public('pallas_ref_ms / kernel_ms')]
-    flops: Annotated[float | None, Public('floating-point operations per call [FLOP]')]
+    pallas_ref_ms: Annotated[
+        float | None, Public("hand-tuned Pallas reference median time per call, when timed alongside [ms]")
+    ]
+    speedup: Annotated[float | None, Public("baseline_ms / kernel_ms as the harness measured it, not floored")]
+    speedup_ci_low: Annotated[
+        float | None,
+        Public(
+            "lower end of the 95% interval of `speedup` (bootstrap over the paired timing blocks); empty for rows "
+            "written before schema 3 and for declared values"
+        ),
+    ]
+    speedup_ci_high: Annotated[float | None, Public("upper end of the 95% interval of `speedup`")]
+    timing_quality: Annotated[
+        str | None,
+        Public(
+            '"ok" or "noisy" (a wide interval, bimodal blocks or interference during the run); empty when not '
+            "assessed (rows before schema 3)"
+        ),
+    ]
+    timing_quality_reason: Annotated[str | None, Public("why the timing is noisy")]
+    wall_speedup: Annotated[
+        float | None,
+        Public(
+            "the same ratio from wall-clock times: the baseline's over the kernel's median per-call wall time, "
+            "each call timed in the runner process until its output is ready; a cross-check, never ranked"
+        ),
+    ]
+    speedup_vs_pallas: Annotated[float | None, Public("pallas_ref_ms / kernel_ms")]
+    flops: Annotated[float | None, Public("floating-point operations per call [FLOP]")]
     bytes_accessed: Annotated[float | None, Public("bytes read and written per call, from XLA's cost analysis [B]")]
-    operational_intensity: Annotated[float | None, Public('flops / bytes_accessed [FLOP/B]')]
+    operational_intensity: Annotated[float | None, Public("flops / bytes_accessed [FLOP/B]")]
     has_pallas: Annotated[bool | None, Public("whether the kernel's program contains a Pallas call")]
     pallas_calls: Annotated[int | None, Public("number of Pallas calls in the kernel's program")]
-    flags: Annotated[list[str], Public(
-        "integrity flags and labels of the row (see the threat model); in CSV joined by '; '")]
-    timing_method: Annotated[str | None, Public('how the times were taken (device trace, wall clock, ...)')]
-    backend: Annotated[str | None, Public('JAX backend of the run (cpu, tpu, gpu)')]
+    flags: Annotated[
+        list[str], Public("integrity flags and labels of the row (see the threat model); in CSV joined by '; '")
+    ]
+    timing_method: Annotated[str | None, Public("how the times were taken (device trace, wall clock, ...)")]
+    backend: Annotated[str | None, Public("JAX backend of the run (cpu, tpu, gpu)")]
     device_kind: Annotated[str | None, Public("the device's own name, as JAX reports it")]
-    jax_version: Annotated[str | None, Public('jax version of the run')]
-    jaxlib_version: Annotated[str | None, Public('jaxlib version of the run')]
-    libtpu_version: Annotated[str | None, Public('libtpu version of the run (TPU only)')]
-    harness_version: Annotated[str, Public('bench.HARNESS_VERSION of the run')]
+    jax_version: Annotated[str | None, Public("jax version of the run")]
+    jaxlib_version: Annotated[str | None, Public("jaxlib version of the run")]
+    libtpu_version: Annotated[str | None, Public("libtpu version of the run (TPU only)")]
+    harness_version: Annotated[str, Public("bench.HARNESS_VERSION of the run")]
     sandbox: Annotated[str | None, Public('how the candidate was confined: "bwrap" or "none"')]
-    interpret: Annotated[bool | None, Public(
-        'whether Pallas ran in TPU interpret mode (CPU): its times are not TPU times')]
-    tpu_lowering: Annotated[str | None, Public(
-        '"ok" when the kernel also lowers for TPU (Mosaic), else the lowering error; empty when unknown')]
-    pallas_coverage: Annotated[float | None, Public(
-        "share (0..1) of the workload's work (FLOPs and HBM bytes) that the TPU program computes inside Mosaic "
-        '(Pallas) kernels on its live path; empty when unknown')]
-    readiness_check: Annotated[str | None, Public(
-        '"verified" when the harness showed that the runnable program and the TPU program are the same '
-        'computation outside the Pallas kernels, else "unverified"; empty when not checked')]
-    content_hash: Annotated[str, Public(
-        'sha256 of what was evaluated (submission metadata + kernel, or the trajectory file)')]
-    freshness_key: Annotated[str | None, Public(
-        'sha256 of everything the result depends on (kernel, submission.yaml, workload module, harness and '
-        'library versions, imported pallas_refs files and tuned table); the row is re-evaluated when it changes')]
-    compile_s_kernel: Annotated[float | None, Public(
-        "the candidate's compile time in this evaluation [s]; empty before schema 4")]
-    compile_s_baseline: Annotated[float | None, Public(
-        "the XLA program's compile time in the same evaluation [s]; a candidate past 10x of it is labelled slow "
-        "compile on the pages")]
-    block_order: Annotated[list[str] | None, Public(
-        'program names (baseline, kernel, pallas_reference) in the order the timed blocks ran')]
-    block_ms_baseline: Annotated[list[float] | None, Public(
-        "the XLA program's time per call in each timed block, in run order [ms]; with block_ms_kernel it recomputes "
-        "the speedup interval (docs/methodology.md); empty before schema 4")]
-    block_ms_kernel: Annotated[list[float] | None, Public(
-        "the kernel's time per call in each timed block, in run order [ms]")]
-    block_ms_pallas_reference: Annotated[list[float] | None, Public(
-        "the hand-tuned Pallas reference's time per call in each timed block, when timed alongside [ms]")]
-    runs: Annotated[int | None, Public(
-        'evaluations behind the row: one whose timings were too noisy is run again (bench.dataset.repeat) and the'
-        ' number of runs kept here')]
-    evaluated_at: Annotated[_dt.datetime, Public('when the row was produced [UTC]')]
-    provenance: Annotated[str, Public(
-        '"measured" (this project\'s harness), "declared by submitter" or "reported in the paper, TPU v6e"')]
-    result_json: Annotated[str, Private(
-        "the whole EvalResult, including the candidate's own stdout/stderr (untrusted text)")]
+    interpret: Annotated[
+        bool | None, Public("whether Pallas ran in TPU interpret mode (CPU): its times are not TPU times")
+    ]
+    tpu_lowering: Annotated[
+        str | None,
+        Public('"ok" when the kernel also lowers for TPU (Mosaic), else the lowering error; empty when unknown'),
+    ]
+    pallas_coverage: Annotated[
+        float | None,
+        Public(
+            "share (0..1) of the workload's work (FLOPs and HBM bytes) that the TPU program computes inside Mosaic "
+            "(Pallas) kernels on its live path; empty when unknown"
+        ),
+    ]
+    readiness_check: Annotated[
+        str | None,
+        Public(
+            '"verified" when the harness showed that the runnable program and the TPU program are the same '
+            'computation outside the Pallas kernels, else "unverified"; empty when not checked'
+        ),
+    ]
+    content_hash: Annotated[
+        str, Public("sha256 of what was evaluated (submission metadata + kernel, or the trajectory file)")
+    ]
+    freshness_key: Annotated[
+        str | None,
+        Public(
+            "sha256 of everything the result depends on (kernel, submission.yaml, workload module, harness and "
+            "library versions, imported pallas_refs files and tuned table); the row is re-evaluated when it changes"
+        ),
+    ]
+    compile_s_kernel: Annotated[
+        float | None, Public("the candidate's compile time in this evaluation [s]; empty before schema 4")
+    ]
+    compile_s_baseline: Annotated[
+        float | None,
+        Public(
+            "the XLA program's compile time in the same evaluation [s]; a candidate past 10x of it is labelled slow "
+            "compile on the pages"
+        ),
+    ]
+    block_order: Annotated[
+        list[str] | None,
+        Public("program names (baseline, kernel, pallas_reference) in the order the timed blocks ran"),
+    ]
+    block_ms_baseline: Annotated[
+        list[float] | None,
+        Public(
+            "the XLA program's time per call in each timed block, in run order [ms]; with block_ms_kernel it "
+            "recomputes the speedup interval (docs/methodology.md); empty before schema 4"
+        ),
+    ]
+    block_ms_kernel: Annotated[
+        list[float] | None, Public("the kernel's time per call in each timed block, in run order [ms]")
+    ]
+    block_ms_pallas_reference: Annotated[
+        list[float] | None,
+        Public("the hand-tuned Pallas reference's time per call in each timed block, when timed alongside [ms]"),
+    ]
+    runs: Annotated[
+        int | None,
+        Public(
+            "evaluations behind the row: one whose timings were too noisy is run again (bench.dataset.repeat) and the"
+            " number of runs kept here"
+        ),
+    ]
+    evaluated_at: Annotated[_dt.datetime, Public("when the row was produced [UTC]")]
+    provenance: Annotated[
+        str, Public('"measured" (this project\'s harness), "declared by submitter" or "reported in the paper, TPU v6e"')
+    ]
+    result_json: Annotated[
+        str, Private("the whole EvalResult, including the candidate's own stdout/stderr (untrusted text)")
+    ]
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -190,13 +250,17 @@ class SampleRow:
     track: Annotated[str, SHARED]
     submission: Annotated[str, SHARED]
     workload: Annotated[str, SHARED]
-    sample_idx: Annotated[int | None, Public('0-based position of the sample in the order the method produced it')]
-    chain: Annotated[int | None, Public('iterative methods: the chain the sample belongs to (0-based)')]
+    sample_idx: Annotated[int | None, Public("0-based position of the sample in the order the method produced it")]
+    chain: Annotated[int | None, Public("iterative methods: the chain the sample belongs to (0-based)")]
     turn: Annotated[int | None, Public("iterative methods: the sample's turn within its chain (0-based)")]
-    outcome: Annotated[str | None, Public(
-        "the paper's per-sample class: api_runtime_error, wrong_output or correct; measured samples with an "
-        'excluding integrity flag not cleared by a maintainer verdict, or rejected: integrity_excluded (derived '
-        'from status, flags and verdicts when published)')]
+    outcome: Annotated[
+        str | None,
+        Public(
+            "the paper's per-sample class: api_runtime_error, wrong_output or correct; measured samples with an "
+            "excluding integrity flag not cleared by a maintainer verdict, or rejected: integrity_excluded (derived "
+            "from status, flags and verdicts when published)"
+        ),
+    ]
     status: Annotated[str | None, SHARED]
     reason: Annotated[str | None, SHARED]
     latency_ms: Annotated[float | None, Public("the sample's time per call [ms]")]
@@ -208,35 +272,58 @@ class SampleRow:
     flags: Annotated[list[str], SHARED]
     provenance: Annotated[str, SHARED]
     content_hash: Annotated[str | None, SHARED]
-    source_hash: Annotated[str | None, Public(
-        "sha256 of the sample's kernel source (identical sources share one measurement)")]
+    source_hash: Annotated[
+        str | None, Public("sha256 of the sample's kernel source (identical sources share one measurement)")
+    ]
     selected: Annotated[bool | None, Public("true when the submitted kernels/<workload>.py is this sample's source")]
-    declared_outcome: Annotated[str | None, Public(
-        'what the submitter declared for this sample, if anything (never used for metrics)')]
-    declared_speedup: Annotated[float | None, Public(
-        'the speedup the submitter declared for this sample, if any (never used for metrics)')]
-    declared_lowers: Annotated[bool | None, Public(
-        'whether the submitter declared that this sample lowers for TPU (Mosaic), if declared (never used for '
-        'metrics)')]
-    declared_pallas_coverage: Annotated[float | None, Public(
-        'the Pallas coverage (0..1) the submitter declared for this sample, if any (never used for metrics)')]
-    tokens_in: Annotated[int | None, pa.int64(), Public(
-        "model input tokens the sample cost, as the submitter's run recorded them")]
-    tokens_out: Annotated[int | None, pa.int64(), Public(
-        "model output tokens the sample cost, as the submitter's run recorded them")]
-    wall_time_s: Annotated[float | None, Public(
-        "the whole sample's wall time (prompt, generation and evaluation), as the submitter's run recorded it; "
-        'not measured by this project [s]; empty when not recorded')]
-    model_latency_s: Annotated[float | None, Public(
-        "time from sending the prompt to receiving the model's reply for this sample, as the submitter's run "
-        'recorded it [s]; empty when not recorded')]
+    declared_outcome: Annotated[
+        str | None, Public("what the submitter declared for this sample, if anything (never used for metrics)")
+    ]
+    declared_speedup: Annotated[
+        float | None, Public("the speedup the submitter declared for this sample, if any (never used for metrics)")
+    ]
+    declared_lowers: Annotated[
+        bool | None,
+        Public(
+            "whether the submitter declared that this sample lowers for TPU (Mosaic), if declared (never used for "
+            "metrics)"
+        ),
+    ]
+    declared_pallas_coverage: Annotated[
+        float | None,
+        Public("the Pallas coverage (0..1) the submitter declared for this sample, if any (never used for metrics)"),
+    ]
+    tokens_in: Annotated[
+        int | None, pa.int64(), Public("model input tokens the sample cost, as the submitter's run recorded them")
+    ]
+    tokens_out: Annotated[
+        int | None, pa.int64(), Public("model output tokens the sample cost, as the submitter's run recorded them")
+    ]
+    wall_time_s: Annotated[
+        float | None,
+        Public(
+            "the whole sample's wall time (prompt, generation and evaluation), as the submitter's run recorded it; "
+            "not measured by this project [s]; empty when not recorded"
+        ),
+    ]
+    model_latency_s: Annotated[
+        float | None,
+        Public(
+            "time from sending the prompt to receiving the model's reply for this sample, as the submitter's run "
+            "recorded it [s]; empty when not recorded"
+        ),
+    ]
     harness_version: Annotated[str | None, SHARED]
     sandbox: Annotated[str | None, SHARED]
     freshness_key: Annotated[str | None, SHARED]
-    recorded_at: Annotated[_dt.datetime, Public('when the row was stored [UTC]')]
-    stored_at: Annotated[_dt.datetime | None, Public(
-        "when the workload's set of samples holding this row was stored [UTC]: a re-evaluated trajectory adds a "
-        'new set and keeps the old ones; empty for sets stored before schema 3')]
+    recorded_at: Annotated[_dt.datetime, Public("when the row was stored [UTC]")]
+    stored_at: Annotated[
+        _dt.datetime | None,
+        Public(
+            "when the workload's set of samples holding this row was stored [UTC]: a re-evaluated trajectory adds a "
+            "new set and keeps the old ones; empty for sets stored before schema 3"
+        ),
+    ]
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> SampleRow:
@@ -251,20 +338,21 @@ class SubmissionRow:
     SCHEMA: ClassVar[pa.Schema]  # derived below
     schema_version: Annotated[int, SHARED] = dataclasses.field(default=SCHEMA_VERSION, init=False)
     submission: Annotated[str, SHARED]
-    name: Annotated[str, Public('display name of the submission')]
-    kind: Annotated[str, Public('baseline, hand-tuned, agent, human or reported')]
+    name: Annotated[str, Public("display name of the submission")]
+    kind: Annotated[str, Public("baseline, hand-tuned, agent, human or reported")]
     method: Annotated[str, Public('the method, e.g. "Best-of-N", "iterative refinement + context"')]
-    model: Annotated[str | None, Public('the model that wrote the kernels (none for human work)')]
+    model: Annotated[str | None, Public("the model that wrote the kernels (none for human work)")]
     model_version: Annotated[str | None, Public("the model's version")]
-    agent_framework: Annotated[str | None, Public('the agent framework, or none')]
+    agent_framework: Annotated[str | None, Public("the agent framework, or none")]
     authors: Annotated[list[str] | None, Public("the authors; in CSV joined by '; '")]
-    contact: Annotated[str | None, Private(
-        "the submitter's e-mail or handle stays in the repository's submission.yaml")]
-    date: Annotated[str | None, Public('when the kernels were produced (YYYY-MM-DD)')]
-    samples_per_workload: Annotated[int | None, Public('the sample budget N per workload')]
-    selection_rule: Annotated[str, Public('how the submitted kernel was chosen among the samples')]
-    human_in_the_loop: Annotated[bool, Public('whether a person edited or picked kernels')]
-    target_hardware: Annotated[str, Public('the hardware the submitter targeted')]
+    contact: Annotated[
+        str | None, Private("the submitter's e-mail or handle stays in the repository's submission.yaml")
+    ]
+    date: Annotated[str | None, Public("when the kernels were produced (YYYY-MM-DD)")]
+    samples_per_workload: Annotated[int | None, Public("the sample budget N per workload")]
+    selection_rule: Annotated[str, Public("how the submitted kernel was chosen among the samples")]
+    human_in_the_loop: Annotated[bool, Public("whether a person edited or picked kernels")]
+    target_hardware: Annotated[str, Public("the hardware the submitter targeted")]
     links: Annotated[list[str], Public("links given by the submitter; in CSV joined by '; '")]
     license: Annotated[str | None, Public("SPDX id of the kernels' license")]
     provenance: Annotated[str, SHARED]
@@ -287,25 +375,34 @@ class SummaryRow:
     SCHEMA: ClassVar[pa.Schema]  # derived below
     track: Annotated[str, SHARED]
     submission: Annotated[str, SHARED]
-    geomean: Annotated[float | None, Public('geometric mean of floored per-workload speedups, as the paper reports it')]
-    mean: Annotated[float | None, Public('arithmetic mean of floored per-workload speedups, as the paper reports it')]
+    geomean: Annotated[float | None, Public("geometric mean of floored per-workload speedups, as the paper reports it")]
+    mean: Annotated[float | None, Public("arithmetic mean of floored per-workload speedups, as the paper reports it")]
     correct: Annotated[int | None, SHARED]
-    n_workloads: Annotated[int, Public('number of workloads the aggregate is over')]
-    fast1_final: Annotated[float | None, Public(
-        'fraction of workloads with a correct sample faster than XLA within the budget, as reported')]
-    fast1_note: Annotated[str, Public('how the paper states fast1')]
+    n_workloads: Annotated[int, Public("number of workloads the aggregate is over")]
+    fast1_final: Annotated[
+        float | None,
+        Public("fraction of workloads with a correct sample faster than XLA within the budget, as reported"),
+    ]
+    fast1_note: Annotated[str, Public("how the paper states fast1")]
     provenance: Annotated[str, SHARED]
+
 
 #: Published columns that no table stores: computed by the published_* queries (bench/sql/).
 COMPUTED_PUBLIC = {
     "current": "results: true for the row the ranking uses: the newest evaluation (latest evaluated_at) of its "
-               "track, submission and workload; older evaluations, e.g. under an earlier harness version, are kept "
-               "with false. samples: true for the rows of the newest stored set (stored_at) of their workload",
+    "track, submission and workload; older evaluations, e.g. under an earlier harness version, are kept "
+    "with false. samples: true for the rows of the newest stored set (stored_at) of their workload",
 }
 
-_ARROW: dict[Any, pa.DataType] = {str: pa.string(), int: pa.int32(), float: pa.float64(), bool: pa.bool_(),
-                                  list[str]: pa.list_(pa.string()), list[float]: pa.list_(pa.float64()),
-                                  _dt.datetime: pa.timestamp("us", tz="UTC")}
+_ARROW: dict[Any, pa.DataType] = {
+    str: pa.string(),
+    int: pa.int32(),
+    float: pa.float64(),
+    bool: pa.bool_(),
+    list[str]: pa.list_(pa.string()),
+    list[float]: pa.list_(pa.float64()),
+    _dt.datetime: pa.timestamp("us", tz="UTC"),
+}
 
 
 def columns(row_class: type) -> list[tuple[str, pa.DataType, Public | Private | None]]:
@@ -332,8 +429,13 @@ SAMPLES = arrow_schema(SampleRow)
 SUBMISSIONS = arrow_schema(SubmissionRow)
 SUITE = arrow_schema(SuiteRow)
 REPORTED_SUMMARY = arrow_schema(SummaryRow)
-for _row_class, _schema in ((ResultRow, RESULTS), (SampleRow, SAMPLES), (SubmissionRow, SUBMISSIONS),
-                            (SuiteRow, SUITE), (SummaryRow, REPORTED_SUMMARY)):
+for _row_class, _schema in (
+    (ResultRow, RESULTS),
+    (SampleRow, SAMPLES),
+    (SubmissionRow, SUBMISSIONS),
+    (SuiteRow, SUITE),
+    (SummaryRow, REPORTED_SUMMARY),
+):
     _row_class.SCHEMA = _schema
 #: The tables the site publishes (bench.site.publish): every column of theirs is Public, SHARED or Private.
 PUBLISHED_TABLES = (ResultRow, SampleRow, SubmissionRow, SummaryRow)
@@ -381,6 +483,7 @@ VERDICTS = pa.schema(
     ]
 )
 
+
 def track_id(chip: str, size: str) -> str:
     """The measured track of a chip and size, e.g. "cpu/small" or "v6e/full"."""
     return f"{chip}/{size}"
@@ -388,6 +491,7 @@ def track_id(chip: str, size: str) -> str:
 
 #: Data license of everything `bench build-site` publishes (site/data/, site/api/).
 DATA_LICENSE = "CC-BY-4.0"
+
 
 def public_columns(table_schema: pa.Schema) -> list[str]:
     """The columns of `table_schema` that may be published, in schema order (the allow-list above)."""

@@ -17,8 +17,19 @@ DOCS = [ROOT / "README.md", ROOT / "ARCHITECTURE.md", ROOT / "CONTRIBUTING.md", 
 #: A dotted name under the package: bench.dataset.metrics.Metrics.query
 NAME = re.compile(r"(?<![\w./-])bench(?:\.[A-Za-z_]\w*)+")
 #: A path under one of the repository's top-level folders; a pattern (*, <id>, {a,b}) is not a path.
-TOP = ("bench", "tests", "templates", "docs", "workloads", "pallas_refs", "scripts", "benchmarks", "data",
-       "submissions", ".github")
+TOP = (
+    "bench",
+    "tests",
+    "templates",
+    "docs",
+    "workloads",
+    "pallas_refs",
+    "scripts",
+    "benchmarks",
+    "data",
+    "submissions",
+    ".github",
+)
 PATH = re.compile(r"(?<![\w./-])(?:" + "|".join(re.escape(t) for t in TOP) + r")/[\w.\-/]*[\w/]")
 #: A module named by its path inside the package ("harness/interpret.py", "runner/loop.py", "inspection/work.py");
 #: not a submission's own files (kernels/, source/, trajectory/ inside submissions/<id>/).
@@ -76,16 +87,20 @@ def _paths() -> list[tuple[str, str]]:
     for where, text in _texts():
         for m in PATH.finditer(text):
             path = m.group(0).rstrip(".")
-            if not any(path.startswith(g) or f"/{g}" in path for g in GENERATED) and path not in SITE_FILES \
-                    and not path.startswith(EXAMPLES):
+            if (
+                not any(path.startswith(g) or f"/{g}" in path for g in GENERATED)
+                and path not in SITE_FILES
+                and not path.startswith(EXAMPLES)
+            ):
                 found.add((where, path))
     return sorted(found)
 
 
 def test_every_module_named_by_its_package_path_exists() -> None:
     found = {(where, m.group(0)) for where, text in _texts() for m in PACKAGE_PATH.finditer(text)}
-    missing = [f"{where}: {path}" for where, path in sorted(found)
-               if not any((base / path).is_file() for base in PACKAGES)]
+    missing = [
+        f"{where}: {path}" for where, path in sorted(found) if not any((base / path).is_file() for base in PACKAGES)
+    ]
     assert not missing, "module paths found under no package of bench/:\n" + "\n".join(missing)
 
 
@@ -104,10 +119,13 @@ def test_a_stale_module_path_is_caught() -> None:
     assert stale == ["harness/timing.py"] and not any((base / stale[0]).is_file() for base in PACKAGES)
 
 
-@pytest.mark.parametrize("text, names", [
-    ("see `bench.dataset.metrics.Metrics.query`.", ["bench.dataset.metrics.Metrics.query"]),
-    ("the bench. command, bench.yaml", []),
-])
+@pytest.mark.parametrize(
+    "text, names",
+    [
+        ("see `bench.dataset.metrics.Metrics.query`.", ["bench.dataset.metrics.Metrics.query"]),
+        ("the bench. command, bench.yaml", []),
+    ],
+)
 def test_the_name_pattern(text: str, names: list[str]) -> None:
     assert [m.group(0).rstrip(".") for m in NAME.finditer(text) if not m.group(0).endswith(".yaml")] == names
     assert _resolves("bench.dataset.metrics.Metrics.query") and not _resolves("bench.dataset.metrics.Nothing")

@@ -48,8 +48,12 @@ def test_the_ingest_cli_quotes_the_request_defaults() -> None:
 
     from bench.dataset.commands import ingest
 
-    params = {p.name: p for p in typer.main.get_command_from_info(
-        typer.models.CommandInfo(callback=ingest), pretty_exceptions_short=True, rich_markup_mode=None).params}
+    params = {
+        p.name: p
+        for p in typer.main.get_command_from_info(
+            typer.models.CommandInfo(callback=ingest), pretty_exceptions_short=True, rich_markup_mode=None
+        ).params
+    }
     for f in dataclasses.fields(IngestRequest):
         cli_name = "workload" if f.name == "workloads" else f.name
         if f.name != "workloads" and cli_name in params:

@@ -5,9 +5,11 @@ The verdict depends only on the kernel file's content: "# fake: incorrect" / "# 
 is derived from its hash unless a marker sets it. "# fake: noisy" gives
 timings with a wide spread (IQR 50 % of the median) and speedups 3.0, 1.0, 2.0 on successive calls (a counter
 per file, this process), "# fake: noisy_then_incorrect" the same but incorrect from the second call on. Each call
-sleeps FAKE_EVAL_SLEEP seconds so that a test can kill ingest mid-run, and appends the sha256 of the file it
-evaluated to FAKE_EVAL_LOG when set (tests count evaluations); FAKE_EVAL_START_LOG gets the sha256 and the Ray test
-node (JAXBENCH_NODE_NAME) before the sleep.
+sleeps FAKE_EVAL_SLEEP seconds, and appends the sha256 of the file it evaluated to FAKE_EVAL_LOG when set (tests
+count evaluations); FAKE_EVAL_START_LOG gets the sha256 and the Ray test node (JAXBENCH_NODE_NAME) before the sleep.
+FAKE_EVAL_HOLD="<n>:<file>" lets exactly n calls finish (each appends a line to <file>): every later call waits
+until its process or its parent dies, so that a test kills ingest mid-run at a known point, whatever the
+machine's speed.
 """
 
 from __future__ import annotations
@@ -29,7 +31,19 @@ def _timing(ms: float, iqr: float = 0.0) -> Timing:
                   iqr_ms=iqr * ms)
 
 
+def _hold() -> None:
+    """FAKE_EVAL_HOLD: once n calls have finished, wait (for the kill) instead of evaluating."""
+    n, _, path = os.environ["FAKE_EVAL_HOLD"].partition(":")
+    if os.path.exists(path) and len(open(path).read().split()) >= int(n):
+        parent = os.getppid()
+        while os.getppid() == parent:  # killed here, or orphaned when a pool worker's ingest is killed
+            time.sleep(0.05)
+        os._exit(1)
+
+
 def evaluate(task: EvalTask) -> EvalResult:
+    if os.environ.get("FAKE_EVAL_HOLD"):
+        _hold()
     if os.environ.get("FAKE_EVAL_START_LOG"):  # "<sha256> <node>" as each call starts (executor tests: retries)
         with open(os.environ["FAKE_EVAL_START_LOG"], "a") as fh:
             fh.write(f"{hashlib.sha256(task.kernel_path.read_bytes()).hexdigest()} "
@@ -51,6 +65,9 @@ def evaluate(task: EvalTask) -> EvalResult:
     if "# fake: harness_error" in src:
         status = Status.ERROR
     flags = re.findall(r"# fake: flag=(\S+)", src)
+    if os.environ.get("FAKE_EVAL_HOLD"):
+        with open(os.environ["FAKE_EVAL_HOLD"].partition(":")[2], "a") as fh:
+            fh.write("finished\n")
     noisy = "# fake: noisy" in src
     if noisy:
         call = CALLS[str(task.kernel_path)] = CALLS.get(str(task.kernel_path), -1) + 1

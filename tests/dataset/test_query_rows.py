@@ -17,8 +17,18 @@ from bench.paths import DATA_DIR
 
 MODELS = qr.QueryRow.__subclasses__()
 #: DuckDB's type of a column -> the Python type its values arrive as (timestamps: ISO strings, see metrics.query).
-PYTHON_TYPE = {"VARCHAR": str, "BIGINT": int, "HUGEINT": int, "INTEGER": int, "DOUBLE": float, "BOOLEAN": bool,
-               "VARCHAR[]": list[str], "INTEGER[]": list[int], "DOUBLE[]": list[float], "TIMESTAMP WITH TIME ZONE": str}
+PYTHON_TYPE = {
+    "VARCHAR": str,
+    "BIGINT": int,
+    "HUGEINT": int,
+    "INTEGER": int,
+    "DOUBLE": float,
+    "BOOLEAN": bool,
+    "VARCHAR[]": list[str],
+    "INTEGER[]": list[int],
+    "DOUBLE[]": list[float],
+    "TIMESTAMP WITH TIME ZONE": str,
+}
 
 
 @pytest.fixture(scope="module")
@@ -33,8 +43,12 @@ def metrics(tmp_path_factory: pytest.TempPathFactory) -> Metrics:
 
 
 def _params(sql: str) -> dict[str, Any]:
-    known = {"track": "cpu/small", "workload": synthetic.workload_names(1)[0], "submission": "synthetic-002",
-             "basis": "measured"}
+    known = {
+        "track": "cpu/small",
+        "workload": synthetic.workload_names(1)[0],
+        "submission": "synthetic-002",
+        "basis": "measured",
+    }
     return {k: v for k, v in known.items() if f"${k}" in sql}
 
 
@@ -59,7 +73,11 @@ def test_each_model_has_exactly_its_querys_columns_and_types(metrics: Metrics, m
 def test_every_query_the_api_types_has_a_model_and_rows_arrive_validated(metrics: Metrics) -> None:
     queries = {m.QUERY for m in MODELS}
     assert {p.stem for p in SQL_DIR.glob("*.sql")} - queries == {
-        "base", "published_results", "published_samples", "published_reported_summary"}  # Arrow tables, untyped
+        "base",
+        "published_results",
+        "published_samples",
+        "published_reported_summary",
+    }  # Arrow tables, untyped
     assert {m.QUERY for m in RANKING_ROWS.values()} <= queries
     rows = metrics.per_benchmark("cpu/small")
     assert rows and all(isinstance(r, qr.PerBenchmarkRow) for r in rows)
@@ -101,8 +119,11 @@ def test_the_published_json_schema_describes_the_models_columns() -> None:
         "provenance": (qr.ProvenanceSummaryRow,),
         "fast_p": (qr.FastPRow,),
     }
-    objects = {"row": defs["row"], "provenance": defs["provenance"],
-               "fast_p": defs["track"]["properties"]["fast_p"]["items"]}
+    objects = {
+        "row": defs["row"],
+        "provenance": defs["provenance"],
+        "fast_p": defs["track"]["properties"]["fast_p"]["items"],
+    }
     for part, models in parts.items():
         for column, prop in objects[part]["properties"].items():
             declared = {_declared(m, column) for m in models if column in m.model_fields}

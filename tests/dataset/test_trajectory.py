@@ -228,19 +228,19 @@ def test_sigkill_mid_trajectory_loses_only_samples_in_flight(tmp_path):
     _ingest(ref, subs)
     cmd = [sys.executable, "-m", "bench.cli", "ingest", "--chip", "cpu", "--size", "small",
            "--data-dir", str(data), "--submissions-dir", str(subs)]
-    env = {**os.environ, "JAXBENCH_EVALUATOR": EVAL, "FAKE_EVAL_SLEEP": "0.3", "FAKE_EVAL_LOG": str(log)}
+    env = {**os.environ, "JAXBENCH_EVALUATOR": EVAL, "FAKE_EVAL_LOG": str(log),
+           "FAKE_EVAL_HOLD": f"4:{tmp_path / 'finished'}"}  # the 2 submitted kernels first, then 2 samples
     proc = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while len(list((data / "sample_runs").rglob("*.parquet"))) < 2 and time.monotonic() < deadline:
+    while len(list((data / "sample_runs").rglob("*.parquet"))) < 2 and proc.poll() is None:  # 2 finish, then a hold
         time.sleep(0.02)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     journal = list((data / "sample_runs").rglob("*.parquet"))
-    assert 2 <= len(journal) < 5, "the kill must land mid-trajectory"
+    assert len(journal) == 2, "the kill lands mid-trajectory: after exactly the 2 samples let through"
     for f in journal:
         assert pq.read_table(f).num_rows == 1
     before = len(log.read_text().split())
-    env.update(FAKE_EVAL_SLEEP="0")
+    del env["FAKE_EVAL_HOLD"]
     done = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
     assert len(log.read_text().split()) - before == 8 - len(journal)  # only the missing sources

@@ -12,6 +12,9 @@ import pytest
 from bench.dataset.metrics import Metrics
 from bench.site.pages import ms
 
+#: How long a browser step may wait for the page: a bound for a busy 2-core machine, never a speed requirement.
+WAIT_MS = 120_000
+
 pytestmark = [pytest.mark.browser]
 
 
@@ -97,7 +100,7 @@ def test_charts_fit_their_data_show_every_series_and_say_what_they_show(chromium
     page = _page(chromium, f"{served_site.url}charts/cpu-small/", errors)
     page.wait_for_function(
         "Array.from(document.querySelectorAll('div.bench-plot')).every(e => e.hasAttribute('data-drawn'))",
-        timeout=20000)
+        timeout=WAIT_MS)
     captions = page.evaluate("Array.from(document.querySelectorAll('div.bench-plot')).map(el => "
                              "el.nextElementSibling && el.nextElementSibling.matches('p.bench-caption') "
                              "&& el.nextElementSibling.textContent.length > 40)")
