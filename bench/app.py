@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import typer
-from typer.core import TyperGroup
+from typer import _click
+from typer.core import TyperGroup, TyperOption
 
 
 class WorkloadNotFound(typer.BadParameter):
@@ -38,6 +39,7 @@ class JsonAwareGroup(TyperGroup):
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
              complete_var: str | None = None, standalone_mode: bool = True, windows_expand_args: bool = True,
              **extra: Any) -> Any:
+        plain_metavars(self)
         argv = list(sys.argv[1:] if args is None else args)
         if "--json" not in argv or not standalone_mode:
             return super().main(argv, prog_name, complete_var, standalone_mode, windows_expand_args, **extra)
@@ -50,6 +52,26 @@ class JsonAwareGroup(TyperGroup):
             print(json.dumps({"status": "aborted", "error": "aborted", "exit_code": 1}))
             sys.exit(1)
         sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def plain_metavars(group: TyperGroup) -> None:
+    """Help text that reads like a command line: typer's rich help labels every option with its Python type, so a
+    flag shows `<bool>` (it takes no value) and a repeatable option `<list[str]>`. Flags get no label, a
+    repeatable option its element's type and "(repeatable)"; an option given a metavar keeps it."""
+    for command in group.commands.values():
+        if isinstance(command, TyperGroup):
+            plain_metavars(command)
+            continue
+        help_option = command.get_help_option(_click.Context(command))
+        for param in [*command.params, *([help_option] if help_option is not None else [])]:
+            if not isinstance(param, TyperOption) or param.metavar is not None:
+                continue
+            if param.is_flag:
+                param.metavar = ""
+            elif param.multiple:
+                label = param.display_type(_click.Context(command))
+                inner = label[len("<list["):-len("]>")] if label.startswith("<list[") else label.strip("<>")
+                param.metavar = f"<{inner}> (repeatable)"
 
 
 app = typer.Typer(

@@ -10,10 +10,14 @@ workers, CLI, audit, site, tuning) asks the spec, so an optional attribute's def
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import importlib
+import logging
+import os
 import re
-from collections.abc import Callable, Sequence
+import sys
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -64,10 +68,15 @@ def resolve_id(name: str) -> str:
         return matches[0]
     if matches:
         raise UnknownWorkload(name, matches[:8], ambiguous=True)
-    near = difflib.get_close_matches(low, [i.lower() for i in ids], n=3, cutoff=0.5)
-    near += [i.lower() for i in ids if low in i.lower() and i.lower() not in near][:3]  # "gemm" -> every *_GEMM*
-    by_low = {i.lower(): i for i in ids}
-    raise UnknownWorkload(name, [by_low[n] for n in near][:5])
+    raise UnknownWorkload(name, near_ids(name, ids))
+
+
+def near_ids(name: str, ids: Iterable[str]) -> list[str]:
+    """Up to five ids close to a misspelt `name` (the "did you mean" of every command and of `bench validate`)."""
+    low, by_low = name.lower(), {i.lower(): i for i in ids}
+    near = difflib.get_close_matches(low, list(by_low), n=3, cutoff=0.5)
+    near += [i for i in by_low if low in i and i not in near][:3]  # "gemm" -> every *_GEMM*
+    return [by_low[n] for n in near][:5]
 
 
 def workload_file(workload_id: str) -> Path:
@@ -156,13 +165,31 @@ class WorkloadSpec:
         fusion decisions, and no input is allocated."""
         if self.get_flops is not None:
             return float(self.get_flops(size)), "get_flops"
-        import jax  # lazily, as in signature()
+        with quiet_jax_backends():
+            import jax  # lazily, as in signature()
 
-        sig = self.signature(size)
-        lowered = jax.jit(self.workload, static_argnums=self.static_argnums).lower(*sig.full_args(sig.arrays))
-        cost = lowered.cost_analysis()
+            sig = self.signature(size)
+            lowered = jax.jit(self.workload, static_argnums=self.static_argnums).lower(*sig.full_args(sig.arrays))
+            cost = lowered.cost_analysis()
         cost = cost[0] if isinstance(cost, (list, tuple)) else (cost or {})
         return float(cost.get("flops", 0.0)) or None, "cost_analysis"
+
+
+@contextlib.contextmanager
+def quiet_jax_backends() -> Iterator[None]:
+    """Silence JAX's backend probing while a count is lowered (`workload_flops` in a notebook printed
+    "Unable to initialize backend 'tpu'" INFO lines and PjRt's C++ INFO lines): its Python logger is held at
+    WARNING, and XLA's C++ logging at warnings (TF_CPP_MIN_LOG_LEVEL=2) when jax is not imported yet and the
+    caller has not chosen a level."""
+    if "jax" not in sys.modules:
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    logger = logging.getLogger("jax._src.xla_bridge")
+    level = logger.level
+    logger.setLevel(max(level, logging.WARNING))
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 def spec_of(module: ModuleType, workload_id: str | None = None) -> WorkloadSpec:

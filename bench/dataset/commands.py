@@ -44,7 +44,8 @@ def validate(paths: list[Path] = typer.Argument(None,
             if sub.samples.files:
                 n = sum(sub.samples.counts.values())
                 extra += f", {n} trajectory samples over {len(sub.samples.files)} workloads (v2)"
-            console.print(f"[green]ok[/green] {escape(shown)}: {len(sub.kernels)} kernels{extra}", highlight=False)
+            kernels = f"{len(sub.kernels)} kernel{'' if len(sub.kernels) == 1 else 's'}"
+            console.print(f"[green]ok[/green] {escape(shown)}: {kernels}{extra}", highlight=False)
         bad += sub is None
     if not roots:
         console.print("no submissions found")
@@ -85,8 +86,8 @@ def ingest(
 
     hosts: Counter[str] = Counter()
     with Progress(TextColumn("ingest"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TextColumn("{task.fields[hosts]}"), console=console) as bar:
-        tid = bar.add_task("ingest", total=None, hosts="")
+                  TextColumn("{task.description}"), TextColumn("{task.fields[hosts]}"), console=console) as bar:
+        tid = bar.add_task("starting", total=None, hosts="")
 
         def ran_on(host: str) -> None:  # counts per host, shown beside the bar
             hosts[host] += 1
@@ -94,7 +95,8 @@ def ingest(
 
         try:
             report = run_ingest(request, IngestHooks(progress=lambda n: bar.advance(tid, n),
-                                                     on_plan=lambda n: bar.update(tid, total=n), on_host=ran_on))
+                                                     on_plan=lambda n: bar.update(tid, total=n), on_host=ran_on,
+                                                     on_phase=lambda text: bar.update(tid, description=escape(text))))
         except SandboxUnavailable as exc:
             console.print(f"[red]refusing an official ingest without the sandbox:[/red] {exc}")
             raise typer.Exit(2) from None
@@ -122,6 +124,8 @@ def ingest(
 
 
 def _fmt(v: object) -> str:
+    if isinstance(v, list) and v and all(isinstance(x, float) for x in v):  # an interval [low, high]
+        return "[" + ", ".join(f"{x:.2f}" for x in v) + "]"
     return f"{v:.2f}" if isinstance(v, float) else "" if v is None else str(v)
 
 
@@ -182,8 +186,12 @@ def query(
 
     if basis not in ("measured", "declared"):
         raise typer.BadParameter("measured or declared", param_hint="--basis")
+    m = Metrics(data_dir)
+    for option, value in (("workload", workload), ("submission", submission)):
+        if value is not None and not m.takes(name, option):
+            raise typer.BadParameter(f"the query {name} does not filter by {option}", param_hint=f"--{option}")
     params = {k: v for k, v in {"workload": workload, "submission": submission, "basis": basis}.items() if v}
-    rows = Metrics(data_dir).query(name, track=track, **params)
+    rows = m.query(name, track=track, **params)
     if as_json:
         print(json.dumps(rows, indent=1, default=str))
     else:

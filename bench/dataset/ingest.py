@@ -141,8 +141,15 @@ def ingest(request: IngestRequest | None = None, hooks: IngestHooks | None = Non
     keywords (`ingest(chip="cpu", workers=1)`), as may the hooks' (IngestHooks: progress, on_plan, on_host).
     `executor` "ray" runs the evaluations on a Ray cluster (`address`, `ray_cpus`: bench.executor); this
     process stays the only writer. `on_host(host)` is called with where each finished evaluation ran.
+    `on_phase(text)` says what ingest is doing (detecting the chip, checking submissions, planning, which
+    submission and workload it evaluates): the steps that take seconds to minutes before the first row.
     """
     req, hooks = request_of(request, hooks, keywords)
+
+    def phase(text: str) -> None:
+        if hooks.on_phase:
+            hooks.on_phase(text)
+
     data_dir, chip, size, official, evaluator = req.data_dir, req.chip, req.size, req.official, req.evaluator
     executor, workloads, force = req.executor, req.workloads, req.force
     if executor != "local" and chip is None:
@@ -156,13 +163,16 @@ def ingest(request: IngestRequest | None = None, hooks: IngestHooks | None = Non
                                      f"(unset {EVALUATOR_ENV})")
         require_bwrap()  # raises SandboxUnavailable: official rows are never produced unsandboxed
     if chip is None:
+        phase("detecting the chip")
         found = detect_in_subprocess()
         chip, size = str(found["chip"]), size or default_size(str(found["backend"]))
     size = size or default_size(chip)
     store.remove_stale_temps(data_dir) if data_dir.is_dir() else None
     report, now = Report(), _dt.datetime.now(_dt.UTC)
+    phase("checking submissions" + (f" ({req.submission})" if req.submission else ""))
     subs = [sub for root in submission_dirs(req.submissions_dir) if not req.submission or root.name == req.submission
             if (sub := _admit(root, data_dir, now, report))]
+    phase(f"planning: which of {len(subs)} submissions' rows on {chip}/{size} are current")
     jobs, report.up_to_date = plan(subs, data_dir, chip, size, official, workloads, force)
     sample_jobs, current_samples = plan_samples(subs, data_dir, chip, size, workloads, force, report)
     report.up_to_date += current_samples
@@ -178,14 +188,22 @@ def ingest(request: IngestRequest | None = None, hooks: IngestHooks | None = Non
         return report  # nothing to evaluate: no executor (nor Ray cluster) needed
     runner = make_executor(executor, chip=chip, workers=req.workers, address=req.address, ray_cpus=req.ray_cpus)
     try:
+        pending = [f"{j.submission.id}/{j.workload}" for j in jobs]  # in the order the runner takes them
+        if pending:
+            phase(f"evaluating {pending[0]} ({len(pending)} left)")
         for o in runner.run(run_tasks, evaluator, [(job, job.task) for job in jobs], batch_size(evaluator)):
             _store_one(o.key, o.result_or_error(), data_dir, report, chip)
+            done = f"{o.key.submission.id}/{o.key.workload}"
+            pending.remove(done) if done in pending else None
+            if pending:
+                phase(f"evaluating {pending[0]} ({len(pending)} left)")
             if hooks.on_host:
                 hooks.on_host(o.host)
             if hooks.progress:
                 hooks.progress(1)
         # Then every sample of every v2 trajectory, one workload at a time (its samples go to the harness together).
         for sjob in sample_jobs:
+            phase(f"evaluating {sjob.missing} trajectory samples of {sjob.submission.id}/{sjob.workload}")
             run_sample_job(sjob, data_dir, chip, size, official, evaluator, report, force, hooks.progress, runner)
     finally:
         runner.close()

@@ -42,6 +42,9 @@ class IngestHooks:
     progress: Callable[[int], Any] | None = None  # called with the number of evaluations just finished
     on_plan: Callable[[int], Any] | None = None  # called once with the number of evaluations planned
     on_host: Callable[[str], Any] | None = None  # called with where each finished evaluation ran
+    # called with what ingest is doing: detecting the chip, checking submissions, planning, and which submission and
+    # workload it evaluates (the steps that take seconds to minutes before and between rows)
+    on_phase: Callable[[str], Any] | None = None
 
 
 REQUEST_FIELDS = frozenset(f.name for f in dataclasses.fields(IngestRequest))

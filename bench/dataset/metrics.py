@@ -45,6 +45,9 @@ RANKING_EXPLANATIONS = {
                  "Pallas kernels); the interpret-mode speed only breaks ties left after all of these.",
 }
 
+#: Filters a query may take and that are off when not given ($submission IS NULL OR ...).
+OPTIONAL_PARAMS: dict[str, Any] = {"submission": None}
+
 
 @cache
 def sql_text(name: str) -> str:
@@ -151,7 +154,7 @@ class Metrics:
         queries: 'measured' unless 'declared' is asked for, so a bare `bench query fast1_curves` is the verified
         one)."""
         text = sql_text(name)
-        used = {k: v for k, v in {"basis": "measured", **params}.items() if f"${k}" in text}
+        used = {k: v for k, v in {"basis": "measured", **OPTIONAL_PARAMS, **params}.items() if f"${k}" in text}
         cur = self.con.execute(text, used)
         cols = [c[0] for c in cur.description]
         return [{c: _jsonable(v) for c, v in zip(cols, row, strict=True)} for row in cur.fetchall()]
@@ -163,7 +166,7 @@ class Metrics:
     def query_arrow(self, name: str, **params: Any) -> pa.Table:
         """bench/sql/<name>.sql as an Arrow table (the published files: no per-row Python objects)."""
         text = sql_text(name)
-        used = {k: v for k, v in params.items() if f"${k}" in text}
+        used = {k: v for k, v in {**OPTIONAL_PARAMS, **params}.items() if f"${k}" in text}
         return self.con.sql(text, params=used).to_arrow_table()
 
     def tracks(self) -> list[qr.TracksRow]:
@@ -179,12 +182,15 @@ class Metrics:
         """The ranking of `track`, by the query of its ranking kind; every row says which (`ranking`).
 
         speed: [{rank, rank_tied, ranking, submission, name, kind, method, model, provenance, geomean,
-        geomean_ci_low, geomean_ci_high, mean, correct, pallas, beats_xla, evaluated, excluded, noisy, n_workloads,
-        fast1_final, samples, sample_correct_rate, statistically_tied_with}]
+        geomean_ci_low, geomean_ci_high, mean, correct, correct_ci, pallas, beats_xla, beats_xla_ci, indistinguishable,
+        slow_compile, evaluated, excluded, noisy, n_workloads, fast1_final, fast1_final_ci, samples,
+        sample_correct_rate, sample_correct_rate_ci, statistically_tied_with}]
         readiness: [{rank, rank_tied, ranking, submission, name, kind, method, model, provenance, correct,
         tpu_lowering_ok, tpu_lowering_failed, tpu_lowering_unknown, readiness_verified, readiness_unverified,
         pallas_coverage, mostly_xla, coverage_unknown, pallas, evaluated, excluded, n_workloads,
-        interpret_geomean, interpret_mean, fast1_final, samples, sample_correct_rate}]
+        interpret_geomean, interpret_mean, correct_ci, tpu_lowering_ok_ci, fast1_final, fast1_final_ci, samples,
+        sample_correct_rate, sample_correct_rate_ci}]
+        Every `<rate>_ci` is the rate's 95% Wilson interval [low, high] (wilson_ci in bench/sql/base.sql).
         """
         return self.rows(RANKING_ROWS[self.ranking_kind(track)], track=track)
 
@@ -193,13 +199,19 @@ class Metrics:
         tpu_lowering, has_pallas, pending_flags}]"""
         return self.rows(qr.PerBenchmarkRow, track=track)
 
-    def per_kernel_table(self, track: str) -> list[qr.PerKernelTableRow]:
+    def per_kernel_table(self, track: str, submission: str | None = None) -> list[qr.PerKernelTableRow]:
         """Table 3 layout, long form: [{workload, xla_ms, hand_tuned_ms, hand_tuned_speedup, submission,
-        kind, speedup, speedup_ci_low, speedup_ci_high, score, rank, rank_tied}]"""
-        return self.rows(qr.PerKernelTableRow, track=track)
+        kind, speedup, speedup_ci_low, speedup_ci_high, score, rank, rank_tied, speed_verdict, faster_p_holm,
+        speed_basis, compile_s_kernel, compile_s_baseline, compile_ratio, slow_compile}] (one submission's rows
+        when `submission` is given)."""
+        return self.rows(qr.PerKernelTableRow, track=track, submission=submission)
+
+    def takes(self, name: str, param: str) -> bool:
+        """Whether bench/sql/<name>.sql reads the parameter `param` (the CLI refuses an option a query ignores)."""
+        return f"${param}" in sql_text(name)
 
     def fast1_curves(self, track: str) -> list[qr.Fast1CurvesRow]:
-        """[{submission, n, fast1, basis}] for n = 1 .. budget, from measured samples only."""
+        """[{submission, n, fast1, fast1_ci, basis}] for n = 1 .. budget, from measured samples only."""
         return self.rows(qr.Fast1CurvesRow, track=track, basis="measured")
 
     def best_so_far_curves(self, track: str) -> list[qr.BestSoFarCurvesRow]:
@@ -248,7 +260,8 @@ class Metrics:
         return self.rows(qr.WorkloadBaselinesRow, track=track)
 
     def fast_p(self, track: str) -> list[qr.FastPRow]:
-        """[{submission, p, n_fast, n_workloads, fast_p, ranking}] for p in 0, 1, 1.5, 2 (submitted kernels)."""
+        """[{submission, p, n_fast, n_indistinguishable, n_workloads, fast_p, fast_p_ci, ranking}] for p in 0, 1,
+        1.5, 2 (submitted kernels; faster = the Holm-corrected interval above p, speed_tests in base.sql)."""
         return self.rows(qr.FastPRow, track=track)
 
     def submission_history(self, track: str) -> list[qr.SubmissionHistoryRow]:

@@ -16,6 +16,9 @@ from typing import Any, ClassVar, Self
 
 from pydantic import BaseModel, ConfigDict
 
+#: A rate's 95% Wilson interval [low, high] (wilson_ci in bench/sql/base.sql; the `<rate>_ci` columns).
+Interval = list[float]
+
 
 class QueryRow(BaseModel):
     """One row of one query: frozen, exactly the query's columns, strict types."""
@@ -73,15 +76,21 @@ class LeaderboardRow(QueryRow):
     geomean_ci_high: float | None
     mean: float | None
     correct: int | None
+    correct_ci: Interval | None
     pallas: int | None
     beats_xla: int | None
+    beats_xla_ci: Interval | None
+    indistinguishable: int | None
+    slow_compile: int | None
     evaluated: int | None
     excluded: int | None
     noisy: int | None
     n_workloads: int | None
     fast1_final: float | None
+    fast1_final_ci: Interval | None
     samples: int | None
     sample_correct_rate: float | None
+    sample_correct_rate_ci: Interval | None
     statistically_tied_with: list[str] | None
 
 
@@ -114,9 +123,13 @@ class LeaderboardReadinessRow(QueryRow):
     n_workloads: int | None
     interpret_geomean: float | None
     interpret_mean: float | None
+    correct_ci: Interval | None
+    tpu_lowering_ok_ci: Interval | None
     fast1_final: float | None
+    fast1_final_ci: Interval | None
     samples: int | None
     sample_correct_rate: float | None
+    sample_correct_rate_ci: Interval | None
 
 
 class PerBenchmarkRow(QueryRow):
@@ -152,6 +165,13 @@ class PerKernelTableRow(QueryRow):
     score: float | None
     rank: int | None
     rank_tied: bool | None
+    speed_verdict: str | None  # against 1x XLA: faster | slower | indistinguishable (Holm-adjusted)
+    faster_p_holm: float | None
+    speed_basis: str | None
+    compile_s_kernel: float | None
+    compile_s_baseline: float | None
+    compile_ratio: float | None
+    slow_compile: bool | None
 
 
 class Fast1CurvesRow(QueryRow):
@@ -161,6 +181,7 @@ class Fast1CurvesRow(QueryRow):
     submission: str
     n: int
     fast1: float | None
+    fast1_ci: Interval | None
     basis: str
 
 
@@ -188,6 +209,10 @@ class OutcomeBreakdownRow(QueryRow):
     wrong_output_share: float | None
     correct_share: float | None
     integrity_excluded_share: float | None
+    api_runtime_error_share_ci: Interval | None
+    wrong_output_share_ci: Interval | None
+    correct_share_ci: Interval | None
+    integrity_excluded_share_ci: Interval | None
     provenance: str | None
     basis: str | None
 
@@ -271,6 +296,13 @@ class WorkloadResultsRow(QueryRow):
     content_hash: str | None
     evaluated_at: str | None
     provenance: str | None
+    speed_verdict: str | None  # against 1x XLA: faster | slower | indistinguishable (Holm-adjusted)
+    faster_p_holm: float | None
+    speed_basis: str | None
+    compile_s_kernel: float | None
+    compile_s_baseline: float | None
+    compile_ratio: float | None
+    slow_compile: bool | None
 
 
 class SubmissionResultsRow(QueryRow):
@@ -308,6 +340,13 @@ class SubmissionResultsRow(QueryRow):
     content_hash: str | None
     evaluated_at: str | None
     provenance: str | None
+    speed_verdict: str | None  # against 1x XLA: faster | slower | indistinguishable (Holm-adjusted)
+    faster_p_holm: float | None
+    speed_basis: str | None
+    compile_s_kernel: float | None
+    compile_s_baseline: float | None
+    compile_ratio: float | None
+    slow_compile: bool | None
 
 
 class RooflineRow(QueryRow):
@@ -344,8 +383,10 @@ class FastPRow(QueryRow):
     submission: str
     p: float | None
     n_fast: int | None
+    n_indistinguishable: int | None
     n_workloads: int | None
     fast_p: float | None
+    fast_p_ci: Interval | None
     ranking: str | None
 
 

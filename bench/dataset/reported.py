@@ -55,7 +55,8 @@ def _result_row(r: dict[str, str]) -> ResultRow:
         timing_method="device_profiler", backend="tpu", device_kind="TPU v6e", jax_version=None,
         jaxlib_version=None, libtpu_version=None, harness_version="paper", sandbox=None, interpret=None,
         tpu_lowering=None, pallas_coverage=None, readiness_check=None, content_hash=PAPER, freshness_key=None,
-        runs=None, evaluated_at=REPORTED_AT,
+        compile_s_kernel=None, compile_s_baseline=None, block_order=None, block_ms_baseline=None, block_ms_kernel=None,
+        block_ms_pallas_reference=None, runs=None, evaluated_at=REPORTED_AT,
         provenance=schema.REPORTED, result_json="",
     )
 

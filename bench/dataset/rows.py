@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pyarrow as pa
 
@@ -68,6 +68,22 @@ def result_row(r: EvalResult, submission: str, content_hash: str, at: _dt.dateti
         harness_version=env.harness_version if env else bench.HARNESS_VERSION,
         sandbox=env.sandbox if env else None, interpret=env.interpret if env else None,
         tpu_lowering=r.tpu_lowering, pallas_coverage=r.pallas_coverage, readiness_check=r.readiness_check,
-        content_hash=content_hash, freshness_key=freshness_key, runs=r.runs,
+        content_hash=content_hash, freshness_key=freshness_key, **_timing_detail(r), runs=r.runs,
         evaluated_at=at, provenance=schema.MEASURED, result_json=r.model_dump_json(),
     )
+
+
+def _timing_detail(r: EvalResult) -> dict[str, Any]:
+    """Compile times and per-block timings, from the harness fields `compile_s` ({"kernel", "baseline"}: s) and
+    `block_ms` ({program: ms per call of each timed block, run order}) with `block_order`; None where the result
+    does not carry them (harness versions before them: read with getattr, so an older EvalResult still maps)."""
+    compile_s: dict[str, float] = getattr(r, "compile_s", None) or {}
+    block_ms: dict[str, list[float]] = getattr(r, "block_ms", None) or {}
+
+    def blocks(program: str) -> list[float] | None:
+        values = block_ms.get(program)
+        return [float(v) for v in values] if values else None
+
+    return {"compile_s_kernel": compile_s.get("kernel"), "compile_s_baseline": compile_s.get("baseline"),
+            "block_order": list(r.block_order) or None, "block_ms_baseline": blocks("baseline"),
+            "block_ms_kernel": blocks("kernel"), "block_ms_pallas_reference": blocks("pallas_reference")}

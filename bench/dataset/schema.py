@@ -25,7 +25,7 @@ from typing import Annotated, Any, ClassVar
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 # 2: RESULTS freshness_key/runs; SAMPLES holds measured samples of v2 trajectories.
 # 3: RESULTS speedup_ci_low/high, timing_quality(+_reason), pallas_coverage, readiness_check; SAMPLES speedup_ci_low/
 #    high, timing_quality, stored_at, wall_time_s, model_latency_s, declared_lowers, declared_pallas_coverage
@@ -33,6 +33,9 @@ SCHEMA_VERSION = 3
 #    set appended, bench.dataset.store); measured samples' `outcome`
 #    is derived in SQL (bench/sql/base.sql), no longer stored. Rows of versions 1-2 are read as they are: the new
 #    columns are NULL there (no interval, quality, coverage or readiness check known), and the SQL says what NULL means.
+# 4: RESULTS compile_s_kernel/compile_s_baseline (EvalResult.compile_s) and block_order/block_ms_baseline/
+#    block_ms_kernel/block_ms_pallas_reference (EvalResult.block_order and block_ms: each timed block's ms per call, in
+#    run order), so that anyone can recompute a speedup interval (docs/methodology.md). NULL in older rows.
 
 #: provenance values: measured by this project's harness, declared by a submitter, or copied from the paper.
 MEASURED = "measured"
@@ -192,6 +195,34 @@ class ResultRow:
             "sha256 of everything the result depends on (kernel, submission.yaml, workload module, harness and "
             "library versions, imported pallas_refs files and tuned table); the row is re-evaluated when it changes"
         ),
+    ]
+    compile_s_kernel: Annotated[
+        float | None, Public("the candidate's compile time in this evaluation [s]; empty before schema 4")
+    ]
+    compile_s_baseline: Annotated[
+        float | None,
+        Public(
+            "the XLA program's compile time in the same evaluation [s]; a candidate past 10x of it is labelled slow "
+            "compile on the pages"
+        ),
+    ]
+    block_order: Annotated[
+        list[str] | None,
+        Public("program names (baseline, kernel, pallas_reference) in the order the timed blocks ran"),
+    ]
+    block_ms_baseline: Annotated[
+        list[float] | None,
+        Public(
+            "the XLA program's time per call in each timed block, in run order [ms]; with block_ms_kernel it "
+            "recomputes the speedup interval (docs/methodology.md); empty before schema 4"
+        ),
+    ]
+    block_ms_kernel: Annotated[
+        list[float] | None, Public("the kernel's time per call in each timed block, in run order [ms]")
+    ]
+    block_ms_pallas_reference: Annotated[
+        list[float] | None,
+        Public("the hand-tuned Pallas reference's time per call in each timed block, when timed alongside [ms]"),
     ]
     runs: Annotated[
         int | None,
@@ -369,6 +400,7 @@ _ARROW: dict[Any, pa.DataType] = {
     float: pa.float64(),
     bool: pa.bool_(),
     list[str]: pa.list_(pa.string()),
+    list[float]: pa.list_(pa.float64()),
     _dt.datetime: pa.timestamp("us", tz="UTC"),
 }
 

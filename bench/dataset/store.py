@@ -26,6 +26,7 @@ Which row of a key is ranked is decided by the SQL (bench/sql/base.sql `evaluati
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import os
 import re
@@ -153,8 +154,13 @@ def append_result(data_dir: Path, row: ResultRow | dict[str, Any]) -> Path:
     beside the earlier ones, never replacing a file. Returns the path written."""
     from bench.dataset import rows
 
-    if isinstance(row, dict):
-        row = rows.ResultRow(**{k: v for k, v in row.items() if k != "schema_version"})
+    if isinstance(row, dict):  # a record read back from a file: an older file lacks the newer columns (NULL)
+        names = [f.name for f in dataclasses.fields(rows.ResultRow) if f.init]
+        unknown = set(row) - set(names) - {"schema_version"}
+        if unknown:
+            raise TypeError(f"not a column of RESULTS: {sorted(unknown)}")
+        filled: dict[str, Any] = {k: row.get(k) for k in names}
+        row = rows.ResultRow(**filled)
     path = evaluation_path(data_dir, row.chip, row.size, row.submission, row.workload, row.evaluated_at)
     if path.exists():  # a random 48-bit suffix at the same microsecond: refuse rather than replace
         raise FileExistsError(path)

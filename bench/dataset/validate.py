@@ -168,6 +168,15 @@ def _check_kernel(text: str, where: str) -> list[Problem]:
     return [Problem(where, "workload", "no top-level `workload` function is defined; define workload(*inputs)")]
 
 
+def unknown_workload(wid: object, known: set[str]) -> str:
+    """The message for a workload id that names none: the closest known ids, as `bench evaluate` offers them."""
+    from bench.registry import near_ids
+
+    near = near_ids(wid, known) if isinstance(wid, str) else []
+    hint = f"did you mean {', '.join(near)}?" if near else "see `bench list`"
+    return f"unknown workload {shorten(wid)} ({hint})"
+
+
 def _check_kernels(folder: Folder, entries: list[Entry], meta: dict, known: set[str],
                    blobs: dict[str, bytes]) -> tuple[dict[str, Path], list[Problem]]:
     files = [e for e in entries if e.kind == "file" and e.relpath.startswith(f"{KERNELS}/")
@@ -177,7 +186,7 @@ def _check_kernels(folder: Folder, entries: list[Entry], meta: dict, known: set[
         wid, where = e.relpath[len(KERNELS) + 1:-3], folder.where(e.relpath)
         if wid not in known:
             problems.append(Problem(where, "workload id",
-                                    f"unknown workload {shorten(wid)} (see `bench list`); rename the file"))
+                                    f"{unknown_workload(wid, known)}; rename the file"))
             continue
         try:
             blob = folder.read_bytes(e.relpath, LIMITS.kernel_bytes)
@@ -200,7 +209,7 @@ def _check_kernels(folder: Folder, entries: list[Entry], meta: dict, known: set[
         if not isinstance(w, str):
             continue
         if w not in known:
-            problems.append(Problem(yfile, "workloads", f"unknown workload {shorten(w)} (see `bench list`)"))
+            problems.append(Problem(yfile, "workloads", unknown_workload(w, known)))
         elif w not in present:
             problems.append(Problem(folder.where(f"{KERNELS}/{w}.py"), "(file)",
                                     "kernel file absent, but listed in workloads; add it or remove it from the list"))
@@ -217,7 +226,7 @@ def _trajectory_row(row: dict[Any, Any], known: set[str], where: str) -> tuple[d
         problems.append(Problem(where, "(row)", "more values than the header has columns; remove them"))
     wid, outcome = row.get("workload"), row.get("outcome")
     if wid not in known:
-        problems.append(Problem(where, "workload", f"unknown workload {shorten(wid)} (see `bench list`)"))
+        problems.append(Problem(where, "workload", unknown_workload(wid, known)))
     if outcome not in OUTCOMES:
         problems.append(Problem(where, "outcome", f"expected one of {list(OUTCOMES)}, got {shorten(outcome)}"))
     parsed: dict[str, Any] = {"workload": wid, "outcome": outcome}

@@ -14,6 +14,7 @@ import os
 import re
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -73,12 +74,20 @@ def build_site(
     metrics: Metrics | None = None,
     submissions_dir: Path = SUBMISSIONS_DIR,
     publish_data: bool = True,
+    on_phase: Callable[[str], Any] | None = None,
 ) -> BuildReport:
     """Build the whole site. `metrics`: the dataset's metrics (default: Metrics(data_dir)).
-    `publish_data`: also publish the rows and the JSON API (site/data/, site/api/; bench.site.publish)."""
+    `publish_data`: also publish the rows and the JSON API (site/data/, site/api/; bench.site.publish).
+    `on_phase(text)` is told when each phase starts (the CLI prints it: a build takes minutes on a busy host)."""
+    def phase(text: str) -> None:
+        if on_phase:
+            on_phase(text)
+
     t0, c0 = time.perf_counter(), time.process_time()
     if metrics is None:
+        phase(f"queries: loading {data_dir} into DuckDB")
         metrics = Metrics(data_dir)
+    phase("queries: every track's metrics")
     data = collect(metrics, load_workloads())
     t1, c1 = time.perf_counter(), time.process_time()
     config = _mkdocs_config()
@@ -89,6 +98,7 @@ def build_site(
 
         if staging.exists():
             shutil.rmtree(staging)
+        phase("publish: writing site/data and site/api")
         published = publish(metrics, data, staging)
     tp, cp = time.perf_counter(), time.process_time()
     options = RenderOptions(
@@ -97,9 +107,11 @@ def build_site(
         published=published,
         site_url=site_url or config.get("site_url"),
     )
+    phase("render: writing the pages' markdown")
     n = write_docs(data, options, build_dir / "docs", published_dir=staging if published else None)
     t2, c2 = time.perf_counter(), time.process_time()
     cfg_path = write_config(config, build_dir, site_dir, site_url, options)
+    phase(f"mkdocs: building {n} pages (--strict)")
     run_mkdocs(cfg_path)
     relative_404(site_dir / "404.html", site_url or config.get("site_url"))
     t3, c3 = time.perf_counter(), time.process_time()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import typer
@@ -22,8 +23,13 @@ def build_site_command(
 
     from bench.site.build import build_site
 
+    started = time.perf_counter()
+
+    def say(text: str) -> None:  # one line per phase, with the time since the start
+        typer.echo(f"[{time.perf_counter() - started:6.1f}s] {text}", err=True)
+
     try:
-        report = build_site(data_dir=data, site_dir=out, build_dir=build_dir, site_url=site_url)
+        report = build_site(data_dir=data, site_dir=out, build_dir=build_dir, site_url=site_url, on_phase=say)
     except Abort as e:
         typer.echo(f"build-site: {e}", err=True)
         raise typer.Exit(1) from e

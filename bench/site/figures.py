@@ -27,9 +27,11 @@ from bench.site import palette
 Figure = dict[str, Any]
 
 _BASE_LAYOUT: dict[str, Any] = {
-    "margin": {"l": 60, "r": 20, "t": 40, "b": 60},
+    "margin": {"l": 60, "r": 20, "t": 90, "b": 60},
     "hovermode": "closest",
-    "legend": {"orientation": "h", "y": -0.2},
+    # The legend above the plot, under the title: below it (y -0.2) it was drawn over the x axis's title
+    # ("share of samples" over "API / runtime error"). Plotly widens the top margin when the legend wraps.
+    "legend": {"orientation": "h", "x": 0, "xanchor": "left", "y": 1.02, "yanchor": "bottom"},
     "colorway": list(palette.SERIES),  # never an outcome colour by accident (bench/site/palette.py)
 }
 
@@ -41,6 +43,10 @@ OUTCOME_LABELS = {
 }
 OUTCOME_COLORS = palette.OUTCOMES
 
+
+#: Tick labels of a share axis: a tenth of a percent where the ticks are that close (an axis of zeros spans 0-2.5%
+#: and ".0%" printed its ticks as 0%, 1%, 1%, 2%), trailing zeros trimmed (0%, 0.5%, 1%; 10%, 20%).
+SHARE_TICKS = ".1~%"
 
 #: Longest label a chart shows (legend entries, tooltips): submitted names can be long.
 MAX_LABEL = 80
@@ -146,7 +152,7 @@ def fast1_curves(rows: Iterable[qr.Fast1CurvesRow], names: dict[str, str],
         "layout": _layout(
             title,
             xaxis={"title": {"text": "samples per workload (N)"}},
-            yaxis={"title": {"text": "fast1@N (share of workloads)"}, "range": [0, top], "tickformat": ".0%"},
+            yaxis={"title": {"text": "fast1@N (share of workloads)"}, "range": [0, top], "tickformat": SHARE_TICKS},
         ),
     }
 
@@ -168,7 +174,7 @@ def fast_p(rows: Iterable[qr.FastPRow], names: dict[str, str],
             title,
             xaxis={"title": {"text": "p (faster than p × XLA)"}, "tickvals": list(FAST_P),
                    "ticktext": [f"{p:g}" for p in FAST_P], "range": [-0.1, 2.1]},
-            yaxis={"title": {"text": "fast_p (share of workloads)"}, "tickformat": ".0%",
+            yaxis={"title": {"text": "fast_p (share of workloads)"}, "tickformat": SHARE_TICKS,
                    "range": [0, fitted_range([r.fast_p for r in rows], floor=0.0, ceiling=1.02, min_span=0.05)[1]]},
         ),
     }

@@ -9,6 +9,7 @@ syntax, so anything a submitter writes (names, methods, flags) shows as text.
 from __future__ import annotations
 
 import html
+import importlib.metadata
 import json
 import math
 import posixpath
@@ -71,6 +72,19 @@ def brief(value: Any, limit: int = 45) -> Markup:
 def breakable(value: Any) -> Markup:
     """Plain text that may wrap after its underscores (a status such as compile_error in a narrow column)."""
     return Markup(str(escape(t(value))).replace("_", "_<wbr>"))
+
+
+def md_id(value: Any) -> Markup:
+    """An id (workload_with_long_name) for a markdown link label that wraps only after its underscores, never
+    mid-word (`md`, then a break opportunity after each escaped underscore)."""
+    return Markup(str(md(value)).replace("\\_", "\\_<wbr>"))
+
+
+def ci_pct(ci: Any) -> str:
+    """A rate's 95% interval [low, high] as "29–56%" ("" when there is none)."""
+    if not isinstance(ci, (list, tuple)) or len(ci) != 2 or any(v is None for v in ci):
+        return ""
+    return f"{100 * ci[0]:.0f}–{100 * ci[1]:.0f}%"
 
 
 def page_title(value: Any) -> Markup:
@@ -147,8 +161,12 @@ def link(ctx: Any, target: str) -> str:
 def plot(fig: dict[str, Any], fig_id: str, short: bool = False) -> Markup:
     """The div that plots.js turns into a plotly chart; the figure travels HTML-escaped in data-figure."""
     cls = "bench-plot bench-plot--short" if short else "bench-plot"
+    # A figure of its own height (the outcome bars: 26 px a submission) gets a div of that height: the class's
+    # minimum height left 150 px of empty space under a short chart.
+    height = fig.get("layout", {}).get("height")
+    style = f' style="min-height: {int(height)}px"' if isinstance(height, (int, float)) else ""
     return Markup(
-        f'\n<div class="{cls}" id="plot-{escape(fig_id)}" data-figure="{escape(figures.to_json(fig))}"></div>\n'
+        f'\n<div class="{cls}" id="plot-{escape(fig_id)}"{style} data-figure="{escape(figures.to_json(fig))}"></div>\n'
     )
 
 
@@ -161,11 +179,13 @@ def _environment() -> Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    env.filters.update(size=size, t=t, brief=brief, breakable=breakable, page_title=page_title, md=md,
+    env.filters.update(size=size, t=t, brief=brief, breakable=breakable, page_title=page_title, md=md, md_id=md_id,
+                       ci_pct=ci_pct,
                        speedup=speedup, ms=ms, pct=pct, num=num, sci=sci, sortval=sortval, as_list=as_list,
                        workload_order=workload_order)
     env.globals.update(link=link, plot=plot, figures=figures, slug=slug, is_excluding=is_excluding,
-                       mostly_xla_pct=f"{MOSTLY_XLA_BELOW:.0%}")
+                       mostly_xla_pct=f"{MOSTLY_XLA_BELOW:.0%}",
+                       duckdb_version=f"DuckDB {importlib.metadata.version('duckdb')}")
     return env
 
 

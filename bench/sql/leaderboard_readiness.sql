@@ -10,7 +10,8 @@
 --      counted as mostly_xla;
 --   5. interpret_geomean: the floored geomean of interpret-mode speedups, the last key only (on CPU it is an
 --      XLA:CPU emulation's time, not a TPU speed).
--- Keys are compared at 9 decimals. The XLA baseline submission (kind 'baseline') is listed last, unranked.
+-- Keys are compared at 9 decimals. Every rate carries its 95% Wilson interval as <field>_ci = [low, high] of the
+-- share (correct_ci and tpu_lowering_ok_ci of n_workloads, fast1_final_ci, sample_correct_rate_ci; wilson_ci). The XLA baseline submission (kind 'baseline') is listed last, unranked.
 WITH agg AS (
     SELECT
         submission,
@@ -54,7 +55,10 @@ SELECT
     a.correct, a.tpu_lowering_ok, a.tpu_lowering_failed, a.tpu_lowering_unknown, a.readiness_verified,
     a.readiness_unverified, a.pallas_coverage, a.mostly_xla, a.coverage_unknown, a.pallas,
     a.evaluated, a.excluded, a.n_workloads, a.interpret_geomean, a.interpret_mean,
-    t.fast1_wins / a.n_workloads::DOUBLE AS fast1_final, t.samples, t.sample_correct_rate
+    wilson_ci(a.correct, a.n_workloads) AS correct_ci, wilson_ci(a.tpu_lowering_ok, a.n_workloads) AS tpu_lowering_ok_ci,
+    t.fast1_wins / a.n_workloads::DOUBLE AS fast1_final,
+    CASE WHEN t.fast1_wins IS NOT NULL THEN wilson_ci(t.fast1_wins, a.n_workloads) END AS fast1_final_ci,
+    t.samples, t.sample_correct_rate, t.sample_correct_rate_ci
 FROM keyed AS a
 LEFT JOIN trajectory_summary AS t ON t.track = $track AND t.submission = a.submission
 ORDER BY rank NULLS LAST, a.submission;

@@ -1,5 +1,5 @@
--- Per (submission, workload) measured trajectory on $track: samples, outcome counts, the first sample that beats
--- XLA, the best correct speedup, which samples the submitted kernel is (by content: the selection rule), and how
+-- Per (submission, workload) measured trajectory on $track: samples, outcome counts, the first sample established
+-- faster than XLA (faster_than_xla in base.sql, what fast1@N counts), the best correct speedup, which samples the submitted kernel is (by content: the selection rule), and how
 -- many declared values disagree with the measurement.
 WITH per AS (
     SELECT
@@ -9,7 +9,7 @@ WITH per AS (
         count(*) FILTER (WHERE outcome = 'wrong_output') AS wrong_output,
         count(*) FILTER (WHERE outcome = 'api_runtime_error') AS api_runtime_error,
         count(*) FILTER (WHERE outcome = 'integrity_excluded') AS integrity_excluded,
-        min(sample_idx) FILTER (WHERE beats_xla) + 1 AS first_win_n,
+        min(sample_idx) FILTER (WHERE faster_than_xla) + 1 AS first_win_n,
         max(speedup) FILTER (WHERE outcome = 'correct') AS best_speedup,
         list(sample_idx ORDER BY sample_idx) FILTER (WHERE selected) AS selected_samples,
         any_value(speedup) FILTER (WHERE selected) AS selected_speedup,

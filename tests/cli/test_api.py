@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -125,3 +126,15 @@ def test_checkout_warns_when_the_install_points_at_another_checkout(monkeypatch,
     monkeypatch.setattr(api, "_installed_location", lambda: tmp_path / "other-checkout")
     warning = api.checkout()["warning"]
     assert warning and str(tmp_path / "other-checkout") in warning
+
+
+def test_workload_flops_prints_no_backend_info_lines():
+    """In a notebook (logging at INFO) the count used to print JAX's backend probing and PjRt's INFO lines."""
+    code = ("import logging; logging.basicConfig(level=logging.INFO)\n"
+            "from bench.api import workload_flops\nprint(workload_flops('8p_GEMM', 'small'))")
+    env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env,
+                          cwd=Path(__file__).parents[2])
+    assert done.returncode == 0, done.stderr
+    assert "cost_analysis" in done.stdout
+    assert "INFO" not in done.stderr and "Unable to initialize backend" not in done.stderr

@@ -54,6 +54,17 @@ def test_ingest_writes_one_row_per_evaluation_and_is_idempotent(tmp_path, submis
     assert again.written == [] and again.up_to_date == 5 and _rows(data) == rows
 
 
+def test_ingest_says_what_it_is_doing(tmp_path, submission_factory, meta_factory):
+    subs, data = _subs(tmp_path / "subs", submission_factory, meta_factory), tmp_path / "data"
+    phases: list[str] = []
+    _ingest(data, subs, on_phase=phases.append)
+    assert phases[0] == "checking submissions" and phases[1].startswith("planning: which of 2 submissions")
+    evaluating = [p.removeprefix("evaluating ").split(" (") for p in phases[2:]]
+    assert {name for name, _ in evaluating} <= {"alpha/12p_RMSNorm", "alpha/1p_Flash_Attention", "alpha/8p_GEMM",
+                                                "beta/12p_RMSNorm", "beta/8p_GEMM"}
+    assert [left for _, left in evaluating] == ["5 left)", "4 left)", "3 left)", "2 left)", "1 left)"]
+
+
 def test_reevaluation_appends_and_keeps_history(tmp_path, submission_factory, meta_factory):
     subs, data = _subs(tmp_path / "subs", submission_factory, meta_factory), tmp_path / "data"
     _ingest(data, subs)

@@ -26,6 +26,7 @@ PYTHON_TYPE = {
     "BOOLEAN": bool,
     "VARCHAR[]": list[str],
     "INTEGER[]": list[int],
+    "DOUBLE[]": list[float],
     "TIMESTAMP WITH TIME ZONE": str,
 }
 

@@ -127,3 +127,21 @@ def test_one_document_describes_the_format():
         assert part in doc, part
     readme = (SUBMISSIONS_DIR / "README.md").read_text()
     assert "docs/submit.md" in readme and "| `name` |" not in readme
+
+
+def test_misspelt_workload_id_gets_a_did_you_mean(tmp_path, known, meta_factory, submission_factory):
+    msgs = _messages(submission_factory(tmp_path, "s", {"8p_GEMM": "", "8p_GEM": ""}), known)
+    assert msgs == ["submissions/s/kernels/8p_GEM.py: workload id: unknown workload '8p_GEM' (did you mean 8p_GEMM?); "
+                    "rename the file"]
+
+
+def test_validate_says_1_kernel(tmp_path, submission_factory, meta_factory):
+    from typer.testing import CliRunner
+
+    import bench.cli  # noqa: F401  registers every command
+    from bench.app import app
+
+    root = submission_factory(tmp_path, "one", {"8p_GEMM": ""}, meta_factory(workloads=["8p_GEMM"]))
+    out = CliRunner().invoke(app, ["validate", str(root)], terminal_width=200)
+    assert out.exit_code == 0, out.output
+    assert ": 1 kernel" in out.output and "1 kernels" not in out.output

@@ -54,12 +54,12 @@ def _pages(data: Path) -> tuple[dict[str, str], Metrics]:
 
 def _normalized(page: str) -> str:
     """A page without what legitimately counts or names the new submission: lines that mention it, the track's
-    number of submissions, and the "tied with N" counts (a tie with the probe is a new fact); plots are
+    number of submissions, and whom a submission is "tied with" (a tie with the probe is a new fact); plots are
     compared as data separately (their figures only hold the 10 best-ranked)."""
     page = re.sub(r' data-figure="[^"]*"', "", page)
     page = re.sub(r'<span class="bench-badge bench-badge--tied"[^>]*>[^<]*</span>', "", page)
     page = re.sub(r"\d+ submissions", "N submissions", page)
-    page = re.sub(r"statistically tied with \d+", "statistically tied with N", page)
+    page = re.sub(r"statistically tied with .*? \(95% intervals overlap\)", "statistically tied with N", page)
     return "\n".join(line for line in page.splitlines() if PROBE not in line and PROBE_NAME not in line)
 
 

@@ -55,3 +55,27 @@ def test_readiness_classes_and_matrix_order() -> None:
     assert "speed" not in json.dumps(fig["layout"]).lower()
     colours = [c for _, c in heat["colorscale"]]
     assert palette.LOWERS_FOR_TPU in colours and palette.ERROR in colours
+
+
+def test_legends_sit_above_the_plot_and_share_ticks_never_repeat() -> None:
+    """Issue 43: the legend below the plot was drawn over the x axis's title; an axis of zeros printed its ticks as
+    0%, 1%, 1%, 2% (".0%" at a 0.5% spacing)."""
+    zeros = [qr.Fast1CurvesRow.with_nulls(submission="a", n=n, fast1=0.0, basis="measured") for n in (1, 2, 3)]
+    for fig in (figures.fast1_curves(zeros, {}),
+                figures.fast_p([qr.FastPRow.with_nulls(submission="a", p=p, fast_p=0.0) for p in figures.FAST_P], {}),
+                figures.outcome_breakdown([qr.OutcomeBreakdownRow.with_nulls(submission="a", correct_share=1.0)], {})):
+        legend = fig["layout"]["legend"]
+        assert legend["y"] >= 1 and legend["yanchor"] == "bottom"  # above the plot area, clear of the axis titles
+    for fig in (figures.fast1_curves(zeros, {}),):
+        fmt = fig["layout"]["yaxis"]["tickformat"]
+        top = fig["layout"]["yaxis"]["range"][1]
+        ticks = [format(top * i / 5, fmt.replace("~", "")) for i in range(6)]  # plotly's d3 format, same spec
+        assert len(set(ticks)) == len(ticks), ticks
+
+
+def test_a_chart_of_its_own_height_gets_a_div_of_that_height() -> None:
+    from bench.site.pages import plot
+
+    fig = figures.outcome_breakdown([qr.OutcomeBreakdownRow.with_nulls(submission="a", correct_share=1.0)], {})
+    assert f'style="min-height: {fig["layout"]["height"]}px"' in plot(fig, "o")
+    assert "style=" not in plot(figures.fast1_curves([], {}), "f")

@@ -23,6 +23,7 @@ def _page(site: Path, sub: str) -> str:
 
 
 def _text(html: str) -> str:
+    html = html.replace("<wbr>", "")  # a line-break opportunity inside an id, not a word boundary
     return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
 
 
