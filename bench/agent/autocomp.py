@@ -119,6 +119,11 @@ class Cand:
         return self.attempt.latency_ms if self.attempt.latency_ms is not None else float("inf")
 
 
+def _shown(c: Cand) -> dict[str, Any]:
+    """The parent as the templates see it (latency None when it was never measured: `bench prompt`)."""
+    return {"source": c.source, "latency_ms": c.attempt.latency_ms, "root": c.key is None}
+
+
 def admissible(a: Attempt) -> bool:
     """May this sample become a parent? Correct, and on a CPU track it also lowers for TPU (what the track ranks)."""
     cpu = (a.track or "").split("/")[0] == "cpu"
@@ -167,12 +172,12 @@ class Prompter:
             ask = _weighted(rng, ASKS)
         variables = {"phase": step["phase"], "iteration": i, "translate_iterations": translate_iterations,
                      "examples": examples, "examples_note": note, "menu": menu, "ask": ask,
-                     "parent": {"source": parent.source, "latency_ms": parent.latency, "root": parent.key is None}}
+                     "parent": _shown(parent)}
         return self._render("plan", variables, step, call_seed(self.workload, "plan", i, slot, j), history)
 
     def implement(self, step: dict[str, Any], parent: Cand, plan: str) -> Prompt:
         variables = {"phase": step["phase"], "iteration": step["iteration"], "plan": plan,
-                     "parent": {"source": parent.source, "latency_ms": parent.latency, "root": parent.key is None}}
+                     "parent": _shown(parent)}
         seed = call_seed(self.workload, "implement", step["iteration"], step["slot"], step["plan_index"],
                          step["impl_index"] + 1)
         return self._render("implement", variables, step, seed)
@@ -181,7 +186,7 @@ class Prompter:
         rng = _draw(self.opts, self.workload, "menu", step["iteration"], step["slot"])
         examples, _ = self._examples(rng)
         variables = {"examples": examples, "static": list(self.menus["optimization"]),
-                     "parent": {"source": parent.source, "latency_ms": parent.latency, "root": parent.key is None}}
+                     "parent": _shown(parent)}
         return self._render("menu", variables, step, call_seed(self.workload, "menu", step["iteration"],
                                                                 step["slot"]))
 

@@ -49,7 +49,11 @@ def _context_fn(chip: str):
 @app.command()
 def prompt(
     workload: str = typer.Argument(..., help="workload id or unique prefix, e.g. 8p_GEMM"),
-    method: str = typer.Option("best-of-n", help="best-of-n | iterative | iterative-context"),
+    method: str = typer.Option("best-of-n", help="best-of-n | iterative | iterative-context | autocomp"),
+    kind: str = typer.Option("plan", help="autocomp: plan | implement | menu (the prompt kind to print)"),
+    iteration: int = typer.Option(1, min=1, help="autocomp: the iteration (translation while <= "
+                                                 f"{_AC.model_fields['translate_iterations'].default})"),
+    plan: str | None = typer.Option(None, help="autocomp, --kind implement: the plan to implement"),
     chip: str = typer.Option("v6e", help="target chip (its numbers come from bench/harness/hardware.py)"),
     size: str = typer.Option("full", help="full | small: the shapes the prompt states (agent runs on CPU use small)"),
     feedback_result: Path | None = typer.Option(
@@ -75,6 +79,12 @@ def prompt(
 
     if method not in METHODS:
         raise typer.BadParameter(f"--method must be one of {METHODS}")
+    if method == "autocomp":
+        if feedback_result is not None or template is not None:
+            raise typer.BadParameter("autocomp's prompts take no --feedback/--template (templates/prompts/autocomp/)")
+        p = _autocomp_prompt(_workload(workload), chip, size, kind, iteration, plan)
+        print(json.dumps(p.as_json(), indent=2)) if as_json else sys.stdout.write(p.text())
+        return
     if (feedback_result is None) != (previous is None):
         raise typer.BadParameter("--feedback and --previous go together")
     if feedback_result is not None and method == "best-of-n":
@@ -96,6 +106,34 @@ def prompt(
     if method != "best-of-n" and fb is None and sys.stderr.isatty():
         console.print("[dim](turn 1 of a chain; later turns add the feedback block: pass --feedback RESULT.json "
                       "--previous KERNEL.py)[/dim]")
+
+
+def _autocomp_prompt(wid: str, chip: str, size: str, kind: str, iteration: int, plan: str | None):
+    """One Autocomp prompt with the XLA reference as its parent (beam slot 0, plan 0, implementation 0), the
+    default options (bench.agent.options.AutocompOptions)."""
+    from bench.agent.autocomp import Cand, Prompter
+    from bench.agent.feedback import Attempt
+    from bench.dataset.baseline_submission import baseline_source
+
+    opts = _AC()
+    if kind not in ("plan", "implement", "menu"):
+        raise typer.BadParameter("--kind must be plan, implement or menu")
+    if iteration > opts.iterations:
+        raise typer.BadParameter(f"--iteration must be at most {opts.iterations}")
+    phase = "translate" if iteration <= opts.translate_iterations else "optimize"
+    if kind == "menu" and phase == "translate":
+        raise typer.BadParameter("menu prompts come in optimization iterations only (--iteration "
+                                 f"{opts.translate_iterations + 1} or later)")
+    root = Cand(None, baseline_source(wid), Attempt(status="not_measured", reason="bench prompt"))
+    prompter = Prompter(wid, chip, size, opts)
+    step = {"phase": phase, "iteration": iteration, "slot": 0, "plan_index": 0, "parent": None,
+            "plans": opts.plans, "implementations": opts.implementations}
+    if kind == "plan":
+        return prompter.plan(step, root, [], opts.translate_iterations, [])
+    if kind == "menu":
+        return prompter.menu(step, root)
+    text = plan or "(the plan a plan prompt returned; pass --plan TEXT)"
+    return prompter.implement({**step, "impl_index": 0, "turn": 0, "plan": text}, root, text)
 
 
 @agent_app.command("context")
