@@ -35,6 +35,7 @@ from bench.dataset.freshness import freshness_key
 from bench.dataset.reader import Problem, shorten, shown_path
 from bench.dataset.report import Report
 from bench.dataset.sample_ingest import plan_samples, run_sample_job
+from bench.dataset.trajectory import AgentRun
 from bench.dataset.validate import Submission, check, submission_dirs
 from bench.executor import ExecutorUnavailable, make_executor
 from bench.harness.hardware import default_size, detect_in_subprocess
@@ -61,8 +62,16 @@ def meta_row(sub: Submission, at: _dt.datetime) -> rows.SubmissionRow:
         model_version=m.model.version, agent_framework=m.agent_framework, authors=list(m.authors), contact=m.contact,
         date=m.date, samples_per_workload=m.samples_per_workload, selection_rule=m.selection_rule,
         human_in_the_loop=m.human_in_the_loop, target_hardware=m.target_hardware, links=list(m.links),
-        license=m.license, provenance=schema.DECLARED, recorded_at=at,
+        license=m.license, provenance=schema.DECLARED, recorded_at=at, agent_calls=_agent_calls(m.agent_run),
     )
+
+
+def _agent_calls(run: AgentRun | None) -> list[dict] | None:
+    """submission.yaml's agent_run.calls (Autocomp) as rows of SUBMISSIONS.agent_calls."""
+    if run is None or run.calls is None:
+        return None
+    return [{"workload": w, "kind": kind, **cost.model_dump()} for w, kinds in sorted(run.calls.items())
+            for kind, cost in sorted(kinds.items())]
 
 
 def _is_current(data_dir: Path, chip: str, size: str, submission: str, workload: str, key: str) -> bool:

@@ -112,6 +112,10 @@ class SampleRow:
     tokens_out: int | None
     wall_time_s: float | None
     model_latency_s: float | None
+    step_phase: str | None = None  # Autocomp: the trajectory's declared beam step (phase, iteration, parent, beam)
+    step_iteration: int | None = None
+    step_parent: int | None = None
+    step_beam: bool | None = None
     harness_version: str | None
     sandbox: str | None
     freshness_key: str | None
@@ -146,6 +150,7 @@ class SubmissionRow:
     target_hardware: str
     links: list[str]
     license: str | None
+    agent_calls: list[dict[str, Any]] | None = None  # Autocomp: model calls per workload and kind
     provenance: str
     recorded_at: _dt.datetime
 

@@ -196,7 +196,9 @@ def _consolidate(job: SampleJob, traj: trajectory.Trajectory, selected: set[int]
             declared_speedup=s.declared.speedup if s.declared else None,
             declared_lowers=s.declared.lowers if s.declared else None,
             declared_pallas_coverage=s.declared.pallas_coverage if s.declared else None, tokens_in=s.tokens_in,
-            tokens_out=s.tokens_out, wall_time_s=s.wall_time_s, model_latency_s=s.model_latency_s)
+            tokens_out=s.tokens_out, wall_time_s=s.wall_time_s, model_latency_s=s.model_latency_s,
+            step_phase=s.step.phase if s.step else None, step_iteration=s.step.iteration if s.step else None,
+            step_parent=s.step.parent if s.step else None, step_beam=s.step.beam if s.step else None)
         for s in traj.samples
     ]
     store.append_samples(data_dir, chip, size, job.submission.id, job.workload, table(SampleRow, rows), at)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 # 2: RESULTS freshness_key/runs; SAMPLES holds measured samples of v2 trajectories.
 # 3: RESULTS speedup_ci_low/high, timing_quality(+_reason), pallas_coverage, readiness_check; SAMPLES speedup_ci_low/
 #    high, timing_quality, stored_at, wall_time_s, model_latency_s, declared_lowers, declared_pallas_coverage
@@ -119,6 +119,11 @@ SAMPLES = pa.schema(
         ("tokens_out", pa.int64()),
         ("wall_time_s", pa.float64()),  # the sample's cost in time as the submitter's run recorded it (not ours)
         ("model_latency_s", pa.float64()),  # prompt sent -> reply received, as the submitter's run recorded it
+        # Autocomp (bench.agent.autocomp): the sample's place in the beam search, as the trajectory's `step` declares it
+        ("step_phase", pa.string()),  # "translate" | "optimize"
+        ("step_iteration", pa.int32()),  # 1-based beam-search iteration
+        ("step_parent", pa.int32()),  # sample_idx of the parent; NULL: the XLA reference (or not Autocomp)
+        ("step_beam", pa.bool_()),  # the sample entered a beam
         ("harness_version", pa.string()),
         ("sandbox", pa.string()),
         ("freshness_key", pa.string()),  # bench.dataset.freshness of the sample's source: reused while unchanged
@@ -150,6 +155,11 @@ SUBMISSIONS = pa.schema(
         ("target_hardware", pa.string()),
         ("links", pa.list_(pa.string())),
         ("license", pa.string()),
+        # Autocomp runs (submission.yaml agent_run.calls): model calls per workload and kind (plan, implement, menu,
+        # score), with their tokens and the model's time; NULL for other submissions
+        ("agent_calls", pa.list_(pa.struct([("workload", pa.string()), ("kind", pa.string()), ("calls", pa.int64()),
+                                            ("tokens_in", pa.int64()), ("tokens_out", pa.int64()),
+                                            ("model_latency_s", pa.float64())]))),
         ("provenance", pa.string()),
         ("recorded_at", pa.timestamp("us", tz="UTC")),
     ]

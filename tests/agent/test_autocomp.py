@@ -320,3 +320,32 @@ def test_cli_prints_plan_and_implement_prompts():
     res = CliRunner().invoke(app, ["agent", "run", "-w", "41k", "--out", "/tmp/x-never", "--method", "autocomp",
                                    "--iterations", "2", "--translate-iterations", "3"])
     assert res.exit_code != 0 and "cannot exceed" in " ".join(res.output.split())
+
+
+def test_an_autocomp_submission_ingests_with_its_beam_and_cost(tmp_path):
+    from bench.dataset import store
+    from bench.dataset.ingest import ingest
+    from bench.dataset.metrics import Metrics
+
+    opts = AutocompOptions(**SMALL)
+    run(_spec(tmp_path, "ac", opts))
+    here = Path(__file__).resolve()
+    ingest(data_dir=tmp_path / "data", submissions_dir=tmp_path / "submissions", chip="cpu", size="small",
+           evaluator=f"{here.parent / 'fakes.py'}:evaluate_task")
+    lines = _trajectory(tmp_path / "submissions" / "ac", WORKLOADS[0])
+    rows = sorted(store.current_samples(tmp_path / "data", "cpu", "small", "ac", WORKLOADS[0]),
+                  key=lambda r: r["sample_idx"])
+    assert [(r["step_phase"], r["step_iteration"], r["step_parent"], r["step_beam"]) for r in rows] == \
+        [(x["step"]["phase"], x["step"]["iteration"], x["step"]["parent"], x["step"]["beam"]) for x in lines]
+    m = Metrics(tmp_path / "data", suite=WORKLOADS)
+    (traj,) = m.trajectory_workloads("cpu/small")
+    beam = traj["beam"]
+    assert [b["iteration"] for b in beam] == [1, 2, 3, 4] and sum(b["n"] for b in beam) == len(lines)
+    assert beam[0]["parents"] == [-1]  # iteration 1 starts from the XLA reference
+    for b in beam:
+        assert b["entered"] == [x["sample"] for x in lines if x["step"]["iteration"] == b["iteration"]
+                                and x["step"]["beam"]]
+    (sub,) = [s for s in m.submissions() if s["submission"] == "ac"]
+    kinds = {c["kind"]: c["calls"] for c in sub["agent_calls"]}
+    assert kinds["implement"] == len(lines) and kinds["plan"] >= 2 and set(kinds) == {"plan", "implement", "menu",
+                                                                                      "score"}
