@@ -349,3 +349,16 @@ def test_an_autocomp_submission_ingests_with_its_beam_and_cost(tmp_path):
     kinds = {c["kind"]: c["calls"] for c in sub["agent_calls"]}
     assert kinds["implement"] == len(lines) and kinds["plan"] >= 2 and set(kinds) == {"plan", "implement", "menu",
                                                                                       "score"}
+    # the submission page shows the beam (the pages' markdown, before mkdocs)
+    from bench.site.build import write_docs
+    from bench.site.collect import collect, load_workloads
+    from bench.site.pages import RenderOptions
+
+    write_docs(collect(m, load_workloads()), RenderOptions(submissions_dir=tmp_path / "submissions"),
+               tmp_path / "docs")
+    pages = {str(p.relative_to(tmp_path / "docs")): p.read_text() for p in (tmp_path / "docs").rglob("*.md")}
+    (text,) = [t for name, t in pages.items() if "### Beam search" in t]
+    assert "autocomp test" in text
+    assert "### Beam search" in text
+    first = beam[0]
+    assert f"<td>1</td><td>translate</td><td>0–{first['last_sample']} ({first['n']})</td><td>XLA</td>" in text
