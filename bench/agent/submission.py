@@ -108,7 +108,8 @@ def metadata(params: dict[str, Any], selected: list[str], summary: dict[str, Any
     if ac:
         shape = (f"{ac['translate_iterations']} translation + {ac['iterations'] - ac['translate_iterations']} "
                  f"optimization iterations, beam {ac['beam']}, {ac['plans']} plans x {ac['implementations']} "
-                 f"implementations per beam member, early stop {ac['early_stop_iters']}")
+                 f"implementations per beam member, early stop after {ac['early_stop_iters']} iteration(s) without "
+                 "improvement")
     meta: dict[str, Any] = {
         "name": params["name"],
         "kind": "agent",
