@@ -16,6 +16,7 @@ fault) are reported and not stored, so the next run retries them.
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -66,12 +67,13 @@ def meta_row(sub: Submission, at: _dt.datetime) -> rows.SubmissionRow:
     )
 
 
-def _agent_calls(run: AgentRun | None) -> list[dict] | None:
-    """submission.yaml's agent_run.calls (Autocomp) as rows of SUBMISSIONS.agent_calls."""
+def _agent_calls(run: AgentRun | None) -> str | None:
+    """submission.yaml's agent_run.calls (Autocomp) as SUBMISSIONS.agent_calls: JSON text of
+    [{workload, kind, calls, tokens_in, tokens_out, model_latency_s}]."""
     if run is None or run.calls is None:
         return None
-    return [{"workload": w, "kind": kind, **cost.model_dump()} for w, kinds in sorted(run.calls.items())
-            for kind, cost in sorted(kinds.items())]
+    return json.dumps([{"workload": w, "kind": kind, **cost.model_dump()} for w, kinds in sorted(run.calls.items())
+                       for kind, cost in sorted(kinds.items())])
 
 
 def _is_current(data_dir: Path, chip: str, size: str, submission: str, workload: str, key: str) -> bool:

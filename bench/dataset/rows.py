@@ -150,7 +150,7 @@ class SubmissionRow:
     target_hardware: str
     links: list[str]
     license: str | None
-    agent_calls: list[dict[str, Any]] | None = None  # Autocomp: model calls per workload and kind
+    agent_calls: str | None = None  # Autocomp: model calls per workload and kind (JSON text)
     provenance: str
     recorded_at: _dt.datetime
 

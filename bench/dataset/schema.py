@@ -155,11 +155,9 @@ SUBMISSIONS = pa.schema(
         ("target_hardware", pa.string()),
         ("links", pa.list_(pa.string())),
         ("license", pa.string()),
-        # Autocomp runs (submission.yaml agent_run.calls): model calls per workload and kind (plan, implement, menu,
-        # score), with their tokens and the model's time; NULL for other submissions
-        ("agent_calls", pa.list_(pa.struct([("workload", pa.string()), ("kind", pa.string()), ("calls", pa.int64()),
-                                            ("tokens_in", pa.int64()), ("tokens_out", pa.int64()),
-                                            ("model_latency_s", pa.float64())]))),
+        # Autocomp runs (submission.yaml agent_run.calls): model calls per workload and kind as JSON text (CSV has no
+        # nested lists); NULL for other submissions
+        ("agent_calls", pa.string()),
         ("provenance", pa.string()),
         ("recorded_at", pa.timestamp("us", tz="UTC")),
     ]
@@ -305,6 +303,15 @@ PUBLIC_COLUMNS: dict[str, str] = {
     "human_in_the_loop": "whether a person edited or picked kernels",
     "target_hardware": "the hardware the submitter targeted",
     "links": "links given by the submitter; in CSV joined by '; '",
+    "agent_calls": "an Autocomp run's model calls (submission.yaml agent_run.calls), JSON text: a list of {workload, "
+                   "kind (plan, implement, menu, score), calls, tokens_in, tokens_out, model_latency_s [s]}; empty "
+                   "for other submissions",
+    "step_phase": "an Autocomp sample's beam-search phase, translate or optimize, as the trajectory declares it; "
+                  "empty for other methods",
+    "step_iteration": "an Autocomp sample's beam-search iteration (from 1), as declared",
+    "step_parent": "sample_idx of an Autocomp sample's parent, as declared; empty for the XLA reference (and other "
+                   "methods)",
+    "step_beam": "whether an Autocomp sample entered a beam (became a parent), as declared",
     "license": "SPDX id of the kernels' license",
     "geomean": "geometric mean of floored per-workload speedups, as the paper reports it",
     "mean": "arithmetic mean of floored per-workload speedups, as the paper reports it",

@@ -346,7 +346,7 @@ def test_an_autocomp_submission_ingests_with_its_beam_and_cost(tmp_path):
         assert b["entered"] == [x["sample"] for x in lines if x["step"]["iteration"] == b["iteration"]
                                 and x["step"]["beam"]]
     (sub,) = [s for s in m.submissions() if s["submission"] == "ac"]
-    kinds = {c["kind"]: c["calls"] for c in sub["agent_calls"]}
+    kinds = {c["kind"]: c["calls"] for c in json.loads(sub["agent_calls"])}
     assert kinds["implement"] == len(lines) and kinds["plan"] >= 2 and set(kinds) == {"plan", "implement", "menu",
                                                                                       "score"}
     # the submission page shows the beam (the pages' markdown, before mkdocs)
