@@ -362,3 +362,27 @@ def test_an_autocomp_submission_ingests_with_its_beam_and_cost(tmp_path):
     assert "### Beam search" in text
     first = beam[0]
     assert f"<td>1</td><td>translate</td><td>0–{first['last_sample']} ({first['n']})</td><td>XLA</td>" in text
+
+
+@pytest.mark.slow
+def test_cli_runs_autocomp_end_to_end_through_the_real_harness(tmp_path):
+    """`bench agent run --method autocomp` with the built-in generator and the harness itself (one workload, the
+    smallest beam): the XLA reference measured, each sample evaluated, the folder valid."""
+    from typer.testing import CliRunner
+
+    from bench.app import app
+    from bench.cli import main  # noqa: F401  registers every command
+
+    out = tmp_path / "submissions" / "ac"
+    res = CliRunner().invoke(app, ["agent", "run", "-w", "8p_GEMM", "--out", str(out), "--journal",
+                                   str(tmp_path / "j"), "--method", "autocomp", "--iterations", "2",
+                                   "--translate-iterations", "1", "--beam", "1", "--plans", "1",
+                                   "--implementations", "2", "--early-stop-iters", "0"])
+    assert res.exit_code == 0, res.output
+    lines = _trajectory(out, "8p_GEMM")
+    assert [(x["chain"], x["turn"]) for x in lines][:2] == [(0, 0), (0, 1)] and len(lines) == 4
+    assert all(x["declared"]["outcome"] == "correct" and x["declared"]["lowers"] for x in lines)
+    assert check(out)[1] == []
+    calls = Journal(tmp_path / "j").load_calls()
+    (baseline,) = [c for c in calls if c["kind"] == "baseline"]
+    assert baseline["attempt"]["status"] == "correct" and baseline["attempt"]["latency_ms"] > 0
