@@ -11,13 +11,15 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from bench.agent.evaluation import EvalSettings
+from bench.agent.options import DEFAULT_JOURNALS
 from bench.agent.options import AutocompOptions as _AC
 from bench.agent.options import BudgetOptions as _BO
 from bench.agent.options import ExecutorOptions as _EO
 from bench.agent.options import GeneratorOptions as _GO
+from bench.agent.options import JournalOptions as _JO
 from bench.agent.options import MetaOptions as _MO
 from bench.agent.options import MethodOptions as _MeO
+from bench.agent.options import TargetOptions as _TO
 from bench.app import app
 from bench.paths import BUILD_DIR
 
@@ -28,7 +30,6 @@ agent_app = typer.Typer(
 app.add_typer(agent_app, name="agent")
 
 DEFAULT_CONTEXT_DIR = BUILD_DIR / "agent_context"
-DEFAULT_JOURNALS = BUILD_DIR / "agent_runs"
 
 
 def _workload(name: str) -> str:
@@ -250,20 +251,17 @@ def run_cmd(
     model: str | None = _opt(_GO, "model"),
     api_key_env: str | None = _opt(_GO, "api_key_env"),
     temperature: float | None = _opt(_GO, "temperature"),
-    chip: str = typer.Option("v6e", help="the prompts' target chip"),
-    size: str = typer.Option("small", help="size the prompts state and the harness evaluates (full on a TPU)"),
-    template: Path | None = typer.Option(
-        None, exists=True, dir_okay=False, help="prompt template replacing the default (not with autocomp)"
-    ),
+    chip: str = _opt(_TO, "chip"),
+    size: str = _opt(_TO, "size"),
+    template: Path | None = _opt(_TO, "template", exists=True, dir_okay=False),
     max_samples: int | None = _opt(_BO, "max_samples"),
     max_tokens: int | None = _opt(_BO, "max_tokens"),
     max_wall_s: float | None = _opt(_BO, "max_wall_s"),
     parallel: int = _opt(_BO, "parallel"),
-    seeds: int = typer.Option(EvalSettings.seeds, help="harness correctness trials per sample"),
-    blocks: int | None = typer.Option(EvalSettings.blocks, help="harness timing blocks per sample (default: the "
-                                                               "harness's, bench.harness.task.default_blocks)"),
-    journal: Path | None = typer.Option(None, help=f"journal folder (default {DEFAULT_JOURNALS}/<out name>)"),
-    restart: bool = typer.Option(False, help="discard this run's journal and start over"),
+    seeds: int = _opt(_TO, "seeds"),
+    blocks: int | None = _opt(_TO, "blocks"),
+    journal: Path | None = _opt(_JO, "journal"),
+    restart: bool = _opt(_JO, "restart"),
     name: str | None = _opt(_MO, "name"),
     model_version: str = _opt(_MO, "model_version"),
     author: list[str] = _opt(_MO, "author"),
@@ -283,9 +281,11 @@ def run_cmd(
                          parallel=parallel)
     meta_opts = _build(_MO, name=name, model_version=model_version, author=author, contact=contact, notes=notes)
     exec_opts = _build(_EO, executor=executor, address=address, ray_cpus=ray_cpus)
+    target = _build(_TO, chip=chip, size=size, template=template, seeds=seeds, blocks=blocks)
+    journal_opts = _build(_JO, journal=journal, restart=restart)
     autocomp = None
     if opts.method == "autocomp":
-        if template is not None:
+        if target.template is not None:
             raise typer.BadParameter("autocomp's prompts are templates/prompts/autocomp/*.md.j2 (--menus replaces "
                                      "its menus); --template is for the other methods")
         autocomp = _build(_AC, iterations=iterations, translate_iterations=translate_iterations, beam=beam,
@@ -293,13 +293,12 @@ def run_cmd(
                           menu_strategy=menu_strategy, example_rate=example_rate, early_stop_iters=early_stop_iters,
                           early_stop_threshold=early_stop_threshold, translate_score=translate_score,
                           translate_gate=translate_gate, autocomp_seed=autocomp_seed, menus=menus)
-    _run(workloads, out, opts, autocomp, gen_opts, budget_opts, meta_opts, exec_opts, chip=chip, size=size,
-         template=template, settings=EvalSettings(size=size, seeds=seeds, blocks=blocks), journal=journal,
-         restart=restart)
+    _run(workloads, out, opts, autocomp, gen_opts, budget_opts, meta_opts, exec_opts, target, journal_opts)
 
 
-def _run(workloads: list[str], out: Path, opts: Any, autocomp: Any, g: Any, b: Any, m: Any, x: Any, *, chip: str,
-         size: str, template: Path | None, settings: EvalSettings, journal: Path | None, restart: bool) -> None:
+def _run(workloads: list[str], out: Path, opts: Any, autocomp: Any, g: Any, b: Any, m: Any, x: Any, t: Any,
+         j: Any) -> None:
+    """The run, from the option models (bench.agent.options) the CLI built."""
     import shutil
 
     from bench.agent.generators import GeneratorError
@@ -320,8 +319,9 @@ def _run(workloads: list[str], out: Path, opts: Any, autocomp: Any, g: Any, b: A
         missing = [w for w in ids if not covered(w)]
         if missing:
             raise typer.BadParameter(f"template search has no template for {missing}")
-    journal_dir = journal or DEFAULT_JOURNALS / out.resolve().name
-    if restart and journal_dir.exists():
+    chip, size, template, settings = t.chip, t.size, t.template, t.settings()
+    journal_dir = j.journal or DEFAULT_JOURNALS / out.resolve().name
+    if j.restart and journal_dir.exists():
         shutil.rmtree(journal_dir)
     context, version = _context_fn(chip) if opts.method in ("iterative-context", "autocomp") else (None, None)
     title = "Template search (not an LLM)" if builtin else None

@@ -20,10 +20,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from bench.paths import TEMPLATES_DIR
+from bench.agent.evaluation import EvalSettings
+from bench.paths import BUILD_DIR, TEMPLATES_DIR
 
 AUTOCOMP_TEMPLATES = TEMPLATES_DIR / "prompts" / "autocomp"
 DEFAULT_MENUS = AUTOCOMP_TEMPLATES / "menus.yaml"
+DEFAULT_JOURNALS = BUILD_DIR / "agent_runs"  # a run's journal: <this>/<out name> unless --journal
 
 
 class _Options(BaseModel):
@@ -70,6 +72,29 @@ class GeneratorOptions(_Options):
         if self.generator == "openai" and not (self.base_url and self.model):
             raise ValueError("--generator openai needs --base-url and --model")
         return self
+
+
+class TargetOptions(_Options):
+    """What the prompts state and the harness evaluates."""
+
+    chip: str = Field("v6e", min_length=1, description="the prompts' target chip")
+    size: Literal["small", "full"] = Field("small", description="size the prompts state and the harness evaluates "
+                                                                "(full on a TPU)")
+    template: Path | None = Field(None, description="prompt template replacing the default (not with autocomp)")
+    seeds: int = Field(EvalSettings.seeds, ge=1, description="harness correctness trials per sample")
+    blocks: int | None = Field(EvalSettings.blocks, ge=1, description="harness timing blocks per sample (default: "
+                                                                      "the harness's, bench.harness.task."
+                                                                      "default_blocks)")
+
+    def settings(self) -> EvalSettings:
+        return EvalSettings(size=self.size, seeds=self.seeds, blocks=self.blocks)
+
+
+class JournalOptions(_Options):
+    """Where the run's journal lives, and whether to start over."""
+
+    journal: Path | None = Field(None, description=f"journal folder (default {DEFAULT_JOURNALS}/<out name>)")
+    restart: bool = Field(False, description="discard this run's journal and start over")
 
 
 class BudgetOptions(_Options):
