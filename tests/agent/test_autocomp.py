@@ -386,3 +386,21 @@ def test_cli_runs_autocomp_end_to_end_through_the_real_harness(tmp_path):
     calls = Journal(tmp_path / "j").load_calls()
     (baseline,) = [c for c in calls if c["kind"] == "baseline"]
     assert baseline["attempt"]["status"] == "correct" and baseline["attempt"]["latency_ms"] > 0
+
+
+def test_every_agent_run_option_is_a_field_of_an_options_model():
+    """Issue 42: the options are declared once (bench.agent.options) and the CLI quotes their defaults."""
+    import inspect
+
+    from bench.agent import options
+    from bench.agent.commands import run_cmd
+
+    models = [options.MethodOptions, options.AutocompOptions, options.GeneratorOptions, options.TargetOptions,
+              options.JournalOptions, options.BudgetOptions, options.MetaOptions, options.ExecutorOptions]
+    fields = {name: m.model_fields[name] for m in models for name in m.model_fields}
+    params = inspect.signature(run_cmd).parameters
+    assert set(params) - set(fields) == {"workloads", "out"}  # the two required arguments
+    for name, p in params.items():
+        if name in fields:
+            assert p.default.default == fields[name].default, name
+            assert p.default.help == fields[name].description, name
