@@ -122,6 +122,8 @@ class _Loop:
         self.t0 = time.monotonic()
         self.samples = len(records)
         self.tokens = sum(r.tokens_in + r.tokens_out for r in records)
+        # model calls that are not samples (Autocomp's plans, menus, scores) count toward the token budget too
+        self.tokens += sum(c.get("tokens_in", 0) + c.get("tokens_out", 0) for c in self.journal.load_calls())
         self.new = 0
         self.stopped: str | None = None
         self.candidates = spec.journal_dir / "candidates"

@@ -404,3 +404,32 @@ def test_every_agent_run_option_is_a_field_of_an_options_model():
         if name in fields:
             assert p.default.default == fields[name].default, name
             assert p.default.help == fields[name].description, name
+
+
+def test_token_budget_counts_plans_menus_and_scores_and_resumes_with_them(tmp_path):
+    opts = AutocompOptions(**SMALL)
+    first = run(_spec(tmp_path, "t", opts, budget=Budget(max_tokens=60_000)))
+    calls = Journal(tmp_path / "journals" / "t").load_calls()
+    helper = sum(c.get("tokens_in", 0) + c.get("tokens_out", 0) for c in calls)
+    spent = helper + sum(r.tokens_in + r.tokens_out for r in first.records)
+    assert helper > 0 and first.stopped and "token budget" in first.stopped and spent >= 60_000
+    again = run(_spec(tmp_path, "t", opts, budget=Budget(max_tokens=60_000)))  # still over: nothing new
+    assert again.new_samples == 0 and again.stopped
+
+
+def test_openai_requests_carry_the_kind_temperature_and_a_per_call_seed():
+    from bench.agent.generators import OpenAIGenerator
+    from bench.agent.prompts import Prompt
+
+    def prompt(kind: str, seed: int) -> Prompt:
+        return Prompt(workload="8p_GEMM", method="autocomp", chip="v6e", size="small", chain=0, turn=0, system="s",
+                      user="u", kind=kind, call_seed=seed)
+
+    gen = OpenAIGenerator("http://127.0.0.1:9/v1", "m")
+    assert gen._body(prompt("score", 7)) | {"messages": None} == {"model": "m", "messages": None, "temperature": 0.0,
+                                                                     "seed": 7}
+    assert gen._body(prompt("plan", 8))["temperature"] == 1.0
+    assert OpenAIGenerator("http://127.0.0.1:9/v1", "m", temperature=0.3)._body(prompt("score", 7))["temperature"] == 0.3
+    code = Prompt(workload="8p_GEMM", method="iterative", chip="v6e", size="small", chain=2, turn=3, system="s",
+                  user="u")
+    assert "temperature" not in gen._body(code) and gen._body(code)["seed"] == 2003
