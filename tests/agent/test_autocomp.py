@@ -429,7 +429,8 @@ def test_openai_requests_carry_the_kind_temperature_and_a_per_call_seed():
     assert gen._body(prompt("score", 7)) | {"messages": None} == {"model": "m", "messages": None, "temperature": 0.0,
                                                                      "seed": 7}
     assert gen._body(prompt("plan", 8))["temperature"] == 1.0
-    assert OpenAIGenerator("http://127.0.0.1:9/v1", "m", temperature=0.3)._body(prompt("score", 7))["temperature"] == 0.3
+    mine = OpenAIGenerator("http://127.0.0.1:9/v1", "m", temperature=0.3)
+    assert mine._body(prompt("score", 7))["temperature"] == 0.3
     code = Prompt(workload="8p_GEMM", method="iterative", chip="v6e", size="small", chain=2, turn=3, system="s",
                   user="u")
     assert "temperature" not in gen._body(code) and gen._body(code)["seed"] == 2003
