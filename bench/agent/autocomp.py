@@ -278,8 +278,8 @@ class BeamSearch:
             new = self.iteration(i, phase, beam, t_end)
             if new is None:  # a budget stopped the run
                 return
-            if phase == "translate":
-                self.translation_scores(i, new)
+            if phase == "translate" and not self.translation_scores(i, new):
+                return  # a budget stopped the run before every candidate was scored
             new = [self.cands[c.key] for c in new]  # with their scores
             nxt = self.select(phase, beam, new, drop_root=(i == t_end))
             if phase == "translate" and i < t_end and opts.translate_score != "off":
@@ -346,7 +346,8 @@ class BeamSearch:
             return None
         return [cand for r in results if r for cand in r]
 
-    def translation_scores(self, i: int, new: list[Cand]) -> None:
+    def translation_scores(self, i: int, new: list[Cand]) -> bool:
+        """Score this iteration's admissible candidates; False when a budget stopped the run first."""
         mode = self.opts.translate_score
         for cand in new:
             if not admissible(cand.attempt) or mode == "off":
@@ -360,9 +361,10 @@ class BeamSearch:
                 got = self._call(self.prompter.score(step, cand, self.cands[None].source), iteration=i,
                                  turn=cand.key[1])
                 if got is None:
-                    return
+                    return False
                 score = parse_score(got["reply"])
             self.cands[cand.key] = Cand(cand.key, cand.source, cand.attempt, cand.parent, cand.plan, score)
+        return True
 
     def select(self, phase: str, beam: list[Cand], new: list[Cand], drop_root: bool) -> list[Cand]:
         """The next beam: incumbents first (they win ties), new admissible candidates through the gate."""
