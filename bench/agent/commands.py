@@ -11,7 +11,15 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from bench.agent.evaluation import EvalSettings
+from bench.agent.options import DEFAULT_JOURNALS
+from bench.agent.options import AutocompOptions as _AC
+from bench.agent.options import BudgetOptions as _BO
+from bench.agent.options import ExecutorOptions as _EO
+from bench.agent.options import GeneratorOptions as _GO
+from bench.agent.options import JournalOptions as _JO
+from bench.agent.options import MetaOptions as _MO
+from bench.agent.options import MethodOptions as _MeO
+from bench.agent.options import TargetOptions as _TO
 from bench.app import app
 from bench.paths import BUILD_DIR
 
@@ -22,7 +30,6 @@ agent_app = typer.Typer(
 app.add_typer(agent_app, name="agent")
 
 DEFAULT_CONTEXT_DIR = BUILD_DIR / "agent_context"
-DEFAULT_JOURNALS = BUILD_DIR / "agent_runs"
 
 
 def _workload(name: str) -> str:
@@ -43,7 +50,11 @@ def _context_fn(chip: str):
 @app.command()
 def prompt(
     workload: str = typer.Argument(..., help="workload id or unique prefix, e.g. 8p_GEMM"),
-    method: str = typer.Option("best-of-n", help="best-of-n | iterative | iterative-context"),
+    method: str = typer.Option("best-of-n", help="best-of-n | iterative | iterative-context | autocomp"),
+    kind: str = typer.Option("plan", help="autocomp: plan | implement | menu (the prompt kind to print)"),
+    iteration: int = typer.Option(1, min=1, help="autocomp: the iteration (translation while <= "
+                                                 f"{_AC.model_fields['translate_iterations'].default})"),
+    plan: str | None = typer.Option(None, help="autocomp, --kind implement: the plan to implement"),
     chip: str = typer.Option("v6e", help="target chip (its numbers come from bench/harness/hardware.py)"),
     size: str = typer.Option("full", help="full | small: the shapes the prompt states (agent runs on CPU use small)"),
     feedback_result: Path | None = typer.Option(
@@ -69,6 +80,12 @@ def prompt(
 
     if method not in METHODS:
         raise typer.BadParameter(f"--method must be one of {METHODS}")
+    if method == "autocomp":
+        if feedback_result is not None or template is not None:
+            raise typer.BadParameter("autocomp's prompts take no --feedback/--template (templates/prompts/autocomp/)")
+        p = _autocomp_prompt(_workload(workload), chip, size, kind, iteration, plan)
+        print(json.dumps(p.as_json(), indent=2)) if as_json else sys.stdout.write(p.text())
+        return
     if (feedback_result is None) != (previous is None):
         raise typer.BadParameter("--feedback and --previous go together")
     if feedback_result is not None and method == "best-of-n":
@@ -90,6 +107,34 @@ def prompt(
     if method != "best-of-n" and fb is None and sys.stderr.isatty():
         console.print("[dim](turn 1 of a chain; later turns add the feedback block: pass --feedback RESULT.json "
                       "--previous KERNEL.py)[/dim]")
+
+
+def _autocomp_prompt(wid: str, chip: str, size: str, kind: str, iteration: int, plan: str | None):
+    """One Autocomp prompt with the XLA reference as its parent (beam slot 0, plan 0, implementation 0), the
+    default options (bench.agent.options.AutocompOptions)."""
+    from bench.agent.autocomp import Cand, Prompter
+    from bench.agent.feedback import Attempt
+    from bench.dataset.baseline_submission import baseline_source
+
+    opts = _AC()
+    if kind not in ("plan", "implement", "menu"):
+        raise typer.BadParameter("--kind must be plan, implement or menu")
+    if iteration > opts.iterations:
+        raise typer.BadParameter(f"--iteration must be at most {opts.iterations}")
+    phase = "translate" if iteration <= opts.translate_iterations else "optimize"
+    if kind == "menu" and phase == "translate":
+        raise typer.BadParameter("menu prompts come in optimization iterations only (--iteration "
+                                 f"{opts.translate_iterations + 1} or later)")
+    root = Cand(None, baseline_source(wid), Attempt(status="not_measured", reason="bench prompt"))
+    prompter = Prompter(wid, chip, size, opts)
+    step = {"phase": phase, "iteration": iteration, "slot": 0, "plan_index": 0, "parent": None,
+            "plans": opts.plans, "implementations": opts.implementations}
+    if kind == "plan":
+        return prompter.plan(step, root, [], opts.translate_iterations, [])
+    if kind == "menu":
+        return prompter.menu(step, root)
+    text = plan or "(the plan a plan prompt returned; pass --plan TEXT)"
+    return prompter.implement({**step, "impl_index": 0, "turn": 0, "plan": text}, root, text)
 
 
 @agent_app.command("context")
@@ -149,114 +194,161 @@ class _Bar:
         self.progress.stop()
 
 
-def _generator(kind: str, command: str | None, base_url: str | None, model: str | None,
-               api_key_env: str | None, temperature: float | None):
+def _opt(model: Any, name: str, *flags: str, **kw: Any) -> Any:
+    """A typer option whose default and help are the options model's field (bench.agent.options): quoted, never
+    restated."""
+    from bench.agent.options import option_default, option_help
+
+    return typer.Option(option_default(model, name), *flags, help=option_help(model, name), **kw)
+
+
+def _build(options_model: Any, **values: Any) -> Any:
+    """The options model from the flags; its validation message as the CLI's error."""
+    from pydantic import ValidationError
+
+    try:
+        return options_model(**values)
+    except ValidationError as e:
+        raise typer.BadParameter("; ".join(err["msg"].removeprefix("Value error, ") for err in e.errors())) from None
+
+
+def _generator(g: Any):
     from bench.agent.generators import CommandGenerator, OpenAIGenerator
     from bench.agent.template_search import TemplateSearchGenerator
 
-    if kind == "template-search":
+    if g.generator == "template-search":
         return TemplateSearchGenerator()
-    if kind == "command":
-        if not command:
-            raise typer.BadParameter("--generator command needs --command")
-        return CommandGenerator(command)
-    if kind == "openai":
-        if not (base_url and model):
-            raise typer.BadParameter("--generator openai needs --base-url and --model")
-        return OpenAIGenerator(base_url, model, api_key_env, temperature=temperature)
-    raise typer.BadParameter("--generator must be template-search, command or openai")
+    if g.generator == "command":
+        return CommandGenerator(g.command)
+    return OpenAIGenerator(g.base_url, g.model, g.api_key_env, temperature=g.temperature)
 
 
 @agent_app.command("run")
 def run_cmd(
     workloads: list[str] = typer.Option(..., "--workloads", "-w", help="workload ids (repeat or comma-separate)"),
     out: Path = typer.Option(..., help="the submission folder to write, e.g. submissions/my-agent"),
-    method: str = typer.Option("iterative", help="best-of-n | iterative | iterative-context"),
-    samples: int | None = typer.Option(None, help="best-of-n: samples per workload (paper: 144)"),
-    chains: int | None = typer.Option(None, help="iterative: chains per workload (paper: 18)"),
-    turns: int | None = typer.Option(None, help="iterative: turns per chain (paper: 8)"),
-    generator: str = typer.Option("template-search", help="template-search | command | openai"),
-    command: str | None = typer.Option(None, help="command generator: shell command reading the prompt JSON on stdin"),
-    base_url: str | None = typer.Option(None, help="openai: endpoint base URL, e.g. http://127.0.0.1:8000/v1"),
-    model: str | None = typer.Option(None, help="openai: model name (also written as model.name)"),
-    api_key_env: str | None = typer.Option(None, help="openai: NAME of the environment variable holding the key"),
-    temperature: float | None = typer.Option(None, help="openai: sampling temperature"),
-    chip: str = typer.Option("v6e", help="the prompts' target chip"),
-    size: str = typer.Option("small", help="size the prompts state and the harness evaluates (full on a TPU)"),
-    template: Path | None = typer.Option(
-        None, exists=True, dir_okay=False, help="prompt template replacing the default"
-    ),
-    max_samples: int | None = typer.Option(None, help="budget: samples in the whole run"),
-    max_tokens: int | None = typer.Option(None, help="budget: tokens (in + out) in the whole run"),
-    max_wall_s: float | None = typer.Option(None, help="budget: wall seconds of this invocation"),
-    parallel: int = typer.Option(1, help="chains of one workload evaluated at once (1 on a 2-core machine)"),
-    seeds: int = typer.Option(EvalSettings.seeds, help="harness correctness trials per sample"),
-    blocks: int | None = typer.Option(EvalSettings.blocks, help="harness timing blocks per sample (default: the "
-                                                               "harness's, bench.harness.task.default_blocks)"),
-    journal: Path | None = typer.Option(None, help=f"journal folder (default {DEFAULT_JOURNALS}/<out name>)"),
-    restart: bool = typer.Option(False, help="discard this run's journal and start over"),
-    name: str | None = typer.Option(None, help="submission.yaml name"),
-    model_version: str = typer.Option("none", help="submission.yaml model.version"),
-    author: list[str] = typer.Option(["unknown"], help="submission.yaml authors (repeat)"),
-    contact: str = typer.Option("unknown", help="submission.yaml contact"),
-    notes: str = typer.Option("", help="submission.yaml notes"),
-    executor: str = typer.Option(
-        "local",
-        help="local | ray: every sample evaluated on one host of --chip of a Ray cluster (docs/scale-out.md)",
-    ),
-    address: str | None = typer.Option(None, help="Ray cluster: auto | host:6379 | ray://host:10001"),
-    ray_cpus: float | None = typer.Option(None, help="CPUs each Ray evaluation asks for (default 1)"),
+    method: str = _opt(_MeO, "method"),
+    samples: int | None = _opt(_MeO, "samples"),
+    chains: int | None = _opt(_MeO, "chains"),
+    turns: int | None = _opt(_MeO, "turns"),
+    iterations: int = _opt(_AC, "iterations"),
+    translate_iterations: int = _opt(_AC, "translate_iterations"),
+    beam: int = _opt(_AC, "beam"),
+    plans: int = _opt(_AC, "plans"),
+    implementations: int = _opt(_AC, "implementations"),
+    menu_keep: float = _opt(_AC, "menu_keep"),
+    menu_strategy: str = _opt(_AC, "menu_strategy"),
+    example_rate: float = _opt(_AC, "example_rate"),
+    early_stop_iters: int = _opt(_AC, "early_stop_iters"),
+    early_stop_threshold: float = _opt(_AC, "early_stop_threshold"),
+    translate_score: str = _opt(_AC, "translate_score"),
+    translate_gate: float = _opt(_AC, "translate_gate"),
+    autocomp_seed: int = _opt(_AC, "autocomp_seed"),
+    menus: Path | None = _opt(_AC, "menus", exists=True, dir_okay=False),
+    generator: str = _opt(_GO, "generator"),
+    command: str | None = _opt(_GO, "command"),
+    base_url: str | None = _opt(_GO, "base_url"),
+    model: str | None = _opt(_GO, "model"),
+    api_key_env: str | None = _opt(_GO, "api_key_env"),
+    temperature: float | None = _opt(_GO, "temperature"),
+    chip: str = _opt(_TO, "chip"),
+    size: str = _opt(_TO, "size"),
+    template: Path | None = _opt(_TO, "template", exists=True, dir_okay=False),
+    max_samples: int | None = _opt(_BO, "max_samples"),
+    max_tokens: int | None = _opt(_BO, "max_tokens"),
+    max_wall_s: float | None = _opt(_BO, "max_wall_s"),
+    parallel: int = _opt(_BO, "parallel"),
+    seeds: int = _opt(_TO, "seeds"),
+    blocks: int | None = _opt(_TO, "blocks"),
+    journal: Path | None = _opt(_JO, "journal"),
+    restart: bool = _opt(_JO, "restart"),
+    name: str | None = _opt(_MO, "name"),
+    model_version: str = _opt(_MO, "model_version"),
+    author: list[str] = _opt(_MO, "author"),
+    contact: str = _opt(_MO, "contact"),
+    notes: str = _opt(_MO, "notes"),
+    executor: str = _opt(_EO, "executor"),
+    address: str | None = _opt(_EO, "address"),
+    ray_cpus: float | None = _opt(_EO, "ray_cpus"),
 ) -> None:
-    """Run Best-of-N or iterative refinement (+ context) over a generator; every sample goes through the harness;
-    writes submission.yaml, kernels/ (fastest correct sample) and trajectory/<workload>.jsonl. Resumable."""
+    """Run Best-of-N, iterative refinement (+ context) or Autocomp beam search over a generator; every sample goes
+    through the harness; writes submission.yaml, kernels/ (the selected sample) and trajectory/<workload>.jsonl.
+    Resumable."""
+    opts = _build(_MeO, method=method, samples=samples, chains=chains, turns=turns)
+    gen_opts = _build(_GO, generator=generator, command=command, base_url=base_url, model=model,
+                      api_key_env=api_key_env, temperature=temperature)
+    budget_opts = _build(_BO, max_samples=max_samples, max_tokens=max_tokens, max_wall_s=max_wall_s,
+                         parallel=parallel)
+    meta_opts = _build(_MO, name=name, model_version=model_version, author=author, contact=contact, notes=notes)
+    exec_opts = _build(_EO, executor=executor, address=address, ray_cpus=ray_cpus)
+    target = _build(_TO, chip=chip, size=size, template=template, seeds=seeds, blocks=blocks)
+    journal_opts = _build(_JO, journal=journal, restart=restart)
+    autocomp = None
+    if opts.method == "autocomp":
+        if target.template is not None:
+            raise typer.BadParameter("autocomp's prompts are templates/prompts/autocomp/*.md.j2 (--menus replaces "
+                                     "its menus); --template is for the other methods")
+        autocomp = _build(_AC, iterations=iterations, translate_iterations=translate_iterations, beam=beam,
+                          plans=plans, implementations=implementations, menu_keep=menu_keep,
+                          menu_strategy=menu_strategy, example_rate=example_rate, early_stop_iters=early_stop_iters,
+                          early_stop_threshold=early_stop_threshold, translate_score=translate_score,
+                          translate_gate=translate_gate, autocomp_seed=autocomp_seed, menus=menus)
+    _run(workloads, out, opts, autocomp, gen_opts, budget_opts, meta_opts, exec_opts, target, journal_opts)
+
+
+def _run(workloads: list[str], out: Path, opts: Any, autocomp: Any, g: Any, b: Any, m: Any, x: Any, t: Any,
+         j: Any) -> None:
+    """The run, from the option models (bench.agent.options) the CLI built."""
     import shutil
 
-    from bench.agent.evaluation import EvalSettings
     from bench.agent.generators import GeneratorError
-    from bench.agent.prompts import METHODS
     from bench.agent.run import Budget, RunError, RunSpec, run
 
-    if method not in METHODS:
-        raise typer.BadParameter(f"--method must be one of {METHODS}")
     ids = [_workload(w.strip()) for item in workloads for w in item.split(",") if w.strip()]
-    if method == "best-of-n":
-        if not samples or chains or turns:
-            raise typer.BadParameter("best-of-n takes --samples N (and no --chains/--turns)")
-        n_chains, n_turns = samples, 1
+    if opts.method == "best-of-n":
+        n_chains, n_turns = opts.samples, 1
+    elif autocomp is not None:
+        n_chains, n_turns = autocomp.iterations, autocomp.turns
     else:
-        if not (chains and turns) or samples:
-            raise typer.BadParameter(f"{method} takes --chains C --turns T (and no --samples)")
-        n_chains, n_turns = chains, turns
-    gen = _generator(generator, command, base_url, model, api_key_env, temperature)
-    if generator == "template-search":
+        n_chains, n_turns = opts.chains, opts.turns
+    gen = _generator(g)
+    builtin = g.generator == "template-search"
+    if builtin:
         from bench.agent.template_search import covered
 
         missing = [w for w in ids if not covered(w)]
         if missing:
             raise typer.BadParameter(f"template search has no template for {missing}")
-    journal_dir = journal or DEFAULT_JOURNALS / out.resolve().name
-    if restart and journal_dir.exists():
+    chip, size, template, settings = t.chip, t.size, t.template, t.settings()
+    journal_dir = j.journal or DEFAULT_JOURNALS / out.resolve().name
+    if j.restart and journal_dir.exists():
         shutil.rmtree(journal_dir)
-    context, version = _context_fn(chip) if method == "iterative-context" else (None, None)
-    title = "Template search (not an LLM)" if generator == "template-search" else None
-    meta = {"name": name or title or out.name, "model_name": "none (template search)" if generator == "template-search"
-            else (model or generator), "model_version": model_version, "authors": author, "contact": contact,
-            "notes": notes or ("Built-in deterministic template search over the JAXBench team's fused-epilogue "
-                               "Pallas matmul (block sizes and variants), guided by the harness feedback. Not an LLM: "
-                               "a reference run of the agent loop." if generator == "template-search" else ""),
+    context, version = _context_fn(chip) if opts.method in ("iterative-context", "autocomp") else (None, None)
+    title = "Template search (not an LLM)" if builtin else None
+    if builtin and autocomp is not None:
+        title = "Template search, Autocomp beam (not an LLM)"
+    meta = {"name": m.name or title or out.name, "model_name": "none (template search)" if builtin
+            else (g.model or g.generator), "model_version": m.model_version, "authors": m.author,
+            "contact": m.contact,
+            "notes": m.notes or ("Built-in deterministic template search over the JAXBench team's fused-epilogue "
+                                 "Pallas matmul (block sizes and variants), guided by the harness feedback. Not an "
+                                 "LLM: a reference run of the agent loop." if builtin else ""),
             "target_hardware": chip}
-    spec = RunSpec(out=out, method=method, chains=n_chains, turns=n_turns, workloads=ids, generator=gen,
-                   journal_dir=journal_dir, chip=chip, size=size, template=template, context=context,
-                   context_version=version, settings=EvalSettings(size=size, seeds=seeds, blocks=blocks),
-                   budget=Budget(max_samples, max_tokens, max_wall_s), parallel=parallel, meta=meta)
-    if executor != "local":  # run() closes the evaluator, and with it the executor
+    spec = RunSpec(out=out, method=opts.method, chains=n_chains, turns=n_turns, workloads=ids, generator=gen,
+                   journal_dir=journal_dir, chip=chip, size=size, template=template,
+                   context=context if opts.method == "iterative-context" else None,
+                   context_version=version, settings=settings,
+                   budget=Budget(b.max_samples, b.max_tokens, b.max_wall_s), parallel=b.parallel, meta=meta,
+                   autocomp=autocomp)
+    if x.executor != "local":  # run() closes the evaluator, and with it the executor
         from bench.agent.evaluation import ExecutorEvaluator
         from bench.executor import ExecutorUnavailable, make_executor
 
         try:
-            spec.evaluator = ExecutorEvaluator(make_executor(executor, chip=chip, address=address, ray_cpus=ray_cpus))
+            spec.evaluator = ExecutorEvaluator(make_executor(x.executor, chip=chip, address=x.address,
+                                                             ray_cpus=x.ray_cpus))
         except ExecutorUnavailable as e:
-            console.print(f"[red]cannot run on executor {executor}:[/red] {e}")
+            console.print(f"[red]cannot run on executor {x.executor}:[/red] {e}")
             raise typer.Exit(2) from None
     try:
         outcome = run(spec, progress=_Bar())

@@ -282,6 +282,14 @@ class Pack:
                 f"## Rules\n{self.rules}")
 
 
+    def parts(self, workload: str, family: str) -> dict[str, Any]:
+        """The pack's parts for one workload, apart (Autocomp's prompts place them one by one): hardware, api
+        (the selected reference), examples ([(key, text)], each drawn on its own per prompt), rules."""
+        sel = select(workload, family)
+        return {"hardware": self.hardware, "api": _api_text(sel.categories),
+                "examples": [(key, _examples_text((key,))) for key in sel.examples], "rules": self.rules}
+
+
 def build(chip: str = "v6e") -> Pack:
     hardware = hardware_summary(chip)
     api_all = _api_text(tuple(CATEGORIES) + ("other",))

@@ -1,7 +1,8 @@
 """Generators: whatever turns a prompt into a reply. Three kinds, one interface (`generate(prompt) -> Reply`).
 
 - CommandGenerator: any program; it reads the prompt as JSON on stdin (Prompt.as_json: messages, workload, method,
-  chain, turn, feedback, history) and prints the model's reply on stdout.
+  kind, seed, chain, turn, feedback, history; Autocomp adds phase, iteration, slot, parent, plan_index, ...) and
+  prints the model's reply on stdout.
 - OpenAIGenerator: an OpenAI-compatible chat-completions endpoint (httpx, retries by tenacity). The key is read from
   the environment variable the user names, sent only in the Authorization header, and written nowhere.
 - TemplateSearchGenerator (bench.agent.template_search): no model; deterministic search over our Pallas kernels.
@@ -148,12 +149,13 @@ class OpenAIGenerator:
 
     def _body(self, prompt: Prompt) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.model, "messages": prompt.messages}
-        if self.temperature is not None:
-            body["temperature"] = self.temperature
+        temperature = self.temperature if self.temperature is not None else prompt.temperature
+        if temperature is not None:  # the user's, else the prompt kind's (Autocomp: 1 plan/implement/menu, 0 score)
+            body["temperature"] = temperature
         if self.max_tokens is not None:
             body["max_tokens"] = self.max_tokens
-        # a per-sample seed: providers that honour it make a rerun of the same sample reproducible
-        body["seed"] = prompt.chain * 1000 + prompt.turn
+        # a per-call seed: providers that honour it make a rerun of the same call reproducible
+        body["seed"] = prompt.seed
         return body
 
     def _wait(self, state: tenacity.RetryCallState) -> float:

@@ -29,6 +29,7 @@ from bench.agent.evaluation import close as close_evaluator
 from bench.agent.feedback import Attempt, attempt_from_result, feedback, unparsed_attempt
 from bench.agent.generators import Generator
 from bench.agent.journal import Journal, Record
+from bench.agent.options import AutocompOptions
 from bench.agent.prompts import DEFAULT_TEMPLATE, Prompt, render
 from bench.agent.reply import parse_reply
 from bench.agent.spec import task_spec
@@ -36,7 +37,7 @@ from bench.agent.submission import same_filesystem, write_folder
 from bench.harness.result import Status
 
 METHOD_TITLES = {"best-of-n": "Best-of-N", "iterative": "iterative refinement",
-                 "iterative-context": "iterative refinement + context"}
+                 "iterative-context": "iterative refinement + context", "autocomp": "Autocomp beam search"}
 
 
 #: What the trajectory records as the source of an empty reply (trajectory v2 requires a non-empty source).
@@ -75,6 +76,7 @@ class RunSpec:
     budget: Budget = field(default_factory=Budget)
     parallel: int = 1
     meta: dict[str, Any] = field(default_factory=dict)  # name, model_name, ..., notes (submission.yaml)
+    autocomp: AutocompOptions | None = None  # --method autocomp: the beam search's parameters
 
 
 @dataclass
@@ -103,11 +105,12 @@ def run_params(spec: RunSpec) -> dict[str, Any]:
         "authors": list(spec.meta.get("authors") or ["unknown"]),
         "contact": spec.meta.get("contact", "unknown"), "license": spec.meta.get("license", "Apache-2.0"),
         "target_hardware": spec.meta.get("target_hardware") or spec.chip, "notes": spec.meta.get("notes", ""),
+        "autocomp": spec.autocomp.params() if spec.autocomp is not None else None,
     }
 
 
 _RESUME_KEYS = ("method", "chains", "turns", "workloads", "generator", "generator_fingerprint", "chip", "size",
-                "template_sha256", "context_version")
+                "template_sha256", "context_version", "autocomp")
 
 
 class _Loop:
@@ -119,6 +122,8 @@ class _Loop:
         self.t0 = time.monotonic()
         self.samples = len(records)
         self.tokens = sum(r.tokens_in + r.tokens_out for r in records)
+        # model calls that are not samples (Autocomp's plans, menus, scores) count toward the token budget too
+        self.tokens += sum(c.get("tokens_in", 0) + c.get("tokens_out", 0) for c in self.journal.load_calls())
         self.new = 0
         self.stopped: str | None = None
         self.candidates = spec.journal_dir / "candidates"
@@ -145,8 +150,8 @@ class _Loop:
         return render(task_spec(workload, spec.size), spec.method, spec.chip, chain=chain, turn=turn, feedback=fb,
                       context=context, template=spec.template, history=hist if spec.method != "best-of-n" else [])
 
-    def evaluate(self, workload: str, chain: int, turn: int, source: str) -> Attempt:
-        path = self.candidates / workload / f"chain{chain:03d}_turn{turn:03d}.py"
+    def evaluate(self, workload: str, chain: int, turn: int, source: str, name: str | None = None) -> Attempt:
+        path = self.candidates / workload / (name or f"chain{chain:03d}_turn{turn:03d}.py")
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(source)
         for _ in range(2):  # a harness failure is never the candidate's: retry once, then stop the run
@@ -155,7 +160,24 @@ class _Loop:
                 return attempt_from_result(result, path)
         raise RunError(f"the harness failed on {workload} chain {chain} turn {turn}: {result.reason}")
 
-    def sample(self, workload: str, chain: int, turn: int, history: list[Record]) -> Record | None:
+    def halted(self) -> bool:
+        """Has a budget (or an earlier stop) ended the run? Sets `stopped` the first time a budget is reached."""
+        with self.lock:
+            self.stopped = self.stopped or self.over_budget()
+            return self.stopped is not None
+
+    def ask(self, prompt: Prompt) -> tuple[Any, float]:
+        """One model call that is not a sample (Autocomp's plans, menus, scores): the reply and its latency; its
+        tokens count toward the token budget."""
+        t0 = time.monotonic()
+        reply = self.spec.generator.generate(prompt)
+        with self.lock:
+            self.tokens += reply.tokens_in + reply.tokens_out
+        return reply, round(time.monotonic() - t0, 3)
+
+    def sample(self, workload: str, chain: int, turn: int, history: list[Record], prompt: Prompt | None = None,
+               step: dict[str, Any] | None = None) -> Record | None:
+        """Generate, evaluate and journal one sample (`prompt`: prebuilt by Autocomp, else the chain's turn)."""
         with self.lock:
             why = self.stopped or self.over_budget()
             if why:
@@ -163,7 +185,7 @@ class _Loop:
                 return None
             self.samples += 1  # reserved: parallel chains never overrun the sample budget
         t0 = time.monotonic()
-        prompt = self.prompt(workload, chain, turn, history)
+        prompt = prompt or self.prompt(workload, chain, turn, history)
         t_ask = time.monotonic()
         reply = self.spec.generator.generate(prompt)
         latency = time.monotonic() - t_ask
@@ -173,7 +195,7 @@ class _Loop:
         source = parsed.source if parsed.source.strip() else EMPTY_REPLY  # the trajectory format needs a source
         record = Record(workload, chain, turn, reply.text, source, parsed.kind, reply.tokens_in,
                         reply.tokens_out, attempt, reply.estimated, model_latency_s=round(latency, 3),
-                        wall_time_s=round(time.monotonic() - t0, 3))
+                        wall_time_s=round(time.monotonic() - t0, 3), step=step)
         self.journal.append(record)
         with self.lock:
             self.tokens += reply.tokens_in + reply.tokens_out
@@ -192,6 +214,11 @@ class _Loop:
             history.append(record)
 
     def workload(self, workload: str) -> None:
+        if self.spec.autocomp is not None:
+            from bench.agent.autocomp import BeamSearch
+
+            BeamSearch(self, workload).run()
+            return
         if self.spec.parallel <= 1:
             for c in range(self.spec.chains):
                 self.chain(workload, c)
@@ -222,6 +249,10 @@ def run(spec: RunSpec, progress: Any = None) -> Outcome:
     """Run (or resume) the method over every workload; returns the journal's records and the selection."""
     if spec.method == "best-of-n" and spec.turns != 1:
         raise RunError("best-of-n has one turn per sample")
+    if (spec.method == "autocomp") != (spec.autocomp is not None):
+        raise RunError("--method autocomp goes with its options (RunSpec.autocomp), and only it")
+    if spec.autocomp is not None and (spec.chains, spec.turns) != (spec.autocomp.iterations, spec.autocomp.turns):
+        raise RunError("autocomp: chains are its iterations and turns its beam x plans x implementations")
     if not same_filesystem(spec.out, spec.journal_dir):
         raise RunError(f"--out {spec.out} and the journal folder {spec.journal_dir} must be on one filesystem "
                        "(the submission folder is built in the journal's folder and moved into place)")
@@ -242,7 +273,12 @@ def run(spec: RunSpec, progress: Any = None) -> Outcome:
         close_evaluator(spec.evaluator)
         final = list(loop.done.values())
         why = loop.stopped or ("stopped by an error of the generator or the harness" if failed else None)
-        chosen = write_folder(spec.out, params, final, spec.journal_dir, why)
+        extra = None
+        if spec.autocomp is not None:
+            from bench.agent.autocomp import annotate
+
+            extra = annotate(final, journal.load_calls())
+        chosen = write_folder(spec.out, params, final, spec.journal_dir, why, extra)
         if progress:
             progress.stop()
     return Outcome(final, loop.new, loop.stopped, chosen)

@@ -41,9 +41,14 @@ def _seconds(v: float | None) -> float | None:
     return None if v is None else round(v, 3)
 
 
-def trajectory_lines(records: list[Record]) -> list[dict[str, Any]]:
+def trajectory_lines(records: list[Record], steps: dict[tuple[str, int, int], dict[str, Any]] | None = None
+                     ) -> list[dict[str, Any]]:
+    """One line per sample; `steps` (Autocomp, bench.agent.autocomp.annotate) adds each sample's beam step, its
+    parent named by sample index (null: the XLA reference)."""
     lines = []
-    for i, r in enumerate(ordered(records)):
+    rs = ordered(records)
+    index = {(r.chain, r.turn): i for i, r in enumerate(rs)}
+    for i, r in enumerate(rs):
         a = r.attempt
         declared: dict[str, Any] = {"outcome": a.outcome}
         if a.correct:
@@ -57,6 +62,10 @@ def trajectory_lines(records: list[Record]) -> list[dict[str, Any]]:
         for key, value in (("wall_time_s", r.wall_time_s), ("model_latency_s", r.model_latency_s)):
             if value is not None:
                 line[key] = _seconds(value)
+        step = (steps or {}).get((r.workload, r.chain, r.turn))
+        if step is not None:
+            parent = step["parent"]
+            line["step"] = {**step, "parent": None if parent is None else index[tuple(parent)]}
         lines.append(line)
     return lines
 
@@ -71,14 +80,21 @@ def select(records: list[Record]) -> Record | None:
     return ran[-1] if ran else None
 
 
-def run_summary(params: dict[str, Any], records: list[Record], stopped: str | None) -> dict[str, Any]:
-    """`agent_run` of submission.yaml: what the run did, against what it planned."""
+def run_summary(params: dict[str, Any], records: list[Record], stopped: str | None,
+                extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """`agent_run` of submission.yaml: what the run did, against what it planned. For Autocomp (`extra`) a workload
+    is complete when its search ended (all iterations, or an early stop), whatever its count; `ended` says how,
+    `calls` its model calls per kind."""
     planned = params["chains"] * params["turns"]
     counts = {w: sum(1 for r in records if r.workload == w) for w in params["workloads"]}
-    complete = all(n == planned for n in counts.values())
+    ended = {w: e for w, e in (extra or {}).get("ended", {}).items() if counts.get(w)}
+    complete = all(n == planned or w in ended for w, n in counts.items())
     summary: dict[str, Any] = {"complete": complete, "planned_samples_per_workload": planned,
                                "samples": {w: n for w, n in counts.items() if n},
                                "not_started": [w for w, n in counts.items() if not n]}
+    if extra is not None:
+        summary["ended"] = ended
+        summary["calls"] = {w: k for w, k in extra.get("calls", {}).items() if counts.get(w)}
     if not complete:
         summary["stopped"] = stopped or "interrupted before every planned sample was generated"
     return summary
@@ -88,6 +104,12 @@ def metadata(params: dict[str, Any], selected: list[str], summary: dict[str, Any
     """submission.yaml: the run's parameters say what produced the kernels; `agent_run` what it actually did."""
     shape = (f"{params['chains']} independent samples" if params["method"] == "best-of-n"
              else f"{params['chains']} chains x {params['turns']} turns")
+    ac = params.get("autocomp")
+    if ac:
+        shape = (f"{ac['translate_iterations']} translation + {ac['iterations'] - ac['translate_iterations']} "
+                 f"optimization iterations, beam {ac['beam']}, {ac['plans']} plans x {ac['implementations']} "
+                 f"implementations per beam member, early stop after {ac['early_stop_iters']} iteration(s) without "
+                 "improvement")
     meta: dict[str, Any] = {
         "name": params["name"],
         "kind": "agent",
@@ -103,7 +125,7 @@ def metadata(params: dict[str, Any], selected: list[str], summary: dict[str, Any
         "human_in_the_loop": False,
         "target_hardware": params["target_hardware"],
         "license": params["license"],
-        "links": [],
+        "links": ["https://github.com/ucb-bar/autocomp"] if ac else [],
         "workloads": selected,
         "agent_run": summary,
     }
@@ -113,7 +135,7 @@ def metadata(params: dict[str, Any], selected: list[str], summary: dict[str, Any
 
 
 def _render(folder: Path, params: dict[str, Any], records: list[Record],
-            stopped: str | None) -> dict[str, Record | None]:
+            stopped: str | None, extra: dict[str, Any] | None = None) -> dict[str, Record | None]:
     """Write the whole submission into the empty `folder`; returns the selected record per workload."""
     by_workload: dict[str, list[Record]] = {w: [] for w in params["workloads"]}
     for r in records:
@@ -121,13 +143,14 @@ def _render(folder: Path, params: dict[str, Any], records: list[Record],
     chosen = {w: select(rs) for w, rs in by_workload.items()}
     for w, rs in by_workload.items():
         if chosen[w] is not None:  # a trajectory goes with its workload's kernel (bench validate)
-            text = "".join(json.dumps(line, sort_keys=True) + "\n" for line in trajectory_lines(rs))
+            lines = trajectory_lines(rs, (extra or {}).get("steps"))
+            text = "".join(json.dumps(line, sort_keys=True) + "\n" for line in lines)
             (folder / "trajectory").mkdir(parents=True, exist_ok=True)
             (folder / "trajectory" / f"{w}.jsonl").write_text(text)
             (folder / "kernels").mkdir(parents=True, exist_ok=True)
             (folder / "kernels" / f"{w}.py").write_text(chosen[w].source)
     selected = [w for w in params["workloads"] if chosen.get(w) is not None]
-    meta = metadata(params, selected, run_summary(params, records, stopped))
+    meta = metadata(params, selected, run_summary(params, records, stopped, extra))
     (folder / "submission.yaml").write_text(yaml.safe_dump(meta, sort_keys=False, width=110))
     return chosen
 
@@ -144,7 +167,7 @@ def same_filesystem(out: Path, work: Path) -> bool:
 
 
 def write_folder(out: Path, params: dict[str, Any], records: list[Record], work: Path,
-                 stopped: str | None = None) -> dict[str, Record | None]:
+                 stopped: str | None = None, extra: dict[str, Any] | None = None) -> dict[str, Record | None]:
     """(Re)write the submission folder `out` from the journal's records, built in `work` (a folder of the run's own,
     on out's filesystem) and moved into place; returns the selected record per workload. When no workload has a
     sample to submit, `out` is not created (an existing one, from this run's journal, is left as it was)."""
@@ -152,7 +175,7 @@ def write_folder(out: Path, params: dict[str, Any], records: list[Record], work:
     for leftover in (staging, previous):  # from a run killed while swapping
         shutil.rmtree(leftover, ignore_errors=True)
     staging.mkdir(parents=True)
-    chosen = _render(staging, params, records, stopped)
+    chosen = _render(staging, params, records, stopped, extra)
     if not any(chosen.values()):
         shutil.rmtree(staging)
         return chosen

@@ -200,8 +200,57 @@ def choose(workload: str, size: str, chain: int, history: list[dict[str, Any]]) 
     return max(wins)[2] if wins else order[start]
 
 
+#: What the built-in generator answers to an Autocomp menu prompt.
+MENU = ("Retile the matmul with a neighbouring block configuration.",
+        "Keep whole output rows per tile so the epilogue sees complete rows.",
+        "Apply the epilogue on the last reduction step instead of in a second pass.")
+
+
+def plan_configs(workload: str, size: str, history: list[dict[str, Any]], position: int, n: int) -> list[Config]:
+    """An Autocomp plan's configurations: untried neighbours of the parent's configuration (history[0], flagged
+    `parent`), then untried ones of the fixed order; plan `position` (slot x plans + plan) takes its own n of them,
+    so the plans of one iteration differ. The root (no configuration) starts from the fixed order."""
+    order = space(workload, size)
+    parent = config_of(history[0].get("source", "")) if history and history[0].get("parent") else None
+    tried = {config_of(h.get("source", "")) for h in history}
+    legal = set(order)
+    first = [c for c in _neighbours(parent, workload, size) if c in legal] if parent else []
+    fresh = list(dict.fromkeys(c for c in first + list(order) if c not in tried))
+    if not fresh:
+        fresh = list(order)
+    start = (position * n) % len(fresh)
+    return [fresh[(start + k) % len(fresh)] for k in range(n)]
+
+
+def _answer(prompt: Prompt) -> str:
+    """The reply to one prompt of any kind (bench.agent.prompts.KINDS)."""
+    step = prompt.step or {}
+    if prompt.kind == "plan":
+        n = int(step.get("implementations", 1))
+        position = int(step.get("slot", 0)) * int(step.get("plans", 1)) + int(step.get("plan_index", 0))
+        configs = plan_configs(prompt.workload, prompt.size, prompt.history, position, n)
+        lines = "\n".join(f"# template-search: {json.dumps(c.as_dict(), sort_keys=True)}" for c in configs)
+        return (f"Plan (template search, no model): rebuild the kernel as the team's fused-epilogue matmul with one "
+                f"of these configurations, one per implementation: {', '.join(c.describe() for c in configs)}.\n"
+                f"{lines}\n")
+    if prompt.kind == "implement":
+        marks = [Config(**json.loads(m)) for m in _MARK.findall(step.get("plan", ""))]
+        config = marks[int(step.get("impl_index", 0)) % len(marks)] if marks else space(prompt.workload,
+                                                                                          prompt.size)[0]
+        return as_reply(source_for(prompt.workload, config))
+    if prompt.kind == "menu":
+        return "<strategies>\n" + "".join(f"- {m}\n" for m in MENU) + "</strategies>\n"
+    if prompt.kind == "score":  # 10 when the candidate calls pallas_call at all, else 0
+        source = prompt.history[0]["source"] if prompt.history else ""
+        return "10\n" if "pallas_call(" in source else "0\n"
+    config = choose(prompt.workload, prompt.size, prompt.chain, prompt.history)
+    return as_reply(source_for(prompt.workload, config))
+
+
 class TemplateSearchGenerator:
-    """The built-in generator (see the module docstring)."""
+    """The built-in generator (see the module docstring). It answers every prompt kind, so Autocomp runs end to
+    end without a model too: a plan names configurations (neighbours of its parent's), an implementation builds
+    the one its index picks, a menu is a fixed list, a translation score says whether the code calls pallas_call."""
 
     name = "template-search (built-in, no model)"
     fingerprint = name
@@ -209,6 +258,5 @@ class TemplateSearchGenerator:
     def generate(self, prompt: Prompt) -> Reply:
         if not covered(prompt.workload):
             raise ValueError(f"template search has no template for {prompt.workload}; it covers {sorted(bodies())}")
-        config = choose(prompt.workload, prompt.size, prompt.chain, prompt.history)
-        text = as_reply(source_for(prompt.workload, config))
+        text = _answer(prompt)
         return Reply(text, estimate_tokens(prompt.system) + estimate_tokens(prompt.user), estimate_tokens(text), True)

@@ -16,6 +16,7 @@ fault) are reported and not stored, so the next run retries them.
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import os
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
@@ -36,6 +37,7 @@ from bench.dataset.ingest_request import IngestHooks, IngestRequest, request_of
 from bench.dataset.reader import Problem, shorten, shown_path
 from bench.dataset.report import Report
 from bench.dataset.sample_ingest import plan_samples, run_sample_job
+from bench.dataset.trajectory import AgentRun
 from bench.dataset.validate import Submission, check, submission_dirs
 from bench.executor import ExecutorUnavailable, make_executor
 from bench.harness.hardware import default_size, detect_in_subprocess
@@ -61,8 +63,17 @@ def meta_row(sub: Submission, at: _dt.datetime) -> rows.SubmissionRow:
         model_version=m.model.version, agent_framework=m.agent_framework, authors=list(m.authors), contact=m.contact,
         date=m.date, samples_per_workload=m.samples_per_workload, selection_rule=m.selection_rule,
         human_in_the_loop=m.human_in_the_loop, target_hardware=m.target_hardware, links=list(m.links),
-        license=m.license, provenance=schema.DECLARED, recorded_at=at,
+        license=m.license, provenance=schema.DECLARED, recorded_at=at, agent_calls=_agent_calls(m.agent_run),
     )
+
+
+def _agent_calls(run: AgentRun | None) -> str | None:
+    """submission.yaml's agent_run.calls (Autocomp) as SUBMISSIONS.agent_calls: JSON text of
+    [{workload, kind, calls, tokens_in, tokens_out, model_latency_s}]."""
+    if run is None or run.calls is None:
+        return None
+    return json.dumps([{"workload": w, "kind": kind, **cost.model_dump()} for w, kinds in sorted(run.calls.items())
+                       for kind, cost in sorted(kinds.items())])
 
 
 def _is_current(data_dir: Path, chip: str, size: str, submission: str, workload: str, key: str) -> bool:
@@ -106,7 +117,8 @@ def ingest_trajectory(sub: Submission, data_dir: Path, at: _dt.datetime) -> bool
                        provenance=schema.DECLARED, content_hash=h, source_hash=None, selected=None,
                        declared_outcome=None, declared_speedup=None, declared_lowers=None,
                        declared_pallas_coverage=None, tokens_in=None, tokens_out=None, wall_time_s=None,
-                       model_latency_s=None, harness_version=None, sandbox=None, freshness_key=None,
+                       model_latency_s=None, step_phase=None, step_iteration=None,
+                       step_parent=None, step_beam=None, harness_version=None, sandbox=None, freshness_key=None,
                        recorded_at=at, stored_at=None)
         for s in sub.trajectory
     ]

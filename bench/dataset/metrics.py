@@ -238,7 +238,8 @@ class Metrics:
 
     def trajectory_workloads(self, track: str) -> list[qr.TrajectoryWorkloadsRow]:
         """[{submission, workload, samples, correct, ..., first_win_n, best_speedup, selected_samples,
-        selected_speedup, selected_outcome, disagreements}] per measured trajectory."""
+        selected_speedup, selected_outcome, disagreements, beam}] per measured trajectory; `beam` (Autocomp only,
+        else None): [{iteration, phase, first_sample, last_sample, n, parents (-1: the XLA reference), entered}]."""
         return self.rows(qr.TrajectoryWorkloadsRow, track=track)
 
     def workload_results(self, track: str, workload: str) -> list[qr.WorkloadResultsRow]:

@@ -236,6 +236,19 @@ class SampleDisagreementsRow(QueryRow):
     kind: str | None
 
 
+class BeamIteration(BaseModel):
+    """One iteration of an Autocomp trajectory's beam (the `beam` column of trajectory_workloads.sql)."""
+
+    model_config = ConfigDict(strict=True, frozen=True, extra="forbid")
+    iteration: int
+    phase: str
+    first_sample: int
+    last_sample: int
+    n: int
+    parents: list[int]  # -1: the XLA reference
+    entered: list[int]
+
+
 class TrajectoryWorkloadsRow(QueryRow):
     """A row of bench/sql/trajectory_workloads.sql."""
 
@@ -253,6 +266,7 @@ class TrajectoryWorkloadsRow(QueryRow):
     selected_speedup: float | None
     selected_outcome: str | None
     disagreements: int | None
+    beam: list[BeamIteration] | None  # Autocomp trajectories only
 
 
 class WorkloadResultsRow(QueryRow):
@@ -441,6 +455,7 @@ class SubmissionsRow(QueryRow):
     target_hardware: str | None
     links: list[str] | None
     license: str | None
+    agent_calls: str | None
     provenance: str | None
     recorded_at: str | None
 

@@ -68,8 +68,8 @@ def _meta_row(table: str, method: str, model: str) -> SubmissionRow:
         name=f"{method} ({model})" if kind == "reported" else "Hand-tuned Pallas (paper)", kind=kind,
         method=method, model=model, model_version=None, agent_framework=None, authors=None, contact=None, date=None,
         samples_per_workload=None, selection_rule="as reported", human_in_the_loop=kind == "hand-tuned",
-        target_hardware="v6e", links=["https://arxiv.org/abs/2607.20466"], license=None, provenance=schema.REPORTED,
-        recorded_at=REPORTED_AT,
+        target_hardware="v6e", links=["https://arxiv.org/abs/2607.20466"], license=None, agent_calls=None,
+        provenance=schema.REPORTED, recorded_at=REPORTED_AT,
     )
 
 

@@ -180,7 +180,8 @@ def measured_row(r: EvalResult, sub: str, workload: str, digest: str, track: str
         flags=flags, provenance=schema.MEASURED, content_hash=None,
         source_hash=digest, selected=None, declared_outcome=None, declared_speedup=None,
         declared_lowers=None, declared_pallas_coverage=None, tokens_in=None, tokens_out=None, wall_time_s=None,
-        model_latency_s=None, harness_version=r.env.harness_version if r.env else bench.HARNESS_VERSION,
+        model_latency_s=None, step_phase=None, step_iteration=None, step_parent=None, step_beam=None,
+        harness_version=r.env.harness_version if r.env else bench.HARNESS_VERSION,
         sandbox=r.env.sandbox if r.env else None, freshness_key=key, recorded_at=_dt.datetime.now(_dt.UTC),
         stored_at=None,
     )
@@ -197,7 +198,9 @@ def _consolidate(job: SampleJob, traj: trajectory.Trajectory, selected: set[int]
             declared_speedup=s.declared.speedup if s.declared else None,
             declared_lowers=s.declared.lowers if s.declared else None,
             declared_pallas_coverage=s.declared.pallas_coverage if s.declared else None, tokens_in=s.tokens_in,
-            tokens_out=s.tokens_out, wall_time_s=s.wall_time_s, model_latency_s=s.model_latency_s)
+            tokens_out=s.tokens_out, wall_time_s=s.wall_time_s, model_latency_s=s.model_latency_s,
+            step_phase=s.step.phase if s.step else None, step_iteration=s.step.iteration if s.step else None,
+            step_parent=s.step.parent if s.step else None, step_beam=s.step.beam if s.step else None)
         for s in traj.samples
     ]
     store.append_samples(data_dir, chip, size, job.submission.id, job.workload, table(SampleRow, rows), at)

@@ -35,7 +35,9 @@ SCHEMA_VERSION = 4
 #    columns are NULL there (no interval, quality, coverage or readiness check known), and the SQL says what NULL means.
 # 4: RESULTS compile_s_kernel/compile_s_baseline (EvalResult.compile_s) and block_order/block_ms_baseline/
 #    block_ms_kernel/block_ms_pallas_reference (EvalResult.block_order and block_ms: each timed block's ms per call, in
-#    run order), so that anyone can recompute a speedup interval (docs/methodology.md). NULL in older rows.
+#    run order), so that anyone can recompute a speedup interval (docs/methodology.md); SAMPLES step_phase/
+#    step_iteration/step_parent/step_beam and SUBMISSIONS agent_calls (Autocomp's beam and model calls). NULL in
+#    older rows.
 
 #: provenance values: measured by this project's harness, declared by a submitter, or copied from the paper.
 MEASURED = "measured"
@@ -313,6 +315,23 @@ class SampleRow:
             "recorded it [s]; empty when not recorded"
         ),
     ]
+    # Autocomp (bench.agent.autocomp): the sample's place in the beam search, as the trajectory's `step` declares it
+    step_phase: Annotated[
+        str | None,
+        Public("an Autocomp sample's beam-search phase, translate or optimize, as the trajectory declares it; empty "
+               "for other methods"),
+    ]
+    step_iteration: Annotated[
+        int | None, Public("an Autocomp sample's beam-search iteration (from 1), as declared")
+    ]
+    step_parent: Annotated[
+        int | None,
+        Public("sample_idx of an Autocomp sample's parent, as declared; empty for the XLA reference (and other "
+               "methods)"),
+    ]
+    step_beam: Annotated[
+        bool | None, Public("whether an Autocomp sample entered a beam (became a parent), as declared")
+    ]
     harness_version: Annotated[str | None, SHARED]
     sandbox: Annotated[str | None, SHARED]
     freshness_key: Annotated[str | None, SHARED]
@@ -355,6 +374,12 @@ class SubmissionRow:
     target_hardware: Annotated[str, Public("the hardware the submitter targeted")]
     links: Annotated[list[str], Public("links given by the submitter; in CSV joined by '; '")]
     license: Annotated[str | None, Public("SPDX id of the kernels' license")]
+    agent_calls: Annotated[
+        str | None,
+        Public("an Autocomp run's model calls (submission.yaml agent_run.calls), JSON text: a list of {workload, kind "
+               "(plan, implement, menu, score), calls, tokens_in, tokens_out, model_latency_s [s]}; empty for other "
+               "submissions"),
+    ]
     provenance: Annotated[str, SHARED]
     recorded_at: Annotated[_dt.datetime, SHARED]
 

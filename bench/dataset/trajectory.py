@@ -38,6 +38,7 @@ MAX_SAMPLES = 1024
 MAX_POSITION = 1_000_000  # chain and turn numbers (stored as int32)
 MAX_TOKENS = 10**15  # token counts (stored as int64)
 MAX_SECONDS = 10**7  # a sample's wall time or model latency (about 4 months)
+MAX_PLAN_CHARS = 20_000  # an Autocomp sample's plan text
 MAX_PROBLEMS = 20  # per file: one broken generator would otherwise print thousands of lines
 
 
@@ -69,6 +70,27 @@ def _finite_number(v: object) -> object:
     return v
 
 
+class Step(BaseModel):
+    """Where an Autocomp sample sits in its beam search (bench.agent.autocomp): a reader follows the beam by these.
+    Declared by the run; the dataset checks only that the parent is an earlier sample of the same file."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    phase: Literal["translate", "optimize"]
+    iteration: int = Field(ge=1, le=MAX_POSITION)
+    slot: int = Field(ge=0, le=MAX_POSITION)  # the parent's position in the beam
+    plan_index: int = Field(ge=0, le=MAX_POSITION)
+    impl_index: int = Field(ge=0, le=MAX_POSITION)
+    parent: int | None = Field(None, ge=0)  # sample index of the parent; None: the XLA reference
+    plan: str = Field("", max_length=MAX_PLAN_CHARS)  # the plan this sample implements
+    beam: bool = False  # entered a beam
+    translation_score: float | None = Field(None, ge=0, le=10)
+
+    @field_validator("translation_score", mode="before")
+    @classmethod
+    def _finite(cls, v: object) -> object:
+        return _finite_number(v)
+
+
 class Sample(BaseModel):
     """One line of a trajectory file."""
 
@@ -82,6 +104,7 @@ class Sample(BaseModel):
     tokens_out: int | None = Field(None, ge=0, le=MAX_TOKENS)
     wall_time_s: float | None = Field(None, ge=0, le=MAX_SECONDS)  # the whole sample: generation and evaluation
     model_latency_s: float | None = Field(None, ge=0, le=MAX_SECONDS)  # prompt sent -> reply received
+    step: Step | None = None  # Autocomp only: the sample's place in the beam search
 
     @field_validator("wall_time_s", "model_latency_s", mode="before")
     @classmethod
@@ -190,6 +213,8 @@ def parse(data: bytes, workload: str, rel: str) -> Parsed:
             problems.append(Problem(where, "chain/turn",
                                     f"chain {s.chain} turn {s.turn} repeats sample {seen_pos[pos]}"))
         seen_pos.setdefault(pos, s.sample)
+        if s.step is not None and s.step.parent is not None and s.step.parent >= s.sample:
+            problems.append(Problem(where, "step.parent", f"{s.step.parent} is not an earlier sample of this file"))
         samples.append(s)
     if not lines:
         problems.append(Problem(rel, "(file)", "empty: a trajectory file holds at least one sample"))
@@ -272,6 +297,21 @@ def check_submission(folder: Folder, entries: list[Entry], kernels: dict[str, by
 MAX_PLANNED = 100_000  # like samples_per_workload
 
 
+class CallCost(BaseModel):
+    """One kind of model call of one workload: how many, their tokens and the model's time."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    calls: int = Field(ge=0, le=MAX_PLANNED * 100)
+    tokens_in: int = Field(ge=0, le=MAX_TOKENS)
+    tokens_out: int = Field(ge=0, le=MAX_TOKENS)
+    model_latency_s: float = Field(ge=0, le=MAX_SECONDS * 1000)
+
+    @field_validator("model_latency_s", mode="before")
+    @classmethod
+    def _finite(cls, v: object) -> object:
+        return _finite_number(v)
+
+
 class AgentRun(BaseModel):
     """submission.yaml's optional `agent_run` (bench.agent.submission writes it; a field of
     bench.dataset.metadata.SubmissionMeta): per workload the samples the run generated, the planned workloads it
@@ -283,6 +323,12 @@ class AgentRun(BaseModel):
     samples: dict[str, Annotated[int, Field(ge=1, le=MAX_SAMPLES)]] = Field(max_length=1000)
     not_started: list[str] = Field(max_length=1000)
     stopped: str | None = Field(None, min_length=1, max_length=500)
+    # Autocomp (bench.agent.autocomp): how each workload's search ended ("iterations" | "early_stop@<i>"), which makes
+    # it complete whatever its count; and its model calls per kind (plan, implement, menu, score)
+    ended: dict[str, Annotated[str, Field(pattern=r"^(iterations|early_stop@[0-9]{1,6})$")]] | None = Field(
+        None, max_length=1000)
+    calls: dict[str, dict[Literal["plan", "implement", "menu", "score"], CallCost]] | None = Field(
+        None, max_length=1000)
 
 
 def check_agent_run(run: AgentRun | None, samples_per_workload: int | None, checked: Checked, kernels: set[str],
@@ -290,7 +336,7 @@ def check_agent_run(run: AgentRun | None, samples_per_workload: int | None, chec
     """`agent_run` agrees with the folder: each reached workload's trajectory holds exactly its count of samples (or,
     when none of them ran, the workload has neither kernel nor trajectory), no kernel or trajectory is outside it,
     samples_per_workload is the largest count, and `complete` is true exactly when every planned workload got its
-    planned samples (`stopped` says why not otherwise)."""
+    planned samples or (Autocomp) ended its search (`stopped` says why not otherwise)."""
     if run is None:
         return []
     problems: list[Problem] = []
@@ -316,7 +362,12 @@ def check_agent_run(run: AgentRun | None, samples_per_workload: int | None, chec
     if samples_per_workload is not None and most is not None and samples_per_workload != most:
         problems.append(Problem(where, "samples_per_workload", f"is {samples_per_workload}, but the run's largest "
                                 f"sample count in agent_run.samples is {most}: say what the run did"))
-    finished = not run.not_started and all(c == run.planned_samples_per_workload for c in run.samples.values())
+    ended = run.ended or {}
+    stray = sorted(set(ended) - set(run.samples))
+    if stray:
+        problem("ended", f"{stray[:5]} ended but have no samples here")
+    finished = not run.not_started and all(c == run.planned_samples_per_workload or w in ended
+                                           for w, c in run.samples.items())
     if run.complete != finished:
         problem("complete", f"is {str(run.complete).lower()}, but {'every' if finished else 'not every'} planned "
                             "workload got its planned samples")

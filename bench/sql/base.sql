@@ -316,11 +316,12 @@ WHERE s.provenance IS DISTINCT FROM 'declared by submitter';
 CREATE OR REPLACE VIEW trajectory_samples AS
 WITH tagged AS (
     SELECT 'measured' AS basis, track, submission, workload, sample_idx, chain, turn, outcome, status, reason, speedup,
-           speedup_ci_low, speedup_ci_high, selected, source_hash, declared_outcome, declared_speedup, provenance
+           speedup_ci_low, speedup_ci_high, selected, source_hash, declared_outcome, declared_speedup, provenance,
+           step_phase, step_iteration, step_parent, step_beam
     FROM measured_samples WHERE current
     UNION ALL
     SELECT 'declared' AS basis, track, submission, workload, sample_idx, chain, turn, outcome, NULL, NULL, speedup,
-           NULL, NULL, NULL, NULL, NULL, NULL, provenance
+           NULL, NULL, NULL, NULL, NULL, NULL, provenance, NULL, NULL, NULL, NULL
     FROM declared_samples WHERE provenance = 'declared by submitter'
 )
 SELECT t.*,

@@ -28,6 +28,9 @@ PYTHON_TYPE = {
     "INTEGER[]": list[int],
     "DOUBLE[]": list[float],
     "TIMESTAMP WITH TIME ZONE": str,
+    # trajectory_workloads' Autocomp beam, one struct per iteration
+    "STRUCT(iteration INTEGER, phase VARCHAR, first_sample INTEGER, last_sample INTEGER, n BIGINT, parents INTEGER[], "
+    "entered INTEGER[])[]": list[qr.BeamIteration],
 }
 
 

@@ -95,6 +95,7 @@ def test_sample_row_round_trips_through_its_table():
         speedup_ci_high=2.1, timing_quality="ok", flags=[], provenance="measured",
         content_hash="c", source_hash="d", selected=True, declared_outcome=None, declared_speedup=None,
         declared_lowers=True, declared_pallas_coverage=0.5, tokens_in=3, tokens_out=4, wall_time_s=41.2,
-        model_latency_s=12.5, harness_version="8", sandbox="none", freshness_key="k", recorded_at=AT, stored_at=AT)
+        model_latency_s=12.5, step_phase=None, step_iteration=None, step_parent=None,
+            step_beam=None, harness_version="8", sandbox="none", freshness_key="k", recorded_at=AT, stored_at=AT)
     back = rows.SampleRow.from_record(rows.table(rows.SampleRow, [row]).to_pylist()[0])
     assert back == row
