@@ -21,7 +21,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from bench.dataset import schema, store
+from bench.dataset import reserved, schema, store
 from bench.paths import DATA_DIR
 
 SQL_DIR = Path(__file__).resolve().parents[1] / "sql"
@@ -108,6 +108,10 @@ class Metrics:
         self._load_parquet("submissions_raw", schema.SUBMISSIONS, d / "submissions", rep / "submissions")
         self._load_parquet("reported_summary", schema.REPORTED_SUMMARY, rep / "summary")
         self._register("verdicts", store.load_verdicts(d))
+        allowed = reserved.listed()
+        self._register("reserved_submissions", pa.table({"submission": pa.array(list(allowed), pa.string()),
+                                                         "kind": pa.array(list(allowed.values()), pa.string())}))
+        self._register("reserved_kinds", pa.table({"kind": pa.array(reserved.RESERVED_KINDS, pa.string())}))
         reported_suite = store.read_tables(rep / "suite", schema.SUITE)
         seen = self.con.execute("SELECT DISTINCT track, workload FROM results").fetchall()
         self._register("suite", self._suite_table(seen, suite, reported_suite))
