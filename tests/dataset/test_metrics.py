@@ -310,3 +310,16 @@ def test_sample_outcomes_are_derived_in_sql_and_follow_verdicts(tmp_path):
     (tmp_path / "verdicts.yaml").write_text(yaml.safe_dump([verdict]))
     assert outcomes()[1] == "correct"  # the verdict changes the sample's outcome, as it would a kernel row's
     assert Metrics(tmp_path, suite=SUITE).fast1_curves(TRACK)[0]["fast1"] == pytest.approx(0.25)
+
+
+def test_the_geomean_without_degenerate_workloads_leaves_them_out(data, monkeypatch):
+    """A workload labelled degenerate (its gate cannot reject every shortcut) is left out of that geomean only."""
+    import bench.dataset.metrics as metrics_module
+
+    monkeypatch.setattr(metrics_module, "_degenerate_workloads", lambda: {"a": "a constant passes"})
+    m = Metrics(data, suite=SUITE)
+    rows = {r["submission"]: r for r in m.geomean_nondegenerate(TRACK)}
+    assert rows["x"]["geomean_nondegenerate"] == pytest.approx(1.0)  # a (4x) left out: b 0.5 -> 1, c, d -> 1
+    assert rows["x"]["n_workloads_nondegenerate"] == 3 and rows["x"]["degenerate"] == ["a"]
+    assert {r["submission"]: r for r in m.leaderboard(TRACK)}["x"]["geomean"] == pytest.approx(4.0 ** 0.25)
+    assert m.degenerate_workloads() == {"a": "a constant passes"}
