@@ -41,6 +41,7 @@ from pydantic import BaseModel, Field
 
 from bench.audit.shortcuts import shortcut_for
 from bench.harness.correctness import Tolerance, compare
+from bench.harness.messages import OUT_OF_MEMORY_MARKERS
 from bench.registry import load_workload, resolve_id, spec_of
 
 SEEDS: tuple[int | None, ...] = (None, 11, 12)  # upstream's own inputs, then two fresh draws
@@ -436,7 +437,7 @@ def _combine(name: str, honest: bool, exact: bool, runs: list[Run], generic: boo
 
 
 # -- one workload in a process of its own (full size: bounded memory and time) ---------------------------------
-_OUT_OF_MEMORY = ("MemoryError", "RESOURCE_EXHAUSTED", "bad_alloc", "Cannot allocate memory", "Out of memory")
+_OUT_OF_MEMORY = ("MemoryError", *OUT_OF_MEMORY_MARKERS)  # the harness's rule (bench.harness.messages)
 
 
 def certify_isolated(workload_id: str, size: str, memory_gb: float, timeout_s: float) -> Certificate:

@@ -86,10 +86,12 @@ def section(certs: Sequence[Certificate], size: str, command: str) -> str:
         "input has the output's shape. Shortcuts: zeros; const = another draw's output mean; mean = this output's "
         "mean; batch mean = the mean over the first axis longer than 1; one row = its first element broadcast; "
         "subsample = every 2nd element computed, the others copied; trunc. reduction = the baseline with every "
-        "sum and contraction over the first half of its axis, doubled; input = an input of the output's shape "
+        "sum and contraction over the first half of its axis and every convolution over half its input channels, "
+        "doubled; input = an input of the output's shape "
         "returned; audit shortcut = bench/audit/shortcuts.py (exact rewrites rightly pass). Honest (must pass): "
         "f32 = the baseline from float32 inputs; bf16-acc = the baseline with every contraction accumulated per "
-        "128-wide tile in float32 and summed in bfloat16 (contractions inside loops keep the baseline's).",
+        "128-wide tile in float32 and summed in bfloat16 (loop bodies included; `n/a` where no contraction is longer "
+        "than a tile).",
         "",
         *[f"- {k}: **{v}**" for k, v in s.items()],
         "",
