@@ -24,7 +24,7 @@ of a scalar output, one row of a one-row output) are `n/a`.
 
 A workload whose certificate still shows a shortcut passing is `degenerate` (its DEGENERATE note in the module:
 bench.registry's WorkloadSpec.degenerate), labelled wherever it is shown and left out of the leaderboard's
-"without degenerate workloads" geomean (bench/sql/degenerate.sql).
+"without degenerate workloads" geomean (bench/sql/geomean_nondegenerate.sql).
 """
 
 from __future__ import annotations

@@ -111,3 +111,9 @@ def test_every_shortcut_fails_and_honest_code_passes_or_the_workload_is_labelled
     assert c.error is None, c.error
     assert not c.failing_honest, [v for v in c.verdicts if v.honest]
     assert c.closed or spec(workload).degenerate, c.passing_shortcuts
+
+
+def test_a_size_this_host_cannot_hold_is_recorded_as_not_computed():
+    """The child's address space is capped: a workload that cannot fit says so instead of being guessed."""
+    c = cert.certify_isolated("8p_GEMM", "small", memory_gb=0.2, timeout_s=600)
+    assert c.error is not None and c.error.startswith("not computed:") and not c.verdicts and not c.closed
