@@ -117,3 +117,18 @@ def test_a_size_this_host_cannot_hold_is_recorded_as_not_computed():
     """The child's address space is capped: a workload that cannot fit says so instead of being guessed."""
     c = cert.certify_isolated("8p_GEMM", "small", memory_gb=0.2, timeout_s=600)
     assert c.error is not None and c.error.startswith("not computed:") and not c.verdicts and not c.closed
+
+
+@pytest.mark.parametrize("value,ok", [("a constant passes", True), ("", False), (3, False)])
+def test_the_registry_reads_a_degenerate_label_as_text(value, ok):
+    import sys
+
+    from bench import registry
+
+    fake = type(sys)("workloads.99k_Fake")
+    fake.__dict__.update(CONFIG={"M": 8}, DEGENERATE=value)
+    if ok:
+        assert registry.spec_of(fake).degenerate == value
+    else:
+        with pytest.raises(ValueError, match="DEGENERATE"):
+            registry.spec_of(fake)
