@@ -71,7 +71,8 @@ def _certificate(ids: list[str], size: str, json_out: bool, markdown: Path | Non
     else:
         console.print(summary(certs))
     if markdown:
-        cmd = f"bench audit --certificate --size {size}" + (" --isolated" if bounds else "") + f" --markdown {markdown}"
+        isolated = f" --isolated --memory-gb {bounds[0]:g} --timeout {bounds[1]:g}" if bounds else ""
+        cmd = f"bench audit --certificate --size {size}{isolated} --markdown {markdown}"
         old = markdown.read_text() if markdown.exists() else "# Task-quality audit\n"
         markdown.write_text(replace_section(old, size, section(certs, size, cmd)))
     s = summary(certs)
