@@ -443,20 +443,19 @@ _OUT_OF_MEMORY = ("MemoryError", *OUT_OF_MEMORY_MARKERS)  # the harness's rule (
 def certify_isolated(workload_id: str, size: str, memory_gb: float, timeout_s: float) -> Certificate:
     """`certify` in a child process with an address-space limit and a deadline, so that a size this host cannot
     hold is recorded as not computed (with the reason) instead of taking the machine down or being guessed."""
-    import resource
     import subprocess
     import sys
 
     wid = resolve_id(workload_id)
     limit = int(memory_gb * 2**30)
-
-    def bound() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-
+    # the child caps itself before it imports jax (a preexec_fn would fork this multithreaded process)
+    child = (f"import resource; resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit})); "
+             "import sys; from bench.audit.certificate import certify; "
+             "print(certify(sys.argv[1], sys.argv[2]).model_dump_json())")
     t0 = time.perf_counter()
     try:
-        proc = subprocess.run([sys.executable, "-m", "bench.audit.certificate", wid, size], capture_output=True,
-                              text=True, timeout=timeout_s, preexec_fn=bound, check=False)
+        proc = subprocess.run([sys.executable, "-c", child, wid, size], capture_output=True, text=True,
+                              timeout=timeout_s, check=False)
     except subprocess.TimeoutExpired:
         return Certificate(workload=wid, size=size, degenerate=spec_of(load_workload(wid), wid).degenerate,
                            error=f"not computed: over {timeout_s:g} s on this host",
@@ -471,9 +470,3 @@ def certify_isolated(workload_id: str, size: str, memory_gb: float, timeout_s: f
            else f"not computed: exit {proc.returncode}: {proc.stderr.strip().splitlines()[-1:] or ['']}"[:300])
     return Certificate(workload=wid, size=size, degenerate=spec_of(load_workload(wid), wid).degenerate, error=why,
                        seconds=round(time.perf_counter() - t0, 2))
-
-
-if __name__ == "__main__":  # the child of certify_isolated: one certificate as one JSON line
-    import sys
-
-    print(certify(sys.argv[1], sys.argv[2]).model_dump_json())
