@@ -124,6 +124,9 @@ class WorkloadSpec:
     tolerance: dict[str, float]  # the module's overrides only; bench.harness.correctness.Tolerance adds defaults
     module: ModuleType = field(repr=False, compare=False)
     get_flops: Callable[[str], Any] | None = field(default=None, repr=False, compare=False)
+    # why the correctness gate cannot tell the task's computation from a shortcut on upstream's inputs (the
+    # trivial-solution certificate, bench/audit/certificate.py), or None: the workload is not degenerate
+    degenerate: str | None = None
 
     @property
     def create_inputs(self) -> Callable[..., Any]:
@@ -203,6 +206,9 @@ def spec_of(module: ModuleType, workload_id: str | None = None) -> WorkloadSpec:
     unknown = set(tolerance) - TOLERANCE_KEYS
     if unknown:
         raise ValueError(f"{wid}: TOLERANCE has unknown keys {sorted(unknown)}")
+    degenerate = ns.get("DEGENERATE")
+    if degenerate is not None and (not isinstance(degenerate, str) or not degenerate.strip()):
+        raise ValueError(f"{wid}: DEGENERATE must be a non-empty string (why the task is degenerate)")
     return WorkloadSpec(
         id=wid,
         suite="priority" if wid.split("_")[0].endswith("p") else "kernelbench",
@@ -214,6 +220,7 @@ def spec_of(module: ModuleType, workload_id: str | None = None) -> WorkloadSpec:
         tolerance=tolerance,
         module=module,
         get_flops=ns.get("get_flops"),
+        degenerate=degenerate,
     )
 
 

@@ -21,6 +21,11 @@ CONFIG = {
 # small: 256 tokens, hidden 256, vocab 4096 (128 multiples); the weight is 2 MiB, logits 2 MiB.
 SMALL = {"batch_tokens": 256, "hidden_dim": 256, "vocab_size": 4096}
 META = {"family": "linear + cross-entropy", "source": "Llama-3.1-8B (tokamax linear softmax cross-entropy)"}
+# certificate (docs/audit.md, bench.audit.certificate.calibrated; issue 40): was atol 0.01, rel_l2 0.05, where
+# shortcuts passed (constant, audit shortcut: loss on every 8th token only) / honest code failed (none). Honest
+# implementations (float32 inputs, bf16-accumulating; small size, seeds None, 11, 12) reach rel L2 9.5e-05 and need
+# atol 0: both bounds are set to 3x that (rel L2 at least half a float32 epsilon).
+TOLERANCE = {"atol": 0.01, "rtol": 0.01, "rel_l2": 0.00029}
 
 
 def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):

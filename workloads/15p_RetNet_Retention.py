@@ -25,6 +25,11 @@ CONFIG = {
 # small: seq 256, 4 heads (4 distinct decay rates), upstream's head_dim 256; each input 512 KiB.
 SMALL = {"batch": 1, "seq_len": 256, "num_heads": 4}
 META = {"family": "linear attention (retention)", "source": "RetNet-6.7B"}
+# certificate (docs/audit.md, bench.audit.certificate.calibrated; issue 40): was atol 0.01, rel_l2 0.05, where
+# shortcuts passed (none) / honest code failed (bf16-accumulating). Honest implementations (float32 inputs,
+# bf16-accumulating; small size, seeds None, 11, 12) reach rel L2 0.0039 and need atol 0.013: both bounds are set to
+# 3x that (rel L2 at least half a bfloat16 epsilon).
+TOLERANCE = {"atol": 0.04, "rtol": 0.01, "rel_l2": 0.012}
 
 
 def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):

@@ -23,8 +23,11 @@ CONFIG = {
 # pre-activation (std 0.02 * sqrt(in / 3)) never reaches 2.0 and every output would be zero.
 SMALL = {"batch_size": 256, "out_features": 256}
 META = {"family": "GEMM + epilogue", "source": "KernelBench L2 #9"}
-# audit (docs/audit.md): bf16 rounding at the ReLU kink gives |err| up to 0.018 for a correct f32 computation.
-TOLERANCE = {"atol": 0.05}
+# certificate (docs/audit.md, bench.audit.certificate.calibrated; issue 40): was atol 0.05, rel_l2 0.05, where
+# shortcuts passed (none) / honest code failed (bf16-accumulating). Honest implementations (float32 inputs,
+# bf16-accumulating; small size, seeds None, 11, 12) reach rel L2 0.07 and need atol 0.093: both bounds are set to 3x
+# that (rel L2 at least half a bfloat16 epsilon).
+TOLERANCE = {"atol": 0.28, "rtol": 0.01, "rel_l2": 0.22}
 
 
 def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):

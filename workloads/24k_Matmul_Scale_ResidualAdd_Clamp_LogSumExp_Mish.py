@@ -25,6 +25,11 @@ CONFIG = {
 # small: multiples of 128, (256 x 512) @ (384 x 512).T.
 SMALL = {"batch_size": 256, "input_size": 512, "hidden_size": 384}
 META = {"family": "GEMM + LSE + Mish", "source": "KernelBench L2 #22"}
+# certificate (docs/audit.md, bench.audit.certificate.calibrated; issue 40): was atol 0.01, rel_l2 0.05, where
+# shortcuts passed (none) / honest code failed (float32 inputs, bf16-accumulating). Honest implementations (float32
+# inputs, bf16-accumulating; small size, seeds None, 11, 12) reach rel L2 0.0048 and need atol 0.12: both bounds are
+# set to 3x that (rel L2 at least half a bfloat16 epsilon).
+TOLERANCE = {"atol": 0.38, "rtol": 0.01, "rel_l2": 0.015}
 
 
 def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):

@@ -31,6 +31,17 @@ CONFIG = {
 # small: same channels, kernel and groups; batch 2 and an 8x16x16 volume (conv output 2x24x6x14x14).
 SMALL = {"batch_size": 2, "depth": 8, "height": 16, "width": 16}
 META = {"family": "conv3d + GroupNorm + mean", "source": "KernelBench L2 #23"}
+# certificate (docs/audit.md, bench.audit.certificate.calibrated; issue 40): was atol 0.01, rel_l2 0.05, where
+# shortcuts passed (reference mean, batch mean) / honest code failed (float32 inputs). Honest implementations (float32
+# inputs, bf16-accumulating; small size, seeds None, 11, 12) reach rel L2 0.055 and need atol 0.00026: both bounds are
+# set to 3x that (rel L2 at least half a bfloat16 epsilon).
+TOLERANCE = {"atol": 0.01, "rtol": 0.01, "rel_l2": 0.17}
+# the trivial-solution certificate cannot be closed on upstream's inputs (docs/audit.md; issue 40):
+DEGENERATE = (
+    'The output is the mean of a GroupNorm output, i.e. mean(beta) plus a remainder smaller than an '
+    "honest float32 implementation's own difference from the baseline: a constant mean(beta) is closer to"
+    ' the baseline than honest code (certificate: rel L2 0.039 vs 0.055).'
+)
 
 EPS = 1e-5
 

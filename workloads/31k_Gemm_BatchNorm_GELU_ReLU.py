@@ -20,8 +20,11 @@ CONFIG = {
 # small: multiples of 128, (256 x 512) @ (384 x 512).T; BatchNorm statistics over 256 rows.
 SMALL = {"batch_size": 256, "in_features": 512, "out_features": 384}
 META = {"family": "GEMM + training-mode BatchNorm", "source": "KernelBench L2 #41"}
-# audit (docs/audit.md): a correct f32 computation differs by up to 0.047 (unscaled N(0,1) weights); MaxKernel uses atol 0.05.
-TOLERANCE = {"atol": 0.05}
+# certificate (docs/audit.md, bench.audit.certificate.calibrated; issue 40): was atol 0.05, rel_l2 0.05, where
+# shortcuts passed (none) / honest code failed (bf16-accumulating). Honest implementations (float32 inputs,
+# bf16-accumulating; small size, seeds None, 11, 12) reach rel L2 0.0075 and need atol 0.066: both bounds are set to
+# 3x that (rel L2 at least half a bfloat16 epsilon).
+TOLERANCE = {"atol": 0.2, "rtol": 0.01, "rel_l2": 0.023}
 
 EPS = 1e-5
 

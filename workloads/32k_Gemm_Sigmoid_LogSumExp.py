@@ -26,6 +26,12 @@ CONFIG = {
 # small: multiples of 128 with upstream's proportions: (256 x 512) -> 1024 -> 256.
 SMALL = {"batch_size": 256, "input_size": 512, "hidden_size": 1024, "output_size": 256}
 META = {"family": "2 GEMMs + LSE", "source": "KernelBench L2 #45"}
+# the trivial-solution certificate cannot be closed on upstream's inputs (docs/audit.md; issue 40):
+DEGENERATE = (
+    "Sigmoid keeps every row's logsumexp nearly equal: a constant, the batch mean or one row broadcast is"
+    " within the honest implementations' own error (certificate: rel L2 0.004 for the batch's mean, 0.004"
+    ' for float32 inputs).'
+)
 
 
 def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):

@@ -21,6 +21,12 @@ CONFIG = {
 # small: GEMM at 128 multiples, a CPU run in well under a second.
 SMALL = {"batch_size": 256, "input_size": 512, "hidden_size": 512}
 META = {"family": "GEMM + row reduction", "source": "KernelBench L2 #56"}
+# the trivial-solution certificate cannot be closed on upstream's inputs (docs/audit.md; issue 40):
+DEGENERATE = (
+    'Each output is a row sum of ~C/2 sigmoids rounded to bfloat16: the linearised GEMV shortcut is '
+    'within one bfloat16 rounding step of the output (rel L2 0.0015), below what a kernel that only sums '
+    'in another order may differ by.'
+)
 
 
 def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):

@@ -24,6 +24,11 @@ CONFIG = {
 # small: seq 256, head_dim 128 (splash 128-blocks fit); 16 over 2 heads keeps upstream's group of 8.
 SMALL = {"batch": 1, "seq_len": 256, "num_query_heads": 16, "num_kv_heads": 2}
 META = {"family": "causal GQA attention (splash)", "source": "Llama-3.1-70B (MaxText splash attention)"}
+# certificate (docs/audit.md, bench.audit.certificate.calibrated; issue 40): was atol 0.01, rel_l2 0.05, where
+# shortcuts passed (subsampled batch, audit shortcut: causal running mean of v (O(S*D), no QK^T)) / honest code failed
+# (none). Honest implementations (float32 inputs, bf16-accumulating; small size, seeds None, 11, 12) reach rel L2
+# 0.00087 and need atol 7.4e-06: both bounds are set to 3x that (rel L2 at least half a bfloat16 epsilon).
+TOLERANCE = {"atol": 0.01, "rtol": 0.01, "rel_l2": 0.004}
 
 
 def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):

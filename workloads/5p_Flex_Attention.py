@@ -23,6 +23,11 @@ CONFIG = {
 # small: seq 256 and head_dim 128 (128-blocks fit); 4 heads keep the bias at 512 KiB.
 SMALL = {"batch": 1, "seq_len": 256, "num_heads": 4}
 META = {"family": "causal attention + score bias", "source": "Llama-3.1-70B (MaxText attention_op)"}
+# certificate (docs/audit.md, bench.audit.certificate.calibrated; issue 40): was atol 0.01, rel_l2 0.05, where
+# shortcuts passed (audit shortcut: causal running mean of v (O(S*D), ignores q, k and the bias)) / honest code failed
+# (none). Honest implementations (float32 inputs, bf16-accumulating; small size, seeds None, 11, 12) reach rel L2
+# 0.0033 and need atol 6.7e-05: both bounds are set to 3x that (rel L2 at least half a bfloat16 epsilon).
+TOLERANCE = {"atol": 0.01, "rtol": 0.01, "rel_l2": 0.01}
 
 
 def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):

@@ -29,6 +29,11 @@ CONFIG = {
 # small: 8 sequences of 256 tokens = 16 pages of 16 each, head_dim 128, 16 over 2 heads (upstream's group of 8); pages 1 MiB.
 SMALL = {"num_seqs": 8, "max_seq_len": 256, "num_query_heads": 16, "num_kv_heads": 2, "pages_per_seq": 16}
 META = {"family": "paged decode attention", "source": "Llama-3.1-70B (MaxText paged attention)"}
+# certificate (docs/audit.md, bench.audit.certificate.calibrated; issue 40): was atol 0.01, rel_l2 0.05, where
+# shortcuts passed (audit shortcut: uniform attention: mean of each sequence's v) / honest code failed (none). Honest
+# implementations (float32 inputs, bf16-accumulating; small size, seeds None, 11, 12) reach rel L2 0.0033 and need
+# atol 7.8e-06: both bounds are set to 3x that (rel L2 at least half a bfloat16 epsilon).
+TOLERANCE = {"atol": 0.01, "rtol": 0.01, "rel_l2": 0.01}
 
 
 def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):

@@ -23,7 +23,7 @@ import duckdb
 import pyarrow as pa
 
 from bench.dataset import query_rows as qr
-from bench.dataset import schema, store
+from bench.dataset import reserved, schema, store
 from bench.paths import DATA_DIR
 
 R = TypeVar("R", bound=qr.QueryRow)
@@ -65,6 +65,14 @@ def _default_suite() -> list[str]:
     from bench.registry import workload_ids
 
     return list(workload_ids())
+
+
+@cache
+def _degenerate_workloads() -> dict[str, str]:
+    """{workload: why} for the workloads labelled degenerate (their module's DEGENERATE, bench.registry)."""
+    from bench.registry import spec, workload_ids
+
+    return {w: d for w in workload_ids() if (d := spec(w).degenerate)}
 
 
 def _jsonable(value: Any) -> Any:
@@ -127,6 +135,13 @@ class Metrics:
         self._load_parquet("submissions_raw", schema.SUBMISSIONS, d / "submissions", rep / "submissions")
         self._load_parquet("reported_summary", schema.REPORTED_SUMMARY, rep / "summary")
         self._register("verdicts", store.load_verdicts(d))
+        allowed = reserved.listed()
+        self._register("reserved_submissions", pa.table({"submission": pa.array(list(allowed), pa.string()),
+                                                         "kind": pa.array(list(allowed.values()), pa.string())}))
+        self._register("reserved_kinds", pa.table({"kind": pa.array(reserved.RESERVED_KINDS, pa.string())}))
+        labelled = _degenerate_workloads()
+        self._register("degenerate_workloads", pa.table({"workload": pa.array(list(labelled), pa.string()),
+                                                         "reason": pa.array(list(labelled.values()), pa.string())}))
         reported_suite = store.read_tables(rep / "suite", schema.SUITE)
         seen = self.con.execute("SELECT DISTINCT track, workload FROM results").fetchall()
         self._register("suite", self._suite_table(seen, suite, reported_suite))
@@ -168,6 +183,15 @@ class Metrics:
         text = sql_text(name)
         used = {k: v for k, v in {**OPTIONAL_PARAMS, **params}.items() if f"${k}" in text}
         return self.con.sql(text, params=used).to_arrow_table()
+
+    def geomean_nondegenerate(self, track: str) -> list[qr.GeomeanNondegenerateRow]:
+        """[{submission, geomean_nondegenerate, n_workloads_nondegenerate, degenerate}]: the leaderboard's floored
+        geomean without the workloads labelled degenerate (bench/sql/geomean_nondegenerate.sql)."""
+        return self.rows(qr.GeomeanNondegenerateRow, track=track)
+
+    def degenerate_workloads(self) -> dict[str, str]:
+        """{workload: why}: the workloads whose gate cannot reject every shortcut (bench/audit/certificate.py)."""
+        return dict(self.con.execute("SELECT workload, reason FROM degenerate_workloads").fetchall())
 
     def tracks(self) -> list[qr.TracksRow]:
         """[{track, chip, size, provenance, submissions, ranking, n_workloads, reported_n_workloads}]"""

@@ -4,15 +4,19 @@ Run by .github/workflows/submission.yml from the BASE branch's checkout, on the 
 `python -m bench.dataset.pr_scope <pr checkout> <base sha>` prints the submission id and exits 0, or prints
 one `::error::` line per offending path and exits 1. Renames are listed as a deletion plus an addition
 (`--no-renames`), so moving a file out of the repository's code into a submission still counts as a change
-to the code; paths come NUL-separated (`-z`), so no file name can forge a line.
+to the code; paths come NUL-separated (`-z`), so no file name can forge a line. The list of reserved-kind
+submissions and the listed submissions' folders are refused too (bench/dataset/reserved.py): a stranger's pull
+request can neither list itself nor change the submissions reference figures are read from.
 """
 
 from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
+from bench.dataset import reserved
 from bench.dataset.validate import ID_RE
 
 
@@ -23,8 +27,12 @@ def changed_files(repo: Path, base: str) -> list[str]:
     return [p.decode("utf-8", "backslashreplace") for p in out.stdout.split(b"\0") if p]
 
 
-def scope(changed: list[str]) -> tuple[str | None, list[str]]:
-    """(the one submission id the changes belong to, problems); the id is None when there is any problem."""
+def scope(changed: list[str], listed: Mapping[str, str] | None = None) -> tuple[str | None, list[str]]:
+    """(the one submission id the changes belong to, problems); the id is None when there is any problem.
+
+    `listed`: the reserved-kind submissions (default: the base branch's list, bench/dataset/reserved.py); a change
+    to that list or to a listed submission's folder is the maintainers' own and fails here.
+    """
     problems, ids = [], set()
     for path in changed:
         parts = path.split("/")
@@ -39,6 +47,7 @@ def scope(changed: list[str]) -> tuple[str | None, list[str]]:
                         "open one pull request per submission")
     if not changed:
         problems.append("changes nothing")
+    problems += reserved.scope_problems(changed, reserved.listed() if listed is None else listed)
     return (ids.pop() if not problems else None), problems
 
 

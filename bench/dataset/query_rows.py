@@ -236,6 +236,16 @@ class SampleDisagreementsRow(QueryRow):
     kind: str | None
 
 
+class GeomeanNondegenerateRow(QueryRow):
+    """A row of bench/sql/geomean_nondegenerate.sql."""
+
+    QUERY = "geomean_nondegenerate"
+    submission: str
+    geomean_nondegenerate: float | None
+    n_workloads_nondegenerate: int | None
+    degenerate: list[str] | None
+
+
 class BeamIteration(BaseModel):
     """One iteration of an Autocomp trajectory's beam (the `beam` column of trajectory_workloads.sql)."""
 

@@ -204,7 +204,7 @@ def generate(data_dir: Path, n_submissions: int = 100, n_workloads: int = 50, n_
     track = schema.track_id(chip, size)
     for i in range(n_submissions + 2):
         kind = "baseline" if i == 0 else "hand-tuned" if i == 1 else "agent"
-        named = {"baseline": "synthetic-xla-baseline", "hand-tuned": "synthetic-hand-tuned"}
+        named = {"baseline": "xla-baseline", "hand-tuned": "hand-tuned-pallas"}  # the listed ids (reserved.py)
         sub = named.get(kind, f"synthetic-{i:03d}")
         batch = store.data_path(data_dir, "results", chip, size, sub, "batch.parquet")
         store.write_atomic(_results(rng, sub, kind, workloads, chip, size, now), batch)

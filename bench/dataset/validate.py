@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from bench.dataset import reserved
 from bench.dataset import trajectory as trajectory_v2
 from bench.dataset.metadata import MAX_SAMPLES, OPTIONAL, REQUIRED, SubmissionMeta, TrajectorySpec, parse_meta
 from bench.dataset.reader import (
@@ -364,6 +365,8 @@ def _check(folder: Folder, known: set[str]) -> tuple[Submission | None, list[Pro
         return None, [yaml_problem(exc, yfile)]
     blobs[META_FILE] = raw
     typed, problems = parse_meta(meta, yfile)
+    if typed is not None and (why := reserved.kind_problem(sub_id, typed.kind, reserved.listed())):
+        problems.append(Problem(yfile, "kind", why))
     if not isinstance(meta, dict):
         return None, problems
     spec = _trajectory_spec(meta)

@@ -179,6 +179,7 @@ class Workload:
     flops_full: int | None
     flops_small: int | None
     program: ProgramFacts | None = None  # inputs, outputs, tolerance (None: unregistered)
+    degenerate: str | None = None  # why the gate cannot reject every shortcut (bench/audit/certificate.py), or None
 
 
 @dataclass(frozen=True)
@@ -317,6 +318,7 @@ def load_workloads() -> list[Workload]:
                 flops_full=_int(program.flops.get("full")),
                 flops_small=_int(program.flops.get("small")),
                 program=program,
+                degenerate=info.degenerate,
             )
         )
     return out

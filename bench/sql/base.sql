@@ -5,6 +5,7 @@
 --   declared_samples(...)   declared trajectory samples (SAMPLES, data/declared: a submitter's trajectory.csv)
 --   submissions_raw(...)    submission metadata snapshots (SUBMISSIONS)
 --   verdicts(...)           maintainer verdicts (VERDICTS)
+--   reserved_submissions(submission, kind), reserved_kinds(kind)  the maintainers' list (bench/dataset/reserved.py)
 --   suite(track, workload)  the workloads a track averages over (the denominator)
 --   flag_policy(flag, excluding)  which integrity flags keep a row out of the ranking
 --   reported_summary(...)   aggregates the paper reports without per-kernel numbers (REPORTED_SUMMARY)
@@ -12,10 +13,16 @@
 -- Rules (paper, "Aggregation"): per benchmark, the best speedup over XLA of a correct, unflagged row,
 -- floored at 1x; incorrect, flagged or missing benchmarks count as 1x; geomean and mean over the suite.
 
--- The newest metadata snapshot of each submission.
+-- The newest metadata snapshot of each submission. A reserved kind (hand-tuned, baseline: reference figures are read
+-- from them) stands only for the submissions the maintainers listed with it (reserved_submissions,
+-- bench/dataset/reserved.py); any other row that declares one reads kind 'unlisted' and supplies no reference.
 CREATE OR REPLACE TABLE submissions AS
-SELECT * FROM submissions_raw
-QUALIFY row_number() OVER (PARTITION BY submission ORDER BY recorded_at DESC) = 1;
+SELECT s.* REPLACE (
+    CASE WHEN s.kind IN (SELECT kind FROM reserved_kinds) AND r.submission IS NULL THEN 'unlisted' ELSE s.kind END
+    AS kind)
+FROM submissions_raw AS s
+LEFT JOIN reserved_submissions AS r ON r.submission = s.submission AND r.kind = s.kind
+QUALIFY row_number() OVER (PARTITION BY s.submission ORDER BY s.recorded_at DESC) = 1;
 
 -- Every stored evaluation (history is kept: a re-evaluation adds a row, bench/dataset/store.py), with
 --   current:        the row the ranking uses: per (track, submission, workload) the newest evaluation, i.e. the

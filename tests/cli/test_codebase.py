@@ -7,8 +7,8 @@ import re
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
-CONTRACT = re.compile(r"getattr\([^)]*[\"'](CONFIG|SMALL|META|TOLERANCE|STATIC_ARGNUMS|get_flops)[\"']"
-                      r"|\.(CONFIG|SMALL|META|TOLERANCE|STATIC_ARGNUMS|get_flops)\b")
+CONTRACT = re.compile(r"getattr\([^)]*[\"'](CONFIG|SMALL|META|TOLERANCE|DEGENERATE|STATIC_ARGNUMS|get_flops)[\"']"
+                      r"|\.(CONFIG|SMALL|META|TOLERANCE|DEGENERATE|STATIC_ARGNUMS|get_flops)\b")
 #: literal -> the one module allowed to hold it
 DEFINED_ONCE = {"300.0": "harness/task.py", '"/dev/accel': "harness/hardware.py", '"/dev/nvidia': "harness/hardware.py",
                 '/ "eval"': "paths.py", '"jax_cache"': "paths.py", "STARTUP_TIMEOUT_S =": "harness/task.py",

@@ -42,10 +42,11 @@ def data(tmp_path) -> Path:
     _write(tmp_path, [
         _row("x", "a", 4.0), _row("x", "b", 0.5), _row("x", "c", 2.0, status="incorrect"),  # d missing
         _row("y", "a", 9.0, flags=["host_callback"]), _row("y", "b", 1.0, flags=["no_pallas"], has_pallas=False),
-        _row("xla", "a", 1.0), _row("xla", "b", 1.0), _row("xla", "c", 1.0), _row("xla", "d", 1.0),
-        _row("ref", "a", 4.0),  # kernel_ms 0.5: the hand-tuned time; its row says 4x over XLA
+        *(_row("xla-baseline", w, 1.0) for w in "abcd"),
+        _row("hand-tuned-pallas", "a", 4.0),  # kernel_ms 0.5: the hand-tuned time; its row says 4x over XLA
     ])
-    for sub, kind in (("x", "agent"), ("y", "agent"), ("xla", "baseline"), ("ref", "hand-tuned")):
+    for sub, kind in (("x", "agent"), ("y", "agent"), ("xla-baseline", "baseline"),
+                      ("hand-tuned-pallas", "hand-tuned")):
         _meta(tmp_path, sub, kind)
     return tmp_path
 
@@ -61,7 +62,7 @@ def test_floor_missing_and_incorrect_count_as_one(data):
 
 
 def test_baseline_is_the_one_x_sanity_row(data):
-    xla = _board(data)["xla"]
+    xla = _board(data)["xla-baseline"]
     assert xla.geomean == 1.0 and xla.mean == 1.0 and xla.correct == 4
 
 
@@ -99,10 +100,10 @@ def test_per_submission_and_per_workload_views(data):
     res = {r.workload: r for r in m.submission_results(TRACK, "x")}
     assert res["d"].status == "missing" and res["c"].score == 1.0 and res["a"].score == 4.0
     wl = m.workload_results(TRACK, "a")
-    assert {r.submission for r in wl} == {"x", "y", "xla", "ref"}
+    assert {r.submission for r in wl} == {"x", "y", "xla-baseline", "hand-tuned-pallas"}
     ranks = {r.submission: (r.rank, r.rank_tied) for r in wl}
     # x and ref both 4x: one rank, shared; y is excluded (flag) and the XLA baseline is a sanity row: no rank
-    assert ranks == {"x": (1, True), "ref": (1, True), "y": (None, False), "xla": (None, False)}
+    assert ranks == {"x": (1, True), "hand-tuned-pallas": (1, True), "y": (None, False), "xla-baseline": (None, False)}
 
 
 # -- ranking kinds: a CPU (interpret-mode) track ranks by readiness, never by its speedups --------------------
@@ -143,7 +144,7 @@ def test_readiness_keys_lowering_verified_coverage_then_speed_and_null_is_unknow
         _cpu("ver", "a", 0.1, **ok, readiness_check="verified", pallas_coverage=0.2),
         _cpu("ver", "b", 0.1, **ok, readiness_check="unverified", pallas_coverage=0.2),
         _cpu("cov", "a", 0.1, **ok, pallas_coverage=0.9), _cpu("cov", "b", 0.1, **ok, pallas_coverage=0.9),
-        _cpu("xla", "a", 0.1, **ok, pallas_coverage=0.3), _cpu("xla", "b", 0.1, **ok, pallas_coverage=0.3),
+        *(_cpu("xla-baseline", w, 0.1, **ok, pallas_coverage=0.3) for w in "ab"),
         _cpu("fast", "a", 3.0, **ok), _cpu("fast", "b", 3.0, **ok),  # coverage unknown (NULL): counts 0
         _cpu("slow", "a", 0.1, **ok), _cpu("slow", "b", 0.1, **ok),
         _cpu("twin", "a", 0.1, **ok), _cpu("twin", "b", 0.1, **ok),  # the same keys as "slow"
@@ -151,10 +152,10 @@ def test_readiness_keys_lowering_verified_coverage_then_speed_and_null_is_unknow
         _cpu("unk", "a", 0.1), _cpu("unk", "b", 0.1),  # old rows: NULL = unknown, never counted as lowering
     ])
     board = _cpu_board(tmp_path)
-    order = ("ver", "cov", "xla", "fast", "slow", "twin", "low", "unk")
+    order = ("ver", "cov", "xla-baseline", "fast", "slow", "twin", "low", "unk")
     assert [board[s].rank for s in order] == [1, 2, 3, 4, 5, 5, 7, 8]
     assert [board[s].rank_tied for s in order] == [False] * 4 + [True, True] + [False] * 2
-    assert board["cov"].pallas_coverage == pytest.approx(0.9 * 2 / 4) and board["xla"].mostly_xla == 2
+    assert board["cov"].pallas_coverage == pytest.approx(0.9 * 2 / 4) and board["xla-baseline"].mostly_xla == 2
     assert (board["ver"].readiness_verified, board["ver"].readiness_unverified) == (1, 1)
     assert board["fast"].coverage_unknown == 2 and board["cov"].mostly_xla == 0
     low, unk = board["low"], board["unk"]
@@ -181,12 +182,12 @@ def test_interpret_speedup_never_changes_a_cpu_rank(tmp_path):
 def test_flagged_and_baseline_rows_on_a_readiness_track(tmp_path):
     _write(tmp_path, [
         _cpu("f", "a", 1.0, flags=["host_callback"]), _cpu("f", "b", 1.0, flags=["no_pallas"], has_pallas=False),
-        _cpu("xla", "a", 1.0, has_pallas=False), _cpu("xla", "b", 1.0, has_pallas=False),
+        _cpu("xla-baseline", "a", 1.0, has_pallas=False), _cpu("xla-baseline", "b", 1.0, has_pallas=False),
     ])
-    _meta(tmp_path, "xla", "baseline")
+    _meta(tmp_path, "xla-baseline", "baseline")
     board = _cpu_board(tmp_path)
     assert (board["f"].correct, board["f"].excluded, board["f"].rank) == (1, 1, 1)  # no_pallas is a label
-    assert board["xla"].rank is None and board["xla"].correct == 2
+    assert board["xla-baseline"].rank is None and board["xla-baseline"].correct == 2
 
 
 # -- one baseline per workload, ties, intervals, history, fast_p, sample outcomes (issues 25 and 28) ------------
@@ -201,7 +202,7 @@ def test_workload_baseline_is_the_median_of_current_correct_rows_whatever_sorts_
     assert (base["a"].baseline_median_ms, base["a"].baseline_rows) == (2.0, 3)
     assert (base["b"].baseline_median_ms, base["b"].baseline_rows) == (2.0, 3)
     assert {r.workload: r.baseline_median_ms for r in m.roofline(TRACK)} == {}  # no flops in these rows
-    (ref,) = [r for r in m.per_kernel_table(TRACK) if r.workload == "a" and r.submission == "ref"]
+    (ref,) = [r for r in m.per_kernel_table(TRACK) if r.workload == "a" and r.submission == "hand-tuned-pallas"]
     assert ref.xla_ms == 2.0 and ref.hand_tuned_speedup == ref.speedup == 4.0  # one "x over XLA"
 
 
@@ -309,3 +310,16 @@ def test_sample_outcomes_are_derived_in_sql_and_follow_verdicts(tmp_path):
     (tmp_path / "verdicts.yaml").write_text(yaml.safe_dump([verdict]))
     assert outcomes()[1] == "correct"  # the verdict changes the sample's outcome, as it would a kernel row's
     assert Metrics(tmp_path, suite=SUITE).fast1_curves(TRACK)[0].fast1 == pytest.approx(0.25)
+
+
+def test_the_geomean_without_degenerate_workloads_leaves_them_out(data, monkeypatch):
+    """A workload labelled degenerate (its gate cannot reject every shortcut) is left out of that geomean only."""
+    import bench.dataset.metrics as metrics_module
+
+    monkeypatch.setattr(metrics_module, "_degenerate_workloads", lambda: {"a": "a constant passes"})
+    m = Metrics(data, suite=SUITE)
+    rows = {r.submission: r for r in m.geomean_nondegenerate(TRACK)}
+    assert rows["x"].geomean_nondegenerate == pytest.approx(1.0)  # a (4x) left out: b 0.5 -> 1, c, d -> 1
+    assert rows["x"].n_workloads_nondegenerate == 3 and rows["x"].degenerate == ["a"]
+    assert {r.submission: r for r in m.leaderboard(TRACK)}["x"].geomean == pytest.approx(4.0 ** 0.25)
+    assert m.degenerate_workloads() == {"a": "a constant passes"}

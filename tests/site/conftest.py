@@ -67,7 +67,7 @@ def make_dataset(data_dir: Path) -> None:
     reported.build(data_dir)
     synthetic.generate(data_dir, n_submissions=6, n_workloads=8, n_samples=12)
     # Like the real XLA baseline: every row labelled no_pallas (a label, not an excluding flag).
-    base = data_dir / "results" / "cpu" / "small" / "synthetic-xla-baseline" / "batch.parquet"
+    base = data_dir / "results" / "cpu" / "small" / "xla-baseline" / "batch.parquet"
     table = pq.read_table(base)
     flags = pa.array([["no_pallas"]] * table.num_rows, schema.RESULTS.field("flags").type)
     store.write_atomic(table.set_column(table.schema.get_field_index("flags"), "flags", flags), base)

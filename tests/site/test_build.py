@@ -49,7 +49,7 @@ def test_labels_are_not_shown_as_warnings(built_site: Any) -> None:
     for path in (built_site.site_dir / "submissions").glob("*/index.html"):
         page = path.read_text()
         assert not re.search(r'bench-badge--flag"[^>]*>no_pallas<', page), path
-    baseline = (built_site.site_dir / "submissions/synthetic-xla-baseline/index.html").read_text()
+    baseline = (built_site.site_dir / "submissions/xla-baseline/index.html").read_text()
     assert "bench-badge--label" in baseline or "no_pallas" not in baseline
 
 

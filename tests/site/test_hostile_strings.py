@@ -54,7 +54,7 @@ def _results_row(sub: str, wid: str, status: str, speedup: float | None, **kw: A
 def make_hostile_dataset(data: Path, subs: Path) -> None:
     rows = [_results_row(SUB, "8p_GEMM", "correct", 1.5, flags=[hostile("flag")], reason=hostile("reason")),
             _results_row(SUB, "12p_RMSNorm", "runtime_error", None, reason=hostile("reason") * 50),
-            _results_row("xla", "8p_GEMM", "correct", 1.0), _results_row("xla", "12p_RMSNorm", "correct", 1.0)]
+            *(_results_row("xla-baseline", w, "correct", 1.0) for w in WORKLOADS)]
     store.write_atomic(pa.Table.from_pylist(rows, schema=schema.RESULTS),
                        store.data_path(data, "results", "rows.parquet"))
     meta = {n: None for n in schema.SUBMISSIONS.names}
@@ -65,8 +65,8 @@ def make_hostile_dataset(data: Path, subs: Path) -> None:
             meta[name] = [hostile(name), hostile(name + "2")]
     meta.update(submission=SUB, kind="agent", samples_per_workload=2, human_in_the_loop=False, recorded_at=T0,
                 provenance=schema.DECLARED)
-    xla = {n: None for n in schema.SUBMISSIONS.names} | {"submission": "xla", "kind": "baseline", "name": "XLA",
-                                                         "recorded_at": T0}
+    xla = {n: None for n in schema.SUBMISSIONS.names} | {"submission": "xla-baseline", "kind": "baseline",
+                                                         "name": "XLA", "recorded_at": T0}
     for m in (meta, xla):
         store.write_atomic(pa.Table.from_pylist([m], schema=schema.SUBMISSIONS),
                            store.submission_meta_path(data, m["submission"]))

@@ -1,0 +1,472 @@
+"""The trivial-solution certificate: which cheap outputs the correctness gate accepts, per workload and size.
+
+Why: a second input distribution cannot stop a kernel that tells it apart from upstream's, so the question that
+matters is whether the gate itself, on upstream's own inputs, rejects every output that is not the task's
+computation. For each workload we build candidate outputs with trusted code (never a kernel file) and put each
+through the harness's own gate (`bench.harness.correctness.compare` with the workload's Tolerance) on upstream's
+inputs (seed None) and on fresh seeds; a candidate passes only if it passes on every input set.
+
+Candidates and what they stand for:
+- shortcuts (must fail): zeros; a constant (another draw's output mean: a number fixed in advance); the
+  reference's own mean (the best constant); the mean over the batch axis (a network evaluated on the batch's mean
+  row); one row broadcast (one batch element computed); a subsampled batch (every 2nd element computed, the
+  others copied from their neighbour); a truncated reduction (every sum and contraction of the baseline program
+  over the first half of its axis, every convolution over half its input channels, doubled); the input passed
+  through (where one has the output's shape); the
+  audit's own shortcut for the workload (bench/audit/shortcuts.py; its exact algebraic rewrites are legitimate);
+- honest implementations (must pass): the baseline's math from float32 inputs, and the baseline program with
+  every contraction accumulated the way a tiled bf16 kernel does (partial products in float32 per 128-wide tile
+  of the contracted axis, the running sum rounded to bfloat16 after each tile; `n/a` where no contraction is
+  longer than one tile).
+The rewritten programs come from re-interpreting the baseline's jaxpr (`_Rewrite`), loop bodies (scan, while,
+cond) included. Candidates that equal the output by construction (the mean
+of a scalar output, one row of a one-row output) are `n/a`.
+
+A workload whose certificate still shows a shortcut passing is `degenerate` (its DEGENERATE note in the module:
+bench.registry's WorkloadSpec.degenerate), labelled wherever it is shown and left out of the leaderboard's
+"without degenerate workloads" geomean (bench/sql/geomean_nondegenerate.sql).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.extend import core as jcore
+from pydantic import BaseModel, Field
+
+from bench.audit.shortcuts import shortcut_for
+from bench.harness.correctness import Tolerance, compare
+from bench.harness.messages import OUT_OF_MEMORY_MARKERS
+from bench.registry import load_workload, resolve_id, spec_of
+
+SEEDS: tuple[int | None, ...] = (None, 11, 12)  # upstream's own inputs, then two fresh draws
+CONSTANT_SEED = 97  # the draw whose output mean is the "constant" candidate
+TILE = 128  # the contraction tile of the bf16-accumulating implementation
+f32, bf16 = jnp.float32, jnp.bfloat16
+
+HONEST = ("float32 inputs", "bf16-accumulating")
+
+
+class Verdict(BaseModel):
+    """One candidate on every input set: passes only if the gate accepts it on all of them."""
+
+    candidate: str
+    honest: bool  # an honest implementation (must pass) vs a shortcut (must fail)
+    exact: bool = False  # an exact algebraic rewrite (the audit's shortcut for 21k, 23k, 26k): passing is legitimate
+    status: str  # "pass" | "fail" | "n/a" (equal to the output by construction) | "error"
+    rel_l2: float | None = None  # the worst over the input sets
+    # the smallest atol the elementwise check would need with the workload's rtol (worst over the input sets):
+    # what calibrating a tolerance on honest implementations reads
+    atol_needed: float | None = None
+    reason: str = ""  # the gate's reason on the first input set it fails (or why n/a / error)
+
+    @property
+    def ok(self) -> bool:
+        """As it should be: honest passes, a shortcut fails (an exact rewrite may pass; n/a is no finding)."""
+        if self.status == "n/a":
+            return True
+        if self.honest:
+            return self.status == "pass"
+        return self.status == "fail" or (self.exact and self.status == "pass")
+
+
+class Certificate(BaseModel):
+    workload: str
+    size: str
+    tolerance: dict[str, float] = Field(default_factory=dict)
+    output_dtype: str = ""  # of the (first) output: sets the calibration's floor (one rounding step)
+    seeds: list[int | None] = Field(default_factory=lambda: list(SEEDS))
+    verdicts: list[Verdict] = Field(default_factory=list)
+    degenerate: str | None = None  # the workload's declared label, if any
+    error: str | None = None  # not computed, and why (e.g. out of memory, timeout at full size on this host)
+    seconds: float = 0.0
+
+    @property
+    def passing_shortcuts(self) -> list[str]:
+        return [v.candidate for v in self.verdicts if not v.honest and not v.exact and v.status == "pass"]
+
+    @property
+    def failing_honest(self) -> list[str]:
+        return [v.candidate for v in self.verdicts if v.honest and v.status not in ("pass", "n/a")]
+
+    @property
+    def closed(self) -> bool:
+        """All shortcuts red and honest code green: the gate alone tells the task's computation apart."""
+        return self.error is None and not self.passing_shortcuts and not self.failing_honest
+
+
+# -- calibrating a tolerance on honest implementations ---------------------------------------------------------
+MARGIN = 3.0  # a calibrated bound leaves the honest implementations' worst error this factor of room
+
+
+def _up(x: float) -> float:
+    """`x` rounded up to two significant digits (a tolerance a reader can quote)."""
+    if x <= 0:
+        return 0.0
+    scale = 10.0 ** (np.floor(np.log10(x)) - 1)
+    return float(np.ceil(x / scale - 1e-9) * scale)
+
+
+def calibrated(c: Certificate, margin: float = MARGIN) -> tuple[dict[str, float], list[str]]:
+    """The tolerance this certificate calls for, and the shortcuts that would still pass under it.
+
+    The elementwise atol is raised to `margin` x the most an honest implementation needs (never lowered), and the
+    relative L2 bound set to `margin` x the honest implementations' worst: honest code keeps `margin`x room on
+    both, and a shortcut fails unless it is within `margin`x of honest code's error on both. Applied (in the
+    workload's TOLERANCE, with these numbers in a comment) only where the certificate is not all-red/all-green.
+    """
+    honest = [v for v in c.verdicts if v.honest and v.status != "n/a"]
+    atol = max([c.tolerance["atol"], *[_up(margin * v.atol_needed) for v in honest if v.atol_needed is not None]])
+    worst = max([v.rel_l2 for v in honest if v.rel_l2 is not None], default=0.0)
+    # never below half the output dtype's epsilon: a kernel that only sums in another order moves outputs by a
+    # rounding step (two implementations that agree bit for bit here do not bound every honest kernel)
+    floor = float(jnp.finfo(c.output_dtype or "float32").eps) / 2
+    rel = max(_up(margin * worst), _up(floor))
+    passing = [v.candidate for v in c.verdicts if not v.honest and not v.exact and v.status != "n/a"
+               and v.atol_needed is not None and v.atol_needed <= atol and (v.rel_l2 or 0.0) <= rel]
+    return {"atol": atol, "rtol": c.tolerance["rtol"], "rel_l2": rel}, passing
+
+
+# -- re-interpreting the baseline's program --------------------------------------------------------------------
+Rule = Callable[[jcore.JaxprEqn, list[Any]], Any]  # the rewritten op's output, or None: not applicable here
+
+
+class _Rewrite:
+    """Evaluate a jaxpr with some primitives replaced (`rules`), recursing into nested calls. A call returns None
+    when no rule applied anywhere (the program is the baseline's: no candidate of its own)."""
+
+    CALLS = {"pjit": "jaxpr", "jit": "jaxpr", "closed_call": "call_jaxpr", "core_call": "call_jaxpr",
+             "custom_jvp_call": "call_jaxpr", "custom_vjp_call": "call_jaxpr", "remat": "jaxpr",
+             "checkpoint": "jaxpr"}
+
+    def __init__(self, rules: dict[str, Rule]) -> None:
+        self.rules = rules
+        self.applied = 0  # rule applications in the last call (traced once per call)
+
+    def __call__(self, fn: Callable[..., Any], static_argnums: Sequence[int], *args: Any) -> Any:
+        static = set(static_argnums)
+        dyn = [a for i, a in enumerate(args) if i not in static]
+
+        def full(*d: Any) -> Any:
+            it = iter(d)
+            return fn(*[args[i] if i in static else next(it) for i in range(len(args))])
+
+        closed = jax.make_jaxpr(full)(*dyn)
+        out_tree = jax.tree_util.tree_structure(jax.eval_shape(full, *dyn))
+        self.applied = 0
+        flat = jax.jit(lambda *d: self.run(closed.jaxpr, closed.consts, list(d)))(*dyn)
+        return jax.tree_util.tree_unflatten(out_tree, flat) if self.applied else None
+
+    def run(self, jaxpr: jcore.Jaxpr, consts: Sequence[Any], args: Sequence[Any]) -> list[Any]:
+        env: dict[Any, Any] = {}
+
+        def read(v: Any) -> Any:
+            return v.val if isinstance(v, jcore.Literal) else env[v]
+
+        env.update(zip(jaxpr.constvars, consts, strict=True))
+        env.update(zip(jaxpr.invars, args, strict=True))
+        for eqn in jaxpr.eqns:
+            invals = [read(v) for v in eqn.invars]
+            name = eqn.primitive.name
+            key = self.CALLS.get(name)
+            outs = self.rules[name](eqn, invals) if name in self.rules else None
+            if outs is not None:
+                self.applied += 1
+            elif key is not None and key in eqn.params:
+                sub = eqn.params[key]
+                inner, sub_consts = (sub.jaxpr, sub.consts) if isinstance(sub, jcore.ClosedJaxpr) else (sub, ())
+                outs = self.run(inner, sub_consts, invals)
+            else:
+                outs = eqn.primitive.bind(*invals, **self._rewritten_bodies(eqn.params))
+            outs = outs if eqn.primitive.multiple_results or isinstance(outs, list) else [outs]
+            for v, x in zip(eqn.outvars, outs, strict=True):
+                if not isinstance(v, jcore.DropVar):
+                    env[v] = x
+        return [read(v) for v in jaxpr.outvars]
+
+
+    def _rewritten_bodies(self, params: dict[str, Any]) -> dict[str, Any]:
+        """A loop's (scan, while, cond) bodies rewritten too: each closed jaxpr re-traced through the rules, with
+        the same input and output types (the rules keep every output's shape and dtype)."""
+        out = dict(params)
+        for name, value in params.items():
+            if isinstance(value, jcore.ClosedJaxpr):
+                out[name] = self._retrace(value)
+            elif isinstance(value, tuple) and value and all(isinstance(v, jcore.ClosedJaxpr) for v in value):
+                out[name] = tuple(self._retrace(v) for v in value)
+        return out
+
+    def _retrace(self, closed: jcore.ClosedJaxpr) -> jcore.ClosedJaxpr:
+        avals = [jax.ShapeDtypeStruct(v.aval.shape, v.aval.dtype) for v in closed.jaxpr.invars]  # type: ignore[attr-defined]
+        before = self.applied
+        new = jax.make_jaxpr(lambda *a: self.run(closed.jaxpr, closed.consts, list(a)))(*avals)
+        if self.applied == before or new.consts:
+            self.applied = before
+            return closed  # nothing rewritten, or a body that would need constants of its own: the baseline's
+        return new
+
+
+def _dot_bf16_acc(eqn: jcore.JaxprEqn, invals: list[Any]) -> Any:
+    """A tiled kernel's contraction: float32 products per TILE of the (first) contracted axis, bf16 running sum."""
+    lhs, rhs = invals
+    (lc, rc), _ = eqn.params["dimension_numbers"]
+    out_dtype = eqn.outvars[0].aval.dtype  # type: ignore[attr-defined]
+    if not lc or lhs.shape[lc[0]] <= TILE:
+        return None  # one tile: the float32 accumulation of the baseline
+    k = lhs.shape[lc[0]]
+    params = {**eqn.params, "preferred_element_type": f32}
+    acc: Any = None
+    for start in range(0, k, TILE):
+        stop = min(start + TILE, k)
+        # bf16 x bf16 products are exact in float32: casting first is the tile's float32 accumulation (and the
+        # CPU backend has no bf16 x bf16 -> f32 dot in every context)
+        part = eqn.primitive.bind(jax.lax.slice_in_dim(lhs, start, stop, axis=lc[0]).astype(f32),
+                                  jax.lax.slice_in_dim(rhs, start, stop, axis=rc[0]).astype(f32), **params)
+        acc = part.astype(bf16) if acc is None else (acc.astype(f32) + part).astype(bf16)
+    return acc.astype(out_dtype)
+
+
+def _dot_truncated(eqn: jcore.JaxprEqn, invals: list[Any]) -> Any:
+    """A contraction over the first half of its (first) contracted axis, doubled."""
+    lhs, rhs = invals
+    (lc, rc), _ = eqn.params["dimension_numbers"]
+    if not lc or lhs.shape[lc[0]] < 2:
+        return None
+    half = lhs.shape[lc[0]] // 2
+    out = eqn.primitive.bind(jax.lax.slice_in_dim(lhs, 0, half, axis=lc[0]),
+                             jax.lax.slice_in_dim(rhs, 0, half, axis=rc[0]), **eqn.params)
+    return (out * (lhs.shape[lc[0]] / half)).astype(out.dtype)
+
+
+def _sum_truncated(eqn: jcore.JaxprEqn, invals: list[Any]) -> Any:
+    """A sum over the first half of its first reduced axis, scaled to the whole."""
+    (x,) = invals
+    axes = tuple(eqn.params["axes"])
+    if not axes or x.shape[axes[0]] < 2:
+        return None
+    n = x.shape[axes[0]]
+    out = eqn.primitive.bind(jax.lax.slice_in_dim(x, 0, n // 2, axis=axes[0]), **eqn.params)
+    return (out * (n / (n // 2))).astype(out.dtype)
+
+
+def _conv_truncated(eqn: jcore.JaxprEqn, invals: list[Any]) -> Any:
+    """A convolution over the first half of its input channels, doubled."""
+    lhs, rhs = invals
+    dn = eqn.params["dimension_numbers"]
+    lf, rf = dn.lhs_spec[1], dn.rhs_spec[1]  # the input-feature axes of the image and of the kernel
+    if eqn.params["feature_group_count"] != 1 or eqn.params["batch_group_count"] != 1 or lhs.shape[lf] < 2:
+        return None
+    half = lhs.shape[lf] // 2
+    out = eqn.primitive.bind(jax.lax.slice_in_dim(lhs, 0, half, axis=lf),
+                             jax.lax.slice_in_dim(rhs, 0, half, axis=rf), **eqn.params)
+    return (out * (lhs.shape[lf] / half)).astype(out.dtype)
+
+
+BF16_ACCUMULATING = _Rewrite({"dot_general": _dot_bf16_acc})
+TRUNCATED = _Rewrite({"dot_general": _dot_truncated, "reduce_sum": _sum_truncated,
+                      "conv_general_dilated": _conv_truncated})
+
+
+# -- candidates built from the reference output (what a kernel that skips that much work could return) ----------
+def _batch_axis(ref: Any) -> int | None:
+    """The first axis longer than 1 (the batch, or the axis a kernel would compute one element of)."""
+    return next((i for i, n in enumerate(np.shape(ref)) if n > 1), None)
+
+
+def _like(values: Any, ref: Any) -> Any:
+    return jnp.asarray(np.broadcast_to(np.asarray(values, np.float32), np.shape(ref))).astype(ref.dtype)
+
+
+def _from_ref(kind: str, ref: Any, other: Any) -> Any | None:
+    """The candidate `kind` for one output array; None where it is the output itself by construction."""
+    r = np.asarray(ref, np.float32)
+    if kind == "zeros":
+        return jnp.zeros_like(ref)
+    if kind == "constant":
+        return _like(np.mean(np.asarray(other, np.float32)), ref)
+    if kind == "reference mean":
+        return None if r.size <= 1 else _like(np.mean(r), ref)
+    axis = _batch_axis(ref)
+    if axis is None:
+        return None
+    if kind == "batch mean":
+        return _like(np.mean(r, axis=axis, keepdims=True), ref)
+    if kind == "one row broadcast":
+        return _like(np.take(r, [0], axis=axis), ref)
+    if kind == "subsampled batch":
+        idx = np.arange(r.shape[axis]) // 2 * 2
+        return _like(np.take(r, idx, axis=axis), ref)
+    raise ValueError(kind)
+
+
+FROM_REF = ("zeros", "constant", "reference mean", "batch mean", "one row broadcast", "subsampled batch")
+
+
+def _leafwise(kind: str, ref: Any, other: Any) -> Any | None:
+    if isinstance(ref, (tuple, list)):
+        parts = [_from_ref(kind, r, o) for r, o in zip(ref, other, strict=True)]
+        return None if all(p is None for p in parts) else type(ref)(
+            p if p is not None else r for p, r in zip(parts, ref, strict=True))
+    return _from_ref(kind, ref, other)
+
+
+def _passthrough(inputs: Sequence[Any], ref: Any) -> Any | None:
+    if isinstance(ref, (tuple, list)):
+        return None
+    for x in inputs:
+        if hasattr(x, "shape") and tuple(x.shape) == tuple(ref.shape):
+            return jnp.asarray(x).astype(ref.dtype)
+    return None
+
+
+def _to_f32(a: Any) -> Any:
+    return a.astype(f32) if hasattr(a, "dtype") and jnp.issubdtype(a.dtype, jnp.floating) else a
+
+
+def _cast_like(out: Any, ref: Any) -> Any:
+    if isinstance(ref, (tuple, list)):
+        return type(ref)(_cast_like(o, r) for o, r in zip(out, ref, strict=True))
+    return jnp.asarray(out).astype(ref.dtype)
+
+
+def _rel_l2(ref: Any, out: Any) -> float:
+    from bench.audit.gates import rel_l2
+
+    return rel_l2(ref, out)
+
+
+# -- one workload --------------------------------------------------------------------------------------------
+def certify(workload_id: str, size: str = "small", seeds: Sequence[int | None] = SEEDS) -> Certificate:
+    """The certificate of one workload at `size`; an exception becomes `error` (the rest of the run goes on)."""
+    wid = resolve_id(workload_id)
+    t0 = time.perf_counter()
+    mod = load_workload(wid)
+    spec = spec_of(mod, wid)
+    tol = Tolerance.for_workload(spec)
+    cert = Certificate(workload=wid, size=size, tolerance=vars(tol).copy(), seeds=list(seeds),
+                       degenerate=spec.degenerate)
+    try:
+        cert.verdicts, cert.output_dtype = _verdicts(mod, spec.static_argnums, wid, size, tol, seeds)
+    except Exception as exc:  # noqa: BLE001 - reported per workload
+        cert.error = f"{type(exc).__name__}: {exc}"[:300]
+    cert.seconds = round(time.perf_counter() - t0, 2)
+    return cert
+
+
+def _from_reference(kind: str, other_ref: Any) -> Callable[[tuple[Any, ...], Any], Any]:
+    return lambda inputs, ref: _leafwise(kind, ref, other_ref)
+
+
+def _verdicts(mod: Any, static: tuple[int, ...], wid: str, size: str, tol: Tolerance,
+              seeds: Sequence[int | None]) -> tuple[list[Verdict], str]:
+    base = jax.jit(mod.workload, static_argnums=static)
+    other_ref = base(*mod.create_inputs(size=size, seed=CONSTANT_SEED))
+    sc = shortcut_for(wid)
+    sc_run = jax.jit(lambda *a: sc.fn(mod, *a), static_argnums=static) if sc else None
+    builders: dict[str, tuple[bool, bool, Callable[[tuple[Any, ...], Any], Any]]] = {
+        **{k: (False, False, _from_reference(k, other_ref)) for k in FROM_REF},
+        "truncated reduction": (False, False, lambda inp, ref: TRUNCATED(mod.workload, static, *inp)),
+        "input passed through": (False, False, lambda inp, ref: _passthrough(inp, ref)),
+    }
+    if sc and sc_run is not None:
+        run_sc: Callable[..., Any] = sc_run
+        builders[f"audit shortcut: {sc.description}"] = (False, sc.exact, lambda inp, ref: run_sc(*inp))
+    builders["float32 inputs"] = (True, False, lambda inp, ref: base(*[_to_f32(a) for a in inp]))
+    builders["bf16-accumulating"] = (True, False, lambda inp, ref: BF16_ACCUMULATING(mod.workload, static, *inp))
+
+    results: dict[str, list[Run]] = {k: [] for k in builders}
+    for seed in seeds:
+        inputs = tuple(mod.create_inputs(size=size, seed=seed))
+        ref = jax.block_until_ready(base(*inputs))
+        for name, (_, _, build) in builders.items():
+            try:
+                out = build(inputs, ref)
+                out = None if out is None else _cast_like(jax.block_until_ready(out), ref)
+            except Exception as exc:  # noqa: BLE001 - one candidate's failure to build is its verdict
+                results[name].append(("error", None, f"{type(exc).__name__}: {exc}"[:200], None))
+                continue
+            if out is None:
+                results[name].append(("n/a", None, "equal to the output by construction, or no input of its shape",
+                                      None))
+                continue
+            c = compare(ref, out, tol)
+            results[name].append(("pass" if c.correct else "fail", _rel_l2(ref, out), c.reason,
+                                  _atol_needed(ref, out, tol.rtol)))
+    verdicts = [_combine(name, honest, exact, results[name], generic=not name.startswith("audit shortcut"))
+                for name, (honest, exact, _) in builders.items()]
+    return verdicts, str(jax.tree_util.tree_leaves(other_ref)[0].dtype)
+
+
+def _atol_needed(ref: Any, out: Any, rtol: float) -> float:
+    from bench.harness.correctness import _leaves
+
+    worst = 0.0
+    for r, o in zip(_leaves(ref), _leaves(out), strict=True):
+        r32, o32 = np.asarray(r, np.float32), np.asarray(o, np.float32)
+        finite = np.isfinite(r32)
+        if not np.isfinite(o32[finite]).all():
+            return float("inf")
+        excess = np.abs(r32 - o32)[finite] - rtol * np.abs(r32[finite])
+        worst = max(worst, float(excess.max()) if excess.size else 0.0)
+    return worst
+
+
+Run = tuple[str, float | None, str, float | None]  # status, rel_l2, reason, atol needed
+
+
+def _combine(name: str, honest: bool, exact: bool, runs: list[Run], generic: bool = True) -> Verdict:
+    """One verdict from the runs on every input set. `generic`: a candidate of the certificate's own (the audit's
+    shortcuts declare whether they are exact; a band that is bit-exact on upstream's inputs is still a shortcut)."""
+    statuses = [r[0] for r in runs]
+    errs = [r for r in runs if r[0] == "error"]
+    fails = [r for r in runs if r[0] == "fail"]
+    status = "error" if errs else "n/a" if all(s == "n/a" for s in statuses) else "fail" if fails else "pass"
+    rels = [r[1] for r in runs if r[1] is not None]
+    atols = [r[3] for r in runs if r[3] is not None]
+    reason = (errs or fails)[0][2] if status in ("error", "fail") else (runs[0][2] if status == "n/a" else "")
+    # a shortcut whose output is the reference bit for bit on every input set skips work that never reaches the
+    # output (26k's GEMM under a 1x1 InstanceNorm): exact, like an algebraic rewrite
+    exact = exact or (generic and not honest and status == "pass" and bool(rels) and max(rels) == 0.0)
+    return Verdict(candidate=name, honest=honest, exact=exact, status=status, rel_l2=max(rels) if rels else None,
+                   atol_needed=max(atols) if atols else None, reason=reason)
+
+
+# -- one workload in a process of its own (full size: bounded memory and time) ---------------------------------
+_OUT_OF_MEMORY = ("MemoryError", *OUT_OF_MEMORY_MARKERS)  # the harness's rule (bench.harness.messages)
+
+
+def certify_isolated(workload_id: str, size: str, memory_gb: float, timeout_s: float) -> Certificate:
+    """`certify` in a child process with an address-space limit and a deadline, so that a size this host cannot
+    hold is recorded as not computed (with the reason) instead of taking the machine down or being guessed."""
+    import subprocess
+    import sys
+
+    wid = resolve_id(workload_id)
+    limit = int(memory_gb * 2**30)
+    # the child caps itself before it imports jax (a preexec_fn would fork this multithreaded process)
+    child = (f"import resource; resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit})); "
+             "import sys; from bench.audit.certificate import certify; "
+             "print(certify(sys.argv[1], sys.argv[2]).model_dump_json())")
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.run([sys.executable, "-c", child, wid, size], capture_output=True, text=True,
+                              timeout=timeout_s, check=False)
+    except subprocess.TimeoutExpired:
+        return Certificate(workload=wid, size=size, degenerate=spec_of(load_workload(wid), wid).degenerate,
+                           error=f"not computed: over {timeout_s:g} s on this host",
+                           seconds=round(time.perf_counter() - t0, 2))
+    if proc.returncode == 0:
+        cert = Certificate.model_validate_json(proc.stdout.strip().splitlines()[-1])
+        if cert.error and any(m in cert.error for m in _OUT_OF_MEMORY):
+            cert.error = f"not computed: over the {memory_gb:g} GB memory limit on this host ({cert.error[:120]})"
+        return cert
+    memory = any(m in proc.stderr for m in _OUT_OF_MEMORY)
+    why = (f"not computed: over the {memory_gb:g} GB memory limit on this host" if memory
+           else f"not computed: exit {proc.returncode}: {proc.stderr.strip().splitlines()[-1:] or ['']}"[:300])
+    return Certificate(workload=wid, size=size, degenerate=spec_of(load_workload(wid), wid).degenerate, error=why,
+                       seconds=round(time.perf_counter() - t0, 2))

@@ -1,0 +1,134 @@
+"""The trivial-solution certificate (issue 40, section 4): every shortcut red and honest code green, or the workload
+labelled degenerate; the rewritten programs, the candidates and the report's sections checked on their own."""
+
+from __future__ import annotations
+
+import re
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from bench.audit import certificate as cert
+from bench.audit.certificate_report import keep_sections, replace_section, section, sections_of
+from bench.paths import ROOT
+from bench.registry import spec, workload_ids
+
+
+def _gemm(a, b):
+    return jnp.sum(a @ b, axis=1)
+
+
+def test_truncated_reduction_uses_half_of_each_sum():
+    a = jnp.arange(8.0).reshape(2, 4)
+    b = jnp.ones((4, 3))
+    out = cert.TRUNCATED(_gemm, (), a, b)
+    half = (a[:, :2] @ b[:2]) * 2  # contraction over the first half of K, doubled
+    expected = half[:, :1].sum(1) * 3  # then the row sum over the first of 3 columns... scaled to 3 (3 // 2 = 1)
+    np.testing.assert_allclose(np.asarray(out), np.asarray(expected))
+    assert not np.allclose(np.asarray(out), np.asarray(_gemm(a, b)))
+
+
+def test_bf16_accumulation_rounds_the_running_sum_per_tile():
+    k = 4 * cert.TILE
+    a = jnp.full((1, k), 1.0, jnp.bfloat16)
+    b = jnp.concatenate([jnp.full((cert.TILE, 1), 256.0), jnp.full((3 * cert.TILE, 1), 1.0 / 128)]).astype(
+        jnp.bfloat16)
+    exact = jax.jit(lambda x, y: jnp.dot(x, y, preferred_element_type=jnp.float32))(a, b)
+    acc = cert.BF16_ACCUMULATING(lambda x, y: jnp.dot(x, y, preferred_element_type=jnp.float32), (), a, b)
+    assert float(exact[0, 0]) == 128 * 256 + 3.0
+    assert float(acc[0, 0]) == 128 * 256  # each tile's +1 is below the bf16 spacing of 32768 (256): lost
+
+
+def test_rewrites_recurse_into_nested_calls():
+    inner = jax.jit(lambda x, y: x @ y)
+    a, b = jnp.ones((2, 4)), jnp.ones((4, 2))
+    assert float(cert.TRUNCATED(lambda x, y: inner(x, y), (), a, b)[0, 0]) == 4.0  # 2 terms, doubled
+    assert float(cert.TRUNCATED(lambda x, y: inner(x[:, :3], y[:3]), (), a, b)[0, 0]) == 3.0  # 1 of 3, x3
+
+
+@pytest.mark.parametrize("kind,expected", [
+    ("zeros", [[0, 0], [0, 0], [0, 0]]),
+    ("constant", [[5, 5], [5, 5], [5, 5]]),
+    ("reference mean", [[3.5, 3.5], [3.5, 3.5], [3.5, 3.5]]),
+    ("batch mean", [[3, 4], [3, 4], [3, 4]]),
+    ("one row broadcast", [[1, 2], [1, 2], [1, 2]]),
+    ("subsampled batch", [[1, 2], [1, 2], [5, 6]]),
+])
+def test_candidates_from_the_reference(kind, expected):
+    ref = jnp.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    out = cert._leafwise(kind, ref, jnp.full((3, 2), 5.0))
+    np.testing.assert_array_equal(np.asarray(out), np.asarray(expected, np.float32))
+
+
+def test_a_scalar_output_has_no_mean_or_row_candidates():
+    ref = jnp.float32(8.0)
+    assert cert._leafwise("reference mean", ref, ref) is None and cert._leafwise("one row broadcast", ref, ref) is None
+    assert cert._passthrough((jnp.ones(3),), ref) is None
+
+
+@pytest.mark.parametrize("honest,exact,status,ok", [
+    (True, False, "pass", True), (True, False, "fail", False), (False, False, "pass", False),
+    (False, False, "fail", True), (False, True, "pass", True), (False, False, "n/a", True),
+    (True, False, "error", False), (False, False, "error", False),
+])
+def test_what_each_verdict_means(honest, exact, status, ok):
+    assert cert.Verdict(candidate="c", honest=honest, exact=exact, status=status).ok is ok
+
+
+def _cert(workload: str, size: str, status: str) -> cert.Certificate:
+    return cert.Certificate(workload=workload, size=size, verdicts=[
+        cert.Verdict(candidate="zeros", honest=False, status=status, rel_l2=1.0)])
+
+
+def test_sections_are_replaced_per_size_and_kept_by_a_regenerated_audit():
+    doc = "# Task-quality audit\n\nbody\n"
+    doc = replace_section(doc, "small", section([_cert("8p_GEMM", "small", "fail")], "small", "cmd"))
+    doc = replace_section(doc, "full", section([_cert("8p_GEMM", "full", "fail")], "full", "cmd"))
+    doc = replace_section(doc, "small", section([_cert("8p_GEMM", "small", "pass")], "small", "cmd"))
+    assert list(sections_of(doc)) == ["small", "full"] and doc.count("<!-- certificate:small -->") == 1
+    assert "OPEN: zeros pass" in sections_of(doc)["small"] and "closed" in sections_of(doc)["full"]
+    regenerated = keep_sections(doc, "# Task-quality audit\n\nnew body\n")
+    assert "new body" in regenerated and sections_of(regenerated) == sections_of(doc)
+
+
+def test_the_published_certificate_covers_every_workload_and_leaves_none_open():
+    """docs/audit.md's small-size certificate: generated for all 50 workloads, none open, no honest code red."""
+    small = sections_of((ROOT / "docs" / "audit.md").read_text())["small"]
+    rows = {line.split(" | ")[0].lstrip("| "): line for line in small.splitlines() if re.match(r"\| \d+[pk]_", line)}
+    assert set(rows) == set(workload_ids())
+    assert not [w for w, line in rows.items() if "OPEN:" in line or "HONEST FAILS" in line]
+    for w, line in rows.items():
+        assert ("degenerate" in line) == bool(spec(w).degenerate), w
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("workload", workload_ids())
+def test_every_shortcut_fails_and_honest_code_passes_or_the_workload_is_labelled(workload):
+    c = cert.certify(workload, "small")
+    assert c.error is None, c.error
+    assert not c.failing_honest, [v for v in c.verdicts if v.honest]
+    assert c.closed or spec(workload).degenerate, c.passing_shortcuts
+
+
+def test_a_size_this_host_cannot_hold_is_recorded_as_not_computed():
+    """The child's address space is capped: a workload that cannot fit says so instead of being guessed."""
+    c = cert.certify_isolated("8p_GEMM", "small", memory_gb=0.2, timeout_s=600)
+    assert c.error is not None and c.error.startswith("not computed:") and not c.verdicts and not c.closed
+
+
+@pytest.mark.parametrize("value,ok", [("a constant passes", True), ("", False), (3, False)])
+def test_the_registry_reads_a_degenerate_label_as_text(value, ok):
+    import sys
+
+    from bench import registry
+
+    fake = type(sys)("workloads.99k_Fake")
+    fake.__dict__.update(CONFIG={"M": 8}, DEGENERATE=value)
+    if ok:
+        assert registry.spec_of(fake).degenerate == value
+    else:
+        with pytest.raises(ValueError, match="DEGENERATE"):
+            registry.spec_of(fake)
