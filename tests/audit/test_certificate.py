@@ -103,9 +103,15 @@ def test_the_published_certificate_covers_every_workload_and_leaves_none_open():
         assert ("degenerate" in line) == bool(spec(w).degenerate), w
 
 
+#: The workloads whose check was tightened or that are labelled degenerate (their modules say so), and one ordinary
+#: workload: recomputed here (5-20 s each); the published certificate of all 50 is checked above, and
+#: `bench audit --certificate` recomputes every workload.
+RECOMPUTED = ("4p", "5p", "6p", "8p", "13p", "15p", "19k", "24k", "31k", "39k")
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(600)
-@pytest.mark.parametrize("workload", workload_ids())
+@pytest.mark.parametrize("workload", [w for w in workload_ids() if w.split("_")[0] in RECOMPUTED or spec(w).degenerate])
 def test_every_shortcut_fails_and_honest_code_passes_or_the_workload_is_labelled(workload):
     c = cert.certify(workload, "small")
     assert c.error is None, c.error
