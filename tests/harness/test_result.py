@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from bench.harness.result import Correctness, EvalResult, Status, Timing
+from bench.harness.protocol.result import Correctness, EvalResult, Status, Timing
 
 OK = Correctness(correct=True, reason="ok")
 WRONG = Correctness(correct=False, reason="values differ")

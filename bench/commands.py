@@ -1,7 +1,7 @@
 """`bench evaluate`, `bench list`, `bench run`, `bench info`: the harness's commands on bench.app.app.
 
 A thin layer over the Python API (bench/api.py): each command parses its options, calls the API and prints.
-Defaults of evaluation options are EvalTask's (bench/harness/task.py), shown in --help, never restated here.
+Defaults of evaluation options are EvalTask's (bench/harness/protocol/task.py), shown in --help, never restated here.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from rich.table import Column, Table
 
 from bench import api
 from bench.app import app, workload_arg
-from bench.harness.result import EvalResult, Status
-from bench.harness.task import (
+from bench.harness.protocol.result import EvalResult, Status
+from bench.harness.protocol.task import (
     CALLS_PER_BLOCK,
     DEFAULT_BLOCKS,
     DEFAULT_ITERS,
@@ -62,7 +62,7 @@ def evaluate(
     timeout: float | None = typer.Option(None, help="wall-clock cap per phase, seconds "
                                                        f"(default {_default('timeout_s'):g}; "
                                                        "run phases get less, from the baseline's time: "
-                                                       "bench.harness.task.run_deadline_s)"),
+                                                       "bench.harness.protocol.task.run_deadline_s)"),
     memory_mb: int | None = typer.Option(None, "--memory-mb", help="candidate address-space cap on CPU, MB "
                                                                 f"(default {_default('memory_limit_mb')}; 0: none)"),
     sandbox: str | None = typer.Option(None, help="auto | bwrap | none (default auto)"),

@@ -15,19 +15,33 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench import HARNESS_VERSION
-from bench.harness import hardware
-from bench.harness.build.builder import BuildArtifact
-from bench.harness.correctness import merge
-from bench.harness.decision import statistics
-from bench.harness.inspection import Inspection
-from bench.harness.inspection.work import MOSTLY_XLA_BELOW
-from bench.harness.messages import BASELINE_FN, CANDIDATE_FN, PALLAS_FN, EvaluateReply, PrepareReply, RunnerHello
-from bench.harness.process import WorkerFailure, one_line
-from bench.harness.result import Correctness, Environment, EvalResult, Integrity, RunnerInfo, Status, Timeline, Timing
-from bench.harness.runner import timing
-from bench.harness.schedule import Plan
-from bench.harness.task import (
+from bench import HARNESS_VERSION, hardware
+from bench.harness.parent import statistics, timing
+from bench.harness.parent.builder import BuildArtifact
+from bench.harness.parent.inspecting import Inspection
+from bench.harness.protocol.correctness import merge
+from bench.harness.protocol.messages import (
+    BASELINE_FN,
+    CANDIDATE_FN,
+    MOSTLY_XLA_BELOW,
+    PALLAS_FN,
+    EvaluateReply,
+    PrepareReply,
+    RunnerHello,
+)
+from bench.harness.protocol.process import WorkerFailure, one_line
+from bench.harness.protocol.result import (
+    Correctness,
+    Environment,
+    EvalResult,
+    Integrity,
+    RunnerInfo,
+    Status,
+    Timeline,
+    Timing,
+)
+from bench.harness.protocol.schedule import Plan
+from bench.harness.protocol.task import (
     DEFAULT_WARMUP,
     INTERPRET_ITERS,
     INTERPRET_WARMUP,
@@ -73,7 +87,7 @@ class BatchContext:
 @dataclass(frozen=True)
 class Counts:
     """How one evaluation times: warmup calls, timed calls per program, ABBA blocks, and whether the calls were
-    calibrated (then the runner fits them to the slowest program: bench.harness.task.fitted_calls)."""
+    calibrated (then the runner fits them to the slowest program: bench.harness.protocol.task.fitted_calls)."""
 
     warmup: int
     iters: int
@@ -85,7 +99,7 @@ def iteration_counts(task: EvalTask, interpreted: bool, baseline_call_ms: float 
                      calibrate: bool = False) -> Counts:
     """Warmup calls, timed calls per program and ABBA blocks: the task's, or the defaults (fewer calls for
     Pallas in interpret mode; calibrated on the baseline's call time where blocks are not traced:
-    bench.harness.task.timed_calls)."""
+    bench.harness.protocol.task.timed_calls)."""
     warmup = task.warmup if task.warmup is not None else (INTERPRET_WARMUP if interpreted else DEFAULT_WARMUP)
     calibrated = calibrate and not interpreted and task.iters is None
     if task.iters is not None:
@@ -316,7 +330,7 @@ def _timed_result(ctx: BatchContext, built: Built, reply: EvaluateReply, trace: 
 
 def _uncertainty(backend: str, reply: EvaluateReply, base: Timing, kern: Timing, speedup: float | None,
                  details: dict[str, Any]) -> dict[str, Any]:
-    """speedup_ci and timing_quality from the runner's per-segment record (bench.harness.decision.statistics):
+    """speedup_ci and timing_quality from the runner's per-segment record (bench.harness.parent.statistics):
     the times the speedup was computed from, paired block by block. Host interference counts on CPU only: on
     TPU/GPU the device plane times the programs and the host's load does not enter those times."""
     record = reply.interference

@@ -127,5 +127,5 @@ class EvalTask(BaseModel):
     sandbox: Literal["auto", "bwrap", "none"] = "auto"
     with_pallas_reference: bool = False
     # interleaved: builds run while the runner starts; exclusive: the runner (the one process that holds the
-    # device) starts only after every build ended; auto: exclusive on a TPU host (bench.harness.schedule)
+    # device) starts only after every build ended; auto: exclusive on a TPU host (bench.harness.protocol.schedule)
     schedule: Literal["auto", "interleaved", "exclusive"] = "auto"
