@@ -79,7 +79,7 @@ def evaluate(workload: str, kernel: str | Path, **options: Any) -> EvalResult:
     statuses. Raises FileNotFoundError (IsADirectoryError) when `kernel` is not a file: that is the caller's
     mistake. Tracebacks name `kernel` (not the harness's private copy) and omit the harness's frames."""
     from bench.harness.parent.evaluate import evaluate as run
-    from bench.harness.parent.tracebacks import attribute
+    from bench.tracebacks import attribute
 
     task = EvalTask(workload=resolve_id(workload), kernel_path=_kernel_file(kernel).resolve(), **options)
     return attribute(run(task), kernel)
@@ -95,7 +95,7 @@ def evaluate_many(workload: str, kernels: Iterable[str | Path], **options: Any) 
     With several kernels, each result's `wall_time_s` is that kernel's own time (own_wall_time_s), not the
     time since the batch started."""
     from bench.harness.parent.evaluate import WarmRunner
-    from bench.harness.parent.tracebacks import attribute
+    from bench.tracebacks import attribute
 
     paths = [_kernel_file(k) for k in kernels]
     if not paths:
