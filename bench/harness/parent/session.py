@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from bench.harness.protocol import transport
+from bench.harness.protocol import messages
 from bench.harness.protocol.isolation import (
     TIMING_NICE,
     pin_threads,
@@ -118,7 +118,7 @@ class RunnerProcess(ChildProcess):
 
     def send(self, message: Message, blobs: Sequence[bytes] = ()) -> None:
         try:
-            transport.send(self._cmd_w, message.model_dump(), blobs)
+            messages.send(self._cmd_w, message.model_dump(), blobs)
         except OSError:  # BrokenPipeError included
             pass  # the reply read will report how the runner ended
 

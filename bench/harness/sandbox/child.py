@@ -23,7 +23,7 @@ import traceback
 from collections.abc import Iterator
 from typing import Any
 
-from bench.harness.protocol import transport
+from bench.harness.protocol import messages
 from bench.harness.protocol.messages import CANDIDATE_FN, BuildReply, BuildRequest, is_memory_error
 from bench.harness.sandbox.lowering import export_jaxpr, trace, with_kernel_sites
 from bench.registry import spec
@@ -107,7 +107,7 @@ def serve(request: BuildRequest, reply_fd: int) -> None:
         header, blobs = {"ok": False, "error": text[:4000], "traceback": traceback.format_exc()[-4000:],
                          "memory_error": is_memory_error(exc)}, []
         print(header["traceback"], file=sys.stderr, flush=True)
-    transport.send(reply_fd, BuildReply(**header).model_dump(), blobs)
+    messages.send(reply_fd, BuildReply(**header).model_dump(), blobs)
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)  # skip jax's teardown: everything worth keeping was sent
