@@ -1,11 +1,10 @@
 """The whole CLI at once: every command module imported, so every command is registered on `bench.app.app`
-(`python -m bench.cli ...`, and tests that drive `app`). The `bench` script (bench/script.py) imports only the
-module a command line needs."""
+(`python -m bench.cli ...`, and tests that drive `app`). The `bench` script (bench.app.main) imports only the
+modules a command line needs."""
 
 import importlib
 
-from bench.app import app
-from bench.script import COMMAND_MODULES, main
+from bench.app import COMMAND_MODULES, app, main
 
 for _module in COMMAND_MODULES:
     importlib.import_module(_module)

@@ -222,15 +222,14 @@ def test_function_local_imports_in_the_harness_say_why():
 
 
 def test_the_script_knows_which_module_registers_each_command():
-    """bench/script.py imports only the command module a command line needs: its table must name every command
-    each module registers (a command missing from it would still work, through importing them all, but a one-off
-    `bench evaluate` would pay for the other areas' imports again)."""
+    """The bench script (bench.app.main) imports only the command module a command line needs: its table must name
+    every command each module registers (a command missing from it would still work, through importing them all,
+    but a one-off `bench evaluate` would pay for the other areas' imports again)."""
     import importlib
 
     import typer.main
 
-    from bench.app import app
-    from bench.script import COMMAND_MODULES
+    from bench.app import COMMAND_MODULES, app
 
     def names() -> set[str]:
         return ({c.name or typer.main.get_command_name(c.callback.__name__) for c in app.registered_commands
