@@ -98,8 +98,7 @@ def read_frame(fd: int, timeout_s: float, phase: str, max_bytes: int, *, name: s
                describe_exit: Callable[[], str], kill: Callable[[], None]) -> tuple[dict[str, Any], list[bytes]]:
     """The next whole reply frame of a child (`name` starts every reason), or a WorkerFailure: TIMEOUT past the
     deadline (the child is killed), CRASHED when it closed the channel (`describe_exit` says how it ended) or
-    sent a malformed frame (killed). Shared by a process of the parent's (ChildProcess) and a build forked
-    from a zygote (bench.harness.parent.warm)."""
+    sent a malformed frame (killed)."""
     try:
         return messages.recv(fd, time.monotonic() + timeout_s, max_bytes)
     except messages.ChannelTimeout:
