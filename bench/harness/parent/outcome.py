@@ -13,7 +13,9 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
+
+from pydantic import JsonValue
 
 from bench import HARNESS_VERSION, hardware
 from bench.harness.parent import statistics, timing
@@ -142,14 +144,13 @@ def tpu_lowering(built: Built) -> str | None:
     return f"{insp.tpu_lowering}" + (f"; the build reports: {said}" if said else "")
 
 
-def _details(ctx: BatchContext | None, built: Built) -> dict[str, Any]:
+def _details(ctx: BatchContext | None, built: Built) -> dict[str, JsonValue]:
     a = built.artifact
-    d: dict[str, Any] = {"build": {"sandbox": a.sandbox, "seconds": round(built.build_s, 3), "log_bytes": a.log_bytes,
-                                   "survivors": a.survivors, **a.details}}
+    d: dict[str, JsonValue] = {"build": {"sandbox": a.sandbox, "seconds": round(built.build_s, 3),
+                                         "log_bytes": a.log_bytes, "survivors": a.survivors, **a.details}}
     if built.inspection is not None:
-        d["inspection"] = dict(built.inspection.details)
-        if built.inspection.refused:
-            d["inspection"]["refused"] = built.inspection.refused
+        refused = {"refused": built.inspection.refused} if built.inspection.refused else {}
+        d["inspection"] = {**built.inspection.details, **refused}
     if ctx is not None and ctx.prepared.pallas_reference:
         d["pallas_reference"] = ctx.prepared.pallas_reference
     return d
@@ -162,7 +163,7 @@ class Where:
     workload: str
     size: str
     tpu: str
-    config: dict[str, Any] = field(default_factory=dict)
+    config: dict[str, JsonValue] = field(default_factory=dict)
     flops: float | None = None
     flops_source: str | None = None
     bytes_accessed: float | None = None
@@ -217,7 +218,7 @@ def _where(ctx: BatchContext | None, task: EvalTask, built: Built) -> Where:
 
 
 def _result(ctx: BatchContext | None, task: EvalTask, built: Built, status: Status, reason: str,
-            measured: Measured = Measured(), *, interpreted: bool = False, details: dict[str, Any] | None = None,
+            measured: Measured = Measured(), *, interpreted: bool = False, details: dict[str, JsonValue] | None = None,
             overhead: dict[str, float] | None = None) -> EvalResult:
     """The one constructor of an EvalResult: where it ran, what the parent read, what the runner measured."""
     w, m, insp = _where(ctx, task, built), measured, built.inspection
@@ -308,7 +309,7 @@ def decide(ctx: BatchContext, built: Built, reply: EvaluateReply, trace: bytes |
         return _result(ctx, task, built, status, one_line(reply.error),
                        Measured(error=reply.error, traceback=reply.traceback, deadlines_s=deadlines),
                        interpreted=interpreted, overhead=phase_s)
-    trial_details: dict[str, Any] = {"resident_bytes_during_trials": [t.resident_bytes for t in reply.trials]}
+    trial_details: dict[str, JsonValue] = {"resident_bytes_during_trials": [t.resident_bytes for t in reply.trials]}
     verdict = merge([t.report for t in reply.trials if t.distribution == "upstream"])
     second = next((t.report for t in reply.trials if t.distribution == "second" and not t.report.correct), None)
     if verdict.correct and second is not None:  # a weak task's shortcut: correct on upstream's inputs only
@@ -331,13 +332,15 @@ def decide(ctx: BatchContext, built: Built, reply: EvaluateReply, trace: bytes |
 
 
 def _timed_result(ctx: BatchContext, built: Built, reply: EvaluateReply, trace: bytes | None, verdict: Correctness,
-                  details: dict[str, Any], deadlines: dict[str, float], interpreted: bool,
+                  details: dict[str, JsonValue], deadlines: dict[str, float], interpreted: bool,
                   overhead: dict[str, float]) -> EvalResult:
     spec = hardware.chip_spec(ctx.hello.env.chip)
     peak = spec.peak_bf16_tflops if spec else None
     traced = timing.blocks_traced(ctx.plan.backend)
     timings: dict[str, Timing] = {}
-    notes, profiled, top_ops = [], {}, list[ProfileOp]()
+    notes: list[JsonValue] = []
+    profiled: dict[str, JsonValue] = {}
+    top_ops: list[ProfileOp] = []
     for run in reply.runs:
         name = NAMES[run.name]
         tm, ops, note, profiled_ms = timing.program_timing(trace, run.module, run.wall_ms, ctx.prepared.flops, peak,
@@ -381,7 +384,8 @@ def _timed_result(ctx: BatchContext, built: Built, reply: EvaluateReply, trace: 
 
 
 def _uncertainty(backend: str, reply: EvaluateReply, base: Timing, kern: Timing, speedup: float | None,
-                 details: dict[str, Any]) -> tuple[tuple[float, float] | None, Literal["ok", "noisy"], str | None]:
+                 details: dict[str, JsonValue]) -> tuple[tuple[float, float] | None, Literal["ok", "noisy"],
+                                                         str | None]:
     """speedup_ci and timing_quality from the runner's per-segment record (bench.harness.parent.statistics):
     the times the speedup was computed from, paired block by block. Host interference counts on CPU only: on
     TPU/GPU the device plane times the programs and the host's load does not enter those times."""
