@@ -1,6 +1,6 @@
 """The stable Python API of JAXBench, for agent builders and notebooks: `from bench import evaluate, ...`.
 
-The `bench` CLI is a thin layer over these functions (bench/harness/commands.py); anything the CLI can tell
+The `bench` CLI is a thin layer over these functions (bench/commands.py); anything the CLI can tell
 you, these return as values. Stable means: the names and keyword arguments below keep working across
 releases (new keywords may be added, with defaults); `EvalResult`'s fields only grow.
 
@@ -8,7 +8,7 @@ releases (new keywords may be added, with defaults); `EvalResult`'s fields only 
     result = evaluate("8p", "my_kernel.py")            # an EvalResult (pydantic model)
     result.status, result.speedup_vs_baseline, result.correctness.rel_l2_err, result.timing_meaning
 
-Evaluation options are `EvalOptions` (bench/harness/task.py: each with its type and default):
+Evaluation options are `EvalOptions` (bench/harness/protocol/task.py: each with its type and default):
 `evaluate("8p", "k.py", EvalOptions(size="small", seeds=5))`; the same names as keywords also work
 (`evaluate("8p", "k.py", size="small")`) and override the model's.
 Evaluations run in worker processes: `evaluate` and `evaluate_many` never start a JAX backend in the calling
@@ -27,8 +27,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from bench.harness.result import EvalResult, Status
-from bench.harness.task import EvalOptions, EvalTask
+from bench.harness.protocol.result import EvalResult, Status
+from bench.harness.protocol.task import EvalOptions, EvalTask
 from bench.registry import WorkloadSpec, resolve_id, spec, workload_ids
 
 __all__ = ["EvalOptions", "EvalResult", "EvalTask", "Status", "WorkloadSpec", "checkout", "evaluate", "evaluate_many",
@@ -45,8 +45,8 @@ def workload(name: str) -> WorkloadSpec:
     """One workload's typed contract: config, sizes, tolerance, static args, create_inputs, the XLA baseline.
 
     Its `tolerance` is the EFFECTIVE one, {"atol", "rtol", "rel_l2"}: the workload's overrides over the harness's
-    defaults (bench.harness.correctness.Tolerance), i.e. exactly what the correctness gate applies."""
-    from bench.harness.correctness import Tolerance
+    defaults (bench.harness.protocol.correctness.Tolerance), i.e. exactly what the correctness gate applies."""
+    from bench.harness.protocol.correctness import Tolerance
 
     s = spec(name)
     return dataclasses.replace(s, tolerance=dataclasses.asdict(Tolerance(**s.tolerance)))
@@ -85,8 +85,8 @@ def evaluate(workload: str, kernel: str | Path, options: EvalOptions | None = No
     Never raises for anything the kernel does: compile errors, wrong outputs, crashes and timeouts are
     statuses. Raises FileNotFoundError (IsADirectoryError) when `kernel` is not a file: that is the caller's
     mistake. Tracebacks name `kernel` (not the harness's private copy) and omit the harness's frames."""
-    from bench.harness.evaluate import evaluate as run
-    from bench.harness.tracebacks import attribute
+    from bench.harness.parent.evaluate import evaluate as run
+    from bench.tracebacks import attribute
 
     task = _task(workload, _kernel_file(kernel), options, keywords)
     return attribute(run(task), kernel)
@@ -94,26 +94,26 @@ def evaluate(workload: str, kernel: str | Path, options: EvalOptions | None = No
 
 def evaluate_many(workload: str, kernels: Iterable[str | Path], options: EvalOptions | None = None,
                   **keywords: Any) -> Iterator[EvalResult]:
-    """`evaluate` for several kernel files of one workload, through ONE warm runner (bench.harness.evaluate):
+    """`evaluate` for several kernel files of one workload, through ONE warm runner (bench.harness.parent.evaluate):
     every kernel is built first, then the batch's inputs are drawn and each candidate is run in turn (one at
-    a time: parallel evaluations on one host disturb each other's timings). Yields the results in order.
-    Raises FileNotFoundError before evaluating anything when one of `kernels` is not a file.
+    a time: parallel evaluations on one host disturb each other's timings). Yields the results in order, each as
+    soon as that kernel is decided. Raises FileNotFoundError before evaluating anything when one of `kernels` is
+    not a file.
 
     With several kernels, each result's `wall_time_s` is that kernel's own time (own_wall_time_s), not the
     time since the batch started."""
-    from bench.harness.evaluate import WarmRunner
-    from bench.harness.tracebacks import attribute
+    from bench.harness.parent.evaluate import WarmRunner
+    from bench.tracebacks import attribute
 
     paths = [_kernel_file(k) for k in kernels]
     if not paths:
         return
     template = _task(workload, paths[0], options, keywords)
     with WarmRunner(template) as runner:
-        results = runner.evaluate([p.resolve() for p in paths])
-    for path, result in zip(paths, results, strict=True):
-        if len(paths) > 1:
-            result = result.model_copy(update={"wall_time_s": own_wall_time_s(result)})
-        yield attribute(result, path)
+        for path, result in zip(paths, runner.stream([p.resolve() for p in paths]), strict=True):
+            if len(paths) > 1:
+                result = result.model_copy(update={"wall_time_s": own_wall_time_s(result)})
+            yield attribute(result, path)
 
 
 #: The phases of `EvalResult.overhead_s` that belong to one kernel of a batch: its build (builds of a batch run
@@ -132,8 +132,8 @@ def time_baseline(workload: str, size: str | None = None, warmup: int | None = N
                   iters: int | None = None) -> dict[str, Any]:
     """Time a workload's XLA baseline in a reference worker on upstream's inputs (bench run): one dict in the
     original JAXBench's `run --json` shape (status, median_ms, tflops, timing_method, ...)."""
-    from bench.harness import baseline_timing
-    from bench.harness.task import DEFAULT_ITERS, DEFAULT_WARMUP
+    from bench import baseline_timing
+    from bench.harness.protocol.task import DEFAULT_ITERS, DEFAULT_WARMUP
 
     return baseline_timing.time_baseline(resolve_id(workload), size, DEFAULT_WARMUP if warmup is None else warmup,
                                          DEFAULT_ITERS if iters is None else iters)
@@ -176,9 +176,8 @@ def _installed_location() -> Path | None:
 def machine_info() -> dict[str, Any]:
     """Backend, chip, peaks with their sources, versions, sandbox, default size and checkout (bench info).
     Initializes JAX's backend in this process, to describe this process's device."""
-    from bench import HARNESS_VERSION
-    from bench.harness import hardware
-    from bench.harness.build.sandbox import bwrap_problem
+    from bench import HARNESS_VERSION, hardware
+    from bench.harness.parent.sandboxing import bwrap_problem
 
     detected = hardware.detect()
     chip = hardware.chip_spec(detected["chip"]) if detected["chip"] else None

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import bench
-from bench.harness.runner import session as pipeline
+from bench.harness.parent import session as pipeline
 
 KERNEL = Path(__file__).resolve().parents[1] / "tests" / "cli" / "kernels" / "hangs_at_run.py"
 
@@ -35,7 +35,7 @@ def main() -> None:
     parser.add_argument("--workload", default="8p")
     parser.add_argument("--with-cap", action="store_true", help="also time the old behaviour (about 5 minutes)")
     args = parser.parse_args()
-    print(f"hanging kernel on {args.workload}, deadline following the baseline (bench.harness.task.run_deadline_s):")
+    print(f"hanging kernel on {args.workload}, deadline following the baseline (protocol.task.run_deadline_s):")
     run(args.workload)
     if args.with_cap:
         print("same, every run phase given the whole cap (the behaviour before run_deadline_s):")

@@ -5,8 +5,8 @@ baseline into Pallas, then an optimization phase, both a beam search: every iter
 gets P plan prompts and each plan C implement prompts; the implementations are the samples. What we do per
 workload (../shared/spec/autocomp.md a.2, our choices in docs/agents.md):
 
-1. The root is the workload's XLA reference (bench.dataset.baseline_source), measured once by the harness and
-   journaled as a `baseline` call, never as a sample.
+1. The root is the workload's XLA reference (bench.dataset.baseline_submission.baseline_source), measured once by
+   the harness and journaled as a `baseline` call, never as a sample.
 2. Iteration i (1..I), phase translate while i <= T: early stop first (before iteration i when E > 0, i > T + E
    and the beam's best latency did not improve over the last E iterations); in optimization with the one-shot menu,
    a `menu` call per parent; then per parent and plan a `plan` call and C `implement` samples, all journaled.

@@ -55,7 +55,7 @@ def prompt(
     iteration: int = typer.Option(1, min=1, help="autocomp: the iteration (translation while <= "
                                                  f"{_AC.model_fields['translate_iterations'].default})"),
     plan: str | None = typer.Option(None, help="autocomp, --kind implement: the plan to implement"),
-    chip: str = typer.Option("v6e", help="target chip (its numbers come from bench/harness/hardware.py)"),
+    chip: str = typer.Option("v6e", help="target chip (its numbers come from bench/hardware.py)"),
     size: str = typer.Option("full", help="full | small: the shapes the prompt states (agent runs on CPU use small)"),
     feedback_result: Path | None = typer.Option(
         None, "--feedback", exists=True, dir_okay=False,
@@ -76,7 +76,7 @@ def prompt(
     from bench.agent.feedback import attempt_from_result, feedback
     from bench.agent.prompts import METHODS, render
     from bench.agent.spec import task_spec
-    from bench.harness.result import EvalResult
+    from bench.harness.protocol.result import EvalResult
 
     if method not in METHODS:
         raise typer.BadParameter(f"--method must be one of {METHODS}")

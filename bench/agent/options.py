@@ -8,7 +8,7 @@ choices, combinations) happens when the CLI builds the models, with the model's 
 
 AutocompOptions' defaults are the paper's configuration where the paper states one (arXiv 2607.20466 §3.1:
 8 iterations, 4 of them translation, beam 3, 6 new candidates per beam member) and Autocomp's code defaults where
-it does not (ucb-bar/autocomp `autocomp/search/run_search.py`); the sources of each are in docs/agents.md and
+it does not (ucb-bar/autocomp, its search package's `run_search` module); the sources of each are in docs/agents.md and
 ../shared/spec/autocomp.md (a.1).
 """
 
@@ -83,7 +83,7 @@ class TargetOptions(_Options):
     template: Path | None = Field(None, description="prompt template replacing the default (not with autocomp)")
     seeds: int = Field(EvalSettings.seeds, ge=1, description="harness correctness trials per sample")
     blocks: int | None = Field(EvalSettings.blocks, ge=1, description="harness timing blocks per sample (default: "
-                                                                      "the harness's, bench.harness.task."
+                                                                      "the harness's, bench.harness.protocol.task."
                                                                       "default_blocks)")
 
     def settings(self) -> EvalSettings:

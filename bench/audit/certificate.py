@@ -3,8 +3,8 @@
 Why: a second input distribution cannot stop a kernel that tells it apart from upstream's, so the question that
 matters is whether the gate itself, on upstream's own inputs, rejects every output that is not the task's
 computation. For each workload we build candidate outputs with trusted code (never a kernel file) and put each
-through the harness's own gate (`bench.harness.correctness.compare` with the workload's Tolerance) on upstream's
-inputs (seed None) and on fresh seeds; a candidate passes only if it passes on every input set.
+through the harness's own gate (`bench.harness.protocol.correctness.compare` with the workload's Tolerance) on
+upstream's inputs (seed None) and on fresh seeds; a candidate passes only if it passes on every input set.
 
 Candidates and what they stand for:
 - shortcuts (must fail): zeros; a constant (another draw's output mean: a number fixed in advance); the
@@ -40,8 +40,8 @@ from jax.extend import core as jcore
 from pydantic import BaseModel, Field
 
 from bench.audit.shortcuts import shortcut_for
-from bench.harness.correctness import Tolerance, compare
-from bench.harness.messages import OUT_OF_MEMORY_MARKERS
+from bench.harness.protocol.correctness import Tolerance, compare
+from bench.harness.protocol.messages import OUT_OF_MEMORY_MARKERS
 from bench.registry import load_workload, resolve_id, spec_of
 
 SEEDS: tuple[int | None, ...] = (None, 11, 12)  # upstream's own inputs, then two fresh draws
@@ -403,7 +403,7 @@ def _verdicts(mod: Any, static: tuple[int, ...], wid: str, size: str, tol: Toler
 
 
 def _atol_needed(ref: Any, out: Any, rtol: float) -> float:
-    from bench.harness.correctness import _leaves
+    from bench.harness.protocol.correctness import _leaves
 
     worst = 0.0
     for r, o in zip(_leaves(ref), _leaves(out), strict=True):
@@ -437,7 +437,7 @@ def _combine(name: str, honest: bool, exact: bool, runs: list[Run], generic: boo
 
 
 # -- one workload in a process of its own (full size: bounded memory and time) ---------------------------------
-_OUT_OF_MEMORY = ("MemoryError", *OUT_OF_MEMORY_MARKERS)  # the harness's rule (bench.harness.messages)
+_OUT_OF_MEMORY = ("MemoryError", *OUT_OF_MEMORY_MARKERS)  # the harness's rule (bench.harness.protocol.messages)
 
 
 def certify_isolated(workload_id: str, size: str, memory_gb: float, timeout_s: float) -> Certificate:

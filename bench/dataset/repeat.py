@@ -3,7 +3,7 @@
 Why: one evaluation's timings can be disturbed as a whole by the host (the same 41k kernel measured 76 ms in
 `bench evaluate` and 145 ms in `bench ingest` on the shared CPU VM), and the site then shows the bad run.
 
-The rule, from what the harness says about its own timing (bench.harness.decision.statistics):
+The rule, from what the harness says about its own timing (bench.harness.parent.statistics):
 - a correct result is repeated when its `timing_quality` is "noisy" (a wide interval, bimodal blocks, or
   interference the runner measured) or its `speedup_ci` is wider than the harness's WIDE_INTERVAL share of the
   speedup; up to MAX_RUNS runs in all, stopping at the first run that is neither;
@@ -24,9 +24,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from bench.harness.decision.statistics import WIDE_INTERVAL
-from bench.harness.result import EvalResult, Status
-from bench.harness.task import EvalTask
+from bench.harness.parent.statistics import WIDE_INTERVAL
+from bench.harness.protocol.result import EvalResult, Status
+from bench.harness.protocol.task import EvalTask
 
 MAX_RUNS = 3
 SPREAD_LIMIT = 0.25  # the IQR rule's limit, for results without an interval

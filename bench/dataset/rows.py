@@ -22,7 +22,7 @@ import pyarrow as pa
 import bench
 from bench.dataset import schema
 from bench.dataset.schema import ResultRow, SampleRow, SubmissionRow, SuiteRow, SummaryRow
-from bench.harness.result import EvalResult
+from bench.harness.protocol.result import EvalResult
 
 __all__ = ["ROW_CLASSES", "ResultRow", "Row", "SampleRow", "SubmissionRow", "SuiteRow", "SummaryRow",
            "result_row", "table"]

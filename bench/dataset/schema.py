@@ -49,8 +49,8 @@ OUTCOMES = ("api_runtime_error", "wrong_output", "correct")
 #: a measured sample whose result carries an excluding integrity flag (or was rejected) is its own class.
 INTEGRITY_EXCLUDED = "integrity_excluded"
 MEASURED_OUTCOMES = (*OUTCOMES, INTEGRITY_EXCLUDED)
-#: The outcome of a measured sample by its harness status (bench.harness.result.Status values; every one is a key,
-#: tests/dataset/test_rows.py checks it). The one statement of this rule: the SQL gets it as the macro
+#: The outcome of a measured sample by its harness status (bench.harness.protocol.result.Status values; every one is
+#: a key, tests/dataset/test_rows.py checks it). The one statement of this rule: the SQL gets it as the macro
 #: `status_outcome(status)` (bench.dataset.metrics generates it before bench/sql/base.sql runs), the site's
 #: readiness classes read it. `error` (the harness itself failed) is nobody's outcome: NULL.
 OUTCOME_OF_STATUS: dict[str, str | None] = {

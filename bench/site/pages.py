@@ -21,7 +21,7 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, pass_context
 from markupsafe import Markup, escape
 
-from bench.harness.inspection.work import MOSTLY_XLA_BELOW
+from bench.harness.protocol.messages import MOSTLY_XLA_BELOW
 from bench.integrity.flags import is_excluding
 from bench.paths import SUBMISSIONS_DIR, TEMPLATES_DIR
 from bench.site import figures

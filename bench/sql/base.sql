@@ -81,7 +81,7 @@ CREATE OR REPLACE MACRO normal_cdf(x) AS
     CASE WHEN x >= 0 THEN 1 - normal_tail_t(x, 1 / (1 + 0.2316419 * x)) ELSE normal_tail_t(-x, 1 / (1 - 0.2316419 * x)) END;
 -- One-sided p-value of "speedup > p" from a row's speedup and its 95% interval: the interval's lower half, on the
 -- log scale, read as a normal one (se = ln(speedup / low) / z), which is how the harness widens it
--- (bench/harness/decision/statistics.py); p = P(Z > ln(speedup / p) / se). A zero-width half decides by the
+-- (bench/harness/parent/statistics.py); p = P(Z > ln(speedup / p) / se). A zero-width half decides by the
 -- estimate alone. p_slower mirrors it with the upper half ("speedup < p").
 CREATE OR REPLACE MACRO p_faster(speedup, low, p) AS
     CASE WHEN speedup > 0 AND low > 0 AND speedup > low THEN 1 - normal_cdf(ln(speedup / p) / (ln(speedup / low) / ci_z()))
@@ -92,7 +92,7 @@ CREATE OR REPLACE MACRO p_slower(speedup, high, p) AS
 
 -- Pallas coverage below this share of the work (FLOPs and HBM bytes inside Mosaic kernels) labels a kernel
 -- "mostly XLA": it is correct and may lower, but most of what it computes is left to XLA. The harness's
--- MOSTLY_XLA_BELOW (bench/harness/inspection/work.py), which flags rows `mostly_xla`; tests/dataset/test_rules.py
+-- MOSTLY_XLA_BELOW (bench/harness/protocol/messages.py), which flags rows `mostly_xla`; tests/dataset/test_rules.py
 -- holds the two equal.
 CREATE OR REPLACE MACRO mostly_xla_below() AS 0.5;
 

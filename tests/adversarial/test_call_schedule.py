@@ -11,12 +11,12 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from bench.harness.correctness import Tolerance
-from bench.harness.messages import BASELINE_FN, CANDIDATE_FN
+from bench.harness.protocol.correctness import Tolerance
+from bench.harness.protocol.messages import BASELINE_FN, CANDIDATE_FN
+from bench.harness.protocol.signature import export_program
+from bench.harness.protocol.task import DEFAULT_WARMUP
 from bench.harness.runner.loop import CHECKED_BLOCKS, draw_schedule, time_programs
 from bench.harness.runner.program import Program
-from bench.harness.signature import export_program
-from bench.harness.task import DEFAULT_WARMUP
 from bench.registry import spec
 
 pytestmark = pytest.mark.slow
@@ -86,7 +86,7 @@ def _slow(a, b):
 
 def test_calibrated_calls_are_fitted_to_the_slowest_program(setup) -> None:
     """The runner calibrates the calls on the baseline's calls it just made and shrinks them to what the slowest
-    program it measured can do in the target (bench.harness.task.timed_calls, fitted_calls): a slow correct
+    program it measured can do in the target (bench.harness.protocol.task.timed_calls, fitted_calls): a slow correct
     kernel no longer gets the tiny baseline's many calls, and the parent's estimate (here 400) is not binding."""
     signature, inputs, reference, baseline = setup
     most = 400

@@ -25,7 +25,7 @@ from bench.agent.options import AutocompOptions
 from bench.agent.run import Budget, RunSpec, run
 from bench.agent.template_search import TemplateSearchGenerator, config_of
 from bench.dataset.validate import check
-from bench.harness.result import Correctness, EvalResult, Status, Timing
+from bench.harness.protocol.result import Correctness, EvalResult, Status, Timing
 
 WORKLOADS = ["41k_Gemm_Add_ReLU"]
 TIMES = ("wall_time_s", "model_latency_s")

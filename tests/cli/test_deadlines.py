@@ -1,4 +1,4 @@
-"""Deadlines follow the workload's baseline time (bench.harness.task.run_deadline_s): a hanging kernel at small
+"""Deadlines follow the workload's baseline time (bench.harness.protocol.task.run_deadline_s): a hanging kernel at small
 size ends in tens of seconds, not the 300 s cap; and `bench tune` detects the chip without a backend of its own."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 import bench.cli  # noqa: F401  registers every command
 from bench.app import app
-from bench.harness.task import (
+from bench.harness.protocol.task import (
     ALLOWED_SLOWDOWN,
     DEFAULT_ITERS,
     DEFAULT_TIMEOUT_S,

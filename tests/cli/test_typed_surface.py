@@ -12,7 +12,7 @@ import pytest
 import bench
 from bench.api import _task
 from bench.dataset.ingest_request import IngestHooks, IngestRequest, request_of
-from bench.harness.task import EvalOptions, EvalTask
+from bench.harness.protocol.task import EvalOptions, EvalTask
 
 
 def test_eval_options_are_every_task_field_but_what_and_which_kernel() -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from bench.dataset import schema
 from bench.dataset.metrics import Metrics
-from bench.harness.inspection.work import MOSTLY_XLA_BELOW
-from bench.harness.result import Status
+from bench.harness.protocol.messages import MOSTLY_XLA_BELOW
+from bench.harness.protocol.result import Status
 
 
 def test_every_status_has_an_outcome_and_the_sql_uses_the_python_mapping(tmp_path) -> None:

@@ -84,7 +84,7 @@ def test_export_serialization_needs_flatbuffers():
 
 
 def test_pallas_interpret_mode_config_switch():
-    """bench/harness/build/child.py: HLO interpret mode for pallas_calls built inside a block, through the config
+    """bench/harness/sandbox/child.py: HLO interpret mode for pallas_calls built inside a block, through the config
     option `pltpu.force_tpu_interpret_mode` sets (jax/_src/config.py), swapped per thread."""
     from jax._src import config as jax_config
 
@@ -98,7 +98,7 @@ def test_pallas_interpret_mode_config_switch():
 
 
 def test_mosaic_tpu_info_registry():
-    """bench/harness/build/child.py: cross-lowering for TPU on a host without one registers v6e's facts under the
+    """bench/harness/sandbox/child.py: cross-lowering for TPU on a host without one registers v6e's facts under the
     host's device kind in Mosaic's chip registry (jax/_src/pallas/mosaic/tpu_info.py)."""
     from jax._src.pallas.mosaic import tpu_info
 
@@ -119,23 +119,10 @@ def test_tokamax_ragged_dot_mosaic_module():
 
 
 def test_profile_data_reader_is_jax_profilers():
-    """bench/harness/runner/timing.py load_events reads traces with jaxlib's ProfileData extension directly (the
+    """bench/harness/parent/timing.py load_events reads traces with jaxlib's ProfileData extension directly (the
     parent does not import jax for it): it must be the very class jax.profiler exports."""
     import jax.profiler
     from jaxlib._profile_data import ProfileData
 
     assert ProfileData is jax.profiler.ProfileData
     assert callable(ProfileData.from_serialized_xspace)
-
-
-
-def test_atexit_runs_registered_handlers_on_request():
-    """bench/cli.py exit_now: `atexit._run_exitfuncs` runs the exit handlers (and clears them) before os._exit.
-    In a process of its own: here it would run the test session's handlers."""
-    import subprocess
-    import sys
-
-    code = ("import atexit, os; atexit.register(print, 'handler ran', flush=True); atexit._run_exitfuncs(); "
-            "os._exit(3)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert (out.returncode, out.stdout) == (3, "handler ran\n")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from bench.harness.result import Correctness, EvalResult, Status, Timing
+from bench.harness.protocol.result import Correctness, EvalResult, Status, Timing
 
 OK = Correctness(correct=True, reason="ok")
 WRONG = Correctness(correct=False, reason="values differ")
@@ -42,3 +42,13 @@ def test_consistent_results_are_accepted_and_survive_json():
 def test_a_result_that_contradicts_its_status_is_refused(status, fields, words):
     with pytest.raises(ValidationError, match=words):
         _result(status, **fields)
+
+
+def test_a_misspelt_field_is_refused_not_dropped():
+    """`deadline_s=` (for `deadlines_s`) once left `deadlines_s` empty without a word; the public name refuses it."""
+    from bench import EvalResult as PublicEvalResult
+
+    with pytest.raises(ValidationError, match="deadline_s"):
+        PublicEvalResult(workload="8p_GEMM", status=Status.TIMEOUT, size="small", tpu="cpu", deadline_s={"timing": 1.0})
+    with pytest.raises(ValidationError, match="speedup"):
+        EvalResult.model_validate_json(_result(Status.RUNTIME_ERROR).model_dump_json()[:-1] + ', "speedup": 2.0}')

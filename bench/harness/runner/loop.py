@@ -28,18 +28,18 @@ from typing import Any
 import jax
 import numpy as np
 
-from bench.harness.correctness import Tolerance, compare
-from bench.harness.messages import BASELINE_FN, CANDIDATE_FN, TrialReport
+from bench.harness.protocol.correctness import Tolerance, compare
+from bench.harness.protocol.messages import BASELINE_FN, CANDIDATE_FN, TrialReport
+from bench.harness.protocol.task import default_blocks, fitted_calls, timed_calls
 from bench.harness.runner.interference import Recorder
 from bench.harness.runner.program import Program, delete, place, to_host
 from bench.harness.runner.verify import Expected
-from bench.harness.task import default_blocks, fitted_calls, timed_calls
 
 ROTATION_SETS = 4  # copies of the timing inputs ...
 ROTATION_BYTES = 1 << 30  # ... as long as they fit in this budget
 #: Blocks in which each program has one call compared in full, where outputs are verified by a device digest
 #: (a collision would hide a call; where they are compared by their bytes, none: bench.harness.runner.verify). Not
-#: every block: calibrated runs time up to 200 short blocks (bench.harness.task.CALLS_PER_BLOCK), and one
+#: every block: calibrated runs time up to 200 short blocks (bench.harness.protocol.task.CALLS_PER_BLOCK), and one
 #: comparison costs ~4 ms at small size.
 CHECKED_BLOCKS = 10
 
@@ -164,7 +164,7 @@ def time_programs(programs: list[Program], host: list[Any], reference: list[Any]
     blocks. The trace (blocks on TPU/GPU, an untimed profile pass on CPU) comes back whole. `record` gets one
     segment per (block, program): its calls and the host's interference meanwhile. `fit_calls`: `iters` is
     calibrated again on the baseline's fastest untimed call here, then shrunk to the slowest program's
-    (bench.harness.task.timed_calls, fitted_calls; then default_blocks when `auto_blocks`)."""
+    (bench.harness.protocol.task.timed_calls, fitted_calls; then default_blocks when `auto_blocks`)."""
     retrials = retrials or []
     nbytes = sum(a.nbytes for a in host) or 1
     sets = [place(host) for _ in range(max(1, min(ROTATION_SETS, ROTATION_BYTES // nbytes)))]
@@ -181,7 +181,7 @@ def time_programs(programs: list[Program], host: list[Any], reference: list[Any]
         _account(p, report, timed, "the checked call")
         checked[p.name] = out
     if fit_calls:  # calibrated on the baseline's calls just made, in the timing's own conditions: the parent's count
-        # came from `prepare`, which may have run beside the builds (bench.harness.task.timed_calls, fitted_calls)
+        # came from `prepare`, which may have run beside the builds (protocol.task.timed_calls, fitted_calls)
         iters = fitted_calls(timed_calls(fastest.get(BASELINE_FN), True), max(fastest.values()))
         blocks = default_blocks(iters, calibrated=True) if auto_blocks else blocks
     plan = draw_schedule(schedule_seed, iters, blocks, len(retrials))

@@ -3,8 +3,8 @@ start it in its own session, read its replies under a deadline, kill its process
 
 Every way a child can fail while the parent waits for it (hang, crash, signal, garbage on the channel)
 becomes a `WorkerFailure` with a `Status` and one readable line, never an exception in the harness. The
-build (bench.harness.build.builder), the runner (bench.harness.runner.session) and the inspection worker
-(bench.harness.inspection.WorkerProcess) add what is theirs: the sandbox and its cgroups, the command pipes, the
+build (bench.harness.parent.builder), the runner (bench.harness.parent.session) and the inspection worker
+(bench.harness.parent.inspecting.WorkerProcess) add what is theirs: the sandbox and its cgroups, the command pipes, the
 runner's own failure replies.
 """
 
@@ -19,8 +19,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import IO, Any
 
-from bench.harness import transport
-from bench.harness.result import Status
+from bench.harness.protocol import messages
+from bench.harness.protocol.result import Status
 
 LOG_LIMIT = 64 << 10  # a child's output kept: head and tail, half each
 
@@ -98,16 +98,15 @@ def read_frame(fd: int, timeout_s: float, phase: str, max_bytes: int, *, name: s
                describe_exit: Callable[[], str], kill: Callable[[], None]) -> tuple[dict[str, Any], list[bytes]]:
     """The next whole reply frame of a child (`name` starts every reason), or a WorkerFailure: TIMEOUT past the
     deadline (the child is killed), CRASHED when it closed the channel (`describe_exit` says how it ended) or
-    sent a malformed frame (killed). Shared by a process of the parent's (ChildProcess) and a build forked
-    from a zygote (bench.harness.build.warm)."""
+    sent a malformed frame (killed)."""
     try:
-        return transport.recv(fd, time.monotonic() + timeout_s, max_bytes)
-    except transport.ChannelTimeout:
+        return messages.recv(fd, time.monotonic() + timeout_s, max_bytes)
+    except messages.ChannelTimeout:
         kill()
         raise WorkerFailure(Status.TIMEOUT, f"{name} exceeded the {phase} time limit of {timeout_s:g} s") from None
-    except transport.ChannelClosed:
+    except messages.ChannelClosed:
         raise WorkerFailure(Status.CRASHED, f"{name} {describe_exit()} during {phase}") from None
-    except transport.ChannelViolation as e:
+    except messages.ChannelViolation as e:
         kill()
         raise WorkerFailure(Status.CRASHED, invalid_reply_reason(name, phase, e)) from None
 
@@ -167,18 +166,16 @@ class ChildProcess:
                  cwd: str | os.PathLike[str], stdin: int | IO[Any] | None, stdout: int | IO[Any] | None,
                  pass_fds: Sequence[int] = (),
                  preexec_fn: Callable[[], Any] | None = None, memory_signals: Sequence[str] = ("SIGKILL",),
-                 memory_hint: str = "possibly the out-of-memory killer",
-                 popen: subprocess.Popen[bytes] | None = None) -> None:
+                 memory_hint: str = "possibly the out-of-memory killer") -> None:
         self.name = name
         self.memory_signals, self.memory_hint = tuple(memory_signals), memory_hint
         self.reply_fd = reply_fd
         self.started = time.monotonic()
         self.ended: float | None = None  # monotonic time its process was seen reaped
         self.peak_rss_mb: float | None = None  # its peak resident memory, once describe_exit reaped it
-        # `popen`: a child already started the same way (its own session, stderr into stdout) to hold from now on
-        self.proc = popen or subprocess.Popen(list(argv), env=env, cwd=cwd, stdin=stdin, stdout=stdout,
-                                              stderr=subprocess.STDOUT, pass_fds=tuple(pass_fds),
-                                              start_new_session=True, preexec_fn=preexec_fn)
+        self.proc = subprocess.Popen(list(argv), env=env, cwd=cwd, stdin=stdin, stdout=stdout,
+                                     stderr=subprocess.STDOUT, pass_fds=tuple(pass_fds), start_new_session=True,
+                                     preexec_fn=preexec_fn)
 
     @property
     def pid(self) -> int:

@@ -114,7 +114,7 @@ def timing_deadline_s(cap_s: float, baseline_call_ms: float | None, programs: in
 
 class EvalOptions(BaseModel):
     """How one evaluation runs: every option of `bench.evaluate` and `bench evaluate`, with its type and default
-    (the one definition: the CLI quotes these defaults, bench/harness/commands.py)."""
+    (the one definition: the CLI quotes these defaults, bench/commands.py)."""
 
     size: Literal["full", "small"] | None = None  # None: full on TPU/GPU, small on CPU
     seeds: int = Field(3, ge=1)  # correctness trials; their seeds are drawn fresh per batch (session.fresh_seeds)
@@ -129,7 +129,7 @@ class EvalOptions(BaseModel):
     sandbox: Literal["auto", "bwrap", "none"] = "auto"
     with_pallas_reference: bool = False
     # interleaved: builds run while the runner starts; exclusive: the runner (the one process that holds the
-    # device) starts only after every build ended; auto: exclusive on a TPU host (bench.harness.schedule)
+    # device) starts only after every build ended; auto: exclusive on a TPU host (bench.harness.protocol.schedule)
     schedule: Literal["auto", "interleaved", "exclusive"] = "auto"
 
 

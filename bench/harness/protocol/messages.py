@@ -2,11 +2,11 @@
 workload's CONFIG (`PrepareReply.config`, the workload module's own dict).
 
 Three processes take part in an evaluation:
-- the PARENT (trusted: bench.harness.evaluate, bench.harness.runner.session) decides every status;
-- the BUILD (untrusted, sandboxed: bench.harness.build.child) imports the kernel file and exports its program;
+- the PARENT (trusted: bench.harness.parent.evaluate, bench.harness.parent.session) decides every status;
+- the BUILD (untrusted, sandboxed: bench.harness.sandbox.child) imports the kernel file and exports its program;
 - the RUNNER (trusted: bench.harness.runner.server) draws inputs, runs the exported programs, compares, times.
 
-Every message travels as one transport frame (bench.harness.transport): a JSON header validated against
+Every message travels as one frame (`send` / `recv` below): a JSON header validated against
 the model below, plus raw blobs (exported programs, array bytes, a profiler trace). What the build sends
 is validated like any untrusted input: a malformed reply is a failed build (`crashed`), never an error of
 the harness, and no field of it can carry a status.
@@ -14,11 +14,18 @@ the harness, and no field of it can carry a status.
 
 from __future__ import annotations
 
+import json
+import os
+import select
+import struct
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from bench.harness.result import Correctness, Machine
+from bench.harness.protocol.result import Correctness, Machine
 
 #: The names programs are exported and compiled under: the build exports the candidate as CANDIDATE_FN, the
 #: runner compiles the baseline and the Pallas reference under theirs, and the trace parser finds each
@@ -68,7 +75,7 @@ class BuildReply(Message):
     """The build's answer. `ok`: blob 0 is the runnable exported program, blob 1 (when `tpu_exported`) the
     TPU export. Not ok: `error` says why (the parent decides the status: compile_error or out_of_memory).
     `tpu_lowering_error` is feedback for the author only: whether the kernel lowers for a TPU is decided by
-    the parent from the TPU program it reads (bench.harness.inspection), never from this reply."""
+    the parent from the TPU program it reads (bench.harness.parent.inspecting), never from this reply."""
 
     ok: bool
     error: str = ""
@@ -111,6 +118,25 @@ class PrepareRequest(Message):
     with_pallas_reference: bool = False
 
 
+@dataclass(frozen=True)
+class Bounds:
+    """What an inspection reads at most. Documented in docs/threat-model.md; honest programs are far below
+    (tests/harness/test_inspection.py measures the project's own kernels against them)."""
+
+    module_bytes: int = 32 << 20  # serialized (portable bytecode) StableHLO
+    ops: int = 250_000
+    depth: int = 48  # regions inside regions (an interpreted Pallas grid loop with pl.when: < 10)
+    inlined_ops: int = 2_000_000  # ops after inlining every call (XLA compiles this)
+    call_depth: int = 64  # functions calling functions (jit inside jit: a handful)
+
+
+DEFAULT_BOUNDS = Bounds()
+
+
+#: Below this Pallas coverage a row is labelled "mostly XLA" (docs/threat-model.md; the inspection measures it).
+MOSTLY_XLA_BELOW = 0.5
+
+
 class InspectRequest(Message):
     """Read a build's exports (blobs: runnable, TPU) and report on them (bench.harness.inspection.report.answer):
     sent to the inspection worker, or to the warm runner where it starts while the candidates build."""
@@ -120,6 +146,35 @@ class InspectRequest(Message):
     bounds: dict[str, int]
     workload: str | None = None
     size: str | None = None
+
+
+class InspectionReport(Message):
+    """The inspection worker's reading of one build's exports (bench.harness.inspection.report.inspect_programs): the
+    parent turns it into an Inspection. The program summaries and the coverage tally are plain JSON values, recorded
+    in the result's integrity details as read."""
+
+    refused: str | None = None  # set: the runner never gets the program
+    flags: list[str] = []
+    runnable: dict[str, JsonValue] | None = None
+    tpu: dict[str, JsonValue] | None = None
+    tpu_lowering: str | None = None  # "ok" only when the TPU program was read and accepted
+    pallas_calls: int = 0
+    pallas_coverage: float | None = None
+    readiness_check: Literal["verified", "unverified"] | None = None
+    readiness_reason: str | None = None
+    readiness_sites: list[JsonValue] | None = None
+    coverage: dict[str, JsonValue] | None = None
+
+
+class InspectReply(Message):
+    """The worker's reply to an InspectRequest: a report; or the reading ran out of memory; or the harness's own code
+    failed on this input (`error`: that candidate's `error` status, not the batch's)."""
+
+    ok: Literal[True] = True
+    report: InspectionReport | None = None
+    memory_error: bool = False
+    error: str | None = None
+    traceback: str | None = None
 
 
 class BaselineRequest(Message):
@@ -173,7 +228,7 @@ class EvaluateRequest(Message):
     trace_blocks: bool = False  # TPU/GPU: time the blocks from the device plane
     schedule_seed: int | None = None  # block lengths, checked calls, re-trial positions (runner.loop.draw_schedule)
     # calibrated calls: `iters` is the parent's estimate; the runner calibrates them again on the baseline's calls it
-    # just made and shrinks them to the slowest program it measured (bench.harness.task.timed_calls, fitted_calls),
+    # just made and shrinks them to the slowest program it measured (protocol.task.timed_calls, fitted_calls),
     # then, when `auto_blocks`, takes default_blocks of what is left
     fit_calls: bool = False
     auto_blocks: bool = False
@@ -185,7 +240,7 @@ class TrialReport(Message):
     seed: int | None
     report: Correctness
     resident_bytes: int = 0  # device bytes alive while the candidate ran: its own inputs only
-    # "second": the weak task's extra correctness-only trial on its second input distribution (bench.audit.stress)
+    # "second": the weak task's extra correctness-only trial on its second input distribution (bench.weak_tasks)
     distribution: Literal["upstream", "second"] = "upstream"
 
 
@@ -247,3 +302,69 @@ class ExitRequest(Message):
     """The parent closes a runner: it returns from its loop and exits (killed if it does not, within 2 s)."""
 
     cmd: Literal["exit"] = "exit"
+
+
+# ------------------------------------------------------------------ framing: how messages travel
+# Over dedicated pipes (fds passed with pass_fds), never over a process's stdout: an 8-byte length, a JSON header
+# (validated by the receiver against its model above), then the raw bytes of the header's blobs (exported programs,
+# a profiler trace). No pickle anywhere: the parent never unpickles what a build sent. Inputs never travel: the
+# runner draws them itself.
+
+_LEN = struct.Struct(">Q")
+MAX_HEADER_BYTES = 16 << 20
+
+
+class ChannelClosed(Exception):
+    """The peer closed its end (exited or crashed) before a whole message arrived."""
+
+
+class ChannelTimeout(Exception):
+    """No whole message before the deadline."""
+
+
+class ChannelViolation(Exception):
+    """The peer sent something malformed or larger than allowed."""
+
+
+def _write_all(fd: int, data: bytes | memoryview) -> None:
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+def send(fd: int, header: dict[str, Any], blobs: Sequence[bytes] = ()) -> None:
+    head = json.dumps({**header, "_blobs": [len(b) for b in blobs]}).encode()
+    _write_all(fd, _LEN.pack(len(head)) + head)
+    for b in blobs:
+        _write_all(fd, b)
+
+
+def _read_exact(fd: int, n: int, deadline: float | None) -> bytes:
+    chunks, got = [], 0
+    while got < n:
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                raise ChannelTimeout()
+        chunk = os.read(fd, min(n - got, 1 << 22))
+        if not chunk:
+            raise ChannelClosed()
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+def recv(fd: int, deadline: float | None = None, max_bytes: int = 1 << 40) -> tuple[dict[str, Any], list[bytes]]:
+    """One message: (header, blobs). `deadline` is time.monotonic() based; None blocks."""
+    (head_len,) = _LEN.unpack(_read_exact(fd, _LEN.size, deadline))
+    if head_len > MAX_HEADER_BYTES:
+        raise ChannelViolation(f"header of {head_len} bytes")
+    try:
+        header = json.loads(_read_exact(fd, head_len, deadline))
+        sizes = [int(s) for s in header.pop("_blobs")]
+    except (ValueError, KeyError, TypeError) as e:
+        raise ChannelViolation(f"malformed header: {e}") from e
+    if not isinstance(header, dict) or sum(sizes) > max_bytes or min(sizes, default=0) < 0:
+        raise ChannelViolation(f"message of {sum(sizes)} bytes exceeds the allowed {max_bytes}")
+    return header, [_read_exact(fd, s, deadline) for s in sizes]

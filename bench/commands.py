@@ -1,13 +1,14 @@
-"""`bench evaluate`, `bench list`, `bench run`, `bench info`: the harness's commands on bench.app.app.
+"""`bench evaluate`, `bench serve`, `bench list`, `bench run`, `bench info`: the harness's commands on bench.app.app.
 
 A thin layer over the Python API (bench/api.py): each command parses its options, calls the API and prints.
-Defaults of evaluation options are EvalTask's (bench/harness/task.py), shown in --help, never restated here.
+Defaults of evaluation options are EvalTask's (bench/harness/protocol/task.py), shown in --help, never restated here.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +18,8 @@ from rich.table import Column, Table
 
 from bench import api
 from bench.app import app, workload_arg
-from bench.harness.result import EvalResult, Status
-from bench.harness.task import (
+from bench.harness.protocol.result import EvalResult, Status
+from bench.harness.protocol.task import (
     CALLS_PER_BLOCK,
     DEFAULT_BLOCKS,
     DEFAULT_ITERS,
@@ -62,7 +63,7 @@ def evaluate(
     timeout: float | None = typer.Option(None, help="wall-clock cap per phase, seconds "
                                                        f"(default {_default('timeout_s'):g}; "
                                                        "run phases get less, from the baseline's time: "
-                                                       "bench.harness.task.run_deadline_s)"),
+                                                       "bench.harness.protocol.task.run_deadline_s)"),
     memory_mb: int | None = typer.Option(None, "--memory-mb", help="candidate address-space cap on CPU, MB "
                                                                 f"(default {_default('memory_limit_mb')}; 0: none)"),
     sandbox: str | None = typer.Option(None, help="auto | bwrap | none (default auto)"),
@@ -93,7 +94,7 @@ def evaluate(
         raise typer.BadParameter(str(e).replace("\n", "; ")) from None
     worst = 0
     for kernel, result in zip(kernels, api.evaluate_many(workload_id, kernels, **options), strict=True):
-        worst = max(worst, result.exit_code())
+        worst = max(worst, result.exit_code())  # each kernel's output as soon as it is decided
         if as_json and len(kernels) > 1:
             print(json.dumps({"kernel_file": str(kernel), **result.model_dump(mode="json")}), flush=True)
         elif as_json:
@@ -102,7 +103,18 @@ def evaluate(
             if len(kernels) > 1:
                 console.print(f"[bold]{kernel}[/]", highlight=False)
             _print_result(result)
+            sys.stdout.flush()
     raise typer.Exit(worst)
+
+
+@app.command()
+def serve() -> None:
+    """Evaluate kernels sent as JSON lines on stdin, one result line each on stdout, keeping a warm runner per
+    workload between requests: {"workload": "8p_GEMM", "kernel": "k.py", "options": {...}, "id": 1} -> the
+    EvalResult's JSON (with "kernel_file" and "id"), or {"status": "usage_error", ...}. Ends at end of input."""
+    from bench.serve import serve as answer_lines  # lazily: a one-off `bench evaluate` never loads it
+
+    answer_lines(sys.stdin, sys.stdout)
 
 
 def _print_result(r: EvalResult) -> None:

@@ -44,7 +44,7 @@ from typing import Literal
 
 import numpy as np
 
-from bench.harness.messages import InterferenceRecord
+from bench.harness.protocol.messages import InterferenceRecord
 
 CONFIDENCE = 0.95
 RESAMPLES = 4000

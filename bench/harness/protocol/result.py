@@ -8,10 +8,11 @@ speedup_vs_baseline, pallas_reference, speedup_vs_pallas, error, traceback); eve
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, computed_field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
 
 
 class Status(StrEnum):
@@ -43,6 +44,22 @@ class Correctness(BaseModel):
     rel_l2: float | None = None  # the limit on rel_l2_err (the workload's TOLERANCE or the default 5e-2)
     trials: int = 0  # number of seeds checked
     timed_outputs_checked: int = 0  # outputs of timed calls that were re-checked
+
+
+def merge(reports: Sequence[Correctness]) -> Correctness:
+    """Combine the per-trial reports: the first failure wins; otherwise the worst passing trial, with the trial
+    count."""
+    if not reports:
+        raise ValueError("no correctness trials")
+    for r in reports:
+        if not r.correct:
+            return r.model_copy(update={"trials": len(reports)})
+    worst = max(reports, key=lambda r: (r.rel_l2_err or 0.0, r.max_diff or 0.0))
+    return worst.model_copy(update={"trials": len(reports),
+                                    "max_diff": max(r.max_diff or 0.0 for r in reports),
+                                    "max_abs_err": max(r.max_abs_err or 0.0 for r in reports),
+                                    "max_rel_err": max(r.max_rel_err or 0.0 for r in reports),
+                                    "rel_l2_err": max(r.rel_l2_err or 0.0 for r in reports)})
 
 
 class Timing(BaseModel):
@@ -82,7 +99,7 @@ class Integrity(BaseModel):
 
 
 class Machine(BaseModel):
-    """What the runner found when its backend started (bench.harness.hardware.detect): sent in its hello."""
+    """What the runner found when its backend started (bench.hardware.detect): sent in its hello."""
 
     backend: str  # "tpu" | "gpu" | "cpu"
     chip: str  # normalized: "v6e", "v5e", "h100", "h200", "cpu", ...
@@ -124,7 +141,10 @@ TIMED_STATUSES = frozenset({Status.CORRECT, Status.REJECTED})
 class EvalResult(BaseModel):
     """One evaluation's verdict and everything measured for it. The status and the fields agree (validated):
     only a timed status (correct, rejected) has timings, a passing verdict and a speedup; `incorrect` has a
-    failing verdict; every other status has neither a passing verdict nor a kernel timing."""
+    failing verdict; every other status has neither a passing verdict nor a kernel timing. An unknown field is
+    refused (a misspelt `deadline_s=` must not leave `deadlines_s` empty)."""
+
+    model_config = ConfigDict(extra="forbid")
 
     workload: str
     status: Status
@@ -137,7 +157,7 @@ class EvalResult(BaseModel):
     baseline: Timing | None = None
     kernel: Timing | None = None
     speedup_vs_baseline: float | None = None  # baseline median / kernel median (device time)
-    # 95 % interval of speedup_vs_baseline from the paired ABBA blocks (bench.harness.decision.statistics;
+    # 95 % interval of speedup_vs_baseline from the paired ABBA blocks (bench.harness.parent.statistics;
     # docs/methodology.md "Uncertainty"); None when fewer than two blocks were timed
     speedup_ci: tuple[float, float] | None = None
     # "noisy" when the interval is wide, blocks are bimodal, or the runner measured interference while timing;
@@ -157,20 +177,20 @@ class EvalResult(BaseModel):
     secret_seed_used: bool = False
     input_seeds: list[int] = Field(default_factory=list)  # the fresh correctness seeds drawn (empty when secret)
     timing_seed: int | None = None  # the fresh seed of the timing inputs (None when secret or not drawn)
-    schedule: str | None = None  # "interleaved" | "exclusive" (bench.harness.schedule), and why it was chosen:
+    schedule: str | None = None  # "interleaved" | "exclusive" (bench.harness.protocol.schedule), and why it was chosen:
     schedule_reason: str | None = None
-    # seconds each phase that ran the candidate may take ("compile", "correctness", "timing"): bench.harness.task
+    # seconds each phase that ran the candidate may take ("compile", "correctness", "timing"): protocol.task
     deadlines_s: dict[str, float] = Field(default_factory=dict)
     timeline_s: Timeline | None = None
     runner: RunnerInfo | None = None
     block_order: list[str] = Field(default_factory=list)  # program names in the order the timed blocks ran (ABBA)
     # does the kernel lower for a TPU (Mosaic)? "ok" only when the parent read and accepted a TPU program
-    # (bench.harness.inspection); otherwise why not (the build's own error text follows, as feedback); None
+    # (bench.harness.parent.inspecting); otherwise why not (the build's own error text follows, as feedback); None
     # when the build failed first
     tpu_lowering: str | None = None
     # share (0..1) of the workload's work (FLOPs and HBM bytes, on the TPU v6e roofline) that the TPU program
     # computes inside Mosaic kernels on its live path (copy kernels, dead branches ~0); None without a readable
-    # TPU program. Below bench.harness.inspection.work.MOSTLY_XLA_BELOW the row is labelled `mostly_xla`
+    # TPU program. Below bench.harness.protocol.messages.MOSTLY_XLA_BELOW the row is labelled `mostly_xla`
     pallas_coverage: float | None = None
     # whether the parent showed that the runnable program and the TPU program are the same computation outside
     # the Pallas kernels (bench.harness.inspection.compare; details.inspection.readiness_reason says why not)
@@ -194,6 +214,14 @@ class EvalResult(BaseModel):
 
     def exit_code(self) -> int:
         return 0 if self.status == Status.CORRECT else 1
+
+    @model_validator(mode="before")
+    @classmethod
+    def _computed_fields_are_recomputed(cls, data: Any) -> Any:
+        """A result read back from its own JSON carries `timing_meaning`, computed from `env`: recomputed, not read."""
+        if isinstance(data, dict) and "timing_meaning" in data:
+            return {k: v for k, v in data.items() if k != "timing_meaning"}
+        return data
 
     @model_validator(mode="after")
     def _fields_fit_the_status(self) -> EvalResult:

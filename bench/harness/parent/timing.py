@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from bench.harness.result import ProfileOp, Timing
+from bench.harness.protocol.result import ProfileOp, Timing
 
 #: CPU: calls in the untimed profile pass after the timed blocks (op breakdown and profiled time)
 PROFILE_ITERS = 5

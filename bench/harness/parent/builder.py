@@ -1,0 +1,217 @@
+"""TRUSTED: runs the untrusted build step (bench.harness.sandbox.child) in its sandbox and keeps what it observed.
+
+The parent gives the build a kernel file and a BuildRequest; it gets back a frozen BuildArtifact: the
+exported programs (bytes, inspected later by bench.harness.parent.inspecting), the build's log (at most
+process.LOG_LIMIT bytes, head and tail, control characters escaped) and the failure, if any, classified HERE as a
+`Status` from what the parent saw: its own deadline (TIMEOUT), no valid reply (CRASHED), or a valid failure
+reply (COMPILE_ERROR, or OUT_OF_MEMORY when its error reads as one). A reply cannot carry a status. Whatever the
+failure looked like, a build whose memory cgroup killed a process for memory is OUT_OF_MEMORY (the kernel's
+counters, read by the parent before the cgroup is removed: over_memory_cap).
+
+One process model: every build is a `BuildProcess` of its own, in a sandbox of its own, used for one candidate.
+It may be started ahead of need (its sandbox and its jax import ready while the kernel is still being copied or an
+earlier build runs): it sees the folder its kernel will be written to, and gets the request when the kernel is there.
+When `run` returns, the build's process and every process it started are gone: the sandbox's PID namespace dies
+with it, the process group is killed, and the pids cgroup (where the host has one) is checked empty; any survivor
+is killed and counted in `survivors`.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from pydantic import JsonValue
+
+from bench.harness.parent.sandboxing import Limits, SandboxedCommand, wrap
+from bench.harness.protocol.isolation import CPU_TIMING_FLAGS
+from bench.harness.protocol.messages import BuildReply, BuildRequest
+from bench.harness.protocol.process import (
+    ChildProcess,
+    LogCapture,
+    WorkerFailure,
+    escape_controls,
+    kill_group,
+    one_line,
+)
+from bench.harness.protocol.result import Status
+from bench.paths import ROOT
+
+MAX_EXPORT_BYTES = 256 << 20  # a reply larger than this is not a program we will inspect
+#: Signals that may mean a build hit its memory limit: under RLIMIT_AS an allocation that fails inside C++
+#: code often aborts or segfaults rather than raising MemoryError.
+MEMORY_SIGNALS = ("SIGKILL", "SIGSEGV", "SIGABRT")
+MEMORY_HINT = "possibly the memory limit"
+
+
+@dataclass(frozen=True)
+class BuildArtifact:
+    """What one build produced, as the parent observed it."""
+
+    ok: bool
+    kind: Status | None = None  # when not ok: TIMEOUT, CRASHED, COMPILE_ERROR or OUT_OF_MEMORY
+    reason: str = ""  # one readable line
+    error: str = ""
+    traceback: str = ""
+    runnable: bytes = b""  # serialized jax.export of the runnable program
+    tpu: bytes = b""  # serialized jax.export for platform tpu (empty when it did not lower)
+    tpu_lowering_error: str = ""  # the build's own account of a failed TPU export (feedback, decides nothing)
+    log: str = ""
+    log_bytes: int = 0  # how much the candidate wrote in total
+    sandbox: str = "none"
+    started: float = 0.0
+    ended: float = 0.0  # monotonic: when every process of the build was gone
+    survivors: int = 0  # processes of the build found alive after it ended (killed)
+    details: dict[str, JsonValue] = field(default_factory=dict)
+
+
+def _build_env() -> dict[str, str]:
+    """The build never opens an accelerator: CPU backend only (it cross-lowers for TPU); single-threaded
+    XLA:CPU and BLAS, so a build next to a timed runner takes one core, not both."""
+    return {"JAX_PLATFORMS": "cpu", "PYTHONPATH": str(ROOT), "JAXBENCH_ROOT": str(ROOT),
+            "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1",
+            "XLA_FLAGS": CPU_TIMING_FLAGS, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+
+
+class BuildProcess:
+    """One sandboxed build process, started now, used for one candidate (`run`), then ended whole (`close`)."""
+
+    def __init__(self, bind: Path, sandbox: str, limits: Limits) -> None:
+        """`bind`: the kernel file, or the folder the kernel will be written to, readable in the sandbox."""
+        self.limits = limits
+        self.reply_r, reply_w = os.pipe()
+        log_r, log_w = os.pipe()
+        argv = [sys.executable, "-m", "bench.harness.sandbox.child", "--reply-fd", str(reply_w)]
+        self.cmd = wrap(argv, sandbox, kernel=bind, limits=limits, extra_env=_build_env())
+        try:
+            self.proc = ChildProcess("the build", self.cmd.argv, reply_fd=self.reply_r, env=self.cmd.env,
+                                     cwd="/tmp" if self.cmd.name == "bwrap" else self.cmd.env["HOME"],
+                                     stdin=subprocess.PIPE, stdout=log_w, pass_fds=(reply_w,),
+                                     preexec_fn=self.cmd.preexec(), memory_signals=MEMORY_SIGNALS,
+                                     memory_hint=MEMORY_HINT)
+        except BaseException:
+            os.close(self.reply_r)
+            os.close(log_r)
+            self.cmd.release()
+            raise
+        finally:
+            os.close(reply_w)
+            os.close(log_w)
+        self.log = LogCapture(log_r)
+        self.closed = False
+
+    def run(self, request: BuildRequest, timeout_s: float) -> BuildArtifact:
+        """Send the request, read the reply under `timeout_s`, end the build: what the parent observed."""
+        started = time.monotonic()
+        try:
+            stdin = self.proc.proc.stdin  # a pipe (stdin=PIPE)
+            try:
+                if stdin is not None:
+                    stdin.write(request.model_dump_json().encode())
+                    stdin.close()
+            except OSError:  # BrokenPipeError included: the reply read says how the build ended
+                pass
+            seen = receive(self.proc, timeout_s)
+        finally:
+            survivors, events = self.close()
+        limits, cmd = self.limits, self.cmd
+        details: dict[str, JsonValue] = {"limits": {
+            "memory_mb": limits.memory_mb, "tmpfs_mb": limits.tmpfs_mb, "address_space_mb": limits.address_space_mb,
+            "processes": limits.processes if cmd.cgroup else None, "dev_mb": limits.dev_mb,
+            "memory_cgroup": cmd.memory_cgroup is not None}}
+        return replace(over_memory_cap(seen, {}, events, limits), sandbox=cmd.name, started=started,
+                       ended=time.monotonic(), survivors=survivors, log=self.log.text(), log_bytes=self.log.total,
+                       details=details)
+
+    def close(self) -> tuple[int, dict[str, int]]:
+        """End the build and every process it started: (survivors killed, the memory cgroup's final counters).
+        Idempotent (a build started ahead of need and never used is closed this way)."""
+        if self.closed:
+            return 0, {}
+        self.closed = True
+        os.close(self.reply_r)
+        survivors = _end(self.proc.proc, self.cmd)
+        events = dict(self.cmd.memory_events())  # every process is gone: final; removed with the cgroup
+        self.cmd.release()
+        return survivors, events
+
+
+def build_kernel(kernel: Path, request: BuildRequest, *, sandbox: str, timeout_s: float,
+                 limits: Limits | None = None) -> BuildArtifact:
+    """Run one build of `kernel` to completion (or its deadline) and return what was observed (`limits`: the
+    defaults)."""
+    return BuildProcess(kernel, sandbox, limits or Limits()).run(request, timeout_s)
+
+
+def receive(proc: ChildProcess, timeout_s: float) -> BuildArtifact:
+    """The build's reply, validated; or the failure the parent observed."""
+    try:
+        header, blobs = proc.read_reply(timeout_s, "compile", MAX_EXPORT_BYTES)
+        try:
+            reply = BuildReply.model_validate(header)
+        except ValueError as e:  # pydantic's ValidationError: a header the model refuses
+            raise proc.invalid_reply("compile", e) from None
+    except WorkerFailure as f:
+        return _failed(f.kind, f.message)
+    if not reply.ok:
+        # memory_error: the build's is_memory_error (protocol.messages), the runner's rule; a candidate that
+        # sets it itself only trades one failure status for another
+        kind = Status.OUT_OF_MEMORY if reply.memory_error else Status.COMPILE_ERROR
+        return _failed(kind, escape_controls(one_line(reply.error)),
+                       escape_controls(reply.error), escape_controls(reply.traceback))
+    want = 2 if reply.tpu_exported else 1
+    if len(blobs) != want:
+        return _failed(Status.CRASHED, f"the build sent {len(blobs)} programs, expected {want}")
+    return BuildArtifact(ok=True, runnable=blobs[0], tpu=blobs[1] if reply.tpu_exported else b"",
+                         tpu_lowering_error=escape_controls(reply.tpu_lowering_error))
+
+
+def over_memory_cap(seen: BuildArtifact, before: Mapping[str, int], after: Mapping[str, int],
+                    limits: Limits) -> BuildArtifact:
+    """A failed build during which its memory cgroup's out-of-memory counters rose (`before` -> `after`) is
+    OUT_OF_MEMORY, whatever its end looked like: a SIGKILL, bubblewrap's exit 137, a timeout while the cgroup was
+    reclaiming, or the candidate's own error once one of its processes was killed. Why the counters and not the
+    exit: a SIGKILL says nothing of who sent it; the cgroup's counters are the kernel's word, not the build's.
+    A build that replied with its programs stays ok (a process it did not need was killed)."""
+    rose = {name: after[name] - before.get(name, 0) for name in after if after[name] > before.get(name, 0)}
+    if seen.ok or not rose:
+        return seen
+    counters = ", ".join(f"{name}={n}" for name, n in sorted(rose.items()))
+    reason = f"the build exceeded its memory cap of {limits.memory_mb} MiB (memory cgroup: {counters})"
+    return replace(seen, kind=Status.OUT_OF_MEMORY, reason=reason, error=f"{reason}; {seen.error}")
+
+
+def _failed(kind: Status, reason: str, error: str = "", tb: str = "") -> BuildArtifact:
+    return BuildArtifact(ok=False, kind=kind, reason=reason, error=error or reason, traceback=tb)
+
+
+def _end(proc: subprocess.Popen[bytes], cmd: SandboxedCommand) -> int:
+    """Kill the build's process group, reap it, and kill anything left in its pids cgroup (count returned)."""
+    kill_group(proc, wait_s=10)
+    if cmd.cgroup is None:
+        return 0
+    deadline = time.monotonic() + 2.0  # the kernel tears a dead PID namespace down asynchronously
+    while _cgroup_pids(cmd.cgroup) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    left = _cgroup_pids(cmd.cgroup)
+    for pid in left:  # outlived the build (no PID namespace, e.g. sandbox none): killed, and counted
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    while _cgroup_pids(cmd.cgroup) and time.monotonic() < deadline + 2.0:
+        time.sleep(0.02)
+    return len(left)
+
+
+def _cgroup_pids(cgroup: Path) -> list[int]:
+    try:
+        return [int(p) for p in (cgroup / "cgroup.procs").read_text().split()]
+    except OSError:
+        return []

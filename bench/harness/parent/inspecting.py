@@ -1,0 +1,274 @@
+"""TRUSTED: the parent reads a candidate's exported programs before anything runs them.
+
+Why the exported modules and not the candidate's jaxpr, source or reply: the runnable module is exactly
+what the runner will compile and time, and the TPU module is what the readiness ranking describes; the
+build that produced both is untrusted, so nothing it *says* counts, only what the parent reads here:
+
+- `module`: the module copied into plain values within bounds (bytes, ops, nesting depth, size after
+  inlining calls): a program past a bound is refused (`oversized_program`);
+- `allowlist`: a positive allow-list of ops, pure functions of their operands (refused: `stablehlo.rng`,
+  tokens, host transfers, side-effecting or unknown custom calls, uninitialised buffers), naming the op;
+- `work` + `mosaic`: Pallas coverage, the share of the TPU program's work done inside Mosaic kernels on its
+  live path (copy kernels and dead branches count about zero);
+- `compare`: whether the runnable program is the TPU program outside the Pallas kernels (readiness
+  "verified" / "unverified");
+- `report`: all of it as one report; `worker`: the process it runs in.
+
+Isolation: the reading runs in a trusted process of its own, the inspection worker (bench.harness.inspection.worker),
+with a deadline and a memory cap; whatever a module does to it (a crash, a hang, an exception in our code) is that
+candidate's status, never an exception in the batch. The runner never reads a program the worker has not accepted.
+The worker stays warm across a batch and is replaced when it fails.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pydantic import JsonValue
+
+from bench.harness.protocol import messages
+from bench.harness.protocol.messages import DEFAULT_BOUNDS, Bounds, InspectionReport, InspectReply, InspectRequest
+from bench.harness.protocol.process import ChildProcess, WorkerFailure
+from bench.harness.protocol.result import Status
+from bench.harness.protocol.task import STARTUP_TIMEOUT_S
+from bench.paths import ROOT
+
+__all__ = [
+    "INSPECTION_MEMORY_MB",
+    "INSPECTION_TIMEOUT_S",
+    "Bounds",
+    "Inspection",
+    "Inspector",
+    "WorkerProcess",
+    "inspect_exports",
+]
+
+#: One candidate's inspection may take this long (an honest one takes about a second).
+INSPECTION_TIMEOUT_S = 120.0
+#: ... and this much address space (RLIMIT_AS of the worker, after its imports).
+INSPECTION_MEMORY_MB = 4096
+#: A worker's reply (one report: plain values, a few kB for an honest program) is never larger than this.
+REPLY_MAX_BYTES = 1 << 26
+#: Signals that may mean the worker hit its address-space cap (an allocation failing in MLIR's C++ aborts).
+MEMORY_SIGNALS = ("SIGKILL", "SIGSEGV", "SIGABRT")
+
+
+@dataclass(frozen=True)
+class Inspection:
+    """The parent's verdict on a build's exports: `refused` set means the runner never runs it.
+    `refusal_status` says whose fault a refusal is: COMPILE_ERROR (the program) or ERROR (the harness)."""
+
+    runnable: dict[str, JsonValue] | None
+    tpu: dict[str, JsonValue] | None
+    flags: tuple[str, ...] = ()
+    refused: str | None = None
+    refusal_status: Status = Status.COMPILE_ERROR
+    tpu_lowering: str | None = None  # "ok" only when the parent read and accepted a TPU program
+    pallas_calls: int = 0  # Mosaic kernels that compute and reach the outputs of the TPU program
+    pallas_coverage: float | None = None
+    readiness_check: Literal["verified", "unverified"] | None = None  # None: no TPU program
+    readiness_reason: str | None = None
+    details: dict[str, JsonValue] = field(default_factory=dict)
+
+    @property
+    def interpreted_kernels(self) -> int:
+        """Kernel sites in the runnable program (on CPU: Pallas kernels run by the interpreter). Decides only
+        how many calls are timed (interpret mode is slow) and the row's `interpret` label, nothing ranked."""
+        sites = (self.runnable or {}).get("kernel_sites", 0)
+        return sites if isinstance(sites, int) else 0
+
+
+def from_report(report: InspectionReport) -> Inspection:
+    """The Inspection of a worker's report (bench.harness.inspection.report.inspect_programs)."""
+    details = {"runnable": report.runnable, "tpu": report.tpu, "coverage": report.coverage,
+               "readiness_reason": report.readiness_reason, "readiness_sites": report.readiness_sites}
+    return Inspection(report.runnable, report.tpu, tuple(sorted(set(report.flags))), report.refused,
+                      Status.COMPILE_ERROR, report.tpu_lowering, report.pallas_calls, report.pallas_coverage,
+                      report.readiness_check, report.readiness_reason,
+                      {k: v for k, v in details.items() if v is not None})
+
+
+def failed(reason: str, status: Status = Status.COMPILE_ERROR, flags: tuple[str, ...] = ()) -> Inspection:
+    """An inspection that could not finish: the candidate is refused with `reason`."""
+    return Inspection(None, None, flags, reason, status, details={"inspection_failure": reason})
+
+
+class WorkerProcess(ChildProcess):
+    """The inspection worker's process (bench.harness.inspection.worker), held like the build's and the runner's
+    (bench.harness.protocol.process.ChildProcess): its own session, a reply pipe read under deadlines, every way it can
+    fail a WorkerFailure, its whole process group killed. Trusted code (it imports no candidate code), so not
+    sandboxed; it reads hostile bytes, hence its own process, its deadline and its memory cap."""
+
+    def __init__(self, memory_mb: int) -> None:
+        cmd_r, self._cmd_w = os.pipe()
+        reply_r, reply_w = os.pipe()
+        env = {k: v for k, v in os.environ.items() if k != "JAXBENCH_SECRET_SEED"}
+        env.update(JAX_PLATFORMS="cpu", TF_CPP_MIN_LOG_LEVEL="2", PYTHONUNBUFFERED="1")  # never opens a chip
+        env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+        argv = [sys.executable, "-m", "bench.harness.inspection.worker", "--cmd-fd", str(cmd_r), "--reply-fd",
+                str(reply_w), "--memory-mb", str(memory_mb)]
+        try:
+            super().__init__("the inspection worker", argv, reply_fd=reply_r, env=env, cwd=ROOT,
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, pass_fds=(cmd_r, reply_w),
+                             memory_signals=MEMORY_SIGNALS, memory_hint=f"possibly its memory cap of {memory_mb} MiB")
+        except BaseException:
+            for fd in (self._cmd_w, reply_r):
+                os.close(fd)
+            raise
+        finally:
+            os.close(cmd_r)
+            os.close(reply_w)
+        self.closed = False
+        self.memory_mb = memory_mb
+
+    def request(self, request: InspectRequest, blobs: list[bytes], timeout_s: float) -> InspectReply:
+        """Send one request and read its reply (WorkerFailure: TIMEOUT, the worker killed; CRASHED, also for a reply
+        the model refuses)."""
+        try:
+            messages.send(self._cmd_w, request.model_dump(), blobs)
+        except OSError:  # BrokenPipeError included: the reply read says how the worker ended
+            pass
+        header, _ = self.read_reply(timeout_s, "inspection", REPLY_MAX_BYTES)
+        try:
+            return InspectReply.model_validate(header)
+        except ValueError as e:  # pydantic's ValidationError
+            raise self.invalid_reply("inspection", e) from None
+
+    def close(self) -> None:
+        """Kill the worker's process group, reap it, release the pipes. Idempotent (a second os.close could hit a
+        file descriptor number reused meanwhile)."""
+        if self.closed:
+            return
+        self.closed = True
+        self.release(self._cmd_w)
+
+
+class Inspector:
+    """The parent's handle on the inspection worker: started on first use (or `warm`), replaced after a failure,
+    one inspection at a time (builds of a batch finish concurrently)."""
+
+    def __init__(self, timeout_s: float = INSPECTION_TIMEOUT_S, memory_mb: int = INSPECTION_MEMORY_MB,
+                 bounds: Bounds = DEFAULT_BOUNDS) -> None:
+        self.timeout_s, self.memory_mb, self.bounds = timeout_s, memory_mb, bounds
+        self.lock = threading.Lock()
+        self.host: WorkerProcess | None = None
+        self.starts = 0
+
+    def inspect(self, runnable: bytes, tpu: bytes, platform: str, workload: str | None = None,
+                size: str | None = None) -> Inspection:
+        """Never raises: every failure is an Inspection with `refused` set. `workload`/`size` let the
+        reader count the baseline's own work (coverage of kernels whose work depends on data). A reader that
+        dies on a program is blamed on the program only when a fresh one dies on it too (it may have
+        died of something else between two candidates)."""
+        with self.lock:
+            t = time.monotonic()
+            request = InspectRequest(platform=platform, bounds=dict(self.bounds.__dict__), workload=workload,
+                                     size=size)
+            for attempt in (1, 2):
+                outcome = self._attempt(request, [runnable, tpu or b""])
+                if not isinstance(outcome, WorkerFailure) or attempt == 2:
+                    break
+            if isinstance(outcome, WorkerFailure):
+                return failed(f"{outcome.message}, twice: a program shaped to break the reader",
+                              flags=("oversized_program",))
+            if isinstance(outcome, Inspection):
+                return outcome
+            result = from_report(outcome)
+            return Inspection(**{**result.__dict__, "details": {**result.details,
+                                                                "seconds": round(time.monotonic() - t, 3)}})
+
+    def warm(self) -> None:
+        """Start the reader now (jax's import takes seconds), so the first inspection does not wait for it."""
+        with self.lock:
+            try:
+                self._start()
+            except Exception:  # the first inspection will try again, and report
+                self.close()
+
+    def _attempt(self, request: InspectRequest,
+                 blobs: list[bytes]) -> InspectionReport | Inspection | WorkerFailure:
+        """One try: the report, a final verdict (Inspection), or how the reader died (WorkerFailure
+        CRASHED: the caller retries once in a fresh one)."""
+        try:
+            host = self._start()
+        except WorkerFailure as f:  # the harness could not start its reader: not the candidate's fault
+            self.close()
+            return failed(f"the inspection's process did not start: {f.message}", Status.ERROR)
+        except Exception as exc:
+            self.close()
+            return failed(f"the inspection's process did not start: {type(exc).__name__}: {exc}", Status.ERROR)
+        memory = f"inspecting the program needed more than {host.memory_mb} MiB: too large to inspect"
+        try:
+            reply = host.request(request, blobs, self.timeout_s)
+        except WorkerFailure as f:
+            self.close()  # the next candidate gets a fresh reader
+            if f.kind == Status.TIMEOUT:
+                return failed(f"inspecting the program took more than {self.timeout_s:g} s: too large to inspect",
+                              flags=("oversized_program",))
+            if f.kind == Status.OUT_OF_MEMORY:
+                return failed(memory, flags=("oversized_program",))
+            if f.kind == Status.ERROR:  # the reader's own failure reply: the harness's, not the candidate's
+                return failed(f"the harness's inspection failed on this program: {f.message}", Status.ERROR)
+            return f
+        if reply.memory_error:
+            self.close()
+            return failed(memory, flags=("oversized_program",))
+        if reply.error is not None:
+            return failed(f"the harness's inspection failed on this program: {reply.error}", Status.ERROR)
+        if reply.report is None:
+            self.close()
+            return WorkerFailure(Status.CRASHED, "the inspection's process sent a reply without a report")
+        return reply.report
+
+    def _start(self) -> WorkerProcess:
+        """The live worker, or a fresh one once it said hello (WorkerFailure when it did not in time)."""
+        if self.host is not None and self.host.alive():
+            return self.host
+        self.close()
+        worker = WorkerProcess(self.memory_mb)
+        try:
+            hello, _ = worker.read_reply(STARTUP_TIMEOUT_S, "startup", 1 << 16)
+            if not hello.get("ok"):
+                raise WorkerFailure(Status.CRASHED, "the inspection worker did not say hello")
+        except BaseException:
+            worker.close()
+            raise
+        self.host = worker
+        self.starts += 1
+        return worker
+
+    def close(self) -> None:
+        """Close the reader (if any). Idempotent."""
+        if self.host is not None:
+            self.host.close()
+            self.host = None
+
+
+_shared: Inspector | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_inspector() -> Inspector:
+    """One warm worker per parent process (closed at exit)."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = Inspector()
+            atexit.register(_shared.close)
+        return _shared
+
+
+def inspect_exports(runnable: bytes, tpu: bytes, platform: str, build_pallas_calls: int = 0,
+                    inspector: Inspector | None = None, workload: str | None = None,
+                    size: str | None = None) -> Inspection:
+    """Read both exports in the isolated worker; refuse a runnable program the runner must not run.
+    `build_pallas_calls` (the build's own count) is ignored: nothing ranked comes from the build's word."""
+    del build_pallas_calls
+    return (inspector or shared_inspector()).inspect(runnable, tpu, platform, workload, size)
