@@ -230,6 +230,7 @@ class EvaluateReply(Message):
     traced: bool = False  # blob 0, when present: the profiler trace (blocks or the profile pass)
     block_order: list[str] = Field(default_factory=list)
     interference: InterferenceRecord | None = None  # per timed segment (None: no timing ran)
+    compile_s: float | None = None  # seconds deserializing + compiling the candidate (`load`; None: not compiled)
 
 
 class TimeBaselineRequest(Message):

@@ -164,6 +164,11 @@ class EvalResult(BaseModel):
     timeline_s: Timeline | None = None
     runner: RunnerInfo | None = None
     block_order: list[str] = Field(default_factory=list)  # program names in the order the timed blocks ran (ABBA)
+    # per program ("baseline", "kernel", "pallas_reference" when timed): each timed block's time per call (ms, the
+    # mean of its calls), in the order the blocks ran (block_order); what the interval resamples, published
+    block_ms: dict[str, list[float]] = Field(default_factory=dict)
+    # seconds the runner spent compiling each program ("kernel", "baseline"): deserializing + compiling the export
+    compile_s: dict[str, float] = Field(default_factory=dict)
     # does the kernel lower for a TPU (Mosaic)? "ok" only when the parent read and accepted a TPU program
     # (bench.harness.inspection); otherwise why not (the build's own error text follows, as feedback); None
     # when the build failed first

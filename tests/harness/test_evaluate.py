@@ -36,6 +36,11 @@ def test_baseline_as_its_own_candidate_is_correct_with_speedup_near_one():
     assert r.bytes_accessed and r.operational_intensity == pytest.approx(r.flops / r.bytes_accessed, rel=1e-3)
     assert r.env.chip == "cpu" and r.size == "small" and r.env.jax_version and not r.env.interpret
     assert r.tpu_lowering == "ok" and len(r.input_seeds) == 3
+    # per block, per program, the time per call (what the interval resamples) and each program's compile time
+    assert set(r.block_ms) == {"baseline", "kernel"} and all(len(v) == 2 for v in r.block_ms.values())
+    calls = [n for _, name, n in d["timing_segments"] if name == "kernel"]  # the blocks' (secret) lengths
+    assert sum(ms * n for ms, n in zip(r.block_ms["kernel"], calls)) == pytest.approx(sum(r.kernel.raw_times_ms))
+    assert set(r.compile_s) == {"kernel", "baseline"} and all(s > 0 for s in r.compile_s.values())
     # How close to 1.00 an identical program reads, and twice the work to 0.50, are timing figures: tests never
     # assert on wall time; benchmarks/harness.py and benchmarks/intervals.py print them with the load average.
 

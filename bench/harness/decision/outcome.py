@@ -236,13 +236,15 @@ def decide(ctx: BatchContext, built: Built, reply: EvaluateReply, trace: bytes |
     """The verdict of a candidate the runner ran: compile/run failure, incorrect, rejected or correct.
     `phase_s`: wall seconds of the runner's phases (compile, correctness, timing), reported as overhead."""
     task = ctx.task
+    # the fields every result of a program the runner loaded carries
+    loaded: dict[str, Any] = {"deadlines_s": deadlines, "compile_s": compile_times(ctx, reply)}
     if not reply.ran:
         if reply.memory_error:
             status = Status.OUT_OF_MEMORY
         else:
             status = Status.COMPILE_ERROR if reply.stage == "compile" else Status.RUNTIME_ERROR
         return _result(ctx, task, built, status, one_line(reply.error), error=reply.error, traceback=reply.traceback,
-                       deadlines_s=deadlines, interpreted=interpreted, overhead=phase_s)
+                       interpreted=interpreted, overhead=phase_s, **loaded)
     trial_details: dict[str, Any] = {"resident_bytes_during_trials": [t.resident_bytes for t in reply.trials]}
     verdict = merge([t.report for t in reply.trials if t.distribution == "upstream"])
     second = next((t.report for t in reply.trials if t.distribution == "second" and not t.report.correct), None)
@@ -252,18 +254,39 @@ def decide(ctx: BatchContext, built: Built, reply: EvaluateReply, trace: bytes |
         (t.report.correct for t in reply.trials if t.distribution == "second"), None)
     if not verdict.correct:
         return _result(ctx, task, built, Status.INCORRECT, verdict.reason, correctness=verdict, details=trial_details,
-                       deadlines_s=deadlines, interpreted=interpreted, overhead=phase_s)
+                       interpreted=interpreted, overhead=phase_s, **loaded)
     verdict = verdict.model_copy(update={"timed_outputs_checked": reply.timed_verified})
     bad = next((t.report for t in reply.timed if not t.report.correct), None)
     if bad is not None or not reply.inputs_unchanged:
         why = f"timed call output differs: {bad.reason}" if bad else "the program modified its input arrays"
         return _result(ctx, task, built, Status.INCORRECT, why,
                        correctness=verdict.model_copy(update={"correct": False, "reason": why}), details=trial_details,
-                       deadlines_s=deadlines, block_order=reply.block_order, interpreted=interpreted,
-                       overhead=phase_s)
+                       block_order=reply.block_order, interpreted=interpreted, overhead=phase_s, **loaded)
     return _timed_result(ctx, built, reply, trace, verdict, trial_details,
-                         {"deadlines_s": deadlines, "block_order": reply.block_order},
-                         interpreted, {**phase_s})
+                         {**loaded, "block_order": reply.block_order}, interpreted, {**phase_s})
+
+
+def compile_times(ctx: BatchContext, reply: EvaluateReply) -> dict[str, float]:
+    """Seconds the runner spent compiling each program ("kernel": this candidate's load, "baseline": the batch's
+    baseline, compiled once by `baseline` / `prepare`): what is known of them."""
+    out = {"kernel": reply.compile_s, "baseline": ctx.prepared.baseline_compile_s}
+    return {name: s for name, s in out.items() if s is not None}
+
+
+def block_times(times: dict[str, list[float]], segments: list[tuple[int, str, int]]) -> dict[str, list[float]]:
+    """Per program: each timed block's time per call (ms, the mean of its calls), in the order the blocks ran.
+    `times[program]` are the program's per-call times in call order; `segments` the runner's (block, program,
+    calls) in run order (its InterferenceRecord). Programs without times are left out."""
+    used: dict[str, int] = {name: 0 for name in times}
+    out: dict[str, list[float]] = {name: [] for name in times}
+    for _block, program, calls in segments:
+        if program not in times or calls <= 0:
+            continue
+        chunk = times[program][used[program]:used[program] + calls]
+        used[program] += calls
+        if chunk:
+            out[program].append(round(sum(chunk) / len(chunk), 6))
+    return {NAMES.get(name, name): blocks for name, blocks in out.items() if blocks}
 
 
 def _timed_result(ctx: BatchContext, built: Built, reply: EvaluateReply, trace: bytes | None, verdict: Correctness,
@@ -298,6 +321,9 @@ def _timed_result(ctx: BatchContext, built: Built, reply: EvaluateReply, trace: 
     if "pallas_reference" in fields and kern.median_ms > 0:
         fields["speedup_vs_pallas"] = round(fields["pallas_reference"].median_ms / kern.median_ms, 4)
     fields.update(_uncertainty(ctx.plan.backend, reply, base, kern, fields["speedup_vs_baseline"], details))
+    if reply.interference is not None:
+        by_fn = {run.name: fields[NAMES[run.name]].raw_times_ms for run in reply.runs}
+        fields["block_ms"] = block_times(by_fn, [(s.block, s.program, s.calls) for s in reply.interference.segments])
     timed_s = sum(sum(r.wall_ms) for r in reply.runs) / 1e3
     overhead["timed_iterations"] = round(timed_s, 4)
     audit = audit_measurement(kernel_median_ms=kern.median_ms, chip=ctx.hello.env.chip,

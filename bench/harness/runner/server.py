@@ -269,11 +269,12 @@ def cmd_load(state: State, req: LoadRequest, blobs: list[bytes]) -> Reply:
     state.candidate = None
     if not blobs:
         raise ValueError("no program to load")
+    t_compile = time.perf_counter()
     try:
         state.candidate = Program(CANDIDATE_FN, blobs[0], state.workload.signature)
     except Exception as exc:
         return _failed("compile", exc), []
-    return EvaluateReply().model_dump(), []
+    return EvaluateReply(compile_s=round(time.perf_counter() - t_compile, 4)).model_dump(), []
 
 
 def cmd_trials(state: State, req: TrialsRequest, blobs: list[bytes]) -> Reply:

@@ -271,9 +271,10 @@ class RunnerSession:
             reply = self._phase(LoadRequest(), deadlines["compile"], "compile", [program])[0]
             if not reply.ran:
                 return reply, None
+            compiled = {"compile_s": reply.compile_s}  # the load's measure, carried on the phases' replies
             trials = self._phase(TrialsRequest(), deadlines["correctness"], "correctness")[0]
             if not trials.ran or not all(t.report.correct for t in trials.trials):
-                return trials, None
+                return trials.model_copy(update=compiled), None
             with timing_lock(worker_core(), self.task.timeout_s) as (waited_s, _):
                 self.phase_s["timing_queue"] = round(waited_s, 4)  # another evaluation was timing on this host
                 timed, blobs = self._phase(request, deadlines["timing"], "timing")
@@ -281,7 +282,7 @@ class RunnerSession:
             self._runner().close()
             self.prepared = None
             raise
-        return timed.model_copy(update={"trials": trials.trials}), (blobs[0] if blobs else None)
+        return timed.model_copy(update={"trials": trials.trials, **compiled}), (blobs[0] if blobs else None)
 
     def _phase(self, message: Message, deadline_s: float, phase: str,
                blobs: Sequence[bytes] = ()) -> tuple[EvaluateReply, list[bytes]]:
