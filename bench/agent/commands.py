@@ -192,7 +192,7 @@ def run_cmd(
     parallel: int = typer.Option(1, help="chains of one workload evaluated at once (1 on a 2-core machine)"),
     seeds: int = typer.Option(EvalSettings.seeds, help="harness correctness trials per sample"),
     blocks: int | None = typer.Option(EvalSettings.blocks, help="harness timing blocks per sample (default: the "
-                                                               "harness's, bench.harness.task.default_blocks)"),
+                                                               "harness's, bench.harness.policy.TimingPolicy.blocks)"),
     journal: Path | None = typer.Option(None, help=f"journal folder (default {DEFAULT_JOURNALS}/<out name>)"),
     restart: bool = typer.Option(False, help="discard this run's journal and start over"),
     name: str | None = typer.Option(None, help="submission.yaml name"),

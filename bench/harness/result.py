@@ -159,8 +159,10 @@ class EvalResult(BaseModel):
     timing_seed: int | None = None  # the fresh seed of the timing inputs (None when secret or not drawn)
     schedule: str | None = None  # "interleaved" | "exclusive" (bench.harness.schedule), and why it was chosen:
     schedule_reason: str | None = None
-    # seconds each phase that ran the candidate may take ("compile", "correctness", "timing"): bench.harness.task
+    # seconds each phase that ran the candidate may take ("compile", "correctness", "timing"): from the timing policy
     deadlines_s: dict[str, float] = Field(default_factory=dict)
+    # the timing policy the runner timed under (bench.harness.policy): "<name>@<first 12 hex of sha256 of its JSON>"
+    timing_policy: str | None = None
     timeline_s: Timeline | None = None
     runner: RunnerInfo | None = None
     block_order: list[str] = Field(default_factory=list)  # program names in the order the timed blocks ran (ABBA)

@@ -12,7 +12,7 @@ CONTRACT = re.compile(r"getattr\([^)]*[\"'](CONFIG|SMALL|META|TOLERANCE|STATIC_A
 #: literal -> the one module allowed to hold it
 DEFINED_ONCE = {"300.0": "harness/task.py", '"/dev/accel': "harness/hardware.py", '"/dev/nvidia': "harness/hardware.py",
                 '/ "eval"': "paths.py", '"jax_cache"': "paths.py", "STARTUP_TIMEOUT_S =": "harness/task.py",
-                "DEFAULT_WARMUP, DEFAULT_ITERS =": "harness/task.py"}
+                "warmup=5, min_calls=50": "harness/policy.py", "confidence=0.95": "harness/policy.py"}
 
 
 def _sources() -> dict[str, str]:

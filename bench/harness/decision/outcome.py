@@ -23,18 +23,12 @@ from bench.harness.decision import statistics
 from bench.harness.inspection import Inspection
 from bench.harness.inspection.work import MOSTLY_XLA_BELOW
 from bench.harness.messages import BASELINE_FN, CANDIDATE_FN, PALLAS_FN, EvaluateReply, PrepareReply, RunnerHello
+from bench.harness.policy import TimingPolicy
 from bench.harness.process import WorkerFailure, one_line
 from bench.harness.result import Correctness, Environment, EvalResult, Integrity, RunnerInfo, Status, Timeline, Timing
 from bench.harness.runner import timing
 from bench.harness.schedule import Plan
-from bench.harness.task import (
-    DEFAULT_WARMUP,
-    INTERPRET_ITERS,
-    INTERPRET_WARMUP,
-    EvalTask,
-    default_blocks,
-    timed_calls,
-)
+from bench.harness.task import EvalTask
 from bench.integrity.flags import MOSTLY_XLA, NO_PALLAS, merge_flags
 from bench.integrity.measurement import audit_measurement, sandbox_flags
 from bench.integrity.static_scan import scan_source
@@ -68,32 +62,6 @@ class BatchContext:
     t0: float
     runner_started_at: float
     prepare_s: float
-
-
-@dataclass(frozen=True)
-class Counts:
-    """How one evaluation times: warmup calls, timed calls per program, ABBA blocks, and whether the calls were
-    calibrated (then the runner fits them to the slowest program: bench.harness.task.fitted_calls)."""
-
-    warmup: int
-    iters: int
-    blocks: int
-    calibrated: bool
-
-
-def iteration_counts(task: EvalTask, interpreted: bool, baseline_call_ms: float | None = None,
-                     calibrate: bool = False) -> Counts:
-    """Warmup calls, timed calls per program and ABBA blocks: the task's, or the defaults (fewer calls for
-    Pallas in interpret mode; calibrated on the baseline's call time where blocks are not traced:
-    bench.harness.task.timed_calls)."""
-    warmup = task.warmup if task.warmup is not None else (INTERPRET_WARMUP if interpreted else DEFAULT_WARMUP)
-    calibrated = calibrate and not interpreted and task.iters is None
-    if task.iters is not None:
-        iters = task.iters
-    else:
-        iters = INTERPRET_ITERS if interpreted else timed_calls(baseline_call_ms, calibrate)
-    blocks = task.blocks if task.blocks is not None else default_blocks(iters, calibrated)
-    return Counts(warmup, iters, blocks, calibrated)
 
 
 def _environment(ctx: BatchContext | None, built: Built, interpreted: bool = False) -> Environment | None:
@@ -137,6 +105,8 @@ def _details(ctx: BatchContext | None, built: Built) -> dict[str, Any]:
             d["inspection"]["refused"] = built.inspection.refused
     if ctx is not None and ctx.prepared.pallas_reference:
         d["pallas_reference"] = ctx.prepared.pallas_reference
+    if ctx is not None and ctx.prepared.baseline_call_ms is not None:  # what the run deadlines followed
+        d["baseline_call_ms"] = ctx.prepared.baseline_call_ms
     return d
 
 
@@ -220,24 +190,25 @@ def candidate_error(ctx: BatchContext, built: Built, exc: BaseException, tb: str
 
 
 def runner_failed(ctx: BatchContext, built: Built, failure: WorkerFailure, phase_s: dict[str, float],
-                  deadlines: dict[str, float]) -> EvalResult:
+                  deadlines: dict[str, float], policy: TimingPolicy) -> EvalResult:
     """The runner did not answer while running the candidate's program: it hung (TIMEOUT), died (CRASHED), ran
     out of memory (OUT_OF_MEMORY), or replied with its own failure (ERROR: a harness self-check, not the candidate)."""
     if failure.kind == Status.ERROR:
         return _result(ctx, ctx.task, built, Status.ERROR, f"harness error: {failure.message}", error=failure.error,
-                       traceback=failure.traceback, deadlines_s=deadlines, overhead=phase_s)
+                       traceback=failure.traceback, deadlines_s=deadlines, overhead=phase_s, timing_policy=policy.label)
     reason = failure.message.replace("runner", "the runner running the candidate's program", 1)
     return _result(ctx, ctx.task, built, failure.kind, reason, error=failure.error, deadlines_s=deadlines,
-                   overhead=phase_s)
+                   overhead=phase_s, timing_policy=policy.label)
 
 
 def decide(ctx: BatchContext, built: Built, reply: EvaluateReply, trace: bytes | None, phase_s: dict[str, float],
-           interpreted: bool, deadlines: dict[str, float]) -> EvalResult:
-    """The verdict of a candidate the runner ran: compile/run failure, incorrect, rejected or correct.
+           interpreted: bool, deadlines: dict[str, float], policy: TimingPolicy) -> EvalResult:
+    """The verdict of a candidate the runner ran under `policy`: compile/run failure, incorrect, rejected or correct.
     `phase_s`: wall seconds of the runner's phases (compile, correctness, timing), reported as overhead."""
     task = ctx.task
     # the fields every result of a program the runner loaded carries
-    loaded: dict[str, Any] = {"deadlines_s": deadlines, "compile_s": compile_times(ctx, reply)}
+    loaded: dict[str, Any] = {"deadlines_s": deadlines, "compile_s": compile_times(ctx, reply),
+                              "timing_policy": policy.label}
     if not reply.ran:
         if reply.memory_error:
             status = Status.OUT_OF_MEMORY
@@ -262,8 +233,9 @@ def decide(ctx: BatchContext, built: Built, reply: EvaluateReply, trace: bytes |
         return _result(ctx, task, built, Status.INCORRECT, why,
                        correctness=verdict.model_copy(update={"correct": False, "reason": why}), details=trial_details,
                        block_order=reply.block_order, interpreted=interpreted, overhead=phase_s, **loaded)
+    trial_details["timing_counts"] = {"calls": reply.calls, "blocks": reply.blocks}  # as the runner decided them
     return _timed_result(ctx, built, reply, trace, verdict, trial_details,
-                         {**loaded, "block_order": reply.block_order}, interpreted, {**phase_s})
+                         {**loaded, "block_order": reply.block_order}, interpreted, {**phase_s}, policy)
 
 
 def compile_times(ctx: BatchContext, reply: EvaluateReply) -> dict[str, float]:
@@ -291,10 +263,10 @@ def block_times(times: dict[str, list[float]], segments: list[tuple[int, str, in
 
 def _timed_result(ctx: BatchContext, built: Built, reply: EvaluateReply, trace: bytes | None, verdict: Correctness,
                   details: dict[str, Any], fields: dict[str, Any], interpreted: bool,
-                  overhead: dict[str, float]) -> EvalResult:
+                  overhead: dict[str, float], policy: TimingPolicy) -> EvalResult:
     spec = hardware.chip_spec(ctx.hello.env.chip)
     peak = spec.peak_bf16_tflops if spec else None
-    traced = timing.blocks_traced(ctx.plan.backend)
+    traced = policy.traced
     fields["correctness"] = verdict
     notes, profiled = [], {}
     for run in reply.runs:
@@ -320,7 +292,7 @@ def _timed_result(ctx: BatchContext, built: Built, reply: EvaluateReply, trace: 
         fields["wall_speedup_vs_baseline"] = round(base.wall_clock_median_ms / kern.wall_clock_median_ms, 4)
     if "pallas_reference" in fields and kern.median_ms > 0:
         fields["speedup_vs_pallas"] = round(fields["pallas_reference"].median_ms / kern.median_ms, 4)
-    fields.update(_uncertainty(ctx.plan.backend, reply, base, kern, fields["speedup_vs_baseline"], details))
+    fields.update(_uncertainty(policy, reply, base, kern, fields["speedup_vs_baseline"], details))
     if reply.interference is not None:
         by_fn = {run.name: fields[NAMES[run.name]].raw_times_ms for run in reply.runs}
         fields["block_ms"] = block_times(by_fn, [(s.block, s.program, s.calls) for s in reply.interference.segments])
@@ -340,11 +312,12 @@ def _timed_result(ctx: BatchContext, built: Built, reply: EvaluateReply, trace: 
     return result
 
 
-def _uncertainty(backend: str, reply: EvaluateReply, base: Timing, kern: Timing, speedup: float | None,
+def _uncertainty(policy: TimingPolicy, reply: EvaluateReply, base: Timing, kern: Timing, speedup: float | None,
                  details: dict[str, Any]) -> dict[str, Any]:
     """speedup_ci and timing_quality from the runner's per-segment record (bench.harness.decision.statistics):
-    the times the speedup was computed from, paired block by block. Host interference counts on CPU only: on
-    TPU/GPU the device plane times the programs and the host's load does not enter those times."""
+    the times the speedup was computed from, paired block by block, under the policy's interval and thresholds.
+    Host interference counts where the policy says (CPU only: on TPU/GPU the device plane times the programs and
+    the host's load does not enter those times)."""
     record = reply.interference
     if record is None or speedup is None:
         return {"timing_quality": "noisy", "timing_quality_reason": "no timed blocks recorded: no interval"}
@@ -355,7 +328,8 @@ def _uncertainty(backend: str, reply: EvaluateReply, base: Timing, kern: Timing,
                                                  segments, BASELINE_FN, CANDIDATE_FN)
     except ValueError as exc:
         return {"timing_quality": "noisy", "timing_quality_reason": f"timed blocks unusable: {exc}"}
-    interval = statistics.speedup_interval(blocks)
+    interval = statistics.speedup_interval(blocks, policy.confidence, policy.resamples, policy.bootstrap_seed,
+                                           policy.systematic_sd)
     host = statistics.summarize(record)
     details["timing_interference"] = {
         "cpu_share": round(host.cpu_s / host.wall_s, 4) if host.wall_s > 0 else None,
@@ -363,7 +337,7 @@ def _uncertainty(backend: str, reply: EvaluateReply, base: Timing, kern: Timing,
         "run_delay_s": round(host.run_delay_s, 4) if host.run_delay_s is not None else None,
         "loadavg": [host.loadavg_before, host.loadavg_after], "cores": host.cores,
         "others_runnable": round(host.others_runnable, 2) if host.others_runnable is not None else None}
-    quality = statistics.classify(speedup, interval, blocks, host if backend == "cpu" else None)
+    quality = statistics.classify(speedup, interval, blocks, host, policy)
     return {"speedup_ci": (round(interval[0], 4), round(interval[1], 4)) if interval else None,
             "timing_quality": quality.quality, "timing_quality_reason": quality.reason}
 

@@ -296,9 +296,7 @@ def cmd_time(state: State, req: EvaluateRequest, blobs: list[bytes]) -> Reply:
     try:
         retrials = [(seed, state.inputs[seed], state.refs[seed]) for seed in state.seeds]
         run = time_programs(programs, state.inputs[state.timing_seed], state.refs[state.timing_seed], w.tolerance,
-                            req.warmup, req.iters, req.blocks, req.profile_iters, req.trace_blocks, record=record,
-                            schedule_seed=req.schedule_seed, retrials=retrials, fit_calls=req.fit_calls,
-                            auto_blocks=req.auto_blocks)
+                            req.policy, record=record, schedule_seed=req.schedule_seed, retrials=retrials)
     except SelfCheckFailed:
         record.finish()
         raise  # the harness's own failure: the runner's failure reply, never the candidate's
@@ -310,7 +308,7 @@ def cmd_time(state: State, req: EvaluateRequest, blobs: list[bytes]) -> Reply:
     runs = [ProgramRun(name=p.name, module=p.module, wall_ms=run.walls[p.name]) for p in programs]
     reply = EvaluateReply(timed=run.timed, runs=runs, inputs_unchanged=run.inputs_unchanged,
                           traced=run.trace is not None, block_order=run.order, interference=record.finish(),
-                          timed_verified=run.verified)
+                          timed_verified=run.verified, calls=run.calls, blocks=run.blocks)
     return reply.model_dump(), [run.trace] if run.trace else []
 
 
@@ -318,10 +316,11 @@ def cmd_time_baseline(state: State, req: TimeBaselineRequest, blobs: list[bytes]
     """`bench run`: the baseline alone, blocks of one program."""
     w = state.workload
     run = time_programs([w.baseline], state.inputs[state.timing_seed], state.refs[state.timing_seed],
-                        w.tolerance, req.warmup, req.iters, 1, req.profile_iters, req.trace_blocks)
+                        w.tolerance, req.policy)
     reply = EvaluateReply(runs=[ProgramRun(name=BASELINE_FN, module=w.baseline.module,
                                            wall_ms=run.walls[BASELINE_FN])],
-                          inputs_unchanged=run.inputs_unchanged, traced=run.trace is not None, block_order=run.order)
+                          inputs_unchanged=run.inputs_unchanged, traced=run.trace is not None, block_order=run.order,
+                          calls=run.calls, blocks=run.blocks)
     return reply.model_dump(), [run.trace] if run.trace else []
 
 

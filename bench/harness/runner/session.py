@@ -31,11 +31,12 @@ from bench.harness.messages import (
     RunnerHello,
     TrialsRequest,
 )
+from bench.harness.policy import TimingPolicy
 from bench.harness.process import ChildProcess, WorkerFailure, one_line
 from bench.harness.result import Status
 from bench.harness.runner.isolation import TIMING_NICE, pin_threads, timing_core, timing_lock, worker_core
 from bench.harness.runner.launch import adopt, compilation_cache_env, spawn
-from bench.harness.task import STARTUP_TIMEOUT_S, EvalTask, compile_deadline_s, run_deadline_s, timing_deadline_s
+from bench.harness.task import STARTUP_TIMEOUT_S, EvalTask
 from bench.paths import JAX_CACHE_DIR, ROOT  # JAX_CACHE_DIR: the runner's compilation cache (trusted only)
 
 #: A runner killed by a signal had run out of memory when its peak resident memory reached this share of its
@@ -249,18 +250,16 @@ class RunnerSession:
             raise RuntimeError("the runner was not started")  # a harness bug: start() comes first
         return self.proc
 
-    def deadlines(self, request: EvaluateRequest, programs: int) -> dict[str, float]:
-        """Seconds each phase may take: compiling follows the baseline's compile time (with a floor;
-        bench.harness.task.compile_deadline_s); the phases that run the candidate's program follow the
-        baseline's time per call (bench.harness.task.run_deadline_s, timing_deadline_s). Never more than the
-        task's cap."""
+    def deadlines(self, policy: TimingPolicy, programs: int) -> dict[str, float]:
+        """Seconds each phase may take, from the timing policy's maxima (bench.harness.policy): compiling follows the
+        baseline's compile time (with a floor); the phases that run the candidate's program follow the baseline's
+        time per call and the most calls the policy lets the runner make. Never more than the task's cap."""
         call_ms = self.prepared.baseline_call_ms if self.prepared else None
         cap = self.task.timeout_s
         compile_s = self.prepared.baseline_compile_s if self.prepared else None
-        return {"compile": round(compile_deadline_s(cap, compile_s), 1),
-                "correctness": round(run_deadline_s(cap, call_ms, self.task.seeds), 1),
-                "timing": round(timing_deadline_s(cap, call_ms, programs, request.warmup, request.iters,
-                                                  request.profile_iters, request.fit_calls), 1)}
+        return {"compile": round(policy.compile_deadline_s(cap, compile_s), 1),
+                "correctness": round(policy.run_deadline_s(cap, call_ms, self.task.seeds), 1),
+                "timing": round(policy.timing_deadline_s(cap, call_ms, programs), 1)}
 
     def evaluate(self, program: bytes, request: EvaluateRequest,
                  deadlines: dict[str, float]) -> tuple[EvaluateReply, bytes | None]:
