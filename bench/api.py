@@ -1,6 +1,6 @@
 """The stable Python API of JAXBench, for agent builders and notebooks: `from bench import evaluate, ...`.
 
-The `bench` CLI is a thin layer over these functions (bench/harness/commands.py); anything the CLI can tell
+The `bench` CLI is a thin layer over these functions (bench/commands.py); anything the CLI can tell
 you, these return as values. Stable means: the names and keyword arguments below keep working across
 releases (new keywords may be added, with defaults); `EvalResult`'s fields only grow.
 
@@ -8,7 +8,7 @@ releases (new keywords may be added, with defaults); `EvalResult`'s fields only 
     result = evaluate("8p", "my_kernel.py")            # an EvalResult (pydantic model)
     result.status, result.speedup_vs_baseline, result.correctness.rel_l2_err, result.timing_meaning
 
-Evaluation options are EvalTask's fields (bench/harness/task.py), with EvalTask's defaults: size, seeds,
+Evaluation options are EvalTask's fields (bench/harness/protocol/task.py), with EvalTask's defaults: size, seeds,
 warmup, iters, blocks, timeout_s, memory_limit_mb, secret_seed, sandbox, with_pallas_reference, schedule.
 Evaluations run in worker processes: `evaluate` and `evaluate_many` never start a JAX backend in the calling
 process. `machine_info` does (it reports this process's device), and so do `workload_flops` and
@@ -26,8 +26,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from bench.harness.result import EvalResult, Status
-from bench.harness.task import EvalTask
+from bench.harness.protocol.result import EvalResult, Status
+from bench.harness.protocol.task import EvalTask
 from bench.registry import WorkloadSpec, resolve_id, spec, workload_ids
 
 __all__ = ["EvalResult", "EvalTask", "Status", "WorkloadSpec", "checkout", "evaluate", "evaluate_many",
@@ -44,8 +44,8 @@ def workload(name: str) -> WorkloadSpec:
     """One workload's typed contract: config, sizes, tolerance, static args, create_inputs, the XLA baseline.
 
     Its `tolerance` is the EFFECTIVE one, {"atol", "rtol", "rel_l2"}: the workload's overrides over the harness's
-    defaults (bench.harness.correctness.Tolerance), i.e. exactly what the correctness gate applies."""
-    from bench.harness.correctness import Tolerance
+    defaults (bench.harness.protocol.correctness.Tolerance), i.e. exactly what the correctness gate applies."""
+    from bench.harness.protocol.correctness import Tolerance
 
     s = spec(name)
     return dataclasses.replace(s, tolerance=dataclasses.asdict(Tolerance(**s.tolerance)))
@@ -78,23 +78,23 @@ def evaluate(workload: str, kernel: str | Path, **options: Any) -> EvalResult:
     Never raises for anything the kernel does: compile errors, wrong outputs, crashes and timeouts are
     statuses. Raises FileNotFoundError (IsADirectoryError) when `kernel` is not a file: that is the caller's
     mistake. Tracebacks name `kernel` (not the harness's private copy) and omit the harness's frames."""
-    from bench.harness.evaluate import evaluate as run
-    from bench.harness.tracebacks import attribute
+    from bench.harness.parent.evaluate import evaluate as run
+    from bench.harness.parent.tracebacks import attribute
 
     task = EvalTask(workload=resolve_id(workload), kernel_path=_kernel_file(kernel).resolve(), **options)
     return attribute(run(task), kernel)
 
 
 def evaluate_many(workload: str, kernels: Iterable[str | Path], **options: Any) -> Iterator[EvalResult]:
-    """`evaluate` for several kernel files of one workload, through ONE warm runner (bench.harness.evaluate):
+    """`evaluate` for several kernel files of one workload, through ONE warm runner (bench.harness.parent.evaluate):
     every kernel is built first, then the batch's inputs are drawn and each candidate is run in turn (one at
     a time: parallel evaluations on one host disturb each other's timings). Yields the results in order.
     Raises FileNotFoundError before evaluating anything when one of `kernels` is not a file.
 
     With several kernels, each result's `wall_time_s` is that kernel's own time (own_wall_time_s), not the
     time since the batch started."""
-    from bench.harness.evaluate import WarmRunner
-    from bench.harness.tracebacks import attribute
+    from bench.harness.parent.evaluate import WarmRunner
+    from bench.harness.parent.tracebacks import attribute
 
     paths = [_kernel_file(k) for k in kernels]
     if not paths:
@@ -124,7 +124,7 @@ def time_baseline(workload: str, size: str | None = None, warmup: int | None = N
                   iters: int | None = None) -> dict[str, Any]:
     """Time a workload's XLA baseline in a reference worker on upstream's inputs (bench run): one dict in the
     original JAXBench's `run --json` shape (status, median_ms, tflops, timing_method, ...)."""
-    from bench.harness import baseline_timing
+    from bench.harness.parent import baseline_timing
 
     return baseline_timing.time_baseline(resolve_id(workload), size, warmup, iters)
 
@@ -166,9 +166,8 @@ def _installed_location() -> Path | None:
 def machine_info() -> dict[str, Any]:
     """Backend, chip, peaks with their sources, versions, sandbox, default size and checkout (bench info).
     Initializes JAX's backend in this process, to describe this process's device."""
-    from bench import HARNESS_VERSION
-    from bench.harness import hardware
-    from bench.harness.build.sandbox import bwrap_problem
+    from bench import HARNESS_VERSION, hardware
+    from bench.harness.parent.sandboxing import bwrap_problem
 
     detected = hardware.detect()
     chip = hardware.chip_spec(detected["chip"])

@@ -112,7 +112,7 @@ class WorkloadSpec:
     config: dict[str, Any]  # full (production) size: upstream's CONFIG
     small_config: dict[str, Any]  # CONFIG with the SMALL overrides
     static_argnums: tuple[int, ...]
-    tolerance: dict[str, float]  # the module's overrides only; bench.harness.correctness.Tolerance adds defaults
+    tolerance: dict[str, float]  # the module's overrides only; harness protocol.correctness.Tolerance adds defaults
     module: ModuleType = field(repr=False, compare=False)
     get_flops: Callable[[str], Any] | None = field(default=None, repr=False, compare=False)
 

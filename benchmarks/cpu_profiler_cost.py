@@ -5,7 +5,7 @@ size in blocks of calls: untraced, then inside a profiler trace, then untraced a
 median ms per call and the minor page faults per call. Seen on the 2-vCPU VM with jax 0.10.2 (8p_GEMM small):
 ~0.9-1.4 ms untraced with 0 faults per call; 1.7-3.3 ms traced, in some processes with ~400-4,600 faults per
 call (each call's temp buffer taken from fresh memory). The harness therefore times CPU blocks untraced and
-records the trace in a separate untimed pass (bench/harness/runner/timing.py).
+records the trace in a separate untimed pass (bench/harness/parent/timing.py).
 
     .venv/bin/python benchmarks/cpu_profiler_cost.py [--workload 8p_GEMM] [--processes 3] [--calls 100]
 """
@@ -63,7 +63,7 @@ def main() -> None:
     if a.child:
         print(one_process(a.workload, a.calls), flush=True)
         return
-    from bench.harness.runner.isolation import CPU_TIMING_FLAGS  # the runner's own XLA:CPU flags
+    from bench.harness.protocol.isolation import CPU_TIMING_FLAGS  # the runner's own XLA:CPU flags
 
     env = {**os.environ, "XLA_FLAGS": CPU_TIMING_FLAGS, "TF_CPP_MIN_LOG_LEVEL": "2"}
     print(f"{a.workload} (small), {a.calls} calls per block, one core per process:")

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import bench
-from bench.harness.policy import TimingPolicy
+from bench.harness.protocol.policy import TimingPolicy
 
 KERNEL = Path(__file__).resolve().parents[1] / "tests" / "cli" / "kernels" / "hangs_at_run.py"
 

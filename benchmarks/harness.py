@@ -4,7 +4,7 @@
    (target 1.00 +/- 0.02) and, for 8p, of a kernel doing twice the work (target 0.50 +/- 0.05);
 2. evaluations per hour: (a) one-off `bench evaluate` processes (and their median wall), paired with the
    original harness's method (benchmarks/original_method.py: the A/B wall, issue 26's goal <= 1.0), (b) one warm runner
-   evaluating a batch of 20 candidates of one workload (bench.harness.evaluate.WarmRunner; runner and build
+   evaluating a batch of 20 candidates of one workload (bench.harness.parent.evaluate.WarmRunner; runner and build
    zygotes started in it), (c) a second batch on the same runner; for (b) and (c) the warm ratio: wall per
    candidate / the candidate's own timed iterations (issue 26: at most 3);
 3. process start-up: a bare python, `import ml_dtypes`, `import jax` (every build, runner and inspection worker
@@ -27,8 +27,8 @@ from pathlib import Path
 
 from _common import TWICE, identical_kernel, load
 
-from bench.harness.evaluate import WarmRunner
-from bench.harness.task import EvalTask
+from bench.harness.parent.evaluate import WarmRunner
+from bench.harness.protocol.task import EvalTask
 
 DEFAULT_WORKLOADS = ("8p_GEMM", "41k_Gemm_Add_ReLU", "30k_Matmul_Scaling_ResidualAdd")
 
@@ -73,7 +73,7 @@ def oneoff_walls(workload: str, kernel: Path, n: int) -> tuple[list[float], list
 def startup_walls(n: int = 3) -> dict[str, float]:
     """Median wall of a fresh process that only imports: what every build, runner and inspection worker pays."""
     snippets = {"python": "pass", "import ml_dtypes": "import ml_dtypes", "import jax": "import jax",
-                "import bench.harness.evaluate": "import bench.harness.evaluate"}
+                "import bench.harness.parent.evaluate": "import bench.harness.parent.evaluate"}
     return {k: statistics.median(_wall([sys.executable, "-c", v]) for _ in range(n)) for k, v in snippets.items()}
 
 
@@ -141,7 +141,7 @@ def main() -> None:
             print("      harness v6: 2.7-3.6 s per evaluation = 1,000-1,333 / h")
     if args.only:
         return
-    from bench.harness.build.sandbox import startup_cost_ms
+    from bench.harness.parent.sandboxing import startup_cost_ms
 
     walls = startup_walls()
     print(f"\n3. process start-up (median wall of 3)   [{load()}]: " +

@@ -34,7 +34,7 @@ def _median_s(fn: Callable[[], object], repeats: int) -> float:
 
 
 def bwrap_startup(repeats: int) -> None:
-    from bench.harness.build import sandbox
+    from bench.harness.parent import sandboxing as sandbox
 
     plain, boxed = sandbox.startup_cost_ms(repeats)
     print(f"bubblewrap: {sandbox.bwrap_problem() or 'usable'}")
@@ -46,9 +46,9 @@ def bwrap_startup(repeats: int) -> None:
 
 def check_costs(repeats: int) -> float:
     """Seconds the integrity checks of one evaluation of the honest Pallas GEMM take, summed."""
-    from bench.harness.build.builder import build_kernel
-    from bench.harness.inspection import inspect_exports
-    from bench.harness.messages import BuildRequest
+    from bench.harness.parent.builder import build_kernel
+    from bench.harness.parent.inspecting import inspect_exports
+    from bench.harness.protocol.messages import BuildRequest
     from bench.integrity.measurement import audit_measurement
     from bench.integrity.static_scan import scan_source
 
@@ -76,8 +76,8 @@ def check_costs(repeats: int) -> float:
 
 
 def evaluation_wall(kernel: Path, sandbox: str, repeats: int) -> float:
-    from bench.harness.evaluate import evaluate
-    from bench.harness.task import EvalTask
+    from bench.harness.parent.evaluate import evaluate
+    from bench.harness.protocol.task import EvalTask
 
     walls = []
     for _ in range(repeats):

@@ -30,7 +30,7 @@ DEFAULT_RULE = ("no entry for this workload: the reference's library-default blo
 
 def current_chip() -> str:
     """Normalized chip name of device 0 ("v6e", "v5e", ..., "cpu"), as the table files are named."""
-    from bench.harness.hardware import normalize_chip  # the harness's one mapping of device kinds
+    from bench.hardware import normalize_chip  # the harness's one mapping of device kinds
 
     return normalize_chip(jax.devices()[0].device_kind)
 

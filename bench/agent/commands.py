@@ -44,7 +44,7 @@ def _context_fn(chip: str):
 def prompt(
     workload: str = typer.Argument(..., help="workload id or unique prefix, e.g. 8p_GEMM"),
     method: str = typer.Option("best-of-n", help="best-of-n | iterative | iterative-context"),
-    chip: str = typer.Option("v6e", help="target chip (its numbers come from bench/harness/hardware.py)"),
+    chip: str = typer.Option("v6e", help="target chip (its numbers come from bench/hardware.py)"),
     size: str = typer.Option("full", help="full | small: the shapes the prompt states (agent runs on CPU use small)"),
     feedback_result: Path | None = typer.Option(
         None, "--feedback", exists=True, dir_okay=False,
@@ -65,7 +65,7 @@ def prompt(
     from bench.agent.feedback import attempt_from_result, feedback
     from bench.agent.prompts import METHODS, render
     from bench.agent.spec import task_spec
-    from bench.harness.result import EvalResult
+    from bench.harness.protocol.result import EvalResult
 
     if method not in METHODS:
         raise typer.BadParameter(f"--method must be one of {METHODS}")
@@ -192,7 +192,7 @@ def run_cmd(
     parallel: int = typer.Option(1, help="chains of one workload evaluated at once (1 on a 2-core machine)"),
     seeds: int = typer.Option(EvalSettings.seeds, help="harness correctness trials per sample"),
     blocks: int | None = typer.Option(EvalSettings.blocks, help="harness timing blocks per sample (default: the "
-                                                               "harness's, bench.harness.policy.TimingPolicy.blocks)"),
+                                                               "harness's, protocol.policy.TimingPolicy.blocks)"),
     journal: Path | None = typer.Option(None, help=f"journal folder (default {DEFAULT_JOURNALS}/<out name>)"),
     restart: bool = typer.Option(False, help="discard this run's journal and start over"),
     name: str | None = typer.Option(None, help="submission.yaml name"),

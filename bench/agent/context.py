@@ -1,7 +1,7 @@
 """The context pack of "iterative refinement + context" (Appendix B): hardware, Pallas API reference, code examples,
 rules. Built by `bench agent context`; `bench prompt --method iterative-context` and `bench agent run` build it too.
 
-- Hardware summary: the target chip's row of our hardware table (bench.harness.hardware), with derived figures.
+- Hardware summary: the target chip's row of our hardware table (bench.hardware), with derived figures.
 - API reference: generated from the INSTALLED jax, by introspection of `jax.experimental.pallas` and
   `jax.experimental.pallas.tpu` (public names, signatures, first docstring line), grouped by category, so it never
   names an API the evaluated version lacks.
@@ -26,7 +26,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from bench.harness.hardware import CHIPS, chip_spec
+from bench.hardware import CHIPS, chip_spec
 from bench.paths import PALLAS_REFS_DIR, SUBMISSIONS_DIR
 
 CONTEXT_VERSION = "1"

@@ -1,6 +1,6 @@
 """The one place `bench agent` calls the harness: evaluate candidate files of one workload.
 
-Every sample goes through the harness's Python API (a warm runner, bench.harness.evaluate: the same trust
+Every sample goes through the harness's Python API (a warm runner, bench.harness.parent.evaluate: the same trust
 boundary, sandbox and correctness gate as `bench evaluate`). A run holds one evaluator for its whole life and closes
 it at the end; tests may pass a plain function instead, and `--executor` an ExecutorEvaluator.
 """
@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bench.harness.result import EvalResult
-from bench.harness.task import DEFAULT_TIMEOUT_S, EvalTask
+from bench.harness.protocol.result import EvalResult
+from bench.harness.protocol.task import DEFAULT_TIMEOUT_S, EvalTask
 
 if TYPE_CHECKING:
     from bench.executor.host import Host
@@ -41,7 +41,7 @@ def _task(workload: str, path: Path, settings: EvalSettings) -> EvalTask:
 
 
 class HarnessEvaluator:
-    """The harness, as an Evaluator with a lifetime: one warm runner (bench.harness.evaluate.WarmRunner) per workload
+    """The harness, as an Evaluator with a lifetime: one warm runner (parent.evaluate.WarmRunner) per workload
     and settings, kept across the samples of the run, so the runner, its inputs' baseline and its compilation
     caches are reused and only the candidate is new; `close()` ends the runners when the run ends. Evaluations of
     one workload are serialized (parallel chains overlap their generation, never their timing: parallel
@@ -53,9 +53,9 @@ class HarnessEvaluator:
         self.guard = threading.Lock()
 
     def __call__(self, workload: str, kernels: Sequence[Path], settings: EvalSettings) -> list[EvalResult]:
-        from bench.harness.evaluate import WarmRunner
-        from bench.harness.result import Status
-        from bench.harness.tracebacks import attribute
+        from bench.harness.parent.evaluate import WarmRunner
+        from bench.harness.parent.tracebacks import attribute
+        from bench.harness.protocol.result import Status
 
         key = (workload, settings)
         with self.guard:
@@ -106,7 +106,7 @@ class ExecutorEvaluator:
 
     def __call__(self, workload: str, kernels: Sequence[Path], settings: EvalSettings) -> list[EvalResult]:
         from bench.executor.host import HARNESS_EVALUATOR, batch_size
-        from bench.harness.result import Status
+        from bench.harness.protocol.result import Status
 
         items = [(i, _task(workload, p, settings)) for i, p in enumerate(kernels)]
         got = {o.key: o for o in self.executor.run(evaluate_json, HARNESS_EVALUATOR, items,

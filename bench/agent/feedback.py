@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.agent.reply import WHY_NOT_EVALUATED
-from bench.harness.result import EvalResult, Status
+from bench.harness.protocol.result import EvalResult, Status
 
 #: Appendix B: "the last 40 lines of the runner's stdout".
 OUTPUT_LINES = 40
@@ -32,7 +32,7 @@ _OUTCOME = {Status.CORRECT: "correct", Status.INCORRECT: "wrong_output"}
 
 @dataclass(frozen=True)
 class Attempt:
-    status: str  # bench.harness.result.Status value, or "no_code_block" / "several_code_blocks" (never evaluated)
+    status: str  # harness Status value, or "no_code_block" / "several_code_blocks" (never evaluated)
     reason: str
     latency_ms: float | None = None
     baseline_ms: float | None = None
@@ -104,7 +104,7 @@ def _name_the_file(result: EvalResult, kernel_path: str | Path | None) -> EvalRe
     """`result` with every path of the candidate (our copy, the file we wrote) replaced by KERNEL_NAME."""
     if kernel_path is None:
         return result
-    from bench.harness.tracebacks import attribute, shown_path
+    from bench.harness.parent.tracebacks import attribute, shown_path
 
     result = attribute(result, kernel_path)  # our private copy's path -> the candidate file's path
     names = sorted({shown_path(kernel_path), str(Path(kernel_path).resolve())}, key=len, reverse=True)

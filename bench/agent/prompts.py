@@ -17,7 +17,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from bench.agent.feedback import KERNEL_NAME, Feedback
 from bench.agent.reply import fenced
 from bench.agent.spec import TaskSpec
-from bench.harness.hardware import CHIPS, ChipSpec, chip_spec
+from bench.hardware import CHIPS, ChipSpec, chip_spec
 from bench.paths import TEMPLATES_DIR
 
 PROMPTS_DIR = TEMPLATES_DIR / "prompts"

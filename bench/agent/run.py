@@ -33,7 +33,7 @@ from bench.agent.prompts import DEFAULT_TEMPLATE, Prompt, render
 from bench.agent.reply import parse_reply
 from bench.agent.spec import task_spec
 from bench.agent.submission import same_filesystem, write_folder
-from bench.harness.result import Status
+from bench.harness.protocol.result import Status
 
 METHOD_TITLES = {"best-of-n": "Best-of-N", "iterative": "iterative refinement",
                  "iterative-context": "iterative refinement + context"}

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from bench.harness.correctness import Tolerance
+from bench.harness.protocol.correctness import Tolerance
 from bench.registry import resolve_id, workload_file
 from bench.registry import spec as workload_spec
 

@@ -2,7 +2,7 @@
 
 The old gate is upstream JAXBench's `np.allclose(ref, out, atol=1e-2, rtol=1e-2)`, whose rtol is
 relative to the *candidate* output (so |ref - out| <= atol + rtol * |out|). The new gate is ours,
-`bench.harness.correctness.compare` with the workload's Tolerance: the audit must judge exactly the
+`bench.harness.protocol.correctness.compare` with the workload's Tolerance: the audit must judge exactly the
 gate the harness applies, so it calls it rather than re-implementing it.
 """
 
@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.harness.correctness import Tolerance, _leaves, compare
+from bench.harness.protocol.correctness import Tolerance, _leaves, compare
 
 UPSTREAM_ATOL = 1e-2
 UPSTREAM_RTOL = 1e-2

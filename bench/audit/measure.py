@@ -34,10 +34,10 @@ from bench.audit.formulation import formulation_check
 from bench.audit.gates import new_gate, old_gate, rel_l2
 from bench.audit.shortcuts import shortcut_for
 from bench.audit.size_notes import size_note
-from bench.audit.stress import stress_for
 from bench.audit.translation import translation_note
-from bench.harness.correctness import Tolerance
+from bench.harness.protocol.correctness import Tolerance
 from bench.registry import load_workload, resolve_id, spec_of
+from bench.weak_tasks import stress_for
 
 AUDIT_SEEDS = (1, 2, 3)
 NOISE_FRACTION = 0.1  # relative noise for inputs that a new seed does not change (ones/zeros inits)
@@ -56,8 +56,8 @@ class ShortcutResult(BaseModel):
     rel_l2: float
     passes_old_gate: bool
     passes_new_gate: bool
-    # on the workload's second input distribution (bench.audit.stress), the harness's extra correctness trial:
-    # None where the workload has none (exact rewrites, see bench/audit/stress.py)
+    # on the workload's second input distribution (bench.weak_tasks), the harness's extra correctness trial:
+    # None where the workload has none (exact rewrites, see bench/weak_tasks.py)
     stress: str | None = None
     stress_rel_l2: float | None = None
     stress_passes_new_gate: bool | None = None

@@ -144,7 +144,7 @@ def to_markdown(audits: Sequence[WorkloadAudit], command: str) -> str:
         "What each column measures (all on the workload's baseline output `y` for seed None, unless said):",
         "",
         "- **zeros old/new**: does an all-zeros output pass upstream's gate (`allclose`, atol = rtol = 1e-2, "
-        "rtol relative to the candidate) / our gate (`bench/harness/correctness.py`: allclose relative to the "
+        "rtol relative to the candidate) / our gate (`bench/harness/protocol/correctness.py`: allclose relative to the "
         "reference plus relative L2 error <= `rel_l2`, with the workload's `TOLERANCE`).",
         "- **mean|y|, std**: output scale and spread.",
         "- **seed spread**: mean over elements of the std across seeds 1-3, divided by mean |y|.",

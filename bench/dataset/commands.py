@@ -67,7 +67,7 @@ def ingest(
     from bench.app import workload_arg
     from bench.dataset.evaluation import OfficialRunRefused
     from bench.dataset.ingest import ingest as run_ingest
-    from bench.harness.build.sandbox import SandboxUnavailable
+    from bench.harness.parent.sandboxing import SandboxUnavailable
 
     wanted = {workload_arg(w) for w in workload} if workload else None
     from bench.executor import ExecutorUnavailable

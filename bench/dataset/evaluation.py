@@ -15,7 +15,7 @@ from pathlib import Path
 
 from bench.dataset.repeat import ranked_batch
 from bench.executor.host import HARNESS_EVALUATOR, Host, batch_size, load_evaluator
-from bench.harness.task import EvalTask
+from bench.harness.protocol.task import EvalTask
 
 __all__ = ["DEFAULT_EVALUATOR", "EVALUATOR_ENV", "OfficialRunRefused", "batch_size", "load_evaluator", "run_tasks",
            "task_for"]

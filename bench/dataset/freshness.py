@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import bench
-from bench.harness.hardware import versions
+from bench.hardware import versions
 from bench.paths import PALLAS_REFS_DIR, WORKLOADS_DIR
 
 REFS_PACKAGE = "pallas_refs"

@@ -3,7 +3,7 @@
 A (submission, workload) is pending on a track (chip, size) when its result file is absent or its
 freshness key differs from the one computed now (bench.dataset.freshness: submission.yaml, kernel,
 workload module, harness version, library versions, the pallas_refs files and table the kernel imports).
-Pending tasks run through the harness (`bench.harness.evaluate.evaluate`, or the evaluator named by
+Pending tasks run through the harness (`bench.harness.parent.evaluate.evaluate`, or the evaluator named by
 JAXBENCH_EVALUATOR: bench.dataset.evaluation) on an executor (bench.executor: this host, or a warm host worker
 per host of a Ray cluster), in batches of one workload that share a host's warm runner (bench.executor.host); the
 parent writes each result as one Parquet file, atomically, as soon as its batch arrives. So an interrupted ingest
@@ -37,10 +37,10 @@ from bench.dataset.report import Report
 from bench.dataset.sample_ingest import plan_samples, run_sample_job
 from bench.dataset.validate import Submission, check, submission_dirs
 from bench.executor import ExecutorUnavailable, make_executor
-from bench.harness.hardware import default_size, detect_in_subprocess
-from bench.harness.result import EvalResult, Status
-from bench.harness.task import EvalTask
-from bench.harness.tracebacks import attribute
+from bench.hardware import default_size, detect_in_subprocess
+from bench.harness.parent.tracebacks import attribute
+from bench.harness.protocol.result import EvalResult, Status
+from bench.harness.protocol.task import EvalTask
 from bench.paths import DATA_DIR, SUBMISSIONS_DIR
 
 
@@ -161,7 +161,7 @@ def ingest(
         raise ExecutorUnavailable(f"--executor {executor} needs --chip: the track's chip decides where tasks may run")
     evaluator = evaluator or os.environ.get(EVALUATOR_ENV, DEFAULT_EVALUATOR)
     if official:
-        from bench.harness.build.sandbox import require_bwrap
+        from bench.harness.parent.sandboxing import require_bwrap
 
         if evaluator != DEFAULT_EVALUATOR:  # official rows come from the harness, never from a replacement
             raise OfficialRunRefused(f"an official ingest runs the harness ({DEFAULT_EVALUATOR}), not {evaluator!r} "

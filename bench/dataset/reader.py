@@ -105,11 +105,11 @@ def shown_path(path: Path) -> str:
 
 
 def parse_track(value: Any) -> tuple[str, str]:
-    """`<chip>/<size>` -> (chip, size), with chip one of bench.harness.hardware.CHIPS and size small or full.
+    """`<chip>/<size>` -> (chip, size), with chip one of bench.hardware.CHIPS and size small or full.
 
     Raises ValueError saying what a track looks like: tracks become folder names under data/, so only these.
     """
-    from bench.harness.hardware import CHIPS
+    from bench.hardware import CHIPS
 
     if isinstance(value, str) and value.count("/") == 1:
         chip, size = value.split("/")

@@ -3,7 +3,7 @@
 Why: one evaluation's timings can be disturbed as a whole by the host (the same 41k kernel measured 76 ms in
 `bench evaluate` and 145 ms in `bench ingest` on the shared CPU VM), and the site then shows the bad run.
 
-The rule, from what the harness says about its own timing (bench.harness.decision.statistics):
+The rule, from what the harness says about its own timing (bench.harness.parent.statistics):
 - a correct result is repeated when its `timing_quality` is "noisy" (a wide interval, bimodal blocks, or
   interference the runner measured) or its `speedup_ci` is wider than its timing policy's `wide_interval` share of
   the speedup; up to the policy's `max_runs` runs in all, stopping at the first run that is neither;
@@ -13,7 +13,7 @@ The rule, from what the harness says about its own timing (bench.harness.decisio
 Results without an interval or a quality (a harness before v9, a test's evaluator) keep the earlier rule: the
 spread is the larger relative IQR (iqr_ms / median_ms) of the baseline and kernel timings; above the policy's
 `spread_limit` the evaluation runs `max_runs` times and the run with the median speedup is kept. The numbers are the
-timing policy's (bench.harness.policy.TimingPolicy: the repeat rule), that of the result's backend.
+timing policy's (bench.harness.protocol.policy.TimingPolicy: the repeat rule), that of the result's backend.
 
 Either way the stored result is one real run (its times, speedup, interval and profile agree), with `runs`, every
 run's speedup (`run_speedups`), the integrity flags of every run, and, for the interval rule, why it was repeated
@@ -25,9 +25,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from bench.harness.policy import POLICIES, TimingPolicy, resolve
-from bench.harness.result import EvalResult, Status
-from bench.harness.task import EvalTask
+from bench.harness.protocol.policy import POLICIES, TimingPolicy, resolve
+from bench.harness.protocol.result import EvalResult, Status
+from bench.harness.protocol.task import EvalTask
 
 #: The CPU policy's repeat rule (tests quote it; a result is judged by its own backend's policy: policy_of)
 MAX_RUNS = POLICIES["cpu"].max_runs

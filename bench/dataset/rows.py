@@ -22,7 +22,7 @@ import pyarrow as pa
 
 import bench
 from bench.dataset import schema
-from bench.harness.result import EvalResult
+from bench.harness.protocol.result import EvalResult
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)

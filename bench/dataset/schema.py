@@ -39,7 +39,7 @@ RESULTS = pa.schema(
         ("size", pa.string()),
         ("submission", pa.string()),
         ("workload", pa.string()),
-        ("status", pa.string()),  # bench.harness.result.Status value
+        ("status", pa.string()),  # bench.harness.protocol.result.Status value
         ("reason", pa.string()),
         ("correct", pa.bool_()),
         ("max_abs_err", pa.float64()),
@@ -98,7 +98,7 @@ SAMPLES = pa.schema(
         ("turn", pa.int32()),
         ("outcome", pa.string()),  # declared rows: one of OUTCOMES; measured rows: NULL since schema 3 (derived in SQL
                                    # from status, flags and verdicts; older rows' stored value is not used)
-        ("status", pa.string()),  # bench.harness.result.Status of the measurement (measured rows)
+        ("status", pa.string()),  # bench.harness.protocol.result.Status of the measurement (measured rows)
         ("reason", pa.string()),  # the harness's reason, cut to REASON_CHARS
         ("latency_ms", pa.float64()),  # the sample's kernel median
         ("baseline_ms", pa.float64()),

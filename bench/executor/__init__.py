@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
-from bench.harness.task import EvalTask
+from bench.harness.protocol.task import EvalTask
 
 if TYPE_CHECKING:
     from bench.executor.host import Host

@@ -1,6 +1,6 @@
 """One host's evaluation state, the same on every executor: warm runners kept across batches.
 
-Why: the harness's warm runner (bench.harness.evaluate.WarmRunner) evaluates a batch of candidates of one
+Why: the harness's warm runner (bench.harness.parent.evaluate.WarmRunner) evaluates a batch of candidates of one
 workload with one runner process: the runner starts and compiles the baseline once, draws inputs and computes
 references once per batch, and builds two candidates at a time. An executor that ran one evaluation per task
 paid the cold start on every task (a Ray cluster of 2 hosts then did no better than one warm local host). So
@@ -23,11 +23,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar
 
-from bench.harness.result import EvalResult
-from bench.harness.task import EvalTask
+from bench.harness.protocol.result import EvalResult
+from bench.harness.protocol.task import EvalTask
 
 #: The real harness (one task -> one EvalResult); a Host runs its tasks through warm runners instead.
-HARNESS_EVALUATOR = "bench.harness.evaluate:evaluate"
+HARNESS_EVALUATOR = "bench.harness.parent.evaluate:evaluate"
 #: Candidates per batch of the harness: a batch's results arrive together (a kill loses at most this many
 #: measurements); each batch draws fresh inputs, the runner and its compiled baseline stay warm across batches.
 WARM_BATCH = 8
@@ -77,7 +77,7 @@ def batches(items: Sequence[tuple[K, EvalTask]], size: int) -> Iterator[list[tup
 
 
 def _warm_runner(template: EvalTask) -> Any:
-    from bench.harness.evaluate import WarmRunner  # the harness is imported only when it evaluates
+    from bench.harness.parent.evaluate import WarmRunner  # the harness is imported only when it evaluates
 
     return WarmRunner(template)
 

@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 
 from bench.executor import K, Outcome, Unit
 from bench.executor.host import Host, batches
-from bench.harness.task import EvalTask
+from bench.harness.protocol.task import EvalTask
 
 HOST = "local"
 _POOL_HOST: Host | None = None  # the Host of a pool worker process

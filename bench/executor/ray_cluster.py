@@ -44,7 +44,7 @@ import ray.exceptions
 from bench.executor import ExecutorUnavailable, K, Outcome, Unit
 from bench.executor.host import KEEP_RUNNERS, batches, warm_key
 from bench.executor.local import outcomes
-from bench.harness.task import EvalTask
+from bench.harness.protocol.task import EvalTask
 
 HOST_RESOURCE_PREFIX = "jaxbench_host_"
 MAX_RETRIES = 3  # resubmissions of a batch whose host (or its actor) died

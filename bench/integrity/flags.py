@@ -19,10 +19,10 @@ from collections.abc import Iterable
 # --- labels (never exclude) -------------------------------------------------------------------------
 NO_PALLAS = "no_pallas"
 SANDBOX_NONE = "sandbox:none"
-MOSTLY_XLA = "mostly_xla"  # Pallas coverage below bench.harness.inspection.work.MOSTLY_XLA_BELOW
+MOSTLY_XLA = "mostly_xla"  # Pallas coverage below bench.harness.protocol.messages.MOSTLY_XLA_BELOW
 LABEL_FLAGS = frozenset({NO_PALLAS, SANDBOX_NONE, MOSTLY_XLA})
 
-# --- excluding: found in the exported program (bench.harness.inspection) -------------------------------
+# --- excluding: found in the exported program (bench.harness.parent.inspecting) -------------------------------
 HOST_CALLBACK = "host_callback"  # a host callback / host transfer in the program (refused: never run)
 LARGE_CONSTANT = "large_constant"  # baked-in constants large enough to hold a precomputed answer
 NATIVE_CALL = "native_call"  # a custom call outside the allow-list: native code the harness cannot inspect

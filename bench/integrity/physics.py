@@ -1,7 +1,7 @@
 """Physics floor: no honest program on a chip runs faster than its peak FLOP/s and bandwidth allow.
 
 `floor_ms(flops, bytes, chip)` is the roofline time of `flops` and `bytes` at the chip's peaks (from
-bench/harness/hardware.py), scaled by SAFETY so that a data-sheet peak a little off, or a measurement at the
+bench/hardware.py), scaled by SAFETY so that a data-sheet peak a little off, or a measurement at the
 edge of the timer's resolution, never rejects an honest kernel.
 
 Which quantities may be fed to it decides whether the floor is *sound*:
@@ -19,7 +19,7 @@ floor (0.0): the check only runs where the peaks are real.
 
 from __future__ import annotations
 
-from bench.harness.hardware import chip_spec
+from bench.hardware import chip_spec
 
 #: Fraction of the ideal roofline time that still counts as physically possible (data sheets round up,
 #: and a 50-iteration median can sit slightly under a true peak only through timer granularity).

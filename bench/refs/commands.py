@@ -28,7 +28,7 @@ def tune_command(
     entry is marked as not timing-meaningful. The chip is detected in a child process: this parent never starts
     a JAX backend (it would hold the accelerator that the harness's workers need)."""
     import pallas_refs
-    from bench.harness.hardware import default_size, detect_in_subprocess
+    from bench.hardware import default_size, detect_in_subprocess
     from bench.refs import evaluators
     from bench.refs.tuning import grid, parse_space, table_entry, tune
     from pallas_refs.tables import write_entry

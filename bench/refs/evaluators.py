@@ -1,7 +1,7 @@
 """The two ways `bench tune` evaluates one block-size configuration of a reference.
 
 - `harness_evaluator`: the production path. It writes a one-function kernel file that builds the reference
-  with the given block sizes and runs `bench.harness.evaluate.evaluate` on it, exactly as for a submission
+  with the given block sizes and runs `bench.harness.parent.evaluate.evaluate` on it, exactly as for a submission
   (worker processes, sandbox, correctness over seeds, interleaved timing).
 - `inprocess_evaluator`: the same check without workers: the workload baseline and the reference are jitted
   in this process (in TPU interpret mode on CPU) and compared with the harness's own `compare`. Used by the
@@ -37,10 +37,10 @@ def kernel_source(reference: Reference, params: Params) -> str:
 
 
 def harness_evaluator(seeds: int = 1, iters: int | None = None, warmup: int | None = None):
-    """An Evaluator that runs each config through `bench.harness.evaluate` (the submission pipeline)."""
-    from bench.harness.evaluate import evaluate
-    from bench.harness.result import Status
-    from bench.harness.task import EvalTask
+    """An Evaluator that runs each config through `bench.harness.parent.evaluate` (the submission pipeline)."""
+    from bench.harness.parent.evaluate import evaluate
+    from bench.harness.protocol.result import Status
+    from bench.harness.protocol.task import EvalTask
 
     def run(reference: Reference, params: Params, size: str) -> Trial:
         with tempfile.TemporaryDirectory(prefix="bench-tune-") as tmp:
@@ -65,8 +65,8 @@ def inprocess_evaluator(iters: int = 1, seed: int | None = 0):
     """An Evaluator that checks (and roughly times) each config in this process."""
     import jax
 
-    from bench.harness.correctness import Tolerance, compare
-    from bench.harness.interpret import interpret_context, reset_after_error
+    from bench.harness.protocol.correctness import Tolerance, compare
+    from bench.refs.interpret import interpret_context, reset_after_error
     from bench.registry import load_workload, spec_of
 
     cache: dict[tuple[str, str], tuple[Any, Any, Any]] = {}

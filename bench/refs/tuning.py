@@ -1,6 +1,6 @@
 """Exhaustive block-size search for a hand-tuned reference (issue #4): every config of a grid, checked and timed.
 
-Why the evaluator is a parameter: on a TPU every config goes through the harness (`bench.harness.evaluate`,
+Why the evaluator is a parameter: on a TPU every config goes through the harness (`bench.harness.parent.evaluate`,
 the same pipeline as any submission); tests and quick CPU runs inject the in-process evaluator so the search
 machinery can be exercised without worker processes. Either way a config only wins if it is correct.
 """

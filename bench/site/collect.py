@@ -12,12 +12,12 @@ import inspect
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
-from functools import cached_property
 from datetime import datetime, timezone
+from functools import cached_property
 from hashlib import sha256
 from typing import Any, Protocol
 
-from bench.harness.hardware import chip_label
+from bench.hardware import chip_label
 
 Row = dict[str, Any]
 
@@ -165,14 +165,14 @@ class Track:
 
     def peak_is_nominal(self) -> bool:
         """True when the chip's peak is an order of magnitude, not a data-sheet figure (CPU)."""
-        from bench.harness.hardware import chip_spec
+        from bench.hardware import chip_spec
 
         spec = chip_spec(self.chip)
         return bool(spec and spec.nominal)
 
     def peak(self) -> tuple[float | None, float | None]:
         """The chip's peak bf16 TFLOP/s and memory GB/s from the harness's peak table."""
-        from bench.harness.hardware import chip_spec
+        from bench.hardware import chip_spec
 
         spec = chip_spec(self.chip)
         return (spec.peak_bf16_tflops, spec.hbm_gb_s) if spec else (None, None)

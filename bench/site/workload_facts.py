@@ -59,7 +59,7 @@ def _abstract(spec: WorkloadSpec, size: str) -> tuple[list[Any], list[Any]]:
 def describe(workload_id: str) -> ProgramFacts:
     """The facts of one registered workload, read through its typed spec (cached: a build asks once each)."""
     from bench import registry
-    from bench.harness.correctness import Tolerance
+    from bench.harness.protocol.correctness import Tolerance
 
     spec = registry.spec(workload_id)
     tol = Tolerance.for_workload(spec)

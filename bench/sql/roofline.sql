@@ -1,6 +1,6 @@
 -- Roofline points on $track, one per workload: the XLA baseline's operational intensity and achieved TFLOP/s at
 -- its median time (workload_baselines: the one baseline of a workload). Chip peaks live in
--- bench/harness/hardware.py; the caller draws the roof.
+-- bench/hardware.py; the caller draws the roof.
 SELECT
     b.workload, b.operational_intensity, b.flops, b.bytes_accessed, b.baseline_median_ms,
     b.flops / (b.baseline_median_ms * 1e9) AS baseline_tflops

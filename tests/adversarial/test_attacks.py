@@ -7,7 +7,7 @@ test. Since harness v7 most v6 attacks fail structurally (the candidate's Python
 step, on abstract inputs): host callbacks are refused, patches land in a process that is gone, and the
 static tripwires still mark every attempt for a maintainer.
 
-All kernels are evaluated once per session as ONE batch through one warm runner (bench.harness.evaluate), on
+All kernels are evaluated once per session as ONE batch through one warm runner (bench.harness.parent.evaluate), on
 8p_GEMM at small size with 2 seeds and a handful of timed iterations.
 """
 
@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from bench.harness.evaluate import WarmRunner
-from bench.harness.result import EvalResult, Status
-from bench.harness.task import EvalTask
+from bench.harness.parent.evaluate import WarmRunner
+from bench.harness.protocol.result import EvalResult, Status
+from bench.harness.protocol.task import EvalTask
 from bench.integrity.flags import LABEL_FLAGS, MOSTLY_XLA, NO_PALLAS, excluding
 from bench.paths import DATA_DIR
 

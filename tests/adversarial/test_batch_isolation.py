@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.harness.result import EvalResult, Status
+from bench.harness.protocol.result import EvalResult, Status
 from bench.paths import ROOT
 
 pytestmark = pytest.mark.slow
@@ -40,9 +40,9 @@ def test_hostile_candidates_among_honest_ones_through_bench_evaluate() -> None:
 
 
 def test_a_harness_failure_on_one_candidate_is_that_candidate_s_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    from bench.harness import evaluate as evaluate_module
-    from bench.harness.decision import outcome
-    from bench.harness.task import EvalTask
+    from bench.harness.parent import evaluate as evaluate_module
+    from bench.harness.parent import outcome
+    from bench.harness.protocol.task import EvalTask
 
     real = outcome.decide
 

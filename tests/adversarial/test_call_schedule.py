@@ -11,12 +11,12 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from bench.harness.correctness import Tolerance
-from bench.harness.messages import BASELINE_FN, CANDIDATE_FN
-from bench.harness.policy import resolve
+from bench.harness.protocol.correctness import Tolerance
+from bench.harness.protocol.messages import BASELINE_FN, CANDIDATE_FN
+from bench.harness.protocol.policy import resolve
+from bench.harness.protocol.signature import export_program
 from bench.harness.runner.loop import draw_schedule, time_programs
 from bench.harness.runner.program import Program
-from bench.harness.signature import export_program
 from bench.registry import spec
 
 pytestmark = pytest.mark.slow

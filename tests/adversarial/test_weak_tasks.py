@@ -1,6 +1,6 @@
 """Issue #23, class 5: weak tasks. Where docs/audit.md lists a shortcut that passes the gate on upstream's
 inputs, the harness adds one correctness-only trial on the task's second input distribution
-(bench.audit.stress); the shortcut fails there, an honest kernel passes, and upstream's distribution stays
+(bench.weak_tasks); the shortcut fails there, an honest kernel passes, and upstream's distribution stays
 for the main trials and timing."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from bench.audit.shortcuts import SHORTCUTS
-from bench.audit.stress import STRESS
-from bench.harness.evaluate import WarmRunner
-from bench.harness.result import Status
-from bench.harness.task import EvalTask
+from bench.harness.parent.evaluate import WarmRunner
+from bench.harness.protocol.result import Status
+from bench.harness.protocol.task import EvalTask
 from bench.paths import ROOT
+from bench.weak_tasks import STRESS
 
 pytestmark = pytest.mark.slow
 WEAK = Path(__file__).parent / "weak_kernels"

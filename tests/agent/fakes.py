@@ -10,7 +10,7 @@ import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 
-from bench.harness.result import Correctness, EvalResult, ProfileOp, Status, Timing
+from bench.harness.protocol.result import Correctness, EvalResult, ProfileOp, Status, Timing
 
 
 def _timing(ms: float) -> Timing:

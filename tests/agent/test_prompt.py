@@ -21,8 +21,8 @@ from bench.agent.reply import parse_reply
 from bench.agent.spec import task_spec
 from bench.app import app
 from bench.cli import main  # noqa: F401  registers every command
-from bench.harness.hardware import CHIPS
-from bench.harness.result import Correctness, EvalResult, ProfileOp, Status, Timing
+from bench.hardware import CHIPS
+from bench.harness.protocol.result import Correctness, EvalResult, ProfileOp, Status, Timing
 from bench.paths import ROOT
 
 APPENDIX_B = Path(__file__).with_name("appendix_b.md")
@@ -229,7 +229,7 @@ def _later(previous, source: str, chain=None, sources=None) -> str:
 
 
 def _cpu_env():
-    from bench.harness.result import Environment
+    from bench.harness.protocol.result import Environment
 
     return Environment(backend="cpu", chip="cpu", device_kind="cpu", jax_version="0", jaxlib_version="0",
                        harness_version="0", interpret=True)

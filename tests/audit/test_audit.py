@@ -108,7 +108,7 @@ def test_translation_choices_measured():
 
 def test_16p_banded_shortcut_fails_its_second_distribution_where_an_f32_implementation_passes():
     """16p's band of 16 is exact on upstream's inputs (decay ~0.018 per step) at every size; its second
-    distribution (bench.audit.stress: slow decay, positive scores) breaks it and keeps honest rounding inside."""
+    distribution (bench.weak_tasks: slow decay, positive scores) breaks it and keeps honest rounding inside."""
     shortcut = audit_workload("16p").shortcut
     assert shortcut is not None and shortcut.passes_new_gate  # the weakness the second distribution is for
     assert shortcut.stress is not None and not shortcut.stress_passes_new_gate and shortcut.stress_rel_l2 > 0.5

@@ -10,9 +10,9 @@ import pytest
 
 import bench
 from bench import api, registry
-from bench.harness.correctness import Tolerance, compare
-from bench.harness.result import Environment, EvalResult, Status
-from bench.harness.tracebacks import attribute
+from bench.harness.parent.tracebacks import attribute
+from bench.harness.protocol.correctness import Tolerance, compare
+from bench.harness.protocol.result import Environment, EvalResult, Status
 
 KERNELS = Path(__file__).parents[1] / "harness" / "kernels"
 

@@ -10,8 +10,8 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 import bench.cli  # noqa: F401  registers every command
+from bench import commands
 from bench.app import app
-from bench.harness import commands
 from bench.registry import workload_ids
 
 KERNELS = Path(__file__).parents[1] / "harness" / "kernels"

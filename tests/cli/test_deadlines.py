@@ -1,6 +1,6 @@
-"""Deadlines follow the workload's baseline time (bench.harness.policy.TimingPolicy.run_deadline_s): a hanging kernel
-at small size ends in tens of seconds, not the 300 s cap; and `bench tune` detects the chip without a backend of its
-own."""
+"""Deadlines follow the workload's baseline time (bench.harness.protocol.policy.TimingPolicy.run_deadline_s): a
+hanging kernel at small size ends in tens of seconds, not the 300 s cap; and `bench tune` detects the chip without a
+backend of its own."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 
 import bench.cli  # noqa: F401  registers every command
 from bench.app import app
-from bench.harness.policy import resolve
-from bench.harness.task import DEFAULT_TIMEOUT_S, EvalTask
+from bench.harness.protocol.policy import resolve
+from bench.harness.protocol.task import DEFAULT_TIMEOUT_S, EvalTask
 
 KERNELS = Path(__file__).parent / "kernels"
 CPU = resolve("cpu")

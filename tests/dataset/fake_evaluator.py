@@ -1,4 +1,4 @@
-"""A fast, deterministic stand-in for bench.harness.evaluate.evaluate (ingest tests never run kernels).
+"""A fast, deterministic stand-in for bench.harness.parent.evaluate.evaluate (ingest tests never run kernels).
 
 The verdict depends only on the kernel file's content: "# fake: incorrect" / "# fake: flag=<f>" /
 "# fake: harness_error" / "# fake: raise" / "# fake: status=<status>" / "# fake: speedup=<x>" markers; the speedup
@@ -17,8 +17,8 @@ import os
 import re
 import time
 
-from bench.harness.result import Correctness, Environment, EvalResult, Integrity, Status, Timing
-from bench.harness.task import EvalTask
+from bench.harness.protocol.result import Correctness, Environment, EvalResult, Integrity, Status, Timing
+from bench.harness.protocol.task import EvalTask
 
 CALLS: dict[str, int] = {}
 NOISY_SPEEDUPS = (3.0, 1.0, 2.0)

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from bench.dataset import repeat
-from bench.harness.policy import POLICIES
-from bench.harness.result import Correctness, EvalResult, Integrity, Status, Timing
-from bench.harness.task import EvalTask
+from bench.harness.protocol.policy import POLICIES
+from bench.harness.protocol.result import Correctness, EvalResult, Integrity, Status, Timing
+from bench.harness.protocol.task import EvalTask
 
 TASK = EvalTask(workload="8p_GEMM", kernel_path=Path("k.py"))
 

@@ -9,7 +9,7 @@ import datetime as _dt
 import pytest
 
 from bench.dataset import rows, schema
-from bench.harness.result import Correctness, Environment, EvalResult, Integrity, Status, Timing
+from bench.harness.protocol.result import Correctness, Environment, EvalResult, Integrity, Status, Timing
 
 TABLES = {rows.ResultRow: schema.RESULTS, rows.SampleRow: schema.SAMPLES, rows.SubmissionRow: schema.SUBMISSIONS,
           rows.SuiteRow: schema.SUITE, rows.SummaryRow: schema.REPORTED_SUMMARY}

@@ -84,7 +84,7 @@ def test_export_serialization_needs_flatbuffers():
 
 
 def test_pallas_interpret_mode_config_switch():
-    """bench/harness/build/child.py: HLO interpret mode for pallas_calls built inside a block, through the config
+    """bench/harness/sandbox/child.py: HLO interpret mode for pallas_calls built inside a block, through the config
     option `pltpu.force_tpu_interpret_mode` sets (jax/_src/config.py), swapped per thread."""
     from jax._src import config as jax_config
 
@@ -98,7 +98,7 @@ def test_pallas_interpret_mode_config_switch():
 
 
 def test_mosaic_tpu_info_registry():
-    """bench/harness/build/child.py: cross-lowering for TPU on a host without one registers v6e's facts under the
+    """bench/harness/sandbox/child.py: cross-lowering for TPU on a host without one registers v6e's facts under the
     host's device kind in Mosaic's chip registry (jax/_src/pallas/mosaic/tpu_info.py)."""
     from jax._src.pallas.mosaic import tpu_info
 
@@ -119,7 +119,7 @@ def test_tokamax_ragged_dot_mosaic_module():
 
 
 def test_profile_data_reader_is_jax_profilers():
-    """bench/harness/runner/timing.py load_events reads traces with jaxlib's ProfileData extension directly (the
+    """bench/harness/parent/timing.py load_events reads traces with jaxlib's ProfileData extension directly (the
     parent does not import jax for it): it must be the very class jax.profiler exports."""
     import jax.profiler
     from jaxlib._profile_data import ProfileData

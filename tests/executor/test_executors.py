@@ -15,8 +15,8 @@ from bench.agent.evaluation import EvalSettings, ExecutorEvaluator
 from bench.dataset.ingest import ingest
 from bench.executor import ExecutorUnavailable, Outcome, make_executor
 from bench.executor.host import HARNESS_EVALUATOR, Host, batch_size, batches
-from bench.harness.result import Correctness, EvalResult, Status
-from bench.harness.task import EvalTask
+from bench.harness.protocol.result import Correctness, EvalResult, Status
+from bench.harness.protocol.task import EvalTask
 from bench.paths import ROOT, SUBMISSIONS_DIR
 
 FAKE = f"{ROOT / 'tests' / 'dataset' / 'fake_evaluator.py'}:evaluate"

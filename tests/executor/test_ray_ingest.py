@@ -129,7 +129,7 @@ PROBE = """
 import json, os, sys
 from pathlib import Path
 from bench.executor.ray_cluster import RayExecutor
-from bench.harness.task import EvalTask
+from bench.harness.protocol.task import EvalTask
 
 
 def probe_unit(host, spec, task_jsons):

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from bench.harness.build import sandbox
-from bench.harness.build.builder import build_kernel
-from bench.harness.evaluate import evaluate
-from bench.harness.messages import BuildRequest
-from bench.harness.process import LOG_LIMIT, LogCapture, escape_controls
-from bench.harness.result import Status
-from bench.harness.task import EvalTask
+from bench.harness.parent import sandboxing as sandbox
+from bench.harness.parent.builder import build_kernel
+from bench.harness.parent.evaluate import evaluate
+from bench.harness.protocol.messages import BuildRequest
+from bench.harness.protocol.process import LOG_LIMIT, LogCapture, escape_controls
+from bench.harness.protocol.result import Status
+from bench.harness.protocol.task import EvalTask
 
 KERNELS = Path(__file__).parent / "kernels"
 needs_bwrap = pytest.mark.skipif(sandbox.bwrap_problem() is not None,
@@ -140,7 +140,7 @@ def test_log_keeps_head_and_tail_and_escapes_control_characters() -> None:
 def test_a_forged_reply_cannot_carry_a_status() -> None:
     from pydantic import ValidationError
 
-    from bench.harness.messages import BuildReply
+    from bench.harness.protocol.messages import BuildReply
 
     with pytest.raises(ValidationError):
         BuildReply.model_validate({"ok": True, "status": "correct"})
@@ -154,8 +154,8 @@ def test_the_parent_never_starts_a_jax_backend(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    code = ("from pathlib import Path\nfrom bench.harness.evaluate import evaluate\n"
-            "from bench.harness.task import EvalTask\n"
+    code = ("from pathlib import Path\nfrom bench.harness.parent.evaluate import evaluate\n"
+            "from bench.harness.protocol.task import EvalTask\n"
             f"r = evaluate(EvalTask(workload='8p_GEMM', kernel_path=Path({str(KERNELS / 'pallas_gemm.py')!r}), "
             "size='small', seeds=1, warmup=1, iters=2, blocks=1))\n"
             "from jax._src import xla_bridge\n"

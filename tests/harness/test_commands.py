@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from bench import commands  # registers the commands
 from bench.app import app
-from bench.harness import commands  # registers the commands
 
 KERNELS = Path(__file__).parent / "kernels"
 runner = CliRunner()
@@ -35,7 +35,7 @@ def test_evaluate_json_is_an_upstream_superset_and_exit_code_follows_status():
 
 
 def test_the_human_output_shows_the_interval_and_why_the_timing_is_noisy():
-    from bench.harness.result import Correctness, EvalResult, Status, Timing
+    from bench.harness.protocol.result import Correctness, EvalResult, Status, Timing
 
     t = Timing(median_ms=1.0, mean_ms=1.0, std_ms=0.0, min_ms=1.0, timing_method="cpu_wall_clock")
     r = EvalResult(workload="8p_GEMM", status=Status.CORRECT, size="small", tpu="cpu", baseline=t, kernel=t,

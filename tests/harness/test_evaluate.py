@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from bench.harness.evaluate import evaluate
-from bench.harness.policy import resolve
-from bench.harness.result import Status
-from bench.harness.task import EvalTask
+from bench.harness.parent.evaluate import evaluate
+from bench.harness.protocol.policy import resolve
+from bench.harness.protocol.result import Status
+from bench.harness.protocol.task import EvalTask
 
 KERNELS = Path(__file__).parent / "kernels"
 pytestmark = pytest.mark.slow
@@ -146,8 +146,8 @@ def test_secret_seed_draws_other_inputs():
 def test_a_decision_that_raises_fails_that_candidate_alone_while_the_next_runs(monkeypatch):
     """Candidate i is decided in a thread while the runner runs candidate i+1 (WarmRunner._run_all): an exception
     in one decision is that candidate's harness error; the runner and the other candidates are untouched."""
-    from bench.harness import evaluate as harness_evaluate
-    from bench.harness.evaluate import WarmRunner
+    from bench.harness.parent import evaluate as harness_evaluate
+    from bench.harness.parent.evaluate import WarmRunner
 
     real = harness_evaluate.outcome.decide
     calls = []
@@ -173,8 +173,8 @@ def test_a_parent_confined_to_the_timing_core_decides_between_candidates(monkeyp
     """A parent that may run on the timing core only (a one-core host or Ray node) computes nothing while the
     runner times: each candidate is decided on the batch's own thread before the next one runs, and the decision's
     imports are not warmed in a thread beside the first candidate's timing."""
-    from bench.harness import evaluate as harness_evaluate
-    from bench.harness.evaluate import WarmRunner
+    from bench.harness.parent import evaluate as harness_evaluate
+    from bench.harness.parent.evaluate import WarmRunner
 
     events, warmed = [], []
     real_decide, real_evaluate = harness_evaluate.outcome.decide, harness_evaluate.RunnerSession.evaluate
@@ -202,7 +202,7 @@ def test_a_parent_confined_to_the_timing_core_decides_between_candidates(monkeyp
 
 
 def test_confined_to_the_timing_core_only_when_no_other_core_is_allowed(monkeypatch):
-    from bench.harness.runner import isolation
+    from bench.harness.protocol import isolation
 
     monkeypatch.setattr(isolation.os, "sched_getaffinity", lambda pid: {3})
     assert isolation.confined_to(3) and not isolation.confined_to(1) and not isolation.confined_to(None)
@@ -216,8 +216,8 @@ def test_a_batch_builds_no_more_kernels_at_once_than_its_slots(monkeypatch: pyte
     the plan's build parallelism (each holds up to the task's memory cap)."""
     import threading
 
-    from bench.harness import evaluate as ev
-    from bench.harness.build.builder import BuildArtifact
+    from bench.harness.parent import evaluate as ev
+    from bench.harness.parent.builder import BuildArtifact
 
     running, most, lock = [0], [0], threading.Lock()
 
@@ -245,7 +245,7 @@ def test_a_batch_has_one_folder_and_one_runner_session_whichever_thread_asks_fir
     import tempfile
     import threading
 
-    from bench.harness import evaluate as ev
+    from bench.harness.parent import evaluate as ev
 
     real = tempfile.mkdtemp
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from bench.harness import hardware
+from bench import hardware
 
 
 @pytest.mark.parametrize("kind,chip", [

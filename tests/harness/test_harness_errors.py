@@ -12,10 +12,10 @@ from typer.testing import CliRunner
 import bench.cli  # noqa: F401  registers every command
 from bench import evaluate_many
 from bench.app import app
-from bench.harness import evaluate as harness_evaluate
-from bench.harness.evaluate import WarmRunner
-from bench.harness.result import Status
-from bench.harness.task import EvalTask
+from bench.harness.parent import evaluate as harness_evaluate
+from bench.harness.parent.evaluate import WarmRunner
+from bench.harness.protocol.result import Status
+from bench.harness.protocol.task import EvalTask
 
 KERNEL = Path(__file__).resolve().parent / "kernels" / "identical.py"
 

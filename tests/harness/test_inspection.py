@@ -1,4 +1,4 @@
-"""The parent's inspection of exported programs (bench.harness.inspection): bounds, the allow-list of ops,
+"""The parent's inspection of exported programs (bench.harness.parent.inspecting): bounds, the allow-list of ops,
 Pallas coverage, the structural comparison of the two exports, and isolation in a worker process.
 
 Programs are built here the way the build step builds them (bench.harness.lowering: one trace, lowered for
@@ -18,16 +18,16 @@ import numpy as np
 import pytest
 from jax.experimental import pallas as pl
 
-from bench.harness.build.child import _tpu_target
-from bench.harness.build.lowering import export_jaxpr, with_kernel_sites
-from bench.harness.inspection import (
+from bench.harness.inspection.report import is_large_constant
+from bench.harness.parent.inspecting import (
     Bounds,
     Inspector,
     WorkerProcess,
     inspect_in_process,
-    is_large_constant,
 )
-from bench.harness.result import Status
+from bench.harness.protocol.result import Status
+from bench.harness.sandbox.child import _tpu_target
+from bench.harness.sandbox.lowering import export_jaxpr, with_kernel_sites
 
 A = jax.ShapeDtypeStruct((256, 512), jnp.bfloat16)
 B = jax.ShapeDtypeStruct((512, 384), jnp.bfloat16)

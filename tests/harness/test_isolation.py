@@ -10,10 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from bench.harness import schedule
-from bench.harness.runner import isolation
-from bench.harness.runner.isolation import timing_isolation
-from bench.harness.runner.session import RunnerProcess
+from bench.harness.parent.session import RunnerProcess
+from bench.harness.protocol import isolation, schedule
+from bench.harness.protocol.isolation import timing_isolation
 
 
 def test_cpu_only_host_probe(tmp_path):
@@ -75,7 +74,7 @@ def test_cpu_workers_get_fixed_malloc_thresholds():
 _THREAD_SHARE = """
 import resource, sys, time
 import jax, jax.numpy as jnp
-from bench.harness.runner import isolation
+from bench.harness.protocol import isolation
 if sys.argv[1] == "runner":
     isolation.confine_self(isolation.timing_core())
 f = jax.jit(lambda a: jnp.tanh(a @ a) @ a)

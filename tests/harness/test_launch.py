@@ -1,4 +1,4 @@
-"""The runner spawned early by the `bench` script (bench.harness.runner.launch): adopted by the evaluation that
+"""The runner spawned early by the `bench` script (bench.harness.parent.launch): adopted by the evaluation that
 would have spawned the same runner, never by another one (which spawns its own and kills the early one)."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from bench.harness.evaluate import WarmRunner
-from bench.harness.result import Status
-from bench.harness.runner import launch
-from bench.harness.task import EvalTask
+from bench.harness.parent import launch
+from bench.harness.parent.evaluate import WarmRunner
+from bench.harness.protocol.result import Status
+from bench.harness.protocol.task import EvalTask
 
 KERNELS = Path(__file__).parent / "kernels"
 

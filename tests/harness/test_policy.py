@@ -1,4 +1,4 @@
-"""The timing policy (bench.harness.policy): one frozen model per backend, the only decider of calls, blocks,
+"""The timing policy (bench.harness.protocol.policy): one frozen model per backend, the only decider of calls, blocks,
 interval, quality, repeats and deadlines. Pure: no process, no clock."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import sys
 import pytest
 from pydantic import ValidationError
 
-from bench.harness.policy import POLICIES, TimingPolicy, resolve
+from bench.harness.protocol.policy import POLICIES, TimingPolicy, resolve
 
 
 @pytest.mark.parametrize("backend,interpreted,name,calibrated,traced", [
@@ -41,7 +41,7 @@ def test_the_policy_is_frozen_and_refuses_misspelt_fields():
 
 def test_the_digest_is_stable_across_processes_and_follows_every_field():
     p = resolve("cpu")
-    code = "from bench.harness.policy import resolve; print(resolve('cpu').label)"
+    code = "from bench.harness.protocol.policy import resolve; print(resolve('cpu').label)"
     other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert other == p.label == f"cpu@{p.digest}" and len(p.digest) == 12
     assert len({q.digest for q in POLICIES.values()}) == len(POLICIES)  # gpu and tpu differ by name

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from bench.harness.result import Correctness, EvalResult, Status, Timing
+from bench.harness.protocol.result import Correctness, EvalResult, Status, Timing
 
 OK = Correctness(correct=True, reason="ok")
 WRONG = Correctness(correct=False, reason="values differ")
@@ -46,7 +46,7 @@ def test_a_result_that_contradicts_its_status_is_refused(status, fields, words):
 
 def test_block_times_are_each_blocks_mean_call_in_run_order():
     """EvalResult.block_ms: per program, each block's time per call, in the order the blocks ran (segments)."""
-    from bench.harness.decision.outcome import block_times
+    from bench.harness.parent.outcome import block_times
 
     times = {"baseline_program": [1.0, 3.0, 2.0, 2.0, 4.0], "candidate_program": [1.0, 1.0, 5.0, 6.0]}
     segments = [(0, "baseline_program", 2), (0, "candidate_program", 2), (1, "candidate_program", 2),

@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-from bench.harness import inspection
-from bench.harness.evaluate import WarmRunner
-from bench.harness.messages import InspectRequest
-from bench.harness.result import Status
-from bench.harness.runner import session
-from bench.harness.runner.session import RunnerProcess
-from bench.harness.task import EvalTask
+from bench.harness.parent import inspecting as inspection
+from bench.harness.parent import session
+from bench.harness.parent.evaluate import WarmRunner
+from bench.harness.parent.session import RunnerProcess
+from bench.harness.protocol.messages import InspectRequest
+from bench.harness.protocol.result import Status
+from bench.harness.protocol.task import EvalTask
 
 KERNELS = Path(__file__).parent / "kernels"
 pytestmark = pytest.mark.slow

@@ -1,7 +1,7 @@
 """A runner that outgrows its memory cap aborts (std::bad_alloc, LLVM's out-of-memory abort): that is
-`out_of_memory`, from the evidence the parent has (bench.harness.runner.session.RunnerProcess._memory_death):
+`out_of_memory`, from the evidence the parent has (bench.harness.parent.session.RunnerProcess._memory_death):
 the runner's own log since the request, or its peak resident memory, which the parent reads when it reaps the
-child with wait4 (bench.harness.process.ChildProcess)."""
+child with wait4 (bench.harness.protocol.process.ChildProcess)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from bench.harness.process import ChildProcess, WorkerFailure
-from bench.harness.result import Status
-from bench.harness.runner.session import RUNNER_MEMORY_EVIDENCE, RunnerProcess
+from bench.harness.parent.session import RUNNER_MEMORY_EVIDENCE, RunnerProcess
+from bench.harness.protocol.process import ChildProcess, WorkerFailure
+from bench.harness.protocol.result import Status
 
 
 def test_reaping_a_child_records_its_peak_resident_memory(tmp_path: Path) -> None:

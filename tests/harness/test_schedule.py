@@ -1,14 +1,14 @@
-"""One schedule per backend (bench.harness.schedule.Plan), and the exclusive schedule forced on CPU: the
+"""One schedule per backend (bench.harness.protocol.schedule.Plan), and the exclusive schedule forced on CPU: the
 runner, the one process that holds the device, starts only after every build of the batch has ended."""
 
 from pathlib import Path
 
 import pytest
 
-from bench.harness import schedule
-from bench.harness.evaluate import evaluate
-from bench.harness.result import Status
-from bench.harness.task import EvalTask
+from bench.harness.parent.evaluate import evaluate
+from bench.harness.protocol import schedule
+from bench.harness.protocol.result import Status
+from bench.harness.protocol.task import EvalTask
 
 KERNELS = Path(__file__).parent / "kernels"
 
@@ -45,8 +45,8 @@ def test_each_backend_fills_in_the_plan(monkeypatch):
 
 
 def test_builds_never_get_a_device():
-    from bench.harness.build.builder import _build_env
-    from bench.harness.build.sandbox import bwrap_args
+    from bench.harness.parent.builder import _build_env
+    from bench.harness.parent.sandboxing import bwrap_args
 
     assert _build_env()["JAX_PLATFORMS"] == "cpu"
     args = bwrap_args()  # /dev holds harmless nodes only (null, zero, urandom ...): no accelerator is bound
@@ -66,7 +66,7 @@ def test_exclusive_schedule_starts_the_runner_after_the_builds():
 
 def test_one_build_at_a_time_where_the_process_may_use_one_core(monkeypatch):
     """A one-core host or Ray node builds one kernel at a time (one zygote): a second would only share the core."""
-    from bench.harness import schedule
+    from bench.harness.protocol import schedule
 
     p = schedule.Plan("interleaved", "test", "cpu")
     monkeypatch.setattr(schedule.os, "sched_getaffinity", lambda pid: {3})

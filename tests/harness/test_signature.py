@@ -6,7 +6,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from bench.harness.signature import aval_text, export_program
+from bench.harness.protocol.signature import aval_text, export_program
 from bench.registry import spec
 
 

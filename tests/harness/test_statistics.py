@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bench.harness.decision import statistics as st
+from bench.harness.parent import statistics as st
 
 
 def _blocks(rng: np.random.Generator, ratio: float, n_blocks: int = 10, calls: int | list[int] = 5,
@@ -138,7 +138,7 @@ def test_blocks_from_segments_pairs_by_block_index_whatever_the_lengths():
 
 
 def test_summarize_adds_up_every_segment():
-    from bench.harness.messages import InterferenceRecord, Segment
+    from bench.harness.protocol.messages import InterferenceRecord, Segment
 
     def seg(block: int, program: str, delay: float | None) -> Segment:
         return Segment(block=block, program=program, calls=5, wall_s=0.5, cpu_s=0.4, run_delay_s=delay,

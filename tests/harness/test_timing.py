@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import pytest
 from jax.profiler import ProfileData
 
-from bench.harness.runner import timing
+from bench.harness.parent import timing
 
 FIXTURE = Path(__file__).parent / "fixtures" / "tpu_trace.pbtxt"
 

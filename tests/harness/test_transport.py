@@ -6,7 +6,7 @@ import threading
 import numpy as np
 import pytest
 
-from bench.harness import transport
+from bench.harness.protocol import transport
 
 
 def test_message_round_trip_and_limits():

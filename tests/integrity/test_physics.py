@@ -2,7 +2,7 @@
 
 import pytest
 
-from bench.harness.hardware import CHIPS
+from bench.hardware import CHIPS
 from bench.integrity.measurement import audit_measurement, sandbox_flags
 from bench.integrity.physics import SAFETY, floor_ms, output_floor_ms
 

@@ -26,7 +26,7 @@ CASES = {
     "import numpy as np\na = np.load('x.npy')": "static:file_access",
     "import socket": "static:network",
     "import urllib.request": "static:network",
-    "import bench.harness.evaluate": "static:harness_import",
+    "import bench.harness.parent.evaluate": "static:harness_import",
     "from . import helper": "static:harness_import",
     "import importlib\nw = importlib.import_module('workloads.8p_GEMM')": "static:workload_import",
     "import time\ntime.perf_counter = lambda: 0.0": "static:timer_patch",

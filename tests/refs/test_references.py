@@ -8,9 +8,9 @@ import jax
 import pytest
 
 import pallas_refs
-from bench.harness.correctness import Tolerance, compare
-from bench.harness.interpret import interpret_context, reset_after_error
+from bench.harness.protocol.correctness import Tolerance, compare
 from bench.refs.evaluators import inprocess_evaluator
+from bench.refs.interpret import interpret_context, reset_after_error
 from bench.registry import load_workload
 from pallas_refs import ragged_paged_attention as rpa_ref
 
@@ -56,9 +56,9 @@ def test_7p_kernel_still_fails_in_interpret_mode_as_documented():
 
 
 def test_8p_reference_is_correct_through_the_harness(tmp_path: Path):
-    from bench.harness.evaluate import evaluate
-    from bench.harness.result import Status
-    from bench.harness.task import EvalTask
+    from bench.harness.parent.evaluate import evaluate
+    from bench.harness.protocol.result import Status
+    from bench.harness.protocol.task import EvalTask
     from bench.paths import PALLAS_REFS_DIR
 
     result = evaluate(EvalTask(workload="8p_GEMM", kernel_path=PALLAS_REFS_DIR / "8p_GEMM.py", size="small",

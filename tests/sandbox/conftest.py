@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from bench.harness.build import sandbox
-from bench.harness.build.warm import BuildZygote, ZygoteUnavailable
-from bench.harness.messages import BuildRequest
+from bench.harness.parent import sandboxing as sandbox
+from bench.harness.parent.warm import BuildZygote, ZygoteUnavailable
+from bench.harness.protocol.messages import BuildRequest
 
 
 def ready_zygote(request: BuildRequest, limits: sandbox.Limits, log: Path) -> Iterator[BuildZygote]:

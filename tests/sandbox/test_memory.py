@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from bench.harness.build import sandbox
-from bench.harness.build.builder import BuildArtifact, build_kernel, over_memory_cap
-from bench.harness.build.warm import BuildZygote
-from bench.harness.messages import BuildRequest
-from bench.harness.result import Status
+from bench.harness.parent import sandboxing as sandbox
+from bench.harness.parent.builder import BuildArtifact, build_kernel, over_memory_cap
+from bench.harness.parent.warm import BuildZygote
+from bench.harness.protocol.messages import BuildRequest
+from bench.harness.protocol.result import Status
 from bench.paths import EVAL_DIR
 
 needs_bwrap = pytest.mark.skipif(sandbox.bwrap_problem() is not None,

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from bench.harness.build import sandbox
-from bench.harness.evaluate import evaluate
-from bench.harness.result import Status
-from bench.harness.task import EvalTask
+from bench.harness.parent import sandboxing as sandbox
+from bench.harness.parent.evaluate import evaluate
+from bench.harness.protocol.result import Status
+from bench.harness.protocol.task import EvalTask
 from bench.paths import DATA_DIR
 
 needs_bwrap = pytest.mark.skipif(sandbox.bwrap_problem() is not None,

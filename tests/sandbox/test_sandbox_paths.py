@@ -3,8 +3,8 @@ venv may live under /tmp), and a kernel file by itself."""
 
 from pathlib import Path
 
-from bench.harness.build import sandbox
-from bench.harness.build.sandbox import bwrap_args, readable_paths
+from bench.harness.parent import sandboxing as sandbox
+from bench.harness.parent.sandboxing import bwrap_args, readable_paths
 
 
 def test_readable_paths_are_python_and_the_importable_project_code_only():

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.harness.build import sandbox
+from bench.harness.parent import sandboxing as sandbox
 from bench.paths import DATA_DIR
 
 needs_bwrap = pytest.mark.skipif(sandbox.bwrap_problem() is not None,

@@ -1,4 +1,4 @@
-"""The warm build (bench.harness.build.zygote): every candidate forked from one zygote is as isolated as a build
+"""The warm build (bench.harness.sandbox.zygote): every candidate forked from one zygote is as isolated as a build
 process of its own. A planter candidate leaves a file, an environment change, in-memory and on-disk cache entries,
 SysV and POSIX IPC, an abstract socket and lingering processes; a later candidate of the same zygote looks for each
 (and the planter, looking right after planting, finds each: the control that shows every probe can succeed)."""
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.harness.build import sandbox
-from bench.harness.messages import BuildRequest
+from bench.harness.parent import sandboxing as sandbox
+from bench.harness.protocol.messages import BuildRequest
 from bench.paths import EVAL_DIR
 
 needs_bwrap = pytest.mark.skipif(sandbox.bwrap_problem() is not None,
@@ -219,7 +219,7 @@ def test_a_project_under_tmp_stays_readable_below_each_candidates_fresh_tmp(tmp_
     and the kernel root, and the zygote was unusable there. Now what a build must read under /tmp is bound back
     read-only from the zygote's view (zygote._keep) and the kernel root is made in the fresh /tmp: here a folder
     under /tmp stands in for the project, and the kernel root is under /tmp too."""
-    from bench.harness.build.warm import BuildZygote, ZygoteUnavailable
+    from bench.harness.parent.warm import BuildZygote, ZygoteUnavailable
 
     base = tmp_path_factory.mktemp("under_tmp")
     assert str(base).startswith("/tmp/")

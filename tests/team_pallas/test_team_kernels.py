@@ -8,9 +8,9 @@ from pathlib import Path
 import jax
 import pytest
 
-from bench.harness.correctness import Tolerance, compare
-from bench.harness.interpret import interpret_context
+from bench.harness.protocol.correctness import Tolerance, compare
 from bench.paths import ROOT
+from bench.refs.interpret import interpret_context
 from bench.registry import load_workload
 
 TEAM = ROOT / "submissions" / "jaxbench-team-pallas"

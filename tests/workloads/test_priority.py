@@ -27,7 +27,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from bench.harness.correctness import Tolerance, compare
+from bench.harness.protocol.correctness import Tolerance, compare
 
 BF16, F32, I32 = "bfloat16", "float32", "int32"
 

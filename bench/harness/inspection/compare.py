@@ -9,7 +9,7 @@ outside the kernels, or says where they differ:
    attributes, result types, the numbers of its operands, the numbers of the values its regions return);
    calls are inlined (memoized per callee and argument numbers). Locations and sharding annotations are
    ignored. The numbers of `main`'s results must be equal in both modules, in order.
-2. A call of a function named `jaxbench_kernel_*` (bench.harness.build.lowering) is a kernel site: its results are
+2. A call of a function named `jaxbench_kernel_*` (bench.harness.sandbox.lowering) is a kernel site: its results are
    numbered from its operands and types only, so the comparison looks through it. Sites pair up by those
    numbers. On the TPU side a site must hold exactly one `tpu_custom_call` on its arguments (returning some of
    its results); on the CPU side it holds that kernel's interpreter.
@@ -31,7 +31,7 @@ from typing import Any
 from bench.harness.inspection.allowlist import MOSAIC_TARGET, custom_call_target
 from bench.harness.inspection.module import Block, Module
 
-KERNEL_SITE_PREFIX = "jaxbench_kernel"  # bench.harness.build.lowering.KERNEL_SITE_PREFIX (the build's side)
+KERNEL_SITE_PREFIX = "jaxbench_kernel"  # bench.harness.sandbox.lowering.KERNEL_SITE_PREFIX (the build's side)
 MATMUL_TOLERANCE = 0.01
 OTHER_FACTOR = 4.0
 #: Where a count depends on data (unknown loop lengths, input-dependent branches), matmul FLOPs within this factor.

@@ -20,6 +20,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from bench.harness.protocol.messages import Bounds
+
 #: Attributes that say where an op came from or how to print it, not what it computes.
 IGNORED_ATTRS = frozenset({"mhlo.frontend_attributes", "mhlo.sharding", "jax.result_info", "mhlo.layout_mode",
                            "sym_visibility", "arg_attrs", "res_attrs"})
@@ -28,21 +30,6 @@ ATTR_TEXT_LIMIT = 256
 KEEP_WHOLE = frozenset({"backend_config", "call_target_name", "callee", "comparison_direction", "dimension_numbers",
                         "dot_dimension_numbers", "iteration_bounds", "window_params", "dimension_semantics",
                         "kind", "predicate", "reduction_dims", "function_type"})
-
-
-@dataclass(frozen=True)
-class Bounds:
-    """What the parent reads at most. Documented in docs/threat-model.md; honest programs are far below
-    (tests/harness/test_inspection.py measures the project's own kernels against them)."""
-
-    module_bytes: int = 32 << 20  # serialized (portable bytecode) StableHLO
-    ops: int = 250_000
-    depth: int = 48  # regions inside regions (an interpreted Pallas grid loop with pl.when: < 10)
-    inlined_ops: int = 2_000_000  # ops after inlining every call (XLA compiles this)
-    call_depth: int = 64  # functions calling functions (jit inside jit: a handful)
-
-
-DEFAULT_BOUNDS = Bounds()
 
 
 class Refused(Exception):

@@ -22,7 +22,6 @@ from typing import Any
 
 from bench.harness.inspection.module import (
     Block,
-    Bounds,
     Func,
     Module,
     Op,
@@ -31,6 +30,7 @@ from bench.harness.inspection.module import (
     shape_of,
     type_elements,
 )
+from bench.harness.protocol.messages import Bounds
 
 #: Evaluate grid-dependent conditions at every grid point up to this many points (beyond: unknown).
 GRID_EVAL_LIMIT = 1024

@@ -20,8 +20,8 @@ import traceback
 from typing import Any
 
 from bench.harness.inspection import allowlist, compare, mosaic, work
-from bench.harness.inspection.module import DEFAULT_BOUNDS, Bounds, Module, Refused, parse_stablehlo, read, type_bytes
-from bench.harness.messages import InspectRequest
+from bench.harness.inspection.module import Module, Refused, parse_stablehlo, read, type_bytes
+from bench.harness.protocol.messages import DEFAULT_BOUNDS, MOSTLY_XLA_BELOW, Bounds, InspectRequest
 
 #: The reading process's Python recursion limit: every walk is bounded (Bounds.depth, Bounds.call_depth); a backstop.
 READER_RECURSION_LIMIT = 4000
@@ -53,7 +53,7 @@ def _deserialize(blob: bytes, what: str) -> Any:
 
 def read_program(blob: bytes, what: str, bounds: Bounds) -> tuple[Any, Module, dict[str, Any]]:
     """(exported, module, summary) of one export, every op checked against the allow-list."""
-    from bench.harness.signature import aval_text
+    from bench.harness.protocol.signature import aval_text
 
     exp = _deserialize(blob, what)
     if exp.nr_devices != 1:
@@ -144,7 +144,7 @@ def inspect_programs(runnable: bytes, tpu: bytes, platform: str, bounds: Bounds 
                             "kernel_bytes": tally.kernel_bytes, "outside_bytes": tally.outside_bytes,
                             "kernels": tally.kernels, "unknown_loops": tally.unknown_loops,
                             "runtime_branches": tally.runtime_branches, "target_chip": work.TARGET_CHIP,
-                            "mostly_xla_below": work.MOSTLY_XLA_BELOW})
+                            "mostly_xla_below": MOSTLY_XLA_BELOW})
     if platform == "tpu":
         report.update(readiness_check="verified", readiness_reason="on a TPU host the TPU program is what runs")
         return report
@@ -176,7 +176,7 @@ def baseline_work(workload: str, size: str, bounds: Bounds = DEFAULT_BOUNDS) -> 
     seconds of work on the target chip. Cached per (workload, size); None when it cannot be exported."""
     key = (workload, size)
     if key not in _BASELINES:
-        from bench.harness.signature import export_program
+        from bench.harness.protocol.signature import export_program
         from bench.registry import spec
 
         try:

@@ -4,7 +4,7 @@ Why a share of the work and not a count of kernels: a count gives full marks to 
 output passes through a copy kernel, or to a `pallas_call` in a branch that never runs (issue #23).
 
 Every op's work is (FLOPs, HBM bytes) from its shapes, turned into time on the target chip (TPU v6e,
-bench.harness.hardware) as max(FLOPs / peak, bytes / bandwidth), so a matmul and an elementwise pass weigh
+bench.hardware) as max(FLOPs / peak, bytes / bandwidth), so a matmul and an elementwise pass weigh
 what they would cost. Coverage = kernel time / (kernel time + time outside kernels), where:
 - a kernel's FLOPs are counted from its Mosaic body (bench.harness.inspection.mosaic); its bytes (operands
   and results) count only when it computes something: a copy kernel counts zero;
@@ -30,7 +30,6 @@ from bench.harness.inspection import mosaic
 from bench.harness.inspection.allowlist import MOSAIC_TARGET, custom_call_target
 from bench.harness.inspection.module import (
     Block,
-    Bounds,
     Module,
     Op,
     Refused,
@@ -38,11 +37,10 @@ from bench.harness.inspection.module import (
     type_bytes,
     type_elements,
 )
+from bench.harness.protocol.messages import Bounds
 
 #: What a loop of unknown trip count is assumed to repeat its XLA work (its kernels count zero).
 UNKNOWN_TRIPS = 1024
-#: Below this coverage a row is labelled "mostly XLA" (docs/threat-model.md).
-MOSTLY_XLA_BELOW = 0.5
 #: The chip whose roofline weighs FLOPs against bytes: the paper's TPU v6e.
 TARGET_CHIP = "v6e"
 #: Kernel call sites described in the details (the totals count all of them).
@@ -65,11 +63,11 @@ REGION_OPS_WITH_COMBINERS = frozenset({"stablehlo.reduce", "stablehlo.reduce_win
 
 
 def _peaks() -> tuple[float, float]:
-    from bench.harness.hardware import chip_spec
+    from bench.hardware import chip_spec
 
     spec = chip_spec(TARGET_CHIP)
     if spec is None:
-        raise RuntimeError(f"no peaks for {TARGET_CHIP} in bench.harness.hardware")
+        raise RuntimeError(f"no peaks for {TARGET_CHIP} in bench.hardware")
     return spec.peak_bf16_tflops * 1e12, spec.hbm_gb_s * 1e9
 
 

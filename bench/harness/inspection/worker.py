@@ -2,11 +2,11 @@
 where the warm runner cannot read them (the exclusive schedule starts it only after the builds), and for tools.
 
 `python -m bench.harness.inspection.worker --cmd-fd N --reply-fd M --memory-mb K`, driven by
-bench.harness.inspection.Inspector. Why a process: a module shaped to break a reader (regions nested
+bench.harness.parent.inspecting.Inspector. Why a process: a module shaped to break a reader (regions nested
 thousands deep, hundreds of MB, a parser crash in MLIR's C++) must cost at most this process's time and
 memory caps, never the batch. It imports no candidate code; it reads bytes.
 
-Each request: an InspectRequest (bench.harness.messages), blobs [runnable, tpu]; each reply: {"ok": true, ...}
+Each request: an InspectRequest (bench.harness.protocol.messages), blobs [runnable, tpu]; each reply: {"ok": true, ...}
 with bench.harness.inspection.report.answer's fields (the report, a memory error, or the harness's own error).
 """
 
@@ -23,9 +23,9 @@ def serve(cmd_fd: int, reply_fd: int, memory_mb: int) -> None:
     from jax._src.interpreters import mlir  # noqa: F401
     from jaxlib.mosaic.python import tpu  # noqa: F401
 
-    from bench.harness import transport
     from bench.harness.inspection.report import READER_RECURSION_LIMIT, answer, error_reply
-    from bench.harness.messages import InspectRequest
+    from bench.harness.protocol import transport
+    from bench.harness.protocol.messages import InspectRequest
 
     if memory_mb:
         limit = int(memory_mb) << 20

@@ -29,9 +29,9 @@ from typing import Any
 import jax
 import numpy as np
 
-from bench.harness.correctness import Tolerance, compare
-from bench.harness.messages import BASELINE_FN, CANDIDATE_FN, TrialReport
-from bench.harness.policy import TimingPolicy
+from bench.harness.protocol.correctness import Tolerance, compare
+from bench.harness.protocol.messages import BASELINE_FN, CANDIDATE_FN, TrialReport
+from bench.harness.protocol.policy import TimingPolicy
 from bench.harness.runner.interference import Recorder
 from bench.harness.runner.program import Program, delete, place, to_host
 from bench.harness.runner.verify import Expected

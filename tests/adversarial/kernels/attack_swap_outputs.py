@@ -7,7 +7,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from bench.harness import transport
+from bench.harness.protocol import transport
 
 _real_send = transport.send
 

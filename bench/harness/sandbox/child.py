@@ -1,14 +1,14 @@
-"""UNTRUSTED: the build step. Runs only inside the build sandbox (bench.harness.build.builder starts it).
+"""UNTRUSTED: the build step. Runs only inside the build sandbox (bench.harness.parent.builder starts it).
 
-`python -m bench.harness.build.child --reply-fd N`: reads one BuildRequest (JSON) from stdin, imports the
+`python -m bench.harness.sandbox.child --reply-fd N`: reads one BuildRequest (JSON) from stdin, imports the
 kernel file, traces its `workload` ONCE on ABSTRACT inputs (jax.ShapeDtypeStruct: no input value exists in
 this process, and none has been drawn anywhere yet), and lowers that one trace twice with `jax.export`
-(bench.harness.build.lowering):
+(bench.harness.sandbox.lowering):
 - the runnable program, for the runner's platform; on a CPU runner every `pallas_call` is set to HLO
   interpret mode (plain StableHLO; TPU interpret mode would lower to host callbacks, which export refuses);
 - the same trace for platform "tpu" (cross-lowering on this CPU-only process): Mosaic kernels.
 It replies with one BuildReply frame plus the serialized exports, and exits. Everything here is the
-candidate's to influence: the parent trusts none of it (bench.harness.inspection reads the exports
+candidate's to influence: the parent trusts none of it (bench.harness.parent.inspecting reads the exports
 itself and compares them, the runner runs them, the parent decides the status).
 """
 
@@ -23,9 +23,9 @@ import traceback
 from collections.abc import Iterator
 from typing import Any
 
-from bench.harness import transport
-from bench.harness.build.lowering import export_jaxpr, trace, with_kernel_sites
-from bench.harness.messages import CANDIDATE_FN, BuildReply, BuildRequest, is_memory_error
+from bench.harness.protocol import transport
+from bench.harness.protocol.messages import CANDIDATE_FN, BuildReply, BuildRequest, is_memory_error
+from bench.harness.sandbox.lowering import export_jaxpr, trace, with_kernel_sites
 from bench.registry import spec
 
 
@@ -99,7 +99,7 @@ def main() -> None:
 
 
 def serve(request: BuildRequest, reply_fd: int) -> None:
-    """Build, reply on `reply_fd`, exit (a build process, or a zygote's child: bench.harness.build.zygote)."""
+    """Build, reply on `reply_fd`, exit (a build process, or a zygote's child: bench.harness.sandbox.zygote)."""
     try:
         header, blobs = build(request)
     except BaseException as exc:  # every failure is a reply; the parent decides the status

@@ -15,20 +15,34 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench import HARNESS_VERSION
-from bench.harness import hardware
-from bench.harness.build.builder import BuildArtifact
-from bench.harness.correctness import merge
-from bench.harness.decision import statistics
-from bench.harness.inspection import Inspection
-from bench.harness.inspection.work import MOSTLY_XLA_BELOW
-from bench.harness.messages import BASELINE_FN, CANDIDATE_FN, PALLAS_FN, EvaluateReply, PrepareReply, RunnerHello
-from bench.harness.policy import TimingPolicy
-from bench.harness.process import WorkerFailure, one_line
-from bench.harness.result import Correctness, Environment, EvalResult, Integrity, RunnerInfo, Status, Timeline, Timing
-from bench.harness.runner import timing
-from bench.harness.schedule import Plan
-from bench.harness.task import EvalTask
+from bench import HARNESS_VERSION, hardware
+from bench.harness.parent import statistics, timing
+from bench.harness.parent.builder import BuildArtifact
+from bench.harness.parent.inspecting import Inspection
+from bench.harness.protocol.correctness import merge
+from bench.harness.protocol.messages import (
+    BASELINE_FN,
+    CANDIDATE_FN,
+    MOSTLY_XLA_BELOW,
+    PALLAS_FN,
+    EvaluateReply,
+    PrepareReply,
+    RunnerHello,
+)
+from bench.harness.protocol.policy import TimingPolicy
+from bench.harness.protocol.process import WorkerFailure, one_line
+from bench.harness.protocol.result import (
+    Correctness,
+    Environment,
+    EvalResult,
+    Integrity,
+    RunnerInfo,
+    Status,
+    Timeline,
+    Timing,
+)
+from bench.harness.protocol.schedule import Plan
+from bench.harness.protocol.task import EvalTask
 from bench.integrity.flags import MOSTLY_XLA, NO_PALLAS, merge_flags
 from bench.integrity.measurement import audit_measurement, sandbox_flags
 from bench.integrity.static_scan import scan_source
@@ -314,7 +328,7 @@ def _timed_result(ctx: BatchContext, built: Built, reply: EvaluateReply, trace: 
 
 def _uncertainty(policy: TimingPolicy, reply: EvaluateReply, base: Timing, kern: Timing, speedup: float | None,
                  details: dict[str, Any]) -> dict[str, Any]:
-    """speedup_ci and timing_quality from the runner's per-segment record (bench.harness.decision.statistics):
+    """speedup_ci and timing_quality from the runner's per-segment record (bench.harness.parent.statistics):
     the times the speedup was computed from, paired block by block, under the policy's interval and thresholds.
     Host interference counts where the policy says (CPU only: on TPU/GPU the device plane times the programs and
     the host's load does not enter those times)."""

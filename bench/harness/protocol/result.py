@@ -82,7 +82,7 @@ class Integrity(BaseModel):
 
 
 class Machine(BaseModel):
-    """What the runner found when its backend started (bench.harness.hardware.detect): sent in its hello."""
+    """What the runner found when its backend started (bench.hardware.detect): sent in its hello."""
 
     backend: str  # "tpu" | "gpu" | "cpu"
     chip: str  # normalized: "v6e", "v5e", "h100", "h200", "cpu", ...
@@ -137,7 +137,7 @@ class EvalResult(BaseModel):
     baseline: Timing | None = None
     kernel: Timing | None = None
     speedup_vs_baseline: float | None = None  # baseline median / kernel median (device time)
-    # 95 % interval of speedup_vs_baseline from the paired ABBA blocks (bench.harness.decision.statistics;
+    # 95 % interval of speedup_vs_baseline from the paired ABBA blocks (bench.harness.parent.statistics;
     # docs/methodology.md "Uncertainty"); None when fewer than two blocks were timed
     speedup_ci: tuple[float, float] | None = None
     # "noisy" when the interval is wide, blocks are bimodal, or the runner measured interference while timing;
@@ -157,11 +157,11 @@ class EvalResult(BaseModel):
     secret_seed_used: bool = False
     input_seeds: list[int] = Field(default_factory=list)  # the fresh correctness seeds drawn (empty when secret)
     timing_seed: int | None = None  # the fresh seed of the timing inputs (None when secret or not drawn)
-    schedule: str | None = None  # "interleaved" | "exclusive" (bench.harness.schedule), and why it was chosen:
+    schedule: str | None = None  # "interleaved" | "exclusive" (bench.harness.protocol.schedule), and why it was chosen:
     schedule_reason: str | None = None
     # seconds each phase that ran the candidate may take ("compile", "correctness", "timing"): from the timing policy
     deadlines_s: dict[str, float] = Field(default_factory=dict)
-    # the timing policy the runner timed under (bench.harness.policy): "<name>@<first 12 hex of sha256 of its JSON>"
+    # the timing policy the runner timed under (protocol.policy): "<name>@<first 12 hex of sha256 of its JSON>"
     timing_policy: str | None = None
     timeline_s: Timeline | None = None
     runner: RunnerInfo | None = None
@@ -172,12 +172,12 @@ class EvalResult(BaseModel):
     # seconds the runner spent compiling each program ("kernel", "baseline"): deserializing + compiling the export
     compile_s: dict[str, float] = Field(default_factory=dict)
     # does the kernel lower for a TPU (Mosaic)? "ok" only when the parent read and accepted a TPU program
-    # (bench.harness.inspection); otherwise why not (the build's own error text follows, as feedback); None
+    # (bench.harness.parent.inspecting); otherwise why not (the build's own error text follows, as feedback); None
     # when the build failed first
     tpu_lowering: str | None = None
     # share (0..1) of the workload's work (FLOPs and HBM bytes, on the TPU v6e roofline) that the TPU program
     # computes inside Mosaic kernels on its live path (copy kernels, dead branches ~0); None without a readable
-    # TPU program. Below bench.harness.inspection.work.MOSTLY_XLA_BELOW the row is labelled `mostly_xla`
+    # TPU program. Below bench.harness.protocol.messages.MOSTLY_XLA_BELOW the row is labelled `mostly_xla`
     pallas_coverage: float | None = None
     # whether the parent showed that the runnable program and the TPU program are the same computation outside
     # the Pallas kernels (bench.harness.inspection.compare; details.inspection.readiness_reason says why not)

@@ -1,7 +1,7 @@
 """All timing-isolation policy of the runner, in one place: which core it runs on, its priority, the
 parent's own threads kept off that core, single-threaded XLA:CPU and BLAS, fixed malloc thresholds.
 
-Used by the parent (bench.harness.runner.session: environment, pinning, `timing_isolation` around the
+Used by the parent (bench.harness.parent.session: environment, pinning, `timing_isolation` around the
 blocks) and by the runner process itself (`confine_self` before jax's backend starts). Each setting says
 WHY next to it: every one of them was measured to move medians on a shared 2-core host.
 """
@@ -20,8 +20,8 @@ from typing import Any
 
 from threadpoolctl import threadpool_limits
 
-from bench.harness.policy import POLICIES, TimingPolicy, resolve
-from bench.harness.schedule import host_backend
+from bench.harness.protocol.policy import POLICIES, TimingPolicy, resolve
+from bench.harness.protocol.schedule import host_backend
 
 #: The runner's priority while it times: the timing policy's (the same on every backend).
 TIMING_NICE = POLICIES["cpu"].timing_nice

@@ -44,12 +44,12 @@ from typing import Literal
 
 import numpy as np
 
-from bench.harness.messages import InterferenceRecord
-from bench.harness.policy import POLICIES, TimingPolicy
+from bench.harness.protocol.messages import InterferenceRecord
+from bench.harness.protocol.policy import POLICIES, TimingPolicy
 
 #: The numbers of the interval and of the quality (what each means, and where it was measured, below) are the
-#: timing policy's (bench.harness.policy.TimingPolicy, the one place they are set); an evaluation passes its own
-#: policy, and these defaults are the CPU policy's (tests, benchmarks/intervals.py).
+#: timing policy's (bench.harness.protocol.policy.TimingPolicy, the one place they are set); an evaluation passes its
+#: own policy, and these defaults are the CPU policy's (tests, benchmarks/intervals.py).
 DEFAULTS = POLICIES["cpu"]
 CONFIDENCE = DEFAULTS.confidence
 RESAMPLES = DEFAULTS.resamples

@@ -3,8 +3,8 @@ start it in its own session, read its replies under a deadline, kill its process
 
 Every way a child can fail while the parent waits for it (hang, crash, signal, garbage on the channel)
 becomes a `WorkerFailure` with a `Status` and one readable line, never an exception in the harness. The
-build (bench.harness.build.builder), the runner (bench.harness.runner.session) and the inspection worker
-(bench.harness.inspection.WorkerProcess) add what is theirs: the sandbox and its cgroups, the command pipes, the
+build (bench.harness.parent.builder), the runner (bench.harness.parent.session) and the inspection worker
+(bench.harness.parent.inspecting.WorkerProcess) add what is theirs: the sandbox and its cgroups, the command pipes, the
 runner's own failure replies.
 """
 
@@ -19,8 +19,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import IO, Any
 
-from bench.harness import transport
-from bench.harness.result import Status
+from bench.harness.protocol import transport
+from bench.harness.protocol.result import Status
 
 LOG_LIMIT = 64 << 10  # a child's output kept: head and tail, half each
 
@@ -99,7 +99,7 @@ def read_frame(fd: int, timeout_s: float, phase: str, max_bytes: int, *, name: s
     """The next whole reply frame of a child (`name` starts every reason), or a WorkerFailure: TIMEOUT past the
     deadline (the child is killed), CRASHED when it closed the channel (`describe_exit` says how it ended) or
     sent a malformed frame (killed). Shared by a process of the parent's (ChildProcess) and a build forked
-    from a zygote (bench.harness.build.warm)."""
+    from a zygote (bench.harness.parent.warm)."""
     try:
         return transport.recv(fd, time.monotonic() + timeout_s, max_bytes)
     except transport.ChannelTimeout:

@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 #: The runner must be up (jax imported, backend started) within this; a harness problem if exceeded, never a verdict.
 STARTUP_TIMEOUT_S = 180.0  # importing jax on a loaded 2-core machine
 #: The cap of every phase (compile, correctness, timing); EvalTask.timeout_s, `bench evaluate --timeout`. The
-#: phases get less, from the timing policy's maxima (bench.harness.policy.TimingPolicy: *_deadline_s).
+#: phases get less, from the timing policy's maxima (bench.harness.protocol.policy.TimingPolicy: *_deadline_s).
 DEFAULT_TIMEOUT_S = 300.0
 
 
@@ -19,8 +19,8 @@ class EvalTask(BaseModel):
     kernel_path: Path
     size: Literal["full", "small"] | None = None  # None: full on TPU/GPU, small on CPU
     seeds: int = Field(3, ge=1)  # correctness trials; their seeds are drawn fresh per batch (session.fresh_seeds)
-    # None: the timing policy's (bench.harness.policy: per backend, and for Pallas in interpret mode on CPU); a count
-    # chosen here makes a policy of its own ("<backend>+task", not calibrated: TimingPolicy.for_task)
+    # None: the timing policy's (protocol.policy: per backend, and for Pallas in interpret mode on CPU); a count chosen
+    # here makes a policy of its own ("<backend>+task", not calibrated: TimingPolicy.for_task)
     warmup: int | None = Field(None, ge=0)
     iters: int | None = Field(None, ge=1)
     blocks: int | None = Field(None, ge=1)  # timing blocks, alternated between baseline and candidate (ABBA order)
@@ -31,5 +31,5 @@ class EvalTask(BaseModel):
     sandbox: Literal["auto", "bwrap", "none"] = "auto"
     with_pallas_reference: bool = False
     # interleaved: builds run while the runner starts; exclusive: the runner (the one process that holds the
-    # device) starts only after every build ended; auto: exclusive on a TPU host (bench.harness.schedule)
+    # device) starts only after every build ended; auto: exclusive on a TPU host (bench.harness.protocol.schedule)
     schedule: Literal["auto", "interleaved", "exclusive"] = "auto"

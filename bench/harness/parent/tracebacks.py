@@ -13,10 +13,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from bench.harness.result import EvalResult
+from bench.harness.protocol.result import EvalResult
 from bench.paths import ROOT
 
-#: The harness's private copy of a candidate (bench.harness.evaluate: EVAL_DIR / "eval_*" / "kernel.py").
+#: The harness's private copy of a candidate (bench.harness.parent.evaluate: EVAL_DIR / "eval_*" / "kernel.py").
 _COPY_RE = re.compile(r"[^\s\"']*/eval_[A-Za-z0-9_]+/kernel\.py")
 #: A traceback frame line and the package folders whose frames are the harness's, not the candidate's.
 _FRAME_RE = re.compile(r'^\s*File "(?P<file>[^"]+)", line \d+')

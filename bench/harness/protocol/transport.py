@@ -1,7 +1,7 @@
 """How messages travel between the parent, the build step and the runner.
 
 Messages go over dedicated pipes (fds passed with pass_fds), never over a process's stdout: an 8-byte
-length, a JSON header (validated by the receiver against its pydantic model, bench.harness.messages), then
+length, a JSON header (validated by the receiver against its pydantic model, bench.harness.protocol.messages), then
 the raw bytes of the header's blobs (exported programs, a profiler trace). No pickle anywhere: the parent
 never unpickles what a build sent. Inputs never travel: the runner draws them itself.
 """

@@ -10,7 +10,7 @@ policy's name and a short hash of its JSON (`label`), so two rows timed under di
 
 Where each number comes from (measured on this project's 2-core CI VM unless said otherwise):
 - `min_calls` 50, warmup 5: upstream's `run` / `evaluate` defaults.
-- CPU (`cpu`): the timed blocks are not traced (the profiler slows XLA:CPU programs: bench.harness.runner.timing),
+- CPU (`cpu`): the timed blocks are not traced (the profiler slows XLA:CPU programs: bench.harness.parent.timing),
   so each call is timed on the wall clock. 50 calls of a small workload sum to ~0.1 s and the speedup interval was
   0.15-0.19 wide on a quiet host (issue #25); the calls are calibrated on the baseline's call time like pyperf's and
   timeit's loops: enough that each program's timed calls sum to about `target_s` (0.25 s), between `min_calls` and
@@ -26,7 +26,7 @@ Where each number comes from (measured on this project's 2-core CI VM unless sai
 - `gpu`, `tpu`: the device plane times the blocks (traced); 5 + 50 calls in 10 blocks; no profile pass.
 - `checked_blocks` (10): where outputs are verified by a device digest, the blocks with one call compared in full
   (a comparison costs ~4 ms at small size; calibrated runs time up to 200 blocks).
-- The interval and quality thresholds: bench.harness.decision.statistics says why each value.
+- The interval and quality thresholds: bench.harness.parent.statistics says why each value.
 - Deadlines: `run_floor_s` (30 s: round trips, first-call transfers, a loaded host) plus every call of the
   baseline slowed `allowed_slowdown` (1000x; the slowest correct kernel on cpu/small, 11p in interpret mode, is
   ~85x its baseline), never above the task's cap. Compiling: `compile_floor_s` (60 s) or `compile_factor` (50x)
@@ -64,11 +64,11 @@ class TimingPolicy(BaseModel):
     # --- how the calls are timed
     traced: bool  # the timed blocks run inside the profiler (device time); False: wall clock of untraced calls
     profile_calls: int = Field(ge=0)  # untraced: profiled calls per program after the blocks (op breakdown)
-    # --- isolation switches (bench.harness.runner.isolation)
+    # --- isolation switches (bench.harness.protocol.isolation)
     pin_timing_core: bool  # the runner confined to one core, the parent's threads kept off it
     timing_nice: int  # the runner's priority while it times
     single_threaded_xla: bool  # one thread per XLA:CPU op and BLAS, fixed malloc thresholds
-    # --- the interval (bench.harness.decision.statistics)
+    # --- the interval (bench.harness.parent.statistics)
     confidence: float = Field(gt=0, lt=1)
     resamples: int = Field(ge=100)
     bootstrap_seed: int
@@ -84,7 +84,7 @@ class TimingPolicy(BaseModel):
     # --- the repeat rule (bench.dataset.repeat)
     max_runs: int = Field(ge=1)  # runs of one evaluation whose timing is untrusted, in all
     spread_limit: float  # the IQR rule's limit, for results without an interval
-    # --- deadlines (bench.harness.runner.session)
+    # --- deadlines (bench.harness.parent.session)
     startup_timeout_s: float
     run_floor_s: float
     allowed_slowdown: float

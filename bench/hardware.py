@@ -118,7 +118,7 @@ def detect() -> dict[str, str | None]:
 def detect_in_subprocess() -> dict[str, str | None]:
     """`detect()` run in a child process: what a parent that must never hold the accelerator (ingest, tune,
     the evaluation parent) uses to learn the backend and chip."""
-    code = "import json; from bench.harness.hardware import detect; print(json.dumps(detect()))"
+    code = "import json; from bench.hardware import detect; print(json.dumps(detect()))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     found: dict[str, str | None] = json.loads(out.stdout.strip().splitlines()[-1])
     return found

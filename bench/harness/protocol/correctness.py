@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.harness.result import Correctness
+from bench.harness.protocol.result import Correctness
 from bench.registry import WorkloadSpec, spec_of
 
 DEFAULT_ATOL = 1e-2

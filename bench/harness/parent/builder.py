@@ -1,7 +1,7 @@
-"""TRUSTED: runs the untrusted build step (bench.harness.build.child) in its sandbox and keeps what it observed.
+"""TRUSTED: runs the untrusted build step (bench.harness.sandbox.child) in its sandbox and keeps what it observed.
 
 The parent gives the build a kernel file and a BuildRequest; it gets back a frozen BuildArtifact: the
-exported programs (bytes, inspected later by bench.harness.inspection), the build's log (at most
+exported programs (bytes, inspected later by bench.harness.parent.inspecting), the build's log (at most
 process.LOG_LIMIT bytes, head and tail, control characters escaped) and the failure, if any, classified HERE as a
 `Status` from what the parent saw: its own deadline (TIMEOUT), no valid reply (CRASHED), or a valid failure
 reply (COMPILE_ERROR, or OUT_OF_MEMORY when its error reads as one). A reply cannot carry a status. Whatever the
@@ -25,11 +25,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from bench.harness.build.sandbox import Limits, SandboxedCommand, wrap
-from bench.harness.messages import BuildReply, BuildRequest
-from bench.harness.process import ChildProcess, LogCapture, WorkerFailure, escape_controls, kill_group, one_line
-from bench.harness.result import Status
-from bench.harness.runner.isolation import CPU_TIMING_FLAGS
+from bench.harness.parent.sandboxing import Limits, SandboxedCommand, wrap
+from bench.harness.protocol.isolation import CPU_TIMING_FLAGS
+from bench.harness.protocol.messages import BuildReply, BuildRequest
+from bench.harness.protocol.process import (
+    ChildProcess,
+    LogCapture,
+    WorkerFailure,
+    escape_controls,
+    kill_group,
+    one_line,
+)
+from bench.harness.protocol.result import Status
 from bench.paths import ROOT
 
 MAX_EXPORT_BYTES = 256 << 20  # a reply larger than this is not a program we will inspect
@@ -41,7 +48,7 @@ MEMORY_HINT = "possibly the memory limit"
 
 class ReplySource(Protocol):
     """Where a build's reply is read from: its own process (process.ChildProcess) or a job forked from a warm
-    zygote (bench.harness.build.warm); either way the parent observes it the same way."""
+    zygote (bench.harness.parent.warm); either way the parent observes it the same way."""
 
     def read_reply(self, timeout_s: float, phase: str, max_bytes: int) -> tuple[dict[str, Any], list[bytes]]: ...
 
@@ -83,7 +90,7 @@ def build_kernel(kernel: Path, request: BuildRequest, *, sandbox: str, timeout_s
     limits = limits or Limits()
     reply_r, reply_w = os.pipe()
     log_r, log_w = os.pipe()
-    argv = [sys.executable, "-m", "bench.harness.build.child", "--reply-fd", str(reply_w)]
+    argv = [sys.executable, "-m", "bench.harness.sandbox.child", "--reply-fd", str(reply_w)]
     cmd = wrap(argv, sandbox, kernel=kernel, limits=limits, extra_env=_build_env())
     proc = ChildProcess("the build", cmd.argv, reply_fd=reply_r, env=cmd.env,
                         cwd="/tmp" if cmd.name == "bwrap" else cmd.env["HOME"], stdin=subprocess.PIPE, stdout=log_w,
@@ -127,7 +134,7 @@ def receive(proc: ReplySource, timeout_s: float) -> dict[str, Any]:
     except WorkerFailure as f:
         return _failed(f.kind, f.message)
     if not reply.ok:
-        # memory_error: the build's is_memory_error (bench.harness.messages), the runner's rule; a candidate that
+        # memory_error: the build's is_memory_error (protocol.messages), the runner's rule; a candidate that
         # sets it itself only trades one failure status for another
         kind = Status.OUT_OF_MEMORY if reply.memory_error else Status.COMPILE_ERROR
         return _failed(kind, escape_controls(one_line(reply.error)),
@@ -160,7 +167,7 @@ def _failed(kind: Status, reason: str, error: str = "", tb: str = "") -> dict[st
 
 def _end(proc: subprocess.Popen[bytes], cmd: SandboxedCommand) -> int:
     """Kill the build's process group, reap it, and kill anything left in its pids cgroup (count returned).
-    Also ends a warm zygote (bench.harness.build.warm)."""
+    Also ends a warm zygote (bench.harness.parent.warm)."""
     kill_group(proc, wait_s=10)
     if cmd.cgroup is None:
         return 0

@@ -25,7 +25,7 @@ Isolation per candidate (the argument in docs/threat-model.md, "The warm build")
 Protocol (parent <-> zygote, a Unix socket; transport framing): the zygote says hello once it is warm and its
 self-test (one empty child through the namespaces) passed; then, one candidate at a time: "build" (the
 BuildRequest, the kernel's bytes, and two file descriptors passed with SCM_RIGHTS: the reply pipe and the log
-pipe) -> "started"; the parent reads the candidate's reply (bench.harness.build.child's) from its own pipe, then
+pipe) -> "started"; the parent reads the candidate's reply (bench.harness.sandbox.child's) from its own pipe, then
 "end" -> the zygote kills what is left of that candidate and reaps it -> "ended".
 """
 
@@ -39,10 +39,10 @@ import socket
 import sys
 from typing import Any
 
-from bench.harness import transport
-from bench.harness.build.sandbox import BUILD_GID, BUILD_UID
-from bench.harness.messages import BuildRequest
-from bench.harness.process import wait_exit
+from bench.harness.parent.sandboxing import BUILD_GID, BUILD_UID
+from bench.harness.protocol import transport
+from bench.harness.protocol.messages import BuildRequest
+from bench.harness.protocol.process import wait_exit
 from bench.registry import spec
 
 CLONE_NEWNS, CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x02000000, 0x04000000, 0x08000000
@@ -133,7 +133,7 @@ def warm(workload: str, size: str, interpret: bool) -> Any:
         from jax.experimental import pallas  # noqa: F401
         from jax.experimental.pallas import tpu  # noqa: F401
 
-    from bench.harness.build import child  # noqa: F401  (the candidate's build step; never in the parent)
+    from bench.harness.sandbox import child  # noqa: F401  (the candidate's build step; never in the parent)
 
     return spec(workload).signature(size)
 
@@ -164,7 +164,7 @@ def _keep(kept: list[tuple[str, int]]) -> None:
 
 def _candidate(header: dict[str, Any], source: bytes, reply_fd: int) -> None:
     """PID 1 of a fresh PID namespace, in fresh user/mount/network/IPC/UTS namespaces: make the sandbox, then
-    run the ordinary build step on the kernel (bench.harness.build.child.serve, which exits)."""
+    run the ordinary build step on the kernel (bench.harness.sandbox.child.serve, which exits)."""
     try:
         _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
         _mount(None, "/", None, MS_REC | MS_PRIVATE)
@@ -189,7 +189,7 @@ def _candidate(header: dict[str, Any], source: bytes, reply_fd: int) -> None:
         _drop_capabilities()  # after the mounts: without CAP_SYS_ADMIN none of them can be undone
         if header.get("selftest"):
             os._exit(0)
-        from bench.harness.build import child  # the build step (imports jax): never in the parent
+        from bench.harness.sandbox import child  # the build step (imports jax): never in the parent
 
         request = BuildRequest.model_validate({**header["request"], "kernel_path": kernel})
     except BaseException as exc:  # noqa: BLE001  the sandbox could not be made: say so, run nothing

@@ -10,7 +10,7 @@ took the first N in file order, and silently fell back to wall clock. Here:
   used and `timing_method` says so.
 
 Whether the blocks are traced, and how many calls the untimed profile pass makes, is the timing policy's
-(bench.harness.policy.TimingPolicy: traced, profile_calls). On CPU the timed blocks are NOT traced
+(bench.harness.protocol.policy.TimingPolicy: traced, profile_calls). On CPU the timed blocks are NOT traced
 (`timing_method` "cpu_wall_clock": perf_counter around each call + block_until_ready, in the runner, between the
 baseline's and the candidate's blocks). Measured with jax
 0.10.2 on the 2-vCPU VM (8p_GEMM small, one core): an active profiler slows the XLA:CPU program itself
@@ -31,7 +31,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from bench.harness.result import ProfileOp, Timing
+from bench.harness.protocol.result import ProfileOp, Timing
 
 
 @dataclass(frozen=True)

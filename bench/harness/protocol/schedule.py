@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from bench.harness.hardware import GPU_DEVICE_GLOBS, TPU_DEVICE_GLOBS
+from bench.hardware import GPU_DEVICE_GLOBS, TPU_DEVICE_GLOBS
 
 Schedule = Literal["interleaved", "exclusive"]
 

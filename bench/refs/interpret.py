@@ -3,7 +3,7 @@
 On CPU a TPU `pallas_call` only runs in interpret mode, and only when the `pallas_call` is
 *constructed* inside `force_tpu_interpret_mode` (gotcha T2).
 - The harness's build step uses the HLO interpreter (`force_tpu_interpret_mode(True)`): it lowers to plain
-  StableHLO, which `jax.export` can serialize and the runner can run (bench.harness.build.child).
+  StableHLO, which `jax.export` can serialize and the runner can run (bench.harness.sandbox.child).
 - `interpret_context` gives TPU interpret mode (`InterpretParams`: out-of-bounds and race checks, but host
   callbacks, which export refuses); in-process tools use it (bench/refs tuning, the reference tests).
   After any exception its global state must be reset or the next kernel fails (gotcha T1).

@@ -9,12 +9,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.harness import hardware
-from bench.harness.messages import EvaluateReply, PrepareReply, PrepareRequest, TimeBaselineRequest
-from bench.harness.policy import resolve
-from bench.harness.process import WorkerFailure
-from bench.harness.runner import timing
-from bench.harness.runner.session import RunnerProcess, start_runner
+from bench import hardware
+from bench.harness.parent import timing
+from bench.harness.parent.session import RunnerProcess, start_runner
+from bench.harness.protocol.messages import EvaluateReply, PrepareReply, PrepareRequest, TimeBaselineRequest
+from bench.harness.protocol.policy import resolve
+from bench.harness.protocol.process import WorkerFailure
 from bench.paths import EVAL_DIR
 
 

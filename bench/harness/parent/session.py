@@ -3,7 +3,7 @@
 
 `RunnerProcess` is the process itself (argv, environment, pipes, kill); `RunnerSession` keeps one warm
 across candidates and re-prepares a replacement on the same seeds. Every failure while the runner runs a
-candidate's program is a `WorkerFailure` (bench.harness.process), never an exception of the harness.
+candidate's program is a `WorkerFailure` (bench.harness.protocol.process), never an exception of the harness.
 """
 
 from __future__ import annotations
@@ -15,8 +15,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from bench.harness import transport
-from bench.harness.messages import (
+from bench.harness.parent.launch import adopt, compilation_cache_env, spawn
+from bench.harness.protocol import transport
+from bench.harness.protocol.isolation import TIMING_NICE, pin_threads, timing_core, timing_lock, worker_core
+from bench.harness.protocol.messages import (
     OUT_OF_MEMORY_MARKERS,
     BaselineRequest,
     EvaluateReply,
@@ -31,12 +33,10 @@ from bench.harness.messages import (
     RunnerHello,
     TrialsRequest,
 )
-from bench.harness.policy import TimingPolicy
-from bench.harness.process import ChildProcess, WorkerFailure, one_line
-from bench.harness.result import Status
-from bench.harness.runner.isolation import TIMING_NICE, pin_threads, timing_core, timing_lock, worker_core
-from bench.harness.runner.launch import adopt, compilation_cache_env, spawn
-from bench.harness.task import STARTUP_TIMEOUT_S, EvalTask
+from bench.harness.protocol.policy import TimingPolicy
+from bench.harness.protocol.process import ChildProcess, WorkerFailure, one_line
+from bench.harness.protocol.result import Status
+from bench.harness.protocol.task import STARTUP_TIMEOUT_S, EvalTask
 from bench.paths import JAX_CACHE_DIR, ROOT  # JAX_CACHE_DIR: the runner's compilation cache (trusted only)
 
 #: A runner killed by a signal had run out of memory when its peak resident memory reached this share of its
@@ -57,7 +57,7 @@ class RunnerProcess(ChildProcess):
 
     def __init__(self, name: str, log_path: Path, *, memory_mb: int | None = None,
                  extra_env: dict[str, str] | None = None, adopt_early: bool = False) -> None:
-        """`adopt_early`: hold the runner the `bench` script spawned early (bench.harness.runner.launch) when it was
+        """`adopt_early`: hold the runner the `bench` script spawned early (bench.harness.parent.launch) when it was
         spawned exactly as this one would be; otherwise spawn one."""
         early = adopt(log_path, memory_mb, extra_env) if adopt_early else None
         launched = early or spawn(log_path, memory_mb, extra_env)
@@ -130,7 +130,7 @@ class RunnerProcess(ChildProcess):
                                                    f"is {cap} MiB)", failure.traceback, failure.error)
 
     def prepare_for_timing(self, core: int | None, nice: int = TIMING_NICE) -> int:
-        """Pin every thread of the runner to `core` at priority `nice` (bench.harness.runner.isolation.pin_threads)."""
+        """Pin every thread of the runner to `core` at priority `nice` (protocol.isolation.pin_threads)."""
         return pin_threads(self.pid, core, nice)
 
     def close(self) -> None:
@@ -251,9 +251,9 @@ class RunnerSession:
         return self.proc
 
     def deadlines(self, policy: TimingPolicy, programs: int) -> dict[str, float]:
-        """Seconds each phase may take, from the timing policy's maxima (bench.harness.policy): compiling follows the
-        baseline's compile time (with a floor); the phases that run the candidate's program follow the baseline's
-        time per call and the most calls the policy lets the runner make. Never more than the task's cap."""
+        """Seconds each phase may take, from the timing policy's maxima (bench.harness.protocol.policy): compiling
+        follows the baseline's compile time (with a floor); the phases that run the candidate's program follow the
+        baseline's time per call and the most calls the policy lets the runner make. Never more than the task's cap."""
         call_ms = self.prepared.baseline_call_ms if self.prepared else None
         cap = self.task.timeout_s
         compile_s = self.prepared.baseline_compile_s if self.prepared else None

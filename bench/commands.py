@@ -1,7 +1,7 @@
 """`bench evaluate`, `bench list`, `bench run`, `bench info`: the harness's commands on bench.app.app.
 
 A thin layer over the Python API (bench/api.py): each command parses its options, calls the API and prints.
-Defaults of evaluation options are EvalTask's (bench/harness/task.py), shown in --help, never restated here.
+Defaults of evaluation options are EvalTask's (bench/harness/protocol/task.py), shown in --help, never restated here.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from rich.table import Column, Table
 
 from bench import api
 from bench.app import app, workload_arg
-from bench.harness.policy import POLICIES
-from bench.harness.result import EvalResult, Status
-from bench.harness.task import EvalTask
+from bench.harness.protocol.policy import POLICIES
+from bench.harness.protocol.result import EvalResult, Status
+from bench.harness.protocol.task import EvalTask
 from bench.registry import workload_ids
 
 console = Console()
@@ -47,14 +47,14 @@ def evaluate(
                                                    f"enough for ~{CPU.target_s:g} s of the baseline's calls, fewer "
                                                    f"for a slower kernel, at most {CPU.max_calls}; "
                                                    f"{INTERPRET.min_calls} for Pallas in CPU "
-                                                   "interpret mode; bench.harness.policy)"),
+                                                   "interpret mode; bench.harness.protocol.policy)"),
     blocks: int | None = typer.Option(None, help="timing blocks alternated between baseline and kernel "
                                                     f"(default {DEVICE.min_blocks}; on CPU about one per "
                                                     f"{CPU.calls_per_block} calibrated calls)"),
     timeout: float | None = typer.Option(None, help="wall-clock cap per phase, seconds "
                                                        f"(default {_default('timeout_s'):g}; "
                                                        "run phases get less, from the baseline's time: "
-                                                       "bench.harness.policy.TimingPolicy.run_deadline_s)"),
+                                                       "bench.harness.protocol.policy.TimingPolicy.run_deadline_s)"),
     memory_mb: int | None = typer.Option(None, "--memory-mb", help="candidate address-space cap on CPU, MB "
                                                                 f"(default {_default('memory_limit_mb')}; 0: none)"),
     sandbox: str | None = typer.Option(None, help="auto | bwrap | none (default auto)"),

@@ -1,7 +1,7 @@
 """Spawning the runner process, and spawning it early (TRUSTED parent; light on purpose: stdlib, paths, isolation).
 
 `spawn` starts `python -m bench.harness.runner.server` with the runner's environment (isolation.worker_env, the
-trusted compilation cache), its command and reply pipes and its log; `runner.session.RunnerProcess` holds it.
+trusted compilation cache), its command and reply pipes and its log; `parent.session.RunnerProcess` holds it.
 
 Why early: in a one-off `bench evaluate`, the runner's start (importing jax and its modules, ~1 s) is the longest
 path to the first timed call, and the parent used to begin it only after its own imports (the CLI, pydantic,
@@ -25,13 +25,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from bench.harness.runner.isolation import worker_core, worker_env
+from bench.harness.protocol.isolation import worker_core, worker_env
 from bench.paths import EVAL_DIR, JAX_CACHE_DIR, ROOT
 
 #: The runner's persistent compilation cache holds at most this much; least recently used entries go first.
 #: Why a bound: every candidate's executable is stored (issue #23), so a stream of submissions grew it without end.
 COMPILATION_CACHE_MAX_BYTES = 1 << 30
-#: The address-space cap an early runner is spawned with: the evaluation default's (bench.harness.task.EvalTask
+#: The address-space cap an early runner is spawned with: the evaluation default's (bench.harness.protocol.task.EvalTask
 #: memory_limit_mb, checked by tests/harness/test_launch.py); an evaluation asking for another cap spawns its own.
 EARLY_MEMORY_MB = 8192
 
@@ -104,7 +104,7 @@ def start_early(argv: list[str]) -> bool:
         return False
     if os.environ.get("JAXBENCH_EVALUATOR"):  # a test evaluator: no runner at all
         return False
-    from bench.harness.schedule import resolve  # (light: the host probe, no jax)
+    from bench.harness.protocol.schedule import resolve  # (light: the host probe, no jax)
 
     if resolve("auto")[0] != "interleaved":
         return False
@@ -138,7 +138,7 @@ def adopt(log_path: Path, memory_mb: int | None, extra_env: dict[str, str] | Non
 
 def _close(launch: Launch) -> None:
     """Kill an unused runner's process group, reap it, release its pipes and its log."""
-    from bench.harness.process import kill_group  # lazily: loaded by the time a runner is adopted or the script exits
+    from bench.harness.protocol.process import kill_group  # lazily: loaded by then when a runner is adopted
 
     kill_group(launch.popen)
     for fd in (launch.cmd_w, launch.reply_r):

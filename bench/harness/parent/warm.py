@@ -1,8 +1,8 @@
-"""TRUSTED: the parent's handle on build zygotes (bench.harness.build.zygote): warm builds for a batch.
+"""TRUSTED: the parent's handle on build zygotes (bench.harness.sandbox.zygote): warm builds for a batch.
 
 A warm runner with more than one candidate to build keeps `build_parallelism` zygotes for its workload; each
 builds one candidate at a time (its own fresh namespaces, see zygote.py) and the parent observes it exactly as
-it observes a build process (bench.harness.build.builder): its own deadline, the reply on a pipe of its own, the
+it observes a build process (bench.harness.parent.builder): its own deadline, the reply on a pipe of its own, the
 log, and afterwards the zygote's pids cgroup back to the zygote's own processes (any other process is a survivor:
 killed, counted, and that zygote is replaced).
 
@@ -25,8 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
-from bench.harness import transport
-from bench.harness.build.builder import (
+from bench.harness.parent.builder import (
     MEMORY_HINT,
     MEMORY_SIGNALS,
     BuildArtifact,
@@ -36,11 +35,12 @@ from bench.harness.build.builder import (
     over_memory_cap,
     receive,
 )
-from bench.harness.build.sandbox import Limits, readable_paths, under_tmp, wrap
-from bench.harness.build.zygote import EXIT_SETUP_FAILED
-from bench.harness.messages import BuildRequest
-from bench.harness.process import LogCapture, WorkerFailure, exit_reason, invalid_reply_reason, read_frame
-from bench.harness.result import Status
+from bench.harness.parent.sandboxing import Limits, readable_paths, under_tmp, wrap
+from bench.harness.protocol import transport
+from bench.harness.protocol.messages import BuildRequest
+from bench.harness.protocol.process import LogCapture, WorkerFailure, exit_reason, invalid_reply_reason, read_frame
+from bench.harness.protocol.result import Status
+from bench.harness.sandbox.zygote import EXIT_SETUP_FAILED
 from bench.paths import EVAL_DIR
 
 ANSWER_S = 10.0  # for a zygote to acknowledge a command (it only forks or kills)
@@ -58,7 +58,7 @@ class ZygoteUnavailable(RuntimeError):
 
 class _Job:
     """One candidate's build forked from the zygote, read like a build process of its own (builder.receive):
-    the same deadline, the same failure kinds and reasons (bench.harness.process)."""
+    the same deadline, the same failure kinds and reasons (bench.harness.protocol.process)."""
 
     def __init__(self, zygote: BuildZygote, reply_fd: int) -> None:
         self.zygote, self.reply_fd = zygote, reply_fd
@@ -92,7 +92,7 @@ class BuildZygote:
         as a build process does). `extra_ro`: more folders every candidate may read (tests)."""
         self.limits, self.startup_s = limits, startup_s
         self.sock, theirs = socket.socketpair()
-        argv = [sys.executable, "-m", "bench.harness.build.zygote", "--control-fd", str(theirs.fileno()),
+        argv = [sys.executable, "-m", "bench.harness.sandbox.zygote", "--control-fd", str(theirs.fileno()),
                 "--workload", template.workload, "--size", template.size, "--tmpfs-mb", str(limits.tmpfs_mb),
                 "--kernel-root", str(kernel_root), "--keep", *under_tmp([*readable_paths(), *extra_ro])]
         if template.interpret:

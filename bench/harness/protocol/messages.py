@@ -1,11 +1,11 @@
 """Typed messages between the harness's processes (pydantic): one model per message, nothing untyped.
 
 Three processes take part in an evaluation:
-- the PARENT (trusted: bench.harness.evaluate, bench.harness.runner.session) decides every status;
-- the BUILD (untrusted, sandboxed: bench.harness.build.child) imports the kernel file and exports its program;
+- the PARENT (trusted: bench.harness.parent.evaluate, bench.harness.parent.session) decides every status;
+- the BUILD (untrusted, sandboxed: bench.harness.sandbox.child) imports the kernel file and exports its program;
 - the RUNNER (trusted: bench.harness.runner.server) draws inputs, runs the exported programs, compares, times.
 
-Every message travels as one transport frame (bench.harness.transport): a JSON header validated against
+Every message travels as one transport frame (bench.harness.protocol.transport): a JSON header validated against
 the model below, plus raw blobs (exported programs, array bytes, a profiler trace). What the build sends
 is validated like any untrusted input: a malformed reply is a failed build (`crashed`), never an error of
 the harness, and no field of it can carry a status.
@@ -13,12 +13,13 @@ the harness, and no field of it can carry a status.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from bench.harness.policy import TimingPolicy
-from bench.harness.result import Correctness, Machine
+from bench.harness.protocol.policy import TimingPolicy
+from bench.harness.protocol.result import Correctness, Machine
 
 #: The names programs are exported and compiled under: the build exports the candidate as CANDIDATE_FN, the
 #: runner compiles the baseline and the Pallas reference under theirs, and the trace parser finds each
@@ -68,7 +69,7 @@ class BuildReply(Message):
     """The build's answer. `ok`: blob 0 is the runnable exported program, blob 1 (when `tpu_exported`) the
     TPU export. Not ok: `error` says why (the parent decides the status: compile_error or out_of_memory).
     `tpu_lowering_error` is feedback for the author only: whether the kernel lowers for a TPU is decided by
-    the parent from the TPU program it reads (bench.harness.inspection), never from this reply."""
+    the parent from the TPU program it reads (bench.harness.parent.inspecting), never from this reply."""
 
     ok: bool
     error: str = ""
@@ -109,6 +110,25 @@ class PrepareRequest(Message):
     seeds: list[int | None]
     timing_seed: int | None
     with_pallas_reference: bool = False
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """What an inspection reads at most. Documented in docs/threat-model.md; honest programs are far below
+    (tests/harness/test_inspection.py measures the project's own kernels against them)."""
+
+    module_bytes: int = 32 << 20  # serialized (portable bytecode) StableHLO
+    ops: int = 250_000
+    depth: int = 48  # regions inside regions (an interpreted Pallas grid loop with pl.when: < 10)
+    inlined_ops: int = 2_000_000  # ops after inlining every call (XLA compiles this)
+    call_depth: int = 64  # functions calling functions (jit inside jit: a handful)
+
+
+DEFAULT_BOUNDS = Bounds()
+
+
+#: Below this Pallas coverage a row is labelled "mostly XLA" (docs/threat-model.md; the inspection measures it).
+MOSTLY_XLA_BELOW = 0.5
 
 
 class InspectRequest(Message):
@@ -177,7 +197,7 @@ class TrialReport(Message):
     seed: int | None
     report: Correctness
     resident_bytes: int = 0  # device bytes alive while the candidate ran: its own inputs only
-    # "second": the weak task's extra correctness-only trial on its second input distribution (bench.audit.stress)
+    # "second": the weak task's extra correctness-only trial on its second input distribution (bench.weak_tasks)
     distribution: Literal["upstream", "second"] = "upstream"
 
 

@@ -4,7 +4,7 @@ The evaluation is four steps with frozen values between them (bench/harness/):
 
     build (untrusted, sandboxed: build/child.py run by build/builder.py) -> BuildArtifact (exported programs + log)
     inspect (trusted: inspection/, in the runner or a worker process)   -> Inspection    (bounds, allow-list, coverage)
-    run (trusted runner: runner/server.py, driven by runner/session.py) -> EvaluateReply (trials, ABBA timings)
+    run (trusted runner: runner/server.py, driven by parent/session.py) -> EvaluateReply (trials, ABBA timings)
     decide (trusted parent: decision/outcome.py)                        -> EvalResult
 
 The candidate's Python only ever runs in the build step, on abstract inputs; the inputs exist only in the runner,
@@ -16,7 +16,7 @@ Nothing here imports or executes candidate code.
     runner.close()                                     # or: with WarmRunner(...) as runner: ...
 
 One batch: every kernel is built (sandboxed, two at a time; in a batch of several, each in fresh namespaces
-forked from a warm build zygote: bench.harness.build.warm) and its exports inspected. Meanwhile (interleaved
+forked from a warm build zygote: bench.harness.parent.warm) and its exports inspected. Meanwhile (interleaved
 plans: CPU, GPU) the runner starts, compiles the baseline, draws the batch's inputs from fresh random seeds (or
 seeds derived from the secret seed) that only it gets, computes the references, and reads each build's exports
 itself (no inspection worker importing jax a third time); on TPU's exclusive plan all that waits until every
@@ -41,16 +41,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.harness import schedule
-from bench.harness.build.builder import BuildArtifact, build_kernel
-from bench.harness.build.sandbox import Limits, resolve_mode
-from bench.harness.build.warm import ZygotePool, ZygoteUnavailable
-from bench.harness.decision import outcome, statistics
-from bench.harness.decision.outcome import Built
-from bench.harness.hardware import default_size
-from bench.harness.inspection import REPLY_MAX_BYTES as INSPECTION_REPLY_MAX_BYTES
-from bench.harness.inspection import Inspector
-from bench.harness.messages import (
+from bench.hardware import default_size
+from bench.harness.parent import outcome, statistics, timing
+from bench.harness.parent.builder import BuildArtifact, build_kernel
+from bench.harness.parent.inspecting import REPLY_MAX_BYTES as INSPECTION_REPLY_MAX_BYTES
+from bench.harness.parent.inspecting import Inspector
+from bench.harness.parent.outcome import Built
+from bench.harness.parent.sandboxing import Limits, resolve_mode
+from bench.harness.parent.session import RunnerSession
+from bench.harness.parent.warm import ZygotePool, ZygoteUnavailable
+from bench.harness.protocol import schedule
+from bench.harness.protocol.isolation import confined_to, timing_core, timing_isolation
+from bench.harness.protocol.messages import (
     BaselineRequest,
     BuildRequest,
     EvaluateReply,
@@ -59,14 +61,11 @@ from bench.harness.messages import (
     PrepareReply,
     PrepareRequest,
 )
-from bench.harness.policy import TimingPolicy
-from bench.harness.policy import resolve as resolve_policy
-from bench.harness.process import WorkerFailure
-from bench.harness.result import EvalResult, Status
-from bench.harness.runner import timing
-from bench.harness.runner.isolation import confined_to, timing_core, timing_isolation
-from bench.harness.runner.session import RunnerSession
-from bench.harness.task import STARTUP_TIMEOUT_S, EvalTask
+from bench.harness.protocol.policy import TimingPolicy
+from bench.harness.protocol.policy import resolve as resolve_policy
+from bench.harness.protocol.process import WorkerFailure
+from bench.harness.protocol.result import EvalResult, Status
+from bench.harness.protocol.task import STARTUP_TIMEOUT_S, EvalTask
 from bench.paths import EVAL_DIR
 
 __all__ = ["evaluate", "evaluate_batch", "WarmRunner"]
@@ -113,7 +112,7 @@ class _Ran:
 
 
 class _RunnerReader:
-    """The warm runner as the Inspector's host (bench.harness.inspection.InspectionHost). Closing it closes the runner
+    """The warm runner as the Inspector's host (parent.inspecting.InspectionHost). Closing it closes the runner
     it was opened on only: the batch's starter thread may have replaced that runner meanwhile with a fresh one."""
 
     def __init__(self, session: RunnerSession, memory_mb: int | None) -> None:
@@ -340,7 +339,7 @@ class WarmRunner:
                      build_s=time.monotonic() - t)
 
     def _start_zygotes(self) -> None:
-        """Warm builds (bench.harness.build.warm) for a batch of several kernels, under bubblewrap only: one
+        """Warm builds (bench.harness.parent.warm) for a batch of several kernels, under bubblewrap only: one
         zygote per parallel build, started now (their jax import overlaps the runner's start)."""
         if self.zygotes is None and resolve_mode(self.task.sandbox) == "bwrap":
             template = BuildRequest(kernel_path="kernel.py", workload=self.task.workload, size=self.size,

@@ -1,6 +1,6 @@
 """How the untrusted build step is confined: bubblewrap with a minimal filesystem, plus resource limits.
 
-The build step (bench.harness.build.child) is the only process that ever runs candidate Python. Under bwrap it:
+The build step (bench.harness.sandbox.child) is the only process that ever runs candidate Python. Under bwrap it:
 - sees only what it needs, read-only: the system's /usr (and the /lib, /bin links into it), the Python
   installation and the virtualenv, the harness package, the workloads and pallas_refs (importable library
   code, no reference outputs), and the kernel file. Nothing else of the host exists in its mount namespace:
@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from bench.harness.hardware import SANDBOX_DEVICE_GLOBS
+from bench.hardware import SANDBOX_DEVICE_GLOBS
 from bench.paths import PALLAS_REFS_DIR, ROOT, WORKLOADS_DIR
 
 MODES = ("auto", "bwrap", "none")
@@ -196,7 +196,7 @@ def _system_binds() -> list[str]:
     return args
 
 
-#: What a build zygote keeps of root's capabilities (bench.harness.build.zygote): its wardens switch to
+#: What a build zygote keeps of root's capabilities (bench.harness.sandbox.zygote): its wardens switch to
 #: BUILD_UID before entering their namespaces, and it kills what is left of a candidate; its candidates keep none.
 ZYGOTE_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_KILL")
 BUILD_UID = BUILD_GID = 65534  # the candidates of a build zygote run as this unprivileged id (nobody)
@@ -216,7 +216,7 @@ def _bind_parents(binds: Iterable[str]) -> list[str]:
 def bwrap_args(kernel: Path | None = None, limits: Limits = Limits(), extra_ro: Iterable[str] = (),
                zygote: bool = False, mountpoints: Iterable[str] = ()) -> list[str]:
     """The bubblewrap prefix of a build: minimal read-only binds, a size-capped private /tmp, no network.
-    `zygote` (bench.harness.build.zygote): nothing writable at all, not /tmp, /dev or the sandbox's root (each
+    `zygote` (bench.harness.sandbox.zygote): nothing writable at all, not /tmp, /dev or the sandbox's root (each
     candidate mounts a fresh /tmp of its own), the binds readable by BUILD_UID, ZYGOTE_CAPS kept, and empty
     `mountpoints` folders (where a candidate mounts its kernel's read-only tmpfs)."""
     args = ["bwrap", *_system_binds(),

@@ -1,0 +1,1 @@
+"""The trusted parent: it builds, inspects, runs and decides; it never imports candidate code."""

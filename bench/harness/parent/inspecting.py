@@ -1,0 +1,305 @@
+"""TRUSTED: the parent reads a candidate's exported programs before anything runs them.
+
+Why the exported modules and not the candidate's jaxpr, source or reply: the runnable module is exactly
+what the runner will compile and time, and the TPU module is what the readiness ranking describes; the
+build that produced both is untrusted, so nothing it *says* counts, only what the parent reads here:
+
+- `module`: the module copied into plain values within bounds (bytes, ops, nesting depth, size after
+  inlining calls): a program past a bound is refused (`oversized_program`);
+- `allowlist`: a positive allow-list of ops, pure functions of their operands (refused: `stablehlo.rng`,
+  tokens, host transfers, side-effecting or unknown custom calls, uninitialised buffers), naming the op;
+- `work` + `mosaic`: Pallas coverage, the share of the TPU program's work done inside Mosaic kernels on its
+  live path (copy kernels and dead branches count about zero);
+- `compare`: whether the runnable program is the TPU program outside the Pallas kernels (readiness
+  "verified" / "unverified");
+- `report`: all of it as one report; `worker`: the process it runs in.
+
+Isolation: the reading runs in a trusted process of its own (`Inspector`'s host), with a deadline and a memory cap;
+whatever a module does to it (a crash, a hang, an exception in our code) is that candidate's status, never an
+exception in the batch. Where the runner starts with the builds (CPU, GPU), that process is the warm runner itself,
+which will deserialize and compile the runnable program anyway (parent.evaluate); otherwise (TPU's exclusive
+schedule, tools) an inspection worker of its own. Either stays warm across a batch and is replaced when it fails.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from bench.harness.protocol import transport
+from bench.harness.protocol.messages import DEFAULT_BOUNDS, Bounds, InspectRequest
+from bench.harness.protocol.process import ChildProcess, WorkerFailure
+from bench.harness.protocol.result import Status
+from bench.harness.protocol.task import STARTUP_TIMEOUT_S
+from bench.paths import ROOT
+
+__all__ = [
+    "INSPECTION_MEMORY_MB",
+    "INSPECTION_TIMEOUT_S",
+    "Bounds",
+    "Inspection",
+    "InspectionHost",
+    "Inspector",
+    "WorkerProcess",
+    "inspect_exports",
+    "inspect_in_process",
+]
+
+#: One candidate's inspection may take this long (an honest one takes about a second).
+INSPECTION_TIMEOUT_S = 120.0
+#: ... and this much address space (RLIMIT_AS of the worker, after its imports).
+INSPECTION_MEMORY_MB = 4096
+#: A worker's reply (one report: plain values, a few kB for an honest program) is never larger than this.
+REPLY_MAX_BYTES = 1 << 26
+#: Signals that may mean the worker hit its address-space cap (an allocation failing in MLIR's C++ aborts).
+MEMORY_SIGNALS = ("SIGKILL", "SIGSEGV", "SIGABRT")
+
+
+@dataclass(frozen=True)
+class Inspection:
+    """The parent's verdict on a build's exports: `refused` set means the runner never runs it.
+    `refusal_status` says whose fault a refusal is: COMPILE_ERROR (the program) or ERROR (the harness)."""
+
+    runnable: dict[str, Any] | None
+    tpu: dict[str, Any] | None
+    flags: tuple[str, ...] = ()
+    refused: str | None = None
+    refusal_status: Status = Status.COMPILE_ERROR
+    tpu_lowering: str | None = None  # "ok" only when the parent read and accepted a TPU program
+    pallas_calls: int = 0  # Mosaic kernels that compute and reach the outputs of the TPU program
+    pallas_coverage: float | None = None
+    readiness_check: str | None = None  # "verified" | "unverified" | None (no TPU program)
+    readiness_reason: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def interpreted_kernels(self) -> int:
+        """Kernel sites in the runnable program (on CPU: Pallas kernels run by the interpreter). Decides only
+        how many calls are timed (interpret mode is slow) and the row's `interpret` label, nothing ranked."""
+        return int((self.runnable or {}).get("kernel_sites", 0))
+
+
+def from_report(report: dict[str, Any]) -> Inspection:
+    """The Inspection of a worker's report (bench.harness.inspection.report.inspect_programs)."""
+    details = {"runnable": report.get("runnable"), "tpu": report.get("tpu"), "coverage": report.get("coverage"),
+               "readiness_reason": report.get("readiness_reason"), "readiness_sites": report.get("readiness_sites")}
+    return Inspection(report.get("runnable"), report.get("tpu"), tuple(sorted(set(report.get("flags") or []))),
+                      report.get("refused"), Status.COMPILE_ERROR, report.get("tpu_lowering"),
+                      int(report.get("pallas_calls") or 0), report.get("pallas_coverage"),
+                      report.get("readiness_check"), report.get("readiness_reason"),
+                      {k: v for k, v in details.items() if v is not None})
+
+
+def failed(reason: str, status: Status = Status.COMPILE_ERROR, flags: tuple[str, ...] = ()) -> Inspection:
+    """An inspection that could not finish: the candidate is refused with `reason`."""
+    return Inspection(None, None, flags, reason, status, details={"inspection_failure": reason})
+
+
+def inspect_in_process(runnable: bytes, tpu: bytes, platform: str, bounds: Bounds = DEFAULT_BOUNDS,
+                       workload: str | None = None, size: str | None = None) -> Inspection:
+    """The same reading in this process (tests and tools; the harness uses `Inspector`)."""
+    from bench.harness.inspection.report import baseline_work, inspect_programs  # tests and tools only
+
+    base = baseline_work(workload, size, bounds) if workload and size else None
+    return from_report(inspect_programs(runnable, tpu, platform, bounds, base))
+
+
+class WorkerProcess(ChildProcess):
+    """The inspection worker's process (bench.harness.inspection.worker), held like the build's and the runner's
+    (bench.harness.protocol.process.ChildProcess): its own session, a reply pipe read under deadlines, every way it can
+    fail a WorkerFailure, its whole process group killed. Trusted code (it imports no candidate code), so not
+    sandboxed; it reads hostile bytes, hence its own process, its deadline and its memory cap."""
+
+    def __init__(self, memory_mb: int) -> None:
+        cmd_r, self._cmd_w = os.pipe()
+        reply_r, reply_w = os.pipe()
+        env = {k: v for k, v in os.environ.items() if k != "JAXBENCH_SECRET_SEED"}
+        env.update(JAX_PLATFORMS="cpu", TF_CPP_MIN_LOG_LEVEL="2", PYTHONUNBUFFERED="1")  # never opens a chip
+        env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+        argv = [sys.executable, "-m", "bench.harness.inspection.worker", "--cmd-fd", str(cmd_r), "--reply-fd",
+                str(reply_w), "--memory-mb", str(memory_mb)]
+        try:
+            super().__init__("the inspection worker", argv, reply_fd=reply_r, env=env, cwd=ROOT,
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, pass_fds=(cmd_r, reply_w),
+                             memory_signals=MEMORY_SIGNALS, memory_hint=f"possibly its memory cap of {memory_mb} MiB")
+        except BaseException:
+            for fd in (self._cmd_w, reply_r):
+                os.close(fd)
+            raise
+        finally:
+            os.close(cmd_r)
+            os.close(reply_w)
+        self.closed = False
+        self.memory_mb = memory_mb
+
+    def request(self, request: InspectRequest, blobs: list[bytes], timeout_s: float) -> dict[str, Any]:
+        """Send one request and read its reply (WorkerFailure: TIMEOUT, the worker killed; CRASHED)."""
+
+        try:
+            transport.send(self._cmd_w, request.model_dump(), blobs)
+        except OSError:  # BrokenPipeError included: the reply read says how the worker ended
+            pass
+        reply, _ = self.read_reply(timeout_s, "inspection", REPLY_MAX_BYTES)
+        return reply
+
+    def close(self) -> None:
+        """Kill the worker's process group, reap it, release the pipes. Idempotent (a second os.close could hit a
+        file descriptor number reused meanwhile)."""
+        if self.closed:
+            return
+        self.closed = True
+        self.release(self._cmd_w)
+
+
+class InspectionHost(Protocol):
+    """A trusted process that answers InspectRequests (bench.harness.inspection.report.answer): the inspection
+    worker (`WorkerProcess`), or the warm runner where it starts with the builds (bench.harness.parent.evaluate)."""
+
+    @property
+    def memory_mb(self) -> int | None:
+        """Its address-space cap (None: none), for the refusal's message."""
+
+    def request(self, request: InspectRequest, blobs: list[bytes], timeout_s: float) -> dict[str, Any]: ...
+
+    def alive(self) -> bool: ...
+
+    def close(self) -> None: ...
+
+
+class Inspector:
+    """The parent's handle on the process that reads exports: started on first use, replaced after a failure,
+    one inspection at a time (builds of a batch finish concurrently). `host` starts that process (default: an
+    inspection worker of its own) and returns it once it said hello."""
+
+    def __init__(self, timeout_s: float = INSPECTION_TIMEOUT_S, memory_mb: int = INSPECTION_MEMORY_MB,
+                 bounds: Bounds = DEFAULT_BOUNDS, host: Callable[[], InspectionHost] | None = None) -> None:
+        self.timeout_s, self.memory_mb, self.bounds = timeout_s, memory_mb, bounds
+        self.open_host = host or self._start_worker
+        self.lock = threading.Lock()
+        self.host: InspectionHost | None = None
+        self.starts = 0
+
+    def inspect(self, runnable: bytes, tpu: bytes, platform: str, workload: str | None = None,
+                size: str | None = None) -> Inspection:
+        """Never raises: every failure is an Inspection with `refused` set. `workload`/`size` let the
+        reader count the baseline's own work (coverage of kernels whose work depends on data). A reader that
+        dies on a program is blamed on the program only when a fresh one dies on it too (it may have
+        died of something else between two candidates)."""
+        with self.lock:
+            t = time.monotonic()
+            request = InspectRequest(platform=platform, bounds=dict(self.bounds.__dict__), workload=workload,
+                                     size=size)
+            for attempt in (1, 2):
+                outcome = self._attempt(request, [runnable, tpu or b""])
+                if not isinstance(outcome, WorkerFailure) or attempt == 2:
+                    break
+            if isinstance(outcome, WorkerFailure):
+                return failed(f"{outcome.message}, twice: a program shaped to break the reader",
+                              flags=("oversized_program",))
+            if isinstance(outcome, Inspection):
+                return outcome
+            result = from_report(outcome)
+            return Inspection(**{**result.__dict__, "details": {**result.details,
+                                                                "seconds": round(time.monotonic() - t, 3)}})
+
+    def warm(self) -> None:
+        """Start the reader now (jax's import takes seconds), so the first inspection does not wait for it."""
+        with self.lock:
+            try:
+                self._start()
+            except Exception:  # the first inspection will try again, and report
+                self.close()
+
+    def _attempt(self, request: InspectRequest,
+                 blobs: list[bytes]) -> dict[str, Any] | Inspection | WorkerFailure:
+        """One try: the report (dict), a final verdict (Inspection), or how the reader died (WorkerFailure
+        CRASHED: the caller retries once in a fresh one)."""
+        try:
+            host = self._start()
+        except WorkerFailure as f:  # the harness could not start its reader: not the candidate's fault
+            self.close()
+            return failed(f"the inspection's process did not start: {f.message}", Status.ERROR)
+        except Exception as exc:
+            self.close()
+            return failed(f"the inspection's process did not start: {type(exc).__name__}: {exc}", Status.ERROR)
+        cap = f"more than {host.memory_mb} MiB" if host.memory_mb else "more memory than the host has"
+        memory = f"inspecting the program needed {cap}: too large to inspect"
+        try:
+            reply = host.request(request, blobs, self.timeout_s)
+        except WorkerFailure as f:
+            self.close()  # the next candidate gets a fresh reader
+            if f.kind == Status.TIMEOUT:
+                return failed(f"inspecting the program took more than {self.timeout_s:g} s: too large to inspect",
+                              flags=("oversized_program",))
+            if f.kind == Status.OUT_OF_MEMORY:
+                return failed(memory, flags=("oversized_program",))
+            if f.kind == Status.ERROR:  # the reader's own failure reply: the harness's, not the candidate's
+                return failed(f"the harness's inspection failed on this program: {f.message}", Status.ERROR)
+            return f
+        if reply.get("memory_error"):
+            self.close()
+            return failed(memory, flags=("oversized_program",))
+        if "error" in reply:
+            return failed(f"the harness's inspection failed on this program: {reply['error']}", Status.ERROR)
+        report = reply.get("report")
+        if not isinstance(report, dict):
+            self.close()
+            return WorkerFailure(Status.CRASHED, "the inspection's process sent a reply without a report")
+        return report
+
+    def _start(self) -> InspectionHost:
+        """The live reader, or a fresh one once it said hello (WorkerFailure when it did not in time)."""
+        if self.host is not None and self.host.alive():
+            return self.host
+        self.close()
+        self.host = self.open_host()
+        self.starts += 1
+        return self.host
+
+    def _start_worker(self) -> WorkerProcess:
+        """An inspection worker of this Inspector's own, once it said hello."""
+        worker = WorkerProcess(self.memory_mb)
+        try:
+            hello, _ = worker.read_reply(STARTUP_TIMEOUT_S, "startup", 1 << 16)
+            if not hello.get("ok"):
+                raise WorkerFailure(Status.CRASHED, "the inspection worker did not say hello")
+        except BaseException:
+            worker.close()
+            raise
+        return worker
+
+    def close(self) -> None:
+        """Close the reader (if any). Idempotent."""
+        if self.host is not None:
+            self.host.close()
+            self.host = None
+
+
+_shared: Inspector | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_inspector() -> Inspector:
+    """One warm worker per parent process (closed at exit)."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = Inspector()
+            atexit.register(_shared.close)
+        return _shared
+
+
+def inspect_exports(runnable: bytes, tpu: bytes, platform: str, build_pallas_calls: int = 0,
+                    inspector: Inspector | None = None, workload: str | None = None,
+                    size: str | None = None) -> Inspection:
+    """Read both exports in the isolated worker; refuse a runnable program the runner must not run.
+    `build_pallas_calls` (the build's own count) is ignored: nothing ranked comes from the build's word."""
+    del build_pallas_calls
+    return (inspector or shared_inspector()).inspect(runnable, tpu, platform, workload, size)

@@ -1,0 +1,1 @@
+"""UNTRUSTED: the sandboxed build child, the only place candidate code runs (never imported by the parent)."""
