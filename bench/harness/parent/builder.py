@@ -8,15 +8,16 @@ reply (COMPILE_ERROR, or OUT_OF_MEMORY when its error reads as one). A reply can
 failure looked like, a build whose memory cgroup killed a process for memory is OUT_OF_MEMORY (the kernel's
 counters, read by the parent before the cgroup is removed: over_memory_cap).
 
-When `build_kernel` returns, the build's process and every process it started are gone: the sandbox's
-PID namespace dies with it, the process group is killed, and the pids cgroup (where the host has one) is
-checked empty; any survivor is killed and counted in `survivors`.
+When `build_kernel` returns, the build's process and every process it started are gone: as soon as it replied or
+reached its deadline, every member of its cgroups is killed (whatever sessions or process groups it made; where the
+host refused the cgroups, its process group and the sandbox's PID namespace only), until none is left. Those that
+had left the sandbox's PID namespace's reach (sandbox none) are counted in `survivors`. Which CPU and process bounds
+held is recorded in `details["bounds"]` (bench.harness.parent.cgroups).
 """
 
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -25,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from bench.harness.parent.cgroups import BuildCgroups
 from bench.harness.parent.sandboxing import Limits, SandboxedCommand, wrap
 from bench.harness.protocol.isolation import CPU_TIMING_FLAGS
 from bench.harness.protocol.messages import BuildReply, BuildRequest
@@ -105,6 +107,7 @@ def build_kernel(kernel: Path, request: BuildRequest, *, sandbox: str, timeout_s
                                                      "processes": limits.processes if cmd.cgroup else None,
                                                      "dev_mb": limits.dev_mb,
                                                      "memory_cgroup": cmd.memory_cgroup is not None}}}
+    groups = cmd.groups
     try:
         stdin = proc.proc.stdin  # a pipe (stdin=PIPE)
         try:
@@ -119,8 +122,21 @@ def build_kernel(kernel: Path, request: BuildRequest, *, sandbox: str, timeout_s
         survivors = _end(proc.proc, cmd)
         events = cmd.memory_events()  # every process is gone: the counters are final; removed with the cgroup
         fields.update(ended=time.monotonic(), survivors=survivors, log=log.text(), log_bytes=log.total)
+        if groups is not None:  # which CPU and process bounds held, which the host refused, and what they refused
+            fields["details"]["bounds"] = groups.describe()
         cmd.release()
+    outcome = process_bound(outcome, groups, limits)
     return BuildArtifact(**over_memory_cap(outcome, {}, events, limits), **fields)
+
+
+def process_bound(outcome: dict[str, Any], groups: BuildCgroups | None, limits: Limits) -> dict[str, Any]:
+    """A failed build whose process bound refused forks says so in its reason (a flood of processes stopped by
+    pids.max, then its deadline): the status stays what the parent observed (timeout, crashed, ...)."""
+    refused = groups.forks_refused() if groups is not None else 0
+    if outcome["ok"] or not refused:
+        return outcome
+    said = f"its process bound (pids.max {limits.processes}) refused {refused} forks"
+    return {**outcome, "reason": f"{outcome['reason']}; {said}", "error": f"{outcome['error']}; {said}"}
 
 
 def receive(proc: ReplySource, timeout_s: float) -> dict[str, Any]:
@@ -166,23 +182,35 @@ def _failed(kind: Status, reason: str, error: str = "", tb: str = "") -> dict[st
 
 
 def _end(proc: subprocess.Popen[bytes], cmd: SandboxedCommand) -> int:
-    """Kill the build's process group, reap it, and kill anything left in its pids cgroup (count returned).
-    Also ends a warm zygote (bench.harness.parent.warm)."""
+    """Kill every process of the build at once, by cgroup membership (whatever sessions or process groups it made),
+    and its process group, then reap it. Returns the survivors: the killed processes that had left the build's PID
+    namespace's reach (outside any namespace of its own: sandbox none), which only the cgroup could find. Also ends
+    a warm zygote (bench.harness.parent.warm)."""
+    groups = cmd.groups
+    escaped = _outside_namespace(groups.members()) if groups is not None else set()
+    if groups is not None:
+        groups.kill_members(wait_s=0.0)  # one pass now: nothing of the build runs while its leader is reaped
     kill_group(proc, wait_s=10)
-    if cmd.cgroup is None:
+    if groups is None:
         return 0
-    deadline = time.monotonic() + 2.0  # the kernel tears a dead PID namespace down asynchronously
-    while _cgroup_pids(cmd.cgroup) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    left = _cgroup_pids(cmd.cgroup)
-    for pid in left:  # outlived the build (no PID namespace, e.g. sandbox none): killed, and counted
+    groups.kill_members()  # until none is left (the kernel tears a dead PID namespace down asynchronously)
+    return len(escaped - {proc.pid})
+
+
+def _outside_namespace(pids: set[int]) -> set[int]:
+    """The pids that live in this process's PID namespace (not in a sandbox's own)."""
+    try:
+        own = os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return set(pids)
+    found = set()
+    for pid in pids:
         try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    while _cgroup_pids(cmd.cgroup) and time.monotonic() < deadline + 2.0:
-        time.sleep(0.02)
-    return len(left)
+            if os.readlink(f"/proc/{pid}/ns/pid") == own:
+                found.add(pid)
+        except OSError:
+            continue
+    return found
 
 
 def _cgroup_pids(cgroup: Path) -> list[int]:

@@ -178,11 +178,13 @@ class BuildCgroups:
         were killed. Without groups, nothing can be found here (0)."""
         killed: set[int] = set()
         deadline = time.monotonic() + wait_s
-        while (left := self.members()) and time.monotonic() < deadline:
+        while left := self.members():  # at least one pass, whatever `wait_s`
             for pid in left - killed:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, signal.SIGKILL)
             killed |= left
+            if time.monotonic() >= deadline:
+                break
             time.sleep(0.01)  # a killed process leaves cgroup.procs once the kernel reaped it
         return len(killed)
 

@@ -178,6 +178,8 @@ class BuildZygote:
                               "address_space_mb": self.limits.address_space_mb,
                               "processes": self.limits.processes if self.cmd.cgroup else None},
                    "zygote": {"pid": self.proc.pid, "build": self.builds}}
+        if self.cmd.groups is not None:  # the zygote's cgroups bound it and every candidate it forks
+            details["bounds"] = self.cmd.groups.describe()
         return BuildArtifact(**outcome, sandbox="bwrap", started=started, ended=time.monotonic(),
                              survivors=survivors, log=log.text(), log_bytes=log.total, details=details)
 
