@@ -88,8 +88,9 @@ def evaluate(workload: str, kernel: str | Path, **options: Any) -> EvalResult:
 def evaluate_many(workload: str, kernels: Iterable[str | Path], **options: Any) -> Iterator[EvalResult]:
     """`evaluate` for several kernel files of one workload, through ONE warm runner (bench.harness.parent.evaluate):
     every kernel is built first, then the batch's inputs are drawn and each candidate is run in turn (one at
-    a time: parallel evaluations on one host disturb each other's timings). Yields the results in order.
-    Raises FileNotFoundError before evaluating anything when one of `kernels` is not a file.
+    a time: parallel evaluations on one host disturb each other's timings). Yields the results in order, each as
+    soon as that kernel is decided. Raises FileNotFoundError before evaluating anything when one of `kernels` is
+    not a file.
 
     With several kernels, each result's `wall_time_s` is that kernel's own time (own_wall_time_s), not the
     time since the batch started."""
@@ -101,11 +102,10 @@ def evaluate_many(workload: str, kernels: Iterable[str | Path], **options: Any) 
         return
     template = EvalTask(workload=resolve_id(workload), kernel_path=paths[0].resolve(), **options)
     with WarmRunner(template) as runner:
-        results = runner.evaluate([p.resolve() for p in paths])
-    for path, result in zip(paths, results, strict=True):
-        if len(paths) > 1:
-            result = result.model_copy(update={"wall_time_s": own_wall_time_s(result)})
-        yield attribute(result, path)
+        for path, result in zip(paths, runner.stream([p.resolve() for p in paths]), strict=True):
+            if len(paths) > 1:
+                result = result.model_copy(update={"wall_time_s": own_wall_time_s(result)})
+            yield attribute(result, path)
 
 
 #: The phases of `EvalResult.overhead_s` that belong to one kernel of a batch: its build (builds of a batch run

@@ -1,4 +1,4 @@
-"""`bench evaluate`, `bench list`, `bench run`, `bench info`: the harness's commands on bench.app.app.
+"""`bench evaluate`, `bench serve`, `bench list`, `bench run`, `bench info`: the harness's commands on bench.app.app.
 
 A thin layer over the Python API (bench/api.py): each command parses its options, calls the API and prints.
 Defaults of evaluation options are EvalTask's (bench/harness/protocol/task.py), shown in --help, never restated here.
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from bench.harness.protocol.policy import POLICIES
 from bench.harness.protocol.result import EvalResult, Status
 from bench.harness.protocol.task import EvalTask
 from bench.registry import workload_ids
+from bench.serve import serve as answer_lines
 
 console = Console()
 CPU, INTERPRET, DEVICE = POLICIES["cpu"], POLICIES["cpu-interpret"], POLICIES["tpu"]  # quoted by --help
@@ -85,7 +87,7 @@ def evaluate(
         raise typer.BadParameter(str(e).replace("\n", "; ")) from None
     worst = 0
     for kernel, result in zip(kernels, api.evaluate_many(workload_id, kernels, **options), strict=True):
-        worst = max(worst, result.exit_code())
+        worst = max(worst, result.exit_code())  # each kernel's output as soon as it is decided
         if as_json and len(kernels) > 1:
             print(json.dumps({"kernel_file": str(kernel), **result.model_dump(mode="json")}), flush=True)
         elif as_json:
@@ -94,7 +96,16 @@ def evaluate(
             if len(kernels) > 1:
                 console.print(f"[bold]{kernel}[/]", highlight=False)
             _print_result(result)
+            sys.stdout.flush()
     raise typer.Exit(worst)
+
+
+@app.command()
+def serve() -> None:
+    """Evaluate kernels sent as JSON lines on stdin, one result line each on stdout, keeping a warm runner per
+    workload between requests: {"workload": "8p_GEMM", "kernel": "k.py", "options": {...}, "id": 1} -> the
+    EvalResult's JSON (with "kernel_file" and "id"), or {"status": "usage_error", ...}. Ends at end of input."""
+    answer_lines(sys.stdin, sys.stdout)
 
 
 def _print_result(r: EvalResult) -> None:

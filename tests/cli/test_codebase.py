@@ -99,12 +99,6 @@ PROCESS_FOLDERS = {"parent": "the trusted parent (builds, inspects, runs and dec
                    "runner": "the trusted runner (compiles, checks and times the exported programs)",
                    "inspection": "the inspection worker (trusted: reads a build's exports, hostile bytes)",
                    "protocol": "what the processes share"}
-#: Edges that cross folders until the latency-only paths go (issue 39): none may be added.
-CROSSING = {("bench.harness.runner.server", "bench.harness.inspection.report"),
-            ("bench.harness.sandbox.zygote", "bench.harness.parent.sandboxing"),
-            ("bench.harness.parent.warm", "bench.harness.sandbox.zygote"),
-            ("bench.harness.parent.inspecting", "bench.harness.inspection.report")}
-
 
 def test_each_harness_rule_is_stated_once():
     for rule, (pattern, home) in RULES_ONCE.items():
@@ -192,8 +186,7 @@ def test_no_process_imports_another_process_folder():
         own = _folder(module)
         for dep in sorted(_all_imports(path)):
             theirs = _folder(dep)
-            crossing = any(module == m and (dep == d or dep.startswith(d + ".")) for m, d in CROSSING)
-            if theirs not in (None, own, "protocol") and not crossing:
+            if theirs not in (None, own, "protocol"):
                 offenders.append(f"{module} ({own}) imports {dep} ({theirs})")
     assert offenders == [], "\n".join(offenders)
 

@@ -126,16 +126,3 @@ def test_profile_data_reader_is_jax_profilers():
 
     assert ProfileData is jax.profiler.ProfileData
     assert callable(ProfileData.from_serialized_xspace)
-
-
-
-def test_atexit_runs_registered_handlers_on_request():
-    """bench/cli.py exit_now: `atexit._run_exitfuncs` runs the exit handlers (and clears them) before os._exit.
-    In a process of its own: here it would run the test session's handlers."""
-    import subprocess
-    import sys
-
-    code = ("import atexit, os; atexit.register(print, 'handler ran', flush=True); atexit._run_exitfuncs(); "
-            "os._exit(3)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert (out.returncode, out.stdout) == (3, "handler ran\n")

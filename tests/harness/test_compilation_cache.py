@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bench.harness.parent.launch import COMPILATION_CACHE_MAX_BYTES, compilation_cache_env
+from bench.harness.parent.session import COMPILATION_CACHE_MAX_BYTES, compilation_cache_env
 
 
 def test_the_runner_environment_caps_the_cache(tmp_path: Path) -> None:

@@ -144,7 +144,7 @@ def test_secret_seed_draws_other_inputs():
 
 
 def test_a_decision_that_raises_fails_that_candidate_alone_while_the_next_runs(monkeypatch):
-    """Candidate i is decided in a thread while the runner runs candidate i+1 (WarmRunner._run_all): an exception
+    """Candidate i is decided in a thread while the runner runs candidate i+1 (WarmRunner._run_safely): an exception
     in one decision is that candidate's harness error; the runner and the other candidates are untouched."""
     from bench.harness.parent import evaluate as harness_evaluate
     from bench.harness.parent.evaluate import WarmRunner
@@ -171,8 +171,8 @@ def test_a_decision_that_raises_fails_that_candidate_alone_while_the_next_runs(m
 
 def test_a_parent_confined_to_the_timing_core_decides_between_candidates(monkeypatch):
     """A parent that may run on the timing core only (a one-core host or Ray node) computes nothing while the
-    runner times: each candidate is decided on the batch's own thread before the next one runs, and the decision's
-    imports are not warmed in a thread beside the first candidate's timing."""
+    runner times: each candidate is decided on the batch's running thread before the next one runs, and the
+    decision's imports are not warmed in a thread of their own."""
     from bench.harness.parent import evaluate as harness_evaluate
     from bench.harness.parent.evaluate import WarmRunner
 
@@ -188,7 +188,7 @@ def test_a_parent_confined_to_the_timing_core_decides_between_candidates(monkeyp
         return real_evaluate(self, *args, **kwargs)
 
     monkeypatch.setattr(harness_evaluate, "confined_to", lambda core: True)
-    monkeypatch.setattr(harness_evaluate, "_warm_decision", lambda: warmed.append(1))
+    monkeypatch.setattr(harness_evaluate.statistics, "warm", lambda: warmed.append(1))
     monkeypatch.setattr(harness_evaluate.outcome, "decide", decide)
     monkeypatch.setattr(harness_evaluate.RunnerSession, "evaluate", session_evaluate)
     task = EvalTask(workload="8p_GEMM", kernel_path=KERNELS / "identical.py", size="small", seeds=1, iters=4,
@@ -221,16 +221,25 @@ def test_a_batch_builds_no_more_kernels_at_once_than_its_slots(monkeypatch: pyte
 
     running, most, lock = [0], [0], threading.Lock()
 
-    def build_kernel(*args: object, **kwargs: object) -> BuildArtifact:
-        with lock:
-            running[0] += 1
-            most[0] = max(most[0], running[0])
-        time.sleep(0.3)
-        with lock:
-            running[0] -= 1
-        return BuildArtifact(ok=False, kind=Status.COMPILE_ERROR, reason="stand-in build", error="stand-in build")
+    class StandIn:
+        """A build process that builds nothing: it counts how many run at once."""
 
-    monkeypatch.setattr(ev, "build_kernel", build_kernel)
+        def __init__(self, *args: object) -> None:
+            pass
+
+        def run(self, *args: object) -> BuildArtifact:
+            with lock:
+                running[0] += 1
+                most[0] = max(most[0], running[0])
+            time.sleep(0.3)
+            with lock:
+                running[0] -= 1
+            return BuildArtifact(ok=False, kind=Status.COMPILE_ERROR, reason="stand-in build", error="stand-in build")
+
+        def close(self) -> None:
+            pass
+
+    monkeypatch.setattr(ev, "BuildProcess", StandIn)
     task = EvalTask(workload="8p_GEMM", kernel_path=KERNELS / "identical.py", size="small", sandbox="none")
     with ev.WarmRunner(task) as runner:
         results = runner.evaluate([task.kernel_path] * 6)
@@ -240,8 +249,8 @@ def test_a_batch_builds_no_more_kernels_at_once_than_its_slots(monkeypatch: pyte
 
 def test_a_batch_has_one_folder_and_one_runner_session_whichever_thread_asks_first(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """The batch's starter thread and its build threads all reach for the runner's folder and session first
-    (a race once gave an adopted early runner's log a folder of its own, and could have started two runners)."""
+    """The batch's runner future and its build threads all reach for the runner's folder and session first
+    (a race could have given the runner's log a folder of its own, and started two runners)."""
     import tempfile
     import threading
 

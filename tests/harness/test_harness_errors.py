@@ -25,7 +25,7 @@ def _broken_batch(self: WarmRunner, kernels: list[Path]) -> list[object]:
 
 
 def test_a_harness_exception_gives_every_candidate_of_the_batch_an_error_status(monkeypatch):
-    monkeypatch.setattr(WarmRunner, "_evaluate", _broken_batch)
+    monkeypatch.setattr(WarmRunner, "_stream", _broken_batch)
     with WarmRunner(EvalTask(workload="8p_GEMM", kernel_path=KERNEL, size="small")) as runner:
         results = runner.evaluate([KERNEL, KERNEL])
     assert [r.status for r in results] == [Status.ERROR, Status.ERROR]
@@ -38,7 +38,7 @@ def test_a_build_step_that_raises_in_the_parent_fails_that_kernel_alone(monkeypa
     def raising(*args: object, **kwargs: object) -> None:
         raise OSError("no room for the sandbox")
 
-    monkeypatch.setattr(harness_evaluate, "build_kernel", raising)
+    monkeypatch.setattr(harness_evaluate, "BuildProcess", raising)
     runner = WarmRunner(EvalTask(workload="8p_GEMM", kernel_path=KERNEL, size="small"))
     try:
         built = runner._build_safely(KERNEL)
@@ -50,7 +50,7 @@ def test_a_build_step_that_raises_in_the_parent_fails_that_kernel_alone(monkeypa
 
 
 def test_the_cli_prints_the_json_of_a_harness_error(monkeypatch):
-    monkeypatch.setattr(WarmRunner, "_evaluate", _broken_batch)
+    monkeypatch.setattr(WarmRunner, "_stream", _broken_batch)
     out = CliRunner().invoke(app, ["evaluate", "8p", str(KERNEL), "--json"])
     assert out.exit_code == 1, out.output
     result = json.loads(out.stdout)

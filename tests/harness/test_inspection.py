@@ -18,16 +18,19 @@ import numpy as np
 import pytest
 from jax.experimental import pallas as pl
 
-from bench.harness.inspection.report import is_large_constant
-from bench.harness.parent.inspecting import (
-    Bounds,
-    Inspector,
-    WorkerProcess,
-    inspect_in_process,
-)
+from bench.harness.inspection.report import baseline_work, inspect_programs, is_large_constant
+from bench.harness.parent.inspecting import Inspection, Inspector, WorkerProcess, from_report
+from bench.harness.protocol.messages import DEFAULT_BOUNDS, Bounds
 from bench.harness.protocol.result import Status
 from bench.harness.sandbox.child import _tpu_target
 from bench.harness.sandbox.lowering import export_jaxpr, with_kernel_sites
+
+
+def inspect_in_process(runnable: bytes, tpu: bytes, platform: str, bounds: Bounds = DEFAULT_BOUNDS,
+                       workload: str | None = None, size: str | None = None) -> Inspection:
+    """The inspection worker's reading, in this process (the harness reads in the worker: Inspector)."""
+    base = baseline_work(workload, size, bounds) if workload and size else None
+    return from_report(inspect_programs(runnable, tpu, platform, bounds, base))
 
 A = jax.ShapeDtypeStruct((256, 512), jnp.bfloat16)
 B = jax.ShapeDtypeStruct((512, 384), jnp.bfloat16)

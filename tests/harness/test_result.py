@@ -53,3 +53,13 @@ def test_block_times_are_each_blocks_mean_call_in_run_order():
                 (1, "baseline_program", 3)]
     assert block_times(times, segments) == {"baseline": [2.0, round(8 / 3, 6)],
                                             "kernel": [1.0, 5.5]}
+
+
+def test_a_misspelt_field_is_refused_not_dropped():
+    """`deadline_s=` (for `deadlines_s`) once left `deadlines_s` empty without a word; the public name refuses it."""
+    from bench import EvalResult as PublicEvalResult
+
+    with pytest.raises(ValidationError, match="deadline_s"):
+        PublicEvalResult(workload="8p_GEMM", status=Status.TIMEOUT, size="small", tpu="cpu", deadline_s={"timing": 1.0})
+    with pytest.raises(ValidationError, match="speedup"):
+        EvalResult.model_validate_json(_result(Status.RUNTIME_ERROR).model_dump_json()[:-1] + ', "speedup": 2.0}')

@@ -11,17 +11,14 @@ import re
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from bench.harness.parent import sandboxing as sandbox
 from bench.harness.parent.builder import BuildArtifact, build_kernel, over_memory_cap
-from bench.harness.parent.warm import BuildZygote
 from bench.harness.protocol.messages import BuildRequest
 from bench.harness.protocol.result import Status
-from bench.paths import EVAL_DIR
 
 needs_bwrap = pytest.mark.skipif(sandbox.bwrap_problem() is not None,
                                  reason=f"bubblewrap unusable: {sandbox.bwrap_problem()}")
@@ -191,7 +188,7 @@ def test_a_build_the_memory_cgroup_kills_reads_out_of_memory(how: str, tmp_path:
 
 def test_an_ordinary_failure_is_not_blamed_on_memory() -> None:
     """The counters decide, not the failure's look: a failure with no out-of-memory event keeps its status, and
-    the counters only count a rise (the zygote's cgroup is shared by its candidates)."""
+    the counters only count a rise."""
     crashed = {"ok": False, "kind": Status.CRASHED, "reason": "the build died by signal SIGKILL", "error": "x"}
     limits = sandbox.Limits(memory_mb=CGROUP_CAP_MB)
     assert over_memory_cap(crashed, {}, {"oom_kill": 0}, limits) == crashed
@@ -199,23 +196,3 @@ def test_an_ordinary_failure_is_not_blamed_on_memory() -> None:
     assert over_memory_cap({"ok": True}, {}, {"oom_kill": 1}, limits) == {"ok": True}
     blamed = over_memory_cap(crashed, {"oom_kill": 2}, {"oom_kill": 3}, limits)
     assert blamed["kind"] == Status.OUT_OF_MEMORY and "oom_kill=1" in blamed["reason"]
-
-
-@pytest.fixture(scope="module")
-def small_zygote(tmp_path_factory: pytest.TempPathFactory, zygote_started) -> Iterator[BuildZygote]:
-    if sandbox.bwrap_problem() is not None:
-        pytest.skip(f"bubblewrap unusable: {sandbox.bwrap_problem()}")
-    _needs_memory_cgroup()
-    yield from zygote_started(_request(EVAL_DIR / "memory_zygote_test" / "eval_candidate" / "kernel.py"),
-                              sandbox.Limits(memory_mb=CGROUP_CAP_MB), tmp_path_factory.mktemp("zygote") / "zygote.log")
-
-
-@pytest.mark.parametrize("how", ["python", "tmp"])
-def test_a_warm_build_the_memory_cgroup_kills_reads_out_of_memory(how: str, small_zygote: BuildZygote) -> None:
-    """The zygote and its candidates share one memory cgroup: only this candidate's rise of its counters counts,
-    and the next candidate, which needs no more memory than an honest build, is built fine."""
-    request = _request(EVAL_DIR / "memory_zygote_test" / "eval_candidate" / "kernel.py")
-    _assert_out_of_memory(small_zygote.build(OOM_KERNELS[how].encode(), request, 240))
-    honest = small_zygote.build(b"import jax.numpy as jnp\ndef workload(A, B):\n    return jnp.dot(A, B)\n",
-                                request, 120)
-    assert honest.ok, (honest.kind, honest.reason, honest.log[-500:])

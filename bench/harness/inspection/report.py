@@ -21,7 +21,14 @@ from typing import Any
 
 from bench.harness.inspection import allowlist, compare, mosaic, work
 from bench.harness.inspection.module import Module, Refused, parse_stablehlo, read, type_bytes
-from bench.harness.protocol.messages import DEFAULT_BOUNDS, MOSTLY_XLA_BELOW, Bounds, InspectRequest
+from bench.harness.protocol.messages import (
+    DEFAULT_BOUNDS,
+    MOSTLY_XLA_BELOW,
+    Bounds,
+    InspectionReport,
+    InspectReply,
+    InspectRequest,
+)
 
 #: The reading process's Python recursion limit: every walk is bounded (Bounds.depth, Bounds.call_depth); a backstop.
 READER_RECURSION_LIMIT = 4000
@@ -92,9 +99,13 @@ def read_program(blob: bytes, what: str, bounds: Bounds) -> tuple[Any, Module, d
 
 
 def inspect_programs(runnable: bytes, tpu: bytes, platform: str, bounds: Bounds = DEFAULT_BOUNDS,
-                     baseline_s: float | None = None) -> dict[str, Any]:
-    """The parent's report on one build's exports (see the module docstring). `baseline_s`: the workload's own
-    work on the target chip, counted the same way (`baseline_work`). Raises only on a harness bug."""
+                     baseline_s: float | None = None) -> InspectionReport:
+    """The report on one build's exports (see the module docstring). `baseline_s`: the workload's own work on the
+    target chip, counted the same way (`baseline_work`). Raises only on a harness bug."""
+    return InspectionReport.model_validate(_reading(runnable, tpu, platform, bounds, baseline_s))
+
+
+def _reading(runnable: bytes, tpu: bytes, platform: str, bounds: Bounds, baseline_s: float | None) -> dict[str, Any]:
     report: dict[str, Any] = {"refused": None, "flags": [], "runnable": None, "tpu": None, "tpu_lowering": None,
                               "pallas_calls": 0, "pallas_coverage": None, "readiness_check": None,
                               "readiness_reason": None, "coverage": None}
@@ -190,24 +201,23 @@ def baseline_work(workload: str, size: str, bounds: Bounds = DEFAULT_BOUNDS) -> 
     return _BASELINES[key]
 
 
-def answer(request: InspectRequest, blobs: list[bytes]) -> dict[str, Any]:
-    """The reply to one inspection request, in whichever trusted process reads the exports (the inspection worker,
-    or the warm runner that will compile them): {"report": ...}; {"memory_error": True}; or {"error": ...,
-    "traceback": ...} when the harness's own code failed on this input (that candidate's `error`, not the batch's)."""
+def answer(request: InspectRequest, blobs: list[bytes]) -> InspectReply:
+    """The inspection worker's reply to one request: a report; the reading ran out of memory; or the harness's own
+    code failed on this input (that candidate's `error`, not the batch's)."""
     try:
         runnable, tpu_blob = (blobs + [b"", b""])[:2]
         bounds = Bounds(**request.bounds)
         base = baseline_work(request.workload, request.size, bounds) if request.workload and request.size else None
-        return {"report": inspect_programs(runnable, tpu_blob, request.platform, bounds, base)}
+        return InspectReply(report=inspect_programs(runnable, tpu_blob, request.platform, bounds, base))
     except MemoryError:
-        return {"memory_error": True}
+        return InspectReply(memory_error=True)
     except Exception as exc:
         return error_reply(exc)
 
 
-def error_reply(exc: Exception) -> dict[str, Any]:
+def error_reply(exc: Exception) -> InspectReply:
     """The reply saying the harness's own code failed on this input (call it while handling `exc`)."""
-    return {"error": f"{type(exc).__name__}: {exc}"[:2000], "traceback": traceback.format_exc()[-4000:]}
+    return InspectReply(error=f"{type(exc).__name__}: {exc}"[:2000], traceback=traceback.format_exc()[-4000:])
 
 
 def _flag(kind: str) -> str | None:

@@ -43,7 +43,7 @@ def serve(cmd_fd: int, reply_fd: int, memory_mb: int) -> None:
             reply = answer(InspectRequest.model_validate(header), blobs)
         except Exception as exc:  # a malformed request: the harness's own failure, that candidate's `error`
             reply = error_reply(exc)
-        transport.send(reply_fd, {"ok": True, **reply})
+        transport.send(reply_fd, reply.model_dump(mode="json"))
 
 
 def main() -> None:

@@ -8,11 +8,14 @@ reply (COMPILE_ERROR, or OUT_OF_MEMORY when its error reads as one). A reply can
 failure looked like, a build whose memory cgroup killed a process for memory is OUT_OF_MEMORY (the kernel's
 counters, read by the parent before the cgroup is removed: over_memory_cap).
 
-When `build_kernel` returns, the build's process and every process it started are gone: as soon as it replied or
-reached its deadline, every member of its cgroups is killed (whatever sessions or process groups it made; where the
-host refused the cgroups, its process group and the sandbox's PID namespace only), until none is left. Those that
-had left the sandbox's PID namespace's reach (sandbox none) are counted in `survivors`. Which CPU and process bounds
-held is recorded in `details["bounds"]` (bench.harness.parent.cgroups).
+One process model: every build is a `BuildProcess` of its own, in a sandbox of its own, used for one candidate.
+It may be started ahead of need (its sandbox and its jax import ready while the kernel is still being copied or an
+earlier build runs): it sees the folder its kernel will be written to, and gets the request when the kernel is there.
+When `run` returns, the build's process and every process it started are gone: as soon as it replied or reached its
+deadline, every member of its cgroups is killed (whatever sessions or process groups it made; where the host refused
+the cgroups, its process group and the sandbox's PID namespace only), until none is left. Those that had left the
+sandbox's PID namespace's reach (sandbox none) are counted in `survivors`. Which CPU and process bounds held is
+recorded in `details["bounds"]` (bench.harness.parent.cgroups).
 """
 
 from __future__ import annotations
@@ -24,9 +27,8 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from bench.harness.parent.cgroups import BuildCgroups
 from bench.harness.parent.sandboxing import Limits, SandboxedCommand, wrap
 from bench.harness.protocol.isolation import CPU_TIMING_FLAGS
 from bench.harness.protocol.messages import BuildReply, BuildRequest
@@ -46,15 +48,6 @@ MAX_EXPORT_BYTES = 256 << 20  # a reply larger than this is not a program we wil
 #: code often aborts or segfaults rather than raising MemoryError.
 MEMORY_SIGNALS = ("SIGKILL", "SIGSEGV", "SIGABRT")
 MEMORY_HINT = "possibly the memory limit"
-
-
-class ReplySource(Protocol):
-    """Where a build's reply is read from: its own process (process.ChildProcess) or a job forked from a warm
-    zygote (bench.harness.parent.warm); either way the parent observes it the same way."""
-
-    def read_reply(self, timeout_s: float, phase: str, max_bytes: int) -> tuple[dict[str, Any], list[bytes]]: ...
-
-    def invalid_reply(self, phase: str, error: Exception) -> WorkerFailure: ...
 
 
 @dataclass(frozen=True)
@@ -86,60 +79,92 @@ def _build_env() -> dict[str, str]:
             "XLA_FLAGS": CPU_TIMING_FLAGS, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
 
 
-def build_kernel(kernel: Path, request: BuildRequest, *, sandbox: str, timeout_s: float,
-                 limits: Limits | None = None) -> BuildArtifact:
-    """Run one build to completion (or its deadline) and return what was observed (`limits`: the defaults)."""
-    limits = limits or Limits()
-    reply_r, reply_w = os.pipe()
-    log_r, log_w = os.pipe()
-    argv = [sys.executable, "-m", "bench.harness.sandbox.child", "--reply-fd", str(reply_w)]
-    cmd = wrap(argv, sandbox, kernel=kernel, limits=limits, extra_env=_build_env())
-    proc = ChildProcess("the build", cmd.argv, reply_fd=reply_r, env=cmd.env,
-                        cwd="/tmp" if cmd.name == "bwrap" else cmd.env["HOME"], stdin=subprocess.PIPE, stdout=log_w,
-                        pass_fds=(reply_w,), preexec_fn=cmd.preexec(),
-                        memory_signals=MEMORY_SIGNALS, memory_hint=MEMORY_HINT)
-    os.close(reply_w)
-    os.close(log_w)
-    log = LogCapture(log_r)
-    fields: dict[str, Any] = {"sandbox": cmd.name, "started": proc.started,
-                              "details": {"limits": {"memory_mb": limits.memory_mb, "tmpfs_mb": limits.tmpfs_mb,
-                                                     "address_space_mb": limits.address_space_mb,
-                                                     "processes": limits.processes if cmd.cgroup else None,
-                                                     "dev_mb": limits.dev_mb,
-                                                     "memory_cgroup": cmd.memory_cgroup is not None}}}
-    groups = cmd.groups
-    try:
-        stdin = proc.proc.stdin  # a pipe (stdin=PIPE)
+class BuildProcess:
+    """One sandboxed build process, started now, used for one candidate (`run`), then ended whole (`close`)."""
+
+    def __init__(self, bind: Path, sandbox: str, limits: Limits) -> None:
+        """`bind`: the kernel file, or the folder the kernel will be written to, readable in the sandbox."""
+        self.limits = limits
+        self.reply_r, reply_w = os.pipe()
+        log_r, log_w = os.pipe()
+        argv = [sys.executable, "-m", "bench.harness.sandbox.child", "--reply-fd", str(reply_w)]
+        self.cmd = wrap(argv, sandbox, kernel=bind, limits=limits, extra_env=_build_env())
         try:
-            if stdin is not None:
-                stdin.write(request.model_dump_json().encode())
-                stdin.close()
-        except OSError:  # BrokenPipeError included: the reply read says how the build ended
-            pass
-        outcome = receive(proc, timeout_s)
-    finally:
-        os.close(reply_r)
-        survivors = _end(proc.proc, cmd)
-        events = cmd.memory_events()  # every process is gone: the counters are final; removed with the cgroup
-        fields.update(ended=time.monotonic(), survivors=survivors, log=log.text(), log_bytes=log.total)
-        if groups is not None:  # which CPU and process bounds held, which the host refused, and what they refused
-            fields["details"]["bounds"] = groups.describe()
-        cmd.release()
-    outcome = process_bound(outcome, groups, limits)
-    return BuildArtifact(**over_memory_cap(outcome, {}, events, limits), **fields)
+            self.proc = ChildProcess("the build", self.cmd.argv, reply_fd=self.reply_r, env=self.cmd.env,
+                                     cwd="/tmp" if self.cmd.name == "bwrap" else self.cmd.env["HOME"],
+                                     stdin=subprocess.PIPE, stdout=log_w, pass_fds=(reply_w,),
+                                     preexec_fn=self.cmd.preexec(), memory_signals=MEMORY_SIGNALS,
+                                     memory_hint=MEMORY_HINT)
+        except BaseException:
+            os.close(self.reply_r)
+            os.close(log_r)
+            self.cmd.release()
+            raise
+        finally:
+            os.close(reply_w)
+            os.close(log_w)
+        self.log = LogCapture(log_r)
+        self.closed = False
+        self.bounds: dict[str, object] = {}  # what its cgroups bounded, read when it ended (close)
+
+    def run(self, request: BuildRequest, timeout_s: float) -> BuildArtifact:
+        """Send the request, read the reply under `timeout_s`, end the build: what the parent observed."""
+        started = time.monotonic()
+        try:
+            stdin = self.proc.proc.stdin  # a pipe (stdin=PIPE)
+            try:
+                if stdin is not None:
+                    stdin.write(request.model_dump_json().encode())
+                    stdin.close()
+            except OSError:  # BrokenPipeError included: the reply read says how the build ended
+                pass
+            outcome = receive(self.proc, timeout_s)
+        finally:
+            survivors, events = self.close()
+        limits, cmd = self.limits, self.cmd
+        details: dict[str, Any] = {"limits": {"memory_mb": limits.memory_mb, "tmpfs_mb": limits.tmpfs_mb,
+                                              "address_space_mb": limits.address_space_mb,
+                                              "processes": limits.processes if cmd.cgroup else None,
+                                              "dev_mb": limits.dev_mb, "memory_cgroup": cmd.memory_cgroup is not None},
+                                   "bounds": self.bounds}
+        outcome = process_bound(outcome, self.bounds, limits)
+        return BuildArtifact(**over_memory_cap(outcome, {}, events, limits), sandbox=cmd.name, started=started,
+                             ended=time.monotonic(), survivors=survivors, log=self.log.text(),
+                             log_bytes=self.log.total, details=details)
+
+    def close(self) -> tuple[int, dict[str, int]]:
+        """End the build and every process it started: (survivors killed, the memory cgroup's final counters).
+        Idempotent (a build started ahead of need and never used is closed this way)."""
+        if self.closed:
+            return 0, {}
+        self.closed = True
+        os.close(self.reply_r)
+        survivors = _end(self.proc.proc, self.cmd)
+        events = dict(self.cmd.memory_events())  # every process is gone: final; removed with the cgroup
+        if self.cmd.groups is not None:  # which CPU and process bounds held, which were refused, what they refused
+            self.bounds = self.cmd.groups.describe()
+        self.cmd.release()
+        return survivors, events
 
 
-def process_bound(outcome: dict[str, Any], groups: BuildCgroups | None, limits: Limits) -> dict[str, Any]:
+def process_bound(outcome: dict[str, Any], bounds: dict[str, object], limits: Limits) -> dict[str, Any]:
     """A failed build whose process bound refused forks says so in its reason (a flood of processes stopped by
     pids.max, then its deadline): the status stays what the parent observed (timeout, crashed, ...)."""
-    refused = groups.forks_refused() if groups is not None else 0
+    refused = bounds.get("forks_refused") or 0
     if outcome["ok"] or not refused:
         return outcome
     said = f"its process bound (pids.max {limits.processes}) refused {refused} forks"
     return {**outcome, "reason": f"{outcome['reason']}; {said}", "error": f"{outcome['error']}; {said}"}
 
 
-def receive(proc: ReplySource, timeout_s: float) -> dict[str, Any]:
+def build_kernel(kernel: Path, request: BuildRequest, *, sandbox: str, timeout_s: float,
+                 limits: Limits | None = None) -> BuildArtifact:
+    """Run one build of `kernel` to completion (or its deadline) and return what was observed (`limits`: the
+    defaults)."""
+    return BuildProcess(kernel, sandbox, limits or Limits()).run(request, timeout_s)
+
+
+def receive(proc: ChildProcess, timeout_s: float) -> dict[str, Any]:
     """The build's reply, validated; or the failure the parent observed."""
     try:
         header, blobs = proc.read_reply(timeout_s, "compile", MAX_EXPORT_BYTES)
@@ -184,8 +209,7 @@ def _failed(kind: Status, reason: str, error: str = "", tb: str = "") -> dict[st
 def _end(proc: subprocess.Popen[bytes], cmd: SandboxedCommand) -> int:
     """Kill every process of the build at once, by cgroup membership (whatever sessions or process groups it made),
     and its process group, then reap it. Returns the survivors: the killed processes that had left the build's PID
-    namespace's reach (outside any namespace of its own: sandbox none), which only the cgroup could find. Also ends
-    a warm zygote (bench.harness.parent.warm)."""
+    namespace's reach (outside any namespace of its own: sandbox none), which only the cgroup could find."""
     groups = cmd.groups
     escaped = _outside_namespace(groups.members()) if groups is not None else set()
     if groups is not None:
@@ -211,10 +235,3 @@ def _outside_namespace(pids: set[int]) -> set[int]:
         except OSError:
             continue
     return found
-
-
-def _cgroup_pids(cgroup: Path) -> list[int]:
-    try:
-        return [int(p) for p in (cgroup / "cgroup.procs").read_text().split()]
-    except OSError:
-        return []

@@ -14,11 +14,10 @@ build that produced both is untrusted, so nothing it *says* counts, only what th
   "verified" / "unverified");
 - `report`: all of it as one report; `worker`: the process it runs in.
 
-Isolation: the reading runs in a trusted process of its own (`Inspector`'s host), with a deadline and a memory cap;
-whatever a module does to it (a crash, a hang, an exception in our code) is that candidate's status, never an
-exception in the batch. Where the runner starts with the builds (CPU, GPU), that process is the warm runner itself,
-which will deserialize and compile the runnable program anyway (parent.evaluate); otherwise (TPU's exclusive
-schedule, tools) an inspection worker of its own. Either stays warm across a batch and is replaced when it fails.
+Isolation: the reading runs in a trusted process of its own, the inspection worker (bench.harness.inspection.worker),
+with a deadline and a memory cap; whatever a module does to it (a crash, a hang, an exception in our code) is that
+candidate's status, never an exception in the batch. The runner never reads a program the worker has not accepted.
+The worker stays warm across a batch and is replaced when it fails.
 """
 
 from __future__ import annotations
@@ -29,12 +28,13 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Literal
+
+from pydantic import JsonValue
 
 from bench.harness.protocol import transport
-from bench.harness.protocol.messages import DEFAULT_BOUNDS, Bounds, InspectRequest
+from bench.harness.protocol.messages import DEFAULT_BOUNDS, Bounds, InspectionReport, InspectReply, InspectRequest
 from bench.harness.protocol.process import ChildProcess, WorkerFailure
 from bench.harness.protocol.result import Status
 from bench.harness.protocol.task import STARTUP_TIMEOUT_S
@@ -45,11 +45,9 @@ __all__ = [
     "INSPECTION_TIMEOUT_S",
     "Bounds",
     "Inspection",
-    "InspectionHost",
     "Inspector",
     "WorkerProcess",
     "inspect_exports",
-    "inspect_in_process",
 ]
 
 #: One candidate's inspection may take this long (an honest one takes about a second).
@@ -67,48 +65,39 @@ class Inspection:
     """The parent's verdict on a build's exports: `refused` set means the runner never runs it.
     `refusal_status` says whose fault a refusal is: COMPILE_ERROR (the program) or ERROR (the harness)."""
 
-    runnable: dict[str, Any] | None
-    tpu: dict[str, Any] | None
+    runnable: dict[str, JsonValue] | None
+    tpu: dict[str, JsonValue] | None
     flags: tuple[str, ...] = ()
     refused: str | None = None
     refusal_status: Status = Status.COMPILE_ERROR
     tpu_lowering: str | None = None  # "ok" only when the parent read and accepted a TPU program
     pallas_calls: int = 0  # Mosaic kernels that compute and reach the outputs of the TPU program
     pallas_coverage: float | None = None
-    readiness_check: str | None = None  # "verified" | "unverified" | None (no TPU program)
+    readiness_check: Literal["verified", "unverified"] | None = None  # None: no TPU program
     readiness_reason: str | None = None
-    details: dict[str, Any] = field(default_factory=dict)
+    details: dict[str, JsonValue] = field(default_factory=dict)
 
     @property
     def interpreted_kernels(self) -> int:
         """Kernel sites in the runnable program (on CPU: Pallas kernels run by the interpreter). Decides only
         how many calls are timed (interpret mode is slow) and the row's `interpret` label, nothing ranked."""
-        return int((self.runnable or {}).get("kernel_sites", 0))
+        sites = (self.runnable or {}).get("kernel_sites", 0)
+        return sites if isinstance(sites, int) else 0
 
 
-def from_report(report: dict[str, Any]) -> Inspection:
+def from_report(report: InspectionReport) -> Inspection:
     """The Inspection of a worker's report (bench.harness.inspection.report.inspect_programs)."""
-    details = {"runnable": report.get("runnable"), "tpu": report.get("tpu"), "coverage": report.get("coverage"),
-               "readiness_reason": report.get("readiness_reason"), "readiness_sites": report.get("readiness_sites")}
-    return Inspection(report.get("runnable"), report.get("tpu"), tuple(sorted(set(report.get("flags") or []))),
-                      report.get("refused"), Status.COMPILE_ERROR, report.get("tpu_lowering"),
-                      int(report.get("pallas_calls") or 0), report.get("pallas_coverage"),
-                      report.get("readiness_check"), report.get("readiness_reason"),
+    details = {"runnable": report.runnable, "tpu": report.tpu, "coverage": report.coverage,
+               "readiness_reason": report.readiness_reason, "readiness_sites": report.readiness_sites}
+    return Inspection(report.runnable, report.tpu, tuple(sorted(set(report.flags))), report.refused,
+                      Status.COMPILE_ERROR, report.tpu_lowering, report.pallas_calls, report.pallas_coverage,
+                      report.readiness_check, report.readiness_reason,
                       {k: v for k, v in details.items() if v is not None})
 
 
 def failed(reason: str, status: Status = Status.COMPILE_ERROR, flags: tuple[str, ...] = ()) -> Inspection:
     """An inspection that could not finish: the candidate is refused with `reason`."""
     return Inspection(None, None, flags, reason, status, details={"inspection_failure": reason})
-
-
-def inspect_in_process(runnable: bytes, tpu: bytes, platform: str, bounds: Bounds = DEFAULT_BOUNDS,
-                       workload: str | None = None, size: str | None = None) -> Inspection:
-    """The same reading in this process (tests and tools; the harness uses `Inspector`)."""
-    from bench.harness.inspection.report import baseline_work, inspect_programs  # tests and tools only
-
-    base = baseline_work(workload, size, bounds) if workload and size else None
-    return from_report(inspect_programs(runnable, tpu, platform, bounds, base))
 
 
 class WorkerProcess(ChildProcess):
@@ -139,15 +128,18 @@ class WorkerProcess(ChildProcess):
         self.closed = False
         self.memory_mb = memory_mb
 
-    def request(self, request: InspectRequest, blobs: list[bytes], timeout_s: float) -> dict[str, Any]:
-        """Send one request and read its reply (WorkerFailure: TIMEOUT, the worker killed; CRASHED)."""
-
+    def request(self, request: InspectRequest, blobs: list[bytes], timeout_s: float) -> InspectReply:
+        """Send one request and read its reply (WorkerFailure: TIMEOUT, the worker killed; CRASHED, also for a reply
+        the model refuses)."""
         try:
             transport.send(self._cmd_w, request.model_dump(), blobs)
         except OSError:  # BrokenPipeError included: the reply read says how the worker ended
             pass
-        reply, _ = self.read_reply(timeout_s, "inspection", REPLY_MAX_BYTES)
-        return reply
+        header, _ = self.read_reply(timeout_s, "inspection", REPLY_MAX_BYTES)
+        try:
+            return InspectReply.model_validate(header)
+        except ValueError as e:  # pydantic's ValidationError
+            raise self.invalid_reply("inspection", e) from None
 
     def close(self) -> None:
         """Kill the worker's process group, reap it, release the pipes. Idempotent (a second os.close could hit a
@@ -158,32 +150,15 @@ class WorkerProcess(ChildProcess):
         self.release(self._cmd_w)
 
 
-class InspectionHost(Protocol):
-    """A trusted process that answers InspectRequests (bench.harness.inspection.report.answer): the inspection
-    worker (`WorkerProcess`), or the warm runner where it starts with the builds (bench.harness.parent.evaluate)."""
-
-    @property
-    def memory_mb(self) -> int | None:
-        """Its address-space cap (None: none), for the refusal's message."""
-
-    def request(self, request: InspectRequest, blobs: list[bytes], timeout_s: float) -> dict[str, Any]: ...
-
-    def alive(self) -> bool: ...
-
-    def close(self) -> None: ...
-
-
 class Inspector:
-    """The parent's handle on the process that reads exports: started on first use, replaced after a failure,
-    one inspection at a time (builds of a batch finish concurrently). `host` starts that process (default: an
-    inspection worker of its own) and returns it once it said hello."""
+    """The parent's handle on the inspection worker: started on first use (or `warm`), replaced after a failure,
+    one inspection at a time (builds of a batch finish concurrently)."""
 
     def __init__(self, timeout_s: float = INSPECTION_TIMEOUT_S, memory_mb: int = INSPECTION_MEMORY_MB,
-                 bounds: Bounds = DEFAULT_BOUNDS, host: Callable[[], InspectionHost] | None = None) -> None:
+                 bounds: Bounds = DEFAULT_BOUNDS) -> None:
         self.timeout_s, self.memory_mb, self.bounds = timeout_s, memory_mb, bounds
-        self.open_host = host or self._start_worker
         self.lock = threading.Lock()
-        self.host: InspectionHost | None = None
+        self.host: WorkerProcess | None = None
         self.starts = 0
 
     def inspect(self, runnable: bytes, tpu: bytes, platform: str, workload: str | None = None,
@@ -218,8 +193,8 @@ class Inspector:
                 self.close()
 
     def _attempt(self, request: InspectRequest,
-                 blobs: list[bytes]) -> dict[str, Any] | Inspection | WorkerFailure:
-        """One try: the report (dict), a final verdict (Inspection), or how the reader died (WorkerFailure
+                 blobs: list[bytes]) -> InspectionReport | Inspection | WorkerFailure:
+        """One try: the report, a final verdict (Inspection), or how the reader died (WorkerFailure
         CRASHED: the caller retries once in a fresh one)."""
         try:
             host = self._start()
@@ -229,8 +204,7 @@ class Inspector:
         except Exception as exc:
             self.close()
             return failed(f"the inspection's process did not start: {type(exc).__name__}: {exc}", Status.ERROR)
-        cap = f"more than {host.memory_mb} MiB" if host.memory_mb else "more memory than the host has"
-        memory = f"inspecting the program needed {cap}: too large to inspect"
+        memory = f"inspecting the program needed more than {host.memory_mb} MiB: too large to inspect"
         try:
             reply = host.request(request, blobs, self.timeout_s)
         except WorkerFailure as f:
@@ -243,28 +217,21 @@ class Inspector:
             if f.kind == Status.ERROR:  # the reader's own failure reply: the harness's, not the candidate's
                 return failed(f"the harness's inspection failed on this program: {f.message}", Status.ERROR)
             return f
-        if reply.get("memory_error"):
+        if reply.memory_error:
             self.close()
             return failed(memory, flags=("oversized_program",))
-        if "error" in reply:
-            return failed(f"the harness's inspection failed on this program: {reply['error']}", Status.ERROR)
-        report = reply.get("report")
-        if not isinstance(report, dict):
+        if reply.error is not None:
+            return failed(f"the harness's inspection failed on this program: {reply.error}", Status.ERROR)
+        if reply.report is None:
             self.close()
             return WorkerFailure(Status.CRASHED, "the inspection's process sent a reply without a report")
-        return report
+        return reply.report
 
-    def _start(self) -> InspectionHost:
-        """The live reader, or a fresh one once it said hello (WorkerFailure when it did not in time)."""
+    def _start(self) -> WorkerProcess:
+        """The live worker, or a fresh one once it said hello (WorkerFailure when it did not in time)."""
         if self.host is not None and self.host.alive():
             return self.host
         self.close()
-        self.host = self.open_host()
-        self.starts += 1
-        return self.host
-
-    def _start_worker(self) -> WorkerProcess:
-        """An inspection worker of this Inspector's own, once it said hello."""
         worker = WorkerProcess(self.memory_mb)
         try:
             hello, _ = worker.read_reply(STARTUP_TIMEOUT_S, "startup", 1 << 16)
@@ -273,6 +240,8 @@ class Inspector:
         except BaseException:
             worker.close()
             raise
+        self.host = worker
+        self.starts += 1
         return worker
 
     def close(self) -> None:

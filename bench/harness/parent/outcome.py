@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import time
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from bench import HARNESS_VERSION, hardware
 from bench.harness.parent import statistics, timing
@@ -36,6 +36,7 @@ from bench.harness.protocol.result import (
     Environment,
     EvalResult,
     Integrity,
+    ProfileOp,
     RunnerInfo,
     Status,
     Timeline,
@@ -124,32 +125,75 @@ def _details(ctx: BatchContext | None, built: Built) -> dict[str, Any]:
     return d
 
 
-def _batch_fields(ctx: BatchContext, built: Built) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Where:
+    """Where the evaluation ran: the batch's runner, workload and seeds (the task's only, where no runner started)."""
+
+    workload: str
+    size: str
+    tpu: str
+    config: dict[str, Any] = field(default_factory=dict)
+    flops: float | None = None
+    flops_source: str | None = None
+    bytes_accessed: float | None = None
+    operational_intensity: float | None = None
+    schedule: str | None = None
+    schedule_reason: str | None = None
+    runner: RunnerInfo | None = None
+    timeline_s: Timeline | None = None
+    input_seeds: list[int] = field(default_factory=list)
+    timing_seed: int | None = None
+
+
+@dataclass(frozen=True)
+class Measured:
+    """What the runner measured of one candidate, as far as it got (the status says how far)."""
+
+    correctness: Correctness | None = None
+    baseline: Timing | None = None
+    kernel: Timing | None = None
+    pallas_reference: Timing | None = None
+    speedup_vs_baseline: float | None = None
+    wall_speedup_vs_baseline: float | None = None
+    speedup_vs_pallas: float | None = None
+    speedup_ci: tuple[float, float] | None = None
+    timing_quality: Literal["ok", "noisy"] | None = None
+    timing_quality_reason: str | None = None
+    profile_top_ops: list[ProfileOp] = field(default_factory=list)
+    deadlines_s: dict[str, float] = field(default_factory=dict)
+    block_order: list[str] = field(default_factory=list)
+    block_ms: dict[str, list[float]] = field(default_factory=dict)
+    compile_s: dict[str, float] = field(default_factory=dict)
+    timing_policy: str | None = None
+    error: str | None = None
+    traceback: str | None = None
+
+
+def _where(ctx: BatchContext | None, task: EvalTask, built: Built) -> Where:
     """The fields every result of a batch that reached the runner carries (its runner, schedule, seeds, timeline)."""
+    if ctx is None:
+        return Where(workload=task.workload, size=task.size or "", tpu="unknown")
     hello, prepared, t0 = ctx.hello, ctx.prepared, ctx.t0
-    fields: dict[str, Any] = {
-        "workload": prepared.workload, "size": prepared.size, "tpu": hello.env.chip, "config": prepared.config,
-        "flops": prepared.flops, "flops_source": prepared.flops_source, "bytes_accessed": prepared.bytes_accessed,
-        "schedule": ctx.plan.name, "schedule_reason": ctx.plan.why,
-        "runner": RunnerInfo(pid=hello.pid, cpu_affinity=hello.cpu_affinity, memory_cap=hello.memory_cap),
+    secret = ctx.task.secret_seed is not None  # seeds derived from the secret are never recorded
+    return Where(
+        workload=prepared.workload, size=prepared.size, tpu=hello.env.chip, config=prepared.config,
+        flops=prepared.flops, flops_source=prepared.flops_source, bytes_accessed=prepared.bytes_accessed,
+        operational_intensity=(round(prepared.flops / prepared.bytes_accessed, 4)
+                               if prepared.flops and prepared.bytes_accessed else None),
+        schedule=ctx.plan.name, schedule_reason=ctx.plan.why,
+        runner=RunnerInfo(pid=hello.pid, cpu_affinity=hello.cpu_affinity, memory_cap=hello.memory_cap),
         # the order the threat model promises: this build's processes were gone before any input was drawn
-        "timeline_s": Timeline(build_ended=round(built.artifact.ended - t0, 4),
-                               inputs_drawn=round(prepared.drawn_at - t0, 4),
-                               runner_started=round(ctx.runner_started_at - t0, 4))}
-    if prepared.flops and prepared.bytes_accessed:
-        fields["operational_intensity"] = round(prepared.flops / prepared.bytes_accessed, 4)
-    if ctx.task.secret_seed is None:  # seeds derived from the secret are never recorded
-        fields.update(input_seeds=ctx.seeds, timing_seed=ctx.timing_seed)
-    return fields
+        timeline_s=Timeline(build_ended=round(built.artifact.ended - t0, 4),
+                            inputs_drawn=round(prepared.drawn_at - t0, 4),
+                            runner_started=round(ctx.runner_started_at - t0, 4)),
+        input_seeds=[] if secret else ctx.seeds, timing_seed=None if secret else ctx.timing_seed)
 
 
-def _result(ctx: BatchContext | None, task: EvalTask, built: Built, status: Status, reason: str, *,
-            interpreted: bool = False, details: dict[str, Any] | None = None, overhead: dict[str, float] | None = None,
-            **fields: Any) -> EvalResult:
-    """The one constructor of an EvalResult: the common fields, then the status-specific ones."""
-    base: dict[str, Any] = ({"workload": task.workload, "size": task.size or "", "tpu": "unknown"} if ctx is None
-                            else _batch_fields(ctx, built))
-    insp = built.inspection
+def _result(ctx: BatchContext | None, task: EvalTask, built: Built, status: Status, reason: str,
+            measured: Measured = Measured(), *, interpreted: bool = False, details: dict[str, Any] | None = None,
+            overhead: dict[str, float] | None = None) -> EvalResult:
+    """The one constructor of an EvalResult: where it ran, what the parent read, what the runner measured."""
+    w, m, insp = _where(ctx, task, built), measured, built.inspection
     integrity = Integrity(has_pallas=(insp.pallas_calls > 0) if insp else None,
                           pallas_calls=insp.pallas_calls if insp else 0, flags=_flags(built),
                           details={**_details(ctx, built), **(details or {})})
@@ -157,13 +201,22 @@ def _result(ctx: BatchContext | None, task: EvalTask, built: Built, status: Stat
     if ctx is not None:
         overhead_s["runner_prepare"] = round(ctx.prepare_s, 4)
     overhead_s.update(overhead or {})
-    return EvalResult(status=status, reason=reason, env=_environment(ctx, built, interpreted), seeds=task.seeds,
-                      secret_seed_used=task.secret_seed is not None, tpu_lowering=tpu_lowering(built),
-                      integrity=integrity, overhead_s=overhead_s,
-                      pallas_coverage=insp.pallas_coverage if insp else None,
-                      readiness_check=insp.readiness_check if insp else None,
-                      wall_time_s=round(time.monotonic() - (ctx.t0 if ctx else built.started), 3),
-                      candidate_log=built.artifact.log, **{**base, **fields})
+    return EvalResult(
+        workload=w.workload, size=w.size, tpu=w.tpu, config=w.config, flops=w.flops, flops_source=w.flops_source,
+        bytes_accessed=w.bytes_accessed, operational_intensity=w.operational_intensity, schedule=w.schedule,
+        schedule_reason=w.schedule_reason, runner=w.runner, timeline_s=w.timeline_s, input_seeds=w.input_seeds,
+        timing_seed=w.timing_seed,
+        status=status, reason=reason, env=_environment(ctx, built, interpreted), seeds=task.seeds,
+        secret_seed_used=task.secret_seed is not None, tpu_lowering=tpu_lowering(built), integrity=integrity,
+        pallas_coverage=insp.pallas_coverage if insp else None, readiness_check=insp.readiness_check if insp else None,
+        overhead_s=overhead_s, wall_time_s=round(time.monotonic() - (ctx.t0 if ctx else built.started), 3),
+        candidate_log=built.artifact.log,
+        correctness=m.correctness, baseline=m.baseline, kernel=m.kernel, pallas_reference=m.pallas_reference,
+        speedup_vs_baseline=m.speedup_vs_baseline, wall_speedup_vs_baseline=m.wall_speedup_vs_baseline,
+        speedup_vs_pallas=m.speedup_vs_pallas, speedup_ci=m.speedup_ci, timing_quality=m.timing_quality,
+        timing_quality_reason=m.timing_quality_reason, profile_top_ops=m.profile_top_ops, deadlines_s=m.deadlines_s,
+        block_order=m.block_order, block_ms=m.block_ms, compile_s=m.compile_s, timing_policy=m.timing_policy,
+        error=m.error, traceback=m.traceback)
 
 
 def harness_exception(task: EvalTask, exc: BaseException) -> EvalResult:
@@ -176,19 +229,19 @@ def harness_exception(task: EvalTask, exc: BaseException) -> EvalResult:
 
 def harness_error(task: EvalTask, built: Built, message: str, t0: float) -> EvalResult:
     """The harness itself failed (runner start, backend mismatch, baseline): never the candidate's fault."""
-    return _result(None, task, built, Status.ERROR, message, error=message)
+    return _result(None, task, built, Status.ERROR, message, Measured(error=message))
 
 
 def not_run(ctx: BatchContext, built: Built) -> EvalResult:
     """A failed build (status from what the parent observed) or an export the inspection refused."""
     a = built.artifact
     if not a.ok:
-        return _result(ctx, ctx.task, built, a.kind or Status.CRASHED, a.reason, error=a.error,
-                       traceback=a.traceback or None)
+        return _result(ctx, ctx.task, built, a.kind or Status.CRASHED, a.reason,
+                       Measured(error=a.error, traceback=a.traceback or None))
     reason = built.inspection.refused if built.inspection else "no inspection"
     if built.inspection is not None and built.inspection.refusal_status == Status.ERROR:  # the harness failed, not it
-        return _result(ctx, ctx.task, built, Status.ERROR, f"harness error: {reason}", error=reason)
-    return _result(ctx, ctx.task, built, Status.COMPILE_ERROR, f"refused: {reason}", error=reason)
+        return _result(ctx, ctx.task, built, Status.ERROR, f"harness error: {reason}", Measured(error=reason))
+    return _result(ctx, ctx.task, built, Status.COMPILE_ERROR, f"refused: {reason}", Measured(error=reason))
 
 
 def candidate_error(ctx: BatchContext, built: Built, exc: BaseException, tb: str) -> EvalResult:
@@ -196,7 +249,7 @@ def candidate_error(ctx: BatchContext, built: Built, exc: BaseException, tb: str
     traceback; the other candidates of the batch are not affected."""
     why = f"harness error: {type(exc).__name__}: {exc}"[:2000]
     try:
-        return _result(ctx, ctx.task, built, Status.ERROR, one_line(why), error=why, traceback=tb[-4000:])
+        return _result(ctx, ctx.task, built, Status.ERROR, one_line(why), Measured(error=why, traceback=tb[-4000:]))
     except Exception:  # the result itself could not be built from what was observed: the bare minimum
         return EvalResult(workload=ctx.task.workload, status=Status.ERROR, size=ctx.prepared.size,
                           tpu=ctx.hello.env.chip, reason=one_line(why), error=why,
@@ -208,11 +261,12 @@ def runner_failed(ctx: BatchContext, built: Built, failure: WorkerFailure, phase
     """The runner did not answer while running the candidate's program: it hung (TIMEOUT), died (CRASHED), ran
     out of memory (OUT_OF_MEMORY), or replied with its own failure (ERROR: a harness self-check, not the candidate)."""
     if failure.kind == Status.ERROR:
-        return _result(ctx, ctx.task, built, Status.ERROR, f"harness error: {failure.message}", error=failure.error,
-                       traceback=failure.traceback, deadlines_s=deadlines, overhead=phase_s, timing_policy=policy.label)
+        return _result(ctx, ctx.task, built, Status.ERROR, f"harness error: {failure.message}",
+                       Measured(error=failure.error, traceback=failure.traceback, deadlines_s=deadlines,
+                                timing_policy=policy.label), overhead=phase_s)
     reason = failure.message.replace("runner", "the runner running the candidate's program", 1)
-    return _result(ctx, ctx.task, built, failure.kind, reason, error=failure.error, deadlines_s=deadlines,
-                   overhead=phase_s, timing_policy=policy.label)
+    return _result(ctx, ctx.task, built, failure.kind, reason,
+                   Measured(error=failure.error, deadlines_s=deadlines, timing_policy=policy.label), overhead=phase_s)
 
 
 def decide(ctx: BatchContext, built: Built, reply: EvaluateReply, trace: bytes | None, phase_s: dict[str, float],
@@ -220,7 +274,7 @@ def decide(ctx: BatchContext, built: Built, reply: EvaluateReply, trace: bytes |
     """The verdict of a candidate the runner ran under `policy`: compile/run failure, incorrect, rejected or correct.
     `phase_s`: wall seconds of the runner's phases (compile, correctness, timing), reported as overhead."""
     task = ctx.task
-    # the fields every result of a program the runner loaded carries
+    # what every result of a program the runner loaded carries
     loaded: dict[str, Any] = {"deadlines_s": deadlines, "compile_s": compile_times(ctx, reply),
                               "timing_policy": policy.label}
     if not reply.ran:
@@ -228,8 +282,9 @@ def decide(ctx: BatchContext, built: Built, reply: EvaluateReply, trace: bytes |
             status = Status.OUT_OF_MEMORY
         else:
             status = Status.COMPILE_ERROR if reply.stage == "compile" else Status.RUNTIME_ERROR
-        return _result(ctx, task, built, status, one_line(reply.error), error=reply.error, traceback=reply.traceback,
-                       interpreted=interpreted, overhead=phase_s, **loaded)
+        return _result(ctx, task, built, status, one_line(reply.error),
+                       Measured(error=reply.error, traceback=reply.traceback, **loaded),
+                       interpreted=interpreted, overhead=phase_s)
     trial_details: dict[str, Any] = {"resident_bytes_during_trials": [t.resident_bytes for t in reply.trials]}
     verdict = merge([t.report for t in reply.trials if t.distribution == "upstream"])
     second = next((t.report for t in reply.trials if t.distribution == "second" and not t.report.correct), None)
@@ -238,18 +293,19 @@ def decide(ctx: BatchContext, built: Built, reply: EvaluateReply, trace: bytes |
     trial_details["second_distribution_trial"] = next(
         (t.report.correct for t in reply.trials if t.distribution == "second"), None)
     if not verdict.correct:
-        return _result(ctx, task, built, Status.INCORRECT, verdict.reason, correctness=verdict, details=trial_details,
-                       interpreted=interpreted, overhead=phase_s, **loaded)
+        return _result(ctx, task, built, Status.INCORRECT, verdict.reason,
+                       Measured(correctness=verdict, **loaded), details=trial_details,
+                       interpreted=interpreted, overhead=phase_s)
     verdict = verdict.model_copy(update={"timed_outputs_checked": reply.timed_verified})
     bad = next((t.report for t in reply.timed if not t.report.correct), None)
     if bad is not None or not reply.inputs_unchanged:
         why = f"timed call output differs: {bad.reason}" if bad else "the program modified its input arrays"
         return _result(ctx, task, built, Status.INCORRECT, why,
-                       correctness=verdict.model_copy(update={"correct": False, "reason": why}), details=trial_details,
-                       block_order=reply.block_order, interpreted=interpreted, overhead=phase_s, **loaded)
+                       Measured(correctness=verdict.model_copy(update={"correct": False, "reason": why}),
+                                block_order=reply.block_order, **loaded),
+                       details=trial_details, interpreted=interpreted, overhead=phase_s)
     trial_details["timing_counts"] = {"calls": reply.calls, "blocks": reply.blocks}  # as the runner decided them
-    return _timed_result(ctx, built, reply, trace, verdict, trial_details,
-                         {**loaded, "block_order": reply.block_order}, interpreted, {**phase_s}, policy)
+    return _timed_result(ctx, built, reply, trace, verdict, trial_details, loaded, interpreted, {**phase_s}, policy)
 
 
 def compile_times(ctx: BatchContext, reply: EvaluateReply) -> dict[str, float]:
@@ -276,72 +332,73 @@ def block_times(times: dict[str, list[float]], segments: list[tuple[int, str, in
 
 
 def _timed_result(ctx: BatchContext, built: Built, reply: EvaluateReply, trace: bytes | None, verdict: Correctness,
-                  details: dict[str, Any], fields: dict[str, Any], interpreted: bool,
+                  details: dict[str, Any], loaded: dict[str, Any], interpreted: bool,
                   overhead: dict[str, float], policy: TimingPolicy) -> EvalResult:
     spec = hardware.chip_spec(ctx.hello.env.chip)
     peak = spec.peak_bf16_tflops if spec else None
     traced = policy.traced
-    fields["correctness"] = verdict
-    notes, profiled = [], {}
+    timings: dict[str, Timing] = {}
+    notes, profiled, top_ops = [], {}, list[ProfileOp]()
     for run in reply.runs:
         name = NAMES[run.name]
         tm, ops, note, profiled_ms = timing.program_timing(trace, run.module, run.wall_ms, ctx.prepared.flops, peak,
                                                            traced=traced)
-        fields[name] = tm
+        timings[name] = tm
         if profiled_ms is not None:
             profiled[name] = profiled_ms
         if note:
             notes.append(f"{name}: {note}")
         if name == "kernel":
-            fields["profile_top_ops"] = ops
+            top_ops = ops
         elif name == "baseline":
             details["baseline_top_ops"] = [o.model_dump() for o in ops[:5]]
     if profiled:
         details["profiled_median_ms"] = profiled
     if notes:
         details["timing_notes"] = notes
-    base, kern = fields["baseline"], fields["kernel"]
-    fields["speedup_vs_baseline"] = round(base.median_ms / kern.median_ms, 4) if kern.median_ms > 0 else None
-    if base.wall_clock_median_ms and kern.wall_clock_median_ms:
-        fields["wall_speedup_vs_baseline"] = round(base.wall_clock_median_ms / kern.wall_clock_median_ms, 4)
-    if "pallas_reference" in fields and kern.median_ms > 0:
-        fields["speedup_vs_pallas"] = round(fields["pallas_reference"].median_ms / kern.median_ms, 4)
-    fields.update(_uncertainty(policy, reply, base, kern, fields["speedup_vs_baseline"], details))
-    if reply.interference is not None:
-        by_fn = {run.name: fields[NAMES[run.name]].raw_times_ms for run in reply.runs}
-        fields["block_ms"] = block_times(by_fn, [(s.block, s.program, s.calls) for s in reply.interference.segments])
-    timed_s = sum(sum(r.wall_ms) for r in reply.runs) / 1e3
-    overhead["timed_iterations"] = round(timed_s, 4)
+    base, kern, pallas = timings["baseline"], timings["kernel"], timings.get("pallas_reference")
+    speedup = round(base.median_ms / kern.median_ms, 4) if kern.median_ms > 0 else None
+    wall = (round(base.wall_clock_median_ms / kern.wall_clock_median_ms, 4)
+            if base.wall_clock_median_ms and kern.wall_clock_median_ms else None)
+    ci, quality, quality_reason = _uncertainty(policy, reply, base, kern, speedup, details)
+    segments = [(s.block, s.program, s.calls) for s in reply.interference.segments] if reply.interference else []
+    block_ms = block_times({run.name: timings[NAMES[run.name]].raw_times_ms for run in reply.runs}, segments)
+    overhead["timed_iterations"] = round(sum(sum(r.wall_ms) for r in reply.runs) / 1e3, 4)
     audit = audit_measurement(kernel_median_ms=kern.median_ms, chip=ctx.hello.env.chip,
                               output_bytes=ctx.prepared.output_bytes, baseline_flops=ctx.prepared.flops,
-                              baseline_bytes=ctx.prepared.bytes_accessed, speedup=fields["speedup_vs_baseline"])
+                              baseline_bytes=ctx.prepared.bytes_accessed, speedup=speedup)
     details.update(audit.details)
-    extra_flags = list(audit.flags)
+    measured = Measured(correctness=verdict, baseline=base, kernel=kern, pallas_reference=pallas,
+                        speedup_vs_baseline=speedup, wall_speedup_vs_baseline=wall,
+                        speedup_vs_pallas=(round(pallas.median_ms / kern.median_ms, 4)
+                                           if pallas is not None and kern.median_ms > 0 else None),
+                        speedup_ci=ci, timing_quality=quality, timing_quality_reason=quality_reason,
+                        profile_top_ops=top_ops, block_order=reply.block_order, block_ms=block_ms, **loaded)
     result = _result(ctx, ctx.task, built, Status.REJECTED if audit.reject_reason else Status.CORRECT,
-                     audit.reject_reason or _summary(verdict, fields), details=details, interpreted=interpreted,
-                     overhead=overhead, **fields)
-    if extra_flags:
+                     audit.reject_reason or _summary(verdict, speedup, kern), measured, details=details,
+                     interpreted=interpreted, overhead=overhead)
+    if audit.flags:
         result = result.model_copy(update={"integrity": result.integrity.model_copy(
-            update={"flags": merge_flags(result.integrity.flags, extra_flags)})})
+            update={"flags": merge_flags(result.integrity.flags, list(audit.flags))})})
     return result
 
 
 def _uncertainty(policy: TimingPolicy, reply: EvaluateReply, base: Timing, kern: Timing, speedup: float | None,
-                 details: dict[str, Any]) -> dict[str, Any]:
+                 details: dict[str, Any]) -> tuple[tuple[float, float] | None, Literal["ok", "noisy"], str | None]:
     """speedup_ci and timing_quality from the runner's per-segment record (bench.harness.parent.statistics):
     the times the speedup was computed from, paired block by block, under the policy's interval and thresholds.
     Host interference counts where the policy says (CPU only: on TPU/GPU the device plane times the programs and
     the host's load does not enter those times)."""
     record = reply.interference
     if record is None or speedup is None:
-        return {"timing_quality": "noisy", "timing_quality_reason": "no timed blocks recorded: no interval"}
+        return None, "noisy", "no timed blocks recorded: no interval"
     segments = [(s.block, s.program, s.calls) for s in record.segments]
     details["timing_segments"] = [[b, NAMES.get(p, p), n] for b, p, n in segments]
     try:
         blocks = statistics.blocks_from_segments({BASELINE_FN: base.raw_times_ms, CANDIDATE_FN: kern.raw_times_ms},
                                                  segments, BASELINE_FN, CANDIDATE_FN)
     except ValueError as exc:
-        return {"timing_quality": "noisy", "timing_quality_reason": f"timed blocks unusable: {exc}"}
+        return None, "noisy", f"timed blocks unusable: {exc}"
     interval = statistics.speedup_interval(blocks, policy.confidence, policy.resamples, policy.bootstrap_seed,
                                            policy.systematic_sd)
     host = statistics.summarize(record)
@@ -352,11 +409,9 @@ def _uncertainty(policy: TimingPolicy, reply: EvaluateReply, base: Timing, kern:
         "loadavg": [host.loadavg_before, host.loadavg_after], "cores": host.cores,
         "others_runnable": round(host.others_runnable, 2) if host.others_runnable is not None else None}
     quality = statistics.classify(speedup, interval, blocks, host, policy)
-    return {"speedup_ci": (round(interval[0], 4), round(interval[1], 4)) if interval else None,
-            "timing_quality": quality.quality, "timing_quality_reason": quality.reason}
+    return ((round(interval[0], 4), round(interval[1], 4)) if interval else None), quality.quality, quality.reason
 
 
-def _summary(c: Correctness, fields: dict[str, Any]) -> str:
+def _summary(c: Correctness, speedup: float | None, kern: Timing) -> str:
     return (f"correct on {c.trials} seed(s) (max abs err {c.max_abs_err:.3g}, rel L2 {c.rel_l2_err:.3g}); "
-            f"speedup {fields['speedup_vs_baseline']:.3f}x vs XLA ({fields['kernel'].timing_method})")
-
+            f"speedup {speedup or 0:.3f}x vs XLA ({kern.timing_method})")

@@ -192,11 +192,6 @@ def readable_paths() -> list[str]:
     return [p for p in resolved if not any(p != q and p.startswith(q + "/") for q in resolved)]
 
 
-def under_tmp(paths: Iterable[str]) -> list[str]:
-    """The paths below /tmp: a zygote's candidate mounts a fresh /tmp over them and binds them back (zygote.py)."""
-    return [p for p in paths if p.startswith("/tmp/")]
-
-
 def _system_binds() -> list[str]:
     """/usr read-only; /bin, /lib, /lib64, /sbin as the host has them (merged-/usr links, or directories)."""
     args = ["--ro-bind", "/usr", "/usr"]
@@ -210,29 +205,9 @@ def _system_binds() -> list[str]:
     return args
 
 
-#: What a build zygote keeps of root's capabilities (bench.harness.sandbox.zygote): its wardens switch to
-#: BUILD_UID before entering their namespaces, and it kills what is left of a candidate; its candidates keep none.
-ZYGOTE_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_KILL")
-BUILD_UID = BUILD_GID = 65534  # the candidates of a build zygote run as this unprivileged id (nobody)
-
-
-def _bind_parents(binds: Iterable[str]) -> list[str]:
-    """The folders bubblewrap creates (mode 0700) to hold the bind mounts, readable by BUILD_UID."""
-    bound = set(binds)
-    parents = {str(p) for b in bound for p in Path(b).parents if str(p) != "/"}
-
-    def inside(path: str) -> bool:
-        return any(path == b or path.startswith(b + "/") for b in bound)
-
-    return [arg for p in sorted(parents) if not inside(p) for arg in ("--chmod", "0755", p)]
-
-
-def bwrap_args(kernel: Path | None = None, limits: Limits = Limits(), extra_ro: Iterable[str] = (),
-               zygote: bool = False, mountpoints: Iterable[str] = ()) -> list[str]:
+def bwrap_args(kernel: Path | None = None, limits: Limits = Limits(), extra_ro: Iterable[str] = ()) -> list[str]:
     """The bubblewrap prefix of a build: minimal read-only binds, a size-capped private /tmp, no network.
-    `zygote` (bench.harness.sandbox.zygote): nothing writable at all, not /tmp, /dev or the sandbox's root (each
-    candidate mounts a fresh /tmp of its own), the binds readable by BUILD_UID, ZYGOTE_CAPS kept, and empty
-    `mountpoints` folders (where a candidate mounts its kernel's read-only tmpfs)."""
+    `kernel`: the kernel file, or the folder it will be written to (a build started ahead of need), read-only."""
     args = ["bwrap", *_system_binds(),
             "--size", str(limits.tmpfs_mb << 20), "--tmpfs", "/tmp",
             "--size", str(limits.dev_mb << 20), "--tmpfs", "/dev", "--dir", "/dev/shm", "--proc", "/proc"]
@@ -246,16 +221,9 @@ def bwrap_args(kernel: Path | None = None, limits: Limits = Limits(), extra_ro: 
     if kernel is not None:
         k = str(Path(kernel).resolve())
         args += ["--ro-bind", k, k]
-    caps: list[str] = []
-    if zygote:
-        for point in mountpoints:
-            args += ["--dir", point]
-        args += _bind_parents([*readable_paths(), *extra_ro, *mountpoints])
-        args += ["--remount-ro", "/tmp", "--remount-ro", "/dev"]
-        caps = [arg for cap in ZYGOTE_CAPS for arg in ("--cap-add", cap)]
     args += ["--remount-ro", "/"]  # bubblewrap's root is a tmpfs of no size of its own: nothing may write there
     return args + ["--chdir", "/tmp", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
-                   "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--cap-drop", "ALL", *caps, "--"]
+                   "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--"]
 
 
 @lru_cache(maxsize=1)
@@ -377,10 +345,8 @@ def pids_cgroup_available() -> bool:
 
 
 def wrap(argv: list[str], mode: str = "auto", *, kernel: Path | None = None, limits: Limits = Limits(),
-         extra_env: Mapping[str, str] | None = None, extra_ro: Iterable[str] = (),
-         zygote: bool = False, mountpoints: Iterable[str] = ()) -> SandboxedCommand:
-    """The command line, environment and limits that run `argv` (the build step) in the sandbox
-    (`zygote`: a build zygote's sandbox, bwrap only: bwrap_args).
+         extra_env: Mapping[str, str] | None = None, extra_ro: Iterable[str] = ()) -> SandboxedCommand:
+    """The command line, environment and limits that run `argv` (the build step) in the sandbox.
 
     Without bubblewrap (mode "none", or "auto" where it is unusable) the same environment scrub and
     rlimits apply, HOME is a fresh directory, and the row is labelled `sandbox:none`."""
@@ -393,7 +359,7 @@ def wrap(argv: list[str], mode: str = "auto", *, kernel: Path | None = None, lim
         return SandboxedCommand(launcher + list(argv), scrubbed_env(extra_env, home=home), "none", limits, groups,
                                 memory)
     env = scrubbed_env(extra_env, home=Path("/tmp"))
-    boxed = bwrap_args(kernel, limits, extra_ro, zygote, mountpoints)
+    boxed = bwrap_args(kernel, limits, extra_ro)
     return SandboxedCommand(launcher + boxed + list(argv), env, "bwrap", limits, groups, memory)
 
 

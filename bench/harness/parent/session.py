@@ -1,6 +1,10 @@
 """TRUSTED: the parent's handle on the runner process: spawn, hello, prepare, the three evaluation phases
 (load, trials, time), each with its deadline; a runner that died or hung is killed and replaced.
 
+The runner (`python -m bench.harness.runner.server`) gets the runner's environment (isolation.worker_env, the
+trusted compilation cache), a command pipe, a reply pipe and its log; it never reads a build's exports before
+the parent's inspection accepted them (the inspection worker reads them: bench.harness.parent.inspecting).
+
 `RunnerProcess` is the process itself (argv, environment, pipes, kill); `RunnerSession` keeps one warm
 across candidates and re-prepares a replacement on the same seeds. Every failure while the runner runs a
 candidate's program is a `WorkerFailure` (bench.harness.protocol.process), never an exception of the harness.
@@ -8,23 +12,30 @@ candidate's program is a `WorkerFailure` (bench.harness.protocol.process), never
 
 from __future__ import annotations
 
+import os
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from bench.harness.parent.launch import adopt, compilation_cache_env, spawn
 from bench.harness.protocol import transport
-from bench.harness.protocol.isolation import TIMING_NICE, pin_threads, timing_core, timing_lock, worker_core
+from bench.harness.protocol.isolation import (
+    TIMING_NICE,
+    pin_threads,
+    timing_core,
+    timing_lock,
+    worker_core,
+    worker_env,
+)
 from bench.harness.protocol.messages import (
     OUT_OF_MEMORY_MARKERS,
     BaselineRequest,
     EvaluateReply,
     EvaluateRequest,
     ExitRequest,
-    InspectRequest,
     LoadRequest,
     Message,
     PrepareReply,
@@ -43,11 +54,19 @@ from bench.paths import JAX_CACHE_DIR, ROOT  # JAX_CACHE_DIR: the runner's compi
 #: address-space cap (the rest of the address space: code, and mappings reserved but never touched). The
 #: compile bomb of tests/adversarial aborted at 7,100 MiB resident under an 8,192 MiB cap.
 RUNNER_MEMORY_EVIDENCE = 0.75
-#: A runner whose address space the programs it read grew by more than this in all (MiB) is replaced before anything
-#: runs in it: the allocator keeps what a reading freed mapped, and RLIMIT_AS would count it against every later
-#: candidate.
-#: Honest programs grow it by a few MiB (tests/harness/test_runner_inspection.py).
-INSPECTION_GROWTH_MB = 256.0
+#: The runner's persistent compilation cache holds at most this much; least recently used entries go first.
+#: Why a bound: every candidate's executable is stored (issue #23), so a stream of submissions grew it without end.
+COMPILATION_CACHE_MAX_BYTES = 1 << 30
+
+
+def compilation_cache_env(folder: Path) -> dict[str, str]:
+    """jax's persistent compilation cache, for TRUSTED workers only. Drawing inputs compiles dozens of
+    small eager ops (random.split, normal, ...): ~8 s cold on a loaded 2-core box, ~1 s from the cache.
+    The candidate never gets it (under bwrap it could not write it anyway; it must not poison it). Bounded
+    (COMPILATION_CACHE_MAX_BYTES, LRU eviction by jax)."""
+    return {"JAX_COMPILATION_CACHE_DIR": str(folder), "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+            "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0",
+            "JAX_COMPILATION_CACHE_MAX_SIZE": str(COMPILATION_CACHE_MAX_BYTES)}
 
 
 class RunnerProcess(ChildProcess):
@@ -56,20 +75,31 @@ class RunnerProcess(ChildProcess):
     pipe of their own; the runner's own failure replies become WorkerFailures (OUT_OF_MEMORY or ERROR)."""
 
     def __init__(self, name: str, log_path: Path, *, memory_mb: int | None = None,
-                 extra_env: dict[str, str] | None = None, adopt_early: bool = False) -> None:
-        """`adopt_early`: hold the runner the `bench` script spawned early (bench.harness.parent.launch) when it was
-        spawned exactly as this one would be; otherwise spawn one."""
-        early = adopt(log_path, memory_mb, extra_env) if adopt_early else None
-        launched = early or spawn(log_path, memory_mb, extra_env)
-        self.adopted = early is not None
-        self.cpu_core = launched.cpu_core
+                 extra_env: dict[str, str] | None = None) -> None:
+        self.cpu_core = worker_core()
         self.log_path = log_path
         self.memory_mb = memory_mb
         self.log_mark = 0  # the log's size when the current request was sent
-        self._cmd_w = launched.cmd_w
-        self._log: IO[bytes] = launched.log
-        super().__init__(name, launched.argv, reply_fd=launched.reply_r, env=launched.env, cwd=ROOT,
-                         stdin=subprocess.DEVNULL, stdout=self._log, popen=launched.popen)
+        cmd_r, self._cmd_w = os.pipe()
+        reply_r, reply_w = os.pipe()
+        argv = [sys.executable, "-m", "bench.harness.runner.server",
+                "--cmd-fd", str(cmd_r), "--reply-fd", str(reply_w), "--memory-mb", str(memory_mb or 0)]
+        if self.cpu_core is not None:
+            argv += ["--cpu-core", str(self.cpu_core)]
+        env = {**os.environ, **(extra_env or {})}
+        env.pop("JAXBENCH_SECRET_SEED", None)  # the runner gets seeds in requests, never the secret
+        self._log: IO[bytes] = open(log_path, "wb")
+        try:
+            super().__init__(name, argv, reply_fd=reply_r, env=worker_env(env), cwd=ROOT, stdin=subprocess.DEVNULL,
+                             stdout=self._log, pass_fds=(cmd_r, reply_w))
+        except BaseException:
+            self._log.close()
+            for fd in (self._cmd_w, reply_r):
+                os.close(fd)
+            raise
+        finally:
+            os.close(cmd_r)
+            os.close(reply_w)
         self.ready: RunnerHello | None = None
 
     def wait_ready(self, timeout_s: float) -> RunnerHello:
@@ -158,12 +188,10 @@ class RunnerProcess(ChildProcess):
             return ""
 
 
-def start_runner(log_path: Path, memory_mb: int | None = None,
-                 adopt_early: bool = False) -> tuple[RunnerProcess, RunnerHello]:
+def start_runner(log_path: Path, memory_mb: int | None = None) -> tuple[RunnerProcess, RunnerHello]:
     """A runner up and ready to time: started (with the trusted compilation cache), its hello received,
     every thread pinned to the timing core at raised priority. Used by every evaluation and by `bench run`."""
-    proc = RunnerProcess("runner", log_path, memory_mb=memory_mb, extra_env=compilation_cache_env(JAX_CACHE_DIR),
-                         adopt_early=adopt_early)
+    proc = RunnerProcess("runner", log_path, memory_mb=memory_mb, extra_env=compilation_cache_env(JAX_CACHE_DIR))
     try:
         hello = proc.wait_ready(STARTUP_TIMEOUT_S)
     except BaseException:
@@ -176,12 +204,10 @@ def start_runner(log_path: Path, memory_mb: int | None = None,
 class RunnerSession:
     """The parent's handle on one runner process: start, prepare, evaluate, replace when it died."""
 
-    def __init__(self, task: EvalTask, folder: Path, adopt_early: bool = False) -> None:
-        """`adopt_early`: the first runner may be the one the `bench` script spawned early (runner.launch); only
-        where the plan starts the runner with the builds anyway."""
-        self.task, self.folder, self.adopt_early = task, folder, adopt_early
-        # One request at a time: during the builds the batch's starter thread (start, baseline, prepare) and the
-        # build threads (inspect) share the runner; re-entrant because prepare starts the runner itself.
+    def __init__(self, task: EvalTask, folder: Path) -> None:
+        self.task, self.folder = task, folder
+        # One request at a time (the batch's start and its runs are futures on other threads); re-entrant because
+        # prepare starts the runner itself.
         self.lock = threading.RLock()
         self.proc: RunnerProcess | None = None
         self.hello: RunnerHello | None = None
@@ -197,8 +223,7 @@ class RunnerSession:
                 return self.hello
             self.starts += 1
             self.started_at = time.monotonic()
-            self.proc, self.hello = start_runner(self.folder / f"runner{self.starts}.log", self.task.memory_limit_mb,
-                                                 adopt_early=self.adopt_early and self.starts == 1)
+            self.proc, self.hello = start_runner(self.folder / f"runner{self.starts}.log", self.task.memory_limit_mb)
             self.prepared = None
             return self.hello
 
@@ -221,22 +246,6 @@ class RunnerSession:
                 self.prepared = PrepareReply.model_validate(header)
                 self.prepare_request = request
             return self.prepared
-
-    def inspect(self, request: InspectRequest, blobs: Sequence[bytes], timeout_s: float,
-                max_bytes: int) -> dict[str, Any]:
-        """The runner's reading of a build's exports (bench.harness.inspection.report.answer), the Inspector's
-        host on a plan where the runner starts with the builds. WorkerFailure when the runner died or hung on it:
-        the runner is then gone, and the next request starts (and `reprepare` re-prepares) a fresh one."""
-        with self.lock:
-            self.start()
-            try:
-                reply = self._runner().request(request, timeout_s, "inspection", max_bytes, blobs)[0]
-            except WorkerFailure:
-                self.close()
-                raise
-            if float(reply.pop("grew_mb", 0.0)) > INSPECTION_GROWTH_MB:  # see runner.server.cmd_inspect
-                self.close()  # the next request starts (and `reprepare` prepares) a fresh runner
-            return reply
 
     def reprepare(self) -> PrepareReply:
         """The last preparation again: a no-op while the runner lives; a runner replaced after a candidate
@@ -291,12 +300,6 @@ class RunnerSession:
         finally:
             self.phase_s[phase] = round(time.monotonic() - t, 4)
         return EvaluateReply.model_validate(header), out
-
-    def close_runner(self, runner: RunnerProcess | None) -> None:
-        """Close `runner` if it is still this session's (another thread may have replaced it meanwhile)."""
-        with self.lock:
-            if runner is not None and runner is self.proc:
-                self.close()
 
     def close(self) -> None:
         """Close the runner (a later request starts a fresh one, which `reprepare` prepares again)."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from bench.harness.protocol.policy import TimingPolicy
 from bench.harness.protocol.result import Correctness, Machine
@@ -140,6 +140,35 @@ class InspectRequest(Message):
     bounds: dict[str, int]
     workload: str | None = None
     size: str | None = None
+
+
+class InspectionReport(Message):
+    """The inspection worker's reading of one build's exports (bench.harness.inspection.report.inspect_programs): the
+    parent turns it into an Inspection. The program summaries and the coverage tally are plain JSON values, recorded
+    in the result's integrity details as read."""
+
+    refused: str | None = None  # set: the runner never gets the program
+    flags: list[str] = []
+    runnable: dict[str, JsonValue] | None = None
+    tpu: dict[str, JsonValue] | None = None
+    tpu_lowering: str | None = None  # "ok" only when the TPU program was read and accepted
+    pallas_calls: int = 0
+    pallas_coverage: float | None = None
+    readiness_check: Literal["verified", "unverified"] | None = None
+    readiness_reason: str | None = None
+    readiness_sites: list[JsonValue] | None = None
+    coverage: dict[str, JsonValue] | None = None
+
+
+class InspectReply(Message):
+    """The worker's reply to an InspectRequest: a report; or the reading ran out of memory; or the harness's own code
+    failed on this input (`error`: that candidate's `error` status, not the batch's)."""
+
+    ok: Literal[True] = True
+    report: InspectionReport | None = None
+    memory_error: bool = False
+    error: str | None = None
+    traceback: str | None = None
 
 
 class BaselineRequest(Message):

@@ -167,18 +167,16 @@ class ChildProcess:
                  cwd: str | os.PathLike[str], stdin: int | IO[Any] | None, stdout: int | IO[Any] | None,
                  pass_fds: Sequence[int] = (),
                  preexec_fn: Callable[[], Any] | None = None, memory_signals: Sequence[str] = ("SIGKILL",),
-                 memory_hint: str = "possibly the out-of-memory killer",
-                 popen: subprocess.Popen[bytes] | None = None) -> None:
+                 memory_hint: str = "possibly the out-of-memory killer") -> None:
         self.name = name
         self.memory_signals, self.memory_hint = tuple(memory_signals), memory_hint
         self.reply_fd = reply_fd
         self.started = time.monotonic()
         self.ended: float | None = None  # monotonic time its process was seen reaped
         self.peak_rss_mb: float | None = None  # its peak resident memory, once describe_exit reaped it
-        # `popen`: a child already started the same way (its own session, stderr into stdout) to hold from now on
-        self.proc = popen or subprocess.Popen(list(argv), env=env, cwd=cwd, stdin=stdin, stdout=stdout,
-                                              stderr=subprocess.STDOUT, pass_fds=tuple(pass_fds),
-                                              start_new_session=True, preexec_fn=preexec_fn)
+        self.proc = subprocess.Popen(list(argv), env=env, cwd=cwd, stdin=stdin, stdout=stdout,
+                                     stderr=subprocess.STDOUT, pass_fds=tuple(pass_fds), start_new_session=True,
+                                     preexec_fn=preexec_fn)
 
     @property
     def pid(self) -> int:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, computed_field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
 
 
 class Status(StrEnum):
@@ -124,7 +124,10 @@ TIMED_STATUSES = frozenset({Status.CORRECT, Status.REJECTED})
 class EvalResult(BaseModel):
     """One evaluation's verdict and everything measured for it. The status and the fields agree (validated):
     only a timed status (correct, rejected) has timings, a passing verdict and a speedup; `incorrect` has a
-    failing verdict; every other status has neither a passing verdict nor a kernel timing."""
+    failing verdict; every other status has neither a passing verdict nor a kernel timing. An unknown field is
+    refused (a misspelt `deadline_s=` must not leave `deadlines_s` empty)."""
+
+    model_config = ConfigDict(extra="forbid")
 
     workload: str
     status: Status
@@ -201,6 +204,14 @@ class EvalResult(BaseModel):
 
     def exit_code(self) -> int:
         return 0 if self.status == Status.CORRECT else 1
+
+    @model_validator(mode="before")
+    @classmethod
+    def _computed_fields_are_recomputed(cls, data: Any) -> Any:
+        """A result read back from its own JSON carries `timing_meaning`, computed from `env`: recomputed, not read."""
+        if isinstance(data, dict) and "timing_meaning" in data:
+            return {k: v for k, v in data.items() if k != "timing_meaning"}
+        return data
 
     @model_validator(mode="after")
     def _fields_fit_the_status(self) -> EvalResult:

@@ -6,7 +6,6 @@ One runner serves one (workload, size, chip) and stays warm across candidates:
   candidate's program takes, draws the inputs of the evaluation's seeds (fresh random seeds the parent sends
   only here; while the builds run, where the plan starts the runner with them) and computes the reference outputs.
   Inputs and references are kept in HOST memory; the compiled baseline is kept for every later candidate.
-- `inspect`: reads a build's exports (bench.harness.inspection.report.answer) where this runner is the reader.
 - `evaluate` (blob 0: a candidate's exported program, already inspected by the parent): deserializes and
   compiles it, runs it on every seed and compares each output itself, then times the baseline and the
   candidate in this same process, interleaved in ABBA blocks, re-checking the output of every block.
@@ -19,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import gc
 import importlib.util
 import os
 import resource
@@ -28,14 +26,12 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 
 from bench.hardware import default_size, detect
-from bench.harness.inspection.report import READER_RECURSION_LIMIT, answer
 from bench.harness.protocol import transport
 from bench.harness.protocol.correctness import Tolerance, compare
 from bench.harness.protocol.isolation import confine_self
@@ -47,7 +43,6 @@ from bench.harness.protocol.messages import (
     EvaluateReply,
     EvaluateRequest,
     ExitRequest,
-    InspectRequest,
     LoadRequest,
     Message,
     PrepareReply,
@@ -101,7 +96,6 @@ class State:
         self.timing_seed: Seed = None
         self.candidate: Program | None = None  # loaded by `load`, dropped after `time` or the next `load`
         self.stress_key: str | None = None  # the inputs/refs key of the weak task's second distribution
-        self.read_growth_mb = 0.0  # what every `inspect` in this process together grew its address space by
 
     @property
     def workload(self) -> Workload:
@@ -324,41 +318,6 @@ def cmd_time_baseline(state: State, req: TimeBaselineRequest, blobs: list[bytes]
     return reply.model_dump(), [run.trace] if run.trace else []
 
 
-def _address_space_mb() -> float:
-    """This process's virtual memory size (what RLIMIT_AS caps), from /proc."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmSize:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
-
-
-def _grown_since(before_mb: float) -> float:
-    """How much the address space grew since `before_mb`, after collecting the reading's garbage: the young
-    generations first (~0.02 ms); a full collection (65-80 ms in a process holding jax, most of a reading's cost in a
-    warm batch) only when the process still looks grown, so garbage that a full collection would free is never
-    counted against the runner, and an honest reading (no growth) never pays for one."""
-    gc.collect(1)
-    grown = _address_space_mb() - before_mb
-    if grown > 0:
-        gc.collect()
-        grown = _address_space_mb() - before_mb
-    return grown
-
-
-def cmd_inspect(state: State, req: InspectRequest, blobs: list[bytes]) -> Reply:
-    """Read a candidate's exports before anything runs them, while the builds run (where the parent's plan lets the
-    runner start with them): the runner is the process that will deserialize and compile the runnable program, so
-    reading it here exposes no more to it, and saves the import of jax by a worker of its own. A crash or hang here
-    replaces the runner, as one while compiling does. Draws and runs nothing. The reply says how much the readings
-    in this runner together grew its address space (`grew_mb`, summed so that many programs just under the bound
-    cannot add up): memory freed by the allocator but still mapped would count against every later candidate's cap,
-    so the parent replaces a runner that readings grew."""
-    before = _address_space_mb()
-    reply = answer(req, blobs)
-    state.read_growth_mb += _grown_since(before)
-    return {**reply, "grew_mb": round(state.read_growth_mb, 1)}, []
-
-
 #: command name -> (its message model, its handler): every request is validated against its model first
 COMMANDS: dict[str, tuple[type[Message], Callable[[State, Any, list[bytes]], Reply]]] = {
     "baseline": (BaselineRequest, cmd_baseline),
@@ -367,7 +326,6 @@ COMMANDS: dict[str, tuple[type[Message], Callable[[State, Any, list[bytes]], Rep
     "trials": (TrialsRequest, cmd_trials),
     "time": (EvaluateRequest, cmd_time),
     "time_baseline": (TimeBaselineRequest, cmd_time_baseline),
-    "inspect": (InspectRequest, cmd_inspect),
 }
 
 
@@ -388,7 +346,6 @@ def serve(cmd_fd: int, reply_fd: int, memory_mb: int | None, core: int | None) -
     env = Machine.model_validate(detect())
     state = State(env)
     memory = _cap_memory(memory_mb, env.backend)
-    sys.setrecursionlimit(READER_RECURSION_LIMIT)  # for `inspect` (bench.harness.inspection.report)
     hello = RunnerHello(pid=os.getpid(), env=env, memory_cap=memory, cpu_affinity=affinity)
     transport.send(reply_fd, {"ok": True, **hello.model_dump()})
     while True:
