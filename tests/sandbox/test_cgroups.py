@@ -91,3 +91,21 @@ def test_every_member_is_killed_whatever_session_it_made():
             os.kill(pid, 9)
         proc.kill()
         groups.release()
+
+
+def test_the_runner_weighs_more_than_any_build():
+    assert cgroups.RUNNER_CPU_SHARES >= 8 * cgroups.BUILD_CPU_SHARES
+    assert cgroups.RUNNER_CPU_WEIGHT >= 8 * cgroups.BUILD_CPU_WEIGHT
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        group = cgroups.runner_group(proc.pid)
+        if group is None:
+            pytest.skip("this host refuses a CPU cgroup for the runner")
+        assert str(proc.pid) in (group / "cgroup.procs").read_text().split()
+        weight = group / ("cpu.shares" if (group / "cpu.shares").exists() else "cpu.weight")
+        assert int(weight.read_text()) in (cgroups.RUNNER_CPU_SHARES, cgroups.RUNNER_CPU_WEIGHT)
+    finally:
+        proc.kill()
+        proc.wait()
+    cgroups.release_group(group)
+    assert not group.exists()

@@ -5,10 +5,12 @@ at a load of 200-400 (issue 40, section 3). With scheduler autogroups every sess
 so `nice` says nothing across sessions, and a process group or a session says nothing about who the build
 started. A cgroup holds every process the build starts, whatever sessions or process groups it creates:
 - `pids.max` bounds how many processes and threads it has at once (a fork beyond it fails with EAGAIN);
-- the CPU controller gives the whole group ONE scheduling weight (v1 `cpu.shares`, v2 `cpu.weight`) far below a
-  session's (1024, resp. 100: the runner's own session), and at most BUILD_CPU_CORES cores' time per period
-  (v1 `cpu.cfs_quota_us`, v2 `cpu.max`): however many processes it runs, the build cannot take more than its
-  share of the CPU from the runner's timing;
+- the CPU controller gives the whole group ONE scheduling weight (v1 `cpu.shares`, v2 `cpu.weight`): a session's
+  (1024, resp. 100), so the build is one entity like any other session of the host however many sessions it makes,
+  and at most BUILD_CPU_CORES cores' time per period (v1 `cpu.cfs_quota_us`, v2 `cpu.max`). The runner joins a CPU
+  group of its own weighing RUNNER_CPU_SHARES (8x a session's: `runner_group`), so a build's share stays far below
+  the runner's. Why not a build weight far below a session's instead: on a shared host the build would then crawl
+  beside every other session's work (at 1/8 of a session, a 20 s build deadline was missed under a load of 15);
 - its membership (`cgroup.procs`) is the list of everything to kill when the build has replied or reached its
   deadline: every member is sent SIGKILL until none is left.
 Where the host refuses a cgroup (no hierarchy, not writable), the build says so in its result (`refused`) and the
@@ -29,10 +31,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
-#: The build's CPU weight: one eighth of a session's (v1 1024, v2 100), whatever it starts. Not the minimum: on a
-#: shared host the build must still progress beside other sessions' work, only never ahead of the runner's.
-BUILD_CPU_SHARES = 128
-BUILD_CPU_WEIGHT = 12
+#: The build's CPU weight, whatever it starts: one session's (v1 1024, v2 100; module docstring) ...
+BUILD_CPU_SHARES = 1024
+BUILD_CPU_WEIGHT = 100
+#: ... and the runner's: eight sessions' (a build, or a flood of sessions inside one, gets at most 1/9 of a contended
+#: core against it).
+RUNNER_CPU_SHARES = 8192
+RUNNER_CPU_WEIGHT = 800
 #: The most CPU time a build may take per period, in cores: one, on a host whose runner holds another.
 BUILD_CPU_CORES = 1.0
 CPU_PERIOD_US = 100_000
@@ -208,18 +213,50 @@ class BuildCgroups:
     def release(self, wait_s: float = 1.0) -> None:
         """Remove the groups once they are empty; one that still holds a process after `wait_s` is kept."""
         for group in self.groups:
-            deadline = time.monotonic() + wait_s
-            while True:
-                try:
-                    group.rmdir()
-                    break
-                except FileNotFoundError:
-                    break
-                except OSError:
-                    if time.monotonic() > deadline:
-                        break
-                    time.sleep(0.02)
+            release_group(group, wait_s)
 
 
 def _chrt() -> bool:
     return shutil.which("chrt") is not None
+
+
+def runner_group(pid: int) -> Path | None:
+    """Move the runner (every thread of `pid`) into a CPU group of its own weighing RUNNER_CPU_SHARES (v2:
+    RUNNER_CPU_WEIGHT); None where the host refuses it (the runner then weighs a session, as a build does). The
+    caller removes it (`release_group`) once the runner has exited."""
+    own = _own_cgroups()
+    v1 = {c: rel for controllers, rel in own for c in controllers}
+    if "cpu" in v1:
+        group, took = _new_group(CGROUP_ROOT / "cpu" / v1["cpu"], {"cpu.shares": str(RUNNER_CPU_SHARES)})
+    else:
+        unified = next((rel for controllers, rel in own if not controllers), None)
+        if unified is None:
+            return None
+        group, took = _new_group(CGROUP_ROOT / unified, {"cpu.weight": str(RUNNER_CPU_WEIGHT)})
+    if group is None:
+        return None
+    try:
+        if not took:
+            raise OSError("no CPU weight")
+        (group / "cgroup.procs").write_text(str(pid))
+    except OSError:
+        release_group(group, 0.0)
+        return None
+    return group
+
+
+def release_group(group: Path | None, wait_s: float = 1.0) -> None:
+    """Remove `group` once it is empty (kept, and countable, if a process still holds it after `wait_s`)."""
+    if group is None:
+        return
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            group.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            if time.monotonic() >= deadline:
+                return
+            time.sleep(0.02)

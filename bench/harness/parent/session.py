@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from bench.harness.parent.cgroups import release_group, runner_group
 from bench.harness.protocol import transport
 from bench.harness.protocol.isolation import (
     TIMING_NICE,
@@ -77,6 +78,7 @@ class RunnerProcess(ChildProcess):
     def __init__(self, name: str, log_path: Path, *, memory_mb: int | None = None,
                  extra_env: dict[str, str] | None = None) -> None:
         self.cpu_core = worker_core()
+        self.cpu_group: Path | None = None  # the runner's own CPU group (prepare_for_timing)
         self.log_path = log_path
         self.memory_mb = memory_mb
         self.log_mark = 0  # the log's size when the current request was sent
@@ -160,7 +162,11 @@ class RunnerProcess(ChildProcess):
                                                    f"is {cap} MiB)", failure.traceback, failure.error)
 
     def prepare_for_timing(self, core: int | None, nice: int = TIMING_NICE) -> int:
-        """Pin every thread of the runner to `core` at priority `nice` (protocol.isolation.pin_threads)."""
+        """Pin every thread of the runner to `core` at priority `nice` (protocol.isolation.pin_threads), in a CPU
+        group weighing far more than any build's (parent.cgroups.runner_group: `nice` means nothing across
+        sessions; a cgroup's weight does)."""
+        if self.cpu_group is None:
+            self.cpu_group = runner_group(self.pid)
         return pin_threads(self.pid, core, nice)
 
     def close(self) -> None:
@@ -177,6 +183,7 @@ class RunnerProcess(ChildProcess):
                 pass
         self.release(self._cmd_w)
         self._log.close()
+        release_group(self.cpu_group, 0.0 if self.proc.poll() is None else 1.0)
 
     def log_tail(self, limit: int = 4000, since: int = 0) -> str:
         """The last `limit` bytes the runner logged (after offset `since`)."""
