@@ -79,7 +79,7 @@ def evaluate(workload: str, kernel: str | Path, **options: Any) -> EvalResult:
     statuses. Raises FileNotFoundError (IsADirectoryError) when `kernel` is not a file: that is the caller's
     mistake. Tracebacks name `kernel` (not the harness's private copy) and omit the harness's frames."""
     from bench.harness.parent.evaluate import evaluate as run
-    from bench.harness.parent.tracebacks import attribute
+    from bench.tracebacks import attribute
 
     task = EvalTask(workload=resolve_id(workload), kernel_path=_kernel_file(kernel).resolve(), **options)
     return attribute(run(task), kernel)
@@ -95,7 +95,7 @@ def evaluate_many(workload: str, kernels: Iterable[str | Path], **options: Any) 
     With several kernels, each result's `wall_time_s` is that kernel's own time (own_wall_time_s), not the
     time since the batch started."""
     from bench.harness.parent.evaluate import WarmRunner
-    from bench.harness.parent.tracebacks import attribute
+    from bench.tracebacks import attribute
 
     paths = [_kernel_file(k) for k in kernels]
     if not paths:
@@ -124,7 +124,7 @@ def time_baseline(workload: str, size: str | None = None, warmup: int | None = N
                   iters: int | None = None) -> dict[str, Any]:
     """Time a workload's XLA baseline in a reference worker on upstream's inputs (bench run): one dict in the
     original JAXBench's `run --json` shape (status, median_ms, tflops, timing_method, ...)."""
-    from bench.harness.parent import baseline_timing
+    from bench import baseline_timing
 
     return baseline_timing.time_baseline(resolve_id(workload), size, warmup, iters)
 

@@ -1,4 +1,5 @@
-"""The one typer application. Command modules register on it; bench.cli imports them all.
+"""The one typer application. Command modules register on it; `main` (the `bench` script) imports those a command
+line needs, bench.cli all of them.
 
 Usage errors (unknown option, bad value, unknown workload) normally print a boxed message on stderr. A caller
 that asked for `--json` is a program: it gets one JSON object on stdout instead, and the same non-zero exit
@@ -7,6 +8,7 @@ code (2 for usage errors), so an agent loop never has to parse prose.
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
 from collections.abc import Sequence
@@ -69,3 +71,31 @@ def workload_arg(name: str) -> str:
         return resolve_id(name)
     except UnknownWorkload as exc:
         raise WorkloadNotFound(str(exc), exc.suggestions) from None
+
+
+#: Every command module (registering its commands on import), with the commands it registers.
+COMMAND_MODULES = {
+    "bench.commands": ("evaluate", "serve", "list", "run", "info"),
+    "bench.agent.commands": ("prompt", "agent"),
+    "bench.audit.commands": ("audit",),
+    "bench.dataset.commands": ("validate", "ingest", "query", "leaderboard", "reported"),
+    "bench.refs.commands": ("tune",),
+    "bench.site.commands": ("build-site",),
+}
+
+
+def modules_for(argv: list[str]) -> list[str]:
+    """The command modules `argv` needs: the one registering its command, or all of them."""
+    first = next((a for a in argv if not a.startswith("-")), None)
+    owner = [m for m, commands in COMMAND_MODULES.items() if first in commands]
+    return owner or list(COMMAND_MODULES)
+
+
+def main() -> None:
+    """The `bench` console script (pyproject.toml [project.scripts]). A command line that names one of the
+    harness's own commands (`bench evaluate`, `bench serve`, ...) imports only their module: the other areas'
+    command modules (agents, dataset, site, ...) and what they import would add about a dozen modules to the parent
+    of every one-off evaluation. Any other command line, `--help` included, imports them all."""
+    for module in modules_for(sys.argv[1:]):
+        importlib.import_module(module)
+    app()

@@ -1,21 +1,15 @@
-"""Entry point of the `bench` console script.
+"""The whole CLI at once: every command module imported, so every command is registered on `bench.app.app`
+(`python -m bench.cli ...`, and tests that drive `app`). The `bench` script (bench.app.main) imports only the
+modules a command line needs."""
 
-Each area owns the module that defines its commands; importing it registers them on `bench.app.app`.
-"""
+import importlib
 
-# Command modules (import for their side effect of registering commands).
-from bench import commands as _harness_commands  # noqa: F401  evaluate, serve, list, run, info
-from bench.agent import commands as _agent_commands  # noqa: F401  prompt, agent run, agent context
-from bench.app import app
-from bench.audit import commands as _audit_commands  # noqa: F401  audit
-from bench.dataset import commands as _dataset_commands  # noqa: F401  validate, ingest, query
-from bench.refs import commands as _refs_commands  # noqa: F401  tune
-from bench.site import commands as _site_commands  # noqa: F401  build-site
+from bench.app import COMMAND_MODULES, app, main
 
+for _module in COMMAND_MODULES:
+    importlib.import_module(_module)
 
-def main() -> None:
-    app()
-
+__all__ = ["app", "main"]
 
 if __name__ == "__main__":
     main()

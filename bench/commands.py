@@ -22,7 +22,6 @@ from bench.harness.protocol.policy import POLICIES
 from bench.harness.protocol.result import EvalResult, Status
 from bench.harness.protocol.task import EvalTask
 from bench.registry import workload_ids
-from bench.serve import serve as answer_lines
 
 console = Console()
 CPU, INTERPRET, DEVICE = POLICIES["cpu"], POLICIES["cpu-interpret"], POLICIES["tpu"]  # quoted by --help
@@ -105,6 +104,8 @@ def serve() -> None:
     """Evaluate kernels sent as JSON lines on stdin, one result line each on stdout, keeping a warm runner per
     workload between requests: {"workload": "8p_GEMM", "kernel": "k.py", "options": {...}, "id": 1} -> the
     EvalResult's JSON (with "kernel_file" and "id"), or {"status": "usage_error", ...}. Ends at end of input."""
+    from bench.serve import serve as answer_lines  # lazily: a one-off `bench evaluate` never loads it
+
     answer_lines(sys.stdin, sys.stdout)
 
 

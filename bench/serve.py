@@ -68,7 +68,7 @@ def serve(lines: Iterable[str], out: IO[str], open_runner: Callable[[EvalTask], 
 
 def _answer(line: str, runners: dict[str, Runner], open_runner: Callable[[EvalTask], Runner]) -> dict[str, Any]:
     """One request's answer: its result, or why it cannot be evaluated."""
-    from bench.harness.parent.tracebacks import attribute  # lazily: with the harness
+    from bench.tracebacks import attribute  # lazily: with the harness
 
     request_id = None
     try:

@@ -54,8 +54,8 @@ class HarnessEvaluator:
 
     def __call__(self, workload: str, kernels: Sequence[Path], settings: EvalSettings) -> list[EvalResult]:
         from bench.harness.parent.evaluate import WarmRunner
-        from bench.harness.parent.tracebacks import attribute
         from bench.harness.protocol.result import Status
+        from bench.tracebacks import attribute
 
         key = (workload, settings)
         with self.guard:

@@ -104,7 +104,7 @@ def _name_the_file(result: EvalResult, kernel_path: str | Path | None) -> EvalRe
     """`result` with every path of the candidate (our copy, the file we wrote) replaced by KERNEL_NAME."""
     if kernel_path is None:
         return result
-    from bench.harness.parent.tracebacks import attribute, shown_path
+    from bench.tracebacks import attribute, shown_path
 
     result = attribute(result, kernel_path)  # our private copy's path -> the candidate file's path
     names = sorted({shown_path(kernel_path), str(Path(kernel_path).resolve())}, key=len, reverse=True)

@@ -38,10 +38,10 @@ from bench.dataset.sample_ingest import plan_samples, run_sample_job
 from bench.dataset.validate import Submission, check, submission_dirs
 from bench.executor import ExecutorUnavailable, make_executor
 from bench.hardware import default_size, detect_in_subprocess
-from bench.harness.parent.tracebacks import attribute
 from bench.harness.protocol.result import EvalResult, Status
 from bench.harness.protocol.task import EvalTask
 from bench.paths import DATA_DIR, SUBMISSIONS_DIR
+from bench.tracebacks import attribute
 
 
 @dataclass

@@ -39,8 +39,8 @@ from bench.dataset.rows import SampleRow, table
 from bench.dataset.validate import Submission
 from bench.executor import Executor
 from bench.executor.local import LocalExecutor
-from bench.harness.parent.tracebacks import attribute
 from bench.harness.protocol.result import EvalResult, Status
+from bench.tracebacks import attribute
 
 
 @dataclass

@@ -10,9 +10,9 @@ import pytest
 
 import bench
 from bench import api, registry
-from bench.harness.parent.tracebacks import attribute
 from bench.harness.protocol.correctness import Tolerance, compare
 from bench.harness.protocol.result import Environment, EvalResult, Status
+from bench.tracebacks import attribute
 
 KERNELS = Path(__file__).parents[1] / "harness" / "kernels"
 

@@ -219,3 +219,23 @@ def test_function_local_imports_in_the_harness_say_why():
                         missing.append(f"{path.relative_to(BENCH)}:{sub.lineno}: {lines[sub.lineno - 1].strip()}")
     assert sorted(set(missing)) == [], "say why the import is local, or move it to the top:\n" + "\n".join(
         sorted(set(missing)))
+
+
+def test_the_script_knows_which_module_registers_each_command():
+    """The bench script (bench.app.main) imports only the command module a command line needs: its table must name
+    every command each module registers (a command missing from it would still work, through importing them all,
+    but a one-off `bench evaluate` would pay for the other areas' imports again)."""
+    import importlib
+
+    import typer.main
+
+    from bench.app import COMMAND_MODULES, app
+
+    def names() -> set[str]:
+        return ({c.name or typer.main.get_command_name(c.callback.__name__) for c in app.registered_commands
+                 if c.callback is not None} | {g.name for g in app.registered_groups if g.name})
+
+    for module, commands in COMMAND_MODULES.items():
+        before = names()
+        importlib.import_module(module)
+        assert names() - before <= set(commands) and set(commands) <= names(), module

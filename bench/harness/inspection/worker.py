@@ -24,18 +24,18 @@ def serve(cmd_fd: int, reply_fd: int, memory_mb: int) -> None:
     from jaxlib.mosaic.python import tpu  # noqa: F401
 
     from bench.harness.inspection.report import READER_RECURSION_LIMIT, answer, error_reply
-    from bench.harness.protocol import transport
+    from bench.harness.protocol import messages
     from bench.harness.protocol.messages import InspectRequest
 
     if memory_mb:
         limit = int(memory_mb) << 20
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     sys.setrecursionlimit(READER_RECURSION_LIMIT)
-    transport.send(reply_fd, {"ok": True, "pid": os.getpid()})
+    messages.send(reply_fd, {"ok": True, "pid": os.getpid()})
     while True:
         try:
-            header, blobs = transport.recv(cmd_fd)
-        except transport.ChannelClosed:
+            header, blobs = messages.recv(cmd_fd)
+        except messages.ChannelClosed:
             return
         if header.get("cmd") == "exit":
             return
@@ -43,7 +43,7 @@ def serve(cmd_fd: int, reply_fd: int, memory_mb: int) -> None:
             reply = answer(InspectRequest.model_validate(header), blobs)
         except Exception as exc:  # a malformed request: the harness's own failure, that candidate's `error`
             reply = error_reply(exc)
-        transport.send(reply_fd, reply.model_dump(mode="json"))
+        messages.send(reply_fd, reply.model_dump(mode="json"))
 
 
 def main() -> None:

@@ -33,7 +33,7 @@ from typing import Literal
 
 from pydantic import JsonValue
 
-from bench.harness.protocol import transport
+from bench.harness.protocol import messages
 from bench.harness.protocol.messages import DEFAULT_BOUNDS, Bounds, InspectionReport, InspectReply, InspectRequest
 from bench.harness.protocol.process import ChildProcess, WorkerFailure
 from bench.harness.protocol.result import Status
@@ -132,7 +132,7 @@ class WorkerProcess(ChildProcess):
         """Send one request and read its reply (WorkerFailure: TIMEOUT, the worker killed; CRASHED, also for a reply
         the model refuses)."""
         try:
-            transport.send(self._cmd_w, request.model_dump(), blobs)
+            messages.send(self._cmd_w, request.model_dump(), blobs)
         except OSError:  # BrokenPipeError included: the reply read says how the worker ended
             pass
         header, _ = self.read_reply(timeout_s, "inspection", REPLY_MAX_BYTES)

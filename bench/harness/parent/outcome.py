@@ -19,7 +19,6 @@ from bench import HARNESS_VERSION, hardware
 from bench.harness.parent import statistics, timing
 from bench.harness.parent.builder import BuildArtifact
 from bench.harness.parent.inspecting import Inspection
-from bench.harness.protocol.correctness import merge
 from bench.harness.protocol.messages import (
     BASELINE_FN,
     CANDIDATE_FN,
@@ -41,6 +40,7 @@ from bench.harness.protocol.result import (
     Status,
     Timeline,
     Timing,
+    merge,
 )
 from bench.harness.protocol.schedule import Plan
 from bench.harness.protocol.task import EvalTask

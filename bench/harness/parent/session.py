@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from bench.harness.parent.cgroups import release_group, runner_group
-from bench.harness.protocol import transport
+from bench.harness.protocol import messages
 from bench.harness.protocol.isolation import (
     TIMING_NICE,
     pin_threads,
@@ -115,7 +115,7 @@ class RunnerProcess(ChildProcess):
 
     def send(self, message: Message, blobs: Sequence[bytes] = ()) -> None:
         try:
-            transport.send(self._cmd_w, message.model_dump(), blobs)
+            messages.send(self._cmd_w, message.model_dump(), blobs)
         except OSError:  # BrokenPipeError included
             pass  # the reply read will report how the runner ended
 

@@ -1,1 +1,1 @@
-"""What the harness's processes share: messages, transport, the child-process handle, task, result."""
+"""What the harness's processes share: messages and their framing, the child-process handle, task, result."""

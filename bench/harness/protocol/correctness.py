@@ -13,7 +13,6 @@ The report says where the worst element is and by how much, which agents need to
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -117,19 +116,3 @@ def _compare_values(r: np.ndarray[Any, Any], o: np.ndarray[Any, Any], tol: Toler
             f"{where}relative L2 error {rel_l2:.3g} exceeds {tol.rel_l2:g} (elementwise tolerance passed: "
             f"the output is too far from the reference as a whole, e.g. zeros or a cheap approximation)"), **fields)
     return Correctness(correct=True, reason="ok", **fields)
-
-
-def merge(reports: Sequence[Correctness]) -> Correctness:
-    """Combine the per-trial reports: the first failure wins; otherwise the worst passing trial, with the trial
-    count."""
-    if not reports:
-        raise ValueError("no correctness trials")
-    for r in reports:
-        if not r.correct:
-            return r.model_copy(update={"trials": len(reports)})
-    worst = max(reports, key=lambda r: (r.rel_l2_err or 0.0, r.max_diff or 0.0))
-    return worst.model_copy(update={"trials": len(reports),
-                                    "max_diff": max(r.max_diff or 0.0 for r in reports),
-                                    "max_abs_err": max(r.max_abs_err or 0.0 for r in reports),
-                                    "max_rel_err": max(r.max_rel_err or 0.0 for r in reports),
-                                    "rel_l2_err": max(r.rel_l2_err or 0.0 for r in reports)})

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import IO, Any
 
-from bench.harness.protocol import transport
+from bench.harness.protocol import messages
 from bench.harness.protocol.result import Status
 
 LOG_LIMIT = 64 << 10  # a child's output kept: head and tail, half each
@@ -98,16 +98,15 @@ def read_frame(fd: int, timeout_s: float, phase: str, max_bytes: int, *, name: s
                describe_exit: Callable[[], str], kill: Callable[[], None]) -> tuple[dict[str, Any], list[bytes]]:
     """The next whole reply frame of a child (`name` starts every reason), or a WorkerFailure: TIMEOUT past the
     deadline (the child is killed), CRASHED when it closed the channel (`describe_exit` says how it ended) or
-    sent a malformed frame (killed). Shared by a process of the parent's (ChildProcess) and a build forked
-    from a zygote (bench.harness.parent.warm)."""
+    sent a malformed frame (killed)."""
     try:
-        return transport.recv(fd, time.monotonic() + timeout_s, max_bytes)
-    except transport.ChannelTimeout:
+        return messages.recv(fd, time.monotonic() + timeout_s, max_bytes)
+    except messages.ChannelTimeout:
         kill()
         raise WorkerFailure(Status.TIMEOUT, f"{name} exceeded the {phase} time limit of {timeout_s:g} s") from None
-    except transport.ChannelClosed:
+    except messages.ChannelClosed:
         raise WorkerFailure(Status.CRASHED, f"{name} {describe_exit()} during {phase}") from None
-    except transport.ChannelViolation as e:
+    except messages.ChannelViolation as e:
         kill()
         raise WorkerFailure(Status.CRASHED, invalid_reply_reason(name, phase, e)) from None
 

@@ -8,6 +8,7 @@ speedup_vs_baseline, pallas_reference, speedup_vs_pallas, error, traceback); eve
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import StrEnum
 from typing import Any, Literal
 
@@ -43,6 +44,22 @@ class Correctness(BaseModel):
     rel_l2: float | None = None  # the limit on rel_l2_err (the workload's TOLERANCE or the default 5e-2)
     trials: int = 0  # number of seeds checked
     timed_outputs_checked: int = 0  # outputs of timed calls that were re-checked
+
+
+def merge(reports: Sequence[Correctness]) -> Correctness:
+    """Combine the per-trial reports: the first failure wins; otherwise the worst passing trial, with the trial
+    count."""
+    if not reports:
+        raise ValueError("no correctness trials")
+    for r in reports:
+        if not r.correct:
+            return r.model_copy(update={"trials": len(reports)})
+    worst = max(reports, key=lambda r: (r.rel_l2_err or 0.0, r.max_diff or 0.0))
+    return worst.model_copy(update={"trials": len(reports),
+                                    "max_diff": max(r.max_diff or 0.0 for r in reports),
+                                    "max_abs_err": max(r.max_abs_err or 0.0 for r in reports),
+                                    "max_rel_err": max(r.max_rel_err or 0.0 for r in reports),
+                                    "rel_l2_err": max(r.rel_l2_err or 0.0 for r in reports)})
 
 
 class Timing(BaseModel):

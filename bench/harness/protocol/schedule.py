@@ -97,7 +97,7 @@ class Plan:
     @property
     def build_parallelism(self) -> int:
         """Builds at once: two, or one where this process may use a single core (a one-core host, or a Ray node
-        confined to one). Why: there a second build only shares that core with the first, and its zygote's start
+        confined to one). Why: there a second build only shares that core with the first, and its process's start
         (Python, jax's import) is paid on that core too, beside the runner's start. On one core, a fresh warm batch
         of 8 (8p small) took 9.4 s with one build at a time and 10.8 s with two (medians of 4, alternated)."""
         try:

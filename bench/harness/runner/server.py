@@ -32,7 +32,7 @@ import jax
 import jax.numpy as jnp
 
 from bench.hardware import default_size, detect
-from bench.harness.protocol import transport
+from bench.harness.protocol import messages
 from bench.harness.protocol.correctness import Tolerance, compare
 from bench.harness.protocol.isolation import confine_self
 from bench.harness.protocol.messages import (
@@ -347,11 +347,11 @@ def serve(cmd_fd: int, reply_fd: int, memory_mb: int | None, core: int | None) -
     state = State(env)
     memory = _cap_memory(memory_mb, env.backend)
     hello = RunnerHello(pid=os.getpid(), env=env, memory_cap=memory, cpu_affinity=affinity)
-    transport.send(reply_fd, {"ok": True, **hello.model_dump()})
+    messages.send(reply_fd, {"ok": True, **hello.model_dump()})
     while True:
         try:
-            header, blobs = transport.recv(cmd_fd)
-        except transport.ChannelClosed:
+            header, blobs = messages.recv(cmd_fd)
+        except messages.ChannelClosed:
             return
         command = header.get("cmd", "")
         if command == ExitRequest().cmd:
@@ -359,13 +359,13 @@ def serve(cmd_fd: int, reply_fd: int, memory_mb: int | None, core: int | None) -
         try:
             model, fn = COMMANDS[command]
             reply, out = fn(state, model.model_validate(header), blobs)
-            transport.send(reply_fd, {"ok": True, **reply}, out)
+            messages.send(reply_fd, {"ok": True, **reply}, out)
         except BaseException as exc:  # a harness-side failure (the candidate's failures are replies above)
             tb = traceback.format_exc()
             print(tb, file=sys.stderr, flush=True)
             failure = RunnerFailure(error=f"{type(exc).__name__}: {exc}"[:4000], traceback=tb[-4000:],
                                     memory_error=is_memory_error(exc))
-            transport.send(reply_fd, failure.model_dump())
+            messages.send(reply_fd, failure.model_dump())
 
 
 def main() -> None:

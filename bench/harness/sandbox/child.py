@@ -23,7 +23,7 @@ import traceback
 from collections.abc import Iterator
 from typing import Any
 
-from bench.harness.protocol import transport
+from bench.harness.protocol import messages
 from bench.harness.protocol.messages import CANDIDATE_FN, BuildReply, BuildRequest, is_memory_error
 from bench.harness.sandbox.lowering import export_jaxpr, trace, with_kernel_sites
 from bench.registry import spec
@@ -39,25 +39,23 @@ def _import_kernel(path: str) -> Any:
     return module
 
 
-def build(request: BuildRequest) -> tuple[dict[str, Any], list[bytes]]:
-    """The BuildReply fields and the export blobs (runnable first, then TPU when it lowered)."""
+def build(request: BuildRequest) -> tuple[BuildReply, list[bytes]]:
+    """The BuildReply and the export blobs (runnable first, then TPU when it lowered)."""
     signature = spec(request.workload).signature(request.size)
     fn = getattr(_import_kernel(request.kernel_path), "workload", None)
     if not callable(fn):
-        return {"ok": False, "error": "the kernel file defines no callable `workload`"}, []
+        return BuildReply(ok=False, error="the kernel file defines no callable `workload`"), []
     closed = trace(fn, CANDIDATE_FN, signature)  # the one trace both programs come from
     runnable = export_jaxpr(with_kernel_sites(closed, interpret=request.interpret), CANDIDATE_FN, request.platforms)
     blobs = [bytes(runnable.serialize())]
-    reply: dict[str, Any] = {"ok": True}
-    if request.cross_tpu and request.platforms != ["tpu"]:  # on a TPU host the runnable program is the TPU one
-        try:
-            with _tpu_target():
-                tpu = export_jaxpr(with_kernel_sites(closed, interpret=False), CANDIDATE_FN, ["tpu"])
-            blobs.append(bytes(tpu.serialize()))
-            reply["tpu_exported"] = True
-        except Exception as exc:  # the kernel runs (interpret mode) but would not lower for a TPU: say why
-            reply["tpu_lowering_error"] = f"{type(exc).__name__}: {exc}"[:2000]
-    return reply, blobs
+    if not request.cross_tpu or request.platforms == ["tpu"]:  # on a TPU host the runnable program is the TPU one
+        return BuildReply(ok=True), blobs
+    try:
+        with _tpu_target():
+            tpu = export_jaxpr(with_kernel_sites(closed, interpret=False), CANDIDATE_FN, ["tpu"])
+    except Exception as exc:  # the kernel runs (interpret mode) but would not lower for a TPU: say why
+        return BuildReply(ok=True, tpu_lowering_error=f"{type(exc).__name__}: {exc}"[:2000]), blobs
+    return BuildReply(ok=True, tpu_exported=True), [*blobs, bytes(tpu.serialize())]
 
 
 #: The chip a host without a TPU cross-lowers for (the paper's target, v6e). Mosaic asks the default device
@@ -99,15 +97,15 @@ def main() -> None:
 
 
 def serve(request: BuildRequest, reply_fd: int) -> None:
-    """Build, reply on `reply_fd`, exit (a build process, or a zygote's child: bench.harness.sandbox.zygote)."""
+    """Build, reply on `reply_fd`, exit."""
     try:
-        header, blobs = build(request)
+        reply, blobs = build(request)
     except BaseException as exc:  # every failure is a reply; the parent decides the status
-        text = f"{type(exc).__name__}: {exc}"
-        header, blobs = {"ok": False, "error": text[:4000], "traceback": traceback.format_exc()[-4000:],
-                         "memory_error": is_memory_error(exc)}, []
-        print(header["traceback"], file=sys.stderr, flush=True)
-    transport.send(reply_fd, BuildReply(**header).model_dump(), blobs)
+        reply = BuildReply(ok=False, error=f"{type(exc).__name__}: {exc}"[:4000],
+                           traceback=traceback.format_exc()[-4000:], memory_error=is_memory_error(exc))
+        blobs = []
+        print(reply.traceback, file=sys.stderr, flush=True)
+    messages.send(reply_fd, reply.model_dump(), blobs)
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)  # skip jax's teardown: everything worth keeping was sent
