@@ -189,10 +189,11 @@ def test_a_build_the_memory_cgroup_kills_reads_out_of_memory(how: str, tmp_path:
 def test_an_ordinary_failure_is_not_blamed_on_memory() -> None:
     """The counters decide, not the failure's look: a failure with no out-of-memory event keeps its status, and
     the counters only count a rise."""
-    crashed = {"ok": False, "kind": Status.CRASHED, "reason": "the build died by signal SIGKILL", "error": "x"}
+    crashed = BuildArtifact(ok=False, kind=Status.CRASHED, reason="the build died by signal SIGKILL", error="x")
     limits = sandbox.Limits(memory_mb=CGROUP_CAP_MB)
     assert over_memory_cap(crashed, {}, {"oom_kill": 0}, limits) == crashed
     assert over_memory_cap(crashed, {"oom_kill": 2}, {"oom_kill": 2}, limits) == crashed
-    assert over_memory_cap({"ok": True}, {}, {"oom_kill": 1}, limits) == {"ok": True}
+    built = BuildArtifact(ok=True)
+    assert over_memory_cap(built, {}, {"oom_kill": 1}, limits) == built
     blamed = over_memory_cap(crashed, {"oom_kill": 2}, {"oom_kill": 3}, limits)
-    assert blamed["kind"] == Status.OUT_OF_MEMORY and "oom_kill=1" in blamed["reason"]
+    assert blamed.kind == Status.OUT_OF_MEMORY and "oom_kill=1" in blamed.reason

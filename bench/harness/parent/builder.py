@@ -25,9 +25,10 @@ import subprocess
 import sys
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+
+from pydantic import JsonValue
 
 from bench.harness.parent.sandboxing import Limits, SandboxedCommand, wrap
 from bench.harness.protocol.isolation import CPU_TIMING_FLAGS
@@ -68,7 +69,7 @@ class BuildArtifact:
     started: float = 0.0
     ended: float = 0.0  # monotonic: when every process of the build was gone
     survivors: int = 0  # processes of the build found alive after it ended (killed)
-    details: dict[str, Any] = field(default_factory=dict)
+    details: dict[str, JsonValue] = field(default_factory=dict)
 
 
 def _build_env() -> dict[str, str]:
@@ -105,7 +106,7 @@ class BuildProcess:
             os.close(log_w)
         self.log = LogCapture(log_r)
         self.closed = False
-        self.bounds: dict[str, object] = {}  # what its cgroups bounded, read when it ended (close)
+        self.bounds: dict[str, JsonValue] = {}  # what its cgroups bounded, read when it ended (close)
 
     def run(self, request: BuildRequest, timeout_s: float) -> BuildArtifact:
         """Send the request, read the reply under `timeout_s`, end the build: what the parent observed."""
@@ -118,19 +119,18 @@ class BuildProcess:
                     stdin.close()
             except OSError:  # BrokenPipeError included: the reply read says how the build ended
                 pass
-            outcome = receive(self.proc, timeout_s)
+            seen = receive(self.proc, timeout_s)
         finally:
             survivors, events = self.close()
         limits, cmd = self.limits, self.cmd
-        details: dict[str, Any] = {"limits": {"memory_mb": limits.memory_mb, "tmpfs_mb": limits.tmpfs_mb,
-                                              "address_space_mb": limits.address_space_mb,
-                                              "processes": limits.processes if cmd.cgroup else None,
-                                              "dev_mb": limits.dev_mb, "memory_cgroup": cmd.memory_cgroup is not None},
-                                   "bounds": self.bounds}
-        outcome = process_bound(outcome, self.bounds, limits)
-        return BuildArtifact(**over_memory_cap(outcome, {}, events, limits), sandbox=cmd.name, started=started,
-                             ended=time.monotonic(), survivors=survivors, log=self.log.text(),
-                             log_bytes=self.log.total, details=details)
+        details: dict[str, JsonValue] = {"limits": {
+            "memory_mb": limits.memory_mb, "tmpfs_mb": limits.tmpfs_mb, "address_space_mb": limits.address_space_mb,
+            "processes": limits.processes if cmd.cgroup else None, "dev_mb": limits.dev_mb,
+            "memory_cgroup": cmd.memory_cgroup is not None}, "bounds": self.bounds}
+        seen = process_bound(seen, self.bounds, limits)
+        return replace(over_memory_cap(seen, {}, events, limits), sandbox=cmd.name, started=started,
+                       ended=time.monotonic(), survivors=survivors, log=self.log.text(), log_bytes=self.log.total,
+                       details=details)
 
     def close(self) -> tuple[int, dict[str, int]]:
         """End the build and every process it started: (survivors killed, the memory cgroup's final counters).
@@ -147,24 +147,17 @@ class BuildProcess:
         return survivors, events
 
 
-def process_bound(outcome: dict[str, Any], bounds: dict[str, object], limits: Limits) -> dict[str, Any]:
+def process_bound(seen: BuildArtifact, bounds: dict[str, JsonValue], limits: Limits) -> BuildArtifact:
     """A failed build whose process bound refused forks says so in its reason (a flood of processes stopped by
     pids.max, then its deadline): the status stays what the parent observed (timeout, crashed, ...)."""
-    refused = bounds.get("forks_refused") or 0
-    if outcome["ok"] or not refused:
-        return outcome
+    refused = bounds.get("forks_refused")
+    if seen.ok or not isinstance(refused, int) or refused <= 0:
+        return seen
     said = f"its process bound (pids.max {limits.processes}) refused {refused} forks"
-    return {**outcome, "reason": f"{outcome['reason']}; {said}", "error": f"{outcome['error']}; {said}"}
+    return replace(seen, reason=f"{seen.reason}; {said}", error=f"{seen.error}; {said}")
 
 
-def build_kernel(kernel: Path, request: BuildRequest, *, sandbox: str, timeout_s: float,
-                 limits: Limits | None = None) -> BuildArtifact:
-    """Run one build of `kernel` to completion (or its deadline) and return what was observed (`limits`: the
-    defaults)."""
-    return BuildProcess(kernel, sandbox, limits or Limits()).run(request, timeout_s)
-
-
-def receive(proc: ChildProcess, timeout_s: float) -> dict[str, Any]:
+def receive(proc: ChildProcess, timeout_s: float) -> BuildArtifact:
     """The build's reply, validated; or the failure the parent observed."""
     try:
         header, blobs = proc.read_reply(timeout_s, "compile", MAX_EXPORT_BYTES)
@@ -183,27 +176,27 @@ def receive(proc: ChildProcess, timeout_s: float) -> dict[str, Any]:
     want = 2 if reply.tpu_exported else 1
     if len(blobs) != want:
         return _failed(Status.CRASHED, f"the build sent {len(blobs)} programs, expected {want}")
-    return {"ok": True, "runnable": blobs[0], "tpu": blobs[1] if reply.tpu_exported else b"",
-            "tpu_lowering_error": escape_controls(reply.tpu_lowering_error)}
+    return BuildArtifact(ok=True, runnable=blobs[0], tpu=blobs[1] if reply.tpu_exported else b"",
+                         tpu_lowering_error=escape_controls(reply.tpu_lowering_error))
 
 
-def over_memory_cap(outcome: dict[str, Any], before: Mapping[str, int], after: Mapping[str, int],
-                    limits: Limits) -> dict[str, Any]:
+def over_memory_cap(seen: BuildArtifact, before: Mapping[str, int], after: Mapping[str, int],
+                    limits: Limits) -> BuildArtifact:
     """A failed build during which its memory cgroup's out-of-memory counters rose (`before` -> `after`) is
     OUT_OF_MEMORY, whatever its end looked like: a SIGKILL, bubblewrap's exit 137, a timeout while the cgroup was
     reclaiming, or the candidate's own error once one of its processes was killed. Why the counters and not the
     exit: a SIGKILL says nothing of who sent it; the cgroup's counters are the kernel's word, not the build's.
     A build that replied with its programs stays ok (a process it did not need was killed)."""
     rose = {name: after[name] - before.get(name, 0) for name in after if after[name] > before.get(name, 0)}
-    if outcome["ok"] or not rose:
-        return outcome
+    if seen.ok or not rose:
+        return seen
     counters = ", ".join(f"{name}={n}" for name, n in sorted(rose.items()))
     reason = f"the build exceeded its memory cap of {limits.memory_mb} MiB (memory cgroup: {counters})"
-    return {**outcome, "kind": Status.OUT_OF_MEMORY, "reason": reason, "error": f"{reason}; {outcome['error']}"}
+    return replace(seen, kind=Status.OUT_OF_MEMORY, reason=reason, error=f"{reason}; {seen.error}")
 
 
-def _failed(kind: Status, reason: str, error: str = "", tb: str = "") -> dict[str, Any]:
-    return {"ok": False, "kind": kind, "reason": reason, "error": error or reason, "traceback": tb}
+def _failed(kind: Status, reason: str, error: str = "", tb: str = "") -> BuildArtifact:
+    return BuildArtifact(ok=False, kind=kind, reason=reason, error=error or reason, traceback=tb)
 
 
 def _end(proc: subprocess.Popen[bytes], cmd: SandboxedCommand) -> int:

@@ -30,6 +30,8 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pydantic import JsonValue
+
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 #: The build's CPU weight, whatever it starts: one session's (v1 1024, v2 100; module docstring) ...
 BUILD_CPU_SHARES = 1024
@@ -206,7 +208,7 @@ class BuildCgroups:
             pass
         return 0
 
-    def describe(self) -> dict[str, object]:
+    def describe(self) -> dict[str, JsonValue]:
         """What the result records of these bounds."""
         return {"applied": list(self.applied), "refused": list(self.refused), "forks_refused": self.forks_refused()}
 

@@ -13,7 +13,9 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal, TypedDict
+
+from pydantic import JsonValue
 
 from bench import HARNESS_VERSION, hardware
 from bench.harness.parent import statistics, timing
@@ -110,14 +112,13 @@ def tpu_lowering(built: Built) -> str | None:
     return f"{insp.tpu_lowering}" + (f"; the build reports: {said}" if said else "")
 
 
-def _details(ctx: BatchContext | None, built: Built) -> dict[str, Any]:
+def _details(ctx: BatchContext | None, built: Built) -> dict[str, JsonValue]:
     a = built.artifact
-    d: dict[str, Any] = {"build": {"sandbox": a.sandbox, "seconds": round(built.build_s, 3), "log_bytes": a.log_bytes,
-                                   "survivors": a.survivors, **a.details}}
+    d: dict[str, JsonValue] = {"build": {"sandbox": a.sandbox, "seconds": round(built.build_s, 3),
+                                         "log_bytes": a.log_bytes, "survivors": a.survivors, **a.details}}
     if built.inspection is not None:
-        d["inspection"] = dict(built.inspection.details)
-        if built.inspection.refused:
-            d["inspection"]["refused"] = built.inspection.refused
+        refused = {"refused": built.inspection.refused} if built.inspection.refused else {}
+        d["inspection"] = {**built.inspection.details, **refused}
     if ctx is not None and ctx.prepared.pallas_reference:
         d["pallas_reference"] = ctx.prepared.pallas_reference
     if ctx is not None and ctx.prepared.baseline_call_ms is not None:  # what the run deadlines followed
@@ -132,7 +133,7 @@ class Where:
     workload: str
     size: str
     tpu: str
-    config: dict[str, Any] = field(default_factory=dict)
+    config: dict[str, JsonValue] = field(default_factory=dict)
     flops: float | None = None
     flops_source: str | None = None
     bytes_accessed: float | None = None
@@ -143,6 +144,14 @@ class Where:
     timeline_s: Timeline | None = None
     input_seeds: list[int] = field(default_factory=list)
     timing_seed: int | None = None
+
+
+class Loaded(TypedDict):
+    """What every result of a program the runner loaded carries (Measured's fields)."""
+
+    deadlines_s: dict[str, float]
+    compile_s: dict[str, float]
+    timing_policy: str
 
 
 @dataclass(frozen=True)
@@ -190,7 +199,7 @@ def _where(ctx: BatchContext | None, task: EvalTask, built: Built) -> Where:
 
 
 def _result(ctx: BatchContext | None, task: EvalTask, built: Built, status: Status, reason: str,
-            measured: Measured = Measured(), *, interpreted: bool = False, details: dict[str, Any] | None = None,
+            measured: Measured = Measured(), *, interpreted: bool = False, details: dict[str, JsonValue] | None = None,
             overhead: dict[str, float] | None = None) -> EvalResult:
     """The one constructor of an EvalResult: where it ran, what the parent read, what the runner measured."""
     w, m, insp = _where(ctx, task, built), measured, built.inspection
@@ -275,7 +284,7 @@ def decide(ctx: BatchContext, built: Built, reply: EvaluateReply, trace: bytes |
     `phase_s`: wall seconds of the runner's phases (compile, correctness, timing), reported as overhead."""
     task = ctx.task
     # what every result of a program the runner loaded carries
-    loaded: dict[str, Any] = {"deadlines_s": deadlines, "compile_s": compile_times(ctx, reply),
+    loaded: Loaded = {"deadlines_s": deadlines, "compile_s": compile_times(ctx, reply),
                               "timing_policy": policy.label}
     if not reply.ran:
         if reply.memory_error:
@@ -285,7 +294,7 @@ def decide(ctx: BatchContext, built: Built, reply: EvaluateReply, trace: bytes |
         return _result(ctx, task, built, status, one_line(reply.error),
                        Measured(error=reply.error, traceback=reply.traceback, **loaded),
                        interpreted=interpreted, overhead=phase_s)
-    trial_details: dict[str, Any] = {"resident_bytes_during_trials": [t.resident_bytes for t in reply.trials]}
+    trial_details: dict[str, JsonValue] = {"resident_bytes_during_trials": [t.resident_bytes for t in reply.trials]}
     verdict = merge([t.report for t in reply.trials if t.distribution == "upstream"])
     second = next((t.report for t in reply.trials if t.distribution == "second" and not t.report.correct), None)
     if verdict.correct and second is not None:  # a weak task's shortcut: correct on upstream's inputs only
@@ -332,13 +341,15 @@ def block_times(times: dict[str, list[float]], segments: list[tuple[int, str, in
 
 
 def _timed_result(ctx: BatchContext, built: Built, reply: EvaluateReply, trace: bytes | None, verdict: Correctness,
-                  details: dict[str, Any], loaded: dict[str, Any], interpreted: bool,
+                  details: dict[str, JsonValue], loaded: Loaded, interpreted: bool,
                   overhead: dict[str, float], policy: TimingPolicy) -> EvalResult:
     spec = hardware.chip_spec(ctx.hello.env.chip)
     peak = spec.peak_bf16_tflops if spec else None
     traced = policy.traced
     timings: dict[str, Timing] = {}
-    notes, profiled, top_ops = [], {}, list[ProfileOp]()
+    notes: list[JsonValue] = []
+    profiled: dict[str, JsonValue] = {}
+    top_ops: list[ProfileOp] = []
     for run in reply.runs:
         name = NAMES[run.name]
         tm, ops, note, profiled_ms = timing.program_timing(trace, run.module, run.wall_ms, ctx.prepared.flops, peak,
@@ -384,7 +395,8 @@ def _timed_result(ctx: BatchContext, built: Built, reply: EvaluateReply, trace: 
 
 
 def _uncertainty(policy: TimingPolicy, reply: EvaluateReply, base: Timing, kern: Timing, speedup: float | None,
-                 details: dict[str, Any]) -> tuple[tuple[float, float] | None, Literal["ok", "noisy"], str | None]:
+                 details: dict[str, JsonValue]) -> tuple[tuple[float, float] | None, Literal["ok", "noisy"],
+                                                         str | None]:
     """speedup_ci and timing_quality from the runner's per-segment record (bench.harness.parent.statistics):
     the times the speedup was computed from, paired block by block, under the policy's interval and thresholds.
     Host interference counts where the policy says (CPU only: on TPU/GPU the device plane times the programs and

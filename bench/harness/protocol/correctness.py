@@ -14,7 +14,7 @@ The report says where the worst element is and by how much, which agents need to
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -49,6 +49,31 @@ def _leaves(x: Any) -> list[Any]:
     return [x]
 
 
+class _Applied(TypedDict):
+    """The tolerance a verdict was reached under (every Correctness records it)."""
+
+    atol: float
+    rtol: float
+    rel_l2: float
+    trials: int
+
+
+class _Errors(_Applied):
+    """What an elementwise comparison measured."""
+
+    max_diff: float
+    max_abs_err: float
+    max_rel_err: float
+    rel_l2_err: float
+    worst_index: list[int]
+    worst_ref: float | None
+    worst_out: float | None
+
+
+def _applied(tol: Tolerance) -> _Applied:
+    return _Applied(atol=tol.atol, rtol=tol.rtol, rel_l2=tol.rel_l2, trials=1)
+
+
 def _dtype_name(x: Any) -> str:
     return str(getattr(x, "dtype", type(x).__name__))
 
@@ -56,7 +81,7 @@ def _dtype_name(x: Any) -> str:
 def compare(ref: Any, out: Any, tol: Tolerance = Tolerance()) -> Correctness:
     """Compare one candidate output with one reference output (arrays or tuples/lists of arrays)."""
     ref_leaves, out_leaves = _leaves(ref), _leaves(out)
-    base: dict[str, Any] = dict(atol=tol.atol, rtol=tol.rtol, rel_l2=tol.rel_l2, trials=1)
+    base = _applied(tol)
     if len(ref_leaves) != len(out_leaves):
         return Correctness(correct=False, max_diff=float("inf"), **base,
                            reason=f"output count mismatch: expected {len(ref_leaves)} arrays, got {len(out_leaves)}")
@@ -81,7 +106,7 @@ def compare(ref: Any, out: Any, tol: Tolerance = Tolerance()) -> Correctness:
 
 
 def _compare_values(r: np.ndarray[Any, Any], o: np.ndarray[Any, Any], tol: Tolerance, where: str) -> Correctness:
-    base: dict[str, Any] = dict(atol=tol.atol, rtol=tol.rtol, rel_l2=tol.rel_l2, trials=1)
+    base = _applied(tol)
     bad_out = ~np.isfinite(o) & np.isfinite(r)
     if bad_out.any():
         idx = [int(v) for v in np.unravel_index(int(np.argmax(bad_out)), o.shape)] if o.ndim else []
@@ -102,15 +127,15 @@ def _compare_values(r: np.ndarray[Any, Any], o: np.ndarray[Any, Any], tol: Toler
     ref_norm = float(np.linalg.norm(np.where(finite, r, 0.0).ravel().astype(np.float64)))
     err_norm = float(np.linalg.norm(diff.ravel().astype(np.float64)))
     rel_l2 = err_norm / ref_norm if ref_norm > 0 else (0.0 if err_norm == 0 else float("inf"))
-    fields: dict[str, Any] = dict(max_diff=max_abs, max_abs_err=max_abs, max_rel_err=max_rel, rel_l2_err=rel_l2,
-                                  worst_index=idx, worst_ref=float(r[tuple(idx)]) if r.size else None,
-                                  worst_out=float(o[tuple(idx)]) if o.size else None, **base)
+    fields = _Errors(max_diff=max_abs, max_abs_err=max_abs, max_rel_err=max_rel, rel_l2_err=rel_l2, worst_index=idx,
+                     worst_ref=float(r[tuple(idx)]) if r.size else None,
+                     worst_out=float(o[tuple(idx)]) if o.size else None, **_applied(tol))
     n_bad = int((excess > 0).sum())
     if n_bad:
         return Correctness(correct=False, reason=(
             f"{where}values differ: {n_bad} of {r.size} elements outside "
             f"|ref-out| <= {tol.atol:g} + {tol.rtol:g}*|ref|; "
-            f"worst at {idx}: ref {fields['worst_ref']:.6g}, got {fields['worst_out']:.6g}"), **fields)
+            f"worst at {idx}: ref {fields['worst_ref'] or 0:.6g}, got {fields['worst_out'] or 0:.6g}"), **fields)
     if rel_l2 > tol.rel_l2:
         return Correctness(correct=False, reason=(
             f"{where}relative L2 error {rel_l2:.3g} exceeds {tol.rel_l2:g} (elementwise tolerance passed: "
