@@ -78,7 +78,11 @@ def test_every_member_is_killed_whatever_session_it_made():
     proc = subprocess.Popen(join, stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "up"
-        # five processes in sessions of their own, and their parent (whose command line holds the marker too)
+        # five processes in sessions of their own, and their parent (whose command line holds the marker too); a
+        # child between fork and exec shows no command line for a moment: wait for all six (a wait, not a bound)
+        deadline = time.monotonic() + 60
+        while len(_alive(marker)) < 6 and time.monotonic() < deadline:
+            time.sleep(0.05)
         assert len(_alive(marker)) == 6 and len(groups.members()) == 6
         assert groups.kill_members() == 6
         proc.wait(timeout=30)
