@@ -65,7 +65,7 @@ def test_exclusive_schedule_starts_the_runner_after_the_builds():
 
 
 def test_one_build_at_a_time_where_the_process_may_use_one_core(monkeypatch):
-    """A one-core host or Ray node builds one kernel at a time (one build process): a second would only share the core."""
+    """A one-core host or Ray node builds one kernel at a time (one build): a second would only share the core."""
     from bench.harness.protocol import schedule
 
     p = schedule.Plan("interleaved", "test", "cpu")
