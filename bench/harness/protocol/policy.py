@@ -85,7 +85,6 @@ class TimingPolicy(BaseModel):
     max_runs: int = Field(ge=1)  # runs of one evaluation whose timing is untrusted, in all
     spread_limit: float  # the IQR rule's limit, for results without an interval
     # --- deadlines (bench.harness.parent.session)
-    startup_timeout_s: float
     run_floor_s: float
     allowed_slowdown: float
     compile_floor_s: float
@@ -176,7 +175,7 @@ _COMMON: dict[str, object] = dict(
     confidence=0.95, resamples=4000, bootstrap_seed=0, systematic_sd=0.0125,
     wide_interval=0.15, min_cpu_share=0.90, max_run_delay_share=0.05, max_involuntary_per_s=50.0,
     bimodal_gap=0.10, min_group=2, max_runs=3, spread_limit=0.25,
-    startup_timeout_s=180.0, run_floor_s=30.0, allowed_slowdown=1000.0, compile_floor_s=60.0, compile_factor=50.0)
+    run_floor_s=30.0, allowed_slowdown=1000.0, compile_floor_s=60.0, compile_factor=50.0)
 
 _CPU: dict[str, object] = dict(traced=False, pin_timing_core=True, timing_nice=-10, single_threaded_xla=True,
                                host_interference=True)
