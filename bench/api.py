@@ -133,10 +133,8 @@ def time_baseline(workload: str, size: str | None = None, warmup: int | None = N
     """Time a workload's XLA baseline in a reference worker on upstream's inputs (bench run): one dict in the
     original JAXBench's `run --json` shape (status, median_ms, tflops, timing_method, ...)."""
     from bench import baseline_timing
-    from bench.harness.protocol.task import DEFAULT_ITERS, DEFAULT_WARMUP
 
-    return baseline_timing.time_baseline(resolve_id(workload), size, DEFAULT_WARMUP if warmup is None else warmup,
-                                         DEFAULT_ITERS if iters is None else iters)
+    return baseline_timing.time_baseline(resolve_id(workload), size, warmup, iters)
 
 
 def checkout() -> dict[str, Any]:

@@ -13,15 +13,16 @@ from bench import hardware
 from bench.harness.parent import timing
 from bench.harness.parent.session import RunnerProcess, start_runner
 from bench.harness.protocol.messages import EvaluateReply, PrepareReply, PrepareRequest, TimeBaselineRequest
+from bench.harness.protocol.policy import resolve
 from bench.harness.protocol.process import WorkerFailure
-from bench.harness.protocol.task import DEFAULT_ITERS, DEFAULT_WARMUP
 from bench.paths import EVAL_DIR
 
 
-def time_baseline(workload: str, size: str | None, warmup: int = DEFAULT_WARMUP, iters: int = DEFAULT_ITERS,
+def time_baseline(workload: str, size: str | None, warmup: int | None = None, iters: int | None = None,
                   timeout_s: float = 600.0) -> dict[str, Any]:
     """One row in upstream's `run --json` shape (name, variant, status, tpu, config, xla_flops,
-    timing_method, median_ms, ...), plus size, environment and top ops."""
+    timing_method, median_ms, ...), plus size, environment and top ops. Timed under the backend's policy with
+    one block of `iters` calls (None: the policy's least, upstream's 50), never calibrated."""
     EVAL_DIR.mkdir(parents=True, exist_ok=True)
     folder = Path(tempfile.mkdtemp(prefix="run_", dir=EVAL_DIR))
     row: dict[str, Any] = {"name": workload, "variant": "baseline", "status": "error"}
@@ -35,9 +36,10 @@ def time_baseline(workload: str, size: str | None, warmup: int = DEFAULT_WARMUP,
                                    "prepare")
         prep = PrepareReply.model_validate(header)
         row.update(name=prep.workload, size=prep.size, config=prep.config)
-        traced = timing.blocks_traced(env.backend)  # CPU: untraced timed calls + a profile pass
-        request = TimeBaselineRequest(warmup=warmup, iters=iters, profile_iters=timing.profile_calls(env.backend),
-                                      trace_blocks=traced)
+        policy = resolve(env.backend)
+        policy = policy.for_task(warmup, iters if iters is not None else policy.min_calls, 1)
+        traced = policy.traced  # CPU: untraced timed calls + a profile pass
+        request = TimeBaselineRequest(policy=policy)
         header, blobs = runner.request(request, timeout_s, "timing", 1 << 30)
         reply = EvaluateReply.model_validate(header)
         run = reply.runs[0]
@@ -53,6 +55,7 @@ def time_baseline(workload: str, size: str | None, warmup: int = DEFAULT_WARMUP,
                    profile_top_ops=[o.model_dump() for o in ops[:5]])
         if note:
             row["timing_note"] = note
+        row["timing_policy"] = policy.label
     except WorkerFailure as f:
         row.update(error=f.message, traceback=f.traceback)
     finally:

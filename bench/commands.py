@@ -18,21 +18,13 @@ from rich.table import Column, Table
 
 from bench import api
 from bench.app import app, workload_arg
+from bench.harness.protocol.policy import POLICIES
 from bench.harness.protocol.result import EvalResult, Status
-from bench.harness.protocol.task import (
-    CALLS_PER_BLOCK,
-    DEFAULT_BLOCKS,
-    DEFAULT_ITERS,
-    DEFAULT_WARMUP,
-    INTERPRET_ITERS,
-    INTERPRET_WARMUP,
-    MAX_CALIBRATED_ITERS,
-    TIMED_TARGET_S,
-    EvalTask,
-)
+from bench.harness.protocol.task import EvalTask
 from bench.registry import workload_ids
 
 console = Console()
+CPU, INTERPRET, DEVICE = POLICIES["cpu"], POLICIES["cpu-interpret"], POLICIES["tpu"]  # quoted by --help
 
 
 def _default(name: str) -> Any:
@@ -50,20 +42,20 @@ def evaluate(
     as_json: bool = typer.Option(False, "--json", help="print the EvalResult as JSON (JSON lines for several kernels)"),
     seeds: int | None = typer.Option(None, help="correctness trials, one fresh input draw each "
                                                    f"(default {_default('seeds')})"),
-    warmup: int | None = typer.Option(None, help=f"warmup calls per program (default {DEFAULT_WARMUP}; "
-                                                    f"{INTERPRET_WARMUP} for Pallas in CPU interpret mode)"),
-    iters: int | None = typer.Option(None, help=f"timed calls per program (default {DEFAULT_ITERS}; on CPU "
-                                                   f"enough for ~{TIMED_TARGET_S:g} s of the baseline's calls, fewer "
-                                                   f"for a slower kernel, at most {MAX_CALIBRATED_ITERS}; "
-                                                   f"{INTERPRET_ITERS} for Pallas in CPU "
-                                                   "interpret mode)"),
+    warmup: int | None = typer.Option(None, help=f"warmup calls per program (default {DEVICE.warmup}; "
+                                                    f"{INTERPRET.warmup} for Pallas in CPU interpret mode)"),
+    iters: int | None = typer.Option(None, help=f"timed calls per program (default {DEVICE.min_calls}; on CPU "
+                                                   f"enough for ~{CPU.target_s:g} s of the baseline's calls, fewer "
+                                                   f"for a slower kernel, at most {CPU.max_calls}; "
+                                                   f"{INTERPRET.min_calls} for Pallas in CPU "
+                                                   "interpret mode; bench.harness.protocol.policy)"),
     blocks: int | None = typer.Option(None, help="timing blocks alternated between baseline and kernel "
-                                                    f"(default {DEFAULT_BLOCKS}; on CPU about one per "
-                                                    f"{CALLS_PER_BLOCK} calibrated calls)"),
+                                                    f"(default {DEVICE.min_blocks}; on CPU about one per "
+                                                    f"{CPU.calls_per_block} calibrated calls)"),
     timeout: float | None = typer.Option(None, help="wall-clock cap per phase, seconds "
                                                        f"(default {_default('timeout_s'):g}; "
                                                        "run phases get less, from the baseline's time: "
-                                                       "bench.harness.protocol.task.run_deadline_s)"),
+                                                       "bench.harness.protocol.policy.TimingPolicy.run_deadline_s)"),
     memory_mb: int | None = typer.Option(None, "--memory-mb", help="candidate address-space cap on CPU, MB "
                                                                 f"(default {_default('memory_limit_mb')}; 0: none)"),
     sandbox: str | None = typer.Option(None, help="auto | bwrap | none (default auto)"),
@@ -222,8 +214,8 @@ def run_baselines(
     workload: str | None = typer.Argument(None, help="workload id or prefix"),
     all_: bool = typer.Option(False, "--all", help="every workload"),
     size: str | None = typer.Option(None, help="full | small (default by backend)"),
-    warmup: int = typer.Option(DEFAULT_WARMUP, help="warmup calls"),
-    iters: int = typer.Option(DEFAULT_ITERS, help="timed calls"),
+    warmup: int = typer.Option(DEVICE.warmup, help="warmup calls"),
+    iters: int = typer.Option(DEVICE.min_calls, help="timed calls"),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Time XLA baselines (upstream `run`): one runner per workload, upstream's inputs."""

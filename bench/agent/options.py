@@ -83,8 +83,8 @@ class TargetOptions(_Options):
     template: Path | None = Field(None, description="prompt template replacing the default (not with autocomp)")
     seeds: int = Field(EvalSettings.seeds, ge=1, description="harness correctness trials per sample")
     blocks: int | None = Field(EvalSettings.blocks, ge=1, description="harness timing blocks per sample (default: "
-                                                                      "the harness's, bench.harness.protocol.task."
-                                                                      "default_blocks)")
+                                                                      "the harness's timing policy, bench.harness."
+                                                                      "protocol.policy.TimingPolicy.blocks)")
 
     def settings(self) -> EvalSettings:
         return EvalSettings(size=self.size, seeds=self.seeds, blocks=self.blocks)

@@ -5,14 +5,15 @@ Why: one evaluation's timings can be disturbed as a whole by the host (the same 
 
 The rule, from what the harness says about its own timing (bench.harness.parent.statistics):
 - a correct result is repeated when its `timing_quality` is "noisy" (a wide interval, bimodal blocks, or
-  interference the runner measured) or its `speedup_ci` is wider than the harness's WIDE_INTERVAL share of the
-  speedup; up to MAX_RUNS runs in all, stopping at the first run that is neither;
+  interference the runner measured) or its `speedup_ci` is wider than its timing policy's `wide_interval` share of
+  the speedup; up to the policy's `max_runs` runs in all, stopping at the first run that is neither;
 - kept: the first run that is trustworthy, else (every run noisy) the one with the narrowest interval: the most
   precise measurement, chosen by its precision and never by its speedup;
 - correctness must hold on every run: a repeat that is not correct is the verdict stored, at once.
 Results without an interval or a quality (a harness before v9, a test's evaluator) keep the earlier rule: the
-spread is the larger relative IQR (iqr_ms / median_ms) of the baseline and kernel timings; above SPREAD_LIMIT
-the evaluation runs MAX_RUNS times and the run with the median speedup is kept.
+spread is the larger relative IQR (iqr_ms / median_ms) of the baseline and kernel timings; above the policy's
+`spread_limit` the evaluation runs `max_runs` times and the run with the median speedup is kept. The numbers are the
+timing policy's (bench.harness.protocol.policy.TimingPolicy: the repeat rule), that of the result's backend.
 
 Either way the stored result is one real run (its times, speedup, interval and profile agree), with `runs`, every
 run's speedup (`run_speedups`), the integrity flags of every run, and, for the interval rule, why it was repeated
@@ -24,14 +25,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from bench.harness.parent.statistics import WIDE_INTERVAL
+from bench.harness.protocol.policy import POLICIES, TimingPolicy, resolve
 from bench.harness.protocol.result import EvalResult, Status
 from bench.harness.protocol.task import EvalTask
 
-MAX_RUNS = 3
-SPREAD_LIMIT = 0.25  # the IQR rule's limit, for results without an interval
+#: The CPU policy's repeat rule (tests quote it; a result is judged by its own backend's policy: policy_of)
+MAX_RUNS = POLICIES["cpu"].max_runs
+SPREAD_LIMIT = POLICIES["cpu"].spread_limit
 
 Evaluator = Callable[[EvalTask], EvalResult]
+
+
+def policy_of(result: EvalResult) -> TimingPolicy:
+    """The timing policy of the result's backend (the CPU's for a result without an environment)."""
+    env = result.env
+    return resolve(env.backend, env.interpret) if env is not None and env.backend in POLICIES else POLICIES["cpu"]
 
 
 def timing_spread(result: EvalResult) -> float | None:
@@ -60,9 +68,9 @@ def untrusted_timing(result: EvalResult) -> str | None:
         return None
     if result.timing_quality == "noisy":
         return f"timing noisy: {result.timing_quality_reason or 'no reason given'}"
-    width = interval_width(result)
-    if width is not None and width > WIDE_INTERVAL:
-        return f"interval {width:.0%} of the speedup wide (limit {WIDE_INTERVAL:.0%})"
+    width, limit = interval_width(result), policy_of(result).wide_interval
+    if width is not None and width > limit:
+        return f"interval {width:.0%} of the speedup wide (limit {limit:.0%})"
     return None
 
 
@@ -71,11 +79,11 @@ def needs_repeat(result: EvalResult) -> bool:
     if has_interval_rule(result):
         return untrusted_timing(result) is not None
     spread = timing_spread(result)
-    return result.status == Status.CORRECT and spread is not None and spread > SPREAD_LIMIT
+    return result.status == Status.CORRECT and spread is not None and spread > policy_of(result).spread_limit
 
 
 def ranked_evaluation(evaluate: Evaluator, task: EvalTask) -> EvalResult:
-    """One evaluation, repeated while its timing is not trustworthy (MAX_RUNS in all); the run to store."""
+    """One evaluation, repeated while its timing is not trustworthy (the policy's max_runs in all); the run to store."""
     result = ranked_batch(lambda tasks: [evaluate(t) for t in tasks], [task])[0]
     if isinstance(result, BaseException):
         raise result
@@ -100,9 +108,9 @@ def _failed(r: EvalResult) -> bool:
 
 def _wants_another(runs: list[EvalResult | BaseException]) -> bool:
     """Whether a task's runs so far call for one more: the interval rule stops at the first trustworthy (or
-    failed) run, the spread rule runs MAX_RUNS in all."""
+    failed) run, the spread rule runs the policy's max_runs in all."""
     first, last = runs[0], runs[-1]
-    if isinstance(last, BaseException) or isinstance(first, BaseException) or len(runs) >= MAX_RUNS:
+    if isinstance(last, BaseException) or isinstance(first, BaseException) or len(runs) >= policy_of(first).max_runs:
         return False
     if not needs_repeat(first):
         return False

@@ -13,13 +13,20 @@ import pytest
 
 from bench.harness.protocol.correctness import Tolerance
 from bench.harness.protocol.messages import BASELINE_FN, CANDIDATE_FN
+from bench.harness.protocol.policy import resolve
 from bench.harness.protocol.signature import export_program
-from bench.harness.protocol.task import DEFAULT_WARMUP
-from bench.harness.runner.loop import CHECKED_BLOCKS, draw_schedule, time_programs
+from bench.harness.runner.loop import draw_schedule, time_programs
 from bench.harness.runner.program import Program
 from bench.registry import spec
 
 pytestmark = pytest.mark.slow
+CPU = resolve("cpu")
+CHECKED_BLOCKS = CPU.checked_blocks
+
+
+def _fixed(calls: int, blocks: int, warmup: int = 1):
+    """The CPU policy with the counts a test chose (not calibrated)."""
+    return CPU.for_task(warmup, calls, blocks)
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +59,8 @@ def _honest(a, b):
 def test_every_timed_output_of_a_call_counting_program_is_verified(setup) -> None:
     signature, inputs, reference, baseline = setup
     cheat = _program(_cheap_on_most_calls, signature)
-    run = time_programs([baseline, cheat], inputs, reference, Tolerance(), 1, 12, 3, 0, False, schedule_seed=12345)
+    run = time_programs([baseline, cheat], inputs, reference, Tolerance(), _fixed(12, 3).model_copy(
+        update={"profile_calls": 0}), schedule_seed=12345)
     assert run.verified == 12
     assert any(not r.report.correct for r in run.timed), "cheap calls went unnoticed"
 
@@ -60,21 +68,22 @@ def test_every_timed_output_of_a_call_counting_program_is_verified(setup) -> Non
 def test_an_honest_program_has_every_timed_output_verified_and_passes(setup) -> None:
     signature, inputs, reference, baseline = setup
     honest = _program(_honest, signature)
-    run = time_programs([baseline, honest], inputs, reference, Tolerance(), 1, 12, 3, 0, False, schedule_seed=99)
+    run = time_programs([baseline, honest], inputs, reference, Tolerance(), _fixed(12, 3).model_copy(
+        update={"profile_calls": 0}), schedule_seed=99)
     assert run.verified == 12 and all(r.report.correct for r in run.timed) and run.inputs_unchanged
     assert len(run.walls[CANDIDATE_FN]) == 12 and len(run.order) == 6
 
 
 def test_the_schedule_cannot_be_predicted() -> None:
     """Block lengths and the calls compared in full change with the seed (fresh, or from the secret seed)."""
-    plans = {tuple(draw_schedule(seed, 50, 10, 3).sizes) for seed in range(20)}
+    plans = {tuple(draw_schedule(seed, 50, 10, 3, CHECKED_BLOCKS).sizes) for seed in range(20)}
     assert len(plans) == 20
     for seed in range(20):
-        plan = draw_schedule(seed, 50, 10, 3)
+        plan = draw_schedule(seed, 50, 10, 3, CHECKED_BLOCKS)
         assert sum(plan.sizes) == 50 and min(plan.sizes) >= 1
         assert max(plan.sizes) <= 4 * min(plan.sizes)  # balanced: each about the mean length (loop.JITTER)
         assert all(0 <= c < n for c, n in zip(plan.checked, plan.sizes, strict=True))
-    assert len({draw_schedule(seed, 50, 10, 3).checked[0] for seed in range(20)}) > 1
+    assert len({draw_schedule(seed, 50, 10, 3, CHECKED_BLOCKS).checked[0] for seed in range(20)}) > 1
 
 
 def _slow(a, b):
@@ -84,30 +93,62 @@ def _slow(a, b):
     return (out + 0 * sum(e[:1, :1] for e in extra)).astype(a.dtype)
 
 
+class _Clock:
+    """A clock the test advances: each program's call costs exactly what the test says, whatever the host's load."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _costing(program: Program, clock: _Clock, ms: float) -> Program:
+    """`program`, whose every call advances `clock` by `ms` (it still runs, and its outputs are still checked)."""
+    real = program.compiled
+
+    def call(*args):
+        clock.now += ms / 1e3
+        return real(*args)
+
+    program.compiled = call
+    return program
+
+
 def test_calibrated_calls_are_fitted_to_the_slowest_program(setup) -> None:
     """The runner calibrates the calls on the baseline's calls it just made and shrinks them to what the slowest
-    program it measured can do in the target (bench.harness.protocol.task.timed_calls, fitted_calls): a slow correct
-    kernel no longer gets the tiny baseline's many calls, and the parent's estimate (here 400) is not binding."""
-    signature, inputs, reference, baseline = setup
-    most = 400
-    # the calls are fitted to each program's fastest untimed call: with the harness's own warmup count (not 2), so
-    # that one slow spell of the host cannot make every call of a program look slow (a CI run calibrated both to 50)
-    same = time_programs([baseline, _program(_honest, signature)], inputs, reference, Tolerance(), DEFAULT_WARMUP,
-                         most, 20, 0, False, schedule_seed=5, fit_calls=True, auto_blocks=True)
-    slow = time_programs([baseline, _program(_slow, signature)], inputs, reference, Tolerance(), DEFAULT_WARMUP,
-                         most, 20, 0, False, schedule_seed=5, fit_calls=True, auto_blocks=True)
-    n_same, n_slow = len(same.walls[CANDIDATE_FN]), len(slow.walls[CANDIDATE_FN])
-    assert len(slow.walls[BASELINE_FN]) == n_slow and all(r.report.correct for r in slow.timed)
-    assert n_slow < n_same, (n_slow, n_same)
-    unfitted = time_programs([baseline, _program(_honest, signature)], inputs, reference, Tolerance(), 2, 60, 20,
-                             0, False, schedule_seed=5)
-    assert len(unfitted.walls[CANDIDATE_FN]) == 60 and len(unfitted.order) == 40  # not fitted: as asked
+    program it measured can do in the target (TimingPolicy.calls), and reports the counts it used: a slow correct
+    kernel no longer gets a tiny baseline's many calls. The call times are injected (the test's clock), so the
+    verdict is the policy's arithmetic, never the host's load."""
+    signature, inputs, reference, _ = setup
+    s = spec("8p_GEMM")
+
+    def timed(candidate_ms: float) -> object:
+        clock = _Clock()
+        base = Program(BASELINE_FN, bytes(export_program(s.workload, BASELINE_FN, signature, ["cpu"]).serialize()),
+                       signature)
+        programs = [_costing(base, clock, 0.5), _costing(_program(_honest, signature), clock, candidate_ms)]
+        return time_programs(programs, inputs, reference, Tolerance(), CPU.model_copy(update={"profile_calls": 0}),
+                             schedule_seed=5, clock=clock)
+
+    same, slow = timed(0.5), timed(20.0)
+    # 0.25 s of 0.5 ms calls: 500 calls, in blocks of 2; a program 40x slower: fitted back to the floor of 50
+    assert same.calls == len(same.walls[CANDIDATE_FN]) == len(same.walls[BASELINE_FN]) == 500
+    assert same.blocks == CPU.blocks(500) == 200 and len(same.order) == 2 * same.blocks
+    assert slow.calls == len(slow.walls[CANDIDATE_FN]) == len(slow.walls[BASELINE_FN]) == CPU.min_calls == 50
+    assert slow.blocks == 25 and all(r.report.correct for r in slow.timed)
+    assert slow.walls[CANDIDATE_FN] == pytest.approx([20.0] * 50)  # timed by the injected clock
+    assert slow.walls[BASELINE_FN] == pytest.approx([0.5] * 50)
+    unfitted = time_programs([setup[3], _program(_honest, signature)], inputs, reference, Tolerance(),
+                             _fixed(60, 20, warmup=2).model_copy(update={"profile_calls": 0}), schedule_seed=5)
+    assert len(unfitted.walls[CANDIDATE_FN]) == 60 and len(unfitted.order) == 40  # not calibrated: as chosen
 
 
 def test_full_comparisons_fall_in_secret_blocks() -> None:
     """With many short blocks, CHECKED_BLOCKS of them (drawn from the seed) get a call compared in full."""
-    plan = draw_schedule(7, 400, 200, 3)
+    plan = draw_schedule(7, 400, 200, 3, CHECKED_BLOCKS)
     checked = [b for b, at in enumerate(plan.checked) if at >= 0]
     assert len(checked) == CHECKED_BLOCKS and all(0 <= plan.checked[b] < plan.sizes[b] for b in checked)
-    assert checked != [b for b, at in enumerate(draw_schedule(8, 400, 200, 3).checked) if at >= 0]
-    assert all(at == n - 1 for at, n in zip(draw_schedule(None, 40, 8, 1).checked, [5] * 8, strict=True))
+    assert checked != [b for b, at in enumerate(draw_schedule(8, 400, 200, 3, CHECKED_BLOCKS).checked) if at >= 0]
+    assert all(at == n - 1 for at, n in zip(draw_schedule(None, 40, 8, 1, CHECKED_BLOCKS).checked, [5] * 8,
+                                            strict=True))

@@ -12,7 +12,7 @@ CONTRACT = re.compile(r"getattr\([^)]*[\"'](CONFIG|SMALL|META|TOLERANCE|DEGENERA
 #: literal -> the one module allowed to hold it
 DEFINED_ONCE = {"300.0": "harness/protocol/task.py", '"/dev/accel': "hardware.py", '"/dev/nvidia': "hardware.py",
                 '/ "eval"': "paths.py", '"jax_cache"': "paths.py", "STARTUP_TIMEOUT_S =": "harness/protocol/task.py",
-                "DEFAULT_WARMUP, DEFAULT_ITERS =": "harness/protocol/task.py"}
+                "warmup=5, min_calls=50": "harness/protocol/policy.py", "confidence=0.95": "harness/protocol/policy.py"}
 
 
 def _sources() -> dict[str, str]:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bench.dataset import repeat
-from bench.harness.parent.statistics import WIDE_INTERVAL
+from bench.harness.protocol.policy import POLICIES
 from bench.harness.protocol.result import Correctness, EvalResult, Integrity, Status, Timing
 from bench.harness.protocol.task import EvalTask
 
@@ -66,7 +66,7 @@ def test_every_run_noisy_keeps_the_narrowest_interval_not_the_fastest():
 
 
 def test_a_wide_interval_is_repeated_even_when_called_ok():
-    wide = WIDE_INTERVAL + 0.05
+    wide = POLICIES["cpu"].wide_interval + 0.05
     ev = Scripted(_result(1.0, (1.0 - wide / 2, 1.0 + wide / 2), "ok"), _result(1.0, (0.99, 1.01)))
     out = repeat.ranked_evaluation(ev, TASK)
     assert ev.calls == 2 and out.integrity.details["repeat"]["reason"].startswith("interval")

@@ -11,15 +11,16 @@ counters, read by the parent before the cgroup is removed: over_memory_cap).
 One process model: every build is a `BuildProcess` of its own, in a sandbox of its own, used for one candidate.
 It may be started ahead of need (its sandbox and its jax import ready while the kernel is still being copied or an
 earlier build runs): it sees the folder its kernel will be written to, and gets the request when the kernel is there.
-When `run` returns, the build's process and every process it started are gone: the sandbox's PID namespace dies
-with it, the process group is killed, and the pids cgroup (where the host has one) is checked empty; any survivor
-is killed and counted in `survivors`.
+When `run` returns, the build's process and every process it started are gone: as soon as it replied or reached its
+deadline, every member of its cgroups is killed (whatever sessions or process groups it made; where the host refused
+the cgroups, its process group and the sandbox's PID namespace only), until none is left. Those that had left the
+sandbox's PID namespace's reach (sandbox none) are counted in `survivors`. Which CPU and process bounds held is
+recorded in `details["bounds"]` (bench.harness.parent.cgroups).
 """
 
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -105,6 +106,7 @@ class BuildProcess:
             os.close(log_w)
         self.log = LogCapture(log_r)
         self.closed = False
+        self.bounds: dict[str, JsonValue] = {}  # what its cgroups bounded, read when it ended (close)
 
     def run(self, request: BuildRequest, timeout_s: float) -> BuildArtifact:
         """Send the request, read the reply under `timeout_s`, end the build: what the parent observed."""
@@ -124,7 +126,8 @@ class BuildProcess:
         details: dict[str, JsonValue] = {"limits": {
             "memory_mb": limits.memory_mb, "tmpfs_mb": limits.tmpfs_mb, "address_space_mb": limits.address_space_mb,
             "processes": limits.processes if cmd.cgroup else None, "dev_mb": limits.dev_mb,
-            "memory_cgroup": cmd.memory_cgroup is not None}}
+            "memory_cgroup": cmd.memory_cgroup is not None}, "bounds": self.bounds}
+        seen = process_bound(seen, self.bounds, limits)
         return replace(over_memory_cap(seen, {}, events, limits), sandbox=cmd.name, started=started,
                        ended=time.monotonic(), survivors=survivors, log=self.log.text(), log_bytes=self.log.total,
                        details=details)
@@ -138,8 +141,20 @@ class BuildProcess:
         os.close(self.reply_r)
         survivors = _end(self.proc.proc, self.cmd)
         events = dict(self.cmd.memory_events())  # every process is gone: final; removed with the cgroup
+        if self.cmd.groups is not None:  # which CPU and process bounds held, which were refused, what they refused
+            self.bounds = self.cmd.groups.describe()
         self.cmd.release()
         return survivors, events
+
+
+def process_bound(seen: BuildArtifact, bounds: dict[str, JsonValue], limits: Limits) -> BuildArtifact:
+    """A failed build whose process bound refused forks says so in its reason (a flood of processes stopped by
+    pids.max, then its deadline): the status stays what the parent observed (timeout, crashed, ...)."""
+    refused = bounds.get("forks_refused")
+    if seen.ok or not isinstance(refused, int) or refused <= 0:
+        return seen
+    said = f"its process bound (pids.max {limits.processes}) refused {refused} forks"
+    return replace(seen, reason=f"{seen.reason}; {said}", error=f"{seen.error}; {said}")
 
 
 def build_kernel(kernel: Path, request: BuildRequest, *, sandbox: str, timeout_s: float,
@@ -192,26 +207,31 @@ def _failed(kind: Status, reason: str, error: str = "", tb: str = "") -> BuildAr
 
 
 def _end(proc: subprocess.Popen[bytes], cmd: SandboxedCommand) -> int:
-    """Kill the build's process group, reap it, and kill anything left in its pids cgroup (count returned)."""
+    """Kill every process of the build at once, by cgroup membership (whatever sessions or process groups it made),
+    and its process group, then reap it. Returns the survivors: the killed processes that had left the build's PID
+    namespace's reach (outside any namespace of its own: sandbox none), which only the cgroup could find."""
+    groups = cmd.groups
+    escaped = _outside_namespace(groups.members()) if groups is not None else set()
+    if groups is not None:
+        groups.kill_members(wait_s=0.0)  # one pass now: nothing of the build runs while its leader is reaped
     kill_group(proc, wait_s=10)
-    if cmd.cgroup is None:
+    if groups is None:
         return 0
-    deadline = time.monotonic() + 2.0  # the kernel tears a dead PID namespace down asynchronously
-    while _cgroup_pids(cmd.cgroup) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    left = _cgroup_pids(cmd.cgroup)
-    for pid in left:  # outlived the build (no PID namespace, e.g. sandbox none): killed, and counted
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    while _cgroup_pids(cmd.cgroup) and time.monotonic() < deadline + 2.0:
-        time.sleep(0.02)
-    return len(left)
+    groups.kill_members()  # until none is left (the kernel tears a dead PID namespace down asynchronously)
+    return len(escaped - {proc.pid})
 
 
-def _cgroup_pids(cgroup: Path) -> list[int]:
+def _outside_namespace(pids: set[int]) -> set[int]:
+    """The pids that live in this process's PID namespace (not in a sandbox's own)."""
     try:
-        return [int(p) for p in (cgroup / "cgroup.procs").read_text().split()]
+        own = os.readlink("/proc/self/ns/pid")
     except OSError:
-        return []
+        return set(pids)
+    found = set()
+    for pid in pids:
+        try:
+            if os.readlink(f"/proc/{pid}/ns/pid") == own:
+                found.add(pid)
+        except OSError:
+            continue
+    return found

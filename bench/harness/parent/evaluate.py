@@ -61,6 +61,8 @@ from bench.harness.protocol.messages import (
     EvaluateRequest,
     PrepareRequest,
 )
+from bench.harness.protocol.policy import TimingPolicy
+from bench.harness.protocol.policy import resolve as resolve_policy
 from bench.harness.protocol.process import WorkerFailure
 from bench.harness.protocol.result import EvalResult, Status
 from bench.harness.protocol.task import EvalTask
@@ -105,6 +107,7 @@ class _Ran:
     phase_s: dict[str, float]
     interpreted: bool
     deadlines: dict[str, float]
+    policy: TimingPolicy
 
 
 class WarmRunner:
@@ -323,7 +326,8 @@ class WarmRunner:
         exception of it turned into this candidate's `error` status."""
         t = time.monotonic()
         try:
-            result = outcome.decide(ctx, built, ran.reply, ran.trace, ran.phase_s, ran.interpreted, ran.deadlines)
+            result = outcome.decide(ctx, built, ran.reply, ran.trace, ran.phase_s, ran.interpreted, ran.deadlines,
+                                    ran.policy)
         except Exception as exc:
             return outcome.candidate_error(ctx, built, exc, traceback.format_exc())
         return result.model_copy(update={"overhead_s": {**result.overhead_s,
@@ -335,25 +339,23 @@ class WarmRunner:
         if not built.artifact.ok or built.inspection is None or built.inspection.refused:
             return outcome.not_run(ctx, built)
         interpreted = self.plan.interpret and built.inspection.interpreted_kernels > 0
-        traced = timing.blocks_traced(self.plan.backend)
-        counts = outcome.iteration_counts(self.task, interpreted, ctx.prepared.baseline_call_ms, calibrate=not traced)
-        request = EvaluateRequest(warmup=counts.warmup, iters=counts.iters, blocks=counts.blocks,
-                                  fit_calls=counts.calibrated, auto_blocks=self.task.blocks is None,
-                                  profile_iters=timing.profile_calls(self.plan.backend, interpreted),
-                                  trace_blocks=traced,
-                                  schedule_seed=schedule_seed(self.task, self.batches, built.kernel))
+        # the one timing policy: the backend's (Pallas in interpret mode has its own), with the task's chosen counts;
+        # the runner decides the calls and blocks under it, and the deadlines come from its maxima
+        policy = resolve_policy(self.plan.backend, interpreted).for_task(self.task.warmup, self.task.iters,
+                                                                         self.task.blocks)
+        request = EvaluateRequest(policy=policy, schedule_seed=schedule_seed(self.task, self.batches, built.kernel))
         programs = 3 if ctx.prepared.pallas_reference == "ok" else 2
         try:  # a runner replaced after the previous candidate killed it starts over on the same seeds
             self.session.reprepare()
         except WorkerFailure as f:
             return outcome.harness_error(self.task, built, f"restarting the runner failed: {f.message}", ctx.t0)
-        deadlines = self.session.deadlines(request, programs)
+        deadlines = self.session.deadlines(policy, programs)
         try:
             with timing_isolation(timing_core()):  # the parent's own threads stay off the timing core
                 reply, trace = self.session.evaluate(built.artifact.runnable, request, deadlines)
         except WorkerFailure as f:
-            return outcome.runner_failed(ctx, built, f, self.session.phase_s, deadlines)
-        return _Ran(reply, trace, dict(self.session.phase_s), interpreted, deadlines)
+            return outcome.runner_failed(ctx, built, f, self.session.phase_s, deadlines, policy)
+        return _Ran(reply, trace, dict(self.session.phase_s), interpreted, deadlines, policy)
 
 
 def _pool(stack: contextlib.ExitStack, workers: int) -> ThreadPoolExecutor:

@@ -13,7 +13,7 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypedDict
 
 from pydantic import JsonValue
 
@@ -30,6 +30,7 @@ from bench.harness.protocol.messages import (
     PrepareReply,
     RunnerHello,
 )
+from bench.harness.protocol.policy import TimingPolicy
 from bench.harness.protocol.process import WorkerFailure, one_line
 from bench.harness.protocol.result import (
     Correctness,
@@ -44,14 +45,7 @@ from bench.harness.protocol.result import (
     merge,
 )
 from bench.harness.protocol.schedule import Plan
-from bench.harness.protocol.task import (
-    DEFAULT_WARMUP,
-    INTERPRET_ITERS,
-    INTERPRET_WARMUP,
-    EvalTask,
-    default_blocks,
-    timed_calls,
-)
+from bench.harness.protocol.task import EvalTask
 from bench.integrity.flags import MOSTLY_XLA, NO_PALLAS, merge_flags
 from bench.integrity.measurement import audit_measurement, sandbox_flags
 from bench.integrity.static_scan import scan_source
@@ -85,32 +79,6 @@ class BatchContext:
     t0: float
     runner_started_at: float
     prepare_s: float
-
-
-@dataclass(frozen=True)
-class Counts:
-    """How one evaluation times: warmup calls, timed calls per program, ABBA blocks, and whether the calls were
-    calibrated (then the runner fits them to the slowest program: bench.harness.protocol.task.fitted_calls)."""
-
-    warmup: int
-    iters: int
-    blocks: int
-    calibrated: bool
-
-
-def iteration_counts(task: EvalTask, interpreted: bool, baseline_call_ms: float | None = None,
-                     calibrate: bool = False) -> Counts:
-    """Warmup calls, timed calls per program and ABBA blocks: the task's, or the defaults (fewer calls for
-    Pallas in interpret mode; calibrated on the baseline's call time where blocks are not traced:
-    bench.harness.protocol.task.timed_calls)."""
-    warmup = task.warmup if task.warmup is not None else (INTERPRET_WARMUP if interpreted else DEFAULT_WARMUP)
-    calibrated = calibrate and not interpreted and task.iters is None
-    if task.iters is not None:
-        iters = task.iters
-    else:
-        iters = INTERPRET_ITERS if interpreted else timed_calls(baseline_call_ms, calibrate)
-    blocks = task.blocks if task.blocks is not None else default_blocks(iters, calibrated)
-    return Counts(warmup, iters, blocks, calibrated)
 
 
 def _environment(ctx: BatchContext | None, built: Built, interpreted: bool = False) -> Environment | None:
@@ -153,6 +121,8 @@ def _details(ctx: BatchContext | None, built: Built) -> dict[str, JsonValue]:
         d["inspection"] = {**built.inspection.details, **refused}
     if ctx is not None and ctx.prepared.pallas_reference:
         d["pallas_reference"] = ctx.prepared.pallas_reference
+    if ctx is not None and ctx.prepared.baseline_call_ms is not None:  # what the run deadlines followed
+        d["baseline_call_ms"] = ctx.prepared.baseline_call_ms
     return d
 
 
@@ -176,6 +146,14 @@ class Where:
     timing_seed: int | None = None
 
 
+class Loaded(TypedDict):
+    """What every result of a program the runner loaded carries (Measured's fields)."""
+
+    deadlines_s: dict[str, float]
+    compile_s: dict[str, float]
+    timing_policy: str
+
+
 @dataclass(frozen=True)
 class Measured:
     """What the runner measured of one candidate, as far as it got (the status says how far)."""
@@ -193,6 +171,9 @@ class Measured:
     profile_top_ops: list[ProfileOp] = field(default_factory=list)
     deadlines_s: dict[str, float] = field(default_factory=dict)
     block_order: list[str] = field(default_factory=list)
+    block_ms: dict[str, list[float]] = field(default_factory=dict)
+    compile_s: dict[str, float] = field(default_factory=dict)
+    timing_policy: str | None = None
     error: str | None = None
     traceback: str | None = None
 
@@ -243,7 +224,8 @@ def _result(ctx: BatchContext | None, task: EvalTask, built: Built, status: Stat
         speedup_vs_baseline=m.speedup_vs_baseline, wall_speedup_vs_baseline=m.wall_speedup_vs_baseline,
         speedup_vs_pallas=m.speedup_vs_pallas, speedup_ci=m.speedup_ci, timing_quality=m.timing_quality,
         timing_quality_reason=m.timing_quality_reason, profile_top_ops=m.profile_top_ops, deadlines_s=m.deadlines_s,
-        block_order=m.block_order, error=m.error, traceback=m.traceback)
+        block_order=m.block_order, block_ms=m.block_ms, compile_s=m.compile_s, timing_policy=m.timing_policy,
+        error=m.error, traceback=m.traceback)
 
 
 def harness_exception(task: EvalTask, exc: BaseException) -> EvalResult:
@@ -284,30 +266,33 @@ def candidate_error(ctx: BatchContext, built: Built, exc: BaseException, tb: str
 
 
 def runner_failed(ctx: BatchContext, built: Built, failure: WorkerFailure, phase_s: dict[str, float],
-                  deadlines: dict[str, float]) -> EvalResult:
+                  deadlines: dict[str, float], policy: TimingPolicy) -> EvalResult:
     """The runner did not answer while running the candidate's program: it hung (TIMEOUT), died (CRASHED), ran
     out of memory (OUT_OF_MEMORY), or replied with its own failure (ERROR: a harness self-check, not the candidate)."""
     if failure.kind == Status.ERROR:
         return _result(ctx, ctx.task, built, Status.ERROR, f"harness error: {failure.message}",
-                       Measured(error=failure.error, traceback=failure.traceback, deadlines_s=deadlines),
-                       overhead=phase_s)
+                       Measured(error=failure.error, traceback=failure.traceback, deadlines_s=deadlines,
+                                timing_policy=policy.label), overhead=phase_s)
     reason = failure.message.replace("runner", "the runner running the candidate's program", 1)
-    return _result(ctx, ctx.task, built, failure.kind, reason, Measured(error=failure.error, deadlines_s=deadlines),
-                   overhead=phase_s)
+    return _result(ctx, ctx.task, built, failure.kind, reason,
+                   Measured(error=failure.error, deadlines_s=deadlines, timing_policy=policy.label), overhead=phase_s)
 
 
 def decide(ctx: BatchContext, built: Built, reply: EvaluateReply, trace: bytes | None, phase_s: dict[str, float],
-           interpreted: bool, deadlines: dict[str, float]) -> EvalResult:
-    """The verdict of a candidate the runner ran: compile/run failure, incorrect, rejected or correct.
+           interpreted: bool, deadlines: dict[str, float], policy: TimingPolicy) -> EvalResult:
+    """The verdict of a candidate the runner ran under `policy`: compile/run failure, incorrect, rejected or correct.
     `phase_s`: wall seconds of the runner's phases (compile, correctness, timing), reported as overhead."""
     task = ctx.task
+    # what every result of a program the runner loaded carries
+    loaded: Loaded = {"deadlines_s": deadlines, "compile_s": compile_times(ctx, reply),
+                              "timing_policy": policy.label}
     if not reply.ran:
         if reply.memory_error:
             status = Status.OUT_OF_MEMORY
         else:
             status = Status.COMPILE_ERROR if reply.stage == "compile" else Status.RUNTIME_ERROR
         return _result(ctx, task, built, status, one_line(reply.error),
-                       Measured(error=reply.error, traceback=reply.traceback, deadlines_s=deadlines),
+                       Measured(error=reply.error, traceback=reply.traceback, **loaded),
                        interpreted=interpreted, overhead=phase_s)
     trial_details: dict[str, JsonValue] = {"resident_bytes_during_trials": [t.resident_bytes for t in reply.trials]}
     verdict = merge([t.report for t in reply.trials if t.distribution == "upstream"])
@@ -318,7 +303,7 @@ def decide(ctx: BatchContext, built: Built, reply: EvaluateReply, trace: bytes |
         (t.report.correct for t in reply.trials if t.distribution == "second"), None)
     if not verdict.correct:
         return _result(ctx, task, built, Status.INCORRECT, verdict.reason,
-                       Measured(correctness=verdict, deadlines_s=deadlines), details=trial_details,
+                       Measured(correctness=verdict, **loaded), details=trial_details,
                        interpreted=interpreted, overhead=phase_s)
     verdict = verdict.model_copy(update={"timed_outputs_checked": reply.timed_verified})
     bad = next((t.report for t in reply.timed if not t.report.correct), None)
@@ -326,17 +311,41 @@ def decide(ctx: BatchContext, built: Built, reply: EvaluateReply, trace: bytes |
         why = f"timed call output differs: {bad.reason}" if bad else "the program modified its input arrays"
         return _result(ctx, task, built, Status.INCORRECT, why,
                        Measured(correctness=verdict.model_copy(update={"correct": False, "reason": why}),
-                                deadlines_s=deadlines, block_order=reply.block_order),
+                                block_order=reply.block_order, **loaded),
                        details=trial_details, interpreted=interpreted, overhead=phase_s)
-    return _timed_result(ctx, built, reply, trace, verdict, trial_details, deadlines, interpreted, {**phase_s})
+    trial_details["timing_counts"] = {"calls": reply.calls, "blocks": reply.blocks}  # as the runner decided them
+    return _timed_result(ctx, built, reply, trace, verdict, trial_details, loaded, interpreted, {**phase_s}, policy)
+
+
+def compile_times(ctx: BatchContext, reply: EvaluateReply) -> dict[str, float]:
+    """Seconds the runner spent compiling each program ("kernel": this candidate's load, "baseline": the batch's
+    baseline, compiled once by `baseline` / `prepare`): what is known of them."""
+    out = {"kernel": reply.compile_s, "baseline": ctx.prepared.baseline_compile_s}
+    return {name: s for name, s in out.items() if s is not None}
+
+
+def block_times(times: dict[str, list[float]], segments: list[tuple[int, str, int]]) -> dict[str, list[float]]:
+    """Per program: each timed block's time per call (ms, the mean of its calls), in the order the blocks ran.
+    `times[program]` are the program's per-call times in call order; `segments` the runner's (block, program,
+    calls) in run order (its InterferenceRecord). Programs without times are left out."""
+    used: dict[str, int] = {name: 0 for name in times}
+    out: dict[str, list[float]] = {name: [] for name in times}
+    for _block, program, calls in segments:
+        if program not in times or calls <= 0:
+            continue
+        chunk = times[program][used[program]:used[program] + calls]
+        used[program] += calls
+        if chunk:
+            out[program].append(round(sum(chunk) / len(chunk), 6))
+    return {NAMES.get(name, name): blocks for name, blocks in out.items() if blocks}
 
 
 def _timed_result(ctx: BatchContext, built: Built, reply: EvaluateReply, trace: bytes | None, verdict: Correctness,
-                  details: dict[str, JsonValue], deadlines: dict[str, float], interpreted: bool,
-                  overhead: dict[str, float]) -> EvalResult:
+                  details: dict[str, JsonValue], loaded: Loaded, interpreted: bool,
+                  overhead: dict[str, float], policy: TimingPolicy) -> EvalResult:
     spec = hardware.chip_spec(ctx.hello.env.chip)
     peak = spec.peak_bf16_tflops if spec else None
-    traced = timing.blocks_traced(ctx.plan.backend)
+    traced = policy.traced
     timings: dict[str, Timing] = {}
     notes: list[JsonValue] = []
     profiled: dict[str, JsonValue] = {}
@@ -362,7 +371,9 @@ def _timed_result(ctx: BatchContext, built: Built, reply: EvaluateReply, trace: 
     speedup = round(base.median_ms / kern.median_ms, 4) if kern.median_ms > 0 else None
     wall = (round(base.wall_clock_median_ms / kern.wall_clock_median_ms, 4)
             if base.wall_clock_median_ms and kern.wall_clock_median_ms else None)
-    ci, quality, quality_reason = _uncertainty(ctx.plan.backend, reply, base, kern, speedup, details)
+    ci, quality, quality_reason = _uncertainty(policy, reply, base, kern, speedup, details)
+    segments = [(s.block, s.program, s.calls) for s in reply.interference.segments] if reply.interference else []
+    block_ms = block_times({run.name: timings[NAMES[run.name]].raw_times_ms for run in reply.runs}, segments)
     overhead["timed_iterations"] = round(sum(sum(r.wall_ms) for r in reply.runs) / 1e3, 4)
     audit = audit_measurement(kernel_median_ms=kern.median_ms, chip=ctx.hello.env.chip,
                               output_bytes=ctx.prepared.output_bytes, baseline_flops=ctx.prepared.flops,
@@ -373,7 +384,7 @@ def _timed_result(ctx: BatchContext, built: Built, reply: EvaluateReply, trace: 
                         speedup_vs_pallas=(round(pallas.median_ms / kern.median_ms, 4)
                                            if pallas is not None and kern.median_ms > 0 else None),
                         speedup_ci=ci, timing_quality=quality, timing_quality_reason=quality_reason,
-                        profile_top_ops=top_ops, deadlines_s=deadlines, block_order=reply.block_order)
+                        profile_top_ops=top_ops, block_order=reply.block_order, block_ms=block_ms, **loaded)
     result = _result(ctx, ctx.task, built, Status.REJECTED if audit.reject_reason else Status.CORRECT,
                      audit.reject_reason or _summary(verdict, speedup, kern), measured, details=details,
                      interpreted=interpreted, overhead=overhead)
@@ -383,12 +394,13 @@ def _timed_result(ctx: BatchContext, built: Built, reply: EvaluateReply, trace: 
     return result
 
 
-def _uncertainty(backend: str, reply: EvaluateReply, base: Timing, kern: Timing, speedup: float | None,
+def _uncertainty(policy: TimingPolicy, reply: EvaluateReply, base: Timing, kern: Timing, speedup: float | None,
                  details: dict[str, JsonValue]) -> tuple[tuple[float, float] | None, Literal["ok", "noisy"],
                                                          str | None]:
     """speedup_ci and timing_quality from the runner's per-segment record (bench.harness.parent.statistics):
-    the times the speedup was computed from, paired block by block. Host interference counts on CPU only: on
-    TPU/GPU the device plane times the programs and the host's load does not enter those times."""
+    the times the speedup was computed from, paired block by block, under the policy's interval and thresholds.
+    Host interference counts where the policy says (CPU only: on TPU/GPU the device plane times the programs and
+    the host's load does not enter those times)."""
     record = reply.interference
     if record is None or speedup is None:
         return None, "noisy", "no timed blocks recorded: no interval"
@@ -399,7 +411,8 @@ def _uncertainty(backend: str, reply: EvaluateReply, base: Timing, kern: Timing,
                                                  segments, BASELINE_FN, CANDIDATE_FN)
     except ValueError as exc:
         return None, "noisy", f"timed blocks unusable: {exc}"
-    interval = statistics.speedup_interval(blocks)
+    interval = statistics.speedup_interval(blocks, policy.confidence, policy.resamples, policy.bootstrap_seed,
+                                           policy.systematic_sd)
     host = statistics.summarize(record)
     details["timing_interference"] = {
         "cpu_share": round(host.cpu_s / host.wall_s, 4) if host.wall_s > 0 else None,
@@ -407,7 +420,7 @@ def _uncertainty(backend: str, reply: EvaluateReply, base: Timing, kern: Timing,
         "run_delay_s": round(host.run_delay_s, 4) if host.run_delay_s is not None else None,
         "loadavg": [host.loadavg_before, host.loadavg_after], "cores": host.cores,
         "others_runnable": round(host.others_runnable, 2) if host.others_runnable is not None else None}
-    quality = statistics.classify(speedup, interval, blocks, host if backend == "cpu" else None)
+    quality = statistics.classify(speedup, interval, blocks, host, policy)
     return ((round(interval[0], 4), round(interval[1], 4)) if interval else None), quality.quality, quality.reason
 
 

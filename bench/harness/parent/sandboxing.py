@@ -9,8 +9,10 @@ The build step (bench.harness.sandbox.child) is the only process that ever runs 
   (address space = memory cap - tmpfs size, so the two together never exceed it);
 - has no network (its own empty network namespace), its own PID namespace (every process it starts dies
   when the build ends: the namespace's init is gone), no capabilities, and dies with the harness;
-- cannot write a file larger than the tmpfs (RLIMIT_FSIZE) and cannot start more than PROCESS_LIMIT
-  processes/threads (a pids cgroup, where the host lets us create one; recorded either way).
+- cannot write a file larger than the tmpfs (RLIMIT_FSIZE), cannot start more than PROCESS_LIMIT
+  processes/threads (a pids cgroup), and cannot take more than its share of the CPU, whatever sessions it creates
+  (a CPU cgroup: one low weight and at most one core for all its processes); where the host refuses a cgroup, the
+  weaker bound that applies instead is named in the result (bench.harness.parent.cgroups).
 No accelerator device node is bound: the build exports for TPU by cross-lowering and never opens a chip.
 
 The environment is scrubbed to an allow-list in both modes: tokens, credentials and the secret seed of
@@ -36,6 +38,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from bench.hardware import SANDBOX_DEVICE_GLOBS
+from bench.harness.parent.cgroups import BuildCgroups
 from bench.paths import PALLAS_REFS_DIR, ROOT, WORKLOADS_DIR
 
 MODES = ("auto", "bwrap", "none")
@@ -53,7 +56,6 @@ DEVICE_GLOBS = SANDBOX_DEVICE_GLOBS
 TMPFS_MB = 256  # the build's private /tmp; part of the memory cap
 DEV_MB = 16  # the build's private /dev (device nodes and /dev/shm); part of the memory cap
 PROCESS_LIMIT = 256  # processes + threads in the build's pids cgroup (jax starts a few dozen threads)
-PIDS_CGROUP = Path("/sys/fs/cgroup/pids")
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 #: Device nodes the build sees in its own /dev (bubblewrap's `--dev` is a tmpfs of the kernel's default size,
 #: half of RAM, which RLIMIT_AS does not count: issue #23 wrote 1.9 GiB there). Nothing else lives there.
@@ -87,8 +89,13 @@ class SandboxedCommand:
     env: dict[str, str]
     name: str  # "bwrap" or "none"
     limits: Limits = field(default_factory=Limits)
-    cgroup: Path | None = None  # the pids cgroup the process joins at start (None: not available here)
+    groups: BuildCgroups | None = None  # its pids and CPU cgroups, joined at start (what they bound, or why not)
     memory_cgroup: Path | None = None  # the memory cgroup it joins (counts tmpfs and shared-memory pages too)
+
+    @property
+    def cgroup(self) -> Path | None:
+        """The pids cgroup (None: the host refused it)."""
+        return self.groups.pids_group if self.groups is not None else None
 
     def preexec(self) -> Callable[[], None] | None:
         """Only where util-linux's prlimit is missing: set the rlimits between fork and exec (Python code in
@@ -111,7 +118,9 @@ class SandboxedCommand:
     def release(self, wait_s: float = 1.0) -> None:
         """Remove the cgroups once every process in them is gone (killed processes leave them a moment
         after their death); one still alive after `wait_s` keeps them (and stays countable there)."""
-        for group in (self.cgroup, self.memory_cgroup):
+        if self.groups is not None:
+            self.groups.release(wait_s)
+        for group in (self.memory_cgroup,):
             if group is None:
                 continue
             deadline = time.monotonic() + wait_s
@@ -134,16 +143,21 @@ def _rlimits(limits: Limits) -> list[tuple[int, int]]:
     return out
 
 
-def _launcher(limits: Limits, cgroup: Path | None, memory_cgroup: Path | None = None) -> list[str]:
+#: The shell that joins the cgroups named by its first arguments ($1: how many) with its own pid, then execs the rest.
+_JOIN = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n - 1)); done; exec "$@"'
+
+
+def _launcher(limits: Limits, groups: BuildCgroups | None, memory_cgroup: Path | None = None) -> list[str]:
     """The prefix that confines a command from its first instruction, without Python in a forked child: a
-    shell joins the pids and memory cgroups with its own pid and execs prlimit, which sets the rlimits and
-    execs the command. Every process below inherits all of them."""
+    shell joins the pids, CPU and memory cgroups with its own pid, the fallback bounds where a cgroup was refused
+    apply (BuildCgroups.launcher), and prlimit sets the rlimits and execs the command. Every process below
+    inherits all of them, whatever session it makes."""
+    joined = [*(groups.groups if groups is not None else []), *([memory_cgroup] if memory_cgroup else [])]
     prefix: list[str] = []
-    groups = [str(g / "cgroup.procs") for g in (cgroup, memory_cgroup) if g is not None]
-    if len(groups) == 1:
-        prefix = ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', groups[0]]
-    elif len(groups) == 2:
-        prefix = ["/bin/sh", "-c", 'echo $$ > "$0" && echo $$ > "$1" && shift && exec "$@"', *groups]
+    if joined:
+        prefix = ["/bin/sh", "-c", _JOIN, "join", str(len(joined)), *[str(g / "cgroup.procs") for g in joined]]
+    if groups is not None:
+        prefix += groups.launcher()
     if shutil.which("prlimit"):
         names = {resource.RLIMIT_AS: "--as", resource.RLIMIT_FSIZE: "--fsize", resource.RLIMIT_CORE: "--core"}
         prefix += ["prlimit", *[f"{names[w]}={v}" for w, v in _rlimits(limits)], "--"]
@@ -261,13 +275,6 @@ def require_bwrap() -> None:
     resolve_mode("bwrap")
 
 
-def _pids_cgroup(limit: int) -> Path | None:
-    """A fresh pids cgroup (v1 hierarchy) with pids.max = limit, or None where the host does not allow it."""
-    if not (PIDS_CGROUP / "cgroup.procs").exists():
-        return None
-    return _new_cgroup(PIDS_CGROUP, {"pids.max": str(limit)})
-
-
 def _new_cgroup(base: Path, required: dict[str, str], optional: dict[str, str] | None = None) -> Path | None:
     """A fresh cgroup below `base` with `required` files written (else it is removed again and None returned) and
     `optional` ones written where the host has them (e.g. memsw only where swap is accounted)."""
@@ -332,11 +339,9 @@ def memory_events(cgroup: Path | None) -> dict[str, int]:
 
 def pids_cgroup_available() -> bool:
     """Whether this host lets the harness create a pids cgroup (checked by creating and removing one)."""
-    cgroup = _pids_cgroup(PROCESS_LIMIT)
-    if cgroup is None:
-        return False
-    cgroup.rmdir()
-    return True
+    groups = BuildCgroups.create(PROCESS_LIMIT)
+    groups.release()
+    return groups.pids_bounded
 
 
 def wrap(argv: list[str], mode: str = "auto", *, kernel: Path | None = None, limits: Limits = Limits(),
@@ -346,16 +351,16 @@ def wrap(argv: list[str], mode: str = "auto", *, kernel: Path | None = None, lim
     Without bubblewrap (mode "none", or "auto" where it is unusable) the same environment scrub and
     rlimits apply, HOME is a fresh directory, and the row is labelled `sandbox:none`."""
     name = resolve_mode(mode)
-    cgroup = _pids_cgroup(limits.processes)
+    groups = BuildCgroups.create(limits.processes)
     memory = _memory_cgroup(limits.memory_mb)
-    launcher = _launcher(limits, cgroup, memory)
+    launcher = _launcher(limits, groups, memory)
     if name == "none":
         home = Path(tempfile.mkdtemp(prefix="jaxbench_build_home_"))
-        return SandboxedCommand(launcher + list(argv), scrubbed_env(extra_env, home=home), "none", limits, cgroup,
+        return SandboxedCommand(launcher + list(argv), scrubbed_env(extra_env, home=home), "none", limits, groups,
                                 memory)
     env = scrubbed_env(extra_env, home=Path("/tmp"))
     boxed = bwrap_args(kernel, limits, extra_ro)
-    return SandboxedCommand(launcher + boxed + list(argv), env, "bwrap", limits, cgroup, memory)
+    return SandboxedCommand(launcher + boxed + list(argv), env, "bwrap", limits, groups, memory)
 
 
 def startup_cost_ms(repeats: int = 5) -> tuple[float, float | None]:

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from bench.harness.parent.cgroups import release_group, runner_group
 from bench.harness.protocol import messages
 from bench.harness.protocol.isolation import (
     TIMING_NICE,
@@ -44,15 +45,10 @@ from bench.harness.protocol.messages import (
     RunnerHello,
     TrialsRequest,
 )
+from bench.harness.protocol.policy import TimingPolicy
 from bench.harness.protocol.process import ChildProcess, WorkerFailure, one_line
 from bench.harness.protocol.result import Status
-from bench.harness.protocol.task import (
-    STARTUP_TIMEOUT_S,
-    EvalTask,
-    compile_deadline_s,
-    run_deadline_s,
-    timing_deadline_s,
-)
+from bench.harness.protocol.task import STARTUP_TIMEOUT_S, EvalTask
 from bench.paths import JAX_CACHE_DIR, ROOT  # JAX_CACHE_DIR: the runner's compilation cache (trusted only)
 
 #: A runner killed by a signal had run out of memory when its peak resident memory reached this share of its
@@ -82,6 +78,7 @@ class RunnerProcess(ChildProcess):
     def __init__(self, name: str, log_path: Path, *, memory_mb: int | None = None,
                  extra_env: dict[str, str] | None = None) -> None:
         self.cpu_core = worker_core()
+        self.cpu_group: Path | None = None  # the runner's own CPU group (prepare_for_timing)
         self.log_path = log_path
         self.memory_mb = memory_mb
         self.log_mark = 0  # the log's size when the current request was sent
@@ -165,7 +162,11 @@ class RunnerProcess(ChildProcess):
                                                    f"is {cap} MiB)", failure.traceback, failure.error)
 
     def prepare_for_timing(self, core: int | None, nice: int = TIMING_NICE) -> int:
-        """Pin every thread of the runner to `core` at priority `nice` (protocol.isolation.pin_threads)."""
+        """Pin every thread of the runner to `core` at priority `nice` (protocol.isolation.pin_threads), in a CPU
+        group weighing far more than any build's (parent.cgroups.runner_group: `nice` means nothing across
+        sessions; a cgroup's weight does)."""
+        if self.cpu_group is None:
+            self.cpu_group = runner_group(self.pid)
         return pin_threads(self.pid, core, nice)
 
     def close(self) -> None:
@@ -182,6 +183,7 @@ class RunnerProcess(ChildProcess):
                 pass
         self.release(self._cmd_w)
         self._log.close()
+        release_group(self.cpu_group, 0.0 if self.proc.poll() is None else 1.0)
 
     def log_tail(self, limit: int = 4000, since: int = 0) -> str:
         """The last `limit` bytes the runner logged (after offset `since`)."""
@@ -264,18 +266,16 @@ class RunnerSession:
             raise RuntimeError("the runner was not started")  # a harness bug: start() comes first
         return self.proc
 
-    def deadlines(self, request: EvaluateRequest, programs: int) -> dict[str, float]:
-        """Seconds each phase may take: compiling follows the baseline's compile time (with a floor;
-        bench.harness.protocol.task.compile_deadline_s); the phases that run the candidate's program follow the
-        baseline's time per call (bench.harness.protocol.task.run_deadline_s, timing_deadline_s). Never more than the
-        task's cap."""
+    def deadlines(self, policy: TimingPolicy, programs: int) -> dict[str, float]:
+        """Seconds each phase may take, from the timing policy's maxima (bench.harness.protocol.policy): compiling
+        follows the baseline's compile time (with a floor); the phases that run the candidate's program follow the
+        baseline's time per call and the most calls the policy lets the runner make. Never more than the task's cap."""
         call_ms = self.prepared.baseline_call_ms if self.prepared else None
         cap = self.task.timeout_s
         compile_s = self.prepared.baseline_compile_s if self.prepared else None
-        return {"compile": round(compile_deadline_s(cap, compile_s), 1),
-                "correctness": round(run_deadline_s(cap, call_ms, self.task.seeds), 1),
-                "timing": round(timing_deadline_s(cap, call_ms, programs, request.warmup, request.iters,
-                                                  request.profile_iters, request.fit_calls), 1)}
+        return {"compile": round(policy.compile_deadline_s(cap, compile_s), 1),
+                "correctness": round(policy.run_deadline_s(cap, call_ms, self.task.seeds), 1),
+                "timing": round(policy.timing_deadline_s(cap, call_ms, programs), 1)}
 
     def evaluate(self, program: bytes, request: EvaluateRequest,
                  deadlines: dict[str, float]) -> tuple[EvaluateReply, bytes | None]:
@@ -286,9 +286,10 @@ class RunnerSession:
             reply = self._phase(LoadRequest(), deadlines["compile"], "compile", [program])[0]
             if not reply.ran:
                 return reply, None
+            compiled = {"compile_s": reply.compile_s}  # the load's measure, carried on the phases' replies
             trials = self._phase(TrialsRequest(), deadlines["correctness"], "correctness")[0]
             if not trials.ran or not all(t.report.correct for t in trials.trials):
-                return trials, None
+                return trials.model_copy(update=compiled), None
             with timing_lock(worker_core(), self.task.timeout_s) as (waited_s, _):
                 self.phase_s["timing_queue"] = round(waited_s, 4)  # another evaluation was timing on this host
                 timed, blobs = self._phase(request, deadlines["timing"], "timing")
@@ -296,7 +297,7 @@ class RunnerSession:
             self._runner().close()
             self.prepared = None
             raise
-        return timed.model_copy(update={"trials": trials.trials}), (blobs[0] if blobs else None)
+        return timed.model_copy(update={"trials": trials.trials, **compiled}), (blobs[0] if blobs else None)
 
     def _phase(self, message: Message, deadline_s: float, phase: str,
                blobs: Sequence[bytes] = ()) -> tuple[EvaluateReply, list[bytes]]:

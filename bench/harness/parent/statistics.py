@@ -45,26 +45,31 @@ from typing import Literal
 import numpy as np
 
 from bench.harness.protocol.messages import InterferenceRecord
+from bench.harness.protocol.policy import POLICIES, TimingPolicy
 
-CONFIDENCE = 0.95
-RESAMPLES = 4000
-SEED = 0
-# Between-run standard deviation of log(speedup) of identical programs that the within-run resampling does
-# not explain: 50 XLA-baseline-against-itself rows of cpu/small (harness 8), var(log speedup) across rows
-# (sd 0.026) minus the mean within-run bootstrap variance (rms se 0.023): sd 0.0125. Re-measured by
+#: The numbers of the interval and of the quality (what each means, and where it was measured, below) are the
+#: timing policy's (bench.harness.protocol.policy.TimingPolicy, the one place they are set); an evaluation passes its
+#: own policy, and these defaults are the CPU policy's (tests, benchmarks/intervals.py).
+DEFAULTS = POLICIES["cpu"]
+CONFIDENCE = DEFAULTS.confidence
+RESAMPLES = DEFAULTS.resamples
+SEED = DEFAULTS.bootstrap_seed
+# SYSTEMATIC_SD: between-run standard deviation of log(speedup) of identical programs that the within-run
+# resampling does not explain: 50 XLA-baseline-against-itself rows of cpu/small (harness 8), var(log speedup) across
+# rows (sd 0.026) minus the mean within-run bootstrap variance (rms se 0.023): sd 0.0125. Re-measured by
 # benchmarks/intervals.py ("between-run sd"). Applied to every timing method until a TPU run measures its own.
-SYSTEMATIC_SD = 0.0125
-# A result is `noisy` when ...
-WIDE_INTERVAL = 0.15  # ... its interval is wider than this share of the speedup (the issue's quiet-host target)
-MIN_CPU_SHARE = 0.90  # ... the runner ran less than this share of the timed wall time (the rest: preempted)
-MAX_RUN_DELAY_SHARE = 0.05  # ... its thread waited for its core longer than this share of the timed wall time
-# ... or, where the kernel keeps no run delay (no schedstat), it was preempted more often than this per timed
-# second. Where the delay is known, frequent short preemptions alone are not interference: a process pinned to
-# the timing core waking 150 times a second (as Ray's daemon threads do on a one-core node) made 97-129 switches
-# in 0.6-0.8 s but cost 2 % of the wall time, and all 8 identical evaluations read 0.96-1.05, intervals around 1.
-MAX_INVOLUNTARY_PER_S = 50.0
-BIMODAL_GAP = 0.10  # ... a program's block medians form two groups at least this far apart (relative) ...
-MIN_GROUP = 2  # ... each of at least this many blocks, further apart than either group is wide
+SYSTEMATIC_SD = DEFAULTS.systematic_sd
+# A result is `noisy` when (the policy's fields):
+# - wide_interval: its interval is wider than this share of the speedup (the issue's quiet-host target);
+# - min_cpu_share: the runner ran less than this share of the timed wall time (the rest: preempted);
+# - max_run_delay_share: its thread waited for its core longer than this share of the timed wall time;
+# - max_involuntary_per_s: or, where the kernel keeps no run delay (no schedstat), it was preempted more often than
+#   this per timed second. Where the delay is known, frequent short preemptions alone are not interference: a
+#   process pinned to the timing core waking 150 times a second (as Ray's daemon threads do on a one-core node) made
+#   97-129 switches in 0.6-0.8 s but cost 2 % of the wall time, and all 8 identical evaluations read 0.96-1.05,
+#   intervals around 1;
+# - bimodal_gap, min_group: a program's block medians form two groups at least bimodal_gap apart (relative), each
+#   of at least min_group blocks, further apart than either group is wide.
 
 
 @dataclass(frozen=True)
@@ -239,7 +244,8 @@ def _with_systematic(estimate: float, low: float, high: float, confidence: float
     return math.exp(m - down), math.exp(m + up)
 
 
-def bimodal(values: Sequence[float], gap: float = BIMODAL_GAP, min_group: int = MIN_GROUP) -> str | None:
+def bimodal(values: Sequence[float], gap: float = DEFAULTS.bimodal_gap,
+            min_group: int = DEFAULTS.min_group) -> str | None:
     """Whether `values` (one program's block medians) form two separate groups, and which.
 
     The best two-group split (least within-group squared log deviation) counts when each group holds at
@@ -264,16 +270,16 @@ def bimodal(values: Sequence[float], gap: float = BIMODAL_GAP, min_group: int = 
             f"{math.exp(np.median(high)):.3g} ms ({len(high)} blocks)")
 
 
-def interference_reasons(m: Interference) -> list[str]:
+def interference_reasons(m: Interference, policy: TimingPolicy = DEFAULTS) -> list[str]:
     """Readable reasons why the host disturbed the timed blocks, from what the runner measured."""
     reasons = []
-    if m.wall_s > 0 and m.cpu_s / m.wall_s < MIN_CPU_SHARE:
+    if m.wall_s > 0 and m.cpu_s / m.wall_s < policy.min_cpu_share:
         reasons.append(f"the runner ran {m.cpu_s / m.wall_s:.0%} of the timed wall time (preempted the rest)")
     if m.wall_s > 0 and m.run_delay_s is not None:
-        if m.run_delay_s / m.wall_s > MAX_RUN_DELAY_SHARE:
+        if m.run_delay_s / m.wall_s > policy.max_run_delay_share:
             reasons.append(f"the runner waited {m.run_delay_s / m.wall_s:.0%} of the timed wall time for its core "
                            f"({m.involuntary_switches} involuntary context switches)")
-    elif m.wall_s > 0 and m.involuntary_switches / m.wall_s > MAX_INVOLUNTARY_PER_S:
+    elif m.wall_s > 0 and m.involuntary_switches / m.wall_s > policy.max_involuntary_per_s:
         reasons.append(f"{m.involuntary_switches} involuntary context switches in {m.wall_s:.2f} s of timing")
     load = max(m.loadavg_before, m.loadavg_after)
     if m.others_runnable is not None:
@@ -286,18 +292,19 @@ def interference_reasons(m: Interference) -> list[str]:
 
 
 def classify(estimate: float | None, interval: tuple[float, float] | None, blocks: Sequence[Block],
-             interference: Interference | None) -> TimingQuality:
-    """`ok`, or `noisy` with every reason found (a wide or missing interval, bimodal blocks, interference)."""
+             interference: Interference | None, policy: TimingPolicy = DEFAULTS) -> TimingQuality:
+    """`ok`, or `noisy` with every reason found (a wide or missing interval, bimodal blocks, and, where the policy
+    counts the host's interference, what the runner measured of it)."""
     reasons = []
     if interval is None or not estimate:
         reasons.append("fewer than two timed blocks: no interval")
-    elif (interval[1] - interval[0]) / estimate > WIDE_INTERVAL:
+    elif (interval[1] - interval[0]) / estimate > policy.wide_interval:
         reasons.append(f"wide interval {interval[0]:.3g}-{interval[1]:.3g} "
                        f"({(interval[1] - interval[0]) / estimate:.0%} of the speedup)")
     for name, per_block in (("baseline", [b.baseline_ms for b in blocks]), ("kernel", [b.kernel_ms for b in blocks])):
-        modes = bimodal([float(np.median(t)) for t in per_block if len(t)])
+        modes = bimodal([float(np.median(t)) for t in per_block if len(t)], policy.bimodal_gap, policy.min_group)
         if modes:
             reasons.append(f"bimodal blocks: the {name}'s block medians form two groups, {modes}")
-    if interference is not None:
-        reasons.extend(interference_reasons(interference))
+    if interference is not None and policy.host_interference:
+        reasons.extend(interference_reasons(interference, policy))
     return TimingQuality("noisy", "; ".join(reasons)) if reasons else TimingQuality("ok", None)

@@ -9,8 +9,10 @@ took the first N in file order, and silently fell back to wall clock. Here:
 - the number of executions found must equal the number of timed calls, otherwise the wall clock is
   used and `timing_method` says so.
 
-On CPU the timed blocks are NOT traced (`timing_method` "cpu_wall_clock": perf_counter around each call +
-block_until_ready, in the runner, between the baseline's and the candidate's blocks). Measured with jax
+Whether the blocks are traced, and how many calls the untimed profile pass makes, is the timing policy's
+(bench.harness.protocol.policy.TimingPolicy: traced, profile_calls). On CPU the timed blocks are NOT traced
+(`timing_method` "cpu_wall_clock": perf_counter around each call + block_until_ready, in the runner, between the
+baseline's and the candidate's blocks). Measured with jax
 0.10.2 on the 2-vCPU VM (8p_GEMM small, one core): an active profiler slows the XLA:CPU program itself
 from 0.87 ms to 1.7-3.3 ms per call, and in some processes (at random) each call's 1.7 MB temp buffer
 is then taken from fresh memory (~4,600 page faults per call, RSS growing by the temp size per call),
@@ -30,24 +32,6 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from bench.harness.protocol.result import ProfileOp, Timing
-
-#: CPU: calls in the untimed profile pass after the timed blocks (op breakdown and profiled time)
-PROFILE_ITERS = 5
-
-
-def blocks_traced(backend: str) -> bool:
-    """Whether timed blocks run inside the profiler: on TPU/GPU the device plane times them; on CPU the
-    profiler slows the program itself (module docstring), so CPU blocks run untraced."""
-    return backend != "cpu"
-
-
-def profile_calls(backend: str, interpreted: bool = False) -> int:
-    """Calls in the untimed profile pass after the blocks: none where the blocks were traced; on CPU
-    PROFILE_ITERS, or 1 for a program in TPU interpret mode (one interpreted call already holds
-    thousands of op events, seconds to parse)."""
-    if blocks_traced(backend):
-        return 0
-    return 1 if interpreted else PROFILE_ITERS
 
 
 @dataclass(frozen=True)

@@ -20,9 +20,11 @@ from typing import Any
 
 from threadpoolctl import threadpool_limits
 
-from bench.harness.protocol.schedule import cpu_only_host
+from bench.harness.protocol.policy import POLICIES, TimingPolicy, resolve
+from bench.harness.protocol.schedule import host_backend
 
-TIMING_NICE = -10
+#: The runner's priority while it times: the timing policy's (the same on every backend).
+TIMING_NICE = POLICIES["cpu"].timing_nice
 # One thread per XLA:CPU op. On a shared 2-core box a 2-thread op waits for its slower thread, which
 # another process may hold for a whole time slice: per-iteration times then split into two modes
 # (~1x and ~1.8x) and the median jumps between them. Single-threaded ops are one mode. CPU-only
@@ -126,6 +128,12 @@ def confined_to(core: int | None) -> bool:
         return False
 
 
+def host_policy(environ: dict[str, str] | None = None) -> TimingPolicy:
+    """The timing policy of this host's runner (its isolation switches: pin_timing_core, single_threaded_xla),
+    probed without jax (bench.harness.schedule.host_backend)."""
+    return resolve(host_backend(environ))
+
+
 def worker_core(environ: dict[str, str] | None = None) -> int | None:
     """The one core the runner is confined to FROM ITS START, on a CPU-only host (None elsewhere).
 
@@ -135,7 +143,7 @@ def worker_core(environ: dict[str, str] | None = None) -> int | None:
     CPU per ~1.5 ms call of 8p_GEMM small). Confined from the start, with synchronous dispatch, the program
     runs on the calling thread, one op after another, provided its inputs are ready (runner.program.place
     waits for them). On TPU/GPU hosts the runtime's host threads keep every core."""
-    return timing_core() if cpu_only_host(environ) else None
+    return timing_core() if host_policy(environ).pin_timing_core else None
 
 
 def worker_env(base: dict[str, str]) -> dict[str, str]:
@@ -148,7 +156,7 @@ def worker_env(base: dict[str, str]) -> dict[str, str]:
     # numpy's BLAS in the runner: no spinning helper threads next to the timed program
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         env[var] = "1"
-    if cpu_only_host(env):
+    if host_policy(env).single_threaded_xla:
         env["GLIBC_TUNABLES"] = CPU_MALLOC_TUNABLES
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     env["PYTHONUNBUFFERED"] = "1"

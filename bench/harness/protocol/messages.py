@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
+from bench.harness.protocol.policy import TimingPolicy
 from bench.harness.protocol.result import Correctness, Machine
 
 #: The names programs are exported and compiled under: the build exports the candidate as CANDIDATE_FN, the
@@ -218,20 +219,12 @@ class TrialsRequest(Message):
 
 
 class EvaluateRequest(Message):
-    """Time the loaded candidate against the baseline (ABBA blocks), then drop it."""
+    """Time the loaded candidate against the baseline (ABBA blocks) under `policy`, then drop it. The runner decides
+    the counts under the policy (TimingPolicy.calls, blocks) and reports them (EvaluateReply.calls, blocks)."""
 
     cmd: Literal["time"] = "time"
-    warmup: int
-    iters: int
-    blocks: int
-    profile_iters: int = 0  # untimed profiled calls per program after the blocks (CPU op breakdown)
-    trace_blocks: bool = False  # TPU/GPU: time the blocks from the device plane
+    policy: TimingPolicy
     schedule_seed: int | None = None  # block lengths, checked calls, re-trial positions (runner.loop.draw_schedule)
-    # calibrated calls: `iters` is the parent's estimate; the runner calibrates them again on the baseline's calls it
-    # just made and shrinks them to the slowest program it measured (protocol.task.timed_calls, fitted_calls),
-    # then, when `auto_blocks`, takes default_blocks of what is left
-    fit_calls: bool = False
-    auto_blocks: bool = False
 
 
 class TrialReport(Message):
@@ -286,16 +279,16 @@ class EvaluateReply(Message):
     traced: bool = False  # blob 0, when present: the profiler trace (blocks or the profile pass)
     block_order: list[str] = Field(default_factory=list)
     interference: InterferenceRecord | None = None  # per timed segment (None: no timing ran)
+    compile_s: float | None = None  # seconds deserializing + compiling the candidate (`load`; None: not compiled)
+    calls: int = 0  # timed calls per program the runner decided under the request's policy (0: no timing ran)
+    blocks: int = 0  # ABBA blocks it timed
 
 
 class TimeBaselineRequest(Message):
-    """`bench run`: time the baseline alone on the prepared timing inputs."""
+    """`bench run`: time the baseline alone on the prepared timing inputs, under `policy`."""
 
     cmd: Literal["time_baseline"] = "time_baseline"
-    warmup: int
-    iters: int
-    profile_iters: int = 0
-    trace_blocks: bool = False
+    policy: TimingPolicy
 
 
 class ExitRequest(Message):

@@ -179,11 +179,18 @@ class EvalResult(BaseModel):
     timing_seed: int | None = None  # the fresh seed of the timing inputs (None when secret or not drawn)
     schedule: str | None = None  # "interleaved" | "exclusive" (bench.harness.protocol.schedule), and why it was chosen:
     schedule_reason: str | None = None
-    # seconds each phase that ran the candidate may take ("compile", "correctness", "timing"): protocol.task
+    # seconds each phase that ran the candidate may take ("compile", "correctness", "timing"): from the timing policy
     deadlines_s: dict[str, float] = Field(default_factory=dict)
+    # the timing policy the runner timed under (protocol.policy): "<name>@<first 12 hex of sha256 of its JSON>"
+    timing_policy: str | None = None
     timeline_s: Timeline | None = None
     runner: RunnerInfo | None = None
     block_order: list[str] = Field(default_factory=list)  # program names in the order the timed blocks ran (ABBA)
+    # per program ("baseline", "kernel", "pallas_reference" when timed): each timed block's time per call (ms, the
+    # mean of its calls), in the order the blocks ran (block_order); what the interval resamples, published
+    block_ms: dict[str, list[float]] = Field(default_factory=dict)
+    # seconds the runner spent compiling each program ("kernel", "baseline"): deserializing + compiling the export
+    compile_s: dict[str, float] = Field(default_factory=dict)
     # does the kernel lower for a TPU (Mosaic)? "ok" only when the parent read and accepted a TPU program
     # (bench.harness.parent.inspecting); otherwise why not (the build's own error text follows, as feedback); None
     # when the build failed first

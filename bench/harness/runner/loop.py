@@ -6,12 +6,12 @@ Every timed output is verified (issue #23): a pure program gives bitwise-identic
 inputs, so after each timed call (outside the timed window) the runner checks that its output is bit for bit
 the output it compared in full against the reference (one checked call before the blocks): the bytes themselves
 where outputs live in host memory (CPU), a digest taken on the device elsewhere (bench.harness.runner.verify).
-An output that differs is compared in full on the spot. On top, where the check is a digest, in
-CHECKED_BLOCKS blocks chosen at random, one call of each program, chosen at random, is compared in full (for
-every program alike: the comparison runs between blocks and disturbs whatever runs next). The schedule is the
-program's to guess and it cannot: block lengths, which calls are compared in full, and where the correctness
-re-trials (the other seeds' inputs, untimed) fall between blocks are drawn from the evaluation's schedule seed
-(fresh, or derived from the secret seed), as is the device digest's weighting.
+An output that differs is compared in full on the spot. On top, where the check is a digest, in the policy's
+checked blocks (TimingPolicy.checked_blocks) chosen at random, one call of each program, chosen at random, is
+compared in full (for every program alike: the comparison runs between blocks and disturbs whatever runs next).
+The schedule is the program's to guess and it cannot: block lengths, which calls are compared in full, and where
+the correctness re-trials (the other seeds' inputs, untimed) fall between blocks are drawn from the evaluation's
+schedule seed (fresh, or derived from the secret seed), as is the device digest's weighting.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import hashlib
 import random
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,18 +31,14 @@ import numpy as np
 
 from bench.harness.protocol.correctness import Tolerance, compare
 from bench.harness.protocol.messages import BASELINE_FN, CANDIDATE_FN, TrialReport
-from bench.harness.protocol.task import default_blocks, fitted_calls, timed_calls
+from bench.harness.protocol.policy import TimingPolicy
 from bench.harness.runner.interference import Recorder
 from bench.harness.runner.program import Program, delete, place, to_host
 from bench.harness.runner.verify import Expected
 
 ROTATION_SETS = 4  # copies of the timing inputs ...
 ROTATION_BYTES = 1 << 30  # ... as long as they fit in this budget
-#: Blocks in which each program has one call compared in full, where outputs are verified by a device digest
-#: (a collision would hide a call; where they are compared by their bytes, none: bench.harness.runner.verify). Not
-#: every block: calibrated runs time up to 200 short blocks (bench.harness.protocol.task.CALLS_PER_BLOCK), and one
-#: comparison costs ~4 ms at small size.
-CHECKED_BLOCKS = 10
+Clock = Callable[[], float]  # seconds, monotonic: time.perf_counter, or a test's own
 
 
 class SelfCheckFailed(RuntimeError):
@@ -59,6 +56,8 @@ class TimedRun:
     trace: bytes | None  # the profiler trace (the blocks on TPU/GPU, the untimed profile pass on CPU)
     order: list[str]  # program names in the order their blocks ran (ABBA)
     verified: int = 0  # the candidate's timed outputs verified (bit for bit, or compared in full)
+    calls: int = 0  # timed calls per program, as the policy decided them here (TimingPolicy.calls)
+    blocks: int = 0  # ABBA blocks timed (TimingPolicy.blocks, at most one per call)
 
 
 def _hash(sets: list[list[Any]]) -> str:
@@ -80,17 +79,17 @@ class Schedule:
     multiplier: int
 
 
-def draw_schedule(seed: int | None, iters: int, blocks: int, retrials: int) -> Schedule:
-    """Random block lengths (each >= 1, summing to `iters`) and check positions (CHECKED_BLOCKS blocks) from
-    `seed`; with no seed, the even split of earlier harnesses, the last call of every block checked (tests
-    and `bench run`)."""
+def draw_schedule(seed: int | None, iters: int, blocks: int, retrials: int, checked_blocks: int) -> Schedule:
+    """Random block lengths (each >= 1, summing to `iters`) and check positions (`checked_blocks` blocks: the
+    policy's, TimingPolicy.checked_blocks) from `seed`; with no seed, the even split of earlier harnesses, the last
+    call of every block checked (tests and `bench run`)."""
     blocks = max(1, min(blocks, iters))
     if seed is None:
         sizes = [iters // blocks + (1 if b < iters % blocks else 0) for b in range(blocks)]
         return Schedule(sizes, [n - 1 for n in sizes], [blocks - 1] * retrials, 2654435761)
     rng = random.Random(seed)
     sizes = _jittered_sizes(rng, iters, blocks)
-    chosen = set(rng.sample(range(blocks), min(blocks, CHECKED_BLOCKS)))
+    chosen = set(rng.sample(range(blocks), min(blocks, checked_blocks)))
     return Schedule(sizes, [rng.randrange(n) if b in chosen else -1 for b, n in enumerate(sizes)],
                     [rng.randrange(blocks) for _ in range(retrials)], rng.randrange(1, 2**32, 2))
 
@@ -115,7 +114,7 @@ def _jittered_sizes(rng: random.Random, iters: int, blocks: int) -> list[int]:
 
 
 def _timed(program: Program, sets: list[list[Any]], n: int, start: int, check_at: int,
-           expect: Expected | None) -> tuple[list[float], list[tuple[int, Any]], int]:
+           expect: Expected | None, clock: Clock = time.perf_counter) -> tuple[list[float], list[tuple[int, Any]], int]:
     """`n` calls over the rotating input sets: per-call wall ms (perf_counter + block_until_ready). After each
     call, outside the timer, its output is checked against `expect`; returned: the outputs to compare in full
     (the call at `check_at`, and any that differs), and how many outputs were verified."""
@@ -126,9 +125,9 @@ def _timed(program: Program, sets: list[list[Any]], n: int, start: int, check_at
     try:
         for i in range(n):
             args = sets[(start + i) % len(sets)]
-            t0 = time.perf_counter()
+            t0 = clock()
             out = jax.block_until_ready(program.compiled(*args))
-            walls.append((time.perf_counter() - t0) * 1e3)
+            walls.append((clock() - t0) * 1e3)
             leaves = list(jax.tree.leaves(out))
             if i == check_at or expect is None or not expect.matches(leaves):
                 keep.append((i, leaves))
@@ -140,31 +139,32 @@ def _timed(program: Program, sets: list[list[Any]], n: int, start: int, check_at
     return walls, keep, verified
 
 
-def _warm_up(program: Program, sets: list[list[Any]], warmup: int) -> tuple[list[Any], float]:
+def _warm_up(program: Program, sets: list[list[Any]], warmup: int, clock: Clock) -> tuple[list[Any], float]:
     """The warmup calls, then the checked call (its output returned, to be compared in full), each timed: the
-    fastest of them says what one call of this program costs (fitted_calls)."""
+    fastest of them says what one call of this program costs (TimingPolicy.calls)."""
     calls_ms = []
     for i in range(warmup):
-        t0 = time.perf_counter()
+        t0 = clock()
         jax.block_until_ready(program.compiled(*sets[i % len(sets)]))
-        calls_ms.append((time.perf_counter() - t0) * 1e3)
-    t0 = time.perf_counter()
+        calls_ms.append((clock() - t0) * 1e3)
+    t0 = clock()
     out = list(jax.tree.leaves(jax.block_until_ready(program.compiled(*sets[0]))))
-    calls_ms.append((time.perf_counter() - t0) * 1e3)
+    calls_ms.append((clock() - t0) * 1e3)
     return out, min(calls_ms)
 
 
-def time_programs(programs: list[Program], host: list[Any], reference: list[Any], tolerance: Tolerance, warmup: int,
-                  iters: int, blocks: int, profile_iters: int, trace_blocks: bool, record: Recorder | None = None,
-                  schedule_seed: int | None = None, retrials: list[tuple[Any, list[Any], list[Any]]] | None = None,
-                  fit_calls: bool = False, auto_blocks: bool = False) -> TimedRun:
+def time_programs(programs: list[Program], host: list[Any], reference: list[Any], tolerance: Tolerance,
+                  policy: TimingPolicy, record: Recorder | None = None, schedule_seed: int | None = None,
+                  retrials: list[tuple[Any, list[Any], list[Any]]] | None = None,
+                  clock: Clock = time.perf_counter) -> TimedRun:
     """ABBA blocks of every program in this process, on the schedule drawn from `schedule_seed`; every timed
     output verified (module docstring); the candidate's reports are returned with the number of its timed
-    outputs verified. `retrials`: (seed, host inputs, reference) re-run on the candidate, untimed, between
-    blocks. The trace (blocks on TPU/GPU, an untimed profile pass on CPU) comes back whole. `record` gets one
-    segment per (block, program): its calls and the host's interference meanwhile. `fit_calls`: `iters` is
-    calibrated again on the baseline's fastest untimed call here, then shrunk to the slowest program's
-    (bench.harness.protocol.task.timed_calls, fitted_calls; then default_blocks when `auto_blocks`)."""
+    outputs verified. The counts are decided HERE, once, under `policy`: its warmup, then its calls (calibrated on
+    the baseline's fastest untimed call and fitted to the slowest program's, both just measured in the timing's
+    own conditions) and blocks; the run reports them. `retrials`: (seed, host inputs, reference) re-run on the
+    candidate, untimed, between blocks. The trace (blocks where the policy traces them, else an untimed profile
+    pass) comes back whole. `record` gets one segment per (block, program): its calls and the host's interference
+    meanwhile. `clock`: what every call is timed with (tests inject their own)."""
     retrials = retrials or []
     nbytes = sum(a.nbytes for a in host) or 1
     sets = [place(host) for _ in range(max(1, min(ROTATION_SETS, ROTATION_BYTES // nbytes)))]
@@ -176,15 +176,13 @@ def time_programs(programs: list[Program], host: list[Any], reference: list[Any]
     checked: dict[str, list[Any]] = {}
     fastest: dict[str, float] = {}  # each program's fastest untimed call
     for p in programs:
-        out, fastest[p.name] = _warm_up(p, sets, warmup)
+        out, fastest[p.name] = _warm_up(p, sets, policy.warmup, clock)
         report = compare(reference, to_host(out), tolerance)
         _account(p, report, timed, "the checked call")
         checked[p.name] = out
-    if fit_calls:  # calibrated on the baseline's calls just made, in the timing's own conditions: the parent's count
-        # came from `prepare`, which may have run beside the builds (protocol.task.timed_calls, fitted_calls)
-        iters = fitted_calls(timed_calls(fastest.get(BASELINE_FN), True), max(fastest.values()))
-        blocks = default_blocks(iters, calibrated=True) if auto_blocks else blocks
-    plan = draw_schedule(schedule_seed, iters, blocks, len(retrials))
+    iters = policy.calls(fastest.get(BASELINE_FN), max(fastest.values()))
+    plan = draw_schedule(schedule_seed, iters, policy.blocks(iters), len(retrials), policy.checked_blocks)
+    trace_blocks, profile_iters = policy.traced, (0 if policy.traced else policy.profile_calls)
     expect = {name: Expected(out, plan.multiplier) for name, out in checked.items()}
     for out in checked.values():
         delete(out)
@@ -203,7 +201,7 @@ def time_programs(programs: list[Program], host: list[Any], reference: list[Any]
             # (a full comparison of an output already known bit for bit to be the checked one would repeat the
             # checked call's: none where outputs are compared by their bytes, bench.harness.runner.verify)
             check_at = -1 if expect[p.name].exact else plan.checked[b]
-            w, keep, count = _timed(p, sets, n, len(walls[p.name]), check_at, expect[p.name])
+            w, keep, count = _timed(p, sets, n, len(walls[p.name]), check_at, expect[p.name], clock)
             if record is not None and started is not None:
                 record.stop(started, b, p.name, len(w))
             walls[p.name].extend(w)
@@ -234,7 +232,7 @@ def time_programs(programs: list[Program], host: list[Any], reference: list[Any]
     for s in sets:
         delete(s)
     return TimedRun(walls=walls, timed=timed, inputs_unchanged=unchanged, trace=trace, order=order,
-                    verified=verified)
+                    verified=verified, calls=iters, blocks=len(plan.sizes))
 
 
 def _profile_pass_options() -> Any:

@@ -263,11 +263,12 @@ def cmd_load(state: State, req: LoadRequest, blobs: list[bytes]) -> Reply:
     state.candidate = None
     if not blobs:
         raise ValueError("no program to load")
+    t_compile = time.perf_counter()
     try:
         state.candidate = Program(CANDIDATE_FN, blobs[0], state.workload.signature)
     except Exception as exc:
         return _failed("compile", exc), []
-    return EvaluateReply().model_dump(), []
+    return EvaluateReply(compile_s=round(time.perf_counter() - t_compile, 4)).model_dump(), []
 
 
 def cmd_trials(state: State, req: TrialsRequest, blobs: list[bytes]) -> Reply:
@@ -289,9 +290,7 @@ def cmd_time(state: State, req: EvaluateRequest, blobs: list[bytes]) -> Reply:
     try:
         retrials = [(seed, state.inputs[seed], state.refs[seed]) for seed in state.seeds]
         run = time_programs(programs, state.inputs[state.timing_seed], state.refs[state.timing_seed], w.tolerance,
-                            req.warmup, req.iters, req.blocks, req.profile_iters, req.trace_blocks, record=record,
-                            schedule_seed=req.schedule_seed, retrials=retrials, fit_calls=req.fit_calls,
-                            auto_blocks=req.auto_blocks)
+                            req.policy, record=record, schedule_seed=req.schedule_seed, retrials=retrials)
     except SelfCheckFailed:
         record.finish()
         raise  # the harness's own failure: the runner's failure reply, never the candidate's
@@ -303,7 +302,7 @@ def cmd_time(state: State, req: EvaluateRequest, blobs: list[bytes]) -> Reply:
     runs = [ProgramRun(name=p.name, module=p.module, wall_ms=run.walls[p.name]) for p in programs]
     reply = EvaluateReply(timed=run.timed, runs=runs, inputs_unchanged=run.inputs_unchanged,
                           traced=run.trace is not None, block_order=run.order, interference=record.finish(),
-                          timed_verified=run.verified)
+                          timed_verified=run.verified, calls=run.calls, blocks=run.blocks)
     return reply.model_dump(), [run.trace] if run.trace else []
 
 
@@ -311,10 +310,11 @@ def cmd_time_baseline(state: State, req: TimeBaselineRequest, blobs: list[bytes]
     """`bench run`: the baseline alone, blocks of one program."""
     w = state.workload
     run = time_programs([w.baseline], state.inputs[state.timing_seed], state.refs[state.timing_seed],
-                        w.tolerance, req.warmup, req.iters, 1, req.profile_iters, req.trace_blocks)
+                        w.tolerance, req.policy)
     reply = EvaluateReply(runs=[ProgramRun(name=BASELINE_FN, module=w.baseline.module,
                                            wall_ms=run.walls[BASELINE_FN])],
-                          inputs_unchanged=run.inputs_unchanged, traced=run.trace is not None, block_order=run.order)
+                          inputs_unchanged=run.inputs_unchanged, traced=run.trace is not None, block_order=run.order,
+                          calls=run.calls, blocks=run.blocks)
     return reply.model_dump(), [run.trace] if run.trace else []
 
 

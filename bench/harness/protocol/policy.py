@@ -1,0 +1,203 @@
+"""The timing policy: how many calls, blocks and checks one evaluation times, how its interval and quality are read,
+and how long the phases that run a kernel may take. One frozen model, resolved once per backend; the only decider.
+
+Why one object: harness 14 decided these numbers in a dozen modules, and the calibrated call count twice (the
+parent estimated it, the runner re-fitted it). Now the parent resolves a `TimingPolicy` (`resolve`, then
+`for_task` where the caller chose counts), sends it to the runner inside the timing request, and the runner
+calibrates under it (`calls`, `blocks`) and reports the counts it used. The parent's deadlines come from the
+policy's maxima (`timing_deadline_s`), never from an estimate the runner may override. Every result records the
+policy's name and a short hash of its JSON (`label`), so two rows timed under different rules are told apart.
+
+Where each number comes from (measured on this project's 2-core CI VM unless said otherwise):
+- `min_calls` 50, warmup 5: upstream's `run` / `evaluate` defaults.
+- CPU (`cpu`): the timed blocks are not traced (the profiler slows XLA:CPU programs: bench.harness.parent.timing),
+  so each call is timed on the wall clock. 50 calls of a small workload sum to ~0.1 s and the speedup interval was
+  0.15-0.19 wide on a quiet host (issue #25); the calls are calibrated on the baseline's call time like pyperf's and
+  timeit's loops: enough that each program's timed calls sum to about `target_s` (0.25 s), between `min_calls` and
+  `max_calls` (1000), then shrunk to the slowest program (`fit_slack`: identical programs' first calls drift up to
+  ~1.8x their fastest, and must keep the baseline's calls; a kernel ~1000x slower than a tiny baseline used to get
+  1,000 calls and hold the runner ~280 s).
+- Calibrated runs alternate the programs in short blocks of about `calls_per_block` (2) calls, between
+  `min_blocks` (10) and `max_blocks` (200): this VM's speed drifts over tens of milliseconds, and only programs
+  timed close together see the same drift (41k identical, median interval width of 8 runs: 20 blocks of ~4 calls
+  0.145, 44 blocks of ~2 calls 0.107).
+- `cpu-interpret`: Pallas kernels in TPU interpret mode cost ~9 ms per grid step on CPU, so 1 warmup and 10 timed
+  calls, not calibrated; one profiled call (one interpreted call holds thousands of op events).
+- `gpu`, `tpu`: the device plane times the blocks (traced); 5 + 50 calls in 10 blocks; no profile pass.
+- `checked_blocks` (10): where outputs are verified by a device digest, the blocks with one call compared in full
+  (a comparison costs ~4 ms at small size; calibrated runs time up to 200 blocks).
+- The interval and quality thresholds: bench.harness.parent.statistics says why each value.
+- Deadlines: `run_floor_s` (30 s: round trips, first-call transfers, a loaded host) plus every call of the
+  baseline slowed `allowed_slowdown` (1000x; the slowest correct kernel on cpu/small, 11p in interpret mode, is
+  ~85x its baseline), never above the task's cap. Compiling: `compile_floor_s` (60 s) or `compile_factor` (50x)
+  the baseline's compile time (a compile bomb cost the whole 300 s cap in the runner, issue #23).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+PolicyName = Literal["cpu", "cpu-interpret", "gpu", "tpu"]
+
+
+class TimingPolicy(BaseModel):
+    """Everything that decides how one evaluation is timed and judged. Frozen and strict: a misspelt field is an
+    error, and the JSON (hence the hash) is the whole policy."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str  # the backend's policy ("cpu", "cpu-interpret", "gpu", "tpu"), "+task" when the caller chose counts
+    # --- calls and blocks (the runner decides the counts under these: calls, blocks)
+    warmup: int = Field(ge=0)  # untimed calls per program before its checked call
+    target_s: float | None  # calibrated: each program's timed calls sum to about this; None: min_calls calls
+    min_calls: int = Field(ge=1)
+    max_calls: int = Field(ge=1)
+    fit_slack: float = Field(gt=0)  # a program may take fit_slack * target_s before its calls are cut
+    calls_per_block: int = Field(ge=1)  # calibrated runs: about this many calls per block
+    min_blocks: int = Field(ge=1)
+    max_blocks: int = Field(ge=1)
+    checked_blocks: int = Field(ge=0)  # blocks with one call compared in full (behind a device digest only)
+    # --- how the calls are timed
+    traced: bool  # the timed blocks run inside the profiler (device time); False: wall clock of untraced calls
+    profile_calls: int = Field(ge=0)  # untraced: profiled calls per program after the blocks (op breakdown)
+    # --- isolation switches (bench.harness.protocol.isolation)
+    pin_timing_core: bool  # the runner confined to one core, the parent's threads kept off it
+    timing_nice: int  # the runner's priority while it times
+    single_threaded_xla: bool  # one thread per XLA:CPU op and BLAS, fixed malloc thresholds
+    # --- the interval (bench.harness.parent.statistics)
+    confidence: float = Field(gt=0, lt=1)
+    resamples: int = Field(ge=100)
+    bootstrap_seed: int
+    systematic_sd: float = Field(ge=0)
+    # --- when a timing is `noisy`
+    wide_interval: float = Field(gt=0)  # an interval wider than this share of the speedup
+    host_interference: bool  # the runner's own interference record counts (CPU: the host's load is in the times)
+    min_cpu_share: float
+    max_run_delay_share: float
+    max_involuntary_per_s: float
+    bimodal_gap: float
+    min_group: int
+    # --- the repeat rule (bench.dataset.repeat)
+    max_runs: int = Field(ge=1)  # runs of one evaluation whose timing is untrusted, in all
+    spread_limit: float  # the IQR rule's limit, for results without an interval
+    # --- deadlines (bench.harness.parent.session)
+    run_floor_s: float
+    allowed_slowdown: float
+    compile_floor_s: float
+    compile_factor: float
+
+    # ------------------------------------------------------------------ identity
+    @property
+    def digest(self) -> str:
+        """A short hash of the policy's JSON: equal policies, equal digests, in any process."""
+        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:12]
+
+    @property
+    def label(self) -> str:
+        """What a result records: the policy's name and digest."""
+        return f"{self.name}@{self.digest}"
+
+    @property
+    def calibrated(self) -> bool:
+        """The runner fits the calls to the programs' call times (else: min_calls calls, min_blocks blocks)."""
+        return self.target_s is not None
+
+    # ------------------------------------------------------------------ the runner's decisions
+    def calls(self, baseline_call_ms: float | None, slowest_call_ms: float | None) -> int:
+        """Timed calls per program, from the baseline's and the slowest program's fastest untimed call (ms), both
+        measured by the runner in the timing's own conditions. Not calibrated: min_calls."""
+        if self.target_s is None:
+            return self.min_calls
+        calls = self.min_calls
+        if baseline_call_ms and baseline_call_ms > 0:
+            calls = max(self.min_calls, min(self.max_calls, math.ceil(self.target_s * 1e3 / baseline_call_ms)))
+        if slowest_call_ms and slowest_call_ms > 0:
+            fitted = math.ceil(self.fit_slack * self.target_s * 1e3 / slowest_call_ms)
+            calls = min(calls, max(self.min_calls, fitted))
+        return calls
+
+    def blocks(self, calls: int) -> int:
+        """ABBA blocks for `calls` timed calls per program: short blocks of calls_per_block where calibrated."""
+        if not self.calibrated:
+            return self.min_blocks
+        return max(self.min_blocks, min(self.max_blocks, calls // self.calls_per_block))
+
+    # ------------------------------------------------------------------ the parent's deadlines (from the maxima)
+    def run_deadline_s(self, cap_s: float, baseline_call_ms: float | None, calls: int) -> float:
+        """A phase that runs `calls` calls of a kernel: the floor plus those calls of the baseline slowed
+        allowed_slowdown times, never above the cap; the cap without a measured baseline time."""
+        if not baseline_call_ms or baseline_call_ms <= 0:
+            return cap_s
+        return min(cap_s, self.run_floor_s + calls * baseline_call_ms * self.allowed_slowdown / 1e3)
+
+    def compile_deadline_s(self, cap_s: float, baseline_compile_s: float | None) -> float:
+        """The compile phase: the floor or compile_factor times the baseline's compile time, never above the cap."""
+        if not baseline_compile_s or baseline_compile_s <= 0:
+            return cap_s
+        return min(cap_s, max(self.compile_floor_s, self.compile_factor * baseline_compile_s))
+
+    def timing_deadline_s(self, cap_s: float, baseline_call_ms: float | None, programs: int) -> float:
+        """The timing phase, from the policy's maxima. Not calibrated: every program's warmup, checked, max_calls
+        timed and profiled calls at the baseline's pace slowed allowed_slowdown times. Calibrated: the runner times
+        a program at most max(min_calls calls, about fit_slack * target_s plus one call), so the deadline is that
+        of min_calls calls (plus one) and the slack per program: a slow kernel costs what it did uncalibrated."""
+        per_program = self.warmup + 1 + self.profile_calls
+        if self.target_s is None:
+            return self.run_deadline_s(cap_s, baseline_call_ms, programs * (per_program + self.max_calls))
+        calls = programs * (per_program + self.min_calls + 1)
+        slack_s = programs * self.fit_slack * self.target_s
+        return min(cap_s, self.run_deadline_s(cap_s, baseline_call_ms, calls) + slack_s)
+
+    def for_task(self, warmup: int | None, iters: int | None, blocks: int | None) -> TimingPolicy:
+        """This policy with the caller's own counts (a task's warmup / iters / blocks): chosen calls are not
+        calibrated. Unchanged (same digest) when the caller chose none."""
+        update: dict[str, object] = {}
+        if warmup is not None:
+            update["warmup"] = warmup
+        if iters is not None:
+            update.update(target_s=None, min_calls=iters, max_calls=iters)
+        if blocks is not None:
+            update.update(min_blocks=blocks, max_blocks=blocks)
+        elif iters is not None and self.calibrated:  # chosen calls, the backend's usual number of blocks
+            update.update(max_blocks=self.min_blocks)
+        if not update:
+            return self
+        return self.model_copy(update={**update, "name": f"{self.name}+task"})
+
+
+#: The values every backend shares (the interval, the quality thresholds, the repeat rule, the deadlines).
+_COMMON: dict[str, object] = dict(
+    warmup=5, min_calls=50, fit_slack=2.0, calls_per_block=2, min_blocks=10, checked_blocks=10,
+    confidence=0.95, resamples=4000, bootstrap_seed=0, systematic_sd=0.0125,
+    wide_interval=0.15, min_cpu_share=0.90, max_run_delay_share=0.05, max_involuntary_per_s=50.0,
+    bimodal_gap=0.10, min_group=2, max_runs=3, spread_limit=0.25,
+    run_floor_s=30.0, allowed_slowdown=1000.0, compile_floor_s=60.0, compile_factor=50.0)
+
+_CPU: dict[str, object] = dict(traced=False, pin_timing_core=True, timing_nice=-10, single_threaded_xla=True,
+                               host_interference=True)
+_DEVICE: dict[str, object] = dict(target_s=None, max_calls=50, max_blocks=10, traced=True, profile_calls=0,
+                                  pin_timing_core=False, timing_nice=-10, single_threaded_xla=False,
+                                  host_interference=False)
+
+POLICIES: dict[str, TimingPolicy] = {p.name: p for p in (
+    TimingPolicy.model_validate({**_COMMON, **_CPU, "name": "cpu", "target_s": 0.25, "max_calls": 1000,
+                                 "max_blocks": 200, "profile_calls": 5}),
+    TimingPolicy.model_validate({**_COMMON, **_CPU, "name": "cpu-interpret", "warmup": 1, "target_s": None,
+                                 "min_calls": 10, "max_calls": 10, "max_blocks": 10, "profile_calls": 1}),
+    TimingPolicy.model_validate({**_COMMON, **_DEVICE, "name": "gpu"}),
+    TimingPolicy.model_validate({**_COMMON, **_DEVICE, "name": "tpu"}),
+)}
+
+
+def resolve(backend: str, interpreted: bool = False) -> TimingPolicy:
+    """The policy of a runner on `backend` ("cpu", "gpu", "tpu"); `interpreted`: the candidate's Pallas kernels run
+    in TPU interpret mode (CPU only)."""
+    if backend == "cpu":
+        return POLICIES["cpu-interpret" if interpreted else "cpu"]
+    if backend not in POLICIES:
+        raise ValueError(f"no timing policy for backend {backend!r}; expected one of cpu, gpu, tpu")
+    return POLICIES[backend]
