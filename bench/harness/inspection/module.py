@@ -16,6 +16,7 @@ Crossing one is a `Refused` with a reason that names the bound; the caller refus
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -79,7 +80,6 @@ class Module:
     depth: int
     inlined_ops: int
     defs: dict[int, Op]  # value id -> the op defining it (block arguments are absent)
-    attrs: dict[str, str]
 
 
 _ELEMENT = re.compile(r"^(?:tensor|vector|memref)<(.*)>$")
@@ -127,12 +127,7 @@ def shape_of(type_text: str) -> tuple[tuple[int, ...], str] | None:
 
 def type_elements(type_text: str) -> int:
     s = shape_of(type_text)
-    if s is None:
-        return 0
-    n = 1
-    for d in s[0]:
-        n *= d
-    return n
+    return math.prod(s[0]) if s else 0
 
 
 def type_bytes(type_text: str) -> int:
@@ -163,12 +158,7 @@ def _constant(op: Any, types: tuple[str, ...]) -> tuple[Any, int]:
     attr = op.attributes["value"]
     s = shape_of(types[0])
     if s is None:  # a plain scalar type (Mosaic's arith.constant on i32 / index / f32)
-        for kind in (ir.IntegerAttr, ir.FloatAttr, ir.BoolAttr):
-            try:
-                return kind(attr).value, 0
-            except (ValueError, TypeError):
-                continue
-        return None, 0
+        return _number(attr), 0
     elems, elem_b = type_elements(types[0]), element_bytes(s[1])
     try:
         dense = ir.DenseElementsAttr(attr)
@@ -215,11 +205,7 @@ def read(mlir_module: Any, bounds: Bounds, dialect_ops: bool = False) -> Module:
     defs: dict[int, Op] = {}
 
     def vid(value: Any) -> int:
-        key = value
-        got = ids.get(key)
-        if got is None:
-            got = ids[key] = len(ids)
-        return got
+        return ids.setdefault(value, len(ids))
 
     funcs: dict[str, Func] = {}
     count = 0
@@ -280,8 +266,7 @@ def read(mlir_module: Any, bounds: Bounds, dialect_ops: bool = False) -> Module:
     if not main and not dialect_ops:
         raise Refused("the module has no public main function", "disallowed_op")
     inlined = inlined_size(funcs, main, bounds) if main else count
-    return Module(funcs, main, count, deepest, inlined, defs,
-                  {a: _attr_text(a, mlir_module.operation.attributes[a]) for a in _attr_names(mlir_module.operation)})
+    return Module(funcs, main, count, deepest, inlined, defs)
 
 
 def _attr_names(op: Any) -> list[str]:

@@ -173,11 +173,7 @@ def _contracted(op: Op) -> int:
     if m is None:
         m = re.search(r"contracting_dims = \[([\d, ]*)\]", op.attrs.get("dot_dimension_numbers", ""))
     dims = [int(x) for x in m.group(1).split(",") if x.strip()] if m else [len(lhs[0]) - 1]
-    k = 1
-    for d in dims:
-        if 0 <= d < len(lhs[0]):
-            k *= lhs[0][d]
-    return k
+    return math.prod(lhs[0][d] for d in dims if 0 <= d < len(lhs[0]))
 
 
 def _conv_flops(op: Op) -> float:
