@@ -1,5 +1,4 @@
-"""Reading one exported program into plain Python values, within bounds (TRUSTED; runs in the inspection's reader:
-the runner or a worker).
+"""Reading one exported program into plain Python values, within bounds (TRUSTED; runs in the inspection worker).
 
 Why a copy in plain Python instead of walking MLIR objects wherever needed: every later question (which ops,
 how much work, is it the same program as the other export) is answered by loops over these values, never

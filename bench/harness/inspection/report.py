@@ -1,7 +1,6 @@
-"""Everything the parent learns from a build's two exports, as one JSON-able report (TRUSTED; runs in a process of
-its own, so a hostile module can cost at most that process's time and memory caps and never an exception in the
-batch: the warm runner where it starts with the builds, else the inspection worker, bench.harness.inspection.worker;
-`answer` is the reply either sends).
+"""Everything the parent learns from a build's two exports, as one report (TRUSTED; runs in the inspection worker,
+bench.harness.inspection.worker, so a hostile module can cost at most that process's time and memory caps and never
+an exception in the batch; `answer` is the reply it sends).
 
 Steps, each on the parent's own reading of the bytes (nothing the build said):
 1. the runnable program: deserialized, on the runner's platform, for one device, within the bounds
