@@ -64,6 +64,13 @@ def resolve(requested: str, environ: dict[str, str] | None = None) -> tuple[Sche
     return "interleaved", "auto: no TPU on this host"
 
 
+def host_backend(environ: dict[str, str] | None = None) -> str:
+    """The backend a runner on this host will get ("cpu", "tpu" or "gpu"), probed without jax."""
+    if tpu_host(environ):
+        return "tpu"
+    return "cpu" if cpu_only_host(environ) else "gpu"
+
+
 @dataclass(frozen=True)
 class Plan:
     """How one batch of evaluations runs on one backend: the small interface every backend fills in."""
@@ -103,8 +110,7 @@ class Plan:
 def plan(requested: str, environ: dict[str, str] | None = None) -> Plan:
     """The schedule of a task's `schedule` field on this host."""
     name, why = resolve(requested, environ)
-    backend = "tpu" if tpu_host(environ) else "cpu" if cpu_only_host(environ) else "gpu"  # probed without jax
-    return Plan(name, why, backend)
+    return Plan(name, why, host_backend(environ))
 
 
 def check_backend(p: Plan, backend: str) -> str | None:
