@@ -170,7 +170,12 @@ class _Counter:
 
     # ---- work: (matmul, other) for the cheaper and the dearer reading of unknown conditions
     def block(self, block: Block, live: set[int], point: tuple[int, ...] | None) -> tuple[Pair, Pair]:
-        lo_m = lo_o = hi_m = hi_o = 0.0
+        total = [0.0, 0.0, 0.0, 0.0]  # the cheap reading (matmul, other), then the dear one
+
+        def add(lo: Pair, hi: Pair, times: float = 1.0) -> None:
+            for i, flops in enumerate((*lo, *hi)):
+                total[i] += flops * times
+
         env: dict[int, Any] = {}
         if point is not None:
             env.update(zip(self.grid_args, point, strict=False))
@@ -187,32 +192,23 @@ class _Counter:
                     branches.append(((0.0, 0.0), (0.0, 0.0)))
                 if cond is None:
                     self.unknown += 1
-                    lo = min(branches, key=lambda x: x[0][0] + x[0][1])[0]
-                    hi = max(branches, key=lambda x: x[1][0] + x[1][1])[1]
+                    add(min(branches, key=lambda x: x[0][0] + x[0][1])[0],
+                        max(branches, key=lambda x: x[1][0] + x[1][1])[1])
                 else:
-                    lo, hi = branches[0 if cond else 1]
-                lo_m, lo_o, hi_m, hi_o = lo_m + lo[0], lo_o + lo[1], hi_m + hi[0], hi_o + hi[1]
+                    add(*branches[0 if cond else 1])
             elif op.name == "scf.for":
                 lb, ub, step = (self.value(a, env, 0) for a in op.args[:3])
                 trips = max(0, -(-(ub - lb) // step)) if None not in (lb, ub, step) and step > 0 else None
-                empty: tuple[Pair, Pair] = ((0.0, 0.0), (0.0, 0.0))
-                lo, hi = self.block(op.regions[0][0], live, point) if op.regions and op.regions[0] else empty
-                t_lo, t_hi = (trips, trips) if trips is not None else (1, 1)
                 if trips is None:
                     self.unknown += 1
-                lo_m, lo_o = lo_m + lo[0] * t_lo, lo_o + lo[1] * t_lo
-                hi_m, hi_o = hi_m + hi[0] * t_hi, hi_o + hi[1] * t_hi
-            elif op.regions:  # scf.while, vector.multi_reduction's combiner, ...: once
+                if op.regions and op.regions[0]:
+                    add(*self.block(op.regions[0][0], live, point), times=1 if trips is None else trips)
+            else:  # regions of scf.while, vector.multi_reduction's combiner, ...: once
                 for r in op.regions:
                     for b in r:
-                        lo, hi = self.block(b, live, point)
-                        lo_m, lo_o, hi_m, hi_o = lo_m + lo[0], lo_o + lo[1], hi_m + hi[0], hi_o + hi[1]
-                m, o = op_flops(op)
-                lo_m, lo_o, hi_m, hi_o = lo_m + m, lo_o + o, hi_m + m, hi_o + o
-            else:
-                m, o = op_flops(op)
-                lo_m, lo_o, hi_m, hi_o = lo_m + m, lo_o + o, hi_m + m, hi_o + o
-        return (lo_m, lo_o), (hi_m, hi_o)
+                        add(*self.block(b, live, point))
+                add(op_flops(op), op_flops(op))
+        return (total[0], total[1]), (total[2], total[3])
 
     def value(self, vid: int, env: dict[int, Any], depth: int) -> Any:
         """A scalar integer value from constants and grid indices (None: unknown)."""
