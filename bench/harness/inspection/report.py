@@ -51,16 +51,6 @@ def is_large_constant(const_bytes: int, input_bytes: int, output_bytes: int) -> 
     return const_bytes > CONST_FLOOR and scale > 0 and const_bytes >= CONST_SHARE * scale
 
 
-def _deserialize(blob: bytes, what: str) -> Any:
-    import jax
-
-    try:
-        return jax.export.deserialize(bytearray(blob))
-    except Exception as exc:
-        raise Refused(f"the {what} is not a jax.export program: {type(exc).__name__}: {exc}"[:500],
-                      "unreadable") from exc
-
-
 class Program(NamedTuple):
     """One export as read: the jax.export object, its module, and the summary recorded in the result's details."""
 
@@ -73,9 +63,15 @@ class Program(NamedTuple):
 
 def read_program(blob: bytes, what: str, bounds: Bounds) -> Program:
     """One export read, every op checked against the allow-list."""
+    import jax
+
     from bench.harness.protocol.signature import aval_text
 
-    exp = _deserialize(blob, what)
+    try:
+        exp = jax.export.deserialize(bytearray(blob))
+    except Exception as exc:
+        raise Refused(f"the {what} is not a jax.export program: {type(exc).__name__}: {exc}"[:500],
+                      "unreadable") from exc
     if exp.nr_devices != 1:
         raise Refused(f"the {what} is for {exp.nr_devices} devices, not 1", "unreadable")
     module = read(parse_stablehlo(exp.mlir_module_serialized, bounds), bounds)

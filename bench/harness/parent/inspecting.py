@@ -186,12 +186,10 @@ class Inspector:
         CRASHED: the caller retries once in a fresh one)."""
         try:
             host = self._start()
-        except WorkerFailure as f:  # the harness could not start its reader: not the candidate's fault
+        except Exception as exc:  # the harness could not start its reader: not the candidate's fault
             self.close()
-            return failed(f"the inspection's process did not start: {f.message}", Status.ERROR)
-        except Exception as exc:
-            self.close()
-            return failed(f"the inspection's process did not start: {type(exc).__name__}: {exc}", Status.ERROR)
+            why = exc.message if isinstance(exc, WorkerFailure) else f"{type(exc).__name__}: {exc}"
+            return failed(f"the inspection's process did not start: {why}", Status.ERROR)
         memory = f"inspecting the program needed more than {host.memory_mb} MiB: too large to inspect"
         try:
             reply = host.request(request, blobs, self.timeout_s)
