@@ -75,10 +75,7 @@ class _Numbering:
         self.sites: dict[int, list[str]] = {}  # site number -> the site functions found there (in order)
 
     def intern(self, key: tuple[Any, ...]) -> int:
-        got = self.table.get(key)
-        if got is None:
-            got = self.table[key] = len(self.table)
-        return got
+        return self.table.setdefault(key, len(self.table))
 
     def function(self, name: str, args: tuple[int, ...]) -> tuple[int, ...]:
         key = (name, args)

@@ -214,7 +214,7 @@ _FOLD: dict[str, Callable[[Any, Any], Any]] = {
     "stablehlo.multiply": lambda a, b: a * b, "stablehlo.maximum": max, "stablehlo.minimum": min}
 
 
-def _strip(module: Module, block: Block, vid: int) -> int:
+def _strip(block: Block, vid: int) -> int:
     """Look through converts defined in the block (the interpreter compares against a converted bound)."""
     local = {o: op for op in block.ops for o in op.outs}
     for _ in range(8):
@@ -245,13 +245,13 @@ def trip_count(module: Module, op: Op) -> int | None:
     body_local = {o: x for x in body.ops for o in x.outs}
 
     def carried(vid: int) -> int | None:
-        vid = _strip(module, cond, vid)
+        vid = _strip(cond, vid)
         return cond.args.index(vid) if vid in cond.args else None
 
     def value(vid: int) -> Any:
         i = carried(vid)
         if i is None:
-            return fold(module, _strip(module, cond, vid))
+            return fold(module, _strip(cond, vid))
         if i < len(body_ret.args) and body_ret.args[i] == body.args[i]:  # unchanged by the body: its initial value
             return fold(module, op.args[i])
         return None

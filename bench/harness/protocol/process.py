@@ -10,6 +10,7 @@ runner's own failure replies.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -95,14 +96,10 @@ class LogCapture:
 
 def kill_group(proc: subprocess.Popen[bytes], wait_s: float = 5.0) -> None:
     """Kill a child's whole process group (it was started in its own session) and reap it."""
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    try:
+    with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=wait_s)
-    except subprocess.TimeoutExpired:
-        pass
 
 
 class ChildProcess:
@@ -120,8 +117,6 @@ class ChildProcess:
         self.name = name
         self.memory_signals, self.memory_hint = tuple(memory_signals), memory_hint
         self.reply_fd = reply_fd
-        self.started = time.monotonic()
-        self.ended: float | None = None  # monotonic time its process was seen reaped
         self.peak_rss_mb: float | None = None  # its peak resident memory, once describe_exit reaped it
         self.proc = subprocess.Popen(list(argv), env=env, cwd=cwd, stdin=stdin, stdout=stdout,
                                      stderr=subprocess.STDOUT, pass_fds=tuple(pass_fds), start_new_session=True,
@@ -163,7 +158,6 @@ class ChildProcess:
         except subprocess.TimeoutExpired:
             self.kill()
             return "closed its reply channel without a verdict"
-        self.ended = self.ended or time.monotonic()
         if code < 0:
             sig = signal.Signals(-code).name
             hint = f" ({self.memory_hint})" if sig in self.memory_signals else ""
@@ -192,15 +186,11 @@ class ChildProcess:
     def kill(self, wait_s: float = 5.0) -> None:
         """Kill the child's whole process group (it runs in its own session) and reap it."""
         kill_group(self.proc, wait_s)
-        if self.ended is None and self.proc.poll() is not None:
-            self.ended = time.monotonic()
 
     def release(self, *fds: int) -> None:
         """Kill the child and close the parent's ends of its pipes (the reply pipe and `fds`). Call once: a second
         os.close could hit a file descriptor number reused meanwhile (callers keep their own closed flag)."""
         self.kill()
         for fd in (*fds, self.reply_fd):
-            try:
+            with contextlib.suppress(OSError):
                 os.close(fd)
-            except OSError:
-                pass
