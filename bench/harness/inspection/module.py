@@ -200,6 +200,8 @@ def parse_stablehlo(serialized: bytes, bounds: Bounds) -> Any:
 def read(mlir_module: Any, bounds: Bounds, dialect_ops: bool = False) -> Module:
     """Copy an MLIR module into plain values with one explicit stack, enforcing every bound on the way.
     `dialect_ops`: a Mosaic kernel body (constants are `arith.constant`), read the same way."""
+    from jax._src.lib.mlir import ir
+
     ids: dict[Any, int] = {}
     defs: dict[int, Op] = {}
 
@@ -218,15 +220,14 @@ def read(mlir_module: Any, bounds: Bounds, dialect_ops: bool = False) -> Module:
             raise Refused(f"the module holds a top-level `{op.name}`: only functions are allowed", "disallowed_op")
         name = str(op.attributes["sym_name"]).strip('"')
         visibility = str(op.attributes["sym_visibility"]).strip('"') if "sym_visibility" in op.attributes else "public"
-        ftype = str(op.attributes["function_type"])
+        results = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value).results
         region = op.regions[0]
         blocks = list(region.blocks)
         if len(blocks) != 1:
             raise Refused(f"function {name} has {len(blocks)} blocks", "disallowed_op")
         mb = blocks[0]
         block = Block(tuple(vid(a) for a in mb.arguments), tuple(str(a.type) for a in mb.arguments))
-        results = ftype.split("->", 1)[1].strip() if "->" in ftype else ""
-        func = Func(name, visibility == "public", block, _split_types(results),
+        func = Func(name, visibility == "public", block, tuple(str(t) for t in results),
                     {a: _attr_text(a, op.attributes[a]) for a in _attr_names(op) if a not in IGNORED_ATTRS})
         funcs[name] = func
         stack.append((mb, block, 1, func))
@@ -270,29 +271,6 @@ def read(mlir_module: Any, bounds: Bounds, dialect_ops: bool = False) -> Module:
 
 def _attr_names(op: Any) -> list[str]:
     return [str(name) for name in op.attributes]
-
-
-def _split_types(text: str) -> tuple[str, ...]:
-    """'(tensor<2xf32>, tensor<3xf32>)' or 'tensor<2xf32>' -> the types (nested <> and () respected)."""
-    text = text.strip()
-    if text.startswith("(") and text.endswith(")"):
-        text = text[1:-1]
-    out: list[str] = []
-    cur: list[str] = []
-    depth = 0
-    for c in text:
-        if c in "<(" or c == "{":
-            depth += 1
-        elif c in ">)" or c == "}":
-            depth -= 1
-        if c == "," and depth == 0:
-            out.append("".join(cur).strip())
-            cur = []
-        else:
-            cur.append(c)
-    if "".join(cur).strip():
-        out.append("".join(cur).strip())
-    return tuple(t.split("{", 1)[0].strip() for t in out)
 
 
 def inlined_size(funcs: dict[str, Func], root: str, bounds: Bounds) -> int:
