@@ -47,7 +47,7 @@ def bwrap_startup(repeats: int) -> None:
 def check_costs(repeats: int) -> float:
     """Seconds the integrity checks of one evaluation of the honest Pallas GEMM take, summed."""
     from bench.harness.parent.builder import build_kernel
-    from bench.harness.parent.inspecting import inspect_exports
+    from bench.harness.parent.inspecting import Inspector
     from bench.harness.protocol.messages import BuildRequest
     from bench.integrity.measurement import audit_measurement
     from bench.integrity.static_scan import scan_source
@@ -59,11 +59,13 @@ def check_costs(repeats: int) -> float:
     artifact = build_kernel(HONEST, request, sandbox="auto", timeout_s=300)
     if not artifact.ok:
         raise SystemExit(f"the honest kernel did not build: {artifact.reason}")
+    inspector = Inspector()
     t = time.perf_counter()
-    inspect_exports(artifact.runnable, artifact.tpu, "cpu")
+    inspector.inspect(artifact.runnable, artifact.tpu, "cpu")
     costs["inspection of both exports, first (incl. MLIR import)"] = time.perf_counter() - t
     costs["inspection of both exports, warm"] = _median_s(
-        lambda: inspect_exports(artifact.runnable, artifact.tpu, "cpu"), repeats)
+        lambda: inspector.inspect(artifact.runnable, artifact.tpu, "cpu"), repeats)
+    inspector.close()
     costs["parent audit (physics, thresholds)"] = _median_s(
         lambda: audit_measurement(kernel_median_ms=1.0, chip="v6e", output_bytes=196608, baseline_flops=1e8,
                                   baseline_bytes=1e6, speedup=1.0), repeats)

@@ -25,6 +25,7 @@ its interpreted twin (same arithmetic, but e.g. different index maps); the TPU p
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,12 +43,27 @@ OTHER_FLOOR_SHARE = 0.02
 PLATFORM_ATTRS = frozenset({"api_version", "operand_layouts", "result_layouts", "kernel_name", "callee"})
 
 
-@dataclass
+#: (matmul FLOPs, other array FLOPs, depends on data) of a kernel site: (kind "tpu" or "cpu", module, site function).
+SiteWork = Callable[[str, Module, str], tuple[float, float, bool]]
+
+
+@dataclass(frozen=True)
+class SiteArithmetic:
+    """One pair of kernel sites as compared (recorded as the result's readiness_sites)."""
+
+    site: str
+    tpu_matmul_flops: float
+    cpu_matmul_flops: float
+    tpu_other_flops: float
+    cpu_other_flops: float
+    depends_on_data: bool
+
+
+@dataclass(frozen=True)
 class Verdict:
     verified: bool
     reason: str  # why not, or what was compared
-    sites: int = 0
-    details: dict[str, Any] = field(default_factory=dict)
+    sites: list[SiteArithmetic] = field(default_factory=list)
 
 
 class _Numbering:
@@ -59,10 +75,7 @@ class _Numbering:
         self.sites: dict[int, list[str]] = {}  # site number -> the site functions found there (in order)
 
     def intern(self, key: tuple[Any, ...]) -> int:
-        got = self.table.get(key)
-        if got is None:
-            got = self.table[key] = len(self.table)
-        return got
+        return self.table.setdefault(key, len(self.table))
 
     def function(self, name: str, args: tuple[int, ...]) -> tuple[int, ...]:
         key = (name, args)
@@ -117,7 +130,7 @@ def _tpu_site_ok(module: Module, name: str) -> str | None:
     return None
 
 
-def compare(runnable: Module, tpu: Module, site_work: Any) -> Verdict:
+def compare(runnable: Module, tpu: Module, site_work: SiteWork) -> Verdict:
     """Compare the runnable (interpret-mode) module with the TPU module. `site_work(kind, module, name)` gives
     (matmul FLOPs, other FLOPs) of a site's function: kind "tpu" from its Mosaic body, "cpu" from its ops."""
     table: dict[tuple[Any, ...], int] = {}
@@ -134,8 +147,7 @@ def compare(runnable: Module, tpu: Module, site_work: Any) -> Verdict:
                               f"differently from the TPU program")
     if set(a.sites) != set(b.sites) or any(len(a.sites[s]) != len(b.sites[s]) for s in a.sites):
         return Verdict(False, "the two programs call their Pallas kernels at different places")
-    checked = 0
-    per_site = []
+    per_site: list[SiteArithmetic] = []
     for site in a.sites:
         for cpu_name, tpu_name in zip(a.sites[site], b.sites[site], strict=False):
             problem = _tpu_site_ok(tpu, tpu_name)
@@ -144,14 +156,11 @@ def compare(runnable: Module, tpu: Module, site_work: Any) -> Verdict:
             t_mm, t_other, t_data = site_work("tpu", tpu, tpu_name)
             c_mm, c_other, c_data = site_work("cpu", runnable, cpu_name)
             loose = t_data or c_data
-            per_site.append({"site": tpu_name, "tpu_matmul_flops": t_mm, "cpu_matmul_flops": c_mm,
-                             "tpu_other_flops": t_other, "cpu_other_flops": c_other, "depends_on_data": loose})
+            per_site.append(SiteArithmetic(tpu_name, t_mm, c_mm, t_other, c_other, loose))
             why = _arithmetic_differs(t_mm, t_other, c_mm, c_other, loose)
             if why:
-                return Verdict(False, f"kernel @{tpu_name}: {why}", checked, {"sites": per_site})
-            checked += 1
-    return Verdict(True, f"same program outside {checked} kernel site(s); kernels' arithmetic matches", checked,
-                   {"sites": per_site})
+                return Verdict(False, f"kernel @{tpu_name}: {why}", per_site)
+    return Verdict(True, f"same program outside {len(per_site)} kernel site(s); kernels' arithmetic matches", per_site)
 
 
 def _arithmetic_differs(t_mm: float, t_other: float, c_mm: float, c_other: float, loose: bool) -> str | None:

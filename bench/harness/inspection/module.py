@@ -1,5 +1,4 @@
-"""Reading one exported program into plain Python values, within bounds (TRUSTED; runs in the inspection's reader:
-the runner or a worker).
+"""Reading one exported program into plain Python values, within bounds (TRUSTED; runs in the inspection worker).
 
 Why a copy in plain Python instead of walking MLIR objects wherever needed: every later question (which ops,
 how much work, is it the same program as the other export) is answered by loops over these values, never
@@ -16,6 +15,7 @@ Crossing one is a `Refused` with a reason that names the bound; the caller refus
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -79,7 +79,6 @@ class Module:
     depth: int
     inlined_ops: int
     defs: dict[int, Op]  # value id -> the op defining it (block arguments are absent)
-    attrs: dict[str, str]
 
 
 _ELEMENT = re.compile(r"^(?:tensor|vector|memref)<(.*)>$")
@@ -127,12 +126,7 @@ def shape_of(type_text: str) -> tuple[tuple[int, ...], str] | None:
 
 def type_elements(type_text: str) -> int:
     s = shape_of(type_text)
-    if s is None:
-        return 0
-    n = 1
-    for d in s[0]:
-        n *= d
-    return n
+    return math.prod(s[0]) if s else 0
 
 
 def type_bytes(type_text: str) -> int:
@@ -163,12 +157,7 @@ def _constant(op: Any, types: tuple[str, ...]) -> tuple[Any, int]:
     attr = op.attributes["value"]
     s = shape_of(types[0])
     if s is None:  # a plain scalar type (Mosaic's arith.constant on i32 / index / f32)
-        for kind in (ir.IntegerAttr, ir.FloatAttr, ir.BoolAttr):
-            try:
-                return kind(attr).value, 0
-            except (ValueError, TypeError):
-                continue
-        return None, 0
+        return _number(attr), 0
     elems, elem_b = type_elements(types[0]), element_bytes(s[1])
     try:
         dense = ir.DenseElementsAttr(attr)
@@ -211,15 +200,13 @@ def parse_stablehlo(serialized: bytes, bounds: Bounds) -> Any:
 def read(mlir_module: Any, bounds: Bounds, dialect_ops: bool = False) -> Module:
     """Copy an MLIR module into plain values with one explicit stack, enforcing every bound on the way.
     `dialect_ops`: a Mosaic kernel body (constants are `arith.constant`), read the same way."""
+    from jax._src.lib.mlir import ir
+
     ids: dict[Any, int] = {}
     defs: dict[int, Op] = {}
 
     def vid(value: Any) -> int:
-        key = value
-        got = ids.get(key)
-        if got is None:
-            got = ids[key] = len(ids)
-        return got
+        return ids.setdefault(value, len(ids))
 
     funcs: dict[str, Func] = {}
     count = 0
@@ -233,15 +220,14 @@ def read(mlir_module: Any, bounds: Bounds, dialect_ops: bool = False) -> Module:
             raise Refused(f"the module holds a top-level `{op.name}`: only functions are allowed", "disallowed_op")
         name = str(op.attributes["sym_name"]).strip('"')
         visibility = str(op.attributes["sym_visibility"]).strip('"') if "sym_visibility" in op.attributes else "public"
-        ftype = str(op.attributes["function_type"])
+        results = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value).results
         region = op.regions[0]
         blocks = list(region.blocks)
         if len(blocks) != 1:
             raise Refused(f"function {name} has {len(blocks)} blocks", "disallowed_op")
         mb = blocks[0]
         block = Block(tuple(vid(a) for a in mb.arguments), tuple(str(a.type) for a in mb.arguments))
-        results = ftype.split("->", 1)[1].strip() if "->" in ftype else ""
-        func = Func(name, visibility == "public", block, _split_types(results),
+        func = Func(name, visibility == "public", block, tuple(str(t) for t in results),
                     {a: _attr_text(a, op.attributes[a]) for a in _attr_names(op) if a not in IGNORED_ATTRS})
         funcs[name] = func
         stack.append((mb, block, 1, func))
@@ -280,35 +266,11 @@ def read(mlir_module: Any, bounds: Bounds, dialect_ops: bool = False) -> Module:
     if not main and not dialect_ops:
         raise Refused("the module has no public main function", "disallowed_op")
     inlined = inlined_size(funcs, main, bounds) if main else count
-    return Module(funcs, main, count, deepest, inlined, defs,
-                  {a: _attr_text(a, mlir_module.operation.attributes[a]) for a in _attr_names(mlir_module.operation)})
+    return Module(funcs, main, count, deepest, inlined, defs)
 
 
 def _attr_names(op: Any) -> list[str]:
     return [str(name) for name in op.attributes]
-
-
-def _split_types(text: str) -> tuple[str, ...]:
-    """'(tensor<2xf32>, tensor<3xf32>)' or 'tensor<2xf32>' -> the types (nested <> and () respected)."""
-    text = text.strip()
-    if text.startswith("(") and text.endswith(")"):
-        text = text[1:-1]
-    out: list[str] = []
-    cur: list[str] = []
-    depth = 0
-    for c in text:
-        if c in "<(" or c == "{":
-            depth += 1
-        elif c in ">)" or c == "}":
-            depth -= 1
-        if c == "," and depth == 0:
-            out.append("".join(cur).strip())
-            cur = []
-        else:
-            cur.append(c)
-    if "".join(cur).strip():
-        out.append("".join(cur).strip())
-    return tuple(t.split("{", 1)[0].strip() for t in out)
 
 
 def inlined_size(funcs: dict[str, Func], root: str, bounds: Bounds) -> int:

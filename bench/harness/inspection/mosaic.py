@@ -14,10 +14,12 @@ the comparison with the interpreted twin (`high`). Matmul FLOPs are 2*M*N*K from
 from __future__ import annotations
 
 import base64
+import itertools
 import json
 import math
 import re
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from bench.harness.inspection.module import (
@@ -53,7 +55,6 @@ class KernelWork:
     matmul_flops_high: float = 0.0
     other_flops_high: float = 0.0
     unknown_conditions: int = 0
-    notes: list[str] = field(default_factory=list)
 
     @property
     def flops(self) -> float:
@@ -105,13 +106,11 @@ def kernel_work(op: Op, bounds: Bounds) -> KernelWork:
         grid_dims = _ints(func.attrs["iteration_bounds"])
     known = all(d >= 0 for d in grid_dims)
     grid = math.prod(grid_dims) if known else 1
-    work = KernelWork(grid=grid, dynamic_grid=not known)
-    if not known:
-        work.notes.append("dynamic grid: counted as one step")
+    work = KernelWork(grid=grid, dynamic_grid=not known)  # a dynamic grid is counted as one step
     counter = _Counter(module, func, len(grid_dims))
     live = counter.live(func.body, set())
-    if known and 0 < grid <= GRID_EVAL_LIMIT and counter.has_conditions(func.body):
-        for point in _grid_points(grid_dims):
+    if known and 0 < grid <= GRID_EVAL_LIMIT and _holds(func.body, lambda op: op.name == "scf.if"):
+        for point in itertools.product(*[range(d) for d in grid_dims]):
             low, high = counter.block(func.body, live, point)
             work.matmul_flops += low[0]
             work.other_flops += low[1]
@@ -125,23 +124,22 @@ def kernel_work(op: Op, bounds: Bounds) -> KernelWork:
     return work
 
 
-def _has_effect(block: Block) -> bool:
-    """Does the block (or a region inside it) hold an op without results (a store, a DMA, a semaphore op)?"""
+def _holds(block: Block, test: Callable[[Op], bool]) -> bool:
+    """Does the block (or a region inside it) hold an op that passes `test`?"""
     stack = [block]
     while stack:
         b = stack.pop()
         for op in b.ops:
-            if not op.outs and op.name not in TERMINATORS:
+            if test(op):
                 return True
             for r in op.regions:
                 stack.extend(r)
     return False
 
 
-def _grid_points(dims: list[int]) -> Any:
-    import itertools
-
-    return itertools.product(*[range(d) for d in dims])
+def _has_effect(block: Block) -> bool:
+    """Does the block hold an op without results (a store, a DMA, a semaphore op)?"""
+    return _holds(block, lambda op: not op.outs and op.name not in TERMINATORS)
 
 
 class _Counter:
@@ -170,20 +168,14 @@ class _Counter:
                 live |= inner
         return live
 
-    def has_conditions(self, block: Block) -> bool:
-        stack = [block]
-        while stack:
-            b = stack.pop()
-            for op in b.ops:
-                if op.name == "scf.if":
-                    return True
-                for r in op.regions:
-                    stack.extend(r)
-        return False
-
     # ---- work: (matmul, other) for the cheaper and the dearer reading of unknown conditions
     def block(self, block: Block, live: set[int], point: tuple[int, ...] | None) -> tuple[Pair, Pair]:
-        lo_m = lo_o = hi_m = hi_o = 0.0
+        total = [0.0, 0.0, 0.0, 0.0]  # the cheap reading (matmul, other), then the dear one
+
+        def add(lo: Pair, hi: Pair, times: float = 1.0) -> None:
+            for i, flops in enumerate((*lo, *hi)):
+                total[i] += flops * times
+
         env: dict[int, Any] = {}
         if point is not None:
             env.update(zip(self.grid_args, point, strict=False))
@@ -200,32 +192,23 @@ class _Counter:
                     branches.append(((0.0, 0.0), (0.0, 0.0)))
                 if cond is None:
                     self.unknown += 1
-                    lo = min(branches, key=lambda x: x[0][0] + x[0][1])[0]
-                    hi = max(branches, key=lambda x: x[1][0] + x[1][1])[1]
+                    add(min(branches, key=lambda x: x[0][0] + x[0][1])[0],
+                        max(branches, key=lambda x: x[1][0] + x[1][1])[1])
                 else:
-                    lo, hi = branches[0 if cond else 1]
-                lo_m, lo_o, hi_m, hi_o = lo_m + lo[0], lo_o + lo[1], hi_m + hi[0], hi_o + hi[1]
+                    add(*branches[0 if cond else 1])
             elif op.name == "scf.for":
                 lb, ub, step = (self.value(a, env, 0) for a in op.args[:3])
                 trips = max(0, -(-(ub - lb) // step)) if None not in (lb, ub, step) and step > 0 else None
-                empty: tuple[Pair, Pair] = ((0.0, 0.0), (0.0, 0.0))
-                lo, hi = self.block(op.regions[0][0], live, point) if op.regions and op.regions[0] else empty
-                t_lo, t_hi = (trips, trips) if trips is not None else (1, 1)
                 if trips is None:
                     self.unknown += 1
-                lo_m, lo_o = lo_m + lo[0] * t_lo, lo_o + lo[1] * t_lo
-                hi_m, hi_o = hi_m + hi[0] * t_hi, hi_o + hi[1] * t_hi
-            elif op.regions:  # scf.while, vector.multi_reduction's combiner, ...: once
+                if op.regions and op.regions[0]:
+                    add(*self.block(op.regions[0][0], live, point), times=1 if trips is None else trips)
+            else:  # regions of scf.while, vector.multi_reduction's combiner, ...: once
                 for r in op.regions:
                     for b in r:
-                        lo, hi = self.block(b, live, point)
-                        lo_m, lo_o, hi_m, hi_o = lo_m + lo[0], lo_o + lo[1], hi_m + hi[0], hi_o + hi[1]
-                m, o = op_flops(op)
-                lo_m, lo_o, hi_m, hi_o = lo_m + m, lo_o + o, hi_m + m, hi_o + o
-            else:
-                m, o = op_flops(op)
-                lo_m, lo_o, hi_m, hi_o = lo_m + m, lo_o + o, hi_m + m, hi_o + o
-        return (lo_m, lo_o), (hi_m, hi_o)
+                        add(*self.block(b, live, point))
+                add(op_flops(op), op_flops(op))
+        return (total[0], total[1]), (total[2], total[3])
 
     def value(self, vid: int, env: dict[int, Any], depth: int) -> Any:
         """A scalar integer value from constants and grid indices (None: unknown)."""
@@ -251,45 +234,30 @@ _CMP = {"eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "slt": lambda a, b
 _PREDICATES = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
 
 
+_SCALAR: dict[str, Callable[[list[int]], Any]] = {
+    **dict.fromkeys(("arith.extui", "arith.extsi", "arith.index_cast", "arith.index_castui", "arith.trunci"),
+                    lambda a: int(a[0])),
+    "arith.addi": lambda a: a[0] + a[1], "arith.subi": lambda a: a[0] - a[1], "arith.muli": lambda a: a[0] * a[1],
+    **dict.fromkeys(("arith.divsi", "arith.divui"), lambda a: int(a[0] / a[1]) if a[1] else None),
+    "arith.floordivsi": lambda a: a[0] // a[1] if a[1] else None,
+    "arith.ceildivsi": lambda a: -(-a[0] // a[1]) if a[1] else None,
+    **dict.fromkeys(("arith.remsi", "arith.remui"), lambda a: int(math.fmod(a[0], a[1])) if a[1] else None),
+    **dict.fromkeys(("arith.maxsi", "arith.maxui"), max), **dict.fromkeys(("arith.minsi", "arith.minui"), min),
+    "arith.andi": lambda a: a[0] & a[1], "arith.ori": lambda a: a[0] | a[1], "arith.xori": lambda a: a[0] ^ a[1],
+    "arith.select": lambda a: a[1] if a[0] else a[2]}
+
+
 def _scalar_op(op: Op, a: list[int]) -> Any:
-    n = op.name
     try:
-        if n in ("arith.extui", "arith.extsi", "arith.index_cast", "arith.index_castui", "arith.trunci"):
-            return int(a[0])
-        if n == "arith.addi":
-            return a[0] + a[1]
-        if n == "arith.subi":
-            return a[0] - a[1]
-        if n == "arith.muli":
-            return a[0] * a[1]
-        if n in ("arith.divsi", "arith.divui"):
-            return int(a[0] / a[1]) if a[1] else None
-        if n == "arith.floordivsi":
-            return a[0] // a[1] if a[1] else None
-        if n == "arith.ceildivsi":
-            return -(-a[0] // a[1]) if a[1] else None
-        if n in ("arith.remsi", "arith.remui"):
-            return int(math.fmod(a[0], a[1])) if a[1] else None
-        if n in ("arith.maxsi", "arith.maxui"):
-            return max(a)
-        if n in ("arith.minsi", "arith.minui"):
-            return min(a)
-        if n == "arith.andi":
-            return a[0] & a[1]
-        if n == "arith.ori":
-            return a[0] | a[1]
-        if n == "arith.xori":
-            return a[0] ^ a[1]
-        if n == "arith.select":
-            return a[1] if a[0] else a[2]
-        if n == "arith.cmpi":
+        if op.name == "arith.cmpi":
             pred = op.attrs.get("predicate", "")
             m = re.search(r"(\d+)", pred)
             name = _PREDICATES[int(m.group(1))] if m and pred.strip()[0].isdigit() else pred.strip().split()[0]
             return int(_CMP[name](a[0], a[1]))
+        fn = _SCALAR.get(op.name)
+        return None if fn is None else fn(a)
     except (KeyError, IndexError, ValueError, ZeroDivisionError):
         return None
-    return None
 
 
 _MATMUL = re.compile(r"dot_dimension_numbers<\[([\d, ]*)\]")
@@ -305,16 +273,12 @@ def op_flops(op: Op) -> tuple[float, float]:
         k = _contracted(op)
         return 2.0 * out * k, 0.0
     if n == "vector.multi_reduction":
-        return 0.0, float(_operand_elements(op, 0))
+        return 0.0, float(type_elements(op.arg_types[0]) if op.arg_types else 0)
     if not (n.startswith("arith.") or n.startswith("math.")) or n in NO_FLOPS:
         return 0.0, 0.0
     if not op.types or not op.types[0].startswith("vector<"):
         return 0.0, 0.0  # scalar bookkeeping (indices, loop counters)
     return 0.0, float(type_elements(op.types[0]))
-
-
-def _operand_elements(op: Op, i: int) -> int:
-    return type_elements(op.arg_types[i]) if i < len(op.arg_types) else 0
 
 
 def _contracted(op: Op) -> int:
@@ -325,8 +289,4 @@ def _contracted(op: Op) -> int:
         return 1
     m = _MATMUL.search(op.attrs.get("dimension_numbers", ""))
     dims = [int(x) for x in m.group(1).split(",") if x.strip()] if m else [len(s[0]) - 1]
-    k = 1
-    for d in dims:
-        if 0 <= d < len(s[0]):
-            k *= s[0][d]
-    return k
+    return math.prod(s[0][d] for d in dims if 0 <= d < len(s[0]))

@@ -1,7 +1,6 @@
-"""Everything the parent learns from a build's two exports, as one JSON-able report (TRUSTED; runs in a process of
-its own, so a hostile module can cost at most that process's time and memory caps and never an exception in the
-batch: the warm runner where it starts with the builds, else the inspection worker, bench.harness.inspection.worker;
-`answer` is the reply either sends).
+"""Everything the parent learns from a build's two exports, as one report (TRUSTED; runs in the inspection worker,
+bench.harness.inspection.worker, so a hostile module can cost at most that process's time and memory caps and never
+an exception in the batch; `answer` is the reply it sends).
 
 Steps, each on the parent's own reading of the bytes (nothing the build said):
 1. the runnable program: deserialized, on the runner's platform, for one device, within the bounds
@@ -17,7 +16,11 @@ Steps, each on the parent's own reading of the bytes (nothing the build said):
 from __future__ import annotations
 
 import traceback
-from typing import Any
+from dataclasses import asdict
+from functools import partial
+from typing import Any, NamedTuple
+
+from pydantic import JsonValue
 
 from bench.harness.inspection import allowlist, compare, mosaic, work
 from bench.harness.inspection.module import Module, Refused, parse_stablehlo, read, type_bytes
@@ -48,21 +51,27 @@ def is_large_constant(const_bytes: int, input_bytes: int, output_bytes: int) -> 
     return const_bytes > CONST_FLOOR and scale > 0 and const_bytes >= CONST_SHARE * scale
 
 
-def _deserialize(blob: bytes, what: str) -> Any:
+class Program(NamedTuple):
+    """One export as read: the jax.export object, its module, and the summary recorded in the result's details."""
+
+    exported: Any  # jax.export.Exported (jax is imported only where a program is read)
+    module: Module
+    summary: dict[str, JsonValue]
+    avals: tuple[list[str], list[str]]  # (inputs, outputs)
+    large_constant: bool
+
+
+def read_program(blob: bytes, what: str, bounds: Bounds) -> Program:
+    """One export read, every op checked against the allow-list."""
     import jax
 
+    from bench.harness.protocol.signature import aval_text
+
     try:
-        return jax.export.deserialize(bytearray(blob))
+        exp = jax.export.deserialize(bytearray(blob))
     except Exception as exc:
         raise Refused(f"the {what} is not a jax.export program: {type(exc).__name__}: {exc}"[:500],
                       "unreadable") from exc
-
-
-def read_program(blob: bytes, what: str, bounds: Bounds) -> tuple[Any, Module, dict[str, Any]]:
-    """(exported, module, summary) of one export, every op checked against the allow-list."""
-    from bench.harness.protocol.signature import aval_text
-
-    exp = _deserialize(blob, what)
     if exp.nr_devices != 1:
         raise Refused(f"the {what} is for {exp.nr_devices} devices, not 1", "unreadable")
     module = read(parse_stablehlo(exp.mlir_module_serialized, bounds), bounds)
@@ -87,85 +96,66 @@ def read_program(blob: bytes, what: str, bounds: Bounds) -> tuple[Any, Module, d
             for region in op.regions:
                 stack.extend(region)
     main = module.funcs[module.main]
-    summary = {"platforms": list(exp.platforms), "in_avals": [aval_text(a) for a in exp.in_avals],
-               "out_avals": [aval_text(a) for a in exp.out_avals],
-               "input_bytes": sum(type_bytes(t) for t in main.body.arg_types),
-               "output_bytes": sum(type_bytes(t) for t in main.result_types), "custom_calls": calls,
-               "constant_bytes": const_bytes, "largest_constant_bytes": largest,
-               "mosaic_calls": calls.get(allowlist.MOSAIC_TARGET, 0), "kernel_sites": sites,
-               "size_bytes": len(blob), "ops": module.ops,
-               "depth": module.depth, "inlined_ops": module.inlined_ops}
-    return exp, module, summary
+    avals = [aval_text(a) for a in exp.in_avals], [aval_text(a) for a in exp.out_avals]
+    input_bytes = sum(type_bytes(t) for t in main.body.arg_types)
+    output_bytes = sum(type_bytes(t) for t in main.result_types)
+    summary: dict[str, JsonValue] = {
+        "platforms": list(exp.platforms), "in_avals": list(avals[0]), "out_avals": list(avals[1]),
+        "input_bytes": input_bytes, "output_bytes": output_bytes, "custom_calls": dict(calls),
+        "constant_bytes": const_bytes, "largest_constant_bytes": largest,
+        "mosaic_calls": calls.get(allowlist.MOSAIC_TARGET, 0), "kernel_sites": sites, "size_bytes": len(blob),
+        "ops": module.ops, "depth": module.depth, "inlined_ops": module.inlined_ops}
+    return Program(exp, module, summary, avals, is_large_constant(const_bytes, input_bytes, output_bytes))
 
 
 def inspect_programs(runnable: bytes, tpu: bytes, platform: str, bounds: Bounds = DEFAULT_BOUNDS,
                      baseline_s: float | None = None) -> InspectionReport:
     """The report on one build's exports (see the module docstring). `baseline_s`: the workload's own work on the
     target chip, counted the same way (`baseline_work`). Raises only on a harness bug."""
-    return InspectionReport.model_validate(_reading(runnable, tpu, platform, bounds, baseline_s))
-
-
-def _reading(runnable: bytes, tpu: bytes, platform: str, bounds: Bounds, baseline_s: float | None) -> dict[str, Any]:
-    report: dict[str, Any] = {"refused": None, "flags": [], "runnable": None, "tpu": None, "tpu_lowering": None,
-                              "pallas_calls": 0, "pallas_coverage": None, "readiness_check": None,
-                              "readiness_reason": None, "coverage": None}
     try:
-        exp, module, summary = read_program(runnable, "program", bounds)
+        run = read_program(runnable, "program", bounds)
     except Refused as r:
-        report.update(refused=r.reason, flags=[f for f in (_flag(r.kind),) if f])
-        return report
-    report["runnable"] = summary
-    if platform not in exp.platforms:
-        report["refused"] = f"the program was exported for {list(exp.platforms)}, not {platform}"
-        return report
-    if is_large_constant(summary["constant_bytes"], summary["input_bytes"], summary["output_bytes"]):
-        report["flags"].append("large_constant")
+        return InspectionReport(refused=r.reason, flags=[f for f in (_flag(r.kind),) if f])
+    if platform not in run.exported.platforms:
+        return InspectionReport(runnable=run.summary,
+                                refused=f"the program was exported for {list(run.exported.platforms)}, not {platform}")
+    flags = ["large_constant"] if run.large_constant else []
+    read_so_far = partial(InspectionReport, runnable=run.summary, flags=flags)  # the report, with what was read
     if platform == "tpu":
-        tpu_exp, tpu_module, tpu_summary = exp, module, summary
+        on_tpu = run
     elif not tpu:
-        report["tpu_lowering"] = "no TPU program"
-        return report
+        return read_so_far(tpu_lowering="no TPU program")
     else:
         try:
-            tpu_exp, tpu_module, tpu_summary = read_program(tpu, "TPU program", bounds)
+            on_tpu = read_program(tpu, "TPU program", bounds)
         except Refused as r:
-            report["tpu_lowering"] = r.reason
-            return report
-        if "tpu" not in tpu_exp.platforms:
-            report["tpu_lowering"] = f"the TPU program was exported for {list(tpu_exp.platforms)}"
-            return report
-        if (tpu_summary["in_avals"], tpu_summary["out_avals"]) != (summary["in_avals"], summary["out_avals"]):
-            report["tpu_lowering"] = "the TPU program takes or returns other arrays than the runnable program"
-            return report
-    report["tpu"] = tpu_summary
+            return read_so_far(tpu_lowering=r.reason)
+        if "tpu" not in on_tpu.exported.platforms:
+            return read_so_far(tpu_lowering=f"the TPU program was exported for {list(on_tpu.exported.platforms)}")
+        if on_tpu.avals != run.avals:
+            return read_so_far(tpu_lowering="the TPU program takes or returns other arrays than the runnable program")
     try:
-        tally = work.coverage(tpu_module, bounds)
+        tally = work.coverage(on_tpu.module, bounds)
     except Refused as r:
-        report["tpu_lowering"] = f"the TPU program could not be read: {r.reason}"
-        report["tpu"] = None
-        return report
-    report["tpu_lowering"] = "ok"
-    counted = sum(1 for k in tally.kernels if k["counted"])
+        return read_so_far(tpu_lowering=f"the TPU program could not be read: {r.reason}")
     share = tally.coverage(baseline_s)
-    report.update(pallas_calls=counted, pallas_coverage=share,
-                  coverage={"coverage": share, "kernel_s": tally.kernel_s, "kernel_s_high": tally.kernel_s_high,
-                            "outside_s": tally.outside_s, "baseline_s": baseline_s,
-                            "uncertain_kernels": tally.uncertain_kernels,
-                            "kernel_flops": tally.kernel_flops, "outside_flops": tally.outside_flops,
-                            "kernel_bytes": tally.kernel_bytes, "outside_bytes": tally.outside_bytes,
-                            "kernels": tally.kernels, "unknown_loops": tally.unknown_loops,
-                            "runtime_branches": tally.runtime_branches, "target_chip": work.TARGET_CHIP,
-                            "mostly_xla_below": MOSTLY_XLA_BELOW})
+    coverage: dict[str, JsonValue] = {
+        "coverage": share, "kernel_s": tally.kernel_s, "kernel_s_high": tally.kernel_s_high,
+        "outside_s": tally.outside_s, "baseline_s": baseline_s, "uncertain_kernels": tally.uncertain_kernels,
+        "kernel_flops": tally.kernel_flops, "outside_flops": tally.outside_flops, "kernel_bytes": tally.kernel_bytes,
+        "outside_bytes": tally.outside_bytes, "kernels": [asdict(k) for k in tally.kernels],
+        "unknown_loops": tally.unknown_loops, "runtime_branches": tally.runtime_branches,
+        "target_chip": work.TARGET_CHIP, "mostly_xla_below": MOSTLY_XLA_BELOW}
+    read_so_far = partial(read_so_far, tpu=on_tpu.summary, tpu_lowering="ok", pallas_coverage=share, coverage=coverage,
+                          pallas_calls=sum(1 for k in tally.kernels if k.counted))
     if platform == "tpu":
-        report.update(readiness_check="verified", readiness_reason="on a TPU host the TPU program is what runs")
-        return report
-    verdict = compare.compare(module, tpu_module, _site_work(bounds))
-    report.update(readiness_check="verified" if verdict.verified else "unverified", readiness_reason=verdict.reason,
-                  readiness_sites=verdict.details.get("sites", []))
-    return report
+        return read_so_far(readiness_check="verified", readiness_reason="on a TPU host the TPU program is what runs")
+    verdict = compare.compare(run.module, on_tpu.module, _site_work(bounds))
+    return read_so_far(readiness_check="verified" if verdict.verified else "unverified",
+                       readiness_reason=verdict.reason, readiness_sites=[asdict(s) for s in verdict.sites])
 
 
-def _site_work(bounds: Bounds) -> Any:
+def _site_work(bounds: Bounds) -> compare.SiteWork:
     """(matmul FLOPs, other array FLOPs, depends on data) of a kernel site: from the Mosaic body (TPU side, the
     dearer branch where one is chosen at run time) or from the interpreted twin's ops (CPU side, likewise)."""
     def site_work(kind: str, module: Module, name: str) -> tuple[float, float, bool]:

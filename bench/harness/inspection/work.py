@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from bench.harness.inspection import mosaic
@@ -72,6 +72,21 @@ def _peaks() -> tuple[float, float]:
 
 
 @dataclass
+class KernelEntry:
+    """One Mosaic call site reached (recorded in the coverage details)."""
+
+    grid: int
+    matmul_flops: float
+    other_flops: float
+    matmul_flops_high: float
+    other_flops_high: float
+    depends_on_data: bool
+    live: bool
+    copy_only: bool
+    counted: bool
+
+
+@dataclass
 class Tally:
     """Work (seconds on the target chip, FLOPs, bytes) inside and outside kernels."""
 
@@ -84,7 +99,7 @@ class Tally:
     outside_bytes: float = 0.0
     outside_matmul_flops: float = 0.0  # dot / convolution FLOPs outside kernels
     outside_vector_flops: float = 0.0  # other arithmetic on arrays (rank >= 1) outside kernels
-    kernels: list[dict[str, Any]] = field(default_factory=list)  # one entry per Mosaic call site reached
+    kernels: list[KernelEntry] = field(default_factory=list)  # one entry per Mosaic call site reached
     unknown_loops: int = 0
     runtime_branches: int = 0
     uncertain_kernels: int = 0  # live kernels whose work depends on data (branch or grid) or on a runtime branch
@@ -101,7 +116,7 @@ class Tally:
         self.outside_vector_flops += other.outside_vector_flops * outside_scale
         room = KERNEL_ENTRIES - len(self.kernels)
         if room > 0:
-            self.kernels.extend(dict(k) for k in other.kernels[:room])
+            self.kernels.extend(replace(k) for k in other.kernels[:room])
         self.unknown_loops += other.unknown_loops
         self.runtime_branches += other.runtime_branches
         self.uncertain_kernels += other.uncertain_kernels
@@ -158,11 +173,7 @@ def _contracted(op: Op) -> int:
     if m is None:
         m = re.search(r"contracting_dims = \[([\d, ]*)\]", op.attrs.get("dot_dimension_numbers", ""))
     dims = [int(x) for x in m.group(1).split(",") if x.strip()] if m else [len(lhs[0]) - 1]
-    k = 1
-    for d in dims:
-        if 0 <= d < len(lhs[0]):
-            k *= lhs[0][d]
-    return k
+    return math.prod(lhs[0][d] for d in dims if 0 <= d < len(lhs[0]))
 
 
 def _conv_flops(op: Op) -> float:
@@ -203,7 +214,7 @@ _FOLD: dict[str, Callable[[Any, Any], Any]] = {
     "stablehlo.multiply": lambda a, b: a * b, "stablehlo.maximum": max, "stablehlo.minimum": min}
 
 
-def _strip(module: Module, block: Block, vid: int) -> int:
+def _strip(block: Block, vid: int) -> int:
     """Look through converts defined in the block (the interpreter compares against a converted bound)."""
     local = {o: op for op in block.ops for o in op.outs}
     for _ in range(8):
@@ -234,13 +245,13 @@ def trip_count(module: Module, op: Op) -> int | None:
     body_local = {o: x for x in body.ops for o in x.outs}
 
     def carried(vid: int) -> int | None:
-        vid = _strip(module, cond, vid)
+        vid = _strip(cond, vid)
         return cond.args.index(vid) if vid in cond.args else None
 
     def value(vid: int) -> Any:
         i = carried(vid)
         if i is None:
-            return fold(module, _strip(module, cond, vid))
+            return fold(module, _strip(cond, vid))
         if i < len(body_ret.args) and body_ret.args[i] == body.args[i]:  # unchanged by the body: its initial value
             return fold(module, op.args[i])
         return None
@@ -422,7 +433,7 @@ class Coverage:
             t.unknown_loops += 1
             t.add(inner, kernel_scale=0.0, outside_scale=float(self.unknown_trips))
             for k in t.kernels:
-                k["counted"] = False
+                k.counted = False
         else:
             t.add(inner, kernel_scale=float(trips), outside_scale=float(trips))
         return t
@@ -464,12 +475,9 @@ class Coverage:
         computes = high > 0
         nbytes = float(sum(type_bytes(x) for x in op.arg_types) + sum(type_bytes(x) for x in op.types))
         uncertain = work.unknown_conditions > 0 or work.dynamic_grid
-        entry = {"grid": work.grid, "matmul_flops": work.matmul_flops, "other_flops": work.other_flops,
-                 "matmul_flops_high": work.matmul_flops_high, "other_flops_high": work.other_flops_high,
-                 "depends_on_data": uncertain, "live": is_live, "copy_only": not computes,
-                 "counted": is_live and computes}
         if len(t.kernels) < KERNEL_ENTRIES:
-            t.kernels.append(entry)
+            t.kernels.append(KernelEntry(work.grid, work.matmul_flops, work.other_flops, work.matmul_flops_high,
+                                         work.other_flops_high, uncertain, is_live, not computes, is_live and computes))
         if not (is_live and computes):
             return
         t.kernel_flops += work.flops

@@ -1,5 +1,5 @@
-"""The inspection worker: the parent's reading of exports, in a process of its own (TRUSTED code, hostile input),
-where the warm runner cannot read them (the exclusive schedule starts it only after the builds), and for tools.
+"""The inspection worker: the parent's reading of exports, in a process of its own (TRUSTED code, hostile input);
+the one inspection host (the runner never reads a program the worker has not accepted).
 
 `python -m bench.harness.inspection.worker --cmd-fd N --reply-fd M --memory-mb K`, driven by
 bench.harness.parent.inspecting.Inspector. Why a process: a module shaped to break a reader (regions nested

@@ -22,13 +22,12 @@ The worker stays warm across a batch and is replaced when it fails.
 
 from __future__ import annotations
 
-import atexit
 import os
 import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from pydantic import JsonValue
@@ -39,16 +38,6 @@ from bench.harness.protocol.process import ChildProcess, WorkerFailure
 from bench.harness.protocol.result import Status
 from bench.harness.protocol.task import STARTUP_TIMEOUT_S
 from bench.paths import ROOT
-
-__all__ = [
-    "INSPECTION_MEMORY_MB",
-    "INSPECTION_TIMEOUT_S",
-    "Bounds",
-    "Inspection",
-    "Inspector",
-    "WorkerProcess",
-    "inspect_exports",
-]
 
 #: One candidate's inspection may take this long (an honest one takes about a second).
 INSPECTION_TIMEOUT_S = 120.0
@@ -181,8 +170,7 @@ class Inspector:
             if isinstance(outcome, Inspection):
                 return outcome
             result = from_report(outcome)
-            return Inspection(**{**result.__dict__, "details": {**result.details,
-                                                                "seconds": round(time.monotonic() - t, 3)}})
+            return replace(result, details={**result.details, "seconds": round(time.monotonic() - t, 3)})
 
     def warm(self) -> None:
         """Start the reader now (jax's import takes seconds), so the first inspection does not wait for it."""
@@ -198,12 +186,10 @@ class Inspector:
         CRASHED: the caller retries once in a fresh one)."""
         try:
             host = self._start()
-        except WorkerFailure as f:  # the harness could not start its reader: not the candidate's fault
+        except Exception as exc:  # the harness could not start its reader: not the candidate's fault
             self.close()
-            return failed(f"the inspection's process did not start: {f.message}", Status.ERROR)
-        except Exception as exc:
-            self.close()
-            return failed(f"the inspection's process did not start: {type(exc).__name__}: {exc}", Status.ERROR)
+            why = exc.message if isinstance(exc, WorkerFailure) else f"{type(exc).__name__}: {exc}"
+            return failed(f"the inspection's process did not start: {why}", Status.ERROR)
         memory = f"inspecting the program needed more than {host.memory_mb} MiB: too large to inspect"
         try:
             reply = host.request(request, blobs, self.timeout_s)
@@ -249,26 +235,3 @@ class Inspector:
         if self.host is not None:
             self.host.close()
             self.host = None
-
-
-_shared: Inspector | None = None
-_shared_lock = threading.Lock()
-
-
-def shared_inspector() -> Inspector:
-    """One warm worker per parent process (closed at exit)."""
-    global _shared
-    with _shared_lock:
-        if _shared is None:
-            _shared = Inspector()
-            atexit.register(_shared.close)
-        return _shared
-
-
-def inspect_exports(runnable: bytes, tpu: bytes, platform: str, build_pallas_calls: int = 0,
-                    inspector: Inspector | None = None, workload: str | None = None,
-                    size: str | None = None) -> Inspection:
-    """Read both exports in the isolated worker; refuse a runnable program the runner must not run.
-    `build_pallas_calls` (the build's own count) is ignored: nothing ranked comes from the build's word."""
-    del build_pallas_calls
-    return (inspector or shared_inspector()).inspect(runnable, tpu, platform, workload, size)

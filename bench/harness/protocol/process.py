@@ -10,8 +10,8 @@ runner's own failure replies.
 
 from __future__ import annotations
 
+import contextlib
 import os
-import resource
 import signal
 import subprocess
 import threading
@@ -94,65 +94,12 @@ class LogCapture:
         return escape_controls(head + middle + tail)
 
 
-def read_frame(fd: int, timeout_s: float, phase: str, max_bytes: int, *, name: str,
-               describe_exit: Callable[[], str], kill: Callable[[], None]) -> tuple[dict[str, Any], list[bytes]]:
-    """The next whole reply frame of a child (`name` starts every reason), or a WorkerFailure: TIMEOUT past the
-    deadline (the child is killed), CRASHED when it closed the channel (`describe_exit` says how it ended) or
-    sent a malformed frame (killed)."""
-    try:
-        return messages.recv(fd, time.monotonic() + timeout_s, max_bytes)
-    except messages.ChannelTimeout:
-        kill()
-        raise WorkerFailure(Status.TIMEOUT, f"{name} exceeded the {phase} time limit of {timeout_s:g} s") from None
-    except messages.ChannelClosed:
-        raise WorkerFailure(Status.CRASHED, f"{name} {describe_exit()} during {phase}") from None
-    except messages.ChannelViolation as e:
-        kill()
-        raise WorkerFailure(Status.CRASHED, invalid_reply_reason(name, phase, e)) from None
-
-
-def invalid_reply_reason(name: str, phase: str, error: Exception) -> str:
-    """The reason for a reply the parent cannot accept (a malformed frame, or a header its model refuses):
-    CRASHED, since nothing a child writes gives it a better status."""
-    return escape_controls(f"{name} sent an invalid reply during {phase}: {one_line(str(error))}")
-
-
-def exit_reason(code: int | None, memory_signals: Sequence[str], memory_hint: str) -> str:
-    """How a child ended, for a reason line: its exit code or signal (with `memory_hint` for the signals that
-    may mean its memory limit); None: it never exited, and was killed."""
-    if code is None:
-        return "closed its reply channel without a verdict"
-    if code < 0:
-        sig = signal.Signals(-code).name
-        hint = f" ({memory_hint})" if sig in memory_signals else ""
-        return f"died by signal {sig}{hint} without a verdict"
-    return f"exited with code {code} without a verdict"
-
-
-def wait_exit(pid: int, timeout_s: float, poll_s: float) -> tuple[int, resource.struct_rusage] | None:
-    """Child `pid`'s exit code and resource usage (wait4; its peak resident memory among them) once it has
-    exited, polled every `poll_s`; None if it still runs after `timeout_s`. ChildProcessError if it is not a
-    child of this process, or was reaped already."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        done, status, usage = os.wait4(pid, os.WNOHANG)
-        if done:
-            return os.waitstatus_to_exitcode(status), usage
-        if time.monotonic() >= deadline:
-            return None
-        time.sleep(poll_s)
-
-
 def kill_group(proc: subprocess.Popen[bytes], wait_s: float = 5.0) -> None:
     """Kill a child's whole process group (it was started in its own session) and reap it."""
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    try:
+    with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=wait_s)
-    except subprocess.TimeoutExpired:
-        pass
 
 
 class ChildProcess:
@@ -170,8 +117,6 @@ class ChildProcess:
         self.name = name
         self.memory_signals, self.memory_hint = tuple(memory_signals), memory_hint
         self.reply_fd = reply_fd
-        self.started = time.monotonic()
-        self.ended: float | None = None  # monotonic time its process was seen reaped
         self.peak_rss_mb: float | None = None  # its peak resident memory, once describe_exit reaped it
         self.proc = subprocess.Popen(list(argv), env=env, cwd=cwd, stdin=stdin, stdout=stdout,
                                      stderr=subprocess.STDOUT, pass_fds=tuple(pass_fds), start_new_session=True,
@@ -187,51 +132,65 @@ class ChildProcess:
     def read_reply(self, timeout_s: float, phase: str, max_bytes: int) -> tuple[dict[str, Any], list[bytes]]:
         """The next whole reply frame, or a WorkerFailure: TIMEOUT past the deadline (the child is killed),
         CRASHED when it closed the channel (how it ended is said) or sent a malformed frame (killed)."""
-        return read_frame(self.reply_fd, timeout_s, phase, max_bytes, name=self.name,
-                          describe_exit=self.describe_exit, kill=self.kill)
+        try:
+            return messages.recv(self.reply_fd, time.monotonic() + timeout_s, max_bytes)
+        except messages.ChannelTimeout:
+            self.kill()
+            raise WorkerFailure(Status.TIMEOUT, f"{self.name} exceeded the {phase} time limit of {timeout_s:g} s") \
+                from None
+        except messages.ChannelClosed:
+            raise WorkerFailure(Status.CRASHED, f"{self.name} {self.describe_exit()} during {phase}") from None
+        except messages.ChannelViolation as e:
+            raise self.invalid_reply(phase, e) from None
 
     def invalid_reply(self, phase: str, error: Exception) -> WorkerFailure:
-        """A reply the parent cannot accept: the child is killed, the failure is CRASHED."""
+        """A reply the parent cannot accept (a malformed frame, or a header its model refuses): the child is killed,
+        the failure is CRASHED, since nothing a child writes gives it a better status."""
         self.kill()
-        return WorkerFailure(Status.CRASHED, invalid_reply_reason(self.name, phase, error))
+        return WorkerFailure(Status.CRASHED, escape_controls(
+            f"{self.name} sent an invalid reply during {phase}: {one_line(str(error))}"))
 
     def describe_exit(self, wait_s: float = 5.0) -> str:
-        """How the child ended, for a reason line (waits for its exit; kills it when it lingers)."""
+        """How the child ended, for a reason line: its exit code or signal (with `memory_hint` for the signals that
+        may mean its memory limit). Waits for its exit; kills it when it lingers."""
         try:
-            code: int | None = self._reap(wait_s)
+            code = self._reap(wait_s)
         except subprocess.TimeoutExpired:
             self.kill()
-            code = None
-        self.ended = self.ended or (time.monotonic() if code is not None else None)
-        return exit_reason(code, self.memory_signals, self.memory_hint)
+            return "closed its reply channel without a verdict"
+        if code < 0:
+            sig = signal.Signals(-code).name
+            hint = f" ({self.memory_hint})" if sig in self.memory_signals else ""
+            return f"died by signal {sig}{hint} without a verdict"
+        return f"exited with code {code} without a verdict"
 
     def _reap(self, wait_s: float) -> int:
-        """Wait for the child's exit with wait4 (wait_exit), which also gives its peak resident memory
-        (`peak_rss_mb`: the evidence that a child killed by a signal had filled its memory cap); Popen's own wait
-        where it already reaped the child."""
-        try:
-            exited = wait_exit(self.proc.pid, wait_s, 0.01)
-        except ChildProcessError:  # reaped already (Popen.poll)
-            return self.proc.wait(timeout=wait_s)
-        if exited is None:
-            raise subprocess.TimeoutExpired(self.proc.args, wait_s)
-        code, usage = exited
+        """Wait for the child's exit with wait4, which also gives its peak resident memory (`peak_rss_mb`: the
+        evidence that a child killed by a signal had filled its memory cap); Popen's own wait where it already
+        reaped the child (TimeoutExpired: it still runs after `wait_s`)."""
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                done, status, usage = os.wait4(self.proc.pid, os.WNOHANG)
+            except ChildProcessError:  # reaped already (Popen.poll)
+                return self.proc.wait(timeout=wait_s)
+            if done:
+                break
+            if time.monotonic() >= deadline:
+                raise subprocess.TimeoutExpired(self.proc.args, wait_s)
+            time.sleep(0.01)
         self.peak_rss_mb = usage.ru_maxrss / 1024  # Linux: KiB
-        self.proc.returncode = code
+        self.proc.returncode = code = os.waitstatus_to_exitcode(status)
         return code
 
     def kill(self, wait_s: float = 5.0) -> None:
         """Kill the child's whole process group (it runs in its own session) and reap it."""
         kill_group(self.proc, wait_s)
-        if self.ended is None and self.proc.poll() is not None:
-            self.ended = time.monotonic()
 
     def release(self, *fds: int) -> None:
         """Kill the child and close the parent's ends of its pipes (the reply pipe and `fds`). Call once: a second
         os.close could hit a file descriptor number reused meanwhile (callers keep their own closed flag)."""
         self.kill()
         for fd in (*fds, self.reply_fd):
-            try:
+            with contextlib.suppress(OSError):
                 os.close(fd)
-            except OSError:
-                pass

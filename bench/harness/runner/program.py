@@ -7,6 +7,7 @@ finds its HLO module. Arrays live on the HOST between calls; `place` puts one ca
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import jax
@@ -57,10 +58,8 @@ def place(host: list[Any]) -> list[Any]:
 
 def delete(arrays: list[Any]) -> None:
     for a in arrays:
-        try:
+        with contextlib.suppress(Exception):
             a.delete()
-        except Exception:
-            pass
 
 
 def resident_bytes() -> int:

@@ -38,61 +38,46 @@ def trace(fn: Any, name: str, signature: Any) -> Any:
 def with_kernel_sites(closed: Any, interpret: bool) -> Any:
     """A copy of `closed` where each pallas_call sits alone in a function named KERNEL_SITE_PREFIX_<n>,
     with `interpret` set on it when asked (nested jaxprs of cond, scan, while, jit ... rewritten too)."""
-    counter = [0]
-    memo: dict[int, Any] = {}
-    return _rewrite_closed(closed, interpret, counter, memo)
+    return _KernelSites(interpret).rewrite(closed)
 
 
-def _rewrite_closed(closed: Any, interpret: bool, counter: list[int], memo: dict[int, Any]) -> Any:
-    if id(closed) in memo:
-        return memo[id(closed)]
-    new = closed.replace(jaxpr=_rewrite_jaxpr(closed.jaxpr, interpret, counter, memo))
-    memo[id(closed)] = new
-    return new
+class _KernelSites:
+    """One rewrite: numbers the sites in order; a jaxpr shared by several equations is rewritten once (memo)."""
 
+    def __init__(self, interpret: bool) -> None:
+        self.interpret, self.count = interpret, 0
+        self.memo: dict[int, Any] = {}
 
-def _rewrite_jaxpr(jaxpr: Any, interpret: bool, counter: list[int], memo: dict[int, Any]) -> Any:
-    if id(jaxpr) in memo:
-        return memo[id(jaxpr)]
-    eqns = []
-    for eqn in jaxpr.eqns:
-        if eqn.primitive.name in KERNEL_PRIMITIVES:
-            eqns.append(_kernel_site(eqn, interpret, counter))
-            continue
-        params = {k: _rewrite_param(v, interpret, counter, memo) for k, v in eqn.params.items()}
-        eqns.append(eqn.replace(params=params))
-    new = jaxpr.replace(eqns=eqns)
-    memo[id(jaxpr)] = new
-    return new
+    def rewrite(self, value: Any) -> Any:
+        """`value` (a ClosedJaxpr, a Jaxpr, a tuple holding some, or any other equation parameter) rewritten."""
+        if isinstance(value, tuple) and any(isinstance(v, (core.ClosedJaxpr, core.Jaxpr)) for v in value):
+            return tuple(self.rewrite(v) for v in value)
+        if not isinstance(value, (core.ClosedJaxpr, core.Jaxpr)):
+            return value
+        if id(value) not in self.memo:
+            if isinstance(value, core.ClosedJaxpr):
+                new = value.replace(jaxpr=self.rewrite(value.jaxpr))
+            else:
+                new = value.replace(eqns=[
+                    self.site(eqn) if eqn.primitive.name in KERNEL_PRIMITIVES
+                    else eqn.replace(params={k: self.rewrite(v) for k, v in eqn.params.items()})
+                    for eqn in value.eqns])
+            self.memo[id(value)] = new
+        return self.memo[id(value)]
 
+    def site(self, eqn: Any) -> Any:
+        """The pallas_call equation as a call of a jitted function holding only it."""
+        params = {**eqn.params, "interpret": True} if self.interpret else dict(eqn.params)
+        primitive = eqn.primitive
 
-def _rewrite_param(value: Any, interpret: bool, counter: list[int], memo: dict[int, Any]) -> Any:
-    if isinstance(value, core.ClosedJaxpr):
-        return _rewrite_closed(value, interpret, counter, memo)
-    if isinstance(value, core.Jaxpr):
-        return _rewrite_jaxpr(value, interpret, counter, memo)
-    if isinstance(value, tuple) and any(isinstance(v, (core.ClosedJaxpr, core.Jaxpr)) for v in value):
-        return tuple(_rewrite_param(v, interpret, counter, memo) for v in value)
-    return value
+        def site(*args: Any) -> Any:
+            return primitive.bind(*args, **params)
 
-
-def _kernel_site(eqn: Any, interpret: bool, counter: list[int]) -> Any:
-    """The pallas_call equation as a call of a jitted function holding only it."""
-    params = dict(eqn.params)
-    if interpret:
-        params["interpret"] = True
-    primitive = eqn.primitive
-
-    def site(*args: Any) -> Any:
-        return primitive.bind(*args, **params)
-
-    site.__name__ = site.__qualname__ = f"{KERNEL_SITE_PREFIX}_{counter[0]}"
-    counter[0] += 1
-    avals = [v.aval for v in eqn.invars]
-    shapes = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in avals]
-    wrapper = jax.make_jaxpr(jax.jit(site))(*shapes)
-    (call,) = wrapper.jaxpr.eqns
-    return call.replace(invars=list(eqn.invars), outvars=list(eqn.outvars))
+        site.__name__ = site.__qualname__ = f"{KERNEL_SITE_PREFIX}_{self.count}"
+        self.count += 1
+        shapes = [jax.ShapeDtypeStruct(v.aval.shape, v.aval.dtype) for v in eqn.invars]
+        (call,) = jax.make_jaxpr(jax.jit(site))(*shapes).jaxpr.eqns
+        return call.replace(invars=list(eqn.invars), outvars=list(eqn.outvars))
 
 
 def export_jaxpr(closed: Any, name: str, platforms: list[str]) -> Any:
@@ -103,6 +88,5 @@ def export_jaxpr(closed: Any, name: str, platforms: list[str]) -> Any:
         return run(*arrays)
 
     program.__name__ = program.__qualname__ = name
-    avals = [jax.ShapeDtypeStruct(v.aval.shape, v.aval.dtype)
-             for v in closed.jaxpr.invars]
+    avals = [jax.ShapeDtypeStruct(v.aval.shape, v.aval.dtype) for v in closed.jaxpr.invars]
     return jax.export.export(jax.jit(program), platforms=platforms)(*avals)
