@@ -130,7 +130,7 @@ def confined_to(core: int | None) -> bool:
 
 def host_policy(environ: dict[str, str] | None = None) -> TimingPolicy:
     """The timing policy of this host's runner (its isolation switches: pin_timing_core, single_threaded_xla),
-    probed without jax (bench.harness.schedule.host_backend)."""
+    probed without jax (bench.harness.protocol.schedule.host_backend)."""
     return resolve(host_backend(environ))
 
 
