@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from threadpoolctl import threadpool_limits
 
@@ -55,8 +55,15 @@ def _process_tree_threads(pid: int) -> list[int]:
     return tids
 
 
+class Isolated(TypedDict):
+    """What timing_isolation did: the timing thread's nice (None: not settable here), threads moved off the core."""
+
+    parent_nice: int | None
+    parent_threads_moved: int
+
+
 @contextlib.contextmanager
-def timing_isolation(core: int | None, nice: int = TIMING_NICE) -> Iterator[dict[str, Any]]:
+def timing_isolation(core: int | None, nice: int = TIMING_NICE) -> Iterator[Isolated]:
     """While timing blocks run on `core`: the calling thread (the parent driving the blocks) runs at
     `nice`, and every thread of this process is moved OFF `core`; all restored afterwards.
 
@@ -69,7 +76,7 @@ def timing_isolation(core: int | None, nice: int = TIMING_NICE) -> Iterator[dict
     squeezed onto the remaining core, OpenBLAS's helper thread made each output check take ~80 ms
     instead of ~3 ms. Returns what was done (for the result's details)."""
     tid = threading.get_native_id()
-    done: dict[str, Any] = {"parent_nice": None, "parent_threads_moved": 0}
+    done = Isolated(parent_nice=None, parent_threads_moved=0)
     old_nice = None
     try:
         old_nice = os.getpriority(os.PRIO_PROCESS, tid)

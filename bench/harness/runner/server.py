@@ -252,11 +252,11 @@ def _trial(state: State, program: Program, seed: Seed) -> TrialReport:
     return TrialReport(seed=seed, report=report, resident_bytes=resident)
 
 
-def _failed(stage: str, exc: Exception) -> dict[str, Any]:
+def _failed(stage: str, exc: Exception) -> EvaluateReply:
     """A candidate's program that failed to compile or run: a reply (ran=False), never a runner failure."""
     text = f"{type(exc).__name__}: {exc}"
     return EvaluateReply(ran=False, stage=stage, error=text[:4000], traceback=traceback.format_exc()[-4000:],
-                         memory_error=is_memory_error(exc)).model_dump()
+                         memory_error=is_memory_error(exc))
 
 
 def cmd_load(state: State, req: LoadRequest, blobs: list[bytes]) -> Reply:
@@ -267,7 +267,7 @@ def cmd_load(state: State, req: LoadRequest, blobs: list[bytes]) -> Reply:
     try:
         state.candidate = Program(CANDIDATE_FN, blobs[0], state.workload.signature)
     except Exception as exc:
-        return _failed("compile", exc), []
+        return _failed("compile", exc).model_dump(), []
     return EvaluateReply(compile_s=round(time.perf_counter() - t_compile, 4)).model_dump(), []
 
 
@@ -279,7 +279,7 @@ def cmd_trials(state: State, req: TrialsRequest, blobs: list[bytes]) -> Reply:
             trials.append(_trial(state, candidate, state.stress_key))
     except Exception as exc:
         state.candidate = None
-        return _failed("correctness", exc), []
+        return _failed("correctness", exc).model_dump(), []
     return EvaluateReply(trials=trials).model_dump(), []
 
 
@@ -296,7 +296,7 @@ def cmd_time(state: State, req: EvaluateRequest, blobs: list[bytes]) -> Reply:
         raise  # the harness's own failure: the runner's failure reply, never the candidate's
     except Exception as exc:
         record.finish()
-        return _failed("timing", exc), []
+        return _failed("timing", exc).model_dump(), []
     finally:
         state.candidate = None  # its buffers go with the next collection (one runs before every timing)
     runs = [ProgramRun(name=p.name, module=p.module, wall_ms=run.walls[p.name]) for p in programs]
