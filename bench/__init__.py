@@ -10,7 +10,7 @@ It is loaded on first use, so `import bench` (done by every worker process) stay
 from typing import Any
 
 __version__ = "0.1.0"
-HARNESS_VERSION = "14"  # 14: CPU timed outputs checked by their bytes; lean CPU profile pass (CHANGELOG.md)
+HARNESS_VERSION = "15"  # 15: the harness cut by process, one timing policy, bounded builds (CHANGELOG.md)
 
 API = ("EvalOptions", "EvalResult", "EvalTask", "Status", "WorkloadSpec", "checkout", "evaluate", "evaluate_many",
        "list_workloads", "machine_info", "resolve_workload", "time_baseline", "workload", "workload_flops")
