@@ -92,7 +92,7 @@ def prompt(
         raise typer.BadParameter("best-of-n has no feedback; use --method iterative or iterative-context")
     wid = _workload(workload)
     fb, turn = None, 0
-    if feedback_result is not None:
+    if feedback_result is not None and previous is not None:  # together or neither (checked above)
         result = EvalResult.model_validate_json(feedback_result.read_text())
         if result.workload != wid:
             raise typer.BadParameter(f"the result is for {result.workload}, not {wid}")

@@ -126,12 +126,13 @@ def _ci(result: EvalResult) -> tuple[float, float] | None:
 def attempt_from_result(result: EvalResult, kernel_path: str | Path | None = None) -> Attempt:
     """The Attempt of one evaluation; `kernel_path`, the file the harness evaluated, is named KERNEL_NAME."""
     result = _name_the_file(result, kernel_path)
-    ok = result.status == Status.CORRECT and result.kernel is not None and result.baseline is not None
+    kernel, baseline = result.kernel, result.baseline
+    ok = result.status == Status.CORRECT and kernel is not None and baseline is not None
     ops = tuple({"name": o.name, "ms": round(o.total_ms, 6), "pct": round(o.pct, 2)}
                 for o in result.profile_top_ops[:TOP_OPS])
     return Attempt(status=result.status.value, reason=result.reason,
-                   latency_ms=result.kernel.median_ms if ok else None,
-                   baseline_ms=result.baseline.median_ms if ok else None,
+                   latency_ms=kernel.median_ms if ok and kernel else None,
+                   baseline_ms=baseline.median_ms if ok and baseline else None,
                    speedup=result.speedup_vs_baseline if ok else None,
                    output_tail=() if ok else tuple(runner_output(result)), top_ops=ops,
                    flags=tuple(result.integrity.flags), track=f"{result.tpu}/{result.size}" if result.size else None,
@@ -195,7 +196,9 @@ def feedback(previous: Attempt, previous_source: str, chain: list[Attempt],
 
     b = best_index(chain)
     best = chain[b] if b is not None else None
-    shown, shown_turn, reply_lines = previous_source, len(chain) - 1, None
+    shown: str = previous_source
+    shown_turn: int | None = len(chain) - 1
+    reply_lines: int | None = None
     if not previous.evaluated:
         reply_lines = len(previous_source.splitlines())
         evaluated = [i for i, a in enumerate(chain) if a.evaluated]
