@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
+import yaml
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -23,7 +24,12 @@ from bench.agent.options import TargetOptions as _TO
 from bench.app import app
 from bench.paths import BUILD_DIR
 
-console = Console(stderr=True)
+NOT_A_TERMINAL_WIDTH = 1000
+#: Progress and summaries go to stderr. Through a pipe or into a file rich would cut lines at 80 columns with "...":
+#: there, lines are never cut (a huge width, no wrapping); a terminal keeps its own width.
+console = Console(stderr=True, soft_wrap=True)
+if not console.is_terminal:
+    console.width = NOT_A_TERMINAL_WIDTH
 agent_app = typer.Typer(
     help="Run the paper's methods with any generator; build the context pack.", no_args_is_help=True
 )
@@ -92,7 +98,7 @@ def prompt(
         raise typer.BadParameter("best-of-n has no feedback; use --method iterative or iterative-context")
     wid = _workload(workload)
     fb, turn = None, 0
-    if feedback_result is not None:
+    if feedback_result is not None and previous is not None:  # together or neither (checked above)
         result = EvalResult.model_validate_json(feedback_result.read_text())
         if result.workload != wid:
             raise typer.BadParameter(f"the result is for {result.workload}, not {wid}")
@@ -157,41 +163,47 @@ def context_cmd(
 
 class _Bar:
     """A rich progress bar: one row per workload, with the correct samples, those of them that lower for TPU, and
-    the highest speedup measured (a display; the submitted sample follows bench.agent.selection)."""
+    the current selection: the sample the run would submit now (bench.agent.submission.select, the selection
+    rule), never the fastest of anything."""
 
     def __init__(self) -> None:
         self.progress = Progress(TextColumn("{task.fields[name]:<42}"), BarColumn(), MofNCompleteColumn(),
                                  TextColumn("{task.fields[stats]}"), TimeElapsedColumn(), console=console)
         self.tasks: dict[str, Any] = {}
-        self.stats: dict[str, list] = {}
+        self.records: dict[str, list[Any]] = {}
 
     def start(self, params: dict[str, Any], records: list) -> None:
         total = params["chains"] * params["turns"]
         for w in params["workloads"]:
-            self.stats[w] = [0, 0, 0.0]
-            for r in records:
-                if r.workload == w:
-                    self._count(w, r)
-            done = [r for r in records if r.workload == w]
-            self.tasks[w] = self.progress.add_task("", total=total, completed=len(done), name=w, stats=self._text(w))
+            self.records[w] = [r for r in records if r.workload == w]
+            self.tasks[w] = self.progress.add_task("", total=total, completed=len(self.records[w]), name=w,
+                                                   stats=progress_text(self.records[w]))
         self.progress.start()
 
-    def _text(self, w: str) -> str:
-        ok, lowers, best = self.stats[w]
-        return f"correct {ok} (lower {lowers})" + (f", fastest {best:.3f}x" if ok else "")
-
-    def _count(self, w: str, record: Any) -> None:
-        if record.attempt.correct:
-            self.stats[w][0] += 1
-            self.stats[w][1] += record.attempt.lowers is True
-            self.stats[w][2] = max(self.stats[w][2], record.attempt.speedup)
-
     def advance(self, w: str, record: Any) -> None:
-        self._count(w, record)
-        self.progress.update(self.tasks[w], advance=1, stats=self._text(w))
+        self.records[w].append(record)
+        self.progress.update(self.tasks[w], advance=1, stats=progress_text(self.records[w]))
 
     def stop(self) -> None:
         self.progress.stop()
+
+
+def progress_text(records: list[Any]) -> str:
+    """A workload's progress line: correct samples (how many lower for TPU) and what would be submitted now."""
+    from bench.agent.submission import select
+
+    ok = [r for r in records if r.attempt.correct]
+    lowers = sum(r.attempt.lowers is True for r in ok)
+    chosen = select(records)
+    if chosen is None:
+        now = "nothing to submit yet"
+    elif not chosen.attempt.correct:
+        now = f"would submit chain {chosen.chain} turn {chosen.turn} ({chosen.attempt.status}, no correct sample)"
+    else:
+        a = chosen.attempt
+        lowering = {True: ", lowers", False: ", does NOT lower", None: ""}[a.lowers]
+        now = f"would submit chain {chosen.chain} turn {chosen.turn}: {a.speedup:.3f}x{lowering}"
+    return f"correct {len(ok)} (lower {lowers}); {now}"
 
 
 def _opt(model: Any, name: str, *flags: str, **kw: Any) -> Any:
@@ -267,6 +279,7 @@ def run_cmd(
     author: list[str] = _opt(_MO, "author"),
     contact: str = _opt(_MO, "contact"),
     notes: str = _opt(_MO, "notes"),
+    license: str = _opt(_MO, "license", "--license"),
     executor: str = _opt(_EO, "executor"),
     address: str | None = _opt(_EO, "address"),
     ray_cpus: float | None = _opt(_EO, "ray_cpus"),
@@ -279,7 +292,8 @@ def run_cmd(
                       api_key_env=api_key_env, temperature=temperature)
     budget_opts = _build(_BO, max_samples=max_samples, max_tokens=max_tokens, max_wall_s=max_wall_s,
                          parallel=parallel)
-    meta_opts = _build(_MO, name=name, model_version=model_version, author=author, contact=contact, notes=notes)
+    meta_opts = _build(_MO, name=name, model_version=model_version, author=author, contact=contact, notes=notes,
+                       license=license)
     exec_opts = _build(_EO, executor=executor, address=address, ray_cpus=ray_cpus)
     target = _build(_TO, chip=chip, size=size, template=template, seeds=seeds, blocks=blocks)
     journal_opts = _build(_JO, journal=journal, restart=restart)
@@ -333,7 +347,7 @@ def _run(workloads: list[str], out: Path, opts: Any, autocomp: Any, g: Any, b: A
             "notes": m.notes or ("Built-in deterministic template search over the JAXBench team's fused-epilogue "
                                  "Pallas matmul (block sizes and variants), guided by the harness feedback. Not an "
                                  "LLM: a reference run of the agent loop." if builtin else ""),
-            "target_hardware": chip}
+            "target_hardware": chip, "license": m.license}
     spec = RunSpec(out=out, method=opts.method, chains=n_chains, turns=n_turns, workloads=ids, generator=gen,
                    journal_dir=journal_dir, chip=chip, size=size, template=template,
                    context=context if opts.method == "iterative-context" else None,
@@ -361,12 +375,31 @@ def _run(workloads: list[str], out: Path, opts: Any, autocomp: Any, g: Any, b: A
                   + (str(out) if written
                      else f"nothing written to {out}: no sample to submit yet (journal: {journal_dir})")
                   + (f"; stopped early: {outcome.stopped}" if outcome.stopped else ""))
+    for line in summary_lines(ids, outcome.selected, outcome.records):
+        console.print(line, markup=False)
+    if written:
+        license_id = yaml.safe_load((out / "submission.yaml").read_text()).get("license")
+        console.print(f"license: {license_id} (submission.yaml; --license sets it on a run's first start)",
+                      markup=False)
+
+
+def summary_lines(ids: list[str], selected: dict[str, Any], records: list[Any]) -> list[str]:
+    """One line per workload: the submitted sample, and whether it is faster than XLA by the leaderboard's test
+    (bench.agent.verdict: the Holm-corrected interval over the run's workloads, docs/methodology.md), never by
+    its point estimate alone."""
+    from bench.agent.verdict import speed_verdicts
+
+    correct = {w: (r.attempt.speedup, r.attempt.speedup_ci) for w, r in selected.items()
+               if r is not None and r.attempt.correct}
+    verdicts = speed_verdicts(correct)
+    lines = []
     for w in ids:
-        started = any(r.workload == w for r in outcome.records)
-        console.print(f"  {w}: {_selected_text(outcome.selected.get(w), started)}")
+        started = any(r.workload == w for r in records)
+        lines.append(f"  {w}: {_selected_text(selected.get(w), started, verdicts.get(w))}")
+    return lines
 
 
-def _selected_text(r: Any, started: bool) -> str:
+def _selected_text(r: Any, started: bool, verdict: Any = None) -> str:
     if r is None:
         return "no sample ran" if started else "not started"
     a = r.attempt
@@ -374,4 +407,5 @@ def _selected_text(r: Any, started: bool) -> str:
         return f"no correct sample; submits the last that ran (chain {r.chain} turn {r.turn}, {a.status})"
     ci = f" [{a.speedup_ci[0]:.3f}, {a.speedup_ci[1]:.3f}]" if a.speedup_ci else ""
     lowering = {True: "lowers for TPU", False: "does NOT lower for TPU", None: "TPU lowering unknown"}[a.lowers]
-    return f"chain {r.chain} turn {r.turn}, {a.speedup:.3f}x{ci}, {lowering}"
+    speed = f", {verdict.words()}" if verdict is not None else ""
+    return f"chain {r.chain} turn {r.turn}, {a.speedup:.3f}x{ci}{speed}, {lowering}"

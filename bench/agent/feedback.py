@@ -11,6 +11,7 @@ the harness's messages name the model's file as KERNEL_NAME, the name the prompt
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,12 @@ TOP_OPS = 5
 KERNEL_NAME = "kernel.py"
 #: Longest lowering error quoted back (the harness keeps 2,000 characters).
 LOWERING_CHARS = 1500
+
+#: An installed package's folder (a venv's or the system's): shown from `site-packages/` on, so the model never
+#: reads the builder's machine layout (`/home/me/clone/.venv/lib/python3.11/site-packages/jax/...`).
+_SITE_PACKAGES = re.compile(r"[^\s\"'(]*/(?:site|dist)-packages/")
+#: The standard library of any interpreter: shown as `python3.X/...`.
+_STDLIB = re.compile(r"[^\s\"'(]*/lib/(python3\.\d+)/")
 
 #: per-sample outcome classes (bench.dataset.schema.OUTCOMES), from a harness status.
 _OUTCOME = {Status.CORRECT: "correct", Status.INCORRECT: "wrong_output"}
@@ -49,6 +56,10 @@ class Attempt:
     timing_quality: str | None = None  # "ok" | "noisy"
     interpret: bool = False  # Pallas ran in TPU interpret mode on CPU: the times are not TPU times
     timing_quality_reason: str | None = None  # why "noisy"
+    # an incorrect output: the largest |ref - out|, and where the harness's `worst_index` points (the element
+    # furthest OUTSIDE the tolerance, |ref-out| - (atol + rtol*|ref|), which need not be the max_abs_err element)
+    max_abs_err: float | None = None
+    worst_index: tuple[int, ...] | None = None
 
     @property
     def correct(self) -> bool:
@@ -76,14 +87,16 @@ class Attempt:
         d = asdict(self)
         d["output_tail"], d["top_ops"], d["flags"] = list(self.output_tail), list(self.top_ops), list(self.flags)
         d["speedup_ci"] = list(self.speedup_ci) if self.speedup_ci else None
+        d["worst_index"] = list(self.worst_index) if self.worst_index is not None else None
         return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Attempt:
         """Also reads journals written before a field existed (the field's default)."""
-        ci = d.get("speedup_ci")
+        ci, worst = d.get("speedup_ci"), d.get("worst_index")
         return cls(**{**d, "output_tail": tuple(d.get("output_tail", ())), "top_ops": tuple(d.get("top_ops", ())),
-                      "flags": tuple(d.get("flags", ())), "speedup_ci": tuple(ci) if ci else None})
+                      "flags": tuple(d.get("flags", ())), "speedup_ci": tuple(ci) if ci else None,
+                      "worst_index": tuple(worst) if worst is not None else None})
 
 
 def runner_output(result: EvalResult) -> list[str]:
@@ -100,19 +113,39 @@ def runner_output(result: EvalResult) -> list[str]:
     return lines[-OUTPUT_LINES:]
 
 
+def short_paths(text: str) -> str:
+    """`text` with the paths of this machine shortened: installed packages from `site-packages/` on, the standard
+    library as `python3.X/`, and files of this checkout relative to it. The model needs the file and line, not
+    where the builder's venv lives."""
+    from bench.paths import ROOT
+
+    text = _STDLIB.sub(r"\1/", _SITE_PACKAGES.sub("site-packages/", text))
+    root = str(ROOT.resolve()).rstrip("/") + "/"
+    return text.replace(root, "")
+
+
 def _name_the_file(result: EvalResult, kernel_path: str | Path | None) -> EvalResult:
-    """`result` with every path of the candidate (our copy, the file we wrote) replaced by KERNEL_NAME."""
-    if kernel_path is None:
-        return result
+    """`result` with every path of the candidate (our copy, the file we wrote) replaced by KERNEL_NAME, and the
+    other paths of this machine shortened (short_paths).
+
+    A SyntaxError's message names the file by its base name only (Python's `(kernel.py, line 3)`), and the harness
+    compiles a private copy called kernel.py (bench.tracebacks), so a harness `reason` says kernel.py while
+    its traceback names the submitted file. Here both become KERNEL_NAME, so the model reads one name; the
+    harness's own messages (`bench evaluate`) are the harness's to change."""
     from bench.tracebacks import attribute, shown_path
 
-    result = attribute(result, kernel_path)  # our private copy's path -> the candidate file's path
-    names = sorted({shown_path(kernel_path), str(Path(kernel_path).resolve())}, key=len, reverse=True)
+    names: list[str] = []
+    if kernel_path is not None:
+        result = attribute(result, kernel_path)  # our private copy's path -> the candidate file's path
+        names = sorted({shown_path(kernel_path), str(Path(kernel_path).resolve()), str(kernel_path)},
+                       key=len, reverse=True)
 
     def fix(text: str | None) -> str | None:
+        if not text:
+            return text
         for name in names:
-            text = text.replace(name, KERNEL_NAME) if text else text
-        return text
+            text = text.replace(name, KERNEL_NAME)
+        return short_paths(text)
 
     return result.model_copy(update={k: fix(getattr(result, k)) for k in
                                      ("reason", "error", "traceback", "candidate_log", "tpu_lowering")})
@@ -126,12 +159,16 @@ def _ci(result: EvalResult) -> tuple[float, float] | None:
 def attempt_from_result(result: EvalResult, kernel_path: str | Path | None = None) -> Attempt:
     """The Attempt of one evaluation; `kernel_path`, the file the harness evaluated, is named KERNEL_NAME."""
     result = _name_the_file(result, kernel_path)
-    ok = result.status == Status.CORRECT and result.kernel is not None and result.baseline is not None
-    ops = tuple({"name": o.name, "ms": round(o.total_ms, 6), "pct": round(o.pct, 2)}
+    kernel, baseline = result.kernel, result.baseline
+    ok = result.status == Status.CORRECT and kernel is not None and baseline is not None
+    # total_ms is the operator's time per run of the program (all its calls summed, averaged over the timed runs)
+    ops = tuple({"name": o.name, "ms": round(o.total_ms, 6), "pct": round(o.pct, 2), "calls": o.count}
                 for o in result.profile_top_ops[:TOP_OPS])
+    corr = result.correctness
+    wrong = result.status == Status.INCORRECT and corr is not None
     return Attempt(status=result.status.value, reason=result.reason,
-                   latency_ms=result.kernel.median_ms if ok else None,
-                   baseline_ms=result.baseline.median_ms if ok else None,
+                   latency_ms=kernel.median_ms if ok and kernel else None,
+                   baseline_ms=baseline.median_ms if ok and baseline else None,
                    speedup=result.speedup_vs_baseline if ok else None,
                    output_tail=() if ok else tuple(runner_output(result)), top_ops=ops,
                    flags=tuple(result.integrity.flags), track=f"{result.tpu}/{result.size}" if result.size else None,
@@ -140,7 +177,9 @@ def attempt_from_result(result: EvalResult, kernel_path: str | Path | None = Non
                    readiness_check=getattr(result, "readiness_check", None), speedup_ci=_ci(result) if ok else None,
                    timing_quality=result.timing_quality if ok else None,
                    timing_quality_reason=result.timing_quality_reason if ok else None,
-                   interpret=bool(result.env and result.env.interpret))
+                   interpret=bool(result.env and result.env.interpret),
+                   max_abs_err=corr.max_abs_err if wrong and corr else None,
+                   worst_index=tuple(corr.worst_index) if wrong and corr and corr.worst_index is not None else None)
 
 
 def unparsed_attempt(kind: str, reply: str) -> Attempt:
@@ -180,6 +219,8 @@ class Feedback:
     best_lowers: bool | None = None
     best_turn: int | None = None
     reply_lines: int | None = None  # lines of the previous reply, when it was not evaluated (output_tail is its end)
+    max_abs_err: float | None = None
+    worst_index: list[int] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -195,7 +236,9 @@ def feedback(previous: Attempt, previous_source: str, chain: list[Attempt],
 
     b = best_index(chain)
     best = chain[b] if b is not None else None
-    shown, shown_turn, reply_lines = previous_source, len(chain) - 1, None
+    shown: str = previous_source
+    shown_turn: int | None = len(chain) - 1
+    reply_lines: int | None = None
     if not previous.evaluated:
         reply_lines = len(previous_source.splitlines())
         evaluated = [i for i, a in enumerate(chain) if a.evaluated]
@@ -213,4 +256,6 @@ def feedback(previous: Attempt, previous_source: str, chain: list[Attempt],
                     interpret=previous.interpret, tpu_lowering=lowering,
                     lowers=previous.lowers, pallas_coverage=previous.pallas_coverage,
                     best_speedup_ci=list(best.speedup_ci) if best and best.speedup_ci else None,
-                    best_lowers=best.lowers if best else None, best_turn=b, reply_lines=reply_lines)
+                    best_lowers=best.lowers if best else None, best_turn=b, reply_lines=reply_lines,
+                    max_abs_err=previous.max_abs_err,
+                    worst_index=list(previous.worst_index) if previous.worst_index is not None else None)

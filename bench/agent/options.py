@@ -115,6 +115,9 @@ class MetaOptions(_Options):
     author: list[str] = Field(["unknown"], min_length=1, description="submission.yaml authors (repeat)")
     contact: str = Field("unknown", description="submission.yaml contact")
     notes: str = Field("", description="submission.yaml notes")
+    license: str = Field("Apache-2.0", min_length=1, max_length=100,
+                         description="submission.yaml license: the SPDX id of the kernels' license (the kernels are "
+                                     "published under it)")
 
 
 class ExecutorOptions(_Options):

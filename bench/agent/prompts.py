@@ -134,7 +134,7 @@ def render(spec: TaskSpec, method: str, chip: str = "v6e", *, chain: int = 0, tu
         raise ValueError("iterative-context needs the context pack's text")
     variables = {"method": method, "chip": chip_facts(chip), "spec": spec,
                  "context": context if method == "iterative-context" else None,
-                 "feedback": feedback, "harness": harness_facts()}
+                 "feedback": feedback, "harness": harness_facts(), "chain": chain, "turn": turn}
     parts = render_blocks(Path(template or DEFAULT_TEMPLATE), variables)
     return Prompt(workload=spec.workload, method=method, chip=chip, size=spec.size, chain=chain, turn=turn,
                   system=parts["system"], user=parts["user"], feedback=feedback.as_dict() if feedback else None,

@@ -236,13 +236,30 @@ def _check_resume(journal: Journal, params: dict[str, Any], out: Path) -> dict[s
         journal.start(params)
         return params
     old = journal.params()
+    grown = _grown(old, params)
     # a journal from before fingerprints were kept is matched on the generator's name alone
     diff = [k for k in _RESUME_KEYS
-            if (k in old or k != "generator_fingerprint") and old.get(k) != params.get(k)]
+            if k not in grown and (k in old or k != "generator_fingerprint") and old.get(k) != params.get(k)]
     if diff:
         raise RunError(f"the journal in {journal.dir} belongs to a run with other parameters ({', '.join(diff)}); "
-                       "rerun with the same parameters to resume, or pass --restart")
+                       "rerun with the same parameters to resume (or more chains/turns/samples to extend it), "
+                       "or pass --restart")
+    if grown:  # extend the run: its samples so far are kept, the journal now plans the larger run
+        old = {**old, **{k: params[k] for k in grown}}
+        journal.start(old)
     return old  # the first start's date and metadata stay
+
+
+def _grown(old: dict[str, Any], params: dict[str, Any]) -> set[str]:
+    """The plan sizes a rerun may enlarge to continue a run: more chains (best-of-n: more samples) or more turns
+    per chain, never fewer (samples already journaled stay part of the run). Autocomp's iterations depend on each
+    other's beam, so its plan is fixed."""
+    if params.get("autocomp") is not None or old.get("method") != params.get("method"):
+        return set()
+    keys = {k for k in ("chains", "turns") if old.get(k) != params.get(k)}
+    if all(isinstance(old.get(k), int) and params[k] > old[k] for k in keys):
+        return keys
+    return set()
 
 
 def run(spec: RunSpec, progress: Any = None) -> Outcome:

@@ -142,13 +142,14 @@ def _render(folder: Path, params: dict[str, Any], records: list[Record],
         by_workload.setdefault(r.workload, []).append(r)
     chosen = {w: select(rs) for w, rs in by_workload.items()}
     for w, rs in by_workload.items():
-        if chosen[w] is not None:  # a trajectory goes with its workload's kernel (bench validate)
+        kernel = chosen[w]
+        if kernel is not None:  # a trajectory goes with its workload's kernel (bench validate)
             lines = trajectory_lines(rs, (extra or {}).get("steps"))
             text = "".join(json.dumps(line, sort_keys=True) + "\n" for line in lines)
             (folder / "trajectory").mkdir(parents=True, exist_ok=True)
             (folder / "trajectory" / f"{w}.jsonl").write_text(text)
             (folder / "kernels").mkdir(parents=True, exist_ok=True)
-            (folder / "kernels" / f"{w}.py").write_text(chosen[w].source)
+            (folder / "kernels" / f"{w}.py").write_text(kernel.source)
     selected = [w for w in params["workloads"] if chosen.get(w) is not None]
     meta = metadata(params, selected, run_summary(params, records, stopped, extra))
     (folder / "submission.yaml").write_text(yaml.safe_dump(meta, sort_keys=False, width=110))

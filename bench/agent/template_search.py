@@ -46,7 +46,10 @@ EXTRA_BODIES = {
 @lru_cache(maxsize=1)
 def bodies() -> dict[str, str]:
     """{workload: body} of every workload the search covers (the team's epilogue table plus EXTRA_BODIES)."""
-    spec = importlib.util.spec_from_file_location("team_epilogues", TEAM_DIR / "epilogues.py")
+    path = TEAM_DIR / "epilogues.py"
+    spec = importlib.util.spec_from_file_location("team_epilogues", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load the team's epilogue table from {path}")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return {**mod.KERNELS, **EXTRA_BODIES}
@@ -97,7 +100,10 @@ def _variants(body: str) -> list[str]:
 def _dims(workload: str, size: str) -> tuple[int, int, int]:
     """(M, N, K) of the task's GEMM: x is (M, K); the weight is (K, N) or, transposed, (N, K)."""
     spec = task_spec(workload, size)
-    (m, k), w = spec.inputs[0].shape, spec.inputs[1].shape
+    x, w = spec.inputs[0].shape, spec.inputs[1].shape
+    if x is None or w is None or len(x) != 2 or len(w) != 2:
+        raise ValueError(f"{workload}: the template search needs two 2-D array inputs (x, weight), got {x} and {w}")
+    m, k = x
     return m, (w[1] if w[0] == k else w[0]), k
 
 
@@ -181,7 +187,9 @@ def choose(workload: str, size: str, chain: int, history: list[dict[str, Any]]) 
     tried = [config_of(h.get("source", "")) for h in history]
     seen = {c for c in tried if c}
     legal = set(order)
-    wins = [(h["speedup"], -i, tried[i]) for i, h in enumerate(history) if h.get("correct") and tried[i]]
+    pairs = enumerate(zip(history, tried, strict=True))
+    wins: list[tuple[float, int, Config]] = [(h["speedup"], -i, c) for i, (h, c) in pairs
+                                             if h.get("correct") and c is not None]
     if wins:
         best = max(wins)[2]
         last, last_ok = tried[-1], history[-1].get("correct")

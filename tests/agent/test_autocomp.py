@@ -339,14 +339,15 @@ def test_an_autocomp_submission_ingests_with_its_beam_and_cost(tmp_path):
         [(x["step"]["phase"], x["step"]["iteration"], x["step"]["parent"], x["step"]["beam"]) for x in lines]
     m = Metrics(tmp_path / "data", suite=WORKLOADS)
     (traj,) = m.trajectory_workloads("cpu/small")
-    beam = traj["beam"]
-    assert [b["iteration"] for b in beam] == [1, 2, 3, 4] and sum(b["n"] for b in beam) == len(lines)
-    assert beam[0]["parents"] == [-1]  # iteration 1 starts from the XLA reference
+    beam = traj.beam
+    assert beam is not None
+    assert [b.iteration for b in beam] == [1, 2, 3, 4] and sum(b.n for b in beam) == len(lines)
+    assert beam[0].parents == [-1]  # iteration 1 starts from the XLA reference
     for b in beam:
-        assert b["entered"] == [x["sample"] for x in lines if x["step"]["iteration"] == b["iteration"]
-                                and x["step"]["beam"]]
-    (sub,) = [s for s in m.submissions() if s["submission"] == "ac"]
-    kinds = {c["kind"]: c["calls"] for c in json.loads(sub["agent_calls"])}
+        assert b.entered == [x["sample"] for x in lines if x["step"]["iteration"] == b.iteration
+                             and x["step"]["beam"]]
+    (sub,) = [s for s in m.submissions() if s.submission == "ac"]
+    kinds = {c["kind"]: c["calls"] for c in json.loads(sub.agent_calls or "[]")}
     assert kinds["implement"] == len(lines) and kinds["plan"] >= 2 and set(kinds) == {"plan", "implement", "menu",
                                                                                       "score"}
     # the submission page shows the beam (the pages' markdown, before mkdocs)
@@ -361,7 +362,7 @@ def test_an_autocomp_submission_ingests_with_its_beam_and_cost(tmp_path):
     assert "autocomp test" in text
     assert "### Beam search" in text
     first = beam[0]
-    assert f"<td>1</td><td>translate</td><td>0–{first['last_sample']} ({first['n']})</td><td>XLA</td>" in text
+    assert f"<td>1</td><td>translate</td><td>0–{first.last_sample} ({first.n})</td><td>XLA</td>" in text
 
 
 @pytest.mark.slow

@@ -74,24 +74,27 @@ def test_agent_run_end_to_end_against_a_local_endpoint(tmp_path, monkeypatch):
     prompts = [r["body"]["messages"][1]["content"] for r in server.requests]
     assert len(prompts) == 5 and outcome.stopped is None
 
-    # turn 2: the prose was not evaluated, and the feedback says so in the model's terms
+    # turn 1: the prose was not evaluated, and the feedback says so in the model's terms
     assert "Your reply was not evaluated: it has no ```python code block" in prompts[1]
     assert PROSE in prompts[1] and "runner's output" not in prompts[1] and "Previous implementation" not in prompts[1]
-    # turn 3: two blocks, quoted whole in a fence their own ``` lines cannot close; neither is taken as the kernel
+    # turn 2: two blocks, quoted whole in a fence their own ``` lines cannot close; neither is taken as the kernel
     assert "Your reply was not evaluated: it has several code blocks" in prompts[2]
     assert "The end of your reply (its last 40 of " in prompts[2] and "\n````text\n" in prompts[2]
     assert "\nOption two:\n```python\n" in prompts[2] and "Previous implementation:" not in prompts[2]
-    # turn 4: correct, but it does not lower for a TPU; the error names the model's file, not our copy of it
+    # turn 3: correct, but it does not lower for a TPU; the error names the model's file, not our copy of it
     p = prompts[3]
     assert "Previous attempt was correct. Latency " in p and "CPU times of Pallas in TPU interpret mode" in p
     assert "TPU lowering (Mosaic) of kernel.py FAILED" in p and "divisible by 8 and 128" in p
     assert "kernel.py:" in p and str(journal) not in p and "agent_runs" not in p and "eval_" not in p
     assert "Previous implementation:\n```python\n" + NO_LOWER.rstrip() in p
-    # turn 5: the candidate's own error and traceback, attributed to kernel.py
+    # turn 4: the candidate's own error and traceback, attributed to kernel.py
     p = prompts[4]
     assert "Previous attempt was incorrect or failed to run" in p and "boom from the candidate" in p
+    assert "/.venv/" not in p and "/lib/python3." not in p  # installed packages read from site-packages/ on
     assert 'File "kernel.py", line 2' in p and "agent_runs" not in p
-    assert "Best-so-far in this chain: " in p and "it does not lower for TPU, turn 3" in p
+    assert "Best-so-far in this chain: " in p and "it does not lower for TPU, turn 2" in p
+    # numbered as the trajectory numbers them (chain 0, turns from 0)
+    assert "This is turn 4 of chain 0" in p and "file of your previous reply, turn 3)" in p
 
     # the journal and the trajectory record lowering and the sample's times
     traj = [json.loads(x) for x in (out / "trajectory" / f"{W}.jsonl").read_text().splitlines()]

@@ -224,8 +224,9 @@ def test_reply_parser(reply, kind):
 
 
 def _later(previous, source: str, chain=None, sources=None) -> str:
-    return render(task_spec("8p_GEMM", "small"), "iterative",
-                  feedback=feedback(previous, source, chain or [previous], sources)).user
+    chain = chain or [previous]
+    return render(task_spec("8p_GEMM", "small"), "iterative", turn=len(chain),
+                  feedback=feedback(previous, source, chain, sources)).user
 
 
 def _cpu_env():
@@ -287,7 +288,7 @@ def test_a_reply_that_was_not_evaluated_is_called_your_reply_and_quoted_safely(r
     parsed = parse_reply(reply)
     earlier = attempt_from_result(correct_result())
     bad = unparsed_attempt(parsed.kind, reply)
-    p = _later(bad, parsed.source, [earlier, bad], ["# turn 1 kernel\ndef workload(A, B):\n    return A @ B\n", reply])
+    p = _later(bad, parsed.source, [earlier, bad], ["# turn 0 kernel\ndef workload(A, B):\n    return A @ B\n", reply])
     assert f"Your reply was not evaluated: {why}" in p and "Your reply:\n" in p
     assert "runner's output" not in p and "Previous attempt was" not in p
     # the reply is quoted in a fence its own ``` lines cannot close, and is never shown as an implementation
@@ -298,7 +299,9 @@ def test_a_reply_that_was_not_evaluated_is_called_your_reply_and_quoted_safely(r
     body = quoted[quoted.index(fence) + len(fence) + 1:]
     assert body.index("\n" + fence[:-4] + "\n") == len(reply.rstrip())  # closed right after the whole reply
     assert "Previous implementation:" not in p
-    assert "Your last implementation that was evaluated (turn 1):\n```python\n# turn 1 kernel" in p
+    # turns are numbered as in the trajectory: this prompt is turn 2, the kernel shown is turn 0's
+    assert "This is turn 2 of chain 0 (turns count from 0, as in the run's trajectory)" in p
+    assert "Your last implementation that was evaluated (turn 0):\n```python\n# turn 0 kernel" in p
     assert "Best-so-far in this chain: 1.2500 ms" in p
 
 
@@ -332,3 +335,67 @@ def test_reply_parser_keeps_a_longer_fence_whole():
     reply = '````python\ndef workload(A, B):\n    """```\ninner\n```"""\n    return A @ B\n````\n'
     parsed = parse_reply(reply)
     assert parsed.kind == "ok" and '"""```\ninner\n```"""' in parsed.source
+
+
+def test_feedback_shortens_the_paths_of_this_machine(tmp_path):
+    """The model reads site-packages/... and python3.X/..., never the builder's venv or checkout layout."""
+    kernel = tmp_path / "chain000_turn001.py"
+    kernel.write_text("x = 1\n")
+    venv = ROOT / ".venv" / "lib" / "python3.11"
+    tb = (f'Traceback (most recent call last):\n  File "{kernel}", line 1, in <module>\n'
+          f'  File "{venv}/site-packages/jax/_src/api.py", line 9, in jit\n'
+          f'  File "/usr/lib/python3.11/functools.py", line 3, in wrapper\n'
+          f'  File "{ROOT}/workloads/gemm.py", line 4, in workload\nValueError: boom\n')
+    result = failed_result().model_copy(update={"traceback": tb, "candidate_log": None,
+                                                "reason": f"ValueError at {venv}/site-packages/x.py"})
+    a = attempt_from_result(result, kernel)
+    text = "\n".join(a.output_tail) + a.reason
+    assert str(ROOT) not in text and "/.venv/" not in text and "/usr/lib" not in text
+    assert 'File "site-packages/jax/_src/api.py", line 9' in text and 'File "python3.11/functools.py"' in text
+    assert 'File "workloads/gemm.py", line 4' in text and 'File "kernel.py", line 1' in text
+    assert a.reason == "ValueError at site-packages/x.py"
+
+
+def test_a_syntax_errors_reason_and_traceback_name_one_file(tmp_path):
+    """Python's SyntaxError message names the base name of the harness's private copy (kernel.py) while the
+    traceback names the submitted file: the model reads the same name in both."""
+    kernel = tmp_path / "chain000_turn000.py"
+    kernel.write_text("def workload(A, B)\n")
+    result = EvalResult(workload="8p_GEMM", status=Status.COMPILE_ERROR, size="small", tpu="cpu",
+                        reason="SyntaxError: expected ':' (kernel.py, line 1)",
+                        traceback=f'  File "{kernel}", line 1\n    def workload(A, B)\n                      ^\n'
+                                  "SyntaxError: expected ':'\n")
+    p = _later(attempt_from_result(result, kernel), kernel.read_text())
+    assert "(compile_error: SyntaxError: expected ':' (kernel.py, line 1))" in p
+    assert 'File "kernel.py", line 1' in p and "chain000_turn000" not in p and str(tmp_path) not in p
+
+
+def test_an_incorrect_outputs_worst_index_is_explained():
+    """worst_index is the element furthest outside the tolerance, not the element of max_abs_err: the feedback
+    says so and gives max_abs_err."""
+    corr = Correctness(correct=False, reason="values differ: 3 of 64 elements outside |ref-out| <= 0.01 + 0.01*|ref|; "
+                                             "worst at [2, 5]: ref 0.001, got 0.5",
+                       max_abs_err=7.25, worst_index=[2, 5], worst_ref=0.001, worst_out=0.5)
+    result = EvalResult(workload="8p_GEMM", status=Status.INCORRECT, reason=corr.reason, size="small", tpu="cpu",
+                        correctness=corr)
+    a = attempt_from_result(result)
+    assert a.worst_index == (2, 5) and a.max_abs_err == 7.25
+    from bench.agent.feedback import Attempt
+
+    assert Attempt.from_dict(a.as_dict()) == a  # journaled and read back
+    p = _later(a, "x = 1\n")
+    assert ('"worst at [...]" is the element furthest outside the tolerance, |ref-out| - (atol + rtol*|ref|), '
+            "index [2, 5]; it need not hold the largest absolute error (max |ref-out| over the output: 7.25)") in p
+    assert "worst at [...]" not in _later(attempt_from_result(failed_result()), "x = 1\n")
+
+
+def test_top_ops_are_times_per_run_of_the_program_not_per_call():
+    """ProfileOp.total_ms is an operator's time per run (all its calls), and operators overlap: the feedback says
+    so instead of calling it a per-call time that should add up to the latency."""
+    result = correct_result().model_copy(update={"profile_top_ops": [
+        ProfileOp(name="fusion.1", total_ms=1.2, pct=60.0, count=4), ProfileOp(name="dot.3", total_ms=1.0, pct=40.0,
+                                                                                count=1)]})
+    p = _later(attempt_from_result(result), "x = 1\n")
+    assert "ms per call" not in p
+    assert "- fusion.1: 1.2000 ms per run, 4 calls (60.0%)" in p and "- dot.3: 1.0000 ms per run, 1 call (40.0%)" in p
+    assert "operators can nest or overlap, so these need not add up to the latency" in p

@@ -209,8 +209,24 @@ def test_parallel_chains_give_the_same_folder(tmp_path):
 
 def test_resume_refuses_other_parameters(tmp_path):
     run(_spec_for(tmp_path, "r", budget=Budget(max_samples=2)))
-    with pytest.raises(RunError, match="other parameters"):
-        run(_spec_for(tmp_path, "r", turns=4))
+    with pytest.raises(RunError, match=r"other parameters \(size\)"):
+        run(_spec_for(tmp_path, "r", size="medium"))
+    with pytest.raises(RunError, match=r"other parameters \(turns\)"):  # a run is extended, never shrunk
+        run(_spec_for(tmp_path, "r", turns=2))
+
+
+def test_a_rerun_with_more_chains_and_turns_extends_the_run(tmp_path):
+    """docs/agents.md: "rerun with more chains or turns to continue": the journaled samples are kept and the
+    folder ends as a run planned that large from the start would have left it."""
+    first = run(_spec_for(tmp_path, "grow", chains=1, turns=2))
+    assert first.new_samples == 2 * len(WORKLOADS)
+    more = run(_spec_for(tmp_path, "grow", chains=2, turns=3))
+    assert more.new_samples == (2 * 3 - 2) * len(WORKLOADS) and more.stopped is None
+    run(_spec_for(tmp_path, "whole", chains=2, turns=3))
+    assert _files(tmp_path / "submissions" / "grow") == _files(tmp_path / "submissions" / "whole")
+    meta = yaml.safe_load((tmp_path / "submissions" / "grow" / "submission.yaml").read_text())
+    assert meta["agent_run"]["complete"] is True and meta["samples_per_workload"] == 6
+    assert json.loads((tmp_path / "journals" / "grow" / "run.json").read_text())["chains"] == 2
 
 
 def test_best_of_n_has_no_feedback(tmp_path):
