@@ -12,8 +12,22 @@ from typing import Any
 __version__ = "0.1.0"
 HARNESS_VERSION = "15"  # 15: the harness cut by process, one timing policy, bounded builds (CHANGELOG.md)
 
-API = ("EvalOptions", "EvalResult", "EvalTask", "Status", "WorkloadSpec", "checkout", "evaluate", "evaluate_many",
-       "list_workloads", "machine_info", "resolve_workload", "time_baseline", "workload", "workload_flops")
+API = (
+    "EvalOptions",
+    "EvalResult",
+    "EvalTask",
+    "Status",
+    "WorkloadSpec",
+    "checkout",
+    "evaluate",
+    "evaluate_many",
+    "list_workloads",
+    "machine_info",
+    "resolve_workload",
+    "time_baseline",
+    "workload",
+    "workload_flops",
+)
 
 
 def __getattr__(name: str) -> Any:

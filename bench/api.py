@@ -31,8 +31,22 @@ from bench.harness.protocol.result import EvalResult, Status
 from bench.harness.protocol.task import EvalOptions, EvalTask
 from bench.registry import WorkloadSpec, resolve_id, spec, workload_ids
 
-__all__ = ["EvalOptions", "EvalResult", "EvalTask", "Status", "WorkloadSpec", "checkout", "evaluate", "evaluate_many",
-           "list_workloads", "machine_info", "resolve_workload", "time_baseline", "workload", "workload_flops"]
+__all__ = [
+    "EvalOptions",
+    "EvalResult",
+    "EvalTask",
+    "Status",
+    "WorkloadSpec",
+    "checkout",
+    "evaluate",
+    "evaluate_many",
+    "list_workloads",
+    "machine_info",
+    "resolve_workload",
+    "time_baseline",
+    "workload",
+    "workload_flops",
+]
 
 
 def resolve_workload(name: str) -> str:
@@ -92,8 +106,9 @@ def evaluate(workload: str, kernel: str | Path, options: EvalOptions | None = No
     return attribute(run(task), kernel)
 
 
-def evaluate_many(workload: str, kernels: Iterable[str | Path], options: EvalOptions | None = None,
-                  **keywords: Any) -> Iterator[EvalResult]:
+def evaluate_many(
+    workload: str, kernels: Iterable[str | Path], options: EvalOptions | None = None, **keywords: Any
+) -> Iterator[EvalResult]:
     """`evaluate` for several kernel files of one workload, through ONE warm runner (bench.harness.parent.evaluate):
     every kernel is built first, then the batch's inputs are drawn and each candidate is run in turn (one at
     a time: parallel evaluations on one host disturb each other's timings). Yields the results in order, each as
@@ -128,8 +143,9 @@ def own_wall_time_s(result: EvalResult) -> float | None:
     return round(sum(own), 3) if own else result.wall_time_s
 
 
-def time_baseline(workload: str, size: str | None = None, warmup: int | None = None,
-                  iters: int | None = None) -> dict[str, Any]:
+def time_baseline(
+    workload: str, size: str | None = None, warmup: int | None = None, iters: int | None = None
+) -> dict[str, Any]:
     """Time a workload's XLA baseline in a reference worker on upstream's inputs (bench run): one dict in the
     original JAXBench's `run --json` shape (status, median_ms, tflops, timing_method, ...)."""
     from bench import baseline_timing
@@ -149,11 +165,17 @@ def checkout() -> dict[str, Any]:
     if ROOT.resolve() != package_root:
         problems.append(f"JAXBENCH_ROOT={ROOT} but the bench package is imported from {package_root}")
     if installed is not None and installed.resolve() != package_root:
-        problems.append(f"this environment's jaxbench install points to {installed}, "
-                        f"not to the imported package's checkout {package_root}")
-    return {"root": str(ROOT), "root_from": "JAXBENCH_ROOT" if os.environ.get("JAXBENCH_ROOT") else "package",
-            "package_root": str(package_root), "installed_root": str(installed) if installed else None,
-            "warning": "; ".join(problems) or None}
+        problems.append(
+            f"this environment's jaxbench install points to {installed}, "
+            f"not to the imported package's checkout {package_root}"
+        )
+    return {
+        "root": str(ROOT),
+        "root_from": "JAXBENCH_ROOT" if os.environ.get("JAXBENCH_ROOT") else "package",
+        "package_root": str(package_root),
+        "installed_root": str(installed) if installed else None,
+        "warning": "; ".join(problems) or None,
+    }
 
 
 def _installed_location() -> Path | None:
@@ -166,7 +188,7 @@ def _installed_location() -> Path | None:
     if direct:
         info = json.loads(direct)
         if info.get("dir_info", {}).get("editable") and info.get("url", "").startswith("file://"):
-            return Path(info["url"][len("file://"):])
+            return Path(info["url"][len("file://") :])
     files = [f for f in dist.files or [] if f.parts and f.parts[0] == "bench"]
     return Path(str(dist.locate_file(files[0]))).resolve().parents[len(files[0].parts) - 1] if files else None
 
@@ -181,8 +203,14 @@ def machine_info() -> dict[str, Any]:
     chip = hardware.chip_spec(detected["chip"]) if detected["chip"] else None
     problem = bwrap_problem()
     size = hardware.default_size(str(detected["backend"]))
-    return {**detected, "harness_version": HARNESS_VERSION, "default_size": size,
-            "peak_bf16_tflops": chip.peak_bf16_tflops if chip else None, "hbm_gb_s": chip.hbm_gb_s if chip else None,
-            "peak_source": chip.source if chip else "unknown chip: no peak on record",
-            "peak_nominal": chip.nominal if chip else None,
-            "bubblewrap": "works" if problem is None else problem, "checkout": checkout()}
+    return {
+        **detected,
+        "harness_version": HARNESS_VERSION,
+        "default_size": size,
+        "peak_bf16_tflops": chip.peak_bf16_tflops if chip else None,
+        "hbm_gb_s": chip.hbm_gb_s if chip else None,
+        "peak_source": chip.source if chip else "unknown chip: no peak on record",
+        "peak_nominal": chip.nominal if chip else None,
+        "bubblewrap": "works" if problem is None else problem,
+        "checkout": checkout(),
+    }

@@ -38,9 +38,15 @@ def usage_error_json(exc: typer.TyperException) -> dict[str, Any]:
 class JsonAwareGroup(TyperGroup):
     """The command group: with `--json` among the arguments, usage errors become a JSON object on stdout."""
 
-    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
-             complete_var: str | None = None, standalone_mode: bool = True, windows_expand_args: bool = True,
-             **extra: Any) -> Any:
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        windows_expand_args: bool = True,
+        **extra: Any,
+    ) -> Any:
         plain_metavars(self)
         argv = list(sys.argv[1:] if args is None else args)
         if "--json" not in argv or not standalone_mode:
@@ -72,7 +78,7 @@ def plain_metavars(group: TyperGroup) -> None:
                 param.metavar = ""
             elif param.multiple:
                 label = param.display_type(_click.Context(command))
-                inner = label[len("<list["):-len("]>")] if label.startswith("<list[") else label.strip("<>")
+                inner = label[len("<list[") : -len("]>")] if label.startswith("<list[") else label.strip("<>")
                 param.metavar = f"<{inner}> (repeatable)"
 
 

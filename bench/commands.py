@@ -35,40 +35,67 @@ def _default(name: str) -> Any:
 @app.command()
 def evaluate(
     workload: str = typer.Argument(..., help="workload id or unique prefix, e.g. 8p_GEMM, 8p or 41k"),
-    kernels: list[Path] = typer.Argument(..., exists=True, dir_okay=False,
-                                         help="candidate kernel file(s) defining `workload`; "
-                                              "several: one JSON line each with --json"),
+    kernels: list[Path] = typer.Argument(
+        ...,
+        exists=True,
+        dir_okay=False,
+        help="candidate kernel file(s) defining `workload`; several: one JSON line each with --json",
+    ),
     size: str | None = typer.Option(None, help="full | small (default: full on TPU/GPU, small on CPU)"),
     as_json: bool = typer.Option(False, "--json", help="print the EvalResult as JSON (JSON lines for several kernels)"),
-    seeds: int | None = typer.Option(None, help="correctness trials, one fresh input draw each "
-                                                   f"(default {_default('seeds')})"),
-    warmup: int | None = typer.Option(None, help=f"warmup calls per program (default {DEVICE.warmup}; "
-                                                    f"{INTERPRET.warmup} for Pallas in CPU interpret mode)"),
-    iters: int | None = typer.Option(None, help=f"timed calls per program (default {DEVICE.min_calls}; on CPU "
-                                                   f"enough for ~{CPU.target_s:g} s of the baseline's calls, fewer "
-                                                   f"for a slower kernel, at most {CPU.max_calls}; "
-                                                   f"{INTERPRET.min_calls} for Pallas in CPU "
-                                                   "interpret mode; bench.harness.protocol.policy)"),
-    blocks: int | None = typer.Option(None, help="timing blocks alternated between baseline and kernel "
-                                                    f"(default {DEVICE.min_blocks}; on CPU about one per "
-                                                    f"{CPU.calls_per_block} calibrated calls)"),
-    timeout: float | None = typer.Option(None, help="wall-clock cap per phase, seconds "
-                                                       f"(default {_default('timeout_s'):g}; "
-                                                       "run phases get less, from the baseline's time: "
-                                                       "bench.harness.protocol.policy.TimingPolicy.run_deadline_s)"),
-    memory_mb: int | None = typer.Option(None, "--memory-mb", help="candidate address-space cap on CPU, MB "
-                                                                f"(default {_default('memory_limit_mb')}; 0: none)"),
+    seeds: int | None = typer.Option(
+        None, help=f"correctness trials, one fresh input draw each (default {_default('seeds')})"
+    ),
+    warmup: int | None = typer.Option(
+        None,
+        help=f"warmup calls per program (default {DEVICE.warmup}; {INTERPRET.warmup} for Pallas in CPU interpret mode)",
+    ),
+    iters: int | None = typer.Option(
+        None,
+        help=f"timed calls per program (default {DEVICE.min_calls}; on CPU "
+        f"enough for ~{CPU.target_s:g} s of the baseline's calls, fewer "
+        f"for a slower kernel, at most {CPU.max_calls}; "
+        f"{INTERPRET.min_calls} for Pallas in CPU "
+        "interpret mode; bench.harness.protocol.policy)",
+    ),
+    blocks: int | None = typer.Option(
+        None,
+        help="timing blocks alternated between baseline and kernel "
+        f"(default {DEVICE.min_blocks}; on CPU about one per "
+        f"{CPU.calls_per_block} calibrated calls)",
+    ),
+    timeout: float | None = typer.Option(
+        None,
+        help="wall-clock cap per phase, seconds "
+        f"(default {_default('timeout_s'):g}; "
+        "run phases get less, from the baseline's time: "
+        "bench.harness.protocol.policy.TimingPolicy.run_deadline_s)",
+    ),
+    memory_mb: int | None = typer.Option(
+        None,
+        "--memory-mb",
+        help=f"candidate address-space cap on CPU, MB (default {_default('memory_limit_mb')}; 0: none)",
+    ),
     sandbox: str | None = typer.Option(None, help="auto | bwrap | none (default auto)"),
     secret_seed_env: str | None = typer.Option(None, help="environment variable holding a secret integer seed"),
     with_pallas_reference: bool = typer.Option(False, help="also time pallas_refs/<id>.py"),
-    schedule: str | None = typer.Option(None, help="auto | interleaved | exclusive "
-                                                    "(one device process at a time; auto: on TPU)"),
+    schedule: str | None = typer.Option(
+        None, help="auto | interleaved | exclusive (one device process at a time; auto: on TPU)"
+    ),
 ) -> None:
     """Check candidate kernels against the workload's XLA baseline and time both. Exit code 0 only when all are
     correct."""
     workload_id = workload_arg(workload)
-    options: dict[str, Any] = {"size": size, "seeds": seeds, "warmup": warmup, "iters": iters, "blocks": blocks,
-                               "timeout_s": timeout, "sandbox": sandbox, "schedule": schedule}
+    options: dict[str, Any] = {
+        "size": size,
+        "seeds": seeds,
+        "warmup": warmup,
+        "iters": iters,
+        "blocks": blocks,
+        "timeout_s": timeout,
+        "sandbox": sandbox,
+        "schedule": schedule,
+    }
     options = {k: v for k, v in options.items() if v is not None}
     if memory_mb is not None:
         options["memory_limit_mb"] = memory_mb or None
@@ -77,8 +104,9 @@ def evaluate(
     if secret_seed_env:
         value = os.environ.get(secret_seed_env)
         if value is None or not value.strip().lstrip("-").isdigit():
-            raise typer.BadParameter(f"environment variable {secret_seed_env} must hold an integer",
-                                     param_hint="--secret-seed-env")
+            raise typer.BadParameter(
+                f"environment variable {secret_seed_env} must hold an integer", param_hint="--secret-seed-env"
+            )
         options["secret_seed"] = int(value)
     try:
         EvalTask(workload=workload_id, kernel_path=kernels[0], **options)  # option errors are usage errors
@@ -111,11 +139,13 @@ def serve() -> None:
 
 def _print_result(r: EvalResult) -> None:
     colour = "green" if r.status == Status.CORRECT else "red"
-    console.print(f"[bold]{r.workload}[/] ({r.size}, {r.tpu}): [bold {colour}]{r.status.value}[/]  {r.reason}",
-                  highlight=False)
+    console.print(
+        f"[bold]{r.workload}[/] ({r.size}, {r.tpu}): [bold {colour}]{r.status.value}[/]  {r.reason}", highlight=False
+    )
     if r.env:
-        console.print(f"  jax {r.env.jax_version}, sandbox {r.env.sandbox}, interpret {r.env.interpret}, "
-                      f"wall {r.wall_time_s} s")
+        console.print(
+            f"  jax {r.env.jax_version}, sandbox {r.env.sandbox}, interpret {r.env.interpret}, wall {r.wall_time_s} s"
+        )
     if r.tpu_lowering is not None:
         lowering = "ok" if r.tpu_lowering == "ok" else f"fails: {r.tpu_lowering.splitlines()[0][:300]}"
         console.print(f"  TPU lowering (Mosaic): {lowering}", markup=False, highlight=False)
@@ -123,17 +153,28 @@ def _print_result(r: EvalResult) -> None:
         coverage = "-" if r.pallas_coverage is None else f"{r.pallas_coverage:.2f}"
         inspected = r.integrity.details.get("inspection", {})
         why = inspected.get("readiness_reason") if r.readiness_check == "unverified" else ""
-        console.print(f"  Pallas coverage {coverage}; runnable program = TPU program: {r.readiness_check or '-'}"
-                      + (f" ({why})" if why else ""), markup=False, highlight=False)
+        console.print(
+            f"  Pallas coverage {coverage}; runnable program = TPU program: {r.readiness_check or '-'}"
+            + (f" ({why})" if why else ""),
+            markup=False,
+            highlight=False,
+        )
     if r.timing_meaning and r.baseline:
         console.print(f"  timings: {r.timing_meaning}", highlight=False)
     if r.baseline and r.kernel:
         table = Table("program", "median ms", "min ms", "iqr ms", "wall median ms", "TFLOP/s", "util %", "method")
         for name, t in (("XLA baseline", r.baseline), ("kernel", r.kernel), ("Pallas reference", r.pallas_reference)):
             if t is not None:
-                table.add_row(name, f"{t.median_ms:.4f}", f"{t.min_ms:.4f}", f"{t.iqr_ms or 0:.4f}",
-                              f"{t.wall_clock_median_ms or 0:.4f}", f"{t.tflops or 0:.3f}",
-                              f"{t.utilization_pct or 0:.2f}", t.timing_method)
+                table.add_row(
+                    name,
+                    f"{t.median_ms:.4f}",
+                    f"{t.min_ms:.4f}",
+                    f"{t.iqr_ms or 0:.4f}",
+                    f"{t.wall_clock_median_ms or 0:.4f}",
+                    f"{t.tflops or 0:.3f}",
+                    f"{t.utilization_pct or 0:.2f}",
+                    t.timing_method,
+                )
         console.print(table)
         console.print(f"  speedup vs baseline {r.speedup_vs_baseline}x (wall clock {r.wall_speedup_vs_baseline}x)")
         if r.speedup_ci is not None:
@@ -162,15 +203,32 @@ def workload_rows(size: str) -> list[dict[str, Any]]:
             flops, source = w.flops(size)
         except Exception as e:  # a broken workload must not hide the others
             flops, source = None, f"error: {type(e).__name__}: {e}"[:200]
-        rows.append({"name": w.id, "suite": w.suite, "family": w.family, "source": w.source,
-                     "sizes": ["full", "small"], "config": w.config, "small_config": w.small_config,
-                     "static_argnums": list(w.static_argnums), "size": size, "flops": flops, "flops_source": source})
+        rows.append(
+            {
+                "name": w.id,
+                "suite": w.suite,
+                "family": w.family,
+                "source": w.source,
+                "sizes": ["full", "small"],
+                "config": w.config,
+                "small_config": w.small_config,
+                "static_argnums": list(w.static_argnums),
+                "size": size,
+                "flops": flops,
+                "flops_source": source,
+            }
+        )
     return rows
 
 
 #: `bench list` columns, most important first: narrow terminals drop from the end (ids are never cut).
-_LIST_COLUMNS = (("id", "name"), ("GFLOP", "flops"), ("family", "family"), ("source", "source"),
-                 ("flops from", "flops_source"))
+_LIST_COLUMNS = (
+    ("id", "name"),
+    ("GFLOP", "flops"),
+    ("family", "family"),
+    ("source", "source"),
+    ("flops from", "flops_source"),
+)
 
 
 def _gflop(v: float | None) -> str:
@@ -205,8 +263,11 @@ def list_workloads(
         table.add_row(*c[:keep])
     console.print(table)
     if keep < len(header):
-        console.print(f"({len(header) - keep} column(s) left out at {width} columns: "
-                      f"{', '.join(header[keep:])}; see --json or a wider terminal)", highlight=False)
+        console.print(
+            f"({len(header) - keep} column(s) left out at {width} columns: "
+            f"{', '.join(header[keep:])}; see --json or a wider terminal)",
+            highlight=False,
+        )
 
 
 @app.command("run")
@@ -228,8 +289,10 @@ def run_baselines(
         rows.append(row)
         if not as_json:
             if row["status"] == "success":
-                console.print(f"{wid:<45} {row['median_ms']:>10.4f} ms  {row.get('tflops') or 0:8.3f} TFLOP/s  "
-                              f"{row.get('utilization_pct') or 0:6.2f} %  ({row['timing_method']}, {row['size']})")
+                console.print(
+                    f"{wid:<45} {row['median_ms']:>10.4f} ms  {row.get('tflops') or 0:8.3f} TFLOP/s  "
+                    f"{row.get('utilization_pct') or 0:6.2f} %  ({row['timing_method']}, {row['size']})"
+                )
             else:
                 console.print(f"{wid:<45} [red]error[/] {row.get('error')}")
     if as_json:

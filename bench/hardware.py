@@ -30,22 +30,43 @@ class ChipSpec:
 
 
 _TPU_JSON = "MaxKernel auto_agent/tpu_specs.json, as the original JAXBench cites it"
-CHIPS: dict[str, ChipSpec] = {s.chip: s for s in (
-    ChipSpec("v4", 275.0, 1200.0, _TPU_JSON, label="TPU v4"),
-    ChipSpec("v5e", 197.0, 819.0, "the original JAXBench's harness/tpu_specs.py; Google Cloud TPU v5e docs",
-             label="TPU v5e"),
-    ChipSpec("v5p", 459.0, 2760.0, _TPU_JSON, label="TPU v5p"),
-    ChipSpec("v6e", 918.0, 1640.0, "the JAXBench paper's roofline; the original's harness/tpu_specs.py uses 1600 GB/s;"
-             " VMEM and TensorCores as the paper's Appendix B prompt states them",
-             title="TPU v6e (Trillium)", vmem_mib=128.0, tensorcores=8, label="TPU v6e"),
-    ChipSpec("7x", 2157.0, 7400.0, _TPU_JSON, label="TPU 7x"),
-    ChipSpec("h100", 989.4, 3350.0, "NVIDIA H100 SXM5 data sheet (dense bf16, HBM3)"),
-    ChipSpec("h100_pcie", 756.0, 2000.0, "NVIDIA H100 PCIe data sheet (dense bf16, HBM2e)"),
-    ChipSpec("h200", 989.4, 4800.0, "NVIDIA H200 SXM data sheet (dense bf16, HBM3e)"),
-    ChipSpec("cpu", 0.2, 20.0,
-             "nominal: 2 x86 cores x ~3 GHz x 32 FLOP/cycle, ~20 GB/s DRAM; not a measured or data-sheet peak",
-             nominal=True, label="CPU interpret"),
-)}
+CHIPS: dict[str, ChipSpec] = {
+    s.chip: s
+    for s in (
+        ChipSpec("v4", 275.0, 1200.0, _TPU_JSON, label="TPU v4"),
+        ChipSpec(
+            "v5e",
+            197.0,
+            819.0,
+            "the original JAXBench's harness/tpu_specs.py; Google Cloud TPU v5e docs",
+            label="TPU v5e",
+        ),
+        ChipSpec("v5p", 459.0, 2760.0, _TPU_JSON, label="TPU v5p"),
+        ChipSpec(
+            "v6e",
+            918.0,
+            1640.0,
+            "the JAXBench paper's roofline; the original's harness/tpu_specs.py uses 1600 GB/s;"
+            " VMEM and TensorCores as the paper's Appendix B prompt states them",
+            title="TPU v6e (Trillium)",
+            vmem_mib=128.0,
+            tensorcores=8,
+            label="TPU v6e",
+        ),
+        ChipSpec("7x", 2157.0, 7400.0, _TPU_JSON, label="TPU 7x"),
+        ChipSpec("h100", 989.4, 3350.0, "NVIDIA H100 SXM5 data sheet (dense bf16, HBM3)"),
+        ChipSpec("h100_pcie", 756.0, 2000.0, "NVIDIA H100 PCIe data sheet (dense bf16, HBM2e)"),
+        ChipSpec("h200", 989.4, 4800.0, "NVIDIA H200 SXM data sheet (dense bf16, HBM3e)"),
+        ChipSpec(
+            "cpu",
+            0.2,
+            20.0,
+            "nominal: 2 x86 cores x ~3 GHz x 32 FLOP/cycle, ~20 GB/s DRAM; not a measured or data-sheet peak",
+            nominal=True,
+            label="CPU interpret",
+        ),
+    )
+}
 
 #: Device files of accelerator chips: their presence says a worker's jax would use a TPU / GPU (schedule).
 TPU_DEVICE_GLOBS = ("/dev/accel*", "/dev/vfio/[0-9]*")  # v4/v5e: /dev/accel*; newer TPU VMs: vfio groups
@@ -58,6 +79,7 @@ def chip_label(chip: str) -> str:
     """How people read a chip's name: "TPU v6e", "CPU interpret"; unknown chips upper-cased."""
     spec = CHIPS.get(chip)
     return spec.label if spec and spec.label else chip.upper()
+
 
 # Ordered: the first pattern that matches the lower-cased device_kind wins.
 _KIND_PATTERNS: tuple[tuple[str, str], ...] = (
@@ -101,8 +123,11 @@ def _version(dist: str) -> str | None:
 
 def versions() -> dict[str, str | None]:
     """jax / jaxlib / libtpu versions from package metadata (no backend initialization needed)."""
-    return {"jax_version": _version("jax") or "unknown", "jaxlib_version": _version("jaxlib") or "unknown",
-            "libtpu_version": _version("libtpu") or _version("libtpu-nightly")}
+    return {
+        "jax_version": _version("jax") or "unknown",
+        "jaxlib_version": _version("jaxlib") or "unknown",
+        "libtpu_version": _version("libtpu") or _version("libtpu-nightly"),
+    }
 
 
 def detect() -> dict[str, str | None]:
@@ -111,8 +136,12 @@ def detect() -> dict[str, str | None]:
     import jax  # lazily: the parent imports this module and must never start a jax backend
 
     dev = jax.devices()[0]
-    return {"backend": dev.platform, "device_kind": dev.device_kind, "chip": normalize_chip(dev.device_kind),
-            **versions()}
+    return {
+        "backend": dev.platform,
+        "device_kind": dev.device_kind,
+        "chip": normalize_chip(dev.device_kind),
+        **versions(),
+    }
 
 
 def detect_in_subprocess() -> dict[str, str | None]:

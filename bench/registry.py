@@ -62,8 +62,7 @@ def resolve_id(name: str) -> str:
     if name in ids:
         return name
     low = name.lower()
-    matches = ([i for i in ids if i.split("_", 1)[0].lower() == low]
-               or [i for i in ids if i.lower().startswith(low)])
+    matches = [i for i in ids if i.split("_", 1)[0].lower() == low] or [i for i in ids if i.lower().startswith(low)]
     if len(matches) == 1:
         return matches[0]
     if matches:

@@ -76,8 +76,7 @@ def _answer(line: str, runners: dict[str, Runner], open_runner: Callable[[EvalTa
         request_id = request.id
         if not request.kernel.is_file():
             raise ValueError(f"no such kernel file: {request.kernel}")
-        task = EvalTask(workload=resolve_id(request.workload), kernel_path=request.kernel.resolve(),
-                        **request.options)
+        task = EvalTask(workload=resolve_id(request.workload), kernel_path=request.kernel.resolve(), **request.options)
     except (ValidationError, ValueError, KeyError) as exc:
         return _with_id({"status": "usage_error", "error": str(exc).replace("\n", "; ")[:2000]}, request_id)
     key = task.model_copy(update={"kernel_path": Path(".")}).model_dump_json()

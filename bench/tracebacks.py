@@ -66,5 +66,12 @@ def attribute(result: EvalResult, kernel_path: str | Path) -> EvalResult:
             log = "" if log == _SEE_TRACEBACK else log
         traceback = drop_harness_frames(traceback)
     log = drop_harness_frames(log) if log else log
-    return result.model_copy(update={"traceback": traceback, "candidate_log": log, "reason": fix(result.reason) or "",
-                                     "error": fix(result.error), "tpu_lowering": fix(result.tpu_lowering)})
+    return result.model_copy(
+        update={
+            "traceback": traceback,
+            "candidate_log": log,
+            "reason": fix(result.reason) or "",
+            "error": fix(result.error),
+            "tpu_lowering": fix(result.tpu_lowering),
+        }
+    )

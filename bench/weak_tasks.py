@@ -42,6 +42,7 @@ def _scale(index: int, factor: float) -> Callable[[Sequence[Any]], tuple[Any, ..
         out = list(inputs)
         out[index] = (out[index] * factor).astype(out[index].dtype)
         return tuple(out)
+
     return apply
 
 
@@ -50,6 +51,7 @@ def _shift(index: int, delta: float) -> Callable[[Sequence[Any]], tuple[Any, ...
         out = list(inputs)
         out[index] = (out[index] + delta).astype(out[index].dtype)
         return tuple(out)
+
     return apply
 
 

@@ -33,5 +33,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> 
     reason = str(report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr)
     if any(marker in reason for marker in SECURITY_SKIPS):
         report.outcome = "failed"
-        report.longrepr = (f"CI=true: the security suite may not be skipped ({reason}); install bubblewrap "
-                           "(scripts/setup) and give it user namespaces")
+        report.longrepr = (
+            f"CI=true: the security suite may not be skipped ({reason}); install bubblewrap "
+            "(scripts/setup) and give it user namespaces"
+        )

@@ -52,8 +52,10 @@ TRANSLATED = 9.0
 #: unlike the list (Autocomp's 80 / 10 / 10).
 ASKS = (("apply", 0.8), ("invent", 0.1), ("different", 0.1))
 #: How a plan prompt frames its examples (Autocomp's 75 / 25).
-EXAMPLE_NOTES = (("Use them to inform your plan.", 0.75),
-                 ("Use them to inform your plan, but do not copy them unless they apply directly.", 0.25))
+EXAMPLE_NOTES = (
+    ("Use them to inform your plan.", 0.75),
+    ("Use them to inform your plan, but do not copy them unless they apply directly.", 0.25),
+)
 PLAN_CHARS = 20_000  # the plan text kept in the trajectory
 _THINKING = re.compile(r"^.*(</think>|</thinking>|</planning>)", re.DOTALL)
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
@@ -138,30 +140,66 @@ class Prompter:
         self.task = task_spec(workload, size)
         self.parts = _pack(chip).parts(workload, self.task.family)
         self.menus = load_menus(opts.menus_path)
-        common = {"method": "best-of-n", "chip": chip_facts(chip), "spec": self.task, "context": None,
-                  "feedback": None, "harness": harness_facts()}
+        common = {
+            "method": "best-of-n",
+            "chip": chip_facts(chip),
+            "spec": self.task,
+            "context": None,
+            "feedback": None,
+            "harness": harness_facts(),
+        }
         shared = render_blocks(DEFAULT_TEMPLATE, common, ("preamble", "details"))  # one wording of both
-        self.base = {"chip": common["chip"], "spec": self.task, "harness": common["harness"],
-                     "facts": shared["details"], "preamble": shared["preamble"], "hardware": self.parts["hardware"],
-                     "api": self.parts["api"], "rules": self.parts["rules"].rstrip(),
-                     "planning_rules": self.menus["rules"].get("planning", []),
-                     "coding_rules": self.menus["rules"].get("coding", []),
-                     "translation_rules": self.menus["rules"].get("translation", []),
-                     "iterations": opts.iterations}
+        self.base = {
+            "chip": common["chip"],
+            "spec": self.task,
+            "harness": common["harness"],
+            "facts": shared["details"],
+            "preamble": shared["preamble"],
+            "hardware": self.parts["hardware"],
+            "api": self.parts["api"],
+            "rules": self.parts["rules"].rstrip(),
+            "planning_rules": self.menus["rules"].get("planning", []),
+            "coding_rules": self.menus["rules"].get("coding", []),
+            "translation_rules": self.menus["rules"].get("translation", []),
+            "iterations": opts.iterations,
+        }
 
-    def _render(self, kind: str, variables: dict[str, Any], step: dict[str, Any], seed: int,
-                history: list[dict[str, Any]] | None = None) -> Prompt:
+    def _render(
+        self,
+        kind: str,
+        variables: dict[str, Any],
+        step: dict[str, Any],
+        seed: int,
+        history: list[dict[str, Any]] | None = None,
+    ) -> Prompt:
         parts = render_blocks(AUTOCOMP_TEMPLATES / f"{kind}.md.j2", {**self.base, **variables})
-        return Prompt(workload=self.workload, method="autocomp", chip=self.chip, size=self.size,
-                      chain=step["iteration"] - 1, turn=step.get("turn", 0), system=parts["system"],
-                      user=parts["user"], history=list(history or []), kind=kind, step=step, call_seed=seed)
+        return Prompt(
+            workload=self.workload,
+            method="autocomp",
+            chip=self.chip,
+            size=self.size,
+            chain=step["iteration"] - 1,
+            turn=step.get("turn", 0),
+            system=parts["system"],
+            user=parts["user"],
+            history=list(history or []),
+            kind=kind,
+            step=step,
+            call_seed=seed,
+        )
 
     def _examples(self, rng: random.Random) -> tuple[list[str], str]:
         kept = [text for _, text in self.parts["examples"] if rng.random() < self.opts.example_rate]
         return kept, _weighted(rng, EXAMPLE_NOTES)
 
-    def plan(self, step: dict[str, Any], parent: Cand, dynamic: list[str], translate_iterations: int,
-             history: list[dict[str, Any]]) -> Prompt:
+    def plan(
+        self,
+        step: dict[str, Any],
+        parent: Cand,
+        dynamic: list[str],
+        translate_iterations: int,
+        history: list[dict[str, Any]],
+    ) -> Prompt:
         i, slot, j = step["iteration"], step["slot"], step["plan_index"]
         rng = _draw(self.opts, self.workload, "plan", i, slot, j)
         examples, note = self._examples(rng)
@@ -170,30 +208,40 @@ class Prompter:
         else:
             menu = [m for m in list(self.menus["optimization"]) + dynamic if rng.random() < self.opts.menu_keep]
             ask = _weighted(rng, ASKS)
-        variables = {"phase": step["phase"], "iteration": i, "translate_iterations": translate_iterations,
-                     "examples": examples, "examples_note": note, "menu": menu, "ask": ask,
-                     "parent": _shown(parent)}
+        variables = {
+            "phase": step["phase"],
+            "iteration": i,
+            "translate_iterations": translate_iterations,
+            "examples": examples,
+            "examples_note": note,
+            "menu": menu,
+            "ask": ask,
+            "parent": _shown(parent),
+        }
         return self._render("plan", variables, step, call_seed(self.workload, "plan", i, slot, j), history)
 
     def implement(self, step: dict[str, Any], parent: Cand, plan: str) -> Prompt:
-        variables = {"phase": step["phase"], "iteration": step["iteration"], "plan": plan,
-                     "parent": _shown(parent)}
-        seed = call_seed(self.workload, "implement", step["iteration"], step["slot"], step["plan_index"],
-                         step["impl_index"] + 1)
+        variables = {"phase": step["phase"], "iteration": step["iteration"], "plan": plan, "parent": _shown(parent)}
+        seed = call_seed(
+            self.workload, "implement", step["iteration"], step["slot"], step["plan_index"], step["impl_index"] + 1
+        )
         return self._render("implement", variables, step, seed)
 
     def menu(self, step: dict[str, Any], parent: Cand) -> Prompt:
         rng = _draw(self.opts, self.workload, "menu", step["iteration"], step["slot"])
         examples, _ = self._examples(rng)
-        variables = {"examples": examples, "static": list(self.menus["optimization"]),
-                     "parent": _shown(parent)}
-        return self._render("menu", variables, step, call_seed(self.workload, "menu", step["iteration"],
-                                                                step["slot"]))
+        variables = {"examples": examples, "static": list(self.menus["optimization"]), "parent": _shown(parent)}
+        return self._render("menu", variables, step, call_seed(self.workload, "menu", step["iteration"], step["slot"]))
 
     def score(self, step: dict[str, Any], cand: Cand, reference: str) -> Prompt:
         variables = {"reference": reference, "candidate": cand.source}
-        return self._render("score", variables, step, call_seed(self.workload, "score", step["iteration"], 0,
-                                                                 step["turn"]), [{"source": cand.source}])
+        return self._render(
+            "score",
+            variables,
+            step,
+            call_seed(self.workload, "score", step["iteration"], 0, step["turn"]),
+            [{"source": cand.source}],
+        )
 
 
 @lru_cache(maxsize=4)
@@ -228,9 +276,16 @@ class BeamSearch:
         if self.loop.halted():
             return None
         reply, latency = self.loop.ask(prompt)
-        entry.update({"reply": reply.text, "tokens_in": reply.tokens_in, "tokens_out": reply.tokens_out,
-                      "tokens_estimated": reply.estimated, "model_latency_s": latency,
-                      "prompt_sha256": hashlib.sha256(prompt.text().encode()).hexdigest()[:16]})
+        entry.update(
+            {
+                "reply": reply.text,
+                "tokens_in": reply.tokens_in,
+                "tokens_out": reply.tokens_out,
+                "tokens_estimated": reply.estimated,
+                "model_latency_s": latency,
+                "prompt_sha256": hashlib.sha256(prompt.text().encode()).hexdigest()[:16],
+            }
+        )
         self.loop.journal.append_call(entry)
         self.calls[key] = entry
         return entry
@@ -270,8 +325,12 @@ class BeamSearch:
             beam = next(b for b in reversed(beams) if b)  # an empty beam falls back to the latest non-empty one
             losses.append(min(c.latency for c in beam))
             e = opts.early_stop_iters
-            if e and i > t_end + e and losses[i - 1 - e] > 0 and losses[i - 1] / losses[i - 1 - e] >= \
-                    opts.early_stop_threshold:
+            if (
+                e
+                and i > t_end + e
+                and losses[i - 1 - e] > 0
+                and losses[i - 1] / losses[i - 1 - e] >= opts.early_stop_threshold
+            ):
                 self._note({"kind": "end", "ended": f"early_stop@{i - 1}"})
                 return
             phase = "translate" if i <= t_end else "optimize"
@@ -288,14 +347,24 @@ class BeamSearch:
                     t_end = i
                     nxt = self.select(phase, beam, new, drop_root=True)
             beams.append(nxt)
-            self._note({"kind": "beam", "iteration": i, "members": [list(c.key) for c in nxt if c.key],
-                        "root": any(c.key is None for c in nxt), "translate_iterations": t_end})
+            self._note(
+                {
+                    "kind": "beam",
+                    "iteration": i,
+                    "members": [list(c.key) for c in nxt if c.key],
+                    "root": any(c.key is None for c in nxt),
+                    "translate_iterations": t_end,
+                }
+            )
         self._note({"kind": "end", "ended": "iterations"})
 
     def _history(self, before: int) -> list[dict[str, Any]]:
         """Every sample of earlier iterations, for the built-in generator (what it tried); not in the text."""
-        out = [{"source": c.source, "correct": c.attempt.correct, "speedup": c.attempt.speedup}
-               for k, c in sorted((k, c) for k, c in self.cands.items() if k is not None) if k[0] < before - 1]
+        out = [
+            {"source": c.source, "correct": c.attempt.correct, "speedup": c.attempt.speedup}
+            for k, c in sorted((k, c) for k, c in self.cands.items() if k is not None)
+            if k[0] < before - 1
+        ]
         return out
 
     def iteration(self, i: int, phase: str, beam: list[Cand], t_end: int) -> list[Cand] | None:
@@ -313,10 +382,22 @@ class BeamSearch:
 
         def job(slot: int, j: int) -> list[Cand] | None:
             parent = beam[slot]
-            step = {"phase": phase, "iteration": i, "slot": slot, "plan_index": j, "parent": _parent(parent),
-                    "parent_latency_ms": parent.latency, "plans": p, "implementations": c}
-            got = self._call(self.prompter.plan(step, parent, dynamic[slot], t_end, [_as_parent(parent)] + history),
-                             iteration=i, slot=slot, plan_index=j)
+            step = {
+                "phase": phase,
+                "iteration": i,
+                "slot": slot,
+                "plan_index": j,
+                "parent": _parent(parent),
+                "parent_latency_ms": parent.latency,
+                "plans": p,
+                "implementations": c,
+            }
+            got = self._call(
+                self.prompter.plan(step, parent, dynamic[slot], t_end, [_as_parent(parent)] + history),
+                iteration=i,
+                slot=slot,
+                plan_index=j,
+            )
             if got is None:
                 return None
             plan = plan_text(got["reply"])
@@ -326,9 +407,14 @@ class BeamSearch:
                 istep = {**step, "impl_index": k, "turn": turn, "plan": plan}
                 record = self.loop.done.get((self.workload, i - 1, turn))
                 if record is None:
-                    record = self.loop.sample(self.workload, i - 1, turn, [],
-                                              self.prompter.implement(istep, parent, plan),
-                                              {k2: v for k2, v in istep.items() if k2 not in ("turn",)})
+                    record = self.loop.sample(
+                        self.workload,
+                        i - 1,
+                        turn,
+                        [],
+                        self.prompter.implement(istep, parent, plan),
+                        {k2: v for k2, v in istep.items() if k2 not in ("turn",)},
+                    )
                 if record is None:
                     return None
                 cand = _cand(record)
@@ -356,10 +442,16 @@ class BeamSearch:
                 score = round(10 * (cand.attempt.pallas_coverage or 0.0), 3)
             else:
                 assert cand.key is not None
-                step = {"phase": "translate", "iteration": i, "slot": 0, "turn": cand.key[1],
-                        "candidate": list(cand.key)}
-                got = self._call(self.prompter.score(step, cand, self.cands[None].source), iteration=i,
-                                 turn=cand.key[1])
+                step = {
+                    "phase": "translate",
+                    "iteration": i,
+                    "slot": 0,
+                    "turn": cand.key[1],
+                    "candidate": list(cand.key),
+                }
+                got = self._call(
+                    self.prompter.score(step, cand, self.cands[None].source), iteration=i, turn=cand.key[1]
+                )
                 if got is None:
                     return False
                 score = parse_score(got["reply"])
@@ -410,23 +502,30 @@ def _as_parent(c: Cand) -> dict[str, Any]:
 def _cand(record: Record) -> Cand:
     step = record.step or {}
     parent = step.get("parent")
-    return Cand((record.chain, record.turn), record.source, record.attempt,
-                tuple(parent) if parent is not None else None, step.get("plan", ""))  # type: ignore[arg-type]
+    return Cand(
+        (record.chain, record.turn),
+        record.source,
+        record.attempt,
+        tuple(parent) if parent is not None else None,
+        step.get("plan", ""),
+    )  # type: ignore[arg-type]
 
 
 def annotate(records: list[Record], calls: list[dict[str, Any]]) -> dict[str, Any]:
     """What the submission folder adds for an Autocomp run, from the journal: per sample its beam step (sample
     index of the parent, translation score, whether it entered a beam), per workload how it ended and its model
     calls per kind (count, tokens, latency)."""
-    scores = {(c["workload"], c["iteration"], c["turn"]): parse_score(c["reply"])
-              for c in calls if c["kind"] == "score"}
+    scores = {
+        (c["workload"], c["iteration"], c["turn"]): parse_score(c["reply"]) for c in calls if c["kind"] == "score"
+    }
     in_beam = {(c["workload"], tuple(m)) for c in calls if c["kind"] == "beam" for m in c["members"]}
     ended = {c["workload"]: c["ended"] for c in calls if c["kind"] == "end"}
     cost: dict[str, dict[str, dict[str, float]]] = {}
 
     def add(w: str, kind: str, tin: int, tout: int, latency: float | None) -> None:
-        k = cost.setdefault(w, {}).setdefault(kind, {"calls": 0, "tokens_in": 0, "tokens_out": 0,
-                                                     "model_latency_s": 0.0})
+        k = cost.setdefault(w, {}).setdefault(
+            kind, {"calls": 0, "tokens_in": 0, "tokens_out": 0, "model_latency_s": 0.0}
+        )
         k["calls"] += 1
         k["tokens_in"] += tin
         k["tokens_out"] += tout
@@ -440,10 +539,16 @@ def annotate(records: list[Record], calls: list[dict[str, Any]]) -> dict[str, An
     steps: dict[tuple[str, int, int], dict[str, Any]] = {}
     for r in records:
         s = r.step or {}
-        step = {"phase": s.get("phase"), "iteration": s.get("iteration"), "slot": s.get("slot"),
-                "plan_index": s.get("plan_index"), "impl_index": s.get("impl_index"),
-                "parent": s.get("parent"), "plan": (s.get("plan") or "")[:PLAN_CHARS],
-                "beam": (r.workload, (r.chain, r.turn)) in in_beam}
+        step = {
+            "phase": s.get("phase"),
+            "iteration": s.get("iteration"),
+            "slot": s.get("slot"),
+            "plan_index": s.get("plan_index"),
+            "impl_index": s.get("impl_index"),
+            "parent": s.get("parent"),
+            "plan": (s.get("plan") or "")[:PLAN_CHARS],
+            "beam": (r.workload, (r.chain, r.turn)) in in_beam,
+        }
         score = scores.get((r.workload, s.get("iteration"), r.turn))
         if score is not None:
             step["translation_score"] = score

@@ -58,13 +58,19 @@ def prompt(
     workload: str = typer.Argument(..., help="workload id or unique prefix, e.g. 8p_GEMM"),
     method: str = typer.Option("best-of-n", help="best-of-n | iterative | iterative-context | autocomp"),
     kind: str = typer.Option("plan", help="autocomp: plan | implement | menu (the prompt kind to print)"),
-    iteration: int = typer.Option(1, min=1, help="autocomp: the iteration (translation while <= "
-                                                 f"{_AC.model_fields['translate_iterations'].default})"),
+    iteration: int = typer.Option(
+        1,
+        min=1,
+        help=f"autocomp: the iteration (translation while <= {_AC.model_fields['translate_iterations'].default})",
+    ),
     plan: str | None = typer.Option(None, help="autocomp, --kind implement: the plan to implement"),
     chip: str = typer.Option("v6e", help="target chip (its numbers come from bench/hardware.py)"),
     size: str = typer.Option("full", help="full | small: the shapes the prompt states (agent runs on CPU use small)"),
     feedback_result: Path | None = typer.Option(
-        None, "--feedback", exists=True, dir_okay=False,
+        None,
+        "--feedback",
+        exists=True,
+        dir_okay=False,
         help="an EvalResult JSON (`bench evaluate --json`) of the previous attempt: renders a later turn",
     ),
     previous: Path | None = typer.Option(
@@ -111,8 +117,10 @@ def prompt(
     else:
         sys.stdout.write(p.text())
     if method != "best-of-n" and fb is None and sys.stderr.isatty():
-        console.print("[dim](turn 1 of a chain; later turns add the feedback block: pass --feedback RESULT.json "
-                      "--previous KERNEL.py)[/dim]")
+        console.print(
+            "[dim](turn 1 of a chain; later turns add the feedback block: pass --feedback RESULT.json "
+            "--previous KERNEL.py)[/dim]"
+        )
 
 
 def _autocomp_prompt(wid: str, chip: str, size: str, kind: str, iteration: int, plan: str | None):
@@ -129,12 +137,20 @@ def _autocomp_prompt(wid: str, chip: str, size: str, kind: str, iteration: int, 
         raise typer.BadParameter(f"--iteration must be at most {opts.iterations}")
     phase = "translate" if iteration <= opts.translate_iterations else "optimize"
     if kind == "menu" and phase == "translate":
-        raise typer.BadParameter("menu prompts come in optimization iterations only (--iteration "
-                                 f"{opts.translate_iterations + 1} or later)")
+        raise typer.BadParameter(
+            f"menu prompts come in optimization iterations only (--iteration {opts.translate_iterations + 1} or later)"
+        )
     root = Cand(None, baseline_source(wid), Attempt(status="not_measured", reason="bench prompt"))
     prompter = Prompter(wid, chip, size, opts)
-    step = {"phase": phase, "iteration": iteration, "slot": 0, "plan_index": 0, "parent": None,
-            "plans": opts.plans, "implementations": opts.implementations}
+    step = {
+        "phase": phase,
+        "iteration": iteration,
+        "slot": 0,
+        "plan_index": 0,
+        "parent": None,
+        "plans": opts.plans,
+        "implementations": opts.implementations,
+    }
     if kind == "plan":
         return prompter.plan(step, root, [], opts.translate_iterations, [])
     if kind == "menu":
@@ -157,8 +173,10 @@ def context_cmd(
         print(f"  {section:14s} {n / 1024:8.1f} KiB (all categories / examples)")
     print(f"  {'total':14s} {sum(pack.sections.values()) / 1024:8.1f} KiB")
     vals = sorted(sizes.values())
-    print(f"  per workload (selected by family): {vals[0] / 1024:.1f} - {vals[-1] / 1024:.1f} KiB, "
-          f"median {vals[len(vals) // 2] / 1024:.1f} KiB over {len(vals)} workloads")
+    print(
+        f"  per workload (selected by family): {vals[0] / 1024:.1f} - {vals[-1] / 1024:.1f} KiB, "
+        f"median {vals[len(vals) // 2] / 1024:.1f} KiB over {len(vals)} workloads"
+    )
 
 
 class _Bar:
@@ -167,8 +185,14 @@ class _Bar:
     rule), never the fastest of anything."""
 
     def __init__(self) -> None:
-        self.progress = Progress(TextColumn("{task.fields[name]:<42}"), BarColumn(), MofNCompleteColumn(),
-                                 TextColumn("{task.fields[stats]}"), TimeElapsedColumn(), console=console)
+        self.progress = Progress(
+            TextColumn("{task.fields[name]:<42}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[stats]}"),
+            TimeElapsedColumn(),
+            console=console,
+        )
         self.tasks: dict[str, Any] = {}
         self.records: dict[str, list[Any]] = {}
 
@@ -176,8 +200,9 @@ class _Bar:
         total = params["chains"] * params["turns"]
         for w in params["workloads"]:
             self.records[w] = [r for r in records if r.workload == w]
-            self.tasks[w] = self.progress.add_task("", total=total, completed=len(self.records[w]), name=w,
-                                                   stats=progress_text(self.records[w]))
+            self.tasks[w] = self.progress.add_task(
+                "", total=total, completed=len(self.records[w]), name=w, stats=progress_text(self.records[w])
+            )
         self.progress.start()
 
     def advance(self, w: str, record: Any) -> None:
@@ -288,30 +313,52 @@ def run_cmd(
     through the harness; writes submission.yaml, kernels/ (the selected sample) and trajectory/<workload>.jsonl.
     Resumable."""
     opts = _build(_MeO, method=method, samples=samples, chains=chains, turns=turns)
-    gen_opts = _build(_GO, generator=generator, command=command, base_url=base_url, model=model,
-                      api_key_env=api_key_env, temperature=temperature)
-    budget_opts = _build(_BO, max_samples=max_samples, max_tokens=max_tokens, max_wall_s=max_wall_s,
-                         parallel=parallel)
-    meta_opts = _build(_MO, name=name, model_version=model_version, author=author, contact=contact, notes=notes,
-                       license=license)
+    gen_opts = _build(
+        _GO,
+        generator=generator,
+        command=command,
+        base_url=base_url,
+        model=model,
+        api_key_env=api_key_env,
+        temperature=temperature,
+    )
+    budget_opts = _build(_BO, max_samples=max_samples, max_tokens=max_tokens, max_wall_s=max_wall_s, parallel=parallel)
+    meta_opts = _build(
+        _MO, name=name, model_version=model_version, author=author, contact=contact, notes=notes, license=license
+    )
     exec_opts = _build(_EO, executor=executor, address=address, ray_cpus=ray_cpus)
     target = _build(_TO, chip=chip, size=size, template=template, seeds=seeds, blocks=blocks)
     journal_opts = _build(_JO, journal=journal, restart=restart)
     autocomp = None
     if opts.method == "autocomp":
         if target.template is not None:
-            raise typer.BadParameter("autocomp's prompts are templates/prompts/autocomp/*.md.j2 (--menus replaces "
-                                     "its menus); --template is for the other methods")
-        autocomp = _build(_AC, iterations=iterations, translate_iterations=translate_iterations, beam=beam,
-                          plans=plans, implementations=implementations, menu_keep=menu_keep,
-                          menu_strategy=menu_strategy, example_rate=example_rate, early_stop_iters=early_stop_iters,
-                          early_stop_threshold=early_stop_threshold, translate_score=translate_score,
-                          translate_gate=translate_gate, autocomp_seed=autocomp_seed, menus=menus)
+            raise typer.BadParameter(
+                "autocomp's prompts are templates/prompts/autocomp/*.md.j2 (--menus replaces "
+                "its menus); --template is for the other methods"
+            )
+        autocomp = _build(
+            _AC,
+            iterations=iterations,
+            translate_iterations=translate_iterations,
+            beam=beam,
+            plans=plans,
+            implementations=implementations,
+            menu_keep=menu_keep,
+            menu_strategy=menu_strategy,
+            example_rate=example_rate,
+            early_stop_iters=early_stop_iters,
+            early_stop_threshold=early_stop_threshold,
+            translate_score=translate_score,
+            translate_gate=translate_gate,
+            autocomp_seed=autocomp_seed,
+            menus=menus,
+        )
     _run(workloads, out, opts, autocomp, gen_opts, budget_opts, meta_opts, exec_opts, target, journal_opts)
 
 
-def _run(workloads: list[str], out: Path, opts: Any, autocomp: Any, g: Any, b: Any, m: Any, x: Any, t: Any,
-         j: Any) -> None:
+def _run(
+    workloads: list[str], out: Path, opts: Any, autocomp: Any, g: Any, b: Any, m: Any, x: Any, t: Any, j: Any
+) -> None:
     """The run, from the option models (bench.agent.options) the CLI built."""
     import shutil
 
@@ -341,26 +388,50 @@ def _run(workloads: list[str], out: Path, opts: Any, autocomp: Any, g: Any, b: A
     title = "Template search (not an LLM)" if builtin else None
     if builtin and autocomp is not None:
         title = "Template search, Autocomp beam (not an LLM)"
-    meta = {"name": m.name or title or out.name, "model_name": "none (template search)" if builtin
-            else (g.model or g.generator), "model_version": m.model_version, "authors": m.author,
-            "contact": m.contact,
-            "notes": m.notes or ("Built-in deterministic template search over the JAXBench team's fused-epilogue "
-                                 "Pallas matmul (block sizes and variants), guided by the harness feedback. Not an "
-                                 "LLM: a reference run of the agent loop." if builtin else ""),
-            "target_hardware": chip, "license": m.license}
-    spec = RunSpec(out=out, method=opts.method, chains=n_chains, turns=n_turns, workloads=ids, generator=gen,
-                   journal_dir=journal_dir, chip=chip, size=size, template=template,
-                   context=context if opts.method == "iterative-context" else None,
-                   context_version=version, settings=settings,
-                   budget=Budget(b.max_samples, b.max_tokens, b.max_wall_s), parallel=b.parallel, meta=meta,
-                   autocomp=autocomp)
+    meta = {
+        "name": m.name or title or out.name,
+        "model_name": "none (template search)" if builtin else (g.model or g.generator),
+        "model_version": m.model_version,
+        "authors": m.author,
+        "contact": m.contact,
+        "notes": m.notes
+        or (
+            "Built-in deterministic template search over the JAXBench team's fused-epilogue "
+            "Pallas matmul (block sizes and variants), guided by the harness feedback. Not an "
+            "LLM: a reference run of the agent loop."
+            if builtin
+            else ""
+        ),
+        "target_hardware": chip,
+        "license": m.license,
+    }
+    spec = RunSpec(
+        out=out,
+        method=opts.method,
+        chains=n_chains,
+        turns=n_turns,
+        workloads=ids,
+        generator=gen,
+        journal_dir=journal_dir,
+        chip=chip,
+        size=size,
+        template=template,
+        context=context if opts.method == "iterative-context" else None,
+        context_version=version,
+        settings=settings,
+        budget=Budget(b.max_samples, b.max_tokens, b.max_wall_s),
+        parallel=b.parallel,
+        meta=meta,
+        autocomp=autocomp,
+    )
     if x.executor != "local":  # run() closes the evaluator, and with it the executor
         from bench.agent.evaluation import ExecutorEvaluator
         from bench.executor import ExecutorUnavailable, make_executor
 
         try:
-            spec.evaluator = ExecutorEvaluator(make_executor(x.executor, chip=chip, address=x.address,
-                                                             ray_cpus=x.ray_cpus))
+            spec.evaluator = ExecutorEvaluator(
+                make_executor(x.executor, chip=chip, address=x.address, ray_cpus=x.ray_cpus)
+            )
         except ExecutorUnavailable as e:
             console.print(f"[red]cannot run on executor {x.executor}:[/red] {e}")
             raise typer.Exit(2) from None
@@ -371,16 +442,18 @@ def _run(workloads: list[str], out: Path, opts: Any, autocomp: Any, g: Any, b: A
         raise typer.Exit(2) from None
     done = len(outcome.records)
     written = any(outcome.selected.values())
-    console.print(f"{done} samples ({outcome.new_samples} new) -> "
-                  + (str(out) if written
-                     else f"nothing written to {out}: no sample to submit yet (journal: {journal_dir})")
-                  + (f"; stopped early: {outcome.stopped}" if outcome.stopped else ""))
+    console.print(
+        f"{done} samples ({outcome.new_samples} new) -> "
+        + (str(out) if written else f"nothing written to {out}: no sample to submit yet (journal: {journal_dir})")
+        + (f"; stopped early: {outcome.stopped}" if outcome.stopped else "")
+    )
     for line in summary_lines(ids, outcome.selected, outcome.records):
         console.print(line, markup=False)
     if written:
         license_id = yaml.safe_load((out / "submission.yaml").read_text()).get("license")
-        console.print(f"license: {license_id} (submission.yaml; --license sets it on a run's first start)",
-                      markup=False)
+        console.print(
+            f"license: {license_id} (submission.yaml; --license sets it on a run's first start)", markup=False
+        )
 
 
 def summary_lines(ids: list[str], selected: dict[str, Any], records: list[Any]) -> list[str]:
@@ -389,8 +462,9 @@ def summary_lines(ids: list[str], selected: dict[str, Any], records: list[Any]) 
     its point estimate alone."""
     from bench.agent.verdict import speed_verdicts
 
-    correct = {w: (r.attempt.speedup, r.attempt.speedup_ci) for w, r in selected.items()
-               if r is not None and r.attempt.correct}
+    correct = {
+        w: (r.attempt.speedup, r.attempt.speedup_ci) for w, r in selected.items() if r is not None and r.attempt.correct
+    }
     verdicts = speed_verdicts(correct)
     lines = []
     for w in ids:

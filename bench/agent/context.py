@@ -34,34 +34,133 @@ MODULES = ("jax.experimental.pallas", "jax.experimental.pallas.tpu")
 
 #: API categories: a name goes to the first category whose list holds it; unlisted names go to "other".
 CATEGORIES: dict[str, tuple[str, ...]] = {
-    "grid and blocks": ("pallas_call", "BlockSpec", "GridSpec", "PrefetchScalarGridSpec", "Blocked", "Element",
-                        "Squeezed", "squeezed", "BoundedSlice", "Buffered", "BlockDim", "no_block_spec", "cdiv",
-                        "program_id", "num_programs", "Indirect", "RevisitMode", "GridDimensionSemantics",
-                        "PARALLEL", "ARBITRARY", "CORE_PARALLEL", "SUBCORE_PARALLEL", "Tiling"),
-    "indexing and refs": ("ds", "dslice", "Slice", "multiple_of", "load", "store", "select_ref", "bitcast",
-                          "align_to", "broadcast_to", "empty", "empty_like", "empty_ref_like", "strides_from_shape",
-                          "einshape", "roll", "pack_elementwise", "unpack_elementwise", "with_memory_space_constraint"),
-    "memory spaces and scratch": ("ANY", "HOST", "MemorySpace", "MemoryRef", "VMEM", "SMEM", "HBM", "CMEM",
-                                  "SEMAPHORE", "VMEM_SHARED", "run_scoped", "with_scoped", "run_state", "get_global"),
+    "grid and blocks": (
+        "pallas_call",
+        "BlockSpec",
+        "GridSpec",
+        "PrefetchScalarGridSpec",
+        "Blocked",
+        "Element",
+        "Squeezed",
+        "squeezed",
+        "BoundedSlice",
+        "Buffered",
+        "BlockDim",
+        "no_block_spec",
+        "cdiv",
+        "program_id",
+        "num_programs",
+        "Indirect",
+        "RevisitMode",
+        "GridDimensionSemantics",
+        "PARALLEL",
+        "ARBITRARY",
+        "CORE_PARALLEL",
+        "SUBCORE_PARALLEL",
+        "Tiling",
+    ),
+    "indexing and refs": (
+        "ds",
+        "dslice",
+        "Slice",
+        "multiple_of",
+        "load",
+        "store",
+        "select_ref",
+        "bitcast",
+        "align_to",
+        "broadcast_to",
+        "empty",
+        "empty_like",
+        "empty_ref_like",
+        "strides_from_shape",
+        "einshape",
+        "roll",
+        "pack_elementwise",
+        "unpack_elementwise",
+        "with_memory_space_constraint",
+    ),
+    "memory spaces and scratch": (
+        "ANY",
+        "HOST",
+        "MemorySpace",
+        "MemoryRef",
+        "VMEM",
+        "SMEM",
+        "HBM",
+        "CMEM",
+        "SEMAPHORE",
+        "VMEM_SHARED",
+        "run_scoped",
+        "with_scoped",
+        "run_state",
+        "get_global",
+    ),
     "control flow": ("when", "loop", "delay"),
-    "DMA and semaphores": ("make_async_copy", "async_copy", "sync_copy", "make_async_remote_copy",
-                           "async_remote_copy", "SemaphoreType", "dma_semaphore", "semaphore", "semaphore_read",
-                           "semaphore_signal", "semaphore_wait", "DeviceIdType", "get_barrier_semaphore",
-                           "core_barrier", "emit_pipeline", "emit_pipeline_with_allocations", "BufferedRef",
-                           "BufferedRefBase", "BufferType"),
-    "compiler parameters and cost": ("CompilerParams", "CostEstimate", "estimate_cost", "SideEffectType",
-                                     "lower_as_mlir", "pallas_export_experimental"),
+    "DMA and semaphores": (
+        "make_async_copy",
+        "async_copy",
+        "sync_copy",
+        "make_async_remote_copy",
+        "async_remote_copy",
+        "SemaphoreType",
+        "dma_semaphore",
+        "semaphore",
+        "semaphore_read",
+        "semaphore_signal",
+        "semaphore_wait",
+        "DeviceIdType",
+        "get_barrier_semaphore",
+        "core_barrier",
+        "emit_pipeline",
+        "emit_pipeline_with_allocations",
+        "BufferedRef",
+        "BufferedRefBase",
+        "BufferType",
+    ),
+    "compiler parameters and cost": (
+        "CompilerParams",
+        "CostEstimate",
+        "estimate_cost",
+        "SideEffectType",
+        "lower_as_mlir",
+        "pallas_export_experimental",
+    ),
     "multi-core": ("core_map", "create_tensorcore_mesh", "CoreType", "run_on_first_core", "kernel"),
-    "interpret mode and debugging": ("InterpretParams", "force_tpu_interpret_mode", "set_tpu_interpret_mode",
-                                     "reset_tpu_interpret_mode_state", "debug_print", "debug_check",
-                                     "enable_debug_checks", "enable_poison_buffers", "trace_value", "touch"),
+    "interpret mode and debugging": (
+        "InterpretParams",
+        "force_tpu_interpret_mode",
+        "set_tpu_interpret_mode",
+        "reset_tpu_interpret_mode_state",
+        "debug_print",
+        "debug_check",
+        "enable_debug_checks",
+        "enable_poison_buffers",
+        "trace_value",
+        "touch",
+    ),
     "chip information": ("get_tpu_info", "get_tpu_info_for_chip", "TpuInfo", "ChipVersion", "is_tpu_device"),
-    "random numbers": ("prng_seed", "prng_random_bits", "stateful_bernoulli", "stateful_bits", "stateful_normal",
-                       "stateful_uniform", "sample_block", "to_pallas_key", "stochastic_round"),
+    "random numbers": (
+        "prng_seed",
+        "prng_random_bits",
+        "stateful_bernoulli",
+        "stateful_bits",
+        "stateful_normal",
+        "stateful_uniform",
+        "sample_block",
+        "to_pallas_key",
+        "stochastic_round",
+    ),
     "MXU and math": ("matmul_acc_lhs", "matmul_pop", "matmul_push_rhs", "reciprocal", "next_power_of_2"),
 }
-BASE_CATEGORIES = ("grid and blocks", "indexing and refs", "memory spaces and scratch", "control flow",
-                   "compiler parameters and cost", "MXU and math")
+BASE_CATEGORIES = (
+    "grid and blocks",
+    "indexing and refs",
+    "memory spaces and scratch",
+    "control flow",
+    "compiler parameters and cost",
+    "MXU and math",
+)
 
 #: family keyword -> (extra API categories, example keys). First matches add up; every workload gets the base.
 FAMILY_RULES: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
@@ -86,21 +185,42 @@ TEAM = SUBMISSIONS_DIR / "jaxbench-team-pallas" / "source"
 #: example key -> (title, file, what it shows). All are kernels the harness verified correct at small size on CPU
 #: (TPU interpret mode): the team submission 21/21, the hand-tuned references except 7p.
 EXAMPLES: dict[str, tuple[str, Path, str]] = {
-    "team_fused_matmul": ("Tiled matmul with a fused epilogue (JAXBench team)", TEAM / "fused_matmul.py",
-                          "grid over (M, N, K), f32 VMEM accumulator, init and epilogue under pl.when, "
-                          "dimension_semantics, whole-row and row-reduction variants"),
-    "team_epilogue": ("Per-workload epilogues for the fused matmul (JAXBench team)", TEAM / "epilogues.py",
-                      "how a workload's elementwise / row-wise tail becomes an epilogue on the accumulator tile"),
-    "gemm": ("Dense GEMM through the library kernel (hand-tuned reference)", PALLAS_REFS_DIR / "gemm.py",
-             "jax.experimental.pallas.ops.tpu.matmul with explicit block shapes"),
-    "flash_attention": ("Flash attention (hand-tuned reference)", PALLAS_REFS_DIR / "flash_attention.py",
-                        "the library flash-attention kernel, block sizes, causal masking"),
-    "splash": ("Splash attention (hand-tuned reference)", PALLAS_REFS_DIR / "splash.py",
-               "block-sparse attention masks, MQA per KV head"),
-    "paged_attention": ("Paged attention (hand-tuned reference)", PALLAS_REFS_DIR / "paged_attention.py",
-                        "page tables as scalar-prefetch inputs, pages per compute block"),
-    "megablox_gmm": ("Grouped matmul, megablox (hand-tuned reference)", PALLAS_REFS_DIR / "megablox_gmm.py",
-                     "group sizes as scalar prefetch, tiling of ragged groups"),
+    "team_fused_matmul": (
+        "Tiled matmul with a fused epilogue (JAXBench team)",
+        TEAM / "fused_matmul.py",
+        "grid over (M, N, K), f32 VMEM accumulator, init and epilogue under pl.when, "
+        "dimension_semantics, whole-row and row-reduction variants",
+    ),
+    "team_epilogue": (
+        "Per-workload epilogues for the fused matmul (JAXBench team)",
+        TEAM / "epilogues.py",
+        "how a workload's elementwise / row-wise tail becomes an epilogue on the accumulator tile",
+    ),
+    "gemm": (
+        "Dense GEMM through the library kernel (hand-tuned reference)",
+        PALLAS_REFS_DIR / "gemm.py",
+        "jax.experimental.pallas.ops.tpu.matmul with explicit block shapes",
+    ),
+    "flash_attention": (
+        "Flash attention (hand-tuned reference)",
+        PALLAS_REFS_DIR / "flash_attention.py",
+        "the library flash-attention kernel, block sizes, causal masking",
+    ),
+    "splash": (
+        "Splash attention (hand-tuned reference)",
+        PALLAS_REFS_DIR / "splash.py",
+        "block-sparse attention masks, MQA per KV head",
+    ),
+    "paged_attention": (
+        "Paged attention (hand-tuned reference)",
+        PALLAS_REFS_DIR / "paged_attention.py",
+        "page tables as scalar-prefetch inputs, pages per compute block",
+    ),
+    "megablox_gmm": (
+        "Grouped matmul, megablox (hand-tuned reference)",
+        PALLAS_REFS_DIR / "megablox_gmm.py",
+        "group sizes as scalar prefetch, tiling of ragged groups",
+    ),
 }
 
 RULES = (
@@ -203,19 +323,21 @@ def hardware_summary(chip: str) -> str:
         raise KeyError(f"unknown chip {chip!r}; known: {sorted(CHIPS)}")
     title = spec.title or chip
     ridge = spec.peak_bf16_tflops * 1e12 / (spec.hbm_gb_s * 1e9)
-    lines = [f"Target: {title}.",
-             f"- Peak bf16 compute: about {spec.peak_bf16_tflops:g} TFLOP/s; "
-             f"HBM bandwidth: about {spec.hbm_gb_s:g} GB/s.",
-             f"- Ridge point: about {ridge:.0f} FLOP per byte of HBM traffic; below it a kernel is bound by memory, "
-             "above it by compute. Fusing elementwise work into a matmul's last step saves a full HBM round trip.",
-             ]
+    lines = [
+        f"Target: {title}.",
+        f"- Peak bf16 compute: about {spec.peak_bf16_tflops:g} TFLOP/s; HBM bandwidth: about {spec.hbm_gb_s:g} GB/s.",
+        f"- Ridge point: about {ridge:.0f} FLOP per byte of HBM traffic; below it a kernel is bound by memory, "
+        "above it by compute. Fusing elementwise work into a matmul's last step saves a full HBM round trip.",
+    ]
     if spec.vmem_mib:
         lines.append(f"- VMEM (on-core vector memory, where Pallas blocks live): {spec.vmem_mib:g} MiB.")
     if spec.tensorcores:
         lines.append(f"- TensorCores per chip: {spec.tensorcores}.")
-    lines += ["- Vector registers hold (8, 128) tiles of 32-bit values: the sublane x lane layout every block shape "
-              "must respect. The MXU multiplies bf16 tiles with float32 accumulation.",
-              f"- Source of these numbers: {spec.source}."]
+    lines += [
+        "- Vector registers hold (8, 128) tiles of 32-bit values: the sublane x lane layout every block shape "
+        "must respect. The MXU multiplies bf16 tiles with float32 accumulation.",
+        f"- Source of these numbers: {spec.source}.",
+    ]
     if spec.nominal:
         lines.append("- These figures are nominal orders of magnitude, not a data sheet.")
     return "\n".join(lines)
@@ -245,8 +367,10 @@ def select(workload: str, family: str, chooser: Callable[[str, str], bool] | Non
 
 
 def _api_text(categories: tuple[str, ...]) -> str:
-    out = [f"Pallas API reference, generated from the installed jax {jax_version()} "
-           f"(`from jax.experimental import pallas as pl`, `from jax.experimental.pallas import tpu as pltpu`):"]
+    out = [
+        f"Pallas API reference, generated from the installed jax {jax_version()} "
+        f"(`from jax.experimental import pallas as pl`, `from jax.experimental.pallas import tpu as pltpu`):"
+    ]
     entries = api_reference()
     for cat in categories:
         rows = [e for e in entries if e.category == cat]
@@ -276,18 +400,23 @@ class Pack:
 
     def text(self, workload: str, family: str, chooser: Callable[[str, str], bool] | None = None) -> str:
         sel = select(workload, family, chooser)
-        return (f"# Context pack {self.version}\n\n## Hardware\n{self.hardware}\n\n## Pallas API\n"
-                f"{_api_text(sel.categories)}\n\n"
-                f"## Code examples (verified kernels)\n{_examples_text(sel.examples)}\n\n"
-                f"## Rules\n{self.rules}")
-
+        return (
+            f"# Context pack {self.version}\n\n## Hardware\n{self.hardware}\n\n## Pallas API\n"
+            f"{_api_text(sel.categories)}\n\n"
+            f"## Code examples (verified kernels)\n{_examples_text(sel.examples)}\n\n"
+            f"## Rules\n{self.rules}"
+        )
 
     def parts(self, workload: str, family: str) -> dict[str, Any]:
         """The pack's parts for one workload, apart (Autocomp's prompts place them one by one): hardware, api
         (the selected reference), examples ([(key, text)], each drawn on its own per prompt), rules."""
         sel = select(workload, family)
-        return {"hardware": self.hardware, "api": _api_text(sel.categories),
-                "examples": [(key, _examples_text((key,))) for key in sel.examples], "rules": self.rules}
+        return {
+            "hardware": self.hardware,
+            "api": _api_text(sel.categories),
+            "examples": [(key, _examples_text((key,))) for key in sel.examples],
+            "rules": self.rules,
+        }
 
 
 def build(chip: str = "v6e") -> Pack:
@@ -296,8 +425,12 @@ def build(chip: str = "v6e") -> Pack:
     examples_all = _examples_text(tuple(EXAMPLES))
     digest = hashlib.sha256("\n".join((hardware, api_all, examples_all, RULES)).encode()).hexdigest()[:12]
     version = f"v{CONTEXT_VERSION}+jax{jax_version()}+{digest}"
-    sections = {"hardware": len(hardware.encode()), "api_reference": len(api_all.encode()),
-                "examples": len(examples_all.encode()), "rules": len(RULES.encode())}
+    sections = {
+        "hardware": len(hardware.encode()),
+        "api_reference": len(api_all.encode()),
+        "examples": len(examples_all.encode()),
+        "rules": len(RULES.encode()),
+    }
     return Pack(chip, version, hardware, RULES, sections)
 
 
@@ -318,8 +451,15 @@ def write(out: Path, chip: str = "v6e") -> tuple[Pack, dict[str, int]]:
         sizes[w] = len(text.encode())
         sel = select(w, fam)
         selections[w] = {"family": fam, "categories": list(sel.categories), "examples": list(sel.examples)}
-    doc = {"version": pack.version, "chip": chip, "jax_version": jax_version(), "sections_bytes": pack.sections,
-           "hardware": pack.hardware, "rules": pack.rules,
-           "api": [e.__dict__ for e in api_reference()], "selection": selections}
+    doc = {
+        "version": pack.version,
+        "chip": chip,
+        "jax_version": jax_version(),
+        "sections_bytes": pack.sections,
+        "hardware": pack.hardware,
+        "rules": pack.rules,
+        "api": [e.__dict__ for e in api_reference()],
+        "selection": selections,
+    }
     (out / "pack.json").write_text(json.dumps(doc, indent=1) + "\n")
     return pack, sizes

@@ -36,8 +36,15 @@ Evaluator = Callable[[str, Sequence[Path], EvalSettings], list[EvalResult]]
 
 
 def _task(workload: str, path: Path, settings: EvalSettings) -> EvalTask:
-    return EvalTask(workload=workload, kernel_path=path, size=settings.size, seeds=settings.seeds,
-                    blocks=settings.blocks, timeout_s=settings.timeout_s, sandbox=settings.sandbox)
+    return EvalTask(
+        workload=workload,
+        kernel_path=path,
+        size=settings.size,
+        seeds=settings.seeds,
+        blocks=settings.blocks,
+        timeout_s=settings.timeout_s,
+        sandbox=settings.sandbox,
+    )
 
 
 class HarnessEvaluator:
@@ -70,8 +77,12 @@ class HarnessEvaluator:
                 if runner is not None:
                     runner.close()
                 reason = f"harness error: {type(e).__name__}: {e}"
-                return [EvalResult(workload=workload, status=Status.ERROR, reason=reason,
-                                   size=settings.size or "", tpu="unknown") for _ in kernels]
+                return [
+                    EvalResult(
+                        workload=workload, status=Status.ERROR, reason=reason, size=settings.size or "", tpu="unknown"
+                    )
+                    for _ in kernels
+                ]
         # WarmRunner.evaluate returns one result per kernel, in order
         return [attribute(r, k) for r, k in zip(results, kernels, strict=True)]
 
@@ -109,11 +120,21 @@ class ExecutorEvaluator:
         from bench.harness.protocol.result import Status
 
         items = [(i, _task(workload, p, settings)) for i, p in enumerate(kernels)]
-        got = {o.key: o for o in self.executor.run(evaluate_json, HARNESS_EVALUATOR, items,
-                                                    batch_size(HARNESS_EVALUATOR))}
-        return [EvalResult.model_validate_json(got[i].result_json) if got[i].error is None else
-                EvalResult(workload=workload, status=Status.ERROR, reason=f"executor: {got[i].error}",
-                           size=settings.size or "", tpu="unknown") for i in range(len(kernels))]
+        got = {
+            o.key: o for o in self.executor.run(evaluate_json, HARNESS_EVALUATOR, items, batch_size(HARNESS_EVALUATOR))
+        }
+        return [
+            EvalResult.model_validate_json(got[i].result_json)
+            if got[i].error is None
+            else EvalResult(
+                workload=workload,
+                status=Status.ERROR,
+                reason=f"executor: {got[i].error}",
+                size=settings.size or "",
+                tpu="unknown",
+            )
+            for i in range(len(kernels))
+        ]
 
     def close(self) -> None:
         self.executor.close()

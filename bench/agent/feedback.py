@@ -94,9 +94,16 @@ class Attempt:
     def from_dict(cls, d: dict[str, Any]) -> Attempt:
         """Also reads journals written before a field existed (the field's default)."""
         ci, worst = d.get("speedup_ci"), d.get("worst_index")
-        return cls(**{**d, "output_tail": tuple(d.get("output_tail", ())), "top_ops": tuple(d.get("top_ops", ())),
-                      "flags": tuple(d.get("flags", ())), "speedup_ci": tuple(ci) if ci else None,
-                      "worst_index": tuple(worst) if worst is not None else None})
+        return cls(
+            **{
+                **d,
+                "output_tail": tuple(d.get("output_tail", ())),
+                "top_ops": tuple(d.get("top_ops", ())),
+                "flags": tuple(d.get("flags", ())),
+                "speedup_ci": tuple(ci) if ci else None,
+                "worst_index": tuple(worst) if worst is not None else None,
+            }
+        )
 
 
 def runner_output(result: EvalResult) -> list[str]:
@@ -137,8 +144,9 @@ def _name_the_file(result: EvalResult, kernel_path: str | Path | None) -> EvalRe
     names: list[str] = []
     if kernel_path is not None:
         result = attribute(result, kernel_path)  # our private copy's path -> the candidate file's path
-        names = sorted({shown_path(kernel_path), str(Path(kernel_path).resolve()), str(kernel_path)},
-                       key=len, reverse=True)
+        names = sorted(
+            {shown_path(kernel_path), str(Path(kernel_path).resolve()), str(kernel_path)}, key=len, reverse=True
+        )
 
     def fix(text: str | None) -> str | None:
         if not text:
@@ -147,8 +155,9 @@ def _name_the_file(result: EvalResult, kernel_path: str | Path | None) -> EvalRe
             text = text.replace(name, KERNEL_NAME)
         return short_paths(text)
 
-    return result.model_copy(update={k: fix(getattr(result, k)) for k in
-                                     ("reason", "error", "traceback", "candidate_log", "tpu_lowering")})
+    return result.model_copy(
+        update={k: fix(getattr(result, k)) for k in ("reason", "error", "traceback", "candidate_log", "tpu_lowering")}
+    )
 
 
 def _ci(result: EvalResult) -> tuple[float, float] | None:
@@ -162,24 +171,33 @@ def attempt_from_result(result: EvalResult, kernel_path: str | Path | None = Non
     kernel, baseline = result.kernel, result.baseline
     ok = result.status == Status.CORRECT and kernel is not None and baseline is not None
     # total_ms is the operator's time per run of the program (all its calls summed, averaged over the timed runs)
-    ops = tuple({"name": o.name, "ms": round(o.total_ms, 6), "pct": round(o.pct, 2), "calls": o.count}
-                for o in result.profile_top_ops[:TOP_OPS])
+    ops = tuple(
+        {"name": o.name, "ms": round(o.total_ms, 6), "pct": round(o.pct, 2), "calls": o.count}
+        for o in result.profile_top_ops[:TOP_OPS]
+    )
     corr = result.correctness
     wrong = result.status == Status.INCORRECT and corr is not None
-    return Attempt(status=result.status.value, reason=result.reason,
-                   latency_ms=kernel.median_ms if ok and kernel else None,
-                   baseline_ms=baseline.median_ms if ok and baseline else None,
-                   speedup=result.speedup_vs_baseline if ok else None,
-                   output_tail=() if ok else tuple(runner_output(result)), top_ops=ops,
-                   flags=tuple(result.integrity.flags), track=f"{result.tpu}/{result.size}" if result.size else None,
-                   # pallas_coverage and readiness_check: read when the harness reports them (HELPERS.md)
-                   tpu_lowering=result.tpu_lowering, pallas_coverage=getattr(result, "pallas_coverage", None),
-                   readiness_check=getattr(result, "readiness_check", None), speedup_ci=_ci(result) if ok else None,
-                   timing_quality=result.timing_quality if ok else None,
-                   timing_quality_reason=result.timing_quality_reason if ok else None,
-                   interpret=bool(result.env and result.env.interpret),
-                   max_abs_err=corr.max_abs_err if wrong and corr else None,
-                   worst_index=tuple(corr.worst_index) if wrong and corr and corr.worst_index is not None else None)
+    return Attempt(
+        status=result.status.value,
+        reason=result.reason,
+        latency_ms=kernel.median_ms if ok and kernel else None,
+        baseline_ms=baseline.median_ms if ok and baseline else None,
+        speedup=result.speedup_vs_baseline if ok else None,
+        output_tail=() if ok else tuple(runner_output(result)),
+        top_ops=ops,
+        flags=tuple(result.integrity.flags),
+        track=f"{result.tpu}/{result.size}" if result.size else None,
+        # pallas_coverage and readiness_check: read when the harness reports them (HELPERS.md)
+        tpu_lowering=result.tpu_lowering,
+        pallas_coverage=getattr(result, "pallas_coverage", None),
+        readiness_check=getattr(result, "readiness_check", None),
+        speedup_ci=_ci(result) if ok else None,
+        timing_quality=result.timing_quality if ok else None,
+        timing_quality_reason=result.timing_quality_reason if ok else None,
+        interpret=bool(result.env and result.env.interpret),
+        max_abs_err=corr.max_abs_err if wrong and corr else None,
+        worst_index=tuple(corr.worst_index) if wrong and corr and corr.worst_index is not None else None,
+    )
 
 
 def unparsed_attempt(kind: str, reply: str) -> Attempt:
@@ -226,8 +244,9 @@ class Feedback:
         return asdict(self)
 
 
-def feedback(previous: Attempt, previous_source: str, chain: list[Attempt],
-             sources: list[str] | None = None) -> Feedback:
+def feedback(
+    previous: Attempt, previous_source: str, chain: list[Attempt], sources: list[str] | None = None
+) -> Feedback:
     """Feedback for the next turn: on `previous` (the chain's last attempt), with the chain's best so far over
     `chain` (every attempt of this chain so far, `previous` included, oldest first; bench.agent.selection's rule,
     the one that picks the submitted sample). `sources[i]` is `chain[i]`'s source: when `previous` was not
@@ -242,20 +261,35 @@ def feedback(previous: Attempt, previous_source: str, chain: list[Attempt],
     if not previous.evaluated:
         reply_lines = len(previous_source.splitlines())
         evaluated = [i for i, a in enumerate(chain) if a.evaluated]
-        shown, shown_turn = ((sources[evaluated[-1]], evaluated[-1]) if evaluated and sources else ("", None))
+        shown, shown_turn = (sources[evaluated[-1]], evaluated[-1]) if evaluated and sources else ("", None)
     lowering = previous.tpu_lowering
     if lowering and lowering != "ok" and len(lowering) > LOWERING_CHARS:
         lowering = lowering[:LOWERING_CHARS] + " [...]"
-    return Feedback(correct=previous.correct, status=previous.status, reason=previous.reason,
-                    latency_ms=previous.latency_ms, baseline_ms=previous.baseline_ms, speedup=previous.speedup,
-                    best_ms=best.latency_ms if best else None, best_speedup=best.speedup if best else None,
-                    output_tail=list(previous.output_tail), top_ops=list(previous.top_ops),
-                    previous_source=shown, evaluated=previous.evaluated, previous_turn=shown_turn,
-                    speedup_ci=list(previous.speedup_ci) if previous.speedup_ci else None,
-                    timing_quality=previous.timing_quality, timing_quality_reason=previous.timing_quality_reason,
-                    interpret=previous.interpret, tpu_lowering=lowering,
-                    lowers=previous.lowers, pallas_coverage=previous.pallas_coverage,
-                    best_speedup_ci=list(best.speedup_ci) if best and best.speedup_ci else None,
-                    best_lowers=best.lowers if best else None, best_turn=b, reply_lines=reply_lines,
-                    max_abs_err=previous.max_abs_err,
-                    worst_index=list(previous.worst_index) if previous.worst_index is not None else None)
+    return Feedback(
+        correct=previous.correct,
+        status=previous.status,
+        reason=previous.reason,
+        latency_ms=previous.latency_ms,
+        baseline_ms=previous.baseline_ms,
+        speedup=previous.speedup,
+        best_ms=best.latency_ms if best else None,
+        best_speedup=best.speedup if best else None,
+        output_tail=list(previous.output_tail),
+        top_ops=list(previous.top_ops),
+        previous_source=shown,
+        evaluated=previous.evaluated,
+        previous_turn=shown_turn,
+        speedup_ci=list(previous.speedup_ci) if previous.speedup_ci else None,
+        timing_quality=previous.timing_quality,
+        timing_quality_reason=previous.timing_quality_reason,
+        interpret=previous.interpret,
+        tpu_lowering=lowering,
+        lowers=previous.lowers,
+        pallas_coverage=previous.pallas_coverage,
+        best_speedup_ci=list(best.speedup_ci) if best and best.speedup_ci else None,
+        best_lowers=best.lowers if best else None,
+        best_turn=b,
+        reply_lines=reply_lines,
+        max_abs_err=previous.max_abs_err,
+        worst_index=list(previous.worst_index) if previous.worst_index is not None else None,
+    )

@@ -76,8 +76,13 @@ class CommandGenerator:
 
     def generate(self, prompt: Prompt) -> Reply:
         try:
-            proc = subprocess.run(["sh", "-c", self.command], input=json.dumps(prompt.as_json()), text=True,
-                                  capture_output=True, timeout=self.timeout_s)
+            proc = subprocess.run(
+                ["sh", "-c", self.command],
+                input=json.dumps(prompt.as_json()),
+                text=True,
+                capture_output=True,
+                timeout=self.timeout_s,
+            )
         except subprocess.TimeoutExpired:
             raise GeneratorError(f"generator command timed out after {self.timeout_s} s") from None
         if proc.returncode != 0:
@@ -127,10 +132,20 @@ class OpenAIGenerator:
 
     name = "openai-compatible"
 
-    def __init__(self, base_url: str, model: str, api_key_env: str | None = None, *, temperature: float | None = None,
-                 max_tokens: int | None = None, timeout_s: float = 600.0, retries: int = 4,
-                 backoff_s: float = 1.0, max_backoff_s: float = 30.0,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key_env: str | None = None,
+        *,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        timeout_s: float = 600.0,
+        retries: int = 4,
+        backoff_s: float = 1.0,
+        max_backoff_s: float = 30.0,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         self.base_url = base_url.rstrip("/")
         self.model, self.api_key_env = model, api_key_env
         self.temperature, self.max_tokens, self.timeout_s, self.retries = temperature, max_tokens, timeout_s, retries
@@ -170,8 +185,9 @@ class OpenAIGenerator:
         except httpx.TransportError as e:  # connect error, timeout, reset: the endpoint may come back
             raise _Retryable(f"{type(e).__name__}: {e}") from None
         if resp.status_code in RETRY_STATUS:
-            raise _Retryable(f"HTTP {resp.status_code}: {resp.text[:300]}",
-                             retry_after_s(resp.headers.get("Retry-After")))
+            raise _Retryable(
+                f"HTTP {resp.status_code}: {resp.text[:300]}", retry_after_s(resp.headers.get("Retry-After"))
+            )
         if resp.status_code >= 400:
             raise GeneratorError(f"chat-completions request refused: HTTP {resp.status_code}: {resp.text[:300]}")
         try:
@@ -181,9 +197,13 @@ class OpenAIGenerator:
 
     def generate(self, prompt: Prompt) -> Reply:
         body, headers = self._body(prompt), self._headers()
-        retrying = tenacity.Retrying(retry=tenacity.retry_if_exception_type(_Retryable), wait=self._wait,
-                                     stop=tenacity.stop_after_attempt(self.retries + 1), sleep=self._sleep,
-                                     reraise=True)
+        retrying = tenacity.Retrying(
+            retry=tenacity.retry_if_exception_type(_Retryable),
+            wait=self._wait,
+            stop=tenacity.stop_after_attempt(self.retries + 1),
+            sleep=self._sleep,
+            reraise=True,
+        )
         try:
             payload = retrying(self._post, body, headers)
         except _Retryable as e:

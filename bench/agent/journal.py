@@ -39,11 +39,21 @@ class Record:
     step: dict[str, Any] | None = None
 
     def as_json(self) -> dict[str, Any]:
-        return {"workload": self.workload, "chain": self.chain, "turn": self.turn, "reply": self.reply,
-                "source": self.source, "parse": self.parse, "tokens_in": self.tokens_in,
-                "tokens_out": self.tokens_out, "attempt": self.attempt.as_dict(),
-                "tokens_estimated": self.tokens_estimated, "model_latency_s": self.model_latency_s,
-                "wall_time_s": self.wall_time_s, **({"step": self.step} if self.step is not None else {})}
+        return {
+            "workload": self.workload,
+            "chain": self.chain,
+            "turn": self.turn,
+            "reply": self.reply,
+            "source": self.source,
+            "parse": self.parse,
+            "tokens_in": self.tokens_in,
+            "tokens_out": self.tokens_out,
+            "attempt": self.attempt.as_dict(),
+            "tokens_estimated": self.tokens_estimated,
+            "model_latency_s": self.model_latency_s,
+            "wall_time_s": self.wall_time_s,
+            **({"step": self.step} if self.step is not None else {}),
+        }
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Record:
@@ -100,7 +110,7 @@ def _lines(path: Path) -> list[dict[str, Any]]:
     if not path.is_file():
         return []
     data = path.read_bytes()
-    good = data[:data.rfind(b"\n") + 1]
+    good = data[: data.rfind(b"\n") + 1]
     out = [json.loads(line) for line in good.splitlines() if line.strip()]
     if len(good) != len(data):
         with open(path, "r+b") as fh:

@@ -101,14 +101,16 @@ def _environment(template: Path) -> Environment:
     # the user's folder first, then ours: a replacement can extend or include the shipped template
     here = template.resolve().parent
     dirs = [str(here)] + ([str(PROMPTS_DIR)] if here != PROMPTS_DIR.resolve() else [])
-    env = Environment(loader=FileSystemLoader(dirs), undefined=StrictUndefined, keep_trailing_newline=False,
-                      autoescape=False)
+    env = Environment(
+        loader=FileSystemLoader(dirs), undefined=StrictUndefined, keep_trailing_newline=False, autoescape=False
+    )
     env.filters["fenced"] = fenced  # quoted text (sources, replies, logs) in a fence it cannot close
     return env
 
 
-def render_blocks(path: Path, variables: dict[str, Any],
-                  blocks: tuple[str, ...] = ("system", "user")) -> dict[str, str]:
+def render_blocks(
+    path: Path, variables: dict[str, Any], blocks: tuple[str, ...] = ("system", "user")
+) -> dict[str, str]:
     """Render the named top-level blocks of the template at `path` (each one a chat message, or a part of one)."""
     tmpl = _environment(path).get_template(path.name)
     ctx = tmpl.new_context(variables)
@@ -121,9 +123,18 @@ def render_blocks(path: Path, variables: dict[str, Any],
     return parts
 
 
-def render(spec: TaskSpec, method: str, chip: str = "v6e", *, chain: int = 0, turn: int = 0,
-           feedback: Feedback | None = None, context: str | None = None, template: Path | None = None,
-           history: list[dict[str, Any]] | None = None) -> Prompt:
+def render(
+    spec: TaskSpec,
+    method: str,
+    chip: str = "v6e",
+    *,
+    chain: int = 0,
+    turn: int = 0,
+    feedback: Feedback | None = None,
+    context: str | None = None,
+    template: Path | None = None,
+    history: list[dict[str, Any]] | None = None,
+) -> Prompt:
     """The prompt of `method` for one turn. `feedback` is None on a chain's first turn (and always for best-of-n);
     `context` is the context pack's text (iterative-context)."""
     if method not in METHODS or method == "autocomp":
@@ -132,10 +143,26 @@ def render(spec: TaskSpec, method: str, chip: str = "v6e", *, chain: int = 0, tu
         raise ValueError("best-of-n gets no feedback")
     if method == "iterative-context" and not context:
         raise ValueError("iterative-context needs the context pack's text")
-    variables = {"method": method, "chip": chip_facts(chip), "spec": spec,
-                 "context": context if method == "iterative-context" else None,
-                 "feedback": feedback, "harness": harness_facts(), "chain": chain, "turn": turn}
+    variables = {
+        "method": method,
+        "chip": chip_facts(chip),
+        "spec": spec,
+        "context": context if method == "iterative-context" else None,
+        "feedback": feedback,
+        "harness": harness_facts(),
+        "chain": chain,
+        "turn": turn,
+    }
     parts = render_blocks(Path(template or DEFAULT_TEMPLATE), variables)
-    return Prompt(workload=spec.workload, method=method, chip=chip, size=spec.size, chain=chain, turn=turn,
-                  system=parts["system"], user=parts["user"], feedback=feedback.as_dict() if feedback else None,
-                  history=list(history or []))
+    return Prompt(
+        workload=spec.workload,
+        method=method,
+        chip=chip,
+        size=spec.size,
+        chain=chain,
+        turn=turn,
+        system=parts["system"],
+        user=parts["user"],
+        feedback=feedback.as_dict() if feedback else None,
+        history=list(history or []),
+    )

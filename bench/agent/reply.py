@@ -16,8 +16,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_FENCE = re.compile(r"^(?P<fence>`{3,}|~{3,})[ \t]*(?P<lang>[\w+.-]*)[^\n]*\n(?P<body>.*?)^(?P=fence)[ \t]*$",
-                    re.DOTALL | re.MULTILINE)
+_FENCE = re.compile(
+    r"^(?P<fence>`{3,}|~{3,})[ \t]*(?P<lang>[\w+.-]*)[^\n]*\n(?P<body>.*?)^(?P=fence)[ \t]*$", re.DOTALL | re.MULTILINE
+)
 _PYTHON = {"python", "py", "python3"}
 #: Why a reply was not evaluated; the feedback says "Your reply was not evaluated: it has <this>."
 WHY_NOT_EVALUATED = {

@@ -36,8 +36,12 @@ from bench.agent.spec import task_spec
 from bench.agent.submission import same_filesystem, write_folder
 from bench.harness.protocol.result import Status
 
-METHOD_TITLES = {"best-of-n": "Best-of-N", "iterative": "iterative refinement",
-                 "iterative-context": "iterative refinement + context", "autocomp": "Autocomp beam search"}
+METHOD_TITLES = {
+    "best-of-n": "Best-of-N",
+    "iterative": "iterative refinement",
+    "iterative-context": "iterative refinement + context",
+    "autocomp": "Autocomp beam search",
+}
 
 
 #: What the trajectory records as the source of an empty reply (trajectory v2 requires a non-empty source).
@@ -94,23 +98,43 @@ def _template_hash(path: Path | None) -> str:
 def run_params(spec: RunSpec) -> dict[str, Any]:
     """What a resume must agree with (and what submission.yaml is written from)."""
     return {
-        "method": spec.method, "method_title": METHOD_TITLES[spec.method], "chains": spec.chains, "turns": spec.turns,
-        "workloads": list(spec.workloads), "generator": spec.generator.name,
+        "method": spec.method,
+        "method_title": METHOD_TITLES[spec.method],
+        "chains": spec.chains,
+        "turns": spec.turns,
+        "workloads": list(spec.workloads),
+        "generator": spec.generator.name,
         "generator_fingerprint": getattr(spec.generator, "fingerprint", spec.generator.name),
-        "chip": spec.chip, "size": spec.size,
-        "template_sha256": _template_hash(spec.template), "context_version": spec.context_version,
+        "chip": spec.chip,
+        "size": spec.size,
+        "template_sha256": _template_hash(spec.template),
+        "context_version": spec.context_version,
         "date": spec.meta.get("date") or _dt.date.today().isoformat(),
-        "name": spec.meta.get("name") or spec.out.name, "model_name": spec.meta.get("model_name", "none"),
+        "name": spec.meta.get("name") or spec.out.name,
+        "model_name": spec.meta.get("model_name", "none"),
         "model_version": spec.meta.get("model_version", "none"),
         "authors": list(spec.meta.get("authors") or ["unknown"]),
-        "contact": spec.meta.get("contact", "unknown"), "license": spec.meta.get("license", "Apache-2.0"),
-        "target_hardware": spec.meta.get("target_hardware") or spec.chip, "notes": spec.meta.get("notes", ""),
+        "contact": spec.meta.get("contact", "unknown"),
+        "license": spec.meta.get("license", "Apache-2.0"),
+        "target_hardware": spec.meta.get("target_hardware") or spec.chip,
+        "notes": spec.meta.get("notes", ""),
         "autocomp": spec.autocomp.params() if spec.autocomp is not None else None,
     }
 
 
-_RESUME_KEYS = ("method", "chains", "turns", "workloads", "generator", "generator_fingerprint", "chip", "size",
-                "template_sha256", "context_version", "autocomp")
+_RESUME_KEYS = (
+    "method",
+    "chains",
+    "turns",
+    "workloads",
+    "generator",
+    "generator_fingerprint",
+    "chip",
+    "size",
+    "template_sha256",
+    "context_version",
+    "autocomp",
+)
 
 
 class _Loop:
@@ -142,13 +166,31 @@ class _Loop:
         spec = self.spec
         fb = None
         if history and spec.method != "best-of-n":
-            fb = feedback(history[-1].attempt, history[-1].source, [r.attempt for r in history],
-                          [r.source for r in history])
+            fb = feedback(
+                history[-1].attempt, history[-1].source, [r.attempt for r in history], [r.source for r in history]
+            )
         context = spec.context(workload) if spec.method == "iterative-context" and spec.context else None
-        hist = [{"turn": r.turn, "source": r.source, "status": r.attempt.status, "correct": r.attempt.correct,
-                 "speedup": r.attempt.speedup} for r in history]
-        return render(task_spec(workload, spec.size), spec.method, spec.chip, chain=chain, turn=turn, feedback=fb,
-                      context=context, template=spec.template, history=hist if spec.method != "best-of-n" else [])
+        hist = [
+            {
+                "turn": r.turn,
+                "source": r.source,
+                "status": r.attempt.status,
+                "correct": r.attempt.correct,
+                "speedup": r.attempt.speedup,
+            }
+            for r in history
+        ]
+        return render(
+            task_spec(workload, spec.size),
+            spec.method,
+            spec.chip,
+            chain=chain,
+            turn=turn,
+            feedback=fb,
+            context=context,
+            template=spec.template,
+            history=hist if spec.method != "best-of-n" else [],
+        )
 
     def evaluate(self, workload: str, chain: int, turn: int, source: str, name: str | None = None) -> Attempt:
         path = self.candidates / workload / (name or f"chain{chain:03d}_turn{turn:03d}.py")
@@ -175,8 +217,15 @@ class _Loop:
             self.tokens += reply.tokens_in + reply.tokens_out
         return reply, round(time.monotonic() - t0, 3)
 
-    def sample(self, workload: str, chain: int, turn: int, history: list[Record], prompt: Prompt | None = None,
-               step: dict[str, Any] | None = None) -> Record | None:
+    def sample(
+        self,
+        workload: str,
+        chain: int,
+        turn: int,
+        history: list[Record],
+        prompt: Prompt | None = None,
+        step: dict[str, Any] | None = None,
+    ) -> Record | None:
         """Generate, evaluate and journal one sample (`prompt`: prebuilt by Autocomp, else the chain's turn)."""
         with self.lock:
             why = self.stopped or self.over_budget()
@@ -190,12 +239,27 @@ class _Loop:
         reply = self.spec.generator.generate(prompt)
         latency = time.monotonic() - t_ask
         parsed = parse_reply(reply.text)
-        attempt = (self.evaluate(workload, chain, turn, parsed.source) if parsed.ok
-                   else unparsed_attempt(parsed.kind, reply.text))
+        attempt = (
+            self.evaluate(workload, chain, turn, parsed.source)
+            if parsed.ok
+            else unparsed_attempt(parsed.kind, reply.text)
+        )
         source = parsed.source if parsed.source.strip() else EMPTY_REPLY  # the trajectory format needs a source
-        record = Record(workload, chain, turn, reply.text, source, parsed.kind, reply.tokens_in,
-                        reply.tokens_out, attempt, reply.estimated, model_latency_s=round(latency, 3),
-                        wall_time_s=round(time.monotonic() - t0, 3), step=step)
+        record = Record(
+            workload,
+            chain,
+            turn,
+            reply.text,
+            source,
+            parsed.kind,
+            reply.tokens_in,
+            reply.tokens_out,
+            attempt,
+            reply.estimated,
+            model_latency_s=round(latency, 3),
+            wall_time_s=round(time.monotonic() - t0, 3),
+            step=step,
+        )
         self.journal.append(record)
         with self.lock:
             self.tokens += reply.tokens_in + reply.tokens_out
@@ -231,19 +295,26 @@ class _Loop:
 def _check_resume(journal: Journal, params: dict[str, Any], out: Path) -> dict[str, Any]:
     if not journal.exists():
         if (out / "submission.yaml").exists():
-            raise RunError(f"{out} already holds a submission that no journal in {journal.dir} produced; "
-                           "choose another --out or remove it")
+            raise RunError(
+                f"{out} already holds a submission that no journal in {journal.dir} produced; "
+                "choose another --out or remove it"
+            )
         journal.start(params)
         return params
     old = journal.params()
     grown = _grown(old, params)
     # a journal from before fingerprints were kept is matched on the generator's name alone
-    diff = [k for k in _RESUME_KEYS
-            if k not in grown and (k in old or k != "generator_fingerprint") and old.get(k) != params.get(k)]
+    diff = [
+        k
+        for k in _RESUME_KEYS
+        if k not in grown and (k in old or k != "generator_fingerprint") and old.get(k) != params.get(k)
+    ]
     if diff:
-        raise RunError(f"the journal in {journal.dir} belongs to a run with other parameters ({', '.join(diff)}); "
-                       "rerun with the same parameters to resume (or more chains/turns/samples to extend it), "
-                       "or pass --restart")
+        raise RunError(
+            f"the journal in {journal.dir} belongs to a run with other parameters ({', '.join(diff)}); "
+            "rerun with the same parameters to resume (or more chains/turns/samples to extend it), "
+            "or pass --restart"
+        )
     if grown:  # extend the run: its samples so far are kept, the journal now plans the larger run
         old = {**old, **{k: params[k] for k in grown}}
         journal.start(old)
@@ -271,8 +342,10 @@ def run(spec: RunSpec, progress: Any = None) -> Outcome:
     if spec.autocomp is not None and (spec.chains, spec.turns) != (spec.autocomp.iterations, spec.autocomp.turns):
         raise RunError("autocomp: chains are its iterations and turns its beam x plans x implementations")
     if not same_filesystem(spec.out, spec.journal_dir):
-        raise RunError(f"--out {spec.out} and the journal folder {spec.journal_dir} must be on one filesystem "
-                       "(the submission folder is built in the journal's folder and moved into place)")
+        raise RunError(
+            f"--out {spec.out} and the journal folder {spec.journal_dir} must be on one filesystem "
+            "(the submission folder is built in the journal's folder and moved into place)"
+        )
     journal = Journal(spec.journal_dir)
     params = _check_resume(journal, run_params(spec), spec.out)
     records = journal.load()

@@ -28,7 +28,8 @@ SELECTION_RULE = (
     "not lower is never chosen over one that does), then a verified readiness check, then higher Pallas coverage; "
     "then speed only where the 95% speedup intervals separate (a later sample replaces the choice only when its "
     "interval lies wholly above; ties go to the earlier sample); a workload without a correct sample submits its "
-    "last sample that ran (it ranks as 1x); a workload none of whose samples ran is left out")
+    "last sample that ran (it ranks as 1x); a workload none of whose samples ran is left out"
+)
 
 
 def _cpu(a: Attempt) -> bool:

@@ -65,14 +65,27 @@ def task_spec(workload: str, size: str = "small") -> TaskSpec:
     out = jax.eval_shape(lambda *a: meta.workload(*sig.full_args(a)), *sig.arrays)
     names = list(inspect.signature(meta.workload).parameters)
     names += [f"arg{i}" for i in range(len(names), len(full))]
-    inputs = tuple(ArraySpec(names[i], None, type(x).__name__, x) if i in static_argnums
-                   else ArraySpec(names[i], tuple(x.shape), _dtype(x)) for i, x in enumerate(full))
+    inputs = tuple(
+        ArraySpec(names[i], None, type(x).__name__, x)
+        if i in static_argnums
+        else ArraySpec(names[i], tuple(x.shape), _dtype(x))
+        for i, x in enumerate(full)
+    )
     leaves = jax.tree_util.tree_leaves(out)
-    outputs = tuple(ArraySpec("out" if len(leaves) == 1 else f"out{i}", tuple(o.shape), _dtype(o))
-                    for i, o in enumerate(leaves))
+    outputs = tuple(
+        ArraySpec("out" if len(leaves) == 1 else f"out{i}", tuple(o.shape), _dtype(o)) for i, o in enumerate(leaves)
+    )
     tol = Tolerance(**meta.tolerance)
-    return TaskSpec(workload=wid, size=size, suite=meta.suite, family=meta.family, origin=meta.source,
-                    config=meta.small_config if size == "small" else meta.config,
-                    source=workload_file(wid).read_text(), inputs=inputs, outputs=outputs,
-                    tolerance={"atol": tol.atol, "rtol": tol.rtol, "rel_l2": tol.rel_l2},
-                    static_argnums=static_argnums)
+    return TaskSpec(
+        workload=wid,
+        size=size,
+        suite=meta.suite,
+        family=meta.family,
+        origin=meta.source,
+        config=meta.small_config if size == "small" else meta.config,
+        source=workload_file(wid).read_text(),
+        inputs=inputs,
+        outputs=outputs,
+        tolerance={"atol": tol.atol, "rtol": tol.rtol, "rel_l2": tol.rel_l2},
+        static_argnums=static_argnums,
+    )

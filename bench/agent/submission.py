@@ -41,8 +41,9 @@ def _seconds(v: float | None) -> float | None:
     return None if v is None else round(v, 3)
 
 
-def trajectory_lines(records: list[Record], steps: dict[tuple[str, int, int], dict[str, Any]] | None = None
-                     ) -> list[dict[str, Any]]:
+def trajectory_lines(
+    records: list[Record], steps: dict[tuple[str, int, int], dict[str, Any]] | None = None
+) -> list[dict[str, Any]]:
     """One line per sample; `steps` (Autocomp, bench.agent.autocomp.annotate) adds each sample's beam step, its
     parent named by sample index (null: the XLA reference)."""
     lines = []
@@ -57,8 +58,15 @@ def trajectory_lines(records: list[Record], steps: dict[tuple[str, int, int], di
             declared["lowers"] = a.lowers
         if a.pallas_coverage is not None:
             declared["pallas_coverage"] = a.pallas_coverage
-        line = {"sample": i, "chain": r.chain, "turn": r.turn, "source": r.source, "declared": declared,
-                "tokens_in": r.tokens_in, "tokens_out": r.tokens_out}
+        line = {
+            "sample": i,
+            "chain": r.chain,
+            "turn": r.turn,
+            "source": r.source,
+            "declared": declared,
+            "tokens_in": r.tokens_in,
+            "tokens_out": r.tokens_out,
+        }
         for key, value in (("wall_time_s", r.wall_time_s), ("model_latency_s", r.model_latency_s)):
             if value is not None:
                 line[key] = _seconds(value)
@@ -80,8 +88,9 @@ def select(records: list[Record]) -> Record | None:
     return ran[-1] if ran else None
 
 
-def run_summary(params: dict[str, Any], records: list[Record], stopped: str | None,
-                extra: dict[str, Any] | None = None) -> dict[str, Any]:
+def run_summary(
+    params: dict[str, Any], records: list[Record], stopped: str | None, extra: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """`agent_run` of submission.yaml: what the run did, against what it planned. For Autocomp (`extra`) a workload
     is complete when its search ended (all iterations, or an early stop), whatever its count; `ended` says how,
     `calls` its model calls per kind."""
@@ -89,9 +98,12 @@ def run_summary(params: dict[str, Any], records: list[Record], stopped: str | No
     counts = {w: sum(1 for r in records if r.workload == w) for w in params["workloads"]}
     ended = {w: e for w, e in (extra or {}).get("ended", {}).items() if counts.get(w)}
     complete = all(n == planned or w in ended for w, n in counts.items())
-    summary: dict[str, Any] = {"complete": complete, "planned_samples_per_workload": planned,
-                               "samples": {w: n for w, n in counts.items() if n},
-                               "not_started": [w for w, n in counts.items() if not n]}
+    summary: dict[str, Any] = {
+        "complete": complete,
+        "planned_samples_per_workload": planned,
+        "samples": {w: n for w, n in counts.items() if n},
+        "not_started": [w for w, n in counts.items() if not n],
+    }
     if extra is not None:
         summary["ended"] = ended
         summary["calls"] = {w: k for w, k in extra.get("calls", {}).items() if counts.get(w)}
@@ -102,14 +114,19 @@ def run_summary(params: dict[str, Any], records: list[Record], stopped: str | No
 
 def metadata(params: dict[str, Any], selected: list[str], summary: dict[str, Any]) -> dict[str, Any]:
     """submission.yaml: the run's parameters say what produced the kernels; `agent_run` what it actually did."""
-    shape = (f"{params['chains']} independent samples" if params["method"] == "best-of-n"
-             else f"{params['chains']} chains x {params['turns']} turns")
+    shape = (
+        f"{params['chains']} independent samples"
+        if params["method"] == "best-of-n"
+        else f"{params['chains']} chains x {params['turns']} turns"
+    )
     ac = params.get("autocomp")
     if ac:
-        shape = (f"{ac['translate_iterations']} translation + {ac['iterations'] - ac['translate_iterations']} "
-                 f"optimization iterations, beam {ac['beam']}, {ac['plans']} plans x {ac['implementations']} "
-                 f"implementations per beam member, early stop after {ac['early_stop_iters']} iteration(s) without "
-                 "improvement")
+        shape = (
+            f"{ac['translate_iterations']} translation + {ac['iterations'] - ac['translate_iterations']} "
+            f"optimization iterations, beam {ac['beam']}, {ac['plans']} plans x {ac['implementations']} "
+            f"implementations per beam member, early stop after {ac['early_stop_iters']} iteration(s) without "
+            "improvement"
+        )
     meta: dict[str, Any] = {
         "name": params["name"],
         "kind": "agent",
@@ -134,8 +151,13 @@ def metadata(params: dict[str, Any], selected: list[str], summary: dict[str, Any
     return meta
 
 
-def _render(folder: Path, params: dict[str, Any], records: list[Record],
-            stopped: str | None, extra: dict[str, Any] | None = None) -> dict[str, Record | None]:
+def _render(
+    folder: Path,
+    params: dict[str, Any],
+    records: list[Record],
+    stopped: str | None,
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Record | None]:
     """Write the whole submission into the empty `folder`; returns the selected record per workload."""
     by_workload: dict[str, list[Record]] = {w: [] for w in params["workloads"]}
     for r in records:
@@ -158,6 +180,7 @@ def _render(folder: Path, params: dict[str, Any], records: list[Record],
 
 def same_filesystem(out: Path, work: Path) -> bool:
     """Can `out` be swapped in by renames from `work` (both on one filesystem)?"""
+
     def device(p: Path) -> int:
         p = p.resolve()
         while not p.exists():
@@ -167,8 +190,14 @@ def same_filesystem(out: Path, work: Path) -> bool:
     return device(out.parent) == device(work)
 
 
-def write_folder(out: Path, params: dict[str, Any], records: list[Record], work: Path,
-                 stopped: str | None = None, extra: dict[str, Any] | None = None) -> dict[str, Record | None]:
+def write_folder(
+    out: Path,
+    params: dict[str, Any],
+    records: list[Record],
+    work: Path,
+    stopped: str | None = None,
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Record | None]:
     """(Re)write the submission folder `out` from the journal's records, built in `work` (a folder of the run's own,
     on out's filesystem) and moved into place; returns the selected record per workload. When no workload has a
     sample to submit, `out` is not created (an existing one, from this run's journal, is left as it was)."""

@@ -37,9 +37,9 @@ _MARK = re.compile(r"^# template-search: (\{.*\})$", re.MULTILINE)
 
 #: Workloads the team kernel covers beyond its epilogue table: 8p_GEMM is the fused matmul with no epilogue.
 EXTRA_BODIES = {
-    "8p_GEMM": '''def workload(A, B):
+    "8p_GEMM": """def workload(A, B):
     return fused_matmul(A, B, epilogue=lambda y: y)
-''',
+""",
 }
 
 
@@ -115,7 +115,7 @@ def space(workload: str, size: str) -> tuple[Config, ...]:
     for variant in _variants(bodies()[workload]):
         for bm in _sizes(m):
             for bk in _sizes(k):
-                for bn in ([0] if variant == "rows" else _sizes(n)):
+                for bn in [0] if variant == "rows" else _sizes(n):
                     configs.append(Config(variant, bm, bn, bk))
 
     def key(c: Config) -> str:
@@ -134,9 +134,11 @@ def source_for(workload: str, config: Config) -> str:
     else:
         kernel = re.sub(r"^BLOCKS = \([^)]*\)", f"BLOCKS = ({config.bm}, {config.bn}, {config.bk})", kernel, flags=re.M)
         kernel = re.sub(r"^ROW_BLOCKS = \([^)]*\)", f"ROW_BLOCKS = ({config.bm}, {config.bk})", kernel, flags=re.M)
-    header = (f'"""{workload}: a template-search candidate, the JAXBench team\'s fused-epilogue Pallas matmul '
-              f'(submissions/jaxbench-team-pallas) as {config.describe()}."""\n'
-              f"# template-search: {json.dumps(config.as_dict(), sort_keys=True)}\n\n")
+    header = (
+        f'"""{workload}: a template-search candidate, the JAXBench team\'s fused-epilogue Pallas matmul '
+        f'(submissions/jaxbench-team-pallas) as {config.describe()}."""\n'
+        f"# template-search: {json.dumps(config.as_dict(), sort_keys=True)}\n\n"
+    )
     return header + kernel + "\n\n" + body
 
 
@@ -174,7 +176,7 @@ def _move(a: Config, b: Config) -> Config | None:
     step = {f: (getattr(a, f), getattr(b, f)) for f in ("bm", "bn", "bk") if getattr(a, f) != getattr(b, f)}
     if len(step) != 1:
         return None
-    (f, (old, new)), = step.items()
+    ((f, (old, new)),) = step.items()
     nxt = new * 2 if new > old else new // 2
     return Config(**{**b.as_dict(), f: nxt})
 
@@ -188,8 +190,9 @@ def choose(workload: str, size: str, chain: int, history: list[dict[str, Any]]) 
     seen = {c for c in tried if c}
     legal = set(order)
     pairs = enumerate(zip(history, tried, strict=True))
-    wins: list[tuple[float, int, Config]] = [(h["speedup"], -i, c) for i, (h, c) in pairs
-                                             if h.get("correct") and c is not None]
+    wins: list[tuple[float, int, Config]] = [
+        (h["speedup"], -i, c) for i, (h, c) in pairs if h.get("correct") and c is not None
+    ]
     if wins:
         best = max(wins)[2]
         last, last_ok = tried[-1], history[-1].get("correct")
@@ -209,9 +212,11 @@ def choose(workload: str, size: str, chain: int, history: list[dict[str, Any]]) 
 
 
 #: What the built-in generator answers to an Autocomp menu prompt.
-MENU = ("Retile the matmul with a neighbouring block configuration.",
-        "Keep whole output rows per tile so the epilogue sees complete rows.",
-        "Apply the epilogue on the last reduction step instead of in a second pass.")
+MENU = (
+    "Retile the matmul with a neighbouring block configuration.",
+    "Keep whole output rows per tile so the epilogue sees complete rows.",
+    "Apply the epilogue on the last reduction step instead of in a second pass.",
+)
 
 
 def plan_configs(workload: str, size: str, history: list[dict[str, Any]], position: int, n: int) -> list[Config]:
@@ -238,13 +243,14 @@ def _answer(prompt: Prompt) -> str:
         position = int(step.get("slot", 0)) * int(step.get("plans", 1)) + int(step.get("plan_index", 0))
         configs = plan_configs(prompt.workload, prompt.size, prompt.history, position, n)
         lines = "\n".join(f"# template-search: {json.dumps(c.as_dict(), sort_keys=True)}" for c in configs)
-        return (f"Plan (template search, no model): rebuild the kernel as the team's fused-epilogue matmul with one "
-                f"of these configurations, one per implementation: {', '.join(c.describe() for c in configs)}.\n"
-                f"{lines}\n")
+        return (
+            f"Plan (template search, no model): rebuild the kernel as the team's fused-epilogue matmul with one "
+            f"of these configurations, one per implementation: {', '.join(c.describe() for c in configs)}.\n"
+            f"{lines}\n"
+        )
     if prompt.kind == "implement":
         marks = [Config(**json.loads(m)) for m in _MARK.findall(step.get("plan", ""))]
-        config = marks[int(step.get("impl_index", 0)) % len(marks)] if marks else space(prompt.workload,
-                                                                                          prompt.size)[0]
+        config = marks[int(step.get("impl_index", 0)) % len(marks)] if marks else space(prompt.workload, prompt.size)[0]
         return as_reply(source_for(prompt.workload, config))
     if prompt.kind == "menu":
         return "<strategies>\n" + "".join(f"- {m}\n" for m in MENU) + "</strategies>\n"

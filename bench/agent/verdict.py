@@ -35,7 +35,7 @@ def _speed_tests_sql() -> str:
 
     base = sql_text("base")
     start = base.index(_STATEMENT)
-    return base[start:base.index(";", start) + 1]
+    return base[start : base.index(";", start) + 1]
 
 
 def speed_verdicts(speedups: Mapping[str, tuple[float, tuple[float, float] | None]]) -> dict[str, Verdict]:
@@ -45,14 +45,18 @@ def speed_verdicts(speedups: Mapping[str, tuple[float, tuple[float, float] | Non
         return {}
     from bench.dataset.metrics import Metrics
 
-    rows = [("run", "run", w, float(s), ci[0] if ci else None, ci[1] if ci else None)
-            for w, (s, ci) in speedups.items()]
+    rows = [
+        ("run", "run", w, float(s), ci[0] if ci else None, ci[1] if ci else None) for w, (s, ci) in speedups.items()
+    ]
     with tempfile.TemporaryDirectory(prefix="jaxbench_verdict_") as empty:
         m = Metrics(empty, suite=[])
         try:
             m.con.execute("DELETE FROM judged")
-            m.con.executemany("INSERT INTO judged (track, submission, workload, speedup, speedup_ci_low, "
-                              "speedup_ci_high, ranked) VALUES (?, ?, ?, ?, ?, ?, true)", rows)
+            m.con.executemany(
+                "INSERT INTO judged (track, submission, workload, speedup, speedup_ci_low, "
+                "speedup_ci_high, ranked) VALUES (?, ?, ?, ?, ?, ?, true)",
+                rows,
+            )
             m.con.execute(_speed_tests_sql())
             found = m.con.execute("SELECT workload, verdict, basis FROM speed_tests WHERE p = 1.0").fetchall()
         finally:

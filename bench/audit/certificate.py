@@ -127,8 +127,16 @@ def calibrated(c: Certificate, margin: float = MARGIN) -> tuple[dict[str, float]
     # rounding step (two implementations that agree bit for bit here do not bound every honest kernel)
     floor = float(jnp.finfo(c.output_dtype or "float32").eps) / 2
     rel = max(_up(margin * worst), _up(floor))
-    passing = [v.candidate for v in c.verdicts if not v.honest and not v.exact and v.status != "n/a"
-               and v.atol_needed is not None and v.atol_needed <= atol and (v.rel_l2 or 0.0) <= rel]
+    passing = [
+        v.candidate
+        for v in c.verdicts
+        if not v.honest
+        and not v.exact
+        and v.status != "n/a"
+        and v.atol_needed is not None
+        and v.atol_needed <= atol
+        and (v.rel_l2 or 0.0) <= rel
+    ]
     return {"atol": atol, "rtol": c.tolerance["rtol"], "rel_l2": rel}, passing
 
 
@@ -140,9 +148,16 @@ class _Rewrite:
     """Evaluate a jaxpr with some primitives replaced (`rules`), recursing into nested calls. A call returns None
     when no rule applied anywhere (the program is the baseline's: no candidate of its own)."""
 
-    CALLS = {"pjit": "jaxpr", "jit": "jaxpr", "closed_call": "call_jaxpr", "core_call": "call_jaxpr",
-             "custom_jvp_call": "call_jaxpr", "custom_vjp_call": "call_jaxpr", "remat": "jaxpr",
-             "checkpoint": "jaxpr"}
+    CALLS = {
+        "pjit": "jaxpr",
+        "jit": "jaxpr",
+        "closed_call": "call_jaxpr",
+        "core_call": "call_jaxpr",
+        "custom_jvp_call": "call_jaxpr",
+        "custom_vjp_call": "call_jaxpr",
+        "remat": "jaxpr",
+        "checkpoint": "jaxpr",
+    }
 
     def __init__(self, rules: dict[str, Rule]) -> None:
         self.rules = rules
@@ -189,7 +204,6 @@ class _Rewrite:
                     env[v] = x
         return [read(v) for v in jaxpr.outvars]
 
-
     def _rewritten_bodies(self, params: dict[str, Any]) -> dict[str, Any]:
         """A loop's (scan, while, cond) bodies rewritten too: each closed jaxpr re-traced through the rules, with
         the same input and output types (the rules keep every output's shape and dtype)."""
@@ -225,8 +239,11 @@ def _dot_bf16_acc(eqn: jcore.JaxprEqn, invals: list[Any]) -> Any:
         stop = min(start + TILE, k)
         # bf16 x bf16 products are exact in float32: casting first is the tile's float32 accumulation (and the
         # CPU backend has no bf16 x bf16 -> f32 dot in every context)
-        part = eqn.primitive.bind(jax.lax.slice_in_dim(lhs, start, stop, axis=lc[0]).astype(f32),
-                                  jax.lax.slice_in_dim(rhs, start, stop, axis=rc[0]).astype(f32), **params)
+        part = eqn.primitive.bind(
+            jax.lax.slice_in_dim(lhs, start, stop, axis=lc[0]).astype(f32),
+            jax.lax.slice_in_dim(rhs, start, stop, axis=rc[0]).astype(f32),
+            **params,
+        )
         acc = part.astype(bf16) if acc is None else (acc.astype(f32) + part).astype(bf16)
     return acc.astype(out_dtype)
 
@@ -238,8 +255,9 @@ def _dot_truncated(eqn: jcore.JaxprEqn, invals: list[Any]) -> Any:
     if not lc or lhs.shape[lc[0]] < 2:
         return None
     half = lhs.shape[lc[0]] // 2
-    out = eqn.primitive.bind(jax.lax.slice_in_dim(lhs, 0, half, axis=lc[0]),
-                             jax.lax.slice_in_dim(rhs, 0, half, axis=rc[0]), **eqn.params)
+    out = eqn.primitive.bind(
+        jax.lax.slice_in_dim(lhs, 0, half, axis=lc[0]), jax.lax.slice_in_dim(rhs, 0, half, axis=rc[0]), **eqn.params
+    )
     return (out * (lhs.shape[lc[0]] / half)).astype(out.dtype)
 
 
@@ -262,14 +280,16 @@ def _conv_truncated(eqn: jcore.JaxprEqn, invals: list[Any]) -> Any:
     if eqn.params["feature_group_count"] != 1 or eqn.params["batch_group_count"] != 1 or lhs.shape[lf] < 2:
         return None
     half = lhs.shape[lf] // 2
-    out = eqn.primitive.bind(jax.lax.slice_in_dim(lhs, 0, half, axis=lf),
-                             jax.lax.slice_in_dim(rhs, 0, half, axis=rf), **eqn.params)
+    out = eqn.primitive.bind(
+        jax.lax.slice_in_dim(lhs, 0, half, axis=lf), jax.lax.slice_in_dim(rhs, 0, half, axis=rf), **eqn.params
+    )
     return (out * (lhs.shape[lf] / half)).astype(out.dtype)
 
 
 BF16_ACCUMULATING = _Rewrite({"dot_general": _dot_bf16_acc})
-TRUNCATED = _Rewrite({"dot_general": _dot_truncated, "reduce_sum": _sum_truncated,
-                      "conv_general_dilated": _conv_truncated})
+TRUNCATED = _Rewrite(
+    {"dot_general": _dot_truncated, "reduce_sum": _sum_truncated, "conv_general_dilated": _conv_truncated}
+)
 
 
 # -- candidates built from the reference output (what a kernel that skips that much work could return) ----------
@@ -310,8 +330,11 @@ FROM_REF = ("zeros", "constant", "reference mean", "batch mean", "one row broadc
 def _leafwise(kind: str, ref: Any, other: Any) -> Any | None:
     if isinstance(ref, (tuple, list)):
         parts = [_from_ref(kind, r, o) for r, o in zip(ref, other, strict=True)]
-        return None if all(p is None for p in parts) else type(ref)(
-            p if p is not None else r for p, r in zip(parts, ref, strict=True))
+        return (
+            None
+            if all(p is None for p in parts)
+            else type(ref)(p if p is not None else r for p, r in zip(parts, ref, strict=True))
+        )
     return _from_ref(kind, ref, other)
 
 
@@ -348,8 +371,9 @@ def certify(workload_id: str, size: str = "small", seeds: Sequence[int | None] =
     mod = load_workload(wid)
     spec = spec_of(mod, wid)
     tol = Tolerance.for_workload(spec)
-    cert = Certificate(workload=wid, size=size, tolerance=vars(tol).copy(), seeds=list(seeds),
-                       degenerate=spec.degenerate)
+    cert = Certificate(
+        workload=wid, size=size, tolerance=vars(tol).copy(), seeds=list(seeds), degenerate=spec.degenerate
+    )
     try:
         cert.verdicts, cert.output_dtype = _verdicts(mod, spec.static_argnums, wid, size, tol, seeds)
     except Exception as exc:  # noqa: BLE001 - reported per workload
@@ -362,8 +386,9 @@ def _from_reference(kind: str, other_ref: Any) -> Callable[[tuple[Any, ...], Any
     return lambda inputs, ref: _leafwise(kind, ref, other_ref)
 
 
-def _verdicts(mod: Any, static: tuple[int, ...], wid: str, size: str, tol: Tolerance,
-              seeds: Sequence[int | None]) -> tuple[list[Verdict], str]:
+def _verdicts(
+    mod: Any, static: tuple[int, ...], wid: str, size: str, tol: Tolerance, seeds: Sequence[int | None]
+) -> tuple[list[Verdict], str]:
     base = jax.jit(mod.workload, static_argnums=static)
     other_ref = base(*mod.create_inputs(size=size, seed=CONSTANT_SEED))
     sc = shortcut_for(wid)
@@ -391,14 +416,18 @@ def _verdicts(mod: Any, static: tuple[int, ...], wid: str, size: str, tol: Toler
                 results[name].append(("error", None, f"{type(exc).__name__}: {exc}"[:200], None))
                 continue
             if out is None:
-                results[name].append(("n/a", None, "equal to the output by construction, or no input of its shape",
-                                      None))
+                results[name].append(
+                    ("n/a", None, "equal to the output by construction, or no input of its shape", None)
+                )
                 continue
             c = compare(ref, out, tol)
-            results[name].append(("pass" if c.correct else "fail", _rel_l2(ref, out), c.reason,
-                                  _atol_needed(ref, out, tol.rtol)))
-    verdicts = [_combine(name, honest, exact, results[name], generic=not name.startswith("audit shortcut"))
-                for name, (honest, exact, _) in builders.items()]
+            results[name].append(
+                ("pass" if c.correct else "fail", _rel_l2(ref, out), c.reason, _atol_needed(ref, out, tol.rtol))
+            )
+    verdicts = [
+        _combine(name, honest, exact, results[name], generic=not name.startswith("audit shortcut"))
+        for name, (honest, exact, _) in builders.items()
+    ]
     return verdicts, str(jax.tree_util.tree_leaves(other_ref)[0].dtype)
 
 
@@ -432,8 +461,15 @@ def _combine(name: str, honest: bool, exact: bool, runs: list[Run], generic: boo
     # a shortcut whose output is the reference bit for bit on every input set skips work that never reaches the
     # output (26k's GEMM under a 1x1 InstanceNorm): exact, like an algebraic rewrite
     exact = exact or (generic and not honest and status == "pass" and bool(rels) and max(rels) == 0.0)
-    return Verdict(candidate=name, honest=honest, exact=exact, status=status, rel_l2=max(rels) if rels else None,
-                   atol_needed=max(atols) if atols else None, reason=reason)
+    return Verdict(
+        candidate=name,
+        honest=honest,
+        exact=exact,
+        status=status,
+        rel_l2=max(rels) if rels else None,
+        atol_needed=max(atols) if atols else None,
+        reason=reason,
+    )
 
 
 # -- one workload in a process of its own (full size: bounded memory and time) ---------------------------------
@@ -449,24 +485,39 @@ def certify_isolated(workload_id: str, size: str, memory_gb: float, timeout_s: f
     wid = resolve_id(workload_id)
     limit = int(memory_gb * 2**30)
     # the child caps itself before it imports jax (a preexec_fn would fork this multithreaded process)
-    child = (f"import resource; resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit})); "
-             "import sys; from bench.audit.certificate import certify; "
-             "print(certify(sys.argv[1], sys.argv[2]).model_dump_json())")
+    child = (
+        f"import resource; resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit})); "
+        "import sys; from bench.audit.certificate import certify; "
+        "print(certify(sys.argv[1], sys.argv[2]).model_dump_json())"
+    )
     t0 = time.perf_counter()
     try:
-        proc = subprocess.run([sys.executable, "-c", child, wid, size], capture_output=True, text=True,
-                              timeout=timeout_s, check=False)
+        proc = subprocess.run(
+            [sys.executable, "-c", child, wid, size], capture_output=True, text=True, timeout=timeout_s, check=False
+        )
     except subprocess.TimeoutExpired:
-        return Certificate(workload=wid, size=size, degenerate=spec_of(load_workload(wid), wid).degenerate,
-                           error=f"not computed: over {timeout_s:g} s on this host",
-                           seconds=round(time.perf_counter() - t0, 2))
+        return Certificate(
+            workload=wid,
+            size=size,
+            degenerate=spec_of(load_workload(wid), wid).degenerate,
+            error=f"not computed: over {timeout_s:g} s on this host",
+            seconds=round(time.perf_counter() - t0, 2),
+        )
     if proc.returncode == 0:
         cert = Certificate.model_validate_json(proc.stdout.strip().splitlines()[-1])
         if cert.error and any(m in cert.error for m in _OUT_OF_MEMORY):
             cert.error = f"not computed: over the {memory_gb:g} GB memory limit on this host ({cert.error[:120]})"
         return cert
     memory = any(m in proc.stderr for m in _OUT_OF_MEMORY)
-    why = (f"not computed: over the {memory_gb:g} GB memory limit on this host" if memory
-           else f"not computed: exit {proc.returncode}: {proc.stderr.strip().splitlines()[-1:] or ['']}"[:300])
-    return Certificate(workload=wid, size=size, degenerate=spec_of(load_workload(wid), wid).degenerate, error=why,
-                       seconds=round(time.perf_counter() - t0, 2))
+    why = (
+        f"not computed: over the {memory_gb:g} GB memory limit on this host"
+        if memory
+        else f"not computed: exit {proc.returncode}: {proc.stderr.strip().splitlines()[-1:] or ['']}"[:300]
+    )
+    return Certificate(
+        workload=wid,
+        size=size,
+        degenerate=spec_of(load_workload(wid), wid).degenerate,
+        error=why,
+        seconds=round(time.perf_counter() - t0, 2),
+    )

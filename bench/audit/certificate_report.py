@@ -13,9 +13,18 @@ from collections.abc import Sequence
 
 from bench.audit.certificate import Certificate, Verdict
 
-SHORT = {"zeros": "zeros", "constant": "const", "reference mean": "mean", "batch mean": "batch mean",
-         "one row broadcast": "one row", "subsampled batch": "subsample", "truncated reduction": "trunc. reduction",
-         "input passed through": "input", "float32 inputs": "honest f32", "bf16-accumulating": "honest bf16-acc"}
+SHORT = {
+    "zeros": "zeros",
+    "constant": "const",
+    "reference mean": "mean",
+    "batch mean": "batch mean",
+    "one row broadcast": "one row",
+    "subsampled batch": "subsample",
+    "truncated reduction": "trunc. reduction",
+    "input passed through": "input",
+    "float32 inputs": "honest f32",
+    "bf16-accumulating": "honest bf16-acc",
+}
 COLUMNS = ("workload", "tolerance", *SHORT.values(), "audit shortcut", "certificate")
 
 
@@ -101,8 +110,12 @@ def section(certs: Sequence[Certificate], size: str, command: str) -> str:
     ]
     labelled = [c for c in certs if c.degenerate]
     if labelled:
-        lines += ["", "Degenerate workloads (their `DEGENERATE` note; labelled on every page that shows them and "
-                  "left out of the leaderboard's geomean without degenerate workloads):", ""]
+        lines += [
+            "",
+            "Degenerate workloads (their `DEGENERATE` note; labelled on every page that shows them and "
+            "left out of the leaderboard's geomean without degenerate workloads):",
+            "",
+        ]
         lines += [f"- **{c.workload}**: {c.degenerate}" for c in labelled]
     return "\n".join([*lines, _end(size)]) + "\n"
 

@@ -16,11 +16,14 @@ def audit(
     size: str = typer.Option("small", help="small (CPU) or full (needs an accelerator's memory)"),
     json_out: bool = typer.Option(False, "--json", help="print JSON instead of the table"),
     markdown: Path | None = typer.Option(None, "--markdown", help="also write the Markdown report to this path"),
-    certificate: bool = typer.Option(False, "--certificate",
-                                     help="the trivial-solution certificate instead (with --markdown: replaces only "
-                                          "its section for this size)"),
-    isolated: bool = typer.Option(False, "--isolated",
-                                  help="certificate: each workload in a child process with --memory-gb and --timeout"),
+    certificate: bool = typer.Option(
+        False,
+        "--certificate",
+        help="the trivial-solution certificate instead (with --markdown: replaces only its section for this size)",
+    ),
+    isolated: bool = typer.Option(
+        False, "--isolated", help="certificate: each workload in a child process with --memory-gb and --timeout"
+    ),
     memory_gb: float = typer.Option(8.0, "--memory-gb", help="certificate --isolated: address-space limit"),
     timeout: float = typer.Option(900.0, "--timeout", help="certificate --isolated: seconds per workload"),
 ) -> None:
@@ -54,8 +57,9 @@ def audit(
     raise typer.Exit(1 if bad["zeros_pass_new_gate"] or bad["f32_impl_fails_new_gate"] or bad["errors"] else 0)
 
 
-def _certificate(ids: list[str], size: str, json_out: bool, markdown: Path | None,
-                 bounds: tuple[float, float] | None) -> None:
+def _certificate(
+    ids: list[str], size: str, json_out: bool, markdown: Path | None, bounds: tuple[float, float] | None
+) -> None:
     """`bench audit --certificate`: exit 1 when a shortcut passes on a workload not labelled degenerate, or an
     honest implementation fails (a workload not computed at full size on this host is reported, not a failure)."""
     from bench.audit.certificate import certify, certify_isolated

@@ -45,7 +45,7 @@ def _split_shape(rest: str) -> tuple[str, str]:
             depth += ch == "("
             depth -= ch == ")"
             if depth == 0:
-                return rest[: i + 1], rest[i + 1:].lstrip()
+                return rest[: i + 1], rest[i + 1 :].lstrip()
     shape, _, after = rest.partition(" ")
     return shape, after
 
@@ -132,6 +132,7 @@ def write(ids: list[str] | None = None, path: Path = FINGERPRINT_FILE) -> dict[s
         stored["workloads"][wid] = fingerprint(wid)
     stored["environment"] = _environment()
     stored["regenerate"] = "python -m bench.audit.fingerprint --write [ids...]"
+
     def by_number(kv: tuple[str, Any]) -> tuple[int, str]:
         return int(kv[0].split("_")[0][:-1]), kv[0]
 

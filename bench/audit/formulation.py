@@ -26,13 +26,19 @@ CHECKED: dict[str, tuple[str, str]] = {
     "4p": (SOURCE, ""),
     "5p": (SPEC, ""),
     "6p": (SPEC, ""),
-    "7p": (SOURCE, "fixed: K and V gathered separately with the strided head slice, scale applied after the "
-                   "einsum; small size uses its own scenario (by design)"),
+    "7p": (
+        SOURCE,
+        "fixed: K and V gathered separately with the strided head slice, scale applied after the "
+        "einsum; small size uses its own scenario (by design)",
+    ),
     "8p": (SPEC, ""),
     "9p": (SPEC, ""),
     "10p": (SPEC, ""),
-    "11p": (SOURCE, "fixed: row-index iota inside the scan body (was hoisted and carried as an s32 buffer: 2.2x "
-                    "slower), group starts as upstream; max_expert_size static (by design)"),
+    "11p": (
+        SOURCE,
+        "fixed: row-index iota inside the scan body (was hoisted and carried as an s32 buffer: 2.2x "
+        "slower), group starts as upstream; max_expert_size static (by design)",
+    ),
     "12p": (SPEC, ""),
     "13p": (SPEC, ""),
     "14p": (SPEC, ""),
@@ -63,8 +69,11 @@ CHECKED: dict[str, tuple[str, str]] = {
     "39k": (SOURCE, ""),
     "40k": (SOURCE, ""),
     "41k": (SOURCE, ""),
-    "42k": (SPEC, "the only copy at hand is the superseded mean-subtract version; checked against the description "
-                 "of the current (max-subtract) one"),
+    "42k": (
+        SPEC,
+        "the only copy at hand is the superseded mean-subtract version; checked against the description "
+        "of the current (max-subtract) one",
+    ),
     "43k": (SOURCE, ""),
     "44k": (SOURCE, ""),
     "45k": (SOURCE, ""),

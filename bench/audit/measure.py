@@ -145,9 +145,12 @@ def _sensitivities(mod, fn, inputs, alt_inputs, ref) -> list[InputSensitivity]:
         if how == "fixed":
             rows.append(InputSensitivity(name=names[i], how=how))
             continue
-        out = fn(*inputs[:i], new, *inputs[i + 1:])
-        rows.append(InputSensitivity(name=names[i], how=how, rel_change=rel_l2(ref, out),
-                                     passes_new_gate=new_gate(ref, out, mod)))
+        out = fn(*inputs[:i], new, *inputs[i + 1 :])
+        rows.append(
+            InputSensitivity(
+                name=names[i], how=how, rel_change=rel_l2(ref, out), passes_new_gate=new_gate(ref, out, mod)
+            )
+        )
     return rows
 
 
@@ -157,8 +160,13 @@ def _shortcut(mod, workload_id, inputs, ref, size: str = "small") -> ShortcutRes
         return None
     run = jax.jit(lambda *a: sc.fn(mod, *a), static_argnums=spec_of(mod).static_argnums)
     out = _cast_like(run(*inputs), ref)
-    result = ShortcutResult(description=sc.description, exact=sc.exact, rel_l2=rel_l2(ref, out),
-                            passes_old_gate=old_gate(ref, out), passes_new_gate=new_gate(ref, out, mod))
+    result = ShortcutResult(
+        description=sc.description,
+        exact=sc.exact,
+        rel_l2=rel_l2(ref, out),
+        passes_old_gate=old_gate(ref, out),
+        passes_new_gate=new_gate(ref, out, mod),
+    )
     stress = stress_for(workload_id)
     if stress is None:
         return result
@@ -166,10 +174,14 @@ def _shortcut(mod, workload_id, inputs, ref, size: str = "small") -> ShortcutRes
     s_ref = jax.block_until_ready(_jit(mod)(*stressed))
     s_out = _cast_like(run(*stressed), s_ref)
     s_f32 = _cast_like(_jit(mod)(*[_to_f32(a) for a in stressed]), s_ref)
-    return result.model_copy(update={"stress": stress.description, "stress_rel_l2": rel_l2(s_ref, s_out),
-                                     "stress_passes_new_gate": new_gate(s_ref, s_out, mod),
-                                     "f32_impl_passes_stress": new_gate(s_ref, s_f32, mod)})
-
+    return result.model_copy(
+        update={
+            "stress": stress.description,
+            "stress_rel_l2": rel_l2(s_ref, s_out),
+            "stress_passes_new_gate": new_gate(s_ref, s_out, mod),
+            "f32_impl_passes_stress": new_gate(s_ref, s_f32, mod),
+        }
+    )
 
 
 def audit_workload(workload_id: str, size: str = "small") -> WorkloadAudit:

@@ -16,9 +16,19 @@ from rich.table import Table
 from bench.audit.formulation import SOURCE
 from bench.audit.measure import WorkloadAudit
 
-COLUMNS = ("workload", "zeros old/new", "mean|y|", "std", "seed spread", "other seed old/new",
-           "inputs: rel change (gate-invisible*)", "f32 impl rel_l2 / new", "shortcut: rel_l2 old/new",
-           "baseline vs original", "verdict")
+COLUMNS = (
+    "workload",
+    "zeros old/new",
+    "mean|y|",
+    "std",
+    "seed spread",
+    "other seed old/new",
+    "inputs: rel change (gate-invisible*)",
+    "f32 impl rel_l2 / new",
+    "shortcut: rel_l2 old/new",
+    "baseline vs original",
+    "verdict",
+)
 
 
 def _yn(v: bool | None) -> str:
@@ -89,7 +99,9 @@ def _row(a: WorkloadAudit) -> list[str]:
     return [
         a.workload,
         f"{_yn(a.zeros_pass_old)}/{_yn(a.zeros_pass_new)}",
-        _g(a.mean_abs), _g(a.std), _g(a.seed_rel_std),
+        _g(a.mean_abs),
+        _g(a.std),
+        _g(a.seed_rel_std),
         f"{_yn(a.other_seed_passes_old)}/{_yn(a.other_seed_passes_new)}",
         _inputs_cell(a),
         f"{_g(a.f32_impl_rel_l2)} / {_yn(a.f32_impl_passes_new)}",
@@ -179,20 +191,35 @@ def to_markdown(audits: Sequence[WorkloadAudit], command: str) -> str:
         lines.append("| " + " | ".join(c.replace("|", "/") for c in _row(a)) + " |")
     changed = [a for a in audits if a.formulation_note]
     if changed:
-        lines += ["", "## Baseline programs vs the original's (issue #19)", "",
-                  "Notes (`*` in the table): what differed from the original's program and was fixed, what differs "
-                  "by design, and how a check was made:", ""]
+        lines += [
+            "",
+            "## Baseline programs vs the original's (issue #19)",
+            "",
+            "Notes (`*` in the table): what differed from the original's program and was fixed, what differs "
+            "by design, and how a check was made:",
+            "",
+        ]
         lines += [f"- **{a.workload}**: {a.formulation_note}" for a in changed]
     kept = [a for a in audits if a.translation_note]
     if kept:
-        lines += ["", "## Translation choices of the original JAXBench, kept for comparability", "",
-                  "An independent PyTorch oracle of KernelBench level 2 agrees with our translations on 31 of 33; "
-                  "these two are the original's choices, measured here with the baseline itself "
-                  "(`bench/audit/translation.py`):", ""]
+        lines += [
+            "",
+            "## Translation choices of the original JAXBench, kept for comparability",
+            "",
+            "An independent PyTorch oracle of KernelBench level 2 agrees with our translations on 31 of 33; "
+            "these two are the original's choices, measured here with the baseline itself "
+            "(`bench/audit/translation.py`):",
+            "",
+        ]
         lines += [f"- **{a.workload}**: {a.translation_note}" for a in kept]
     notes = [a for a in audits if a.size_note]
     if notes:
-        lines += ["", "## Size-dependent degeneracies (analytic full-size estimates)", "",
-                  "Measured at the small size; these weaknesses scale with a dimension that SMALL shrinks:", ""]
+        lines += [
+            "",
+            "## Size-dependent degeneracies (analytic full-size estimates)",
+            "",
+            "Measured at the small size; these weaknesses scale with a dimension that SMALL shrinks:",
+            "",
+        ]
         lines += [f"- **{a.workload}**: {a.size_note}" for a in notes]
     return "\n".join(lines) + "\n"

@@ -31,11 +31,13 @@ def _26k(mod: ModuleType, fn: Callable, inputs: tuple, alt: tuple, ref: Any) -> 
     dw = _max_abs(ref, fn(x, y, alt[2], b, in_w, in_b))
     dxwb = _max_abs(ref, fn(alt[0], y, alt[2], alt[3], in_w, in_b))
     direct = _max_abs(ref, jax.jit(lambda b_, y_: (b_ + y_) * y_)(in_b, y))
-    return (f"InstanceNorm over a 1x1 map: the output does not depend on x or the GEMM. Max |change| of the output "
-            f"when x is redrawn: {dx:.3g}; when bmm_weight is redrawn: {dw:.3g}; x, bmm_weight and bmm_bias all "
-            f"redrawn: {dxwb:.3g}; (in_bias + y) * y computed without the GEMM differs from the baseline by at most "
-            f"{direct:.3g}. The original JAXBench's translation, kept for comparability "
-            f"with the paper: a kernel may legitimately skip the GEMM.")
+    return (
+        f"InstanceNorm over a 1x1 map: the output does not depend on x or the GEMM. Max |change| of the output "
+        f"when x is redrawn: {dx:.3g}; when bmm_weight is redrawn: {dw:.3g}; x, bmm_weight and bmm_bias all "
+        f"redrawn: {dxwb:.3g}; (in_bias + y) * y computed without the GEMM differs from the baseline by at most "
+        f"{direct:.3g}. The original JAXBench's translation, kept for comparability "
+        f"with the paper: a kernel may legitimately skip the GEMM."
+    )
 
 
 def _29k(mod: ModuleType, fn: Callable, inputs: tuple, alt: tuple, ref: Any) -> str:
@@ -46,19 +48,22 @@ def _29k(mod: ModuleType, fn: Callable, inputs: tuple, alt: tuple, ref: Any) -> 
     x1 = jnp.concatenate([x, jnp.ones((x.shape[0], 1), x.dtype)], axis=1)
     w1 = jnp.concatenate([w, b_lin[None, :]], axis=0)
     with_bias = jax.jit(mod.workload)(x1, w1, bias, gn_w, gn_b)
-    return (f"The Linear layer's bias is dropped, as in the original JAXBench's translation (kept for "
-            f"comparability). With a Linear bias drawn N(0, 1) * 0.02 the output changes by relative L2 "
-            f"{rel_l2(ref, with_bias):.3g}, max |change| {_max_abs(ref, with_bias):.3g} (output mean |y| "
-            f"{float(np.mean(np.abs(np.asarray(ref, np.float64)))):.3g}); our gate "
-            f"{'accepts' if new_gate(ref, with_bias, mod) else 'rejects'} that output, upstream's "
-            f"{'accepts' if old_gate(ref, with_bias) else 'rejects'} it.")
+    return (
+        f"The Linear layer's bias is dropped, as in the original JAXBench's translation (kept for "
+        f"comparability). With a Linear bias drawn N(0, 1) * 0.02 the output changes by relative L2 "
+        f"{rel_l2(ref, with_bias):.3g}, max |change| {_max_abs(ref, with_bias):.3g} (output mean |y| "
+        f"{float(np.mean(np.abs(np.asarray(ref, np.float64)))):.3g}); our gate "
+        f"{'accepts' if new_gate(ref, with_bias, mod) else 'rejects'} that output, upstream's "
+        f"{'accepts' if old_gate(ref, with_bias) else 'rejects'} it."
+    )
 
 
 MEASURES: dict[str, Callable[..., str]] = {"26k": _26k, "29k": _29k}
 
 
-def translation_note(workload_id: str, mod: ModuleType, fn: Callable, inputs: tuple, alt: tuple,
-                     ref: Any) -> str | None:
+def translation_note(
+    workload_id: str, mod: ModuleType, fn: Callable, inputs: tuple, alt: tuple, ref: Any
+) -> str | None:
     """The measured note for a workload whose translation is the original's deliberate choice, else None."""
     measure = MEASURES.get(workload_id.split("_", 1)[0])
     return measure(mod, fn, inputs, alt, ref) if measure else None

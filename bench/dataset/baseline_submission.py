@@ -59,12 +59,17 @@ def baseline_source(workload_id: str, workloads_dir: Path = WORKLOADS_DIR) -> st
         for node, names in defs:
             if name in names:
                 frontier |= _used_names(node) - needed
-    banned = {a.asname or a.name for n in tree.body
-              if isinstance(n, ast.Import | ast.ImportFrom) and _is_workload_import(n) for a in n.names}
+    banned = {
+        a.asname or a.name
+        for n in tree.body
+        if isinstance(n, ast.Import | ast.ImportFrom) and _is_workload_import(n)
+        for a in n.names
+    }
     if needed & banned:
         raise ValueError(f"{workload_id}: workload() depends on {sorted(needed & banned)} from the workloads package")
     keep = [
-        node for node, names in defs
+        node
+        for node, names in defs
         if (isinstance(node, (ast.Import, ast.ImportFrom)) and not _is_workload_import(node)) or names & needed
     ]
     body = "\n\n".join(ast.get_source_segment(source, n) or "" for n in keep)

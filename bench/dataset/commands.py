@@ -26,8 +26,9 @@ console = Console(width=None if sys.stdout.isatty() else 200)
 
 
 @app.command()
-def validate(paths: list[Path] = typer.Argument(None,
-                                                help="submission folders (default: every submissions/<id>/)")) -> None:
+def validate(
+    paths: list[Path] = typer.Argument(None, help="submission folders (default: every submissions/<id>/)"),
+) -> None:
     """Check submission folders against the format of docs/submit.md; exit 1 on any problem."""
     from bench.dataset.reader import shown_path
     from bench.dataset.validate import check, submission_dirs
@@ -58,18 +59,24 @@ def ingest(
     workload: list[str] | None = typer.Option(None, help="only these workloads (repeatable)"),
     size: str | None = typer.Option(default("size"), help="full | small (default: full on TPU/GPU, small on CPU)"),
     chip: str | None = typer.Option(default("chip"), help="track chip (default: detected)"),
-    official: bool = typer.Option(default("official"),
-                                  help="official run: refuse unless the bubblewrap sandbox works; secret seeds"),
-    workers: int | None = typer.Option(default("workers"), help="parallel evaluations (default 1: parallel "
-                                                                "evaluations on one host disturb each other's "
-                                                                "timings)"),
+    official: bool = typer.Option(
+        default("official"), help="official run: refuse unless the bubblewrap sandbox works; secret seeds"
+    ),
+    workers: int | None = typer.Option(
+        default("workers"),
+        help="parallel evaluations (default 1: parallel evaluations on one host disturb each other's timings)",
+    ),
     force: bool = typer.Option(default("force"), help="re-evaluate even when a current result exists"),
     data_dir: Path = typer.Option(default("data_dir"), help="dataset folder"),
     submissions_dir: Path = typer.Option(default("submissions_dir"), help="submissions folder"),
-    executor: str = typer.Option(default("executor"), help="local (this host) | ray (one task per host of a Ray "
-                                                           "cluster; needs --chip; docs/scale-out.md)"),
-    address: str | None = typer.Option(default("address"), help="Ray cluster: auto (RAY_ADDRESS or the one started "
-                                                                "on this machine) | host:6379 | ray://host:10001"),
+    executor: str = typer.Option(
+        default("executor"),
+        help="local (this host) | ray (one task per host of a Ray cluster; needs --chip; docs/scale-out.md)",
+    ),
+    address: str | None = typer.Option(
+        default("address"),
+        help="Ray cluster: auto (RAY_ADDRESS or the one started on this machine) | host:6379 | ray://host:10001",
+    ),
     ray_cpus: float | None = typer.Option(default("ray_cpus"), help="CPUs each Ray evaluation asks for (default 1)"),
 ) -> None:
     """Evaluate submissions that have no current result on this track and append the rows to data/."""
@@ -79,14 +86,32 @@ def ingest(
     from bench.harness.parent.sandboxing import SandboxUnavailable
 
     wanted = frozenset(workload_arg(w) for w in workload) if workload else None
-    request = IngestRequest(data_dir=data_dir, submissions_dir=submissions_dir, chip=chip, size=size,
-                            submission=submission, workloads=wanted, official=official, workers=workers, force=force,
-                            executor=executor, address=address, ray_cpus=ray_cpus)
+    request = IngestRequest(
+        data_dir=data_dir,
+        submissions_dir=submissions_dir,
+        chip=chip,
+        size=size,
+        submission=submission,
+        workloads=wanted,
+        official=official,
+        workers=workers,
+        force=force,
+        executor=executor,
+        address=address,
+        ray_cpus=ray_cpus,
+    )
     from bench.executor import ExecutorUnavailable
 
     hosts: Counter[str] = Counter()
-    with Progress(TextColumn("ingest"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TextColumn("{task.description}"), TextColumn("{task.fields[hosts]}"), console=console) as bar:
+    with Progress(
+        TextColumn("ingest"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.description}"),
+        TextColumn("{task.fields[hosts]}"),
+        console=console,
+    ) as bar:
         tid = bar.add_task("starting", total=None, hosts="")
 
         def ran_on(host: str) -> None:  # counts per host, shown beside the bar
@@ -94,9 +119,15 @@ def ingest(
             bar.update(tid, hosts=" ".join(f"{h}: {n}" for h, n in sorted(hosts.items())))
 
         try:
-            report = run_ingest(request, IngestHooks(progress=lambda n: bar.advance(tid, n),
-                                                     on_plan=lambda n: bar.update(tid, total=n), on_host=ran_on,
-                                                     on_phase=lambda text: bar.update(tid, description=escape(text))))
+            report = run_ingest(
+                request,
+                IngestHooks(
+                    progress=lambda n: bar.advance(tid, n),
+                    on_plan=lambda n: bar.update(tid, total=n),
+                    on_host=ran_on,
+                    on_phase=lambda text: bar.update(tid, description=escape(text)),
+                ),
+            )
         except SandboxUnavailable as exc:
             console.print(f"[red]refusing an official ingest without the sandbox:[/red] {exc}")
             raise typer.Exit(2) from None
@@ -112,14 +143,17 @@ def ingest(
         console.print(f"[red]skipped[/red] {escape(shown)}: not valid, nothing of it was evaluated", highlight=False)
     for sub, wid, why in report.failed:
         console.print(f"[red]not stored[/red] {escape(f'{sub}/{wid}: {why}')}", highlight=False)
-    console.print(f"{len(report.written)} evaluations stored, {report.up_to_date} already current, "
-                  f"{len(report.trajectories)} declared trajectories stored, "
-                  f"{sum(s[2] for s in report.samples)} trajectory samples stored "
-                  f"({sum(s[3] for s in report.samples)} sources evaluated), {len(report.failed)} not stored, "
-                  f"{len(report.skipped)} submissions skipped")
+    console.print(
+        f"{len(report.written)} evaluations stored, {report.up_to_date} already current, "
+        f"{len(report.trajectories)} declared trajectories stored, "
+        f"{sum(s[2] for s in report.samples)} trajectory samples stored "
+        f"({sum(s[3] for s in report.samples)} sources evaluated), {len(report.failed)} not stored, "
+        f"{len(report.skipped)} submissions skipped"
+    )
     if executor != "local" and hosts:
-        console.print("evaluations per host: " + ", ".join(f"{h} {n}" for h, n in sorted(hosts.items())),
-                      highlight=False)
+        console.print(
+            "evaluations per host: " + ", ".join(f"{h} {n}" for h, n in sorted(hosts.items())), highlight=False
+        )
     raise typer.Exit(1 if report.failed or report.skipped else 0)
 
 
@@ -131,10 +165,14 @@ def _fmt(v: object) -> str:
 
 @app.command()
 def leaderboard(
-    track: str | None = typer.Argument(None,
-                                       help="track, e.g. cpu/small or v6e/full/paper-table3 (default: list tracks)"),
-    as_json: bool = typer.Option(False, "--json", help="print the query's rows as JSON (every column; the site's "
-                                                       "api/leaderboard.json has the same rows)"),
+    track: str | None = typer.Argument(
+        None, help="track, e.g. cpu/small or v6e/full/paper-table3 (default: list tracks)"
+    ),
+    as_json: bool = typer.Option(
+        False,
+        "--json",
+        help="print the query's rows as JSON (every column; the site's api/leaderboard.json has the same rows)",
+    ),
     data_dir: Path = typer.Option(DATA_DIR, help="dataset folder"),
 ) -> None:
     """Print the ranking of a track, by its ranking kind: speed (floored geomean over XLA) on TPU/GPU
@@ -156,9 +194,13 @@ def leaderboard(
     nondegenerate = m.geomean_nondegenerate(track) if kind == "speed" else []
     if nondegenerate and nondegenerate[0].degenerate:
         left_out = ", ".join(nondegenerate[0].degenerate)
-        _print_rows(f"geomean without degenerate workloads (left out: {left_out}; docs/audit.md)",
-                    [r.model_dump(include={"submission", "geomean_nondegenerate", "n_workloads_nondegenerate"})
-                     for r in nondegenerate])
+        _print_rows(
+            f"geomean without degenerate workloads (left out: {left_out}; docs/audit.md)",
+            [
+                r.model_dump(include={"submission", "geomean_nondegenerate", "n_workloads_nondegenerate"})
+                for r in nondegenerate
+            ],
+        )
 
 
 def _shown_rank(row: AnyLeaderboardRow) -> str | None:
@@ -169,11 +211,35 @@ def _shown_rank(row: AnyLeaderboardRow) -> str | None:
 #: The columns `bench leaderboard` prints per ranking kind, in the order of the ranking keys (interpret-mode speed
 #: last, never as a headline).
 LEADERBOARD_COLUMNS = {
-    "speed": ["rank", "submission", "kind", "geomean", "geomean_ci_low", "geomean_ci_high", "mean", "correct",
-              "pallas", "n_workloads", "excluded", "fast1_final", "provenance"],
-    "readiness": ["rank", "submission", "kind", "correct", "tpu_lowering_ok", "tpu_lowering_unknown",
-                  "readiness_verified", "pallas_coverage", "mostly_xla", "n_workloads", "excluded",
-                  "interpret_geomean"],
+    "speed": [
+        "rank",
+        "submission",
+        "kind",
+        "geomean",
+        "geomean_ci_low",
+        "geomean_ci_high",
+        "mean",
+        "correct",
+        "pallas",
+        "n_workloads",
+        "excluded",
+        "fast1_final",
+        "provenance",
+    ],
+    "readiness": [
+        "rank",
+        "submission",
+        "kind",
+        "correct",
+        "tpu_lowering_ok",
+        "tpu_lowering_unknown",
+        "readiness_verified",
+        "pallas_coverage",
+        "mostly_xla",
+        "n_workloads",
+        "excluded",
+        "interpret_geomean",
+    ],
 }
 
 

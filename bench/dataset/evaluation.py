@@ -17,8 +17,15 @@ from bench.dataset.repeat import ranked_batch
 from bench.executor.host import HARNESS_EVALUATOR, Host, batch_size, load_evaluator
 from bench.harness.protocol.task import EvalTask
 
-__all__ = ["DEFAULT_EVALUATOR", "EVALUATOR_ENV", "OfficialRunRefused", "batch_size", "load_evaluator", "run_tasks",
-           "task_for"]
+__all__ = [
+    "DEFAULT_EVALUATOR",
+    "EVALUATOR_ENV",
+    "OfficialRunRefused",
+    "batch_size",
+    "load_evaluator",
+    "run_tasks",
+    "task_for",
+]
 
 DEFAULT_EVALUATOR = HARNESS_EVALUATOR
 EVALUATOR_ENV = "JAXBENCH_EVALUATOR"
@@ -40,5 +47,10 @@ def run_tasks(host: Host, spec: str, task_jsons: list[str]) -> list[str | BaseEx
 def task_for(workload: str, kernel_path: Path, size: str, official: bool) -> EvalTask:
     """The harness task of one candidate file: the one place that decides sandbox and seeds policy, shared by
     submitted kernels and trajectory samples (official: bubblewrap required, fresh secret seeds per evaluation)."""
-    return EvalTask(workload=workload, kernel_path=kernel_path, size=size, sandbox="bwrap" if official else "auto",
-                    secret_seed=secrets.randbits(31) if official else None)
+    return EvalTask(
+        workload=workload,
+        kernel_path=kernel_path,
+        size=size,
+        sandbox="bwrap" if official else "auto",
+        secret_seed=secrets.randbits(31) if official else None,
+    )

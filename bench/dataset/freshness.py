@@ -93,8 +93,14 @@ def refs_closure(source: str, refs_dir: Path | None = None) -> list[Path]:
     return sorted(found)
 
 
-def freshness_key(submission_yaml: Path, kernel: Path, workload: str, chip: str,
-                  workloads_dir: Path | None = None, refs_dir: Path | None = None) -> FreshnessKey:
+def freshness_key(
+    submission_yaml: Path,
+    kernel: Path,
+    workload: str,
+    chip: str,
+    workloads_dir: Path | None = None,
+    refs_dir: Path | None = None,
+) -> FreshnessKey:
     """The key of one (submission, kernel, workload) on a chip's track, from the files as they are now."""
     workloads_dir, refs_dir = workloads_dir or WORKLOADS_DIR, refs_dir or PALLAS_REFS_DIR
     kernel_source = kernel.read_bytes()

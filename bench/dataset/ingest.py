@@ -59,11 +59,25 @@ def meta_row(sub: Submission, at: _dt.datetime) -> rows.SubmissionRow:
     """A submission's metadata as stored (the site reads data/, never submissions/)."""
     m = sub.meta
     return rows.SubmissionRow(
-        submission=sub.id, name=m.name, kind=m.kind, method=m.method, model=m.model.name,
-        model_version=m.model.version, agent_framework=m.agent_framework, authors=list(m.authors), contact=m.contact,
-        date=m.date, samples_per_workload=m.samples_per_workload, selection_rule=m.selection_rule,
-        human_in_the_loop=m.human_in_the_loop, target_hardware=m.target_hardware, links=list(m.links),
-        license=m.license, provenance=schema.DECLARED, recorded_at=at, agent_calls=_agent_calls(m.agent_run),
+        submission=sub.id,
+        name=m.name,
+        kind=m.kind,
+        method=m.method,
+        model=m.model.name,
+        model_version=m.model.version,
+        agent_framework=m.agent_framework,
+        authors=list(m.authors),
+        contact=m.contact,
+        date=m.date,
+        samples_per_workload=m.samples_per_workload,
+        selection_rule=m.selection_rule,
+        human_in_the_loop=m.human_in_the_loop,
+        target_hardware=m.target_hardware,
+        links=list(m.links),
+        license=m.license,
+        provenance=schema.DECLARED,
+        recorded_at=at,
+        agent_calls=_agent_calls(m.agent_run),
     )
 
 
@@ -72,8 +86,13 @@ def _agent_calls(run: AgentRun | None) -> str | None:
     [{workload, kind, calls, tokens_in, tokens_out, model_latency_s}]."""
     if run is None or run.calls is None:
         return None
-    return json.dumps([{"workload": w, "kind": kind, **cost.model_dump()} for w, kinds in sorted(run.calls.items())
-                       for kind, cost in sorted(kinds.items())])
+    return json.dumps(
+        [
+            {"workload": w, "kind": kind, **cost.model_dump()}
+            for w, kinds in sorted(run.calls.items())
+            for kind, cost in sorted(kinds.items())
+        ]
+    )
 
 
 def _is_current(data_dir: Path, chip: str, size: str, submission: str, workload: str, key: str) -> bool:
@@ -83,8 +102,15 @@ def _is_current(data_dir: Path, chip: str, size: str, submission: str, workload:
     return latest is not None and latest.get("freshness_key") == key
 
 
-def plan(submissions: list[Submission], data_dir: Path, chip: str, size: str, official: bool,
-         workloads: AbstractSet[str] | None, force: bool = False) -> tuple[list[Job], int]:
+def plan(
+    submissions: list[Submission],
+    data_dir: Path,
+    chip: str,
+    size: str,
+    official: bool,
+    workloads: AbstractSet[str] | None,
+    force: bool = False,
+) -> tuple[list[Job], int]:
     """The pending jobs (and how many are up to date), in a stable order."""
     jobs, current = [], 0
     for sub in submissions:
@@ -110,16 +136,45 @@ def ingest_trajectory(sub: Submission, data_dir: Path, at: _dt.datetime) -> bool
     if old is not None and old.num_rows and old.column("content_hash")[0].as_py() == h:
         return False
     declared = [
-        rows.SampleRow(track=schema.track_id(chip, size), submission=sub.id, workload=s["workload"],
-                       sample_idx=s["sample_idx"], chain=None, turn=None, outcome=s["outcome"], status=None,
-                       reason=None, latency_ms=s["latency_ms"], baseline_ms=None, speedup=s["speedup"],
-                       speedup_ci_low=None, speedup_ci_high=None, timing_quality=None, flags=[],
-                       provenance=schema.DECLARED, content_hash=h, source_hash=None, selected=None,
-                       declared_outcome=None, declared_speedup=None, declared_lowers=None,
-                       declared_pallas_coverage=None, tokens_in=None, tokens_out=None, wall_time_s=None,
-                       model_latency_s=None, step_phase=None, step_iteration=None,
-                       step_parent=None, step_beam=None, harness_version=None, sandbox=None, freshness_key=None,
-                       recorded_at=at, stored_at=None)
+        rows.SampleRow(
+            track=schema.track_id(chip, size),
+            submission=sub.id,
+            workload=s["workload"],
+            sample_idx=s["sample_idx"],
+            chain=None,
+            turn=None,
+            outcome=s["outcome"],
+            status=None,
+            reason=None,
+            latency_ms=s["latency_ms"],
+            baseline_ms=None,
+            speedup=s["speedup"],
+            speedup_ci_low=None,
+            speedup_ci_high=None,
+            timing_quality=None,
+            flags=[],
+            provenance=schema.DECLARED,
+            content_hash=h,
+            source_hash=None,
+            selected=None,
+            declared_outcome=None,
+            declared_speedup=None,
+            declared_lowers=None,
+            declared_pallas_coverage=None,
+            tokens_in=None,
+            tokens_out=None,
+            wall_time_s=None,
+            model_latency_s=None,
+            step_phase=None,
+            step_iteration=None,
+            step_parent=None,
+            step_beam=None,
+            harness_version=None,
+            sandbox=None,
+            freshness_key=None,
+            recorded_at=at,
+            stored_at=None,
+        )
         for s in sub.trajectory
     ]
     store.write_atomic(rows.table(rows.SampleRow, declared), path)
@@ -171,8 +226,9 @@ def ingest(request: IngestRequest | None = None, hooks: IngestHooks | None = Non
         from bench.harness.parent.sandboxing import require_bwrap
 
         if evaluator != DEFAULT_EVALUATOR:  # official rows come from the harness, never from a replacement
-            raise OfficialRunRefused(f"an official ingest runs the harness ({DEFAULT_EVALUATOR}), not {evaluator!r} "
-                                     f"(unset {EVALUATOR_ENV})")
+            raise OfficialRunRefused(
+                f"an official ingest runs the harness ({DEFAULT_EVALUATOR}), not {evaluator!r} (unset {EVALUATOR_ENV})"
+            )
         require_bwrap()  # raises SandboxUnavailable: official rows are never produced unsandboxed
     if chip is None:
         phase("detecting the chip")
@@ -182,15 +238,20 @@ def ingest(request: IngestRequest | None = None, hooks: IngestHooks | None = Non
     store.remove_stale_temps(data_dir) if data_dir.is_dir() else None
     report, now = Report(), _dt.datetime.now(_dt.UTC)
     phase("checking submissions" + (f" ({req.submission})" if req.submission else ""))
-    subs = [sub for root in submission_dirs(req.submissions_dir) if not req.submission or root.name == req.submission
-            if (sub := _admit(root, data_dir, now, report))]
+    subs = [
+        sub
+        for root in submission_dirs(req.submissions_dir)
+        if not req.submission or root.name == req.submission
+        if (sub := _admit(root, data_dir, now, report))
+    ]
     phase(f"planning: which of {len(subs)} submissions' rows on {chip}/{size} are current")
     jobs, report.up_to_date = plan(subs, data_dir, chip, size, official, workloads, force)
     sample_jobs, current_samples = plan_samples(subs, data_dir, chip, size, workloads, force, report)
     report.up_to_date += current_samples
     for sub in {s.id: s for s in [*(j.submission for j in jobs), *(j.submission for j in sample_jobs)]}.values():
-        store.write_atomic(rows.table(rows.SubmissionRow, [meta_row(sub, now)]),
-                           store.submission_meta_path(data_dir, sub.id))
+        store.write_atomic(
+            rows.table(rows.SubmissionRow, [meta_row(sub, now)]), store.submission_meta_path(data_dir, sub.id)
+        )
     if hooks.on_plan:
         hooks.on_plan(len(jobs) + sum(j.missing for j in sample_jobs))
     # One evaluation at a time by default: each one already runs two worker processes, and parallel

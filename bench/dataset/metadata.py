@@ -186,8 +186,9 @@ class SubmissionMeta(BaseModel):
     links: Annotated[list[str], checked(_links)] = Field(default_factory=list)
     workloads: Annotated[list[str] | None, checked(_str_list(100, 200))] = None
     # null or absent: no trajectory (as an empty mapping would not be)
-    trajectory: Annotated[TrajectorySpec | None, checked(
-        _or_absent(_mapping("{file: trajectory.csv, track: v6e/full}")))] = None
+    trajectory: Annotated[
+        TrajectorySpec | None, checked(_or_absent(_mapping("{file: trajectory.csv, track: v6e/full}")))
+    ] = None
     notes: Annotated[str | None, text(4000)] = None
     # what a `bench agent run` did against its plan; held to the trajectories by trajectory.check_agent_run
     agent_run: Annotated[AgentRun | None, checked(_or_absent(_mapping("(bench agent run writes it)")))] = None

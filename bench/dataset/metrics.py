@@ -31,18 +31,20 @@ SQL_DIR = Path(__file__).resolve().parents[1] / "sql"
 #: The leaderboard rows of each ranking kind a track can declare (track_ranking in bench/sql/base.sql); each
 #: model names its query.
 RANKING_ROWS: dict[str, type[qr.LeaderboardRow] | type[qr.LeaderboardReadinessRow]] = {
-    "speed": qr.LeaderboardRow, "readiness": qr.LeaderboardReadinessRow}
+    "speed": qr.LeaderboardRow,
+    "readiness": qr.LeaderboardReadinessRow,
+}
 RANKING_QUERIES = {kind: model.QUERY for kind, model in RANKING_ROWS.items()}
 #: What the numbers of a track of each ranking kind mean and do not mean (the CLI and the site print it).
 RANKING_EXPLANATIONS = {
     "speed": "Ranked by the paper's rule: per workload the best correct speedup over XLA, floored at 1x, "
-             "geometric mean over the track's whole suite. Equal scores share a rank; submissions whose 95% "
-             "intervals overlap are marked statistically tied.",
+    "geometric mean over the track's whole suite. Equal scores share a rank; submissions whose 95% "
+    "intervals overlap are marked statistically tied.",
     "readiness": "On this track Pallas kernels run in interpret mode, emulated by XLA:CPU, so its "
-                 "timings say nothing about speed on a TPU. Submissions are ranked by kernels correct on every "
-                 "seed, then kernels that also lower for TPU (Mosaic), then kernels whose TPU program was verified "
-                 "to be the same computation outside Pallas, then Pallas coverage (the share of the work inside "
-                 "Pallas kernels); the interpret-mode speed only breaks ties left after all of these.",
+    "timings say nothing about speed on a TPU. Submissions are ranked by kernels correct on every "
+    "seed, then kernels that also lower for TPU (Mosaic), then kernels whose TPU program was verified "
+    "to be the same computation outside Pallas, then Pallas coverage (the share of the work inside "
+    "Pallas kernels); the interpret-mode speed only breaks ties left after all of these.",
 }
 
 #: Filters a query may take and that are off when not given ($submission IS NULL OR ...).
@@ -56,8 +58,11 @@ def sql_text(name: str) -> str:
 
 def rules_sql() -> str:
     """The rules bench/sql/ takes from Python, as DuckDB macros (run before base.sql): stated once, in Python."""
-    cases = " ".join(f"WHEN '{status}' THEN '{outcome}'" for status, outcome in schema.OUTCOME_OF_STATUS.items()
-                     if outcome is not None)
+    cases = " ".join(
+        f"WHEN '{status}' THEN '{outcome}'"
+        for status, outcome in schema.OUTCOME_OF_STATUS.items()
+        if outcome is not None
+    )
     return f"CREATE OR REPLACE MACRO status_outcome(status) AS CASE status {cases} ELSE NULL END;"
 
 
@@ -124,8 +129,9 @@ class Metrics:
         self._register(name, target.empty_table())
         files = store.parquet_files(*folders)
         if files:
-            self.con.execute(f"INSERT INTO {name} BY NAME SELECT * FROM read_parquet($files, union_by_name = true)",
-                             {"files": files})
+            self.con.execute(
+                f"INSERT INTO {name} BY NAME SELECT * FROM read_parquet($files, union_by_name = true)", {"files": files}
+            )
 
     def _load(self, suite: list[str]) -> None:
         d, rep = self.data_dir, self.data_dir / "reported"
@@ -136,18 +142,36 @@ class Metrics:
         self._load_parquet("reported_summary", schema.REPORTED_SUMMARY, rep / "summary")
         self._register("verdicts", store.load_verdicts(d))
         allowed = reserved.listed()
-        self._register("reserved_submissions", pa.table({"submission": pa.array(list(allowed), pa.string()),
-                                                         "kind": pa.array(list(allowed.values()), pa.string())}))
+        self._register(
+            "reserved_submissions",
+            pa.table(
+                {
+                    "submission": pa.array(list(allowed), pa.string()),
+                    "kind": pa.array(list(allowed.values()), pa.string()),
+                }
+            ),
+        )
         self._register("reserved_kinds", pa.table({"kind": pa.array(reserved.RESERVED_KINDS, pa.string())}))
         labelled = _degenerate_workloads()
-        self._register("degenerate_workloads", pa.table({"workload": pa.array(list(labelled), pa.string()),
-                                                         "reason": pa.array(list(labelled.values()), pa.string())}))
+        self._register(
+            "degenerate_workloads",
+            pa.table(
+                {
+                    "workload": pa.array(list(labelled), pa.string()),
+                    "reason": pa.array(list(labelled.values()), pa.string()),
+                }
+            ),
+        )
         reported_suite = store.read_tables(rep / "suite", schema.SUITE)
         seen = self.con.execute("SELECT DISTINCT track, workload FROM results").fetchall()
         self._register("suite", self._suite_table(seen, suite, reported_suite))
-        flags = [r[0] for r in self.con.execute(
-            "SELECT DISTINCT flag FROM (SELECT unnest(flags) AS flag FROM results UNION ALL "
-            "SELECT unnest(flags) FROM samples) ORDER BY 1").fetchall()]
+        flags = [
+            r[0]
+            for r in self.con.execute(
+                "SELECT DISTINCT flag FROM (SELECT unnest(flags) AS flag FROM results UNION ALL "
+                "SELECT unnest(flags) FROM samples) ORDER BY 1"
+            ).fetchall()
+        ]
         policy = pa.table({"flag": pa.array(flags, pa.string()), "excluding": [store.is_excluding(f) for f in flags]})
         self._register("flag_policy", policy)
 

@@ -22,8 +22,11 @@ from bench.dataset.validate import ID_RE
 
 def changed_files(repo: Path, base: str) -> list[str]:
     """Paths the pull request changes relative to the merge base with `base` (added, modified, deleted)."""
-    out = subprocess.run(["git", "-C", str(repo), "diff", "--no-renames", "--name-only", "-z", f"{base}...HEAD"],
-                         capture_output=True, check=True)
+    out = subprocess.run(
+        ["git", "-C", str(repo), "diff", "--no-renames", "--name-only", "-z", f"{base}...HEAD"],
+        capture_output=True,
+        check=True,
+    )
     return [p.decode("utf-8", "backslashreplace") for p in out.stdout.split(b"\0") if p]
 
 
@@ -43,8 +46,9 @@ def scope(changed: list[str], listed: Mapping[str, str] | None = None) -> tuple[
         else:
             ids.add(parts[1])
     if len(ids) > 1:
-        problems.append(f"changes {len(ids)} submissions ({', '.join(sorted(ids))}); "
-                        "open one pull request per submission")
+        problems.append(
+            f"changes {len(ids)} submissions ({', '.join(sorted(ids))}); open one pull request per submission"
+        )
     if not changed:
         problems.append("changes nothing")
     problems += reserved.scope_problems(changed, reserved.listed() if listed is None else listed)

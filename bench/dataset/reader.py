@@ -115,8 +115,10 @@ def parse_track(value: Any) -> tuple[str, str]:
         chip, size = value.split("/")
         if chip in CHIPS and size in SIZES:
             return chip, size
-    raise ValueError(f"expected <chip>/<size> with chip one of {sorted(CHIPS)} and size one of "
-                     f"{list(SIZES)} (e.g. v6e/full), got {shorten(value)}")
+    raise ValueError(
+        f"expected <chip>/<size> with chip one of {sorted(CHIPS)} and size one of "
+        f"{list(SIZES)} (e.g. v6e/full), got {shorten(value)}"
+    )
 
 
 def check_relpath(relpath: Any) -> str | None:
@@ -194,8 +196,9 @@ class Folder:
                 kind = "a folder" if stat.S_ISDIR(st.st_mode) else "not a regular file"
                 raise self._problem(relpath, field, f"is {kind}; expected a regular file")
             if st.st_size > max_bytes:
-                raise self._problem(relpath, field,
-                                    f"file too large ({st.st_size} bytes, at most {max_bytes}); shrink it")
+                raise self._problem(
+                    relpath, field, f"file too large ({st.st_size} bytes, at most {max_bytes}); shrink it"
+                )
             chunks, total = [], 0
             while total <= max_bytes:
                 chunk = os.read(fd, min(_CHUNK, max_bytes + 1 - total))  # os.read(n) allocates n bytes up front
@@ -213,11 +216,13 @@ class Folder:
 
     def _open_problem(self, relpath: str, upto: str, field: str, exc: OSError, last: bool) -> SubmissionInvalid:
         if exc.errno == errno.ENOENT:
-            return self._problem(relpath, field,
-                                 "file absent" if upto == relpath else f"folder {shown_text(upto)!r} absent")
+            return self._problem(
+                relpath, field, "file absent" if upto == relpath else f"folder {shown_text(upto)!r} absent"
+            )
         if exc.errno in (errno.ELOOP, errno.EMLINK) or (exc.errno == errno.ENOTDIR and self._is_link(upto)):
-            return self._problem(relpath, field,
-                                 f"{shown_text(upto)!r} is a symbolic link; put the real file in the folder")
+            return self._problem(
+                relpath, field, f"{shown_text(upto)!r} is a symbolic link; put the real file in the folder"
+            )
         if exc.errno == errno.ENOTDIR:
             return self._problem(relpath, field, f"{shown_text(upto)!r} is not a folder")
         if exc.errno == errno.EISDIR:
@@ -255,16 +260,25 @@ class Folder:
 
     def _add(self, entry: os.DirEntry, relpath: str, depth: int, out: list[Entry]) -> None:
         if len(out) >= self.limits.entries:
-            raise self._problem("", "(folder)",
-                                f"more than {self.limits.entries} files and folders; keep only the submission")
+            raise self._problem(
+                "", "(folder)", f"more than {self.limits.entries} files and folders; keep only the submission"
+            )
         st = entry.stat(follow_symlinks=False)
-        kind = ("symlink" if stat.S_ISLNK(st.st_mode) else "dir" if stat.S_ISDIR(st.st_mode)
-                else "file" if stat.S_ISREG(st.st_mode) else "other")
+        kind = (
+            "symlink"
+            if stat.S_ISLNK(st.st_mode)
+            else "dir"
+            if stat.S_ISDIR(st.st_mode)
+            else "file"
+            if stat.S_ISREG(st.st_mode)
+            else "other"
+        )
         out.append(Entry(relpath, kind, st.st_size if kind == "file" else 0))
         if kind == "dir":
             if depth + 1 >= self.limits.depth:
-                raise self._problem(relpath, "(folder)",
-                                    f"folders nested deeper than {self.limits.depth}; flatten them")
+                raise self._problem(
+                    relpath, "(folder)", f"folders nested deeper than {self.limits.depth}; flatten them"
+                )
             self._walk(relpath, depth + 1, out)
 
 
@@ -313,14 +327,16 @@ class _StrictLoader(yaml.SafeLoader):
         seen: set[Any] = set()
         for key_node, _ in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge":
-                raise yaml.constructor.ConstructorError(None, None, "merge keys (<<) are not allowed",
-                                                        key_node.start_mark)
+                raise yaml.constructor.ConstructorError(
+                    None, None, "merge keys (<<) are not allowed", key_node.start_mark
+                )
             key = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
             if key is None:
                 raise yaml.constructor.ConstructorError(None, None, "keys must be plain names", key_node.start_mark)
             if key in seen:
-                raise yaml.constructor.ConstructorError(None, None, f"duplicate key {shorten(key)}",
-                                                        key_node.start_mark)
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {shorten(key)}", key_node.start_mark
+                )
             seen.add(key)
         return super().construct_mapping(node, deep=deep)
 
@@ -352,5 +368,9 @@ def yaml_problem(exc: Exception, file: str) -> Problem:
     mark = getattr(exc, "problem_mark", None)
     where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(file)"
     what = getattr(exc, "problem", None) or str(exc)
-    return Problem(file, where, f"YAML not accepted: {shown_text(str(what), 300)} (plain keys, values and lists "
-                                "only: no anchors, aliases, tags or duplicate keys)")
+    return Problem(
+        file,
+        where,
+        f"YAML not accepted: {shown_text(str(what), 300)} (plain keys, values and lists "
+        "only: no anchors, aliases, tags or duplicate keys)",
+    )

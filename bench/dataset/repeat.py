@@ -44,8 +44,11 @@ def policy_of(result: EvalResult) -> TimingPolicy:
 
 def timing_spread(result: EvalResult) -> float | None:
     """max(iqr/median) over the baseline and kernel timings; None when the result has no timings."""
-    spreads = [t.iqr_ms / t.median_ms for t in (result.baseline, result.kernel)
-               if t is not None and t.iqr_ms is not None and t.median_ms > 0]
+    spreads = [
+        t.iqr_ms / t.median_ms
+        for t in (result.baseline, result.kernel)
+        if t is not None and t.iqr_ms is not None and t.median_ms > 0
+    ]
     return max(spreads) if spreads else None
 
 
@@ -90,8 +93,9 @@ def ranked_evaluation(evaluate: Evaluator, task: EvalTask) -> EvalResult:
     return result
 
 
-def ranked_batch(evaluate_many: Callable[[list[EvalTask]], list[EvalResult | BaseException]],
-                 tasks: list[EvalTask]) -> list[EvalResult | BaseException]:
+def ranked_batch(
+    evaluate_many: Callable[[list[EvalTask]], list[EvalResult | BaseException]], tasks: list[EvalTask]
+) -> list[EvalResult | BaseException]:
     """`ranked_evaluation` of every task of a batch: the tasks that want another run are evaluated again together,
     as a smaller batch (through the same warm runner when `evaluate_many` has one), round after round. A task whose
     evaluation raised keeps its exception (its ranked number could not be completed)."""
@@ -139,9 +143,20 @@ def _by_interval(runs: list[EvalResult]) -> EvalResult:
         widths = [w if (w := interval_width(r)) is not None else float("inf") for r in runs]
         kept = widths.index(min(widths))
     chosen = runs[kept]
-    details = {"rule": "interval", "reason": reason, "kept": kept,
-               "runs": [{"speedup": r.speedup_vs_baseline, "speedup_ci": r.speedup_ci,
-                         "timing_quality": r.timing_quality, "status": r.status.value} for r in runs]}
+    details = {
+        "rule": "interval",
+        "reason": reason,
+        "kept": kept,
+        "runs": [
+            {
+                "speedup": r.speedup_vs_baseline,
+                "speedup_ci": r.speedup_ci,
+                "timing_quality": r.timing_quality,
+                "status": r.status.value,
+            }
+            for r in runs
+        ],
+    }
     return _stored(chosen, runs, details)
 
 
@@ -153,7 +168,9 @@ def _by_spread(runs: list[EvalResult]) -> EvalResult:
 
 def _stored(chosen: EvalResult, runs: list[EvalResult], details: dict[str, Any] | None) -> EvalResult:
     flags = sorted({f for r in runs for f in r.integrity.flags})
-    integrity = chosen.integrity.model_copy(update={
-        "flags": flags, **({"details": {**chosen.integrity.details, "repeat": details}} if details else {})})
-    return chosen.model_copy(update={"runs": len(runs), "run_speedups": [r.speedup_vs_baseline for r in runs],
-                                     "integrity": integrity})
+    integrity = chosen.integrity.model_copy(
+        update={"flags": flags, **({"details": {**chosen.integrity.details, "repeat": details}} if details else {})}
+    )
+    return chosen.model_copy(
+        update={"runs": len(runs), "run_speedups": [r.speedup_vs_baseline for r in runs], "integrity": integrity}
+    )

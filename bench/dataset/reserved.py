@@ -35,9 +35,11 @@ def kind_problem(submission: str, kind: str, allowed: Mapping[str, str]) -> str 
     if kind not in RESERVED_KINDS or allowed.get(submission) == kind:
         return None
     owners = sorted(s for s, k in allowed.items() if k == kind)
-    return (f"kind {kind!r} is reserved: it is read as a reference figure, so only the submissions a maintainer "
-            f"listed in {LIST_RELPATH} may declare it ({', '.join(owners) or 'none'}); "
-            f"use kind 'agent' or 'human'")
+    return (
+        f"kind {kind!r} is reserved: it is read as a reference figure, so only the submissions a maintainer "
+        f"listed in {LIST_RELPATH} may declare it ({', '.join(owners) or 'none'}); "
+        f"use kind 'agent' or 'human'"
+    )
 
 
 def scope_problems(changed: list[str], allowed: Mapping[str, str]) -> list[str]:
@@ -48,6 +50,8 @@ def scope_problems(changed: list[str], allowed: Mapping[str, str]) -> list[str]:
         if path == LIST_RELPATH:
             problems.append(f"{path!r}: the list of reserved-kind submissions; only a maintainer changes it")
         elif len(parts) >= 3 and parts[0] == "submissions" and parts[1] in allowed:
-            problems.append(f"submissions/{parts[1]}/: a listed {allowed[parts[1]]} submission "
-                            f"({LIST_RELPATH}); only a maintainer changes it")
+            problems.append(
+                f"submissions/{parts[1]}/: a listed {allowed[parts[1]]} submission "
+                f"({LIST_RELPATH}); only a maintainer changes it"
+            )
     return list(dict.fromkeys(problems))

@@ -24,8 +24,17 @@ from bench.dataset import schema
 from bench.dataset.schema import ResultRow, SampleRow, SubmissionRow, SuiteRow, SummaryRow
 from bench.harness.protocol.result import EvalResult
 
-__all__ = ["ROW_CLASSES", "ResultRow", "Row", "SampleRow", "SubmissionRow", "SuiteRow", "SummaryRow",
-           "result_row", "table"]
+__all__ = [
+    "ROW_CLASSES",
+    "ResultRow",
+    "Row",
+    "SampleRow",
+    "SubmissionRow",
+    "SuiteRow",
+    "SummaryRow",
+    "result_row",
+    "table",
+]
 
 Row = ResultRow | SampleRow | SubmissionRow | SuiteRow | SummaryRow
 #: Every typed row class, with the table it builds (tests check each against its schema).
@@ -42,34 +51,59 @@ def table(row_class: type[R], rows: Sequence[R]) -> pa.Table:
     return pa.Table.from_pydict(columns, schema=row_class.SCHEMA)
 
 
-def result_row(r: EvalResult, submission: str, content_hash: str, at: _dt.datetime,
-               freshness_key: str | None = None) -> ResultRow:
+def result_row(
+    r: EvalResult, submission: str, content_hash: str, at: _dt.datetime, freshness_key: str | None = None
+) -> ResultRow:
     """Flatten one EvalResult into a RESULTS row (the one mapping between the two models)."""
     env, corr, base, kern = r.env, r.correctness, r.baseline, r.kernel
     chip = env.chip if env else r.tpu
     timed = kern or base
     return ResultRow(
-        track=schema.track_id(chip, r.size), chip=chip, size=r.size, submission=submission, workload=r.workload,
-        status=r.status.value, reason=r.reason, correct=corr.correct if corr else False,
+        track=schema.track_id(chip, r.size),
+        chip=chip,
+        size=r.size,
+        submission=submission,
+        workload=r.workload,
+        status=r.status.value,
+        reason=r.reason,
+        correct=corr.correct if corr else False,
         max_abs_err=(corr.max_abs_err if corr.max_abs_err is not None else corr.max_diff) if corr else None,
         rel_l2_err=corr.rel_l2_err if corr else None,
-        baseline_ms=base.median_ms if base else None, kernel_ms=kern.median_ms if kern else None,
+        baseline_ms=base.median_ms if base else None,
+        kernel_ms=kern.median_ms if kern else None,
         pallas_ref_ms=r.pallas_reference.median_ms if r.pallas_reference else None,
-        speedup=r.speedup_vs_baseline, speedup_ci_low=r.speedup_ci[0] if r.speedup_ci else None,
-        speedup_ci_high=r.speedup_ci[1] if r.speedup_ci else None, timing_quality=r.timing_quality,
+        speedup=r.speedup_vs_baseline,
+        speedup_ci_low=r.speedup_ci[0] if r.speedup_ci else None,
+        speedup_ci_high=r.speedup_ci[1] if r.speedup_ci else None,
+        timing_quality=r.timing_quality,
         timing_quality_reason=r.timing_quality_reason,
-        wall_speedup=r.wall_speedup_vs_baseline, speedup_vs_pallas=r.speedup_vs_pallas,
-        flops=r.flops, bytes_accessed=r.bytes_accessed, operational_intensity=r.operational_intensity,
-        has_pallas=r.integrity.has_pallas, pallas_calls=r.integrity.pallas_calls, flags=list(r.integrity.flags),
+        wall_speedup=r.wall_speedup_vs_baseline,
+        speedup_vs_pallas=r.speedup_vs_pallas,
+        flops=r.flops,
+        bytes_accessed=r.bytes_accessed,
+        operational_intensity=r.operational_intensity,
+        has_pallas=r.integrity.has_pallas,
+        pallas_calls=r.integrity.pallas_calls,
+        flags=list(r.integrity.flags),
         timing_method=timed.timing_method if timed else None,
-        backend=env.backend if env else None, device_kind=env.device_kind if env else None,
-        jax_version=env.jax_version if env else None, jaxlib_version=env.jaxlib_version if env else None,
+        backend=env.backend if env else None,
+        device_kind=env.device_kind if env else None,
+        jax_version=env.jax_version if env else None,
+        jaxlib_version=env.jaxlib_version if env else None,
         libtpu_version=env.libtpu_version if env else None,
         harness_version=env.harness_version if env else bench.HARNESS_VERSION,
-        sandbox=env.sandbox if env else None, interpret=env.interpret if env else None,
-        tpu_lowering=r.tpu_lowering, pallas_coverage=r.pallas_coverage, readiness_check=r.readiness_check,
-        content_hash=content_hash, freshness_key=freshness_key, **_timing_detail(r), runs=r.runs,
-        evaluated_at=at, provenance=schema.MEASURED, result_json=r.model_dump_json(),
+        sandbox=env.sandbox if env else None,
+        interpret=env.interpret if env else None,
+        tpu_lowering=r.tpu_lowering,
+        pallas_coverage=r.pallas_coverage,
+        readiness_check=r.readiness_check,
+        content_hash=content_hash,
+        freshness_key=freshness_key,
+        **_timing_detail(r),
+        runs=r.runs,
+        evaluated_at=at,
+        provenance=schema.MEASURED,
+        result_json=r.model_dump_json(),
     )
 
 
@@ -84,6 +118,11 @@ def _timing_detail(r: EvalResult) -> dict[str, Any]:
         values = block_ms.get(program)
         return [float(v) for v in values] if values else None
 
-    return {"compile_s_kernel": compile_s.get("kernel"), "compile_s_baseline": compile_s.get("baseline"),
-            "block_order": list(r.block_order) or None, "block_ms_baseline": blocks("baseline"),
-            "block_ms_kernel": blocks("kernel"), "block_ms_pallas_reference": blocks("pallas_reference")}
+    return {
+        "compile_s_kernel": compile_s.get("kernel"),
+        "compile_s_baseline": compile_s.get("baseline"),
+        "block_order": list(r.block_order) or None,
+        "block_ms_baseline": blocks("baseline"),
+        "block_ms_kernel": blocks("kernel"),
+        "block_ms_pallas_reference": blocks("pallas_reference"),
+    }

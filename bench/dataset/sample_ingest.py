@@ -65,7 +65,7 @@ def _read(sub: Submission, workload: str) -> tuple[trajectory.Trajectory, str, l
     if parsed.trajectory is None:
         raise trajectory.TrajectoryError("; ".join(map(str, parsed.problems)))
     kernel = sub.blobs[f"kernels/{workload}.py"]
-    if (bad := trajectory.selection_problem(parsed.trajectory, kernel, folder.where(f"kernels/{workload}.py"))):
+    if bad := trajectory.selection_problem(parsed.trajectory, kernel, folder.where(f"kernels/{workload}.py")):
         raise trajectory.TrajectoryError(str(bad))
     h = hashlib.sha256(data)
     h.update(b"\0")
@@ -98,8 +98,9 @@ def source_keys(sources: dict[str, str], workload: str, chip: str) -> dict[str, 
         return out
 
 
-def _reusable(data_dir: Path, chip: str, size: str, sub: str, workload: str,
-              keys: dict[str, str]) -> dict[str, SampleRow]:
+def _reusable(
+    data_dir: Path, chip: str, size: str, sub: str, workload: str, keys: dict[str, str]
+) -> dict[str, SampleRow]:
     """source hash -> measured row, from the previous samples file and the journal, while its key is current."""
     out: dict[str, SampleRow] = {}
     rows = _current_set(data_dir, chip, size, sub, workload)
@@ -107,14 +108,25 @@ def _reusable(data_dir: Path, chip: str, size: str, sub: str, workload: str,
     for f in sorted(journal.glob("*.parquet")) if journal.is_dir() else []:
         rows += _journal_rows(f)
     for r in rows:
-        if (r.provenance == schema.MEASURED and r.status and r.source_hash is not None
-                and r.freshness_key == keys.get(r.source_hash)):
+        if (
+            r.provenance == schema.MEASURED
+            and r.status
+            and r.source_hash is not None
+            and r.freshness_key == keys.get(r.source_hash)
+        ):
             out[r.source_hash] = r
     return out
 
 
-def plan_samples(subs: list[Submission], data_dir: Path, chip: str, size: str, workloads: AbstractSet[str] | None,
-                 force: bool, report: Report) -> tuple[list[SampleJob], int]:
+def plan_samples(
+    subs: list[Submission],
+    data_dir: Path,
+    chip: str,
+    size: str,
+    workloads: AbstractSet[str] | None,
+    force: bool,
+    report: Report,
+) -> tuple[list[SampleJob], int]:
     """The trajectory files with samples to evaluate or a samples file to write, and how many are current."""
     jobs, current = [], 0
     for sub in subs:
@@ -128,9 +140,15 @@ def plan_samples(subs: list[Submission], data_dir: Path, chip: str, size: str, w
                 continue
             rows = _current_set(data_dir, chip, size, sub.id, wid)
             keys = source_keys(traj.unique_sources(), wid, chip)
-            if not force and rows and all(r.content_hash == h and r.source_hash is not None
-                                          and r.freshness_key == keys.get(r.source_hash)
-                                          for r in rows) and len(rows) == len(traj.samples):
+            if (
+                not force
+                and rows
+                and all(
+                    r.content_hash == h and r.source_hash is not None and r.freshness_key == keys.get(r.source_hash)
+                    for r in rows
+                )
+                and len(rows) == len(traj.samples)
+            ):
                 current += 1
                 continue
             have = {} if force else _reusable(data_dir, chip, size, sub.id, wid, keys)
@@ -139,8 +157,9 @@ def plan_samples(subs: list[Submission], data_dir: Path, chip: str, size: str, w
     return jobs, current
 
 
-def evaluate_batch(workload: str, sources: dict[str, str], size: str, official: bool,
-                   evaluator: str, runner: Executor | None = None) -> Iterator[tuple[str, EvalResult | BaseException]]:
+def evaluate_batch(
+    workload: str, sources: dict[str, str], size: str, official: bool, evaluator: str, runner: Executor | None = None
+) -> Iterator[tuple[str, EvalResult | BaseException]]:
     """Evaluate candidate sources of one workload, yielding (source hash, result or the harness's exception) as
     they finish, each built exactly like a submitted kernel's task (`evaluation.task_for`: sandbox, seeds policy).
     They go to the executor (`runner`, this host by default) in batches (bench.executor.host): with the harness's
@@ -159,8 +178,14 @@ def evaluate_batch(workload: str, sources: dict[str, str], size: str, official: 
             paths = {digest: task.kernel_path for digest, task in items}
             for o in executor.run(run_tasks, evaluator, items, batch_size(evaluator)):
                 out = o.result_or_error()
-                yield o.key, (out if isinstance(out, BaseException)
-                              else attribute(EvalResult.model_validate_json(out), paths[o.key]))
+                yield (
+                    o.key,
+                    (
+                        out
+                        if isinstance(out, BaseException)
+                        else attribute(EvalResult.model_validate_json(out), paths[o.key])
+                    ),
+                )
     finally:
         if own:
             executor.close()
@@ -171,36 +196,81 @@ def measured_row(r: EvalResult, sub: str, workload: str, digest: str, track: str
     flags = list(r.integrity.flags)
     reason = r.reason or (r.correctness.reason if r.correctness else None) or r.error
     return SampleRow(
-        track=track, submission=sub, workload=workload, sample_idx=None, chain=None, turn=None,
-        outcome=None, status=r.status.value,  # the outcome is derived in SQL from status, flags and verdicts
+        track=track,
+        submission=sub,
+        workload=workload,
+        sample_idx=None,
+        chain=None,
+        turn=None,
+        outcome=None,
+        status=r.status.value,  # the outcome is derived in SQL from status, flags and verdicts
         reason=reason[: schema.REASON_CHARS] if reason else None,
-        latency_ms=r.kernel.median_ms if r.kernel else None, baseline_ms=r.baseline.median_ms if r.baseline else None,
-        speedup=r.speedup_vs_baseline, speedup_ci_low=r.speedup_ci[0] if r.speedup_ci else None,
-        speedup_ci_high=r.speedup_ci[1] if r.speedup_ci else None, timing_quality=r.timing_quality,
-        flags=flags, provenance=schema.MEASURED, content_hash=None,
-        source_hash=digest, selected=None, declared_outcome=None, declared_speedup=None,
-        declared_lowers=None, declared_pallas_coverage=None, tokens_in=None, tokens_out=None, wall_time_s=None,
-        model_latency_s=None, step_phase=None, step_iteration=None, step_parent=None, step_beam=None,
+        latency_ms=r.kernel.median_ms if r.kernel else None,
+        baseline_ms=r.baseline.median_ms if r.baseline else None,
+        speedup=r.speedup_vs_baseline,
+        speedup_ci_low=r.speedup_ci[0] if r.speedup_ci else None,
+        speedup_ci_high=r.speedup_ci[1] if r.speedup_ci else None,
+        timing_quality=r.timing_quality,
+        flags=flags,
+        provenance=schema.MEASURED,
+        content_hash=None,
+        source_hash=digest,
+        selected=None,
+        declared_outcome=None,
+        declared_speedup=None,
+        declared_lowers=None,
+        declared_pallas_coverage=None,
+        tokens_in=None,
+        tokens_out=None,
+        wall_time_s=None,
+        model_latency_s=None,
+        step_phase=None,
+        step_iteration=None,
+        step_parent=None,
+        step_beam=None,
         harness_version=r.env.harness_version if r.env else bench.HARNESS_VERSION,
-        sandbox=r.env.sandbox if r.env else None, freshness_key=key, recorded_at=_dt.datetime.now(_dt.UTC),
+        sandbox=r.env.sandbox if r.env else None,
+        freshness_key=key,
+        recorded_at=_dt.datetime.now(_dt.UTC),
         stored_at=None,
     )
 
 
-def _consolidate(job: SampleJob, traj: trajectory.Trajectory, selected: set[int], have: dict[str, SampleRow],
-                 data_dir: Path, chip: str, size: str) -> None:
+def _consolidate(
+    job: SampleJob,
+    traj: trajectory.Trajectory,
+    selected: set[int],
+    have: dict[str, SampleRow],
+    data_dir: Path,
+    chip: str,
+    size: str,
+) -> None:
     at = _dt.datetime.now(_dt.UTC)
     rows = [
         dataclasses.replace(
-            have[s.source_hash], track=schema.track_id(chip, size), submission=job.submission.id, stored_at=at,
-            workload=job.workload, sample_idx=s.sample, chain=s.chain, turn=s.turn, content_hash=job.content_hash,
-            selected=s.sample in selected, declared_outcome=s.declared.outcome if s.declared else None,
+            have[s.source_hash],
+            track=schema.track_id(chip, size),
+            submission=job.submission.id,
+            stored_at=at,
+            workload=job.workload,
+            sample_idx=s.sample,
+            chain=s.chain,
+            turn=s.turn,
+            content_hash=job.content_hash,
+            selected=s.sample in selected,
+            declared_outcome=s.declared.outcome if s.declared else None,
             declared_speedup=s.declared.speedup if s.declared else None,
             declared_lowers=s.declared.lowers if s.declared else None,
-            declared_pallas_coverage=s.declared.pallas_coverage if s.declared else None, tokens_in=s.tokens_in,
-            tokens_out=s.tokens_out, wall_time_s=s.wall_time_s, model_latency_s=s.model_latency_s,
-            step_phase=s.step.phase if s.step else None, step_iteration=s.step.iteration if s.step else None,
-            step_parent=s.step.parent if s.step else None, step_beam=s.step.beam if s.step else None)
+            declared_pallas_coverage=s.declared.pallas_coverage if s.declared else None,
+            tokens_in=s.tokens_in,
+            tokens_out=s.tokens_out,
+            wall_time_s=s.wall_time_s,
+            model_latency_s=s.model_latency_s,
+            step_phase=s.step.phase if s.step else None,
+            step_iteration=s.step.iteration if s.step else None,
+            step_parent=s.step.parent if s.step else None,
+            step_beam=s.step.beam if s.step else None,
+        )
         for s in traj.samples
     ]
     store.append_samples(data_dir, chip, size, job.submission.id, job.workload, table(SampleRow, rows), at)
@@ -215,9 +285,18 @@ def _consolidate(job: SampleJob, traj: trajectory.Trajectory, selected: set[int]
             break
 
 
-def run_sample_job(job: SampleJob, data_dir: Path, chip: str, size: str, official: bool, evaluator: str,
-                   report: Report, force: bool = False, progress: Callable[[int], Any] | None = None,
-                   runner: Executor | None = None) -> None:
+def run_sample_job(
+    job: SampleJob,
+    data_dir: Path,
+    chip: str,
+    size: str,
+    official: bool,
+    evaluator: str,
+    report: Report,
+    force: bool = False,
+    progress: Callable[[int], Any] | None = None,
+    runner: Executor | None = None,
+) -> None:
     """Evaluate what is missing of one trajectory file, journal each measurement, then write its samples file."""
     sub, wid = job.submission.id, job.workload
     try:

@@ -318,16 +318,17 @@ class SampleRow:
     # Autocomp (bench.agent.autocomp): the sample's place in the beam search, as the trajectory's `step` declares it
     step_phase: Annotated[
         str | None,
-        Public("an Autocomp sample's beam-search phase, translate or optimize, as the trajectory declares it; empty "
-               "for other methods"),
+        Public(
+            "an Autocomp sample's beam-search phase, translate or optimize, as the trajectory declares it; empty "
+            "for other methods"
+        ),
     ]
-    step_iteration: Annotated[
-        int | None, Public("an Autocomp sample's beam-search iteration (from 1), as declared")
-    ]
+    step_iteration: Annotated[int | None, Public("an Autocomp sample's beam-search iteration (from 1), as declared")]
     step_parent: Annotated[
         int | None,
-        Public("sample_idx of an Autocomp sample's parent, as declared; empty for the XLA reference (and other "
-               "methods)"),
+        Public(
+            "sample_idx of an Autocomp sample's parent, as declared; empty for the XLA reference (and other methods)"
+        ),
     ]
     step_beam: Annotated[
         bool | None, Public("whether an Autocomp sample entered a beam (became a parent), as declared")
@@ -376,9 +377,11 @@ class SubmissionRow:
     license: Annotated[str | None, Public("SPDX id of the kernels' license")]
     agent_calls: Annotated[
         str | None,
-        Public("an Autocomp run's model calls (submission.yaml agent_run.calls), JSON text: a list of {workload, kind "
-               "(plan, implement, menu, score), calls, tokens_in, tokens_out, model_latency_s [s]}; empty for other "
-               "submissions"),
+        Public(
+            "an Autocomp run's model calls (submission.yaml agent_run.calls), JSON text: a list of {workload, kind "
+            "(plan, implement, menu, score), calls, tokens_in, tokens_out, model_latency_s [s]}; empty for other "
+            "submissions"
+        ),
     ]
     provenance: Annotated[str, SHARED]
     recorded_at: Annotated[_dt.datetime, SHARED]

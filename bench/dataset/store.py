@@ -83,8 +83,7 @@ def history_dir(data_dir: Path, chip: str, size: str, submission: str, workload:
     return data_path(data_dir, "results", chip, size, submission, workload)
 
 
-def evaluation_path(data_dir: Path, chip: str, size: str, submission: str, workload: str,
-                    at: _dt.datetime) -> Path:
+def evaluation_path(data_dir: Path, chip: str, size: str, submission: str, workload: str, at: _dt.datetime) -> Path:
     """A new, unused file for one evaluation: its UTC time (sortable) plus a random suffix, so two evaluations
     never share a name, even within one microsecond."""
     stamp = at.astimezone(_dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
@@ -190,8 +189,9 @@ def latest_result(data_dir: Path, chip: str, size: str, submission: str, workloa
     return rows[-1] if rows else None
 
 
-def append_samples(data_dir: Path, chip: str, size: str, submission: str, workload: str, table: pa.Table,
-                   at: _dt.datetime) -> Path:
+def append_samples(
+    data_dir: Path, chip: str, size: str, submission: str, workload: str, table: pa.Table, at: _dt.datetime
+) -> Path:
     """Store a workload's complete set of measured samples (every row's `stored_at` = `at`) beside the earlier
     sets, never replacing a file. Returns the path written."""
     path = sample_set_path(data_dir, chip, size, submission, workload, at)

@@ -26,8 +26,9 @@ def workload_names(n: int) -> list[str]:
     return ids + [f"{len(ids) + i + 1}s_Synthetic_{i + 1}" for i in range(n - len(ids))]
 
 
-def _results(rng: np.random.Generator, sub: str, kind: str, workloads: list[str], chip: str, size: str,
-             now: _dt.datetime) -> pa.Table:
+def _results(
+    rng: np.random.Generator, sub: str, kind: str, workloads: list[str], chip: str, size: str, now: _dt.datetime
+) -> pa.Table:
     n = len(workloads)
     baseline = rng.lognormal(0.0, 1.0, n)
     if kind == "baseline":
@@ -60,8 +61,9 @@ def _results(rng: np.random.Generator, sub: str, kind: str, workloads: list[str]
         "speedup_ci_low": np.where(ok, speed * (1 - width), np.nan).tolist(),
         "speedup_ci_high": np.where(ok, speed * (1 + width), np.nan).tolist(),
         "timing_quality": [("noisy" if w > 0.12 else "ok") if k else None for k, w in zip(ok, width, strict=True)],
-        "timing_quality_reason": ["synthetic: wide interval" if k and w > 0.12 else None
-                                  for k, w in zip(ok, width, strict=True)],
+        "timing_quality_reason": [
+            "synthetic: wide interval" if k and w > 0.12 else None for k, w in zip(ok, width, strict=True)
+        ],
         "wall_speedup": np.where(ok, speed * 0.9, np.nan).tolist(),
         "speedup_vs_pallas": [None] * n,
         "flops": flops.tolist(),
@@ -81,8 +83,9 @@ def _results(rng: np.random.Generator, sub: str, kind: str, workloads: list[str]
         "interpret": [True] * n,
         "tpu_lowering": (lowering := [_lowering(rng, o, p) for o, p in zip(ok, has_pallas, strict=True)]),
         "pallas_coverage": [float(c) if low == "ok" else None for c, low in zip(coverage, lowering, strict=True)],
-        "readiness_check": [("verified" if rng.random() < 0.8 else "unverified") if low == "ok" else None
-                            for low in lowering],
+        "readiness_check": [
+            ("verified" if rng.random() < 0.8 else "unverified") if low == "ok" else None for low in lowering
+        ],
         "content_hash": [f"synthetic-{sub}-{w}" for w in workloads],
         "freshness_key": [f"synthetic-{sub}-{w}" for w in workloads],
         **_timing_detail(sub, baseline, np.where(ok, baseline / speed, np.nan), ok),
@@ -92,8 +95,7 @@ def _results(rng: np.random.Generator, sub: str, kind: str, workloads: list[str]
         "result_json": [""] * n,
     }
     table = pa.table(cols)
-    return pa.Table.from_arrays([table[f.name].cast(f.type) for f in schema.RESULTS],
-                                schema=schema.RESULTS)
+    return pa.Table.from_arrays([table[f.name].cast(f.type) for f in schema.RESULTS], schema=schema.RESULTS)
 
 
 def _timing_detail(sub: str, baseline: np.ndarray, kernel: np.ndarray, ok: np.ndarray) -> dict[str, list]:
@@ -107,12 +109,14 @@ def _timing_detail(sub: str, baseline: np.ndarray, kernel: np.ndarray, ok: np.nd
     def blocks(ms: float) -> list[float]:
         return [float(ms * b) for b in rng.lognormal(0.0, 0.03, 8)]
 
-    return {"compile_s_kernel": np.where(ok, base_s * rng.lognormal(1.0, 1.2, n), np.nan).tolist(),
-            "compile_s_baseline": base_s.tolist(),
-            "block_order": [order if k else None for k in ok],
-            "block_ms_baseline": [blocks(b) if k else None for b, k in zip(baseline, ok, strict=True)],
-            "block_ms_kernel": [blocks(m) if k else None for m, k in zip(kernel, ok, strict=True)],
-            "block_ms_pallas_reference": [None] * n}
+    return {
+        "compile_s_kernel": np.where(ok, base_s * rng.lognormal(1.0, 1.2, n), np.nan).tolist(),
+        "compile_s_baseline": base_s.tolist(),
+        "block_order": [order if k else None for k in ok],
+        "block_ms_baseline": [blocks(b) if k else None for b, k in zip(baseline, ok, strict=True)],
+        "block_ms_kernel": [blocks(m) if k else None for m, k in zip(kernel, ok, strict=True)],
+        "block_ms_pallas_reference": [None] * n,
+    }
 
 
 def _lowering(rng: np.random.Generator, ok: bool, has_pallas: bool) -> str | None:
@@ -122,12 +126,17 @@ def _lowering(rng: np.random.Generator, ok: bool, has_pallas: bool) -> str | Non
     return "ok" if rng.random() < 0.7 else str(rng.choice(["Mosaic: unsupported op", "Mosaic: block shape"]))
 
 
-STATUS_OF = {"api_runtime_error": "compile_error", "wrong_output": "incorrect", "correct": "correct",
-             schema.INTEGRITY_EXCLUDED: "correct"}
+STATUS_OF = {
+    "api_runtime_error": "compile_error",
+    "wrong_output": "incorrect",
+    "correct": "correct",
+    schema.INTEGRITY_EXCLUDED: "correct",
+}
 
 
-def _samples(rng: np.random.Generator, sub: str, workloads: list[str], n_samples: int, track: str,
-             now: _dt.datetime) -> pa.Table:
+def _samples(
+    rng: np.random.Generator, sub: str, workloads: list[str], n_samples: int, track: str, now: _dt.datetime
+) -> pa.Table:
     """Measured samples of every workload, shaped like ingest's v2 rows: chains x turns, source hashes with repeats,
     the selected sample (the first correct one), declared values of which about 1% disagree with the measurement."""
     n = len(workloads) * n_samples
@@ -154,12 +163,13 @@ def _samples(rng: np.random.Generator, sub: str, workloads: list[str], n_samples
     }
     first_correct = np.zeros(n, bool)
     for w in range(len(workloads)):  # the submitted kernel: the first correct sample of each workload
-        hits = np.flatnonzero(correct[w * n_samples:(w + 1) * n_samples])
+        hits = np.flatnonzero(correct[w * n_samples : (w + 1) * n_samples])
         if hits.size:
             first_correct[w * n_samples + hits[0]] = True
     lie = rng.random(n) < 0.01  # a few declarations disagree with the measurement
     cols.update(
-        chain=idx // turns, turn=idx % turns,
+        chain=idx // turns,
+        turn=idx % turns,
         status=[STATUS_OF[o] for o in outcome],
         reason=np.where(correct, "ok", "synthetic failure"),
         baseline_ms=rng.lognormal(0, 1, n),
@@ -168,29 +178,52 @@ def _samples(rng: np.random.Generator, sub: str, workloads: list[str], n_samples
         selected=first_correct,
         declared_outcome=np.where(lie, "correct", np.where(outcome == schema.INTEGRITY_EXCLUDED, "correct", outcome)),
         declared_speedup=np.where(lie | correct, speed * np.where(lie, 4.0, 1.0), np.nan),
-        tokens_in=rng.integers(1000, 9000, n), tokens_out=rng.integers(200, 2000, n),
-        harness_version=["synthetic"] * n, sandbox=["none"] * n,
+        tokens_in=rng.integers(1000, 9000, n),
+        tokens_out=rng.integers(200, 2000, n),
+        harness_version=["synthetic"] * n,
+        sandbox=["none"] * n,
     )
     table = pa.table(cols)
     return pa.Table.from_arrays(
         [table[f.name].cast(f.type) if f.name in cols else pa.nulls(n, f.type) for f in schema.SAMPLES],
-        schema=schema.SAMPLES)
+        schema=schema.SAMPLES,
+    )
 
 
 def _meta(sub: str, kind: str, now: _dt.datetime, n_samples: int) -> pa.Table:
     row = {
-        "schema_version": schema.SCHEMA_VERSION, "submission": sub, "name": sub.replace("-", " ").title(),
-        "kind": kind, "method": "synthetic", "model": "synthetic", "model_version": "0",
-        "agent_framework": "synthetic", "authors": ["synthetic"], "contact": "nobody@example.invalid",
-        "date": now.date().isoformat(), "samples_per_workload": n_samples, "selection_rule": "best",
-        "human_in_the_loop": False, "target_hardware": "cpu", "links": [], "license": "CC0-1.0",
-        "provenance": "synthetic", "recorded_at": now,
+        "schema_version": schema.SCHEMA_VERSION,
+        "submission": sub,
+        "name": sub.replace("-", " ").title(),
+        "kind": kind,
+        "method": "synthetic",
+        "model": "synthetic",
+        "model_version": "0",
+        "agent_framework": "synthetic",
+        "authors": ["synthetic"],
+        "contact": "nobody@example.invalid",
+        "date": now.date().isoformat(),
+        "samples_per_workload": n_samples,
+        "selection_rule": "best",
+        "human_in_the_loop": False,
+        "target_hardware": "cpu",
+        "links": [],
+        "license": "CC0-1.0",
+        "provenance": "synthetic",
+        "recorded_at": now,
     }
     return pa.Table.from_pylist([row], schema=schema.SUBMISSIONS)
 
 
-def generate(data_dir: Path, n_submissions: int = 100, n_workloads: int = 50, n_samples: int = 144,
-             chip: str = "cpu", size: str = "small", seed: int = 0) -> None:
+def generate(
+    data_dir: Path,
+    n_submissions: int = 100,
+    n_workloads: int = 50,
+    n_samples: int = 144,
+    chip: str = "cpu",
+    size: str = "small",
+    seed: int = 0,
+) -> None:
     """Write a synthetic dataset under data_dir: an XLA baseline, a hand-tuned set and `n_submissions` agent
     submissions, each with a measured trajectory of `n_samples` samples per workload (v2: what ingest stores).
 
@@ -225,5 +258,6 @@ def _declared(measured: pa.Table) -> pa.Table:
     table = pa.Table.from_arrays(cols, schema=schema.SAMPLES)
     table = table.set_column(schema.SAMPLES.get_field_index("outcome"), "outcome", measured["declared_outcome"])
     table = table.set_column(schema.SAMPLES.get_field_index("speedup"), "speedup", measured["declared_speedup"])
-    return table.set_column(schema.SAMPLES.get_field_index("provenance"), "provenance",
-                            pa.array([schema.DECLARED] * n, pa.string()))
+    return table.set_column(
+        schema.SAMPLES.get_field_index("provenance"), "provenance", pa.array([schema.DECLARED] * n, pa.string())
+    )

@@ -180,8 +180,9 @@ def parse(data: bytes, workload: str, rel: str) -> Parsed:
         return Parsed(None, [Problem(rel, "(file)", f"not UTF-8: {e}")])
     lines = text.splitlines()
     if len(lines) > MAX_SAMPLES:
-        return Parsed(None, [Problem(rel, "(file)",
-                                     f"{len(lines)} lines, more than the limit of {MAX_SAMPLES} samples")])
+        return Parsed(
+            None, [Problem(rel, "(file)", f"{len(lines)} lines, more than the limit of {MAX_SAMPLES} samples")]
+        )
     samples: list[Sample] = []
     seen_pos: dict[tuple[int, int], int] = {}
     for i, line in enumerate(lines):
@@ -206,12 +207,14 @@ def parse(data: bytes, workload: str, rel: str) -> Parsed:
             problems += _pydantic_problems(e, where)
             continue
         if s.sample != i:
-            problems.append(Problem(where, "sample",
-                                    f"expected {i} (samples count from 0 without gaps, in order), got {s.sample}"))
+            problems.append(
+                Problem(where, "sample", f"expected {i} (samples count from 0 without gaps, in order), got {s.sample}")
+            )
         pos = (s.chain, s.turn)
         if pos in seen_pos:
-            problems.append(Problem(where, "chain/turn",
-                                    f"chain {s.chain} turn {s.turn} repeats sample {seen_pos[pos]}"))
+            problems.append(
+                Problem(where, "chain/turn", f"chain {s.chain} turn {s.turn} repeats sample {seen_pos[pos]}")
+            )
         seen_pos.setdefault(pos, s.sample)
         if s.step is not None and s.step.parent is not None and s.step.parent >= s.sample:
             problems.append(Problem(where, "step.parent", f"{s.step.parent} is not an earlier sample of this file"))
@@ -253,20 +256,30 @@ def selection_problem(traj: Trajectory, kernel: bytes, where: str) -> Problem | 
     """The selection rule: the submitted kernel file must be byte-identical to one of the workload's samples."""
     if traj.samples_with(source_hash(kernel)):
         return None
-    return Problem(where, "selection rule",
-                   f"not one of the {len(traj.samples)} samples of {relpath(traj.workload)} (compared byte for byte, "
-                   f"sha256 {source_hash(kernel)[:12]}); submit the sample you selected, unchanged")
+    return Problem(
+        where,
+        "selection rule",
+        f"not one of the {len(traj.samples)} samples of {relpath(traj.workload)} (compared byte for byte, "
+        f"sha256 {source_hash(kernel)[:12]}); submit the sample you selected, unchanged",
+    )
 
 
-def check_submission(folder: Folder, entries: list[Entry], kernels: dict[str, bytes], known: set[str],
-                     budget: int | None) -> tuple[Checked, list[Problem]]:
+def check_submission(
+    folder: Folder, entries: list[Entry], kernels: dict[str, bytes], known: set[str], budget: int | None
+) -> tuple[Checked, list[Problem]]:
     """Validate trajectory/ of one submission (its layout is checked by validate): workload names, every file,
     the sample budget, a kernel for each trajectory, and the selection rule."""
     out, problems = Checked(), []
-    names = [e.relpath for e in entries if e.kind == "file" and e.relpath.startswith(f"{TRAJECTORY_DIR}/")
-             and e.relpath.endswith(SUFFIX) and e.relpath.count("/") == 1]
+    names = [
+        e.relpath
+        for e in entries
+        if e.kind == "file"
+        and e.relpath.startswith(f"{TRAJECTORY_DIR}/")
+        and e.relpath.endswith(SUFFIX)
+        and e.relpath.count("/") == 1
+    ]
     for rel in names:
-        wid = rel[len(TRAJECTORY_DIR) + 1:-len(SUFFIX)]
+        wid = rel[len(TRAJECTORY_DIR) + 1 : -len(SUFFIX)]
         where = folder.where(rel)
         if wid not in known:
             problems.append(Problem(where, "workload id", f"unknown workload {wid!r} (see `bench list`)"))
@@ -277,14 +290,24 @@ def check_submission(folder: Folder, entries: list[Entry], kernels: dict[str, by
         if traj is None:
             continue
         if budget is not None and len(traj.samples) > budget:
-            problems.append(Problem(where, "(file)", f"{len(traj.samples)} samples, more than samples_per_workload "
-                                                     f"({budget}) in submission.yaml"))
+            problems.append(
+                Problem(
+                    where,
+                    "(file)",
+                    f"{len(traj.samples)} samples, more than samples_per_workload ({budget}) in submission.yaml",
+                )
+            )
         kernel_rel = f"kernels/{wid}.py"
         if wid not in kernels:
-            problems.append(Problem(folder.where(kernel_rel), "(file)", f"absent, but {rel} holds this workload's "
-                                    "samples: submit the sample you selected as the kernel"))
+            problems.append(
+                Problem(
+                    folder.where(kernel_rel),
+                    "(file)",
+                    f"absent, but {rel} holds this workload's samples: submit the sample you selected as the kernel",
+                )
+            )
             continue
-        if (bad := selection_problem(traj, kernels[wid], folder.where(kernel_rel))):
+        if bad := selection_problem(traj, kernels[wid], folder.where(kernel_rel)):
             problems.append(bad)
             continue
         out.files[wid] = rel
@@ -326,13 +349,21 @@ class AgentRun(BaseModel):
     # Autocomp (bench.agent.autocomp): how each workload's search ended ("iterations" | "early_stop@<i>"), which makes
     # it complete whatever its count; and its model calls per kind (plan, implement, menu, score)
     ended: dict[str, Annotated[str, Field(pattern=r"^(iterations|early_stop@[0-9]{1,6})$")]] | None = Field(
-        None, max_length=1000)
+        None, max_length=1000
+    )
     calls: dict[str, dict[Literal["plan", "implement", "menu", "score"], CallCost]] | None = Field(
-        None, max_length=1000)
+        None, max_length=1000
+    )
 
 
-def check_agent_run(run: AgentRun | None, samples_per_workload: int | None, checked: Checked, kernels: set[str],
-                    known: set[str], where: str) -> list[Problem]:
+def check_agent_run(
+    run: AgentRun | None,
+    samples_per_workload: int | None,
+    checked: Checked,
+    kernels: set[str],
+    known: set[str],
+    where: str,
+) -> list[Problem]:
     """`agent_run` agrees with the folder: each reached workload's trajectory holds exactly its count of samples (or,
     when none of them ran, the workload has neither kernel nor trajectory), no kernel or trajectory is outside it,
     samples_per_workload is the largest count, and `complete` is true exactly when every planned workload got its
@@ -360,17 +391,27 @@ def check_agent_run(run: AgentRun | None, samples_per_workload: int | None, chec
         problem("samples", f"{over[:5]} got more samples than planned ({run.planned_samples_per_workload})")
     most = max(run.samples.values(), default=None)
     if samples_per_workload is not None and most is not None and samples_per_workload != most:
-        problems.append(Problem(where, "samples_per_workload", f"is {samples_per_workload}, but the run's largest "
-                                f"sample count in agent_run.samples is {most}: say what the run did"))
+        problems.append(
+            Problem(
+                where,
+                "samples_per_workload",
+                f"is {samples_per_workload}, but the run's largest "
+                f"sample count in agent_run.samples is {most}: say what the run did",
+            )
+        )
     ended = run.ended or {}
     stray = sorted(set(ended) - set(run.samples))
     if stray:
         problem("ended", f"{stray[:5]} ended but have no samples here")
-    finished = not run.not_started and all(c == run.planned_samples_per_workload or w in ended
-                                           for w, c in run.samples.items())
+    finished = not run.not_started and all(
+        c == run.planned_samples_per_workload or w in ended for w, c in run.samples.items()
+    )
     if run.complete != finished:
-        problem("complete", f"is {str(run.complete).lower()}, but {'every' if finished else 'not every'} planned "
-                            "workload got its planned samples")
+        problem(
+            "complete",
+            f"is {str(run.complete).lower()}, but {'every' if finished else 'not every'} planned "
+            "workload got its planned samples",
+        )
     if run.complete == (run.stopped is not None):
         problem("stopped", "says why an incomplete run stopped (and only an incomplete one)")
     return problems

@@ -111,8 +111,9 @@ def _layout_problems(folder: Folder, entries: list[Entry], known: set[str], traj
         if e.kind == "symlink":
             problems.append(Problem(where, "(file)", "is a symbolic link; put the real file in the folder"))
         elif e.kind == "other":
-            problems.append(Problem(where, "(file)",
-                                    "is not a regular file or folder (FIFO, device, socket); remove it"))
+            problems.append(
+                Problem(where, "(file)", "is not a regular file or folder (FIFO, device, socket); remove it")
+            )
         elif e.kind == "file" and e.size > LIMITS.file_bytes:
             problems.append(Problem(where, "(file)", f"file too large ({e.size} bytes, at most {LIMITS.file_bytes})"))
         elif e.kind == "dir" and _file_expected(e.relpath, traj_file):
@@ -126,8 +127,16 @@ def _layout_problems(folder: Folder, entries: list[Entry], known: set[str], traj
 
 def _file_expected(relpath: str, traj_file: str | None) -> bool:
     parts = relpath.split("/")
-    return (relpath in (META_FILE, traj_file) or len(parts) == 2 and (
-        parts[0] == KERNELS and parts[1].endswith(".py") or parts[0] == TRAJECTORY_DIR and parts[1].endswith(".jsonl")))
+    return (
+        relpath in (META_FILE, traj_file)
+        or len(parts) == 2
+        and (
+            parts[0] == KERNELS
+            and parts[1].endswith(".py")
+            or parts[0] == TRAJECTORY_DIR
+            and parts[1].endswith(".jsonl")
+        )
+    )
 
 
 def _in_layout(e: Entry, known: set[str], traj_file: str | None) -> bool:
@@ -149,8 +158,10 @@ def _stray_hint(e: Entry, known: set[str]) -> str:
     if name.endswith(".py") and name[:-3] in known and e.relpath.count("/") == 0:
         return f"stray file: a kernel goes in {KERNELS}/{shown_text(name)}; move it there"
     what = "folder" if e.kind == "dir" else "file"
-    return (f"stray {what}: not part of a submission (submission.yaml, {KERNELS}/<workload_id>.py, the trajectory, "
-            f"{SOURCE_DIR}/); move supporting material into {SOURCE_DIR}/ or remove it")
+    return (
+        f"stray {what}: not part of a submission (submission.yaml, {KERNELS}/<workload_id>.py, the trajectory, "
+        f"{SOURCE_DIR}/); move supporting material into {SOURCE_DIR}/ or remove it"
+    )
 
 
 # -- kernels ------------------------------------------------------------------------------------------------------
@@ -178,16 +189,22 @@ def unknown_workload(wid: object, known: set[str]) -> str:
     return f"unknown workload {shorten(wid)} ({hint})"
 
 
-def _check_kernels(folder: Folder, entries: list[Entry], meta: dict, known: set[str],
-                   blobs: dict[str, bytes]) -> tuple[dict[str, Path], list[Problem]]:
-    files = [e for e in entries if e.kind == "file" and e.relpath.startswith(f"{KERNELS}/")
-             and e.relpath.count("/") == 1 and e.relpath.endswith(".py")]
+def _check_kernels(
+    folder: Folder, entries: list[Entry], meta: dict, known: set[str], blobs: dict[str, bytes]
+) -> tuple[dict[str, Path], list[Problem]]:
+    files = [
+        e
+        for e in entries
+        if e.kind == "file"
+        and e.relpath.startswith(f"{KERNELS}/")
+        and e.relpath.count("/") == 1
+        and e.relpath.endswith(".py")
+    ]
     problems, kernels = [], {}
     for e in files:
-        wid, where = e.relpath[len(KERNELS) + 1:-3], folder.where(e.relpath)
+        wid, where = e.relpath[len(KERNELS) + 1 : -3], folder.where(e.relpath)
         if wid not in known:
-            problems.append(Problem(where, "workload id",
-                                    f"{unknown_workload(wid, known)}; rename the file"))
+            problems.append(Problem(where, "workload id", f"{unknown_workload(wid, known)}; rename the file"))
             continue
         try:
             blob = folder.read_bytes(e.relpath, LIMITS.kernel_bytes)
@@ -204,7 +221,7 @@ def _check_kernels(folder: Folder, entries: list[Entry], meta: dict, known: set[
             blobs[e.relpath], kernels[wid] = blob, folder.root / e.relpath
     listed = meta.get("workloads")
     listed = listed if isinstance(listed, list) else []  # as written (may be wrong)
-    present = {e.relpath[len(KERNELS) + 1:-3] for e in files}
+    present = {e.relpath[len(KERNELS) + 1 : -3] for e in files}
     yfile = folder.where(META_FILE)
     for w in listed:
         if not isinstance(w, str):
@@ -212,11 +229,21 @@ def _check_kernels(folder: Folder, entries: list[Entry], meta: dict, known: set[
         if w not in known:
             problems.append(Problem(yfile, "workloads", unknown_workload(w, known)))
         elif w not in present:
-            problems.append(Problem(folder.where(f"{KERNELS}/{w}.py"), "(file)",
-                                    "kernel file absent, but listed in workloads; add it or remove it from the list"))
+            problems.append(
+                Problem(
+                    folder.where(f"{KERNELS}/{w}.py"),
+                    "(file)",
+                    "kernel file absent, but listed in workloads; add it or remove it from the list",
+                )
+            )
     if not files:
-        problems.append(Problem(folder.where(f"{KERNELS}/"), "(folder)",
-                                f"no kernel files; put one file per workload at {KERNELS}/<workload_id>.py"))
+        problems.append(
+            Problem(
+                folder.where(f"{KERNELS}/"),
+                "(folder)",
+                f"no kernel files; put one file per workload at {KERNELS}/<workload_id>.py",
+            )
+        )
     return kernels, problems
 
 
@@ -247,8 +274,9 @@ def _trajectory_row(row: dict[Any, Any], known: set[str], where: str) -> tuple[d
     return (None if problems else parsed), problems
 
 
-def _check_trajectory(folder: Folder, rel: str, meta: dict[str, Any], known: set[str], kernels: set[str],
-                      blobs: dict[str, bytes]) -> tuple[list[dict[str, Any]], list[Problem]]:
+def _check_trajectory(
+    folder: Folder, rel: str, meta: dict[str, Any], known: set[str], kernels: set[str], blobs: dict[str, bytes]
+) -> tuple[list[dict[str, Any]], list[Problem]]:
     where = folder.where(rel)
     try:
         blob = folder.read_bytes(rel, LIMITS.csv_bytes, "trajectory.file")
@@ -265,8 +293,14 @@ def _check_trajectory(folder: Folder, rel: str, meta: dict[str, Any], known: set
         missing = [c for c in ("workload", "sample_idx", "outcome") if c not in header]
         unknown = [c for c in header if c not in TRAJECTORY_COLUMNS]
         if missing or unknown or len(set(header)) != len(header):
-            return [], [Problem(where, "(header)", f"expected the columns {list(TRAJECTORY_COLUMNS)} (the last two "
-                                                   f"optional), got {shorten(header)}; fix the first line")]
+            return [], [
+                Problem(
+                    where,
+                    "(header)",
+                    f"expected the columns {list(TRAJECTORY_COLUMNS)} (the last two "
+                    f"optional), got {shorten(header)}; fix the first line",
+                )
+            ]
         for line, row in enumerate(reader, start=2):
             parsed, errs = _trajectory_row(row, known, f"{where}:{line}")
             problems += errs
@@ -297,21 +331,37 @@ def _check_samples(rows: list[dict], where: str, meta: dict, kernels: set[str]) 
     for wid, samples in sorted(by_workload.items()):
         first = f"{where}:{samples[0]['line']}"
         if wid not in kernels:
-            problems.append(Problem(first, "workload", f"samples for {wid} but no kernel at {KERNELS}/{wid}.py; every "
-                                                       "workload of the trajectory needs its submitted kernel"))
+            problems.append(
+                Problem(
+                    first,
+                    "workload",
+                    f"samples for {wid} but no kernel at {KERNELS}/{wid}.py; every "
+                    "workload of the trajectory needs its submitted kernel",
+                )
+            )
         if len(samples) > n_max:
-            problems.append(Problem(first, "sample_idx", f"{wid} has {len(samples)} samples, more than "
-                                                         f"samples_per_workload ({n_max}); raise it or drop samples"))
+            problems.append(
+                Problem(
+                    first,
+                    "sample_idx",
+                    f"{wid} has {len(samples)} samples, more than "
+                    f"samples_per_workload ({n_max}); raise it or drop samples",
+                )
+            )
         seen: set[int] = set()
         for r in samples:
             if r["sample_idx"] in seen:
-                problems.append(Problem(f"{where}:{r['line']}", "sample_idx",
-                                        f"duplicate sample ({wid!r}, {r['sample_idx']})"))
+                problems.append(
+                    Problem(f"{where}:{r['line']}", "sample_idx", f"duplicate sample ({wid!r}, {r['sample_idx']})")
+                )
             seen.add(r["sample_idx"])
         if seen and seen != set(range(len(seen))):
             gap = min(set(range(len(seen))) - seen)
-            problems.append(Problem(first, "sample_idx", f"{wid}: sample indices must run 0, 1, 2, ... without gaps; "
-                                                         f"{gap} is missing"))
+            problems.append(
+                Problem(
+                    first, "sample_idx", f"{wid}: sample indices must run 0, 1, 2, ... without gaps; {gap} is missing"
+                )
+            )
     return problems
 
 
@@ -322,8 +372,9 @@ def _known_workloads() -> set[str]:
     return set(workload_ids())
 
 
-def check(root: Path, known: set[str] | None = None,
-          shown: str | None = None) -> tuple[Submission | None, list[Problem]]:
+def check(
+    root: Path, known: set[str] | None = None, shown: str | None = None
+) -> tuple[Submission | None, list[Problem]]:
     """Validate the submission folder `root`. Returns (submission or None, problems); never raises on bad input.
 
     `shown` is how the folder is named in messages (default: `root` as given), e.g. "submissions/<id>".
@@ -348,9 +399,14 @@ def _check(folder: Folder, known: set[str]) -> tuple[Submission | None, list[Pro
         what = "is a symbolic link" if root.is_symlink() else "is not a folder"
         return None, [Problem(folder.shown, "(folder)", f"{what}; a submission is a folder submissions/<id>/")]
     if not ID_RE.match(sub_id):
-        return None, [Problem(folder.shown, "(folder name)",
-                              f"submission id {shorten(sub_id)} must match {ID_RE.pattern} (lowercase letters, digits, "
-                              "'.', '_', '-'; at most 64 characters); rename the folder")]
+        return None, [
+            Problem(
+                folder.shown,
+                "(folder name)",
+                f"submission id {shorten(sub_id)} must match {ID_RE.pattern} (lowercase letters, digits, "
+                "'.', '_', '-'; at most 64 characters); rename the folder",
+            )
+        ]
     entries = folder.entries()
     yfile = folder.where(META_FILE)
     blobs: dict[str, bytes] = {}
@@ -376,7 +432,7 @@ def _check(folder: Folder, known: set[str]) -> tuple[Submission | None, list[Pro
     problems += kp
     trajectory: list[dict[str, Any]] = []
     if traj_file:
-        present = {e.relpath[len(KERNELS) + 1:-3] for e in entries if e.relpath.startswith(f"{KERNELS}/")}
+        present = {e.relpath[len(KERNELS) + 1 : -3] for e in entries if e.relpath.startswith(f"{KERNELS}/")}
         trajectory, tp = _check_trajectory(folder, traj_file, meta, known, present, blobs)
         problems += tp
     budget = _declared_int(meta, "samples_per_workload")
@@ -384,8 +440,9 @@ def _check(folder: Folder, known: set[str]) -> tuple[Submission | None, list[Pro
     samples, sp = trajectory_v2.check_submission(folder, entries, kernel_blobs, known, budget)
     problems += sp
     if typed is not None:
-        problems += trajectory_v2.check_agent_run(typed.agent_run, typed.samples_per_workload, samples, set(kernels),
-                                                  known, yfile)
+        problems += trajectory_v2.check_agent_run(
+            typed.agent_run, typed.samples_per_workload, samples, set(kernels), known, yfile
+        )
     if problems or typed is None:
         return None, problems
     return Submission(sub_id, root, typed, kernels, trajectory, blobs, samples), []

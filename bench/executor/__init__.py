@@ -54,18 +54,24 @@ class Outcome(Generic[K]):
 class Executor(Protocol):
     name: str
 
-    def run(self, unit: Unit, evaluator: str, items: Sequence[tuple[K, EvalTask]],
-            batch: int = 1) -> Iterator[Outcome[K]]:
+    def run(
+        self, unit: Unit, evaluator: str, items: Sequence[tuple[K, EvalTask]], batch: int = 1
+    ) -> Iterator[Outcome[K]]:
         """Run `unit(host, evaluator, task_jsons)` on batches of at most `batch` items (tasks that differ only in
         the kernel file, bench.executor.host.batches); yield one outcome per item as its batch finishes."""
         ...
 
-    def close(self) -> None:
-        ...
+    def close(self) -> None: ...
 
 
-def make_executor(name: str = "local", *, chip: str, workers: int | None = None, address: str | None = None,
-                  ray_cpus: float | None = None) -> Executor:
+def make_executor(
+    name: str = "local",
+    *,
+    chip: str,
+    workers: int | None = None,
+    address: str | None = None,
+    ray_cpus: float | None = None,
+) -> Executor:
     """The executor called `name`. `chip` is the track's chip: a Ray task lands only on hosts of that chip."""
     if name == "local":
         from bench.executor.local import LocalExecutor

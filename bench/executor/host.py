@@ -75,7 +75,7 @@ def batches(items: Sequence[tuple[K, EvalTask]], size: int) -> Iterator[list[tup
     size = max(1, size)
     for group in groups.values():
         for i in range(0, len(group), size):
-            yield group[i:i + size]
+            yield group[i : i + size]
 
 
 def _warm_runner(template: EvalTask) -> Any:

@@ -24,8 +24,9 @@ def outcomes(keys: Sequence[K], results: Sequence[str | BaseException], host: st
         yield Outcome(key, None, r, host) if isinstance(r, BaseException) else Outcome(key, r, None, host)
 
 
-def run_batch(host: Host, unit: Unit, evaluator: str, batch: list[tuple[K, EvalTask]],
-              label: str) -> Iterator[Outcome[K]]:
+def run_batch(
+    host: Host, unit: Unit, evaluator: str, batch: list[tuple[K, EvalTask]], label: str
+) -> Iterator[Outcome[K]]:
     """Run one batch on `host`; a unit that raises (a harness bug) fails every task of the batch, nothing more."""
     keys = [k for k, _ in batch]
     try:
@@ -60,16 +61,19 @@ class LocalExecutor:
         self.workers = max(1, workers)
         self.host = Host()
 
-    def run(self, unit: Unit, evaluator: str, items: Sequence[tuple[K, EvalTask]],
-            batch: int = 1) -> Iterator[Outcome[K]]:
+    def run(
+        self, unit: Unit, evaluator: str, items: Sequence[tuple[K, EvalTask]], batch: int = 1
+    ) -> Iterator[Outcome[K]]:
         if self.workers == 1:
             for chunk in batches(items, batch):
                 yield from run_batch(self.host, unit, evaluator, chunk, HOST)
             return
         ctx = multiprocessing.get_context("spawn")
         with cf.ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx, initializer=_pool_init) as pool:
-            futures = {pool.submit(_pool_run, unit, evaluator, [t.model_dump_json() for _, t in chunk]):
-                       [k for k, _ in chunk] for chunk in batches(items, batch)}
+            futures = {
+                pool.submit(_pool_run, unit, evaluator, [t.model_dump_json() for _, t in chunk]): [k for k, _ in chunk]
+                for chunk in batches(items, batch)
+            }
             for fut in cf.as_completed(futures):
                 try:
                     yield from outcomes(futures[fut], fut.result(), HOST)

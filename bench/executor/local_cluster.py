@@ -32,8 +32,12 @@ LOOPBACK = "127.0.0.1"
 #: each wake-up lands on a core where a runner times. Two one-core nodes, 32 evaluations: 40-42 harness runs
 #: (rows re-timed as noisy: "the runner waited 5-8 % of the timed wall time for its core") with Ray's defaults,
 #: 36-40 without these (four runs each).
-QUIET_RAY = {"RAY_memory_monitor_refresh_ms": "0", "RAY_enable_worker_prestart": "0",
-             "RAY_prestart_worker_first_driver": "0", "RAY_enable_metrics_collection": "0"}
+QUIET_RAY = {
+    "RAY_memory_monitor_refresh_ms": "0",
+    "RAY_enable_worker_prestart": "0",
+    "RAY_prestart_worker_first_driver": "0",
+    "RAY_enable_metrics_collection": "0",
+}
 NODE_ENV = "JAXBENCH_NODE_NAME"  # set in each node's environment: "<cluster folder>/<node name>"
 
 
@@ -61,7 +65,7 @@ def _pids_of(node: Node) -> list[tuple[int, str]]:
             continue
         try:
             stat = (proc / "stat").read_text()
-            fields = stat[stat.rindex(")") + 2:].split()
+            fields = stat[stat.rindex(")") + 2 :].split()
             if fields[0] == "Z":
                 continue
             if int(fields[2]) == node.pgid or marker in (proc / "environ").read_bytes().split(b"\0"):
@@ -90,23 +94,47 @@ class LocalCluster:
         """Environment of a driver process (bench ingest --executor ray --address auto) for this cluster."""
         return {"RAY_ADDRESS": self.address, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0"}
 
-    def _start(self, name: str, args: list[str], cpus: float, resources: dict[str, float],
-               cores: set[int] | None = None) -> Node:
+    def _start(
+        self, name: str, args: list[str], cpus: float, resources: dict[str, float], cores: set[int] | None = None
+    ) -> Node:
         temp_dir = self.root / name  # short: Ray's unix sockets live below it
         log = self.root / f"{name}.log"
         node_label = f"{self.root.name}/{name}"
-        cmd = [sys.executable, "-m", "bench.executor.local_cluster", "node", "start", *args,
-               "--node-ip-address", LOOPBACK, "--include-log-monitor", "false", "--num-cpus", str(cpus),
-               "--resources", json.dumps(resources),
-               "--object-store-memory", str(self.object_store_mb << 20), "--temp-dir", str(temp_dir)]
-        env = {**os.environ, **QUIET_RAY, "RAY_USAGE_STATS_ENABLED": "0", "RAY_health_check_period_ms": "1000",
-               "RAY_health_check_failure_threshold": "3", **self.env,
-               "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "1",  # a driver's setting (driver_env) must not reach a node
-               NODE_ENV: node_label}  # marks every process of the node, Ray workers included
+        cmd = [
+            sys.executable,
+            "-m",
+            "bench.executor.local_cluster",
+            "node",
+            "start",
+            *args,
+            "--node-ip-address",
+            LOOPBACK,
+            "--include-log-monitor",
+            "false",
+            "--num-cpus",
+            str(cpus),
+            "--resources",
+            json.dumps(resources),
+            "--object-store-memory",
+            str(self.object_store_mb << 20),
+            "--temp-dir",
+            str(temp_dir),
+        ]
+        env = {
+            **os.environ,
+            **QUIET_RAY,
+            "RAY_USAGE_STATS_ENABLED": "0",
+            "RAY_health_check_period_ms": "1000",
+            "RAY_health_check_failure_threshold": "3",
+            **self.env,
+            "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "1",  # a driver's setting (driver_env) must not reach a node
+            NODE_ENV: node_label,
+        }  # marks every process of the node, Ray workers included
         pin = (lambda: os.sched_setaffinity(0, cores)) if cores else None  # inherited by every process of the node
         with open(log, "wb") as fh:
-            proc = subprocess.Popen(cmd, env=env, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True,
-                                    preexec_fn=pin)
+            proc = subprocess.Popen(
+                cmd, env=env, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=pin
+            )
         node = Node(name, temp_dir, proc.pid, log, node_label)
         self.nodes.append(node)
         if proc.wait(timeout=120) != 0:
@@ -114,8 +142,12 @@ class LocalCluster:
         return node
 
     def start_head(self, cpus: float = 1, resources: dict[str, float] | None = None) -> Node:
-        return self._start("head", ["--head", "--port", str(self.port), "--include-dashboard", "false",
-                                    "--disable-usage-stats"], cpus, resources or {})
+        return self._start(
+            "head",
+            ["--head", "--port", str(self.port), "--include-dashboard", "false", "--disable-usage-stats"],
+            cpus,
+            resources or {},
+        )
 
     def add_worker(self, resources: dict[str, float], cpus: float = 1, cores: set[int] | None = None) -> Node:
         """A worker node; `cores`: the CPU cores every process of the node is confined to (a stand-in for a
@@ -187,7 +219,7 @@ def _decode_address(hexaddr: str, v6: bool) -> str:
     raw = bytes.fromhex(hexaddr)
     if not v6:
         return socket.inet_ntop(socket.AF_INET, raw[::-1])
-    words = b"".join(raw[i:i + 4][::-1] for i in range(0, 16, 4))
+    words = b"".join(raw[i : i + 4][::-1] for i in range(0, 16, 4))
     return socket.inet_ntop(socket.AF_INET6, words)
 
 

@@ -51,8 +51,13 @@ MAX_RETRIES = 3  # resubmissions of a batch whose host (or its actor) died
 STALL_CHECK_S = 30.0  # while waiting, how often to check that some host can still run the pending batches
 CLOSE_TIMEOUT_S = 30.0  # for the hosts to close their warm runners
 #: What a batch's result raises when its host was lost (rather than the unit failing): retried elsewhere.
-HOST_LOST = (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError,
-             ray.exceptions.LocalRayletDiedError, ray.exceptions.ObjectLostError)
+HOST_LOST = (
+    ray.exceptions.RayActorError,
+    ray.exceptions.WorkerCrashedError,
+    ray.exceptions.NodeDiedError,
+    ray.exceptions.LocalRayletDiedError,
+    ray.exceptions.ObjectLostError,
+)
 
 
 def host_resource(chip: str) -> str:
@@ -102,7 +107,8 @@ def task_options(chip: str, cpus: float | None, hosts: list[dict[str, Any]]) -> 
     if not hosts:
         raise ExecutorUnavailable(
             f"no live node of this Ray cluster offers the resource {resource!r}: start each {chip} host with "
-            f"`ray start ... --resources '{{\"{resource}\": 1}}'` (docs/scale-out.md)")
+            f"`ray start ... --resources '{{\"{resource}\": 1}}'` (docs/scale-out.md)"
+        )
     opts: dict[str, Any] = {"num_cpus": 1 if cpus is None else cpus, "resources": {resource: 1}}
     gpus = min(n["Resources"].get("GPU", 0) for n in hosts)
     tpus = min(n["Resources"].get("TPU", 0) for n in hosts)
@@ -207,8 +213,9 @@ class RayExecutor:
         except Exception:  # noqa: BLE001  already gone
             pass
 
-    def run(self, unit: Unit, evaluator: str, items: Sequence[tuple[K, EvalTask]],
-            batch: int = 1) -> Iterator[Outcome[K]]:
+    def run(
+        self, unit: Unit, evaluator: str, items: Sequence[tuple[K, EvalTask]], batch: int = 1
+    ) -> Iterator[Outcome[K]]:
         queue: deque[_Batch[K]] = deque()
         for chunk in batches(items, batch):
             good: list[tuple[K, EvalTask, bytes]] = []
@@ -218,8 +225,14 @@ class RayExecutor:
                 except OSError as exc:
                     yield Outcome(key, None, exc, "head")
             if good:
-                queue.append(_Batch([k for k, _, _ in good], [t.model_dump_json() for _, t, _ in good],
-                                    [b for _, _, b in good], warm_key(good[0][1])))
+                queue.append(
+                    _Batch(
+                        [k for k, _, _ in good],
+                        [t.model_dump_json() for _, t, _ in good],
+                        [b for _, _, b in good],
+                        warm_key(good[0][1]),
+                    )
+                )
         idle = list(self.actors)
         running: dict[Any, tuple[Any, _Batch[K]]] = {}
         while queue or running:

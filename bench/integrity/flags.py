@@ -47,17 +47,53 @@ TRACE_UNSTABLE = "trace_unstable"  # tracing the candidate twice gave two differ
 
 # --- excluding: static tripwires on the source (bench.integrity.static_scan) ---------------------------
 STATIC_PREFIX = "static:"
-STATIC_FLAGS = frozenset(STATIC_PREFIX + name for name in (
-    "frame_inspection", "introspection", "native_memory", "jax_config", "environment", "threads", "subprocess",
-    "file_access", "network", "harness_import", "workload_import", "timer_patch", "monkeypatch", "profiler",
-    "host_callback", "native_call", "exit", "dynamic_code", "mutable_state",
-))
+STATIC_FLAGS = frozenset(
+    STATIC_PREFIX + name
+    for name in (
+        "frame_inspection",
+        "introspection",
+        "native_memory",
+        "jax_config",
+        "environment",
+        "threads",
+        "subprocess",
+        "file_access",
+        "network",
+        "harness_import",
+        "workload_import",
+        "timer_patch",
+        "monkeypatch",
+        "profiler",
+        "host_callback",
+        "native_call",
+        "exit",
+        "dynamic_code",
+        "mutable_state",
+    )
+)
 
-EXCLUDING_FLAGS = frozenset({
-    HOST_CALLBACK, LARGE_CONSTANT, NATIVE_CALL, DISALLOWED_OP, OVERSIZED_PROGRAM, BELOW_PHYSICS_FLOOR,
-    BELOW_BASELINE_ROOFLINE, SPEEDUP_ABOVE_THRESHOLD, TIMING_INCONSISTENT, RUNTIME_PATCHED, RUNTIME_JAX_CONFIG,
-    RUNTIME_ENVIRON, RUNTIME_THREADS, RUNTIME_PROCESSES, TRACE_UNSTABLE,
-}) | STATIC_FLAGS
+EXCLUDING_FLAGS = (
+    frozenset(
+        {
+            HOST_CALLBACK,
+            LARGE_CONSTANT,
+            NATIVE_CALL,
+            DISALLOWED_OP,
+            OVERSIZED_PROGRAM,
+            BELOW_PHYSICS_FLOOR,
+            BELOW_BASELINE_ROOFLINE,
+            SPEEDUP_ABOVE_THRESHOLD,
+            TIMING_INCONSISTENT,
+            RUNTIME_PATCHED,
+            RUNTIME_JAX_CONFIG,
+            RUNTIME_ENVIRON,
+            RUNTIME_THREADS,
+            RUNTIME_PROCESSES,
+            TRACE_UNSTABLE,
+        }
+    )
+    | STATIC_FLAGS
+)
 
 
 def is_excluding(flag: str) -> bool:

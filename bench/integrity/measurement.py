@@ -35,19 +35,30 @@ def sandbox_flags(sandbox_name: str) -> list[str]:
     return [SANDBOX_NONE] if sandbox_name != "bwrap" else []
 
 
-def audit_measurement(*, kernel_median_ms: float, chip: str, output_bytes: float | None,
-                      baseline_flops: float | None = None, baseline_bytes: float | None = None,
-                      speedup: float | None = None) -> MeasurementAudit:
+def audit_measurement(
+    *,
+    kernel_median_ms: float,
+    chip: str,
+    output_bytes: float | None,
+    baseline_flops: float | None = None,
+    baseline_bytes: float | None = None,
+    speedup: float | None = None,
+) -> MeasurementAudit:
     """All parent-side measurement checks of one correct result; the pipeline applies flags and rejection."""
     audit = MeasurementAudit()
     hard = output_floor_ms(output_bytes, chip)
     soft = roofline_ms(baseline_flops, baseline_bytes, chip)
-    audit.details["physics"] = {"output_floor_ms": round(hard, 6), "baseline_roofline_ms": round(soft, 6),
-                                "output_bytes": output_bytes}
+    audit.details["physics"] = {
+        "output_floor_ms": round(hard, 6),
+        "baseline_roofline_ms": round(soft, 6),
+        "output_bytes": output_bytes,
+    }
     if hard > 0 and kernel_median_ms < hard:
         audit.flags.append(BELOW_PHYSICS_FLOOR)
-        audit.reject_reason = (f"kernel median {kernel_median_ms:.4g} ms is below the physics floor {hard:.4g} ms on "
-                               f"{chip} (writing {output_bytes:.3g} output bytes at peak bandwidth): it cannot be real")
+        audit.reject_reason = (
+            f"kernel median {kernel_median_ms:.4g} ms is below the physics floor {hard:.4g} ms on "
+            f"{chip} (writing {output_bytes:.3g} output bytes at peak bandwidth): it cannot be real"
+        )
     elif soft > 0 and kernel_median_ms < soft:
         audit.flags.append(BELOW_BASELINE_ROOFLINE)
     if speedup is not None and speedup > SPEEDUP_AUDIT_THRESHOLD:

@@ -21,48 +21,216 @@ from bench.integrity.flags import STATIC_PREFIX
 
 # Tokens (identifiers, attribute names, module path components) that trip a flag wherever they appear.
 _TOKENS: dict[str, frozenset[str]] = {
-    "frame_inspection": frozenset({"inspect", "_getframe", "currentframe", "f_back", "f_locals", "f_globals",
-                                   "tb_frame", "gi_frame", "cr_frame", "settrace", "setprofile", "extract_stack",
-                                   "walk_stack", "_current_frames"}),
-    "introspection": frozenset({"gc", "get_objects", "get_referrers", "get_referents", "__subclasses__",
-                                "__globals__", "__code__", "__closure__", "__builtins__", "modules",
-                                "live_arrays", "live_buffers"}),
-    "native_memory": frozenset({"ctypes", "cffi", "mmap", "unsafe_buffer_pointer", "__array_interface__",
-                                "__cuda_array_interface__", "dlpack"}),
-    "jax_config": frozenset({"config", "compilation_cache", "set_cache_dir", "jax_default_matmul_precision",
-                             "default_matmul_precision", "jax_enable_x64", "enable_x64"}),
+    "frame_inspection": frozenset(
+        {
+            "inspect",
+            "_getframe",
+            "currentframe",
+            "f_back",
+            "f_locals",
+            "f_globals",
+            "tb_frame",
+            "gi_frame",
+            "cr_frame",
+            "settrace",
+            "setprofile",
+            "extract_stack",
+            "walk_stack",
+            "_current_frames",
+        }
+    ),
+    "introspection": frozenset(
+        {
+            "gc",
+            "get_objects",
+            "get_referrers",
+            "get_referents",
+            "__subclasses__",
+            "__globals__",
+            "__code__",
+            "__closure__",
+            "__builtins__",
+            "modules",
+            "live_arrays",
+            "live_buffers",
+        }
+    ),
+    "native_memory": frozenset(
+        {"ctypes", "cffi", "mmap", "unsafe_buffer_pointer", "__array_interface__", "__cuda_array_interface__", "dlpack"}
+    ),
+    "jax_config": frozenset(
+        {
+            "config",
+            "compilation_cache",
+            "set_cache_dir",
+            "jax_default_matmul_precision",
+            "default_matmul_precision",
+            "jax_enable_x64",
+            "enable_x64",
+        }
+    ),
     "environment": frozenset({"environ", "putenv", "unsetenv", "getenv", "environb"}),
-    "threads": frozenset({"threading", "_thread", "multiprocessing", "concurrent", "asyncio", "fork",
-                          "forkpty", "Thread", "Timer", "signal", "sched"}),
-    "subprocess": frozenset({"subprocess", "system", "popen", "Popen", "execv", "execve", "execvp", "spawnv",
-                             "spawnl", "posix_spawn", "pty"}),
-    "file_access": frozenset({"open", "pathlib", "Path", "shutil", "tempfile", "glob", "listdir", "scandir",
-                              "walk", "remove", "unlink", "rename", "replace", "mkdir", "makedirs", "rmdir",
-                              "pickle", "shelve", "load", "save", "savez", "fromfile", "tofile", "chdir", "io",
-                              "memmap", "sqlite3"}),
-    "network": frozenset({"socket", "http", "urllib", "urllib3", "requests", "httpx", "ssl", "ftplib",
-                          "smtplib", "xmlrpc", "socketserver", "websocket", "grpc"}),
+    "threads": frozenset(
+        {
+            "threading",
+            "_thread",
+            "multiprocessing",
+            "concurrent",
+            "asyncio",
+            "fork",
+            "forkpty",
+            "Thread",
+            "Timer",
+            "signal",
+            "sched",
+        }
+    ),
+    "subprocess": frozenset(
+        {
+            "subprocess",
+            "system",
+            "popen",
+            "Popen",
+            "execv",
+            "execve",
+            "execvp",
+            "spawnv",
+            "spawnl",
+            "posix_spawn",
+            "pty",
+        }
+    ),
+    "file_access": frozenset(
+        {
+            "open",
+            "pathlib",
+            "Path",
+            "shutil",
+            "tempfile",
+            "glob",
+            "listdir",
+            "scandir",
+            "walk",
+            "remove",
+            "unlink",
+            "rename",
+            "replace",
+            "mkdir",
+            "makedirs",
+            "rmdir",
+            "pickle",
+            "shelve",
+            "load",
+            "save",
+            "savez",
+            "fromfile",
+            "tofile",
+            "chdir",
+            "io",
+            "memmap",
+            "sqlite3",
+        }
+    ),
+    "network": frozenset(
+        {
+            "socket",
+            "http",
+            "urllib",
+            "urllib3",
+            "requests",
+            "httpx",
+            "ssl",
+            "ftplib",
+            "smtplib",
+            "xmlrpc",
+            "socketserver",
+            "websocket",
+            "grpc",
+        }
+    ),
     "harness_import": frozenset({"bench", "JAXBench", "harness", "evaluate", "correctness", "pytest"}),
     # pallas_refs/ (the project's hand-tuned Pallas library, no reference outputs, read-only) may be imported.
     "workload_import": frozenset({"workloads", "create_inputs", "baseline", "_common"}),
-    "profiler": frozenset({"profiler", "TraceAnnotation", "StepTraceAnnotation", "start_trace", "stop_trace",
-                           "xprof", "tensorboard", "perfetto", "annotate_function"}),
-    "host_callback": frozenset({"pure_callback", "io_callback", "host_callback", "callback", "id_tap",
-                                "call_tf"}),
-    "native_call": frozenset({"ffi", "ffi_call", "custom_call", "register_ffi_target", "xla_client",
-                              "mlir", "hlo", "stablehlo"}),
-    "exit": frozenset({"exit", "_exit", "quit", "abort", "kill", "killpg", "SystemExit", "KeyboardInterrupt",
-                       "atexit", "excepthook"}),
-    "dynamic_code": frozenset({"exec", "eval", "compile", "__import__", "importlib", "marshal", "CodeType",
-                               "FunctionType", "runpy", "zipimport", "b64decode", "decompress", "codecs"}),
+    "profiler": frozenset(
+        {
+            "profiler",
+            "TraceAnnotation",
+            "StepTraceAnnotation",
+            "start_trace",
+            "stop_trace",
+            "xprof",
+            "tensorboard",
+            "perfetto",
+            "annotate_function",
+        }
+    ),
+    "host_callback": frozenset({"pure_callback", "io_callback", "host_callback", "callback", "id_tap", "call_tf"}),
+    "native_call": frozenset(
+        {"ffi", "ffi_call", "custom_call", "register_ffi_target", "xla_client", "mlir", "hlo", "stablehlo"}
+    ),
+    "exit": frozenset(
+        {"exit", "_exit", "quit", "abort", "kill", "killpg", "SystemExit", "KeyboardInterrupt", "atexit", "excepthook"}
+    ),
+    "dynamic_code": frozenset(
+        {
+            "exec",
+            "eval",
+            "compile",
+            "__import__",
+            "importlib",
+            "marshal",
+            "CodeType",
+            "FunctionType",
+            "runpy",
+            "zipimport",
+            "b64decode",
+            "decompress",
+            "codecs",
+        }
+    ),
 }
 # Timers and measurement functions: any *assignment* to these (or setattr naming them) is a timer patch.
-_TIMER_NAMES = frozenset({"perf_counter", "perf_counter_ns", "time", "time_ns", "monotonic", "monotonic_ns",
-                          "process_time", "thread_time", "block_until_ready", "median", "mean", "percentile",
-                          "elapsed_time", "ProfileData"})
+_TIMER_NAMES = frozenset(
+    {
+        "perf_counter",
+        "perf_counter_ns",
+        "time",
+        "time_ns",
+        "monotonic",
+        "monotonic_ns",
+        "process_time",
+        "thread_time",
+        "block_until_ready",
+        "median",
+        "mean",
+        "percentile",
+        "elapsed_time",
+        "ProfileData",
+    }
+)
 # Tokens legitimate kernels use constantly under these names; a match needs more context for them.
-_AMBIGUOUS = {"load", "save", "replace", "remove", "io", "config", "compile", "walk", "callback", "modules",
-              "signal", "system", "Timer", "kill", "baseline", "evaluate", "harness", "hlo", "mlir", "time"}
+_AMBIGUOUS = {
+    "load",
+    "save",
+    "replace",
+    "remove",
+    "io",
+    "config",
+    "compile",
+    "walk",
+    "callback",
+    "modules",
+    "signal",
+    "system",
+    "Timer",
+    "kill",
+    "baseline",
+    "evaluate",
+    "harness",
+    "hlo",
+    "mlir",
+    "time",
+}
 _DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*$")
 _MUTATORS = frozenset({"append", "update", "setdefault", "pop", "clear", "add", "extend", "insert", "__setitem__"})
 
@@ -97,11 +265,21 @@ def _module_containers(tree: ast.Module) -> set[str]:
     """Names bound at module level to a mutable container: a cache keyed on inputs or a trace counter lives there."""
     names: set[str] = set()
     for node in tree.body:
-        if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, (
-                ast.Dict, ast.List, ast.Set, ast.DictComp, ast.ListComp, ast.SetComp, ast.Call)):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(
+            node.value, (ast.Dict, ast.List, ast.Set, ast.DictComp, ast.ListComp, ast.SetComp, ast.Call)
+        ):
             if isinstance(node.value, ast.Call) and _call_name(node.value) not in {
-                    "dict", "list", "set", "defaultdict", "OrderedDict", "Counter", "deque", "WeakKeyDictionary",
-                    "WeakValueDictionary", "count"}:
+                "dict",
+                "list",
+                "set",
+                "defaultdict",
+                "OrderedDict",
+                "Counter",
+                "deque",
+                "WeakKeyDictionary",
+                "WeakValueDictionary",
+                "count",
+            }:
                 continue
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             names.update(t.id for t in targets if isinstance(t, ast.Name))
@@ -145,16 +323,22 @@ class _Scanner(ast.NodeVisitor):
         owners = {
             ("file_access", "load"): {"np", "numpy", "jnp", "pickle", "json", "torch"},
             ("file_access", "save"): {"np", "numpy", "jnp", "pickle", "torch"},
-            ("file_access", "replace"): {"os"}, ("file_access", "remove"): {"os"},
-            ("file_access", "walk"): {"os"}, ("file_access", "io"): {"import"},
+            ("file_access", "replace"): {"os"},
+            ("file_access", "remove"): {"os"},
+            ("file_access", "walk"): {"os"},
+            ("file_access", "io"): {"import"},
             ("jax_config", "config"): {"jax", "import:jax", "jax.config"},
             ("dynamic_code", "compile"): {"builtin"},
             ("host_callback", "callback"): {"debug", "jax.debug"},
             ("introspection", "modules"): {"sys"},
-            ("threads", "signal"): {"import"}, ("threads", "Timer"): {"threading"},
-            ("subprocess", "system"): {"os"}, ("exit", "kill"): {"os"},
-            ("harness_import", "harness"): {"import"}, ("harness_import", "evaluate"): {"import"},
-            ("workload_import", "baseline"): {"import"}, ("native_call", "hlo"): {"import"},
+            ("threads", "signal"): {"import"},
+            ("threads", "Timer"): {"threading"},
+            ("subprocess", "system"): {"os"},
+            ("exit", "kill"): {"os"},
+            ("harness_import", "harness"): {"import"},
+            ("harness_import", "evaluate"): {"import"},
+            ("workload_import", "baseline"): {"import"},
+            ("native_call", "hlo"): {"import"},
             ("native_call", "mlir"): {"import"},
         }
         return context in owners.get((flag, token), set())

@@ -12,15 +12,19 @@ from bench.app import app
 
 @app.command("tune")
 def tune_command(
-    workload: Annotated[str, typer.Argument(help="workload id or prefix with a hand-tuned reference "
-                                                 "(1p 2p 3p 4p 6p 7p 8p 11p)")],
-    space: Annotated[list[str] | None, typer.Option("--space",
-                                                    help="override one knob: knob=v1,v2 (repeatable)")] = None,
+    workload: Annotated[
+        str, typer.Argument(help="workload id or prefix with a hand-tuned reference (1p 2p 3p 4p 6p 7p 8p 11p)")
+    ],
+    space: Annotated[
+        list[str] | None, typer.Option("--space", help="override one knob: knob=v1,v2 (repeatable)")
+    ] = None,
     size: Annotated[str | None, typer.Option(help="full or small; default: full on TPU, small on CPU")] = None,
-    evaluator: Annotated[str, typer.Option(
-        help="harness (bench evaluate's pipeline) or inprocess (quick, CPU)")] = "harness",
-    table: Annotated[Path | None,
-                     typer.Option(help="table file to update; default pallas_refs/tuned/<chip>.yaml")] = None,
+    evaluator: Annotated[
+        str, typer.Option(help="harness (bench evaluate's pipeline) or inprocess (quick, CPU)")
+    ] = "harness",
+    table: Annotated[
+        Path | None, typer.Option(help="table file to update; default pallas_refs/tuned/<chip>.yaml")
+    ] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="list the configurations and stop")] = False,
 ) -> None:
     """Grid-search a reference's block sizes: every config is correctness-checked and timed; the fastest correct one

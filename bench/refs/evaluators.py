@@ -46,8 +46,11 @@ def harness_evaluator(seeds: int = 1, iters: int | None = None, warmup: int | No
         with tempfile.TemporaryDirectory(prefix="bench-tune-") as tmp:
             path = Path(tmp) / f"{reference.workload}.py"
             path.write_text(kernel_source(reference, params))
-            result = evaluate(EvalTask(workload=reference.workload, kernel_path=path, size=size, seeds=seeds,
-                                       iters=iters, warmup=warmup))
+            result = evaluate(
+                EvalTask(
+                    workload=reference.workload, kernel_path=path, size=size, seeds=seeds, iters=iters, warmup=warmup
+                )
+            )
         ok = result.status == Status.CORRECT
         median = result.kernel.median_ms if (ok and result.kernel) else None
         return Trial(dict(params), ok, median, result.reason)

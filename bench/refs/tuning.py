@@ -42,8 +42,9 @@ class TuneOutcome:
         return min(timed)[2] if timed else None  # the fastest; the earliest of equally fast ones
 
 
-def grid(space: Mapping[str, Sequence[int]],
-         valid: Callable[[Mapping[str, int]], bool] = lambda p: True) -> list[Params]:
+def grid(
+    space: Mapping[str, Sequence[int]], valid: Callable[[Mapping[str, int]], bool] = lambda p: True
+) -> list[Params]:
     """Every combination of the knobs' values (in the given order) that the kernel accepts."""
     names = list(space)
     combos = (dict(zip(names, values, strict=True)) for values in itertools.product(*(space[n] for n in names)))
@@ -61,8 +62,14 @@ def parse_space(specs: Sequence[str], reference: Reference, size: str) -> dict[s
     return space
 
 
-def tune(reference: Reference, space: Mapping[str, Sequence[int]], size: str, chip: str, evaluator: Evaluator,
-         on_trial: Callable[[Trial], None] = lambda t: None) -> TuneOutcome:
+def tune(
+    reference: Reference,
+    space: Mapping[str, Sequence[int]],
+    size: str,
+    chip: str,
+    evaluator: Evaluator,
+    on_trial: Callable[[Trial], None] = lambda t: None,
+) -> TuneOutcome:
     """Evaluate every valid config of `space`; timings count only on an accelerator."""
     outcome = TuneOutcome(reference.workload, size, chip, timings_meaningful=chip != "cpu")
     for params in grid(space, reference.constraints):
@@ -81,9 +88,15 @@ def table_entry(outcome: TuneOutcome, evaluator: str, today: dt.date | None = No
     when = (today or dt.date.today()).isoformat()
     provenance = f"measured by bench tune on {outcome.chip} at {when} ({evaluator} evaluator)"
     if not outcome.timings_meaningful:
-        provenance += (" (TPU interpret mode on CPU: correctness only, timings not meaningful; "
-                       "fastest correct config kept)")
-    return {"params": dict(best.params), "size": outcome.size, "provenance": provenance,
-            "median_ms": round(best.median_ms, 4) if best.median_ms is not None else None,
-            "timings_meaningful": outcome.timings_meaningful, "configs_tried": len(outcome.trials),
-            "configs_correct": sum(t.correct for t in outcome.trials)}
+        provenance += (
+            " (TPU interpret mode on CPU: correctness only, timings not meaningful; fastest correct config kept)"
+        )
+    return {
+        "params": dict(best.params),
+        "size": outcome.size,
+        "provenance": provenance,
+        "median_ms": round(best.median_ms, 4) if best.median_ms is not None else None,
+        "timings_meaningful": outcome.timings_meaningful,
+        "configs_tried": len(outcome.trials),
+        "configs_correct": sum(t.correct for t in outcome.trials),
+    }

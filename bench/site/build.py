@@ -79,6 +79,7 @@ def build_site(
     """Build the whole site. `metrics`: the dataset's metrics (default: Metrics(data_dir)).
     `publish_data`: also publish the rows and the JSON API (site/data/, site/api/; bench.site.publish).
     `on_phase(text)` is told when each phase starts (the CLI prints it: a build takes minutes on a busy host)."""
+
     def phase(text: str) -> None:
         if on_phase:
             on_phase(text)

@@ -132,11 +132,20 @@ class Track:
     def rows_of(self) -> dict[str, dict[str, list[Any]]]:
         """Per submission, its rows of the per-track queries (for submission pages; a lookup, not a ranking)."""
         out: dict[str, dict[str, list[Any]]] = defaultdict(lambda: defaultdict(list))
-        for name, rows in (("leaderboard", self.leaderboard), ("fast1", self.fast1),
-                           ("per_benchmark", self.per_benchmark), ("outcomes", self.outcomes), ("flags", self.flags),
-                           ("best_so_far", self.best_so_far), ("declared_fast1", self.declared_fast1),
-                           ("declared_outcomes", self.declared_outcomes), ("disagreements", self.disagreements),
-                           ("trajectories", self.trajectories), ("fast_p", self.fast_p), ("history", self.history)):
+        for name, rows in (
+            ("leaderboard", self.leaderboard),
+            ("fast1", self.fast1),
+            ("per_benchmark", self.per_benchmark),
+            ("outcomes", self.outcomes),
+            ("flags", self.flags),
+            ("best_so_far", self.best_so_far),
+            ("declared_fast1", self.declared_fast1),
+            ("declared_outcomes", self.declared_outcomes),
+            ("disagreements", self.disagreements),
+            ("trajectories", self.trajectories),
+            ("fast_p", self.fast_p),
+            ("history", self.history),
+        ):
             for r in rows:
                 out[r.submission][name].append(r)
         return out
@@ -218,8 +227,11 @@ def slug(name: str) -> str:
     return safe if safe == name else f"{safe[:60]}-{sha256(name.encode()).hexdigest()[:8]}"
 
 
-def collect(metrics: Metrics, workloads: list[Workload],
-            submissions: dict[str, qr.SubmissionsRow | SubmissionLabel] | None = None) -> SiteData:
+def collect(
+    metrics: Metrics,
+    workloads: list[Workload],
+    submissions: dict[str, qr.SubmissionsRow | SubmissionLabel] | None = None,
+) -> SiteData:
     """Run every metrics query the site needs. `submissions`: metadata per id (default: from the dataset)."""
     tracks = [_collect_track(metrics, t, workloads) for t in metrics.tracks()]
     known = {w.id for w in workloads}
@@ -229,7 +241,8 @@ def collect(metrics: Metrics, workloads: list[Workload],
                 known.add(wid)
                 workloads = [*workloads, unregistered_workload(wid)]
     meta: dict[str, qr.SubmissionsRow | SubmissionLabel] = dict(
-        submissions if submissions is not None else submission_metadata(metrics))
+        submissions if submissions is not None else submission_metadata(metrics)
+    )
     for t in tracks:
         for row in t.leaderboard:
             meta.setdefault(row.submission, SubmissionLabel.of(row))
@@ -284,9 +297,18 @@ def _collect_track(metrics: Metrics, t: qr.TracksRow, workloads: list[Workload])
 
 def unregistered_workload(wid: str) -> Workload:
     """A workload that has results but no module in workloads/ (e.g. removed, or synthetic data)."""
-    return Workload(id=wid, suite="unregistered", family="", source="",
-                    summary="This workload has results but no module in workloads/.", description="",
-                    config={}, small_config={}, flops_full=None, flops_small=None)
+    return Workload(
+        id=wid,
+        suite="unregistered",
+        family="",
+        source="",
+        summary="This workload has results but no module in workloads/.",
+        description="",
+        config={},
+        small_config={},
+        flops_full=None,
+        flops_small=None,
+    )
 
 
 def _int(value: float | None) -> int | None:

@@ -101,9 +101,15 @@ def series_style(i: int) -> dict[str, Any]:
     return {"dash": DASHES[i % len(DASHES)], "symbol": SYMBOLS[i % len(SYMBOLS)]}
 
 
-def _lines(rows: Iterable[qr.Fast1CurvesRow | qr.FastPRow | qr.BestSoFarCurvesRow], key: str, names: dict[str, str],
-           dash: bool = False,
-           colors: dict[str, str] | None = None, x: str = "n", shape: str = "hv") -> list[dict[str, Any]]:
+def _lines(
+    rows: Iterable[qr.Fast1CurvesRow | qr.FastPRow | qr.BestSoFarCurvesRow],
+    key: str,
+    names: dict[str, str],
+    dash: bool = False,
+    colors: dict[str, str] | None = None,
+    x: str = "n",
+    shape: str = "hv",
+) -> list[dict[str, Any]]:
     """One line per submission of (row.x, row.key), each with its own dash and markers; all dashed (and no
     markers cycle) for declared (unverified) data."""
     lines: dict[str, tuple[list[Any], list[Any]]] = defaultdict(lambda: ([], []))
@@ -114,16 +120,28 @@ def _lines(rows: Iterable[qr.Fast1CurvesRow | qr.FastPRow | qr.BestSoFarCurvesRo
     out = []
     for i, (sub, (xs, ys)) in enumerate(lines.items()):
         style = series_style(i)
-        out.append({
-            "type": "scatter", "mode": "lines+markers", "name": _name(names, sub), "x": xs, "y": ys,
-            "line": {"shape": shape, **_color(colors, sub), "dash": "dash" if dash else style["dash"], "width": 2},
-            "marker": {"symbol": style["symbol"], "size": 7, "maxdisplayed": MARKERS_PER_LINE, **_color(colors, sub)},
-        })
+        out.append(
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": _name(names, sub),
+                "x": xs,
+                "y": ys,
+                "line": {"shape": shape, **_color(colors, sub), "dash": "dash" if dash else style["dash"], "width": 2},
+                "marker": {
+                    "symbol": style["symbol"],
+                    "size": 7,
+                    "maxdisplayed": MARKERS_PER_LINE,
+                    **_color(colors, sub),
+                },
+            }
+        )
     return out
 
 
-def fitted_range(values: Iterable[Any], floor: float | None = None, ceiling: float | None = None,
-                 min_span: float = 0.02) -> list[float]:
+def fitted_range(
+    values: Iterable[Any], floor: float | None = None, ceiling: float | None = None, min_span: float = 0.02
+) -> list[float]:
     """A y range that fits the data (a 10% margin, at least `min_span` wide), clipped to [floor, ceiling]:
     lines at 1-4% are not drawn flat against a 0-100% axis, nor lines at 1.00-1.04 against 0-1.05."""
     ys = [float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)]
@@ -139,9 +157,13 @@ def fitted_range(values: Iterable[Any], floor: float | None = None, ceiling: flo
     return [lo, hi]
 
 
-def fast1_curves(rows: Iterable[qr.Fast1CurvesRow], names: dict[str, str],
-                 title: str = "fast1@N: share of workloads beating XLA",
-                 colors: dict[str, str] | None = None, dash: bool = False) -> Figure:
+def fast1_curves(
+    rows: Iterable[qr.Fast1CurvesRow],
+    names: dict[str, str],
+    title: str = "fast1@N: share of workloads beating XLA",
+    colors: dict[str, str] | None = None,
+    dash: bool = False,
+) -> Figure:
     """One line per submission (labelled by its method): fast1 against the sample budget N; the y axis fits the
     data (from 0, never past 100%)."""
     rows = list(rows)
@@ -161,9 +183,12 @@ def fast1_curves(rows: Iterable[qr.Fast1CurvesRow], names: dict[str, str],
 FAST_P = (0.0, 1.0, 1.5, 2.0)
 
 
-def fast_p(rows: Iterable[qr.FastPRow], names: dict[str, str],
-           title: str = "fast_p: share of workloads faster than p × XLA",
-           colors: dict[str, str] | None = None) -> Figure:
+def fast_p(
+    rows: Iterable[qr.FastPRow],
+    names: dict[str, str],
+    title: str = "fast_p: share of workloads faster than p × XLA",
+    colors: dict[str, str] | None = None,
+) -> Figure:
     """One line per submission over p = 0, 1, 1.5, 2: the share of the suite whose submitted kernel is correct and
     faster than p times XLA (KernelBench's fast_p; p = 0 is the share of correct kernels)."""
     rows = list(rows)
@@ -172,10 +197,17 @@ def fast_p(rows: Iterable[qr.FastPRow], names: dict[str, str],
         "data": data,
         "layout": _layout(
             title,
-            xaxis={"title": {"text": "p (faster than p × XLA)"}, "tickvals": list(FAST_P),
-                   "ticktext": [f"{p:g}" for p in FAST_P], "range": [-0.1, 2.1]},
-            yaxis={"title": {"text": "fast_p (share of workloads)"}, "tickformat": SHARE_TICKS,
-                   "range": [0, fitted_range([r.fast_p for r in rows], floor=0.0, ceiling=1.02, min_span=0.05)[1]]},
+            xaxis={
+                "title": {"text": "p (faster than p × XLA)"},
+                "tickvals": list(FAST_P),
+                "ticktext": [f"{p:g}" for p in FAST_P],
+                "range": [-0.1, 2.1],
+            },
+            yaxis={
+                "title": {"text": "fast_p (share of workloads)"},
+                "tickformat": SHARE_TICKS,
+                "range": [0, fitted_range([r.fast_p for r in rows], floor=0.0, ceiling=1.02, min_span=0.05)[1]],
+            },
         ),
     }
 
@@ -191,9 +223,12 @@ def _in_upstream_order(ids: Iterable[str]) -> list[str]:
     return sorted(dict.fromkeys(ids), key=lambda w: (workload_number(w), w))
 
 
-def best_so_far_curves(rows: Iterable[qr.BestSoFarCurvesRow], names: dict[str, str],
-                       title: str = "Best-so-far speedup: floored geomean over the suite",
-                       colors: dict[str, str] | None = None) -> Figure:
+def best_so_far_curves(
+    rows: Iterable[qr.BestSoFarCurvesRow],
+    names: dict[str, str],
+    title: str = "Best-so-far speedup: floored geomean over the suite",
+    colors: dict[str, str] | None = None,
+) -> Figure:
     """One line per submission: the suite's floored geomean of each workload's best sample among the first N
     (the paper's Figure 3, left)."""
     rows = list(rows)
@@ -202,9 +237,11 @@ def best_so_far_curves(rows: Iterable[qr.BestSoFarCurvesRow], names: dict[str, s
         "layout": _layout(
             title,
             xaxis={"title": {"text": "samples per workload (N)"}},
-            yaxis={"title": {"text": "geomean speedup over XLA (x, floored at 1)"},
-                   "range": fitted_range([r.geomean for r in rows], floor=0.0, min_span=0.02),
-                   "tickformat": ".3~f"},
+            yaxis={
+                "title": {"text": "geomean speedup over XLA (x, floored at 1)"},
+                "range": fitted_range([r.geomean for r in rows], floor=0.0, min_span=0.02),
+                "tickformat": ".3~f",
+            },
         ),
     }
 
@@ -212,13 +249,19 @@ def best_so_far_curves(rows: Iterable[qr.BestSoFarCurvesRow], names: dict[str, s
 def _workload_axis(ids: list[str]) -> dict[str, Any]:
     """Bar traces keyed by workload: short ids on the axis ("19k"), the full id on hover. Full ids
     as tick labels took most of the figure's height and squashed the bars."""
-    return {"x": [w.split("_", 1)[0] for w in ids], "customdata": list(ids),
-            "hovertemplate": "%{customdata}: %{y:.3g}x<extra>%{fullData.name}</extra>"}
+    return {
+        "x": [w.split("_", 1)[0] for w in ids],
+        "customdata": list(ids),
+        "hovertemplate": "%{customdata}: %{y:.3g}x<extra>%{fullData.name}</extra>",
+    }
 
 
-def per_benchmark_best(rows: Iterable[qr.PerBenchmarkRow], names: dict[str, str],
-                       title: str = "Best speedup over XLA per workload",
-                       colors: dict[str, str] | None = None) -> Figure:
+def per_benchmark_best(
+    rows: Iterable[qr.PerBenchmarkRow],
+    names: dict[str, str],
+    title: str = "Best speedup over XLA per workload",
+    colors: dict[str, str] | None = None,
+) -> Figure:
     """Grouped bars: per workload, each submission's best correct speedup (the paper's Figure 6)."""
     rows = list(rows)
     workloads = _in_upstream_order(r.workload for r in rows if r.best_speedup is not None)
@@ -226,8 +269,13 @@ def per_benchmark_best(rows: Iterable[qr.PerBenchmarkRow], names: dict[str, str]
     for r in rows:
         series[r.submission][r.workload] = r.best_speedup
     data = [
-        {"type": "bar", "name": _name(names, sub), **_workload_axis(workloads), "y": [vals.get(w) for w in workloads],
-         "marker": _color(colors, sub)}
+        {
+            "type": "bar",
+            "name": _name(names, sub),
+            **_workload_axis(workloads),
+            "y": [vals.get(w) for w in workloads],
+            "marker": _color(colors, sub),
+        }
         for sub, vals in series.items()
     ]
     return {
@@ -245,8 +293,9 @@ def per_benchmark_best(rows: Iterable[qr.PerBenchmarkRow], names: dict[str, str]
     }
 
 
-def outcome_breakdown(rows: Iterable[qr.OutcomeBreakdownRow], names: dict[str, str],
-                      title: str = "Per-sample outcomes") -> Figure:
+def outcome_breakdown(
+    rows: Iterable[qr.OutcomeBreakdownRow], names: dict[str, str], title: str = "Per-sample outcomes"
+) -> Figure:
     """Stacked horizontal bars of sample shares per submission (the paper's Figure 4).
 
     Rows are the wide form of the metrics API: `<outcome>_share` columns, one row per submission.
@@ -319,8 +368,9 @@ def roofline(rows: Iterable[qr.RooflineRow], peak_tflops: float | None, peak_gbs
     }
 
 
-def handtuned_vs_xla(rows: Iterable[qr.HandtunedVsXlaRow | qr.WorkloadBaselinesRow],
-                     title: str = "Hand-tuned Pallas speedup over XLA") -> Figure:
+def handtuned_vs_xla(
+    rows: Iterable[qr.HandtunedVsXlaRow | qr.WorkloadBaselinesRow], title: str = "Hand-tuned Pallas speedup over XLA"
+) -> Figure:
     """One bar per workload with a hand-tuned reference (the paper's Figure 2b); rows: one per workload."""
     rows = [r for r in rows if r.hand_tuned_speedup is not None]
     return {
@@ -351,11 +401,15 @@ def submission_bars(rows: Iterable[qr.SubmissionResultsRow], title: str) -> Figu
     highs = [r.speedup_ci_high if y is not None else None for r, y in zip(rows, ys, strict=True)]
     bar: dict[str, Any] = {"type": "bar", "name": "speedup", **_workload_axis([r.workload for r in rows]), "y": ys}
     if any(v is not None for v in lows):
-        bar["error_y"] = {"type": "data", "symmetric": False, "color": palette.REFERENCE,
-                          "array": [h - y if h is not None and y is not None else None
-                                    for h, y in zip(highs, ys, strict=True)],
-                          "arrayminus": [y - lo if lo is not None and y is not None else None
-                                         for lo, y in zip(lows, ys, strict=True)]}
+        bar["error_y"] = {
+            "type": "data",
+            "symmetric": False,
+            "color": palette.REFERENCE,
+            "array": [h - y if h is not None and y is not None else None for h, y in zip(highs, ys, strict=True)],
+            "arrayminus": [
+                y - lo if lo is not None and y is not None else None for lo, y in zip(lows, ys, strict=True)
+            ],
+        }
     return {
         "data": [bar],
         "layout": _layout(
@@ -407,8 +461,9 @@ def readiness_class(r: qr.PerBenchmarkRow | None) -> str:
     return "wrong" if outcome == "wrong_output" else "error"
 
 
-def readiness_matrix(rows: Iterable[qr.PerBenchmarkRow], names: dict[str, str],
-                     title: str = "Correctness and TPU readiness per workload") -> Figure:
+def readiness_matrix(
+    rows: Iterable[qr.PerBenchmarkRow], names: dict[str, str], title: str = "Correctness and TPU readiness per workload"
+) -> Figure:
     """A submission x workload grid coloured by readiness class (what a CPU interpret-mode track measures).
 
     `rows`: per_benchmark rows; submissions appear in the order of `names` (leaderboard order)."""
@@ -424,20 +479,42 @@ def readiness_matrix(rows: Iterable[qr.PerBenchmarkRow], names: dict[str, str],
     for sub in subs:
         classes = [readiness_class(cells[sub].get(w)) for w in workloads]
         z.append([index[c] for c in classes])
-        hover.append([f"{text(w)}: {labels[c]}" + (f" ({text(cells[sub][w].tpu_lowering)})" if c == "failed" else "")
-                      for w, c in zip(workloads, classes, strict=True)])
+        hover.append(
+            [
+                f"{text(w)}: {labels[c]}" + (f" ({text(cells[sub][w].tpu_lowering)})" if c == "failed" else "")
+                for w, c in zip(workloads, classes, strict=True)
+            ]
+        )
     n = len(READINESS_CLASSES)
     scale = []
     for i, (_, _, colour) in enumerate(READINESS_CLASSES):
         scale += [[i / n, colour], [(i + 1) / n, colour]]
-    data: list[dict[str, Any]] = [{
-        "type": "heatmap", "z": z, "x": [w.split("_", 1)[0] for w in workloads], "y": [_name(names, s) for s in subs],
-        "text": hover, "hovertemplate": "%{y}<br>%{text}<extra></extra>", "colorscale": scale,
-        "zmin": -0.5, "zmax": n - 0.5, "showscale": False, "xgap": 2, "ygap": 2,
-    }]
+    data: list[dict[str, Any]] = [
+        {
+            "type": "heatmap",
+            "z": z,
+            "x": [w.split("_", 1)[0] for w in workloads],
+            "y": [_name(names, s) for s in subs],
+            "text": hover,
+            "hovertemplate": "%{y}<br>%{text}<extra></extra>",
+            "colorscale": scale,
+            "zmin": -0.5,
+            "zmax": n - 0.5,
+            "showscale": False,
+            "xgap": 2,
+            "ygap": 2,
+        }
+    ]
     data += [  # legend entries: heatmaps have none of their own
-        {"type": "scatter", "mode": "markers", "x": [None], "y": [None], "name": text(label),
-         "marker": {"color": colour, "symbol": "square", "size": 12}, "hoverinfo": "skip"}
+        {
+            "type": "scatter",
+            "mode": "markers",
+            "x": [None],
+            "y": [None],
+            "name": text(label),
+            "marker": {"color": colour, "symbol": "square", "size": 12},
+            "hoverinfo": "skip",
+        }
         for _, label, colour in READINESS_CLASSES
     ]
     return {

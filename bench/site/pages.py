@@ -179,13 +179,33 @@ def _environment() -> Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    env.filters.update(size=size, t=t, brief=brief, breakable=breakable, page_title=page_title, md=md, md_id=md_id,
-                       ci_pct=ci_pct,
-                       speedup=speedup, ms=ms, pct=pct, num=num, sci=sci, sortval=sortval, as_list=as_list,
-                       workload_order=workload_order)
-    env.globals.update(link=link, plot=plot, figures=figures, slug=slug, is_excluding=is_excluding,
-                       mostly_xla_pct=f"{MOSTLY_XLA_BELOW:.0%}",
-                       duckdb_version=f"DuckDB {importlib.metadata.version('duckdb')}")
+    env.filters.update(
+        size=size,
+        t=t,
+        brief=brief,
+        breakable=breakable,
+        page_title=page_title,
+        md=md,
+        md_id=md_id,
+        ci_pct=ci_pct,
+        speedup=speedup,
+        ms=ms,
+        pct=pct,
+        num=num,
+        sci=sci,
+        sortval=sortval,
+        as_list=as_list,
+        workload_order=workload_order,
+    )
+    env.globals.update(
+        link=link,
+        plot=plot,
+        figures=figures,
+        slug=slug,
+        is_excluding=is_excluding,
+        mostly_xla_pct=f"{MOSTLY_XLA_BELOW:.0%}",
+        duckdb_version=f"DuckDB {importlib.metadata.version('duckdb')}",
+    )
     return env
 
 
@@ -214,8 +234,15 @@ def render_pages(data: SiteData, options: RenderOptions = RenderOptions()) -> li
     for sub, meta in data.submissions.items():
         emit(f"submissions/{slug(sub)}.md", "submission.md.j2", sub=sub, meta=meta)
         for wid, (name, source) in kernels[sub].items():
-            emit(kernel_page(sub, wid), "kernel.md.j2", sub=sub, wid=wid, source=source, file=name,
-                 registered=wid in workload_ids)
+            emit(
+                kernel_page(sub, wid),
+                "kernel.md.j2",
+                sub=sub,
+                wid=wid,
+                source=source,
+                file=name,
+                registered=wid in workload_ids,
+            )
     return pages
 
 

@@ -33,8 +33,12 @@ REFERENCE = "#888888"
 SERIES = ("#1f77b4", "#17becf", "#8c564b", "#e377c2", "#3949ab", "#00897b", "#6d4c41", "#ad1457", "#5e35b1", "#0277bd")
 
 #: Outcome key -> colour (keys of bench.dataset.schema.OUTCOMES).
-OUTCOMES = {"api_runtime_error": ERROR, "wrong_output": WRONG_OUTPUT, "correct": CORRECT,
-            "integrity_excluded": EXCLUDED}  # a measured sample with an excluding integrity flag
+OUTCOMES = {
+    "api_runtime_error": ERROR,
+    "wrong_output": WRONG_OUTPUT,
+    "correct": CORRECT,
+    "integrity_excluded": EXCLUDED,
+}  # a measured sample with an excluding integrity flag
 
 
 def submission_colors(leaderboard: Iterable[AnyLeaderboardRow]) -> dict[str, str]:

@@ -101,9 +101,13 @@ def publish(metrics: Metrics, data: SiteData, out: Path, generated_at: str | Non
     from bench import HARNESS_VERSION
 
     stamp = generated_at or _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
-    meta: dict[str, Any] = {"generated_at": stamp, "schema_version": schema.SCHEMA_VERSION,
-                            "harness_version": HARNESS_VERSION, "api_version": API_VERSION,
-                            "license": schema.DATA_LICENSE}
+    meta: dict[str, Any] = {
+        "generated_at": stamp,
+        "schema_version": schema.SCHEMA_VERSION,
+        "harness_version": HARNESS_VERSION,
+        "api_version": API_VERSION,
+        "license": schema.DATA_LICENSE,
+    }
     files: list[PublishedFile] = []
     columns: dict[str, tuple[tuple[str, str], ...]] = {}
 
@@ -133,12 +137,15 @@ def manifest(published: Published) -> dict[str, Any]:
     """data/manifest.json: every file with its size, rows and checksum, and the facts they share."""
     out = asdict(published)
     out["files"] = [asdict(f) for f in published.files]
-    out["columns"] = {t: [{"name": c, "type": typ, "description": schema.PUBLIC_COLUMNS[c]} for c, typ in cols]
-                      for t, cols in published.columns.items()}
+    out["columns"] = {
+        t: [{"name": c, "type": typ, "description": schema.PUBLIC_COLUMNS[c]} for c, typ in cols]
+        for t, cols in published.columns.items()
+    }
     return out
 
 
 # -- tables ----------------------------------------------------------------------------------------
+
 
 def _public(table: pa.Table) -> pa.Table:
     """Only allow-listed columns; with a description on each field (the Parquet file documents itself)."""
@@ -166,8 +173,9 @@ def _csv_ready(table: pa.Table) -> pa.Table:
     return pa.table(cols, names=table.column_names)
 
 
-def _write_table(table: pa.Table, out: Path, base: str, name: str, track: str | None,
-                 meta: dict[str, Any], formats: tuple[str, ...]) -> list[PublishedFile]:
+def _write_table(
+    table: pa.Table, out: Path, base: str, name: str, track: str | None, meta: dict[str, Any], formats: tuple[str, ...]
+) -> list[PublishedFile]:
     entries = []
     for fmt in formats:
         path = out / f"{base}.{fmt}"
@@ -186,9 +194,16 @@ def _file_entry(path: Path, out: Path, name: str, fmt: str, track: str | None, t
     with path.open("rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             digest.update(chunk)
-    return PublishedFile(path=path.relative_to(out).as_posix(), table=name, format=fmt, track=track,
-                         rows=table.num_rows, bytes=path.stat().st_size, sha256=digest.hexdigest(),
-                         columns=tuple(table.column_names))
+    return PublishedFile(
+        path=path.relative_to(out).as_posix(),
+        table=name,
+        format=fmt,
+        track=track,
+        rows=table.num_rows,
+        bytes=path.stat().st_size,
+        sha256=digest.hexdigest(),
+        columns=tuple(table.column_names),
+    )
 
 
 # -- JSON API --------------------------------------------------------------------------------------
@@ -219,19 +234,22 @@ def leaderboard_document(metrics: Metrics, data: SiteData, meta: dict[str, Any],
     `bench leaderboard TRACK --json` prints) and a provenance summary per submission."""
     tracks = []
     for t in data.tracks:
-        tracks.append({
-            **_track_facts(t, links),
-            "ranking": (kind := metrics.ranking_kind(t.id)),
-            "ranking_explanation": RANKING_EXPLANATIONS[kind],
-            "rows": t.leaderboard,
-            "fast_p": t.fast_p,
-            "provenance_summary": {r.submission: r for r in metrics.provenance_summary(t.id)},
-        })
+        tracks.append(
+            {
+                **_track_facts(t, links),
+                "ranking": (kind := metrics.ranking_kind(t.id)),
+                "ranking_explanation": RANKING_EXPLANATIONS[kind],
+                "rows": t.leaderboard,
+                "fast_p": t.fast_p,
+                "provenance_summary": {r.submission: r for r in metrics.provenance_summary(t.id)},
+            }
+        )
     return {**meta, "tracks": tracks}
 
 
-def submission_document(data: SiteData, sub: str, sub_meta: SubmissionsRow | SubmissionLabel, meta: dict[str, Any],
-                        links: Links) -> dict[str, Any]:
+def submission_document(
+    data: SiteData, sub: str, sub_meta: SubmissionsRow | SubmissionLabel, meta: dict[str, Any], links: Links
+) -> dict[str, Any]:
     """api/submissions/<id>.json: metadata (no contact), and per track its ranking row (`rows`, the key every
     document uses for ranking rows), every suite workload's result, fast_p and its score per harness version."""
     public_meta = {k: v for k, v in sub_meta.as_dict().items() if k in schema.PUBLIC_COLUMNS}
@@ -240,35 +258,62 @@ def submission_document(data: SiteData, sub: str, sub_meta: SubmissionsRow | Sub
         if sub not in t.by_submission:
             continue
         mine = t.rows_of[sub]
-        tracks.append({**_track_facts(t, links), "rows": mine["leaderboard"], "results": t.by_submission[sub],
-                       "fast_p": mine["fast_p"], "history": mine["history"]})
+        tracks.append(
+            {
+                **_track_facts(t, links),
+                "rows": mine["leaderboard"],
+                "results": t.by_submission[sub],
+                "fast_p": mine["fast_p"],
+                "history": mine["history"],
+            }
+        )
     return {**meta, "submission": sub, "metadata": public_meta, "tracks": tracks}
 
 
 def workload_document(data: SiteData, w: Workload, meta: dict[str, Any], links: Links) -> dict[str, Any]:
     """api/workloads/<id>.json: the workload's facts and, per track, its XLA baseline (the median over the current
     correct rows: workload_baselines.sql, as the pages show it), hand-tuned reference and every current row."""
-    facts = {"id": w.id, "suite": w.suite, "family": w.family, "source": w.source, "summary": w.summary,
-             "config": w.config, "small_config": w.small_config,
-             "flops": {"full": w.flops_full, "small": w.flops_small}}
+    facts = {
+        "id": w.id,
+        "suite": w.suite,
+        "family": w.family,
+        "source": w.source,
+        "summary": w.summary,
+        "config": w.config,
+        "small_config": w.small_config,
+        "flops": {"full": w.flops_full, "small": w.flops_small},
+    }
     tracks = []
     for t in data.tracks:
         if w.id not in t.by_workload:
             continue
         base = t.baseline_by_workload.get(w.id)
-        tracks.append({**_track_facts(t, links), "baseline_median_ms": base.baseline_median_ms if base else None,
-                       "baseline_rows": base.baseline_rows if base else 0,
-                       "hand_tuned_ms": base.hand_tuned_ms if base else None,
-                       "hand_tuned_speedup": base.hand_tuned_speedup if base else None,
-                       "results": t.by_workload[w.id]})
+        tracks.append(
+            {
+                **_track_facts(t, links),
+                "baseline_median_ms": base.baseline_median_ms if base else None,
+                "baseline_rows": base.baseline_rows if base else 0,
+                "hand_tuned_ms": base.hand_tuned_ms if base else None,
+                "hand_tuned_speedup": base.hand_tuned_speedup if base else None,
+                "results": t.by_workload[w.id],
+            }
+        )
     return {**meta, "workload": facts, "tracks": tracks}
 
 
 def _track_facts(t: Track, links: Links) -> dict[str, Any]:
     """What every document says about a track, with links to its published files ("<table>_<format>")."""
     files = {f"{table}_{fmt}": path for (track, table, fmt), path in links.items() if track == t.id}
-    return {"track": t.id, "label": t.label, "chip": t.chip, "size": t.size, "provenance": t.provenance,
-            "reported": t.reported, "n_workloads": t.n_workloads, "data": files}
+    return {
+        "track": t.id,
+        "label": t.label,
+        "chip": t.chip,
+        "size": t.size,
+        "provenance": t.provenance,
+        "reported": t.reported,
+        "n_workloads": t.n_workloads,
+        "data": files,
+    }
 
 
 def _write_json(path: Path, doc: Any) -> None:

@@ -41,8 +41,17 @@ def _type(x: Any) -> str:
     shape, dtype = getattr(x, "shape", None), getattr(x, "dtype", None)
     if shape is None or dtype is None:
         return f"static: {x!r}"[:60]
-    short = {"bfloat16": "bf16", "float32": "f32", "float16": "f16", "int32": "i32", "int64": "i64",
-             "bool": "bool", "float64": "f64", "int8": "i8", "uint8": "u8"}.get(str(dtype), str(dtype))
+    short = {
+        "bfloat16": "bf16",
+        "float32": "f32",
+        "float16": "f16",
+        "int32": "i32",
+        "int64": "i64",
+        "bool": "bool",
+        "float64": "f64",
+        "int8": "i8",
+        "uint8": "u8",
+    }.get(str(dtype), str(dtype))
     return f"{short}[{', '.join(str(d) for d in shape)}]"
 
 
@@ -73,9 +82,13 @@ def describe(workload_id: str) -> ProgramFacts:
     except Exception as e:  # noqa: BLE001 - a page still shows what is known, and says why the rest is not
         return ProgramFacts(tolerance=tolerance, error=f"{type(e).__name__}: {e}"[:300])
     n_in = len(shapes["full"][0])
-    inputs = [Arg(i, names[i] if i < len(names) else f"arg{i}", {s: _type(shapes[s][0][i]) for s in SIZES})
-              for i in range(n_in)]
+    inputs = [
+        Arg(i, names[i] if i < len(names) else f"arg{i}", {s: _type(shapes[s][0][i]) for s in SIZES})
+        for i in range(n_in)
+    ]
     n_out = len(shapes["full"][1])
-    outputs = [Arg(i, "output" if n_out == 1 else f"output[{i}]", {s: _type(shapes[s][1][i]) for s in SIZES})
-               for i in range(n_out)]
+    outputs = [
+        Arg(i, "output" if n_out == 1 else f"output[{i}]", {s: _type(shapes[s][1][i]) for s in SIZES})
+        for i in range(n_out)
+    ]
     return ProgramFacts(inputs, outputs, flops, source, tolerance)

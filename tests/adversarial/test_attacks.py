@@ -84,8 +84,16 @@ ELSEWHERE = {"attack_session_flood": "test_session_flood.py"}
 @pytest.fixture(scope="module")
 def results() -> dict[str, EvalResult]:
     stems = list(HONEST) + list(ATTACKS)
-    task = EvalTask(workload=WORKLOAD, kernel_path=KERNELS / f"{stems[0]}.py", size="small", seeds=2, warmup=1, iters=6,
-                    blocks=2, timeout_s=180)
+    task = EvalTask(
+        workload=WORKLOAD,
+        kernel_path=KERNELS / f"{stems[0]}.py",
+        size="small",
+        seeds=2,
+        warmup=1,
+        iters=6,
+        blocks=2,
+        timeout_s=180,
+    )
     with WarmRunner(task) as runner:
         return dict(zip(stems, runner.evaluate([KERNELS / f"{s}.py" for s in stems]), strict=True))
 
@@ -120,8 +128,13 @@ def test_honest_pallas_kernel_is_recognised_from_its_tpu_module(results: dict[st
 def test_attack_is_caught(results: dict[str, EvalResult], stem: str) -> None:
     r = results[stem]
     statuses, must_flag = ATTACKS[stem]
-    caught = (r.status != Status.CORRECT or excluding(r.integrity.flags) or NO_PALLAS in r.integrity.flags
-              or MOSTLY_XLA in r.integrity.flags or r.readiness_check == "unverified")
+    caught = (
+        r.status != Status.CORRECT
+        or excluding(r.integrity.flags)
+        or NO_PALLAS in r.integrity.flags
+        or MOSTLY_XLA in r.integrity.flags
+        or r.readiness_check == "unverified"
+    )
     assert caught, _describe(r)
     if stem in READINESS:
         assert r.readiness_check == "unverified", _describe(r)
@@ -130,9 +143,13 @@ def test_attack_is_caught(results: dict[str, EvalResult], stem: str) -> None:
 
 
 def test_refusals_name_the_op(results: dict[str, EvalResult]) -> None:
-    for stem, op in (("attack_rng_call_counter", "stablehlo.rng"), ("attack_rng_in_loop", "stablehlo.rng"),
-                     ("attack_uninitialised_buffer", "AllocateBuffer"), ("attack_side_effect_call", "has_side_effect"),
-                     ("attack_token_effect", "stablehlo.create_token")):
+    for stem, op in (
+        ("attack_rng_call_counter", "stablehlo.rng"),
+        ("attack_rng_in_loop", "stablehlo.rng"),
+        ("attack_uninitialised_buffer", "AllocateBuffer"),
+        ("attack_side_effect_call", "has_side_effect"),
+        ("attack_token_effect", "stablehlo.create_token"),
+    ):
         assert op in results[stem].reason, _describe(results[stem])
 
 

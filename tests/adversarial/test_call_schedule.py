@@ -35,8 +35,9 @@ def setup():
     signature = s.signature("small")
     inputs = [np.asarray(x) for x in s.create_inputs(dtype=jnp.bfloat16, size="small", seed=7)]
     reference = [np.asarray(s.workload(*inputs))]
-    baseline = Program(BASELINE_FN, bytes(export_program(s.workload, BASELINE_FN, signature, ["cpu"]).serialize()),
-                       signature)
+    baseline = Program(
+        BASELINE_FN, bytes(export_program(s.workload, BASELINE_FN, signature, ["cpu"]).serialize()), signature
+    )
     return signature, inputs, reference, baseline
 
 
@@ -59,8 +60,14 @@ def _honest(a, b):
 def test_every_timed_output_of_a_call_counting_program_is_verified(setup) -> None:
     signature, inputs, reference, baseline = setup
     cheat = _program(_cheap_on_most_calls, signature)
-    run = time_programs([baseline, cheat], inputs, reference, Tolerance(), _fixed(12, 3).model_copy(
-        update={"profile_calls": 0}), schedule_seed=12345)
+    run = time_programs(
+        [baseline, cheat],
+        inputs,
+        reference,
+        Tolerance(),
+        _fixed(12, 3).model_copy(update={"profile_calls": 0}),
+        schedule_seed=12345,
+    )
     assert run.verified == 12
     assert any(not r.report.correct for r in run.timed), "cheap calls went unnoticed"
 
@@ -68,8 +75,14 @@ def test_every_timed_output_of_a_call_counting_program_is_verified(setup) -> Non
 def test_an_honest_program_has_every_timed_output_verified_and_passes(setup) -> None:
     signature, inputs, reference, baseline = setup
     honest = _program(_honest, signature)
-    run = time_programs([baseline, honest], inputs, reference, Tolerance(), _fixed(12, 3).model_copy(
-        update={"profile_calls": 0}), schedule_seed=99)
+    run = time_programs(
+        [baseline, honest],
+        inputs,
+        reference,
+        Tolerance(),
+        _fixed(12, 3).model_copy(update={"profile_calls": 0}),
+        schedule_seed=99,
+    )
     assert run.verified == 12 and all(r.report.correct for r in run.timed) and run.inputs_unchanged
     assert len(run.walls[CANDIDATE_FN]) == 12 and len(run.order) == 6
 
@@ -125,11 +138,19 @@ def test_calibrated_calls_are_fitted_to_the_slowest_program(setup) -> None:
 
     def timed(candidate_ms: float) -> object:
         clock = _Clock()
-        base = Program(BASELINE_FN, bytes(export_program(s.workload, BASELINE_FN, signature, ["cpu"]).serialize()),
-                       signature)
+        base = Program(
+            BASELINE_FN, bytes(export_program(s.workload, BASELINE_FN, signature, ["cpu"]).serialize()), signature
+        )
         programs = [_costing(base, clock, 0.5), _costing(_program(_honest, signature), clock, candidate_ms)]
-        return time_programs(programs, inputs, reference, Tolerance(), CPU.model_copy(update={"profile_calls": 0}),
-                             schedule_seed=5, clock=clock)
+        return time_programs(
+            programs,
+            inputs,
+            reference,
+            Tolerance(),
+            CPU.model_copy(update={"profile_calls": 0}),
+            schedule_seed=5,
+            clock=clock,
+        )
 
     same, slow = timed(0.5), timed(20.0)
     # 0.25 s of 0.5 ms calls: 500 calls, in blocks of 2; a program 40x slower: fitted back to the floor of 50
@@ -139,8 +160,14 @@ def test_calibrated_calls_are_fitted_to_the_slowest_program(setup) -> None:
     assert slow.blocks == 25 and all(r.report.correct for r in slow.timed)
     assert slow.walls[CANDIDATE_FN] == pytest.approx([20.0] * 50)  # timed by the injected clock
     assert slow.walls[BASELINE_FN] == pytest.approx([0.5] * 50)
-    unfitted = time_programs([setup[3], _program(_honest, signature)], inputs, reference, Tolerance(),
-                             _fixed(60, 20, warmup=2).model_copy(update={"profile_calls": 0}), schedule_seed=5)
+    unfitted = time_programs(
+        [setup[3], _program(_honest, signature)],
+        inputs,
+        reference,
+        Tolerance(),
+        _fixed(60, 20, warmup=2).model_copy(update={"profile_calls": 0}),
+        schedule_seed=5,
+    )
     assert len(unfitted.walls[CANDIDATE_FN]) == 60 and len(unfitted.order) == 40  # not calibrated: as chosen
 
 
@@ -150,5 +177,6 @@ def test_full_comparisons_fall_in_secret_blocks() -> None:
     checked = [b for b, at in enumerate(plan.checked) if at >= 0]
     assert len(checked) == CHECKED_BLOCKS and all(0 <= plan.checked[b] < plan.sizes[b] for b in checked)
     assert checked != [b for b, at in enumerate(draw_schedule(8, 400, 200, 3, CHECKED_BLOCKS).checked) if at >= 0]
-    assert all(at == n - 1 for at, n in zip(draw_schedule(None, 40, 8, 1, CHECKED_BLOCKS).checked, [5] * 8,
-                                            strict=True))
+    assert all(
+        at == n - 1 for at, n in zip(draw_schedule(None, 40, 8, 1, CHECKED_BLOCKS).checked, [5] * 8, strict=True)
+    )

@@ -67,12 +67,15 @@ def test_a_listed_id_with_another_reserved_kind_is_refused(tmp_path):
     assert reserved.kind_problem("hand-tuned-pallas", "hand-tuned", reserved.listed()) is None
 
 
-@pytest.mark.parametrize("changed,needle", [
-    ([reserved.LIST_RELPATH], "the list of reserved-kind submissions"),  # a PR that lists itself
-    ([reserved.LIST_RELPATH, "submissions/mine/submission.yaml"], "the list of reserved-kind submissions"),
-    (["submissions/hand-tuned-pallas/kernels/8p_GEMM.py"], "submissions/hand-tuned-pallas/: a listed hand-tuned"),
-    (["submissions/xla-baseline/submission.yaml"], "a listed baseline submission"),  # slow down the XLA row
-])
+@pytest.mark.parametrize(
+    "changed,needle",
+    [
+        ([reserved.LIST_RELPATH], "the list of reserved-kind submissions"),  # a PR that lists itself
+        ([reserved.LIST_RELPATH, "submissions/mine/submission.yaml"], "the list of reserved-kind submissions"),
+        (["submissions/hand-tuned-pallas/kernels/8p_GEMM.py"], "submissions/hand-tuned-pallas/: a listed hand-tuned"),
+        (["submissions/xla-baseline/submission.yaml"], "a listed baseline submission"),  # slow down the XLA row
+    ],
+)
 def test_a_pull_request_that_touches_the_list_or_a_listed_folder_fails_its_scope(changed, needle):
     sub_id, problems = scope(changed)
     assert sub_id is None and any(needle in p for p in problems), problems
@@ -92,19 +95,38 @@ def test_the_list_file_refuses_a_kind_that_is_not_reserved(tmp_path):
 # -- the SQL: a row stored by other means (never validated) still supplies no reference figure -------------------
 def _row(sub: str, wid: str, speedup: float) -> dict:
     return {n: None for n in schema.RESULTS.names} | dict(
-        schema_version=1, track=TRACK, chip="v6e", size="full", submission=sub, workload=wid, status="correct",
-        correct=True, baseline_ms=2.0, kernel_ms=2.0 / speedup, speedup=speedup, has_pallas=True, flags=[],
-        content_hash="h", evaluated_at=T0, provenance="measured")
+        schema_version=1,
+        track=TRACK,
+        chip="v6e",
+        size="full",
+        submission=sub,
+        workload=wid,
+        status="correct",
+        correct=True,
+        baseline_ms=2.0,
+        kernel_ms=2.0 / speedup,
+        speedup=speedup,
+        has_pallas=True,
+        flags=[],
+        content_hash="h",
+        evaluated_at=T0,
+        provenance="measured",
+    )
 
 
 def _data(tmp_path: Path, stranger_kind: str) -> Path:
     rows = [_row("hand-tuned-pallas", "a", 1.18), _row("xla-baseline", "a", 1.0), _row("stranger", "a", 0.2)]
     store.write_atomic(pa.Table.from_pylist(rows, schema=schema.RESULTS), tmp_path / "results" / "rows.parquet")
     for sub, kind in (("hand-tuned-pallas", "hand-tuned"), ("xla-baseline", "baseline"), ("stranger", stranger_kind)):
-        meta = {n: None for n in schema.SUBMISSIONS.names} | {"submission": sub, "kind": kind, "name": sub,
-                                                             "recorded_at": T0}
-        store.write_atomic(pa.Table.from_pylist([meta], schema=schema.SUBMISSIONS),
-                           store.submission_meta_path(tmp_path, sub))
+        meta = {n: None for n in schema.SUBMISSIONS.names} | {
+            "submission": sub,
+            "kind": kind,
+            "name": sub,
+            "recorded_at": T0,
+        }
+        store.write_atomic(
+            pa.Table.from_pylist([meta], schema=schema.SUBMISSIONS), store.submission_meta_path(tmp_path, sub)
+        )
     return tmp_path
 
 

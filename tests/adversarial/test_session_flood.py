@@ -36,8 +36,16 @@ def _processes_with(marker: str) -> list[int]:
 
 @pytest.fixture(scope="module")
 def batch() -> tuple[list[EvalResult], list[int]]:
-    task = EvalTask(workload="8p_GEMM", kernel_path=KERNELS / f"{BATCH[0]}.py", size="small", seeds=1, warmup=1,
-                    iters=6, blocks=2, timeout_s=40)
+    task = EvalTask(
+        workload="8p_GEMM",
+        kernel_path=KERNELS / f"{BATCH[0]}.py",
+        size="small",
+        seeds=1,
+        warmup=1,
+        iters=6,
+        blocks=2,
+        timeout_s=40,
+    )
     try:
         with WarmRunner(task) as runner:
             rows = list(runner.evaluate([KERNELS / f"{k}.py" for k in BATCH]))

@@ -20,19 +20,28 @@ pytestmark = pytest.mark.slow
 WEAK = Path(__file__).parent / "weak_kernels"
 
 
-@pytest.mark.parametrize("workload, shortcut, honest, caught_by", [
-    ("36k_Matmul_Sigmoid_Sum", "weak_36k_gemv", ROOT / "submissions/template-search/kernels/36k_Matmul_Sigmoid_Sum.py",
-     "second input distribution"),
-    # 4p's tolerance is calibrated by the trivial-solution certificate (issue 40): the shortcut already fails on
-    # upstream's inputs, by its relative L2 error
-    ("4p_Sparse_Attention", "weak_4p_running_mean", None, "relative L2 error"),
-    ("16p_Mamba2_SSD", "weak_16p_banded", WEAK / "honest_16p_f32.py", "second input distribution"),
-])
-def test_shortcuts_fail_the_second_distribution_and_honest_kernels_pass_it(workload: str, shortcut: str,
-                                                                           honest: Path | None, caught_by: str) -> None:
+@pytest.mark.parametrize(
+    "workload, shortcut, honest, caught_by",
+    [
+        (
+            "36k_Matmul_Sigmoid_Sum",
+            "weak_36k_gemv",
+            ROOT / "submissions/template-search/kernels/36k_Matmul_Sigmoid_Sum.py",
+            "second input distribution",
+        ),
+        # 4p's tolerance is calibrated by the trivial-solution certificate (issue 40): the shortcut already fails on
+        # upstream's inputs, by its relative L2 error
+        ("4p_Sparse_Attention", "weak_4p_running_mean", None, "relative L2 error"),
+        ("16p_Mamba2_SSD", "weak_16p_banded", WEAK / "honest_16p_f32.py", "second input distribution"),
+    ],
+)
+def test_shortcuts_fail_the_second_distribution_and_honest_kernels_pass_it(
+    workload: str, shortcut: str, honest: Path | None, caught_by: str
+) -> None:
     kernels = [WEAK / f"{shortcut}.py"] + ([honest] if honest else [])
-    task = EvalTask(workload=workload, kernel_path=kernels[0], size="small", seeds=1, warmup=1, iters=2, blocks=1,
-                    timeout_s=240)
+    task = EvalTask(
+        workload=workload, kernel_path=kernels[0], size="small", seeds=1, warmup=1, iters=2, blocks=1, timeout_s=240
+    )
     with WarmRunner(task) as runner:
         results = runner.evaluate(kernels)
     cheat = results[0]

@@ -34,8 +34,11 @@ class ChatServer:
                     self.end_headers()
                     self.wfile.write(data)
                     return
-                payload = {"id": "x", "object": "chat.completion",
-                           "choices": [{"index": 0, "message": {"role": "assistant", "content": reply}}]}
+                payload = {
+                    "id": "x",
+                    "object": "chat.completion",
+                    "choices": [{"index": 0, "message": {"role": "assistant", "content": reply}}],
+                }
                 if server.usage:
                     payload["usage"] = {"prompt_tokens": 1000 + len(server.requests), "completion_tokens": 50}
                 data = json.dumps(payload).encode()

@@ -22,16 +22,37 @@ def fake_result(workload: str, source: str) -> EvalResult:
     h = int(hashlib.sha256(source.encode()).hexdigest(), 16)
     if h % 8 == 0:
         log = "\n".join(f"trace line {i}" for i in range(60))
-        return EvalResult(workload=workload, status=Status.COMPILE_ERROR, reason="fake: does not lower", size="small",
-                          tpu="cpu", candidate_log=log, error="LoweringException: fake")
+        return EvalResult(
+            workload=workload,
+            status=Status.COMPILE_ERROR,
+            reason="fake: does not lower",
+            size="small",
+            tpu="cpu",
+            candidate_log=log,
+            error="LoweringException: fake",
+        )
     if h % 4 == 1:
-        return EvalResult(workload=workload, status=Status.INCORRECT, reason="fake: seed 0: max abs err 3.2",
-                          size="small", tpu="cpu", correctness=Correctness(correct=False, reason="fake"))
+        return EvalResult(
+            workload=workload,
+            status=Status.INCORRECT,
+            reason="fake: seed 0: max abs err 3.2",
+            size="small",
+            tpu="cpu",
+            correctness=Correctness(correct=False, reason="fake"),
+        )
     kernel_ms, base_ms = 1.0 + (h % 1000) / 500.0, 2.0
-    return EvalResult(workload=workload, status=Status.CORRECT, reason="fake: correct", size="small", tpu="cpu",
-                      correctness=Correctness(correct=True, reason="ok"), baseline=_timing(base_ms),
-                      kernel=_timing(kernel_ms), speedup_vs_baseline=round(base_ms / kernel_ms, 4),
-                      profile_top_ops=[ProfileOp(name="while.3", total_ms=kernel_ms * 0.9, pct=90.0, count=1)])
+    return EvalResult(
+        workload=workload,
+        status=Status.CORRECT,
+        reason="fake: correct",
+        size="small",
+        tpu="cpu",
+        correctness=Correctness(correct=True, reason="ok"),
+        baseline=_timing(base_ms),
+        kernel=_timing(kernel_ms),
+        speedup_vs_baseline=round(base_ms / kernel_ms, 4),
+        profile_top_ops=[ProfileOp(name="while.3", total_ms=kernel_ms * 0.9, pct=90.0, count=1)],
+    )
 
 
 def fake_evaluator(workload: str, kernels: Sequence[Path], settings) -> list[EvalResult]:

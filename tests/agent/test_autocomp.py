@@ -40,13 +40,30 @@ def fake_result(workload: str, name: str, source: str, flat: bool = False) -> Ev
     latency from its hash (or, `flat`, always 2 ms: nothing ever improves) and a tight interval."""
     h = int(hashlib.sha256(source.encode()).hexdigest(), 16)
     if name != "baseline.py" and h % 5 == 0:
-        return EvalResult(workload=workload, status=Status.INCORRECT, reason="fake: wrong", size="small", tpu="cpu",
-                          correctness=Correctness(correct=False, reason="fake"), tpu_lowering="ok")
+        return EvalResult(
+            workload=workload,
+            status=Status.INCORRECT,
+            reason="fake: wrong",
+            size="small",
+            tpu="cpu",
+            correctness=Correctness(correct=False, reason="fake"),
+            tpu_lowering="ok",
+        )
     ms = 2.0 if name == "baseline.py" or flat else 0.5 + (h % 1000) / 500.0
     speedup = round(2.0 / ms, 4)
-    return EvalResult(workload=workload, status=Status.CORRECT, reason="fake: correct", size="small", tpu="cpu",
-                      correctness=Correctness(correct=True, reason="ok"), baseline=_timing(2.0), kernel=_timing(ms),
-                      speedup_vs_baseline=speedup, speedup_ci=(speedup * 0.99, speedup * 1.01), tpu_lowering="ok")
+    return EvalResult(
+        workload=workload,
+        status=Status.CORRECT,
+        reason="fake: correct",
+        size="small",
+        tpu="cpu",
+        correctness=Correctness(correct=True, reason="ok"),
+        baseline=_timing(2.0),
+        kernel=_timing(ms),
+        speedup_vs_baseline=speedup,
+        speedup_ci=(speedup * 0.99, speedup * 1.01),
+        tpu_lowering="ok",
+    )
 
 
 def fake_evaluator(workload: str, kernels: Sequence[Path], settings) -> list[EvalResult]:
@@ -74,9 +91,18 @@ SMALL = dict(iterations=4, translate_iterations=2, beam=2, plans=2, implementati
 
 
 def _spec(tmp: Path, name: str, opts: AutocompOptions, **kw) -> RunSpec:
-    args = dict(out=tmp / "submissions" / name, method="autocomp", chains=opts.iterations, turns=opts.turns,
-                workloads=WORKLOADS, generator=TemplateSearchGenerator(), journal_dir=tmp / "journals" / name,
-                evaluator=fake_evaluator, meta={"date": "2026-12-01", "name": "autocomp test"}, autocomp=opts)
+    args = dict(
+        out=tmp / "submissions" / name,
+        method="autocomp",
+        chains=opts.iterations,
+        turns=opts.turns,
+        workloads=WORKLOADS,
+        generator=TemplateSearchGenerator(),
+        journal_dir=tmp / "journals" / name,
+        evaluator=fake_evaluator,
+        meta={"date": "2026-12-01", "name": "autocomp test"},
+        autocomp=opts,
+    )
     args.update(kw)
     return RunSpec(**args)
 
@@ -165,8 +191,7 @@ def test_optimization_admits_only_children_faster_than_their_parent_by_the_inter
 
 
 def test_early_stop_when_the_beam_stops_improving_is_a_complete_run(tmp_path):
-    opts = AutocompOptions(iterations=6, translate_iterations=1, beam=2, plans=1, implementations=2,
-                           early_stop_iters=1)
+    opts = AutocompOptions(iterations=6, translate_iterations=1, beam=2, plans=1, implementations=2, early_stop_iters=1)
     outcome = run(_spec(tmp_path, "flat", opts, evaluator=flat_evaluator))
     out = tmp_path / "submissions" / "flat"
     meta = yaml.safe_load((out / "submission.yaml").read_text())
@@ -204,7 +229,7 @@ def test_resume_refuses_other_autocomp_parameters(tmp_path):
         run(_spec(tmp_path, "ac", other))
 
 
-SCRIPT = r'''
+SCRIPT = r"""
 import json, sys
 req = json.load(sys.stdin)
 with open(sys.argv[1], "a") as fh:
@@ -220,14 +245,13 @@ elif kind == "score":
 else:
     print("```python\n# plan: %s\nimport jax.numpy as jnp\ndef workload(x, w, b):\n    return x\n```"
           % req["plan"].splitlines()[0])
-'''
+"""
 
 
 def test_a_scripted_command_generator_sees_every_kind_with_its_beam_position(tmp_path):
     script, log = tmp_path / "gen.py", tmp_path / "requests.jsonl"
     script.write_text(SCRIPT)
-    opts = AutocompOptions(iterations=3, translate_iterations=1, beam=2, plans=2, implementations=2,
-                           early_stop_iters=0)
+    opts = AutocompOptions(iterations=3, translate_iterations=1, beam=2, plans=2, implementations=2, early_stop_iters=0)
     gen = CommandGenerator(f"{sys.executable} {script} {log}")
     outcome = run(_spec(tmp_path, "cmd", opts, generator=gen))
     reqs = [json.loads(x) for x in log.read_text().splitlines()]
@@ -237,8 +261,11 @@ def test_a_scripted_command_generator_sees_every_kind_with_its_beam_position(tmp
     impls = [r for r in reqs if r["kind"] == "implement"]
     assert len(impls) == len(outcome.records) == len(plans) * opts.implementations
     for p in plans:  # a plan and each of its implementations have their own seeds
-        mine = [r for r in impls if (r["iteration"], r["slot"], r["plan_index"]) ==
-                (p["iteration"], p["slot"], p["plan_index"])]
+        mine = [
+            r
+            for r in impls
+            if (r["iteration"], r["slot"], r["plan_index"]) == (p["iteration"], p["slot"], p["plan_index"])
+        ]
         assert len(mine) == opts.implementations
         assert len({p["seed"], *[r["seed"] for r in mine]}) == 1 + opts.implementations
     assert all(r["parent"] is None for r in reqs if r["iteration"] == 1)
@@ -313,12 +340,39 @@ def test_cli_prints_plan_and_implement_prompts():
 
     res = CliRunner().invoke(app, ["prompt", "8p_GEMM", "--method", "autocomp"])
     assert res.exit_code == 0 and "<strategies>" in res.output and "translation iteration 1 of 4" in res.output
-    res = CliRunner().invoke(app, ["prompt", "8p_GEMM", "--method", "autocomp", "--kind", "implement",
-                                   "--plan", "Tile the matmul 256x256.", "--json"])
+    res = CliRunner().invoke(
+        app,
+        [
+            "prompt",
+            "8p_GEMM",
+            "--method",
+            "autocomp",
+            "--kind",
+            "implement",
+            "--plan",
+            "Tile the matmul 256x256.",
+            "--json",
+        ],
+    )
     req = json.loads(res.output)
     assert req["kind"] == "implement" and req["phase"] == "translate" and "Tile the matmul 256x256." in req["user"]
-    res = CliRunner().invoke(app, ["agent", "run", "-w", "41k", "--out", "/tmp/x-never", "--method", "autocomp",
-                                   "--iterations", "2", "--translate-iterations", "3"])
+    res = CliRunner().invoke(
+        app,
+        [
+            "agent",
+            "run",
+            "-w",
+            "41k",
+            "--out",
+            "/tmp/x-never",
+            "--method",
+            "autocomp",
+            "--iterations",
+            "2",
+            "--translate-iterations",
+            "3",
+        ],
+    )
     assert res.exit_code != 0 and "cannot exceed" in " ".join(res.output.split())
 
 
@@ -330,13 +384,20 @@ def test_an_autocomp_submission_ingests_with_its_beam_and_cost(tmp_path):
     opts = AutocompOptions(**SMALL)
     run(_spec(tmp_path, "ac", opts))
     here = Path(__file__).resolve()
-    ingest(data_dir=tmp_path / "data", submissions_dir=tmp_path / "submissions", chip="cpu", size="small",
-           evaluator=f"{here.parent / 'fakes.py'}:evaluate_task")
+    ingest(
+        data_dir=tmp_path / "data",
+        submissions_dir=tmp_path / "submissions",
+        chip="cpu",
+        size="small",
+        evaluator=f"{here.parent / 'fakes.py'}:evaluate_task",
+    )
     lines = _trajectory(tmp_path / "submissions" / "ac", WORKLOADS[0])
-    rows = sorted(store.current_samples(tmp_path / "data", "cpu", "small", "ac", WORKLOADS[0]),
-                  key=lambda r: r["sample_idx"])
-    assert [(r["step_phase"], r["step_iteration"], r["step_parent"], r["step_beam"]) for r in rows] == \
-        [(x["step"]["phase"], x["step"]["iteration"], x["step"]["parent"], x["step"]["beam"]) for x in lines]
+    rows = sorted(
+        store.current_samples(tmp_path / "data", "cpu", "small", "ac", WORKLOADS[0]), key=lambda r: r["sample_idx"]
+    )
+    assert [(r["step_phase"], r["step_iteration"], r["step_parent"], r["step_beam"]) for r in rows] == [
+        (x["step"]["phase"], x["step"]["iteration"], x["step"]["parent"], x["step"]["beam"]) for x in lines
+    ]
     m = Metrics(tmp_path / "data", suite=WORKLOADS)
     (traj,) = m.trajectory_workloads("cpu/small")
     beam = traj.beam
@@ -344,19 +405,18 @@ def test_an_autocomp_submission_ingests_with_its_beam_and_cost(tmp_path):
     assert [b.iteration for b in beam] == [1, 2, 3, 4] and sum(b.n for b in beam) == len(lines)
     assert beam[0].parents == [-1]  # iteration 1 starts from the XLA reference
     for b in beam:
-        assert b.entered == [x["sample"] for x in lines if x["step"]["iteration"] == b.iteration
-                             and x["step"]["beam"]]
+        assert b.entered == [x["sample"] for x in lines if x["step"]["iteration"] == b.iteration and x["step"]["beam"]]
     (sub,) = [s for s in m.submissions() if s.submission == "ac"]
     kinds = {c["kind"]: c["calls"] for c in json.loads(sub.agent_calls or "[]")}
-    assert kinds["implement"] == len(lines) and kinds["plan"] >= 2 and set(kinds) == {"plan", "implement", "menu",
-                                                                                      "score"}
+    assert (
+        kinds["implement"] == len(lines) and kinds["plan"] >= 2 and set(kinds) == {"plan", "implement", "menu", "score"}
+    )
     # the submission page shows the beam (the pages' markdown, before mkdocs)
     from bench.site.build import write_docs
     from bench.site.collect import collect, load_workloads
     from bench.site.pages import RenderOptions
 
-    write_docs(collect(m, load_workloads()), RenderOptions(submissions_dir=tmp_path / "submissions"),
-               tmp_path / "docs")
+    write_docs(collect(m, load_workloads()), RenderOptions(submissions_dir=tmp_path / "submissions"), tmp_path / "docs")
     pages = {str(p.relative_to(tmp_path / "docs")): p.read_text() for p in (tmp_path / "docs").rglob("*.md")}
     (text,) = [t for name, t in pages.items() if "### Beam search" in t]
     assert "autocomp test" in text
@@ -375,10 +435,33 @@ def test_cli_runs_autocomp_end_to_end_through_the_real_harness(tmp_path):
     from bench.cli import main  # noqa: F401  registers every command
 
     out = tmp_path / "submissions" / "ac"
-    res = CliRunner().invoke(app, ["agent", "run", "-w", "8p_GEMM", "--out", str(out), "--journal",
-                                   str(tmp_path / "j"), "--method", "autocomp", "--iterations", "2",
-                                   "--translate-iterations", "1", "--beam", "1", "--plans", "1",
-                                   "--implementations", "2", "--early-stop-iters", "0"])
+    res = CliRunner().invoke(
+        app,
+        [
+            "agent",
+            "run",
+            "-w",
+            "8p_GEMM",
+            "--out",
+            str(out),
+            "--journal",
+            str(tmp_path / "j"),
+            "--method",
+            "autocomp",
+            "--iterations",
+            "2",
+            "--translate-iterations",
+            "1",
+            "--beam",
+            "1",
+            "--plans",
+            "1",
+            "--implementations",
+            "2",
+            "--early-stop-iters",
+            "0",
+        ],
+    )
     assert res.exit_code == 0, res.output
     lines = _trajectory(out, "8p_GEMM")
     assert [(x["chain"], x["turn"]) for x in lines][:2] == [(0, 0), (0, 1)] and len(lines) == 4
@@ -396,8 +479,16 @@ def test_every_agent_run_option_is_a_field_of_an_options_model():
     from bench.agent import options
     from bench.agent.commands import run_cmd
 
-    models = [options.MethodOptions, options.AutocompOptions, options.GeneratorOptions, options.TargetOptions,
-              options.JournalOptions, options.BudgetOptions, options.MetaOptions, options.ExecutorOptions]
+    models = [
+        options.MethodOptions,
+        options.AutocompOptions,
+        options.GeneratorOptions,
+        options.TargetOptions,
+        options.JournalOptions,
+        options.BudgetOptions,
+        options.MetaOptions,
+        options.ExecutorOptions,
+    ]
     fields = {name: m.model_fields[name] for m in models for name in m.model_fields}
     params = inspect.signature(run_cmd).parameters
     assert set(params) - set(fields) == {"workloads", "out"}  # the two required arguments
@@ -423,15 +514,30 @@ def test_openai_requests_carry_the_kind_temperature_and_a_per_call_seed():
     from bench.agent.prompts import Prompt
 
     def prompt(kind: str, seed: int) -> Prompt:
-        return Prompt(workload="8p_GEMM", method="autocomp", chip="v6e", size="small", chain=0, turn=0, system="s",
-                      user="u", kind=kind, call_seed=seed)
+        return Prompt(
+            workload="8p_GEMM",
+            method="autocomp",
+            chip="v6e",
+            size="small",
+            chain=0,
+            turn=0,
+            system="s",
+            user="u",
+            kind=kind,
+            call_seed=seed,
+        )
 
     gen = OpenAIGenerator("http://127.0.0.1:9/v1", "m")
-    assert gen._body(prompt("score", 7)) | {"messages": None} == {"model": "m", "messages": None, "temperature": 0.0,
-                                                                     "seed": 7}
+    assert gen._body(prompt("score", 7)) | {"messages": None} == {
+        "model": "m",
+        "messages": None,
+        "temperature": 0.0,
+        "seed": 7,
+    }
     assert gen._body(prompt("plan", 8))["temperature"] == 1.0
     mine = OpenAIGenerator("http://127.0.0.1:9/v1", "m", temperature=0.3)
     assert mine._body(prompt("score", 7))["temperature"] == 0.3
-    code = Prompt(workload="8p_GEMM", method="iterative", chip="v6e", size="small", chain=2, turn=3, system="s",
-                  user="u")
+    code = Prompt(
+        workload="8p_GEMM", method="iterative", chip="v6e", size="small", chain=2, turn=3, system="s", user="u"
+    )
     assert "temperature" not in gen._body(code) and gen._body(code)["seed"] == 2003

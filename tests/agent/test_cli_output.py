@@ -23,11 +23,20 @@ fakes = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(fakes)
 
 
-def _record(chain: int, turn: int, speedup: float | None, ci=None, lowering: str | None = "ok",
-            workload: str = "w") -> Record:
+def _record(
+    chain: int, turn: int, speedup: float | None, ci=None, lowering: str | None = "ok", workload: str = "w"
+) -> Record:
     status = "correct" if speedup is not None else "runtime_error"
-    a = Attempt(status=status, reason="r", latency_ms=1.0 if speedup else None, baseline_ms=1.0 if speedup else None,
-                speedup=speedup, speedup_ci=ci, track="cpu/small", tpu_lowering=lowering)
+    a = Attempt(
+        status=status,
+        reason="r",
+        latency_ms=1.0 if speedup else None,
+        baseline_ms=1.0 if speedup else None,
+        speedup=speedup,
+        speedup_ci=ci,
+        track="cpu/small",
+        tpu_lowering=lowering,
+    )
     return Record(workload, chain, turn, "reply", "x = 1\n", "ok", 1, 1, a)
 
 
@@ -38,8 +47,10 @@ def test_progress_shows_what_would_be_submitted_not_the_fastest():
     text = progress_text([fast_no_lower, slower_lowers])
     assert text == "correct 2 (lower 1); would submit chain 0 turn 1: 0.330x, lowers"
     assert "0.506" not in text and "fastest" not in text
-    assert progress_text([_record(0, 0, None)]) == \
-        "correct 0 (lower 0); would submit chain 0 turn 0 (runtime_error, no correct sample)"
+    assert (
+        progress_text([_record(0, 0, None)])
+        == "correct 0 (lower 0); would submit chain 0 turn 0 (runtime_error, no correct sample)"
+    )
     assert progress_text([]) == "correct 0 (lower 0); nothing to submit yet"
 
 
@@ -64,10 +75,13 @@ def test_the_summary_corrects_for_the_number_of_workloads():
 
 
 def test_summary_of_workloads_without_a_correct_sample():
-    lines = summary_lines(["a", "b"], {"a": _record(0, 2, None, workload="a"), "b": None},
-                          [_record(0, 2, None, workload="a")])
-    assert lines == ["  a: no correct sample; submits the last that ran (chain 0 turn 2, runtime_error)",
-                     "  b: not started"]
+    lines = summary_lines(
+        ["a", "b"], {"a": _record(0, 2, None, workload="a"), "b": None}, [_record(0, 2, None, workload="a")]
+    )
+    assert lines == [
+        "  a: no correct sample; submits the last that ran (chain 0 turn 2, runtime_error)",
+        "  b: not started",
+    ]
 
 
 @pytest.fixture
@@ -86,8 +100,24 @@ def fake_harness(monkeypatch):
 
 def test_cli_writes_the_license_it_is_given_and_says_so(tmp_path, fake_harness):
     out = tmp_path / "submissions" / "mine"
-    args = ["agent", "run", "-w", "41k", "--chains", "1", "--turns", "2", "--out", str(out),
-            "--journal", str(tmp_path / "j"), "--author", "Me", "--contact", "me@example.org"]
+    args = [
+        "agent",
+        "run",
+        "-w",
+        "41k",
+        "--chains",
+        "1",
+        "--turns",
+        "2",
+        "--out",
+        str(out),
+        "--journal",
+        str(tmp_path / "j"),
+        "--author",
+        "Me",
+        "--contact",
+        "me@example.org",
+    ]
     res = CliRunner().invoke(app, [*args, "--license", "MIT"])
     assert res.exit_code == 0, res.output
     assert yaml.safe_load((out / "submission.yaml").read_text())["license"] == "MIT"
@@ -100,8 +130,23 @@ def test_cli_writes_the_license_it_is_given_and_says_so(tmp_path, fake_harness):
 
 def test_the_license_defaults_to_apache_and_help_quotes_it(tmp_path, fake_harness):
     out = tmp_path / "submissions" / "dflt"
-    res = CliRunner().invoke(app, ["agent", "run", "-w", "41k", "--chains", "1", "--turns", "1", "--out", str(out),
-                                   "--journal", str(tmp_path / "j")])
+    res = CliRunner().invoke(
+        app,
+        [
+            "agent",
+            "run",
+            "-w",
+            "41k",
+            "--chains",
+            "1",
+            "--turns",
+            "1",
+            "--out",
+            str(out),
+            "--journal",
+            str(tmp_path / "j"),
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert yaml.safe_load((out / "submission.yaml").read_text())["license"] == "Apache-2.0"
     assert "license: Apache-2.0" in res.output

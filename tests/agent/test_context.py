@@ -20,8 +20,13 @@ _MODULES = {"pl": "jax.experimental.pallas", "pltpu": "jax.experimental.pallas.t
 
 
 def _missing(text: str) -> list[str]:
-    return sorted({f"{short}.{name}" for short, name in _NAME.findall(text)
-                   if not hasattr(importlib.import_module(_MODULES[short]), name)})
+    return sorted(
+        {
+            f"{short}.{name}"
+            for short, name in _NAME.findall(text)
+            if not hasattr(importlib.import_module(_MODULES[short]), name)
+        }
+    )
 
 
 def test_api_reference_lists_only_names_of_the_installed_jax():
@@ -41,7 +46,7 @@ def test_every_pallas_name_the_pack_mentions_exists():
     assert _missing(pack.rules) == []
     for w in ("8p_GEMM", "1p_Flash_Attention", "6p_Paged_Attention", "41k_Gemm_Add_ReLU", "12p_RMSNorm"):
         text = pack.text(w, workload_spec(w).family)
-        api = text[text.index("## Pallas API"):text.index("## Code examples")]
+        api = text[text.index("## Pallas API") : text.index("## Code examples")]
         assert _missing(api) == [], w
 
 

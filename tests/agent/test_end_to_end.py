@@ -30,7 +30,7 @@ KEY_ENV, KEY = "JAXBENCH_TEST_API_KEY", "sk-test-do-not-store-e2e"
 
 def matmul(bm: int, bn: int) -> str:
     """A plain Pallas matmul for 8p at size small (A: 256x512, B: 512x384): (bm, bn) output tiles, full K."""
-    return f'''import jax
+    return f"""import jax
 import jax.numpy as jnp
 from jax.experimental import pallas as pl
 
@@ -51,7 +51,7 @@ def workload(A, B):
         out_specs=pl.BlockSpec((BM, BN), lambda i, j: (i, j)),
         out_shape=jax.ShapeDtypeStruct((m, n), A.dtype),
     )(A, B)
-'''
+"""
 
 
 LOWERS = matmul(128, 128)
@@ -67,9 +67,16 @@ def test_agent_run_end_to_end_against_a_local_endpoint(tmp_path, monkeypatch):
     replies = [PROSE, TWO_BLOCKS, chat_server.fence(NO_LOWER), chat_server.fence(BROKEN), chat_server.fence(LOWERS)]
     out, journal = tmp_path / "submissions" / "e2e", tmp_path / "build" / "agent_runs" / "e2e"
     with chat_server.ChatServer(replies) as server:
-        spec = RunSpec(out=out, method="iterative", chains=1, turns=5, workloads=[W],
-                       generator=OpenAIGenerator(server.url, "local-test-model", KEY_ENV), journal_dir=journal,
-                       meta={"date": "2026-12-01", "name": "end to end", "model_name": "local-test-model"})
+        spec = RunSpec(
+            out=out,
+            method="iterative",
+            chains=1,
+            turns=5,
+            workloads=[W],
+            generator=OpenAIGenerator(server.url, "local-test-model", KEY_ENV),
+            journal_dir=journal,
+            meta={"date": "2026-12-01", "name": "end to end", "model_name": "local-test-model"},
+        )
         outcome = run(spec)
     prompts = [r["body"]["messages"][1]["content"] for r in server.requests]
     assert len(prompts) == 5 and outcome.stopped is None
@@ -98,8 +105,13 @@ def test_agent_run_end_to_end_against_a_local_endpoint(tmp_path, monkeypatch):
 
     # the journal and the trajectory record lowering and the sample's times
     traj = [json.loads(x) for x in (out / "trajectory" / f"{W}.jsonl").read_text().splitlines()]
-    assert [t["declared"]["outcome"] for t in traj] == ["api_runtime_error", "api_runtime_error", "correct",
-                                                         "api_runtime_error", "correct"]
+    assert [t["declared"]["outcome"] for t in traj] == [
+        "api_runtime_error",
+        "api_runtime_error",
+        "correct",
+        "api_runtime_error",
+        "correct",
+    ]
     assert [t["declared"].get("lowers") for t in traj] == [None, None, False, None, True]
     assert traj[0]["source"] == PROSE and traj[1]["source"] == TWO_BLOCKS
     assert all(t["model_latency_s"] >= 0 and t["wall_time_s"] >= t["model_latency_s"] for t in traj)

@@ -41,9 +41,17 @@ BROKEN = "def workload(x, weight, bias):\n    raise ValueError('boom from the ca
 
 
 def _run(tmp_path: Path, generator, evaluator=None, turns: int = 3) -> RunSpec:
-    spec = RunSpec(out=tmp_path / "sub", method="iterative", chains=1, turns=turns, workloads=[W], generator=generator,
-                   journal_dir=tmp_path / "journal", meta={"date": "2026-12-01", "name": "llm test"},
-                   **({"evaluator": evaluator} if evaluator else {}))
+    spec = RunSpec(
+        out=tmp_path / "sub",
+        method="iterative",
+        chains=1,
+        turns=turns,
+        workloads=[W],
+        generator=generator,
+        journal_dir=tmp_path / "journal",
+        meta={"date": "2026-12-01", "name": "llm test"},
+        **({"evaluator": evaluator} if evaluator else {}),
+    )
     run(spec)
     return spec
 
@@ -99,7 +107,8 @@ def test_command_generator_reads_the_prompt_json(tmp_path):
         "p = json.load(sys.stdin)\n"
         f"open({str(tmp_path / 'seen.jsonl')!r}, 'a')"
         ".write(json.dumps({'turn': p['turn'], 'fb': p['feedback']}) + '\\n')\n"
-        f"print('```python\\n' + open({str(tmp_path / 'good.py')!r}).read() + '```')\n")
+        f"print('```python\\n' + open({str(tmp_path / 'good.py')!r}).read() + '```')\n"
+    )
     _run(tmp_path, CommandGenerator(f"{sys.executable} {script}"), fakes.fake_evaluator, turns=2)
     seen = [json.loads(x) for x in (tmp_path / "seen.jsonl").read_text().splitlines()]
     assert [s["turn"] for s in seen] == [0, 1] and seen[0]["fb"] is None and seen[1]["fb"]["previous_source"] == good
@@ -137,8 +146,14 @@ def _prompt():
 def test_retry_after_is_honoured():
     sleeps: list[float] = []
     when = email.utils.format_datetime(email.utils.localtime().replace(microsecond=0), usegmt=False)
-    with ChatServer([(429, {"Retry-After": "7"}, b"slow down"), (503, {"Retry-After": "0.5"}, b""),
-                     (503, {"Retry-After": when}, b""), "ok"]) as server:
+    with ChatServer(
+        [
+            (429, {"Retry-After": "7"}, b"slow down"),
+            (503, {"Retry-After": "0.5"}, b""),
+            (503, {"Retry-After": when}, b""),
+            "ok",
+        ]
+    ) as server:
         reply = _generator(server, sleeps).generate(_prompt())
     assert reply.text == "ok" and len(server.requests) == 4
     assert sleeps[:2] == [7.0, 0.5] and 0 <= sleeps[2] <= 1.0  # an HTTP date in the past: no wait
@@ -193,13 +208,19 @@ def test_retry_after_values(value, expected):
 
 
 def test_retry_after_http_date():
-    assert retry_after_s("Wed, 21 Oct 2015 07:28:10 GMT", now=email.utils.parsedate_to_datetime(
-        "Wed, 21 Oct 2015 07:28:00 GMT").timestamp()) == 10.0
+    assert (
+        retry_after_s(
+            "Wed, 21 Oct 2015 07:28:10 GMT",
+            now=email.utils.parsedate_to_datetime("Wed, 21 Oct 2015 07:28:00 GMT").timestamp(),
+        )
+        == 10.0
+    )
 
 
 def test_malformed_responses_are_errors():
-    with ChatServer([(200, {"Content-Type": "application/json"}, b'{"choices": []}'),
-                     (200, {}, b"not json")]) as server:
+    with ChatServer(
+        [(200, {"Content-Type": "application/json"}, b'{"choices": []}'), (200, {}, b"not json")]
+    ) as server:
         gen = _generator(server, [])
         with pytest.raises(GeneratorError, match="malformed"):
             gen.generate(_prompt())

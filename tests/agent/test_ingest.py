@@ -20,11 +20,26 @@ W = "41k_Gemm_Add_ReLU"
 
 def test_agent_submission_ingests_with_its_samples(tmp_path):
     subs = tmp_path / "submissions"
-    run(RunSpec(out=subs / "ts", method="iterative", chains=1, turns=3, workloads=[W],
-                generator=TemplateSearchGenerator(), journal_dir=tmp_path / "journal", evaluator=fakes.fake_evaluator,
-                meta={"date": "2026-12-01", "name": "ingest test"}))
-    report = ingest(data_dir=tmp_path / "data", submissions_dir=subs, chip="cpu", size="small",
-                    evaluator=f"{HERE / 'fakes.py'}:evaluate_task")
+    run(
+        RunSpec(
+            out=subs / "ts",
+            method="iterative",
+            chains=1,
+            turns=3,
+            workloads=[W],
+            generator=TemplateSearchGenerator(),
+            journal_dir=tmp_path / "journal",
+            evaluator=fakes.fake_evaluator,
+            meta={"date": "2026-12-01", "name": "ingest test"},
+        )
+    )
+    report = ingest(
+        data_dir=tmp_path / "data",
+        submissions_dir=subs,
+        chip="cpu",
+        size="small",
+        evaluator=f"{HERE / 'fakes.py'}:evaluate_task",
+    )
     rows = store.read_tables(tmp_path / "data" / "results", schema.RESULTS).to_pylist()
     assert [(r["submission"], r["workload"]) for r in rows] == [("ts", W)]
     samples = store.current_samples(tmp_path / "data", "cpu", "small", "ts", W)

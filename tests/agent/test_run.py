@@ -27,9 +27,17 @@ WORKLOADS = ["41k_Gemm_Add_ReLU", "36k_Matmul_Sigmoid_Sum"]
 
 
 def _spec_for(tmp: Path, name: str, **kw) -> RunSpec:
-    args = dict(out=tmp / "submissions" / name, method="iterative", chains=2, turns=3, workloads=WORKLOADS,
-                generator=TemplateSearchGenerator(), journal_dir=tmp / "journals" / name,
-                evaluator=fakes.fake_evaluator, meta={"date": "2026-12-01", "name": "test run"})
+    args = dict(
+        out=tmp / "submissions" / name,
+        method="iterative",
+        chains=2,
+        turns=3,
+        workloads=WORKLOADS,
+        generator=TemplateSearchGenerator(),
+        journal_dir=tmp / "journals" / name,
+        evaluator=fakes.fake_evaluator,
+        meta={"date": "2026-12-01", "name": "test run"},
+    )
     args.update(kw)
     return RunSpec(**args)
 
@@ -65,15 +73,28 @@ def test_run_writes_a_valid_submission_with_a_complete_trajectory(tmp_path):
     assert problems == [] and sub is not None
     meta = yaml.safe_load((out / "submission.yaml").read_text())
     assert meta["kind"] == "agent" and meta["samples_per_workload"] == 6 and meta["human_in_the_loop"] is False
-    assert meta["agent_run"] == {"complete": True, "planned_samples_per_workload": 6,
-                                 "samples": {w: 6 for w in WORKLOADS}, "not_started": []}
+    assert meta["agent_run"] == {
+        "complete": True,
+        "planned_samples_per_workload": 6,
+        "samples": {w: 6 for w in WORKLOADS},
+        "not_started": [],
+    }
     assert "generator: template-search" in meta["agent_framework"]
     for w in WORKLOADS:
         lines = _trajectory(out, w)
         assert [x["sample"] for x in lines] == list(range(6))
         assert [(x["chain"], x["turn"]) for x in lines] == [(c, t) for c in range(2) for t in range(3)]
-        assert set(lines[0]) >= {"sample", "chain", "turn", "source", "declared", "tokens_in", "tokens_out",
-                                 "wall_time_s", "model_latency_s"}
+        assert set(lines[0]) >= {
+            "sample",
+            "chain",
+            "turn",
+            "source",
+            "declared",
+            "tokens_in",
+            "tokens_out",
+            "wall_time_s",
+            "model_latency_s",
+        }
         assert all(0 <= x["model_latency_s"] <= x["wall_time_s"] for x in lines)
         assert all(x["declared"]["outcome"] in ("correct", "wrong_output", "api_runtime_error") for x in lines)
         # every sample is a real template-search candidate, and turn 0 of each chain starts where the order says
@@ -120,8 +141,9 @@ def test_kill_9_halfway_then_rerun_gives_the_same_folder(tmp_path):
     reference = _spec_for(tmp_path, "uninterrupted")
     run(reference)
     out, journal = tmp_path / "submissions" / "resumed", tmp_path / "journals" / "resumed"
-    code = DRIVER.format(root=str(Path.cwd()), fakes=str(HERE / "fakes.py"), out=str(out), journal=str(journal),
-                         workloads=WORKLOADS)
+    code = DRIVER.format(
+        root=str(Path.cwd()), fakes=str(HERE / "fakes.py"), out=str(out), journal=str(journal), workloads=WORKLOADS
+    )
     proc = subprocess.Popen([sys.executable, "-c", code], env={**os.environ, "JAX_PLATFORMS": "cpu"})
     samples = journal / "samples.jsonl"
     deadline = time.monotonic() + 120
@@ -152,8 +174,13 @@ def test_sample_budget_stops_with_a_valid_gapless_trajectory(tmp_path):
     # what the run did, not what it planned: 4 samples of the first workload, the second never started
     meta = yaml.safe_load((out / "submission.yaml").read_text())
     assert meta["samples_per_workload"] == 4 and meta["workloads"] == WORKLOADS[:1]
-    assert meta["agent_run"] == {"complete": False, "planned_samples_per_workload": 6, "samples": {WORKLOADS[0]: 4},
-                                 "not_started": WORKLOADS[1:], "stopped": "sample budget reached (4)"}
+    assert meta["agent_run"] == {
+        "complete": False,
+        "planned_samples_per_workload": 6,
+        "samples": {WORKLOADS[0]: 4},
+        "not_started": WORKLOADS[1:],
+        "stopped": "sample budget reached (4)",
+    }
     # resuming with a larger budget continues where it stopped
     outcome = run(_spec_for(tmp_path, "b", budget=Budget(max_samples=8)))
     assert outcome.new_samples == 4
@@ -162,16 +189,19 @@ def test_sample_budget_stops_with_a_valid_gapless_trajectory(tmp_path):
     assert check(out)[1] == []
 
 
-@pytest.mark.parametrize("edit,field", [
-    (lambda m: m.update(samples_per_workload=6), "samples_per_workload"),  # the plan's N, not what the run did
-    (lambda m: m["agent_run"]["samples"].update({WORKLOADS[0]: 3}), "agent_run.samples"),
-    (lambda m: m["agent_run"]["samples"].pop(WORKLOADS[0]), "agent_run.samples"),  # a kernel with no count
-    (lambda m: m["agent_run"]["samples"].update({WORKLOADS[0]: 6}), "agent_run.samples"),
-    (lambda m: m["agent_run"].update(complete=True), "agent_run.complete"),
-    (lambda m: m["agent_run"].pop("stopped"), "agent_run.stopped"),
-    (lambda m: m["agent_run"]["samples"].update({WORKLOADS[1]: 2}), "agent_run.not_started"),
-    (lambda m: m["agent_run"].update(extra=1), "agent_run.extra"),
-])
+@pytest.mark.parametrize(
+    "edit,field",
+    [
+        (lambda m: m.update(samples_per_workload=6), "samples_per_workload"),  # the plan's N, not what the run did
+        (lambda m: m["agent_run"]["samples"].update({WORKLOADS[0]: 3}), "agent_run.samples"),
+        (lambda m: m["agent_run"]["samples"].pop(WORKLOADS[0]), "agent_run.samples"),  # a kernel with no count
+        (lambda m: m["agent_run"]["samples"].update({WORKLOADS[0]: 6}), "agent_run.samples"),
+        (lambda m: m["agent_run"].update(complete=True), "agent_run.complete"),
+        (lambda m: m["agent_run"].pop("stopped"), "agent_run.stopped"),
+        (lambda m: m["agent_run"]["samples"].update({WORKLOADS[1]: 2}), "agent_run.not_started"),
+        (lambda m: m["agent_run"].update(extra=1), "agent_run.extra"),
+    ],
+)
 def test_validation_checks_what_a_stopped_run_says_it_did(tmp_path, edit, field):
     run(_spec_for(tmp_path, "b", budget=Budget(max_samples=4)))
     out = tmp_path / "submissions" / "b"
@@ -244,12 +274,15 @@ def test_best_of_n_has_no_feedback(tmp_path):
     assert [config_of(x["source"]) for x in lines] == list(space(WORKLOADS[0], "small")[:4])
 
 
-@pytest.mark.parametrize("args,message", [
-    (["--method", "best-of-n", "--chains", "2", "--turns", "2"], "best-of-n takes --samples"),
-    (["--method", "iterative", "--samples", "4"], "takes --chains C --turns T"),
-    (["--chains", "1", "--turns", "1", "--generator", "openai"], "needs --base-url and --model"),
-    (["--chains", "1", "--turns", "1", "-w", "1p_Flash_Attention"], "no template for"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--method", "best-of-n", "--chains", "2", "--turns", "2"], "best-of-n takes --samples"),
+        (["--method", "iterative", "--samples", "4"], "takes --chains C --turns T"),
+        (["--chains", "1", "--turns", "1", "--generator", "openai"], "needs --base-url and --model"),
+        (["--chains", "1", "--turns", "1", "-w", "1p_Flash_Attention"], "no template for"),
+    ],
+)
 def test_cli_refuses_inconsistent_options(tmp_path, args, message):
     from typer.testing import CliRunner
 

@@ -13,11 +13,26 @@ from bench.agent.selection import best_index
 from bench.agent.submission import select
 
 
-def ok(speedup: float, ci: tuple[float, float] | None = None, lowering: str | None = "ok",
-       coverage: float | None = None, readiness: str | None = None, track: str = "cpu/small") -> Attempt:
-    return Attempt(status="correct", reason="ok", latency_ms=1.0 / speedup, baseline_ms=1.0, speedup=speedup,
-                   track=track, tpu_lowering=lowering, speedup_ci=ci, pallas_coverage=coverage,
-                   readiness_check=readiness)
+def ok(
+    speedup: float,
+    ci: tuple[float, float] | None = None,
+    lowering: str | None = "ok",
+    coverage: float | None = None,
+    readiness: str | None = None,
+    track: str = "cpu/small",
+) -> Attempt:
+    return Attempt(
+        status="correct",
+        reason="ok",
+        latency_ms=1.0 / speedup,
+        baseline_ms=1.0,
+        speedup=speedup,
+        track=track,
+        tpu_lowering=lowering,
+        speedup_ci=ci,
+        pallas_coverage=coverage,
+        readiness_check=readiness,
+    )
 
 
 WRONG = Attempt(status="incorrect", reason="max abs err 3", track="cpu/small", tpu_lowering="ok")
@@ -55,8 +70,12 @@ def test_without_intervals_point_speedups_decide():
 
 
 def test_on_a_tpu_track_speed_decides():
-    assert best_index([ok(1.0, (0.95, 1.05), coverage=1.0, track="v6e/full"),
-                       ok(2.0, (1.9, 2.1), coverage=0.3, track="v6e/full")]) == 1
+    assert (
+        best_index(
+            [ok(1.0, (0.95, 1.05), coverage=1.0, track="v6e/full"), ok(2.0, (1.9, 2.1), coverage=0.3, track="v6e/full")]
+        )
+        == 1
+    )
 
 
 def test_only_correct_samples_compete():

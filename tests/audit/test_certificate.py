@@ -33,8 +33,7 @@ def test_truncated_reduction_uses_half_of_each_sum():
 def test_bf16_accumulation_rounds_the_running_sum_per_tile():
     k = 4 * cert.TILE
     a = jnp.full((1, k), 1.0, jnp.bfloat16)
-    b = jnp.concatenate([jnp.full((cert.TILE, 1), 256.0), jnp.full((3 * cert.TILE, 1), 1.0 / 128)]).astype(
-        jnp.bfloat16)
+    b = jnp.concatenate([jnp.full((cert.TILE, 1), 256.0), jnp.full((3 * cert.TILE, 1), 1.0 / 128)]).astype(jnp.bfloat16)
     exact = jax.jit(lambda x, y: jnp.dot(x, y, preferred_element_type=jnp.float32))(a, b)
     acc = cert.BF16_ACCUMULATING(lambda x, y: jnp.dot(x, y, preferred_element_type=jnp.float32), (), a, b)
     assert float(exact[0, 0]) == 128 * 256 + 3.0
@@ -48,14 +47,17 @@ def test_rewrites_recurse_into_nested_calls():
     assert float(cert.TRUNCATED(lambda x, y: inner(x[:, :3], y[:3]), (), a, b)[0, 0]) == 3.0  # 1 of 3, x3
 
 
-@pytest.mark.parametrize("kind,expected", [
-    ("zeros", [[0, 0], [0, 0], [0, 0]]),
-    ("constant", [[5, 5], [5, 5], [5, 5]]),
-    ("reference mean", [[3.5, 3.5], [3.5, 3.5], [3.5, 3.5]]),
-    ("batch mean", [[3, 4], [3, 4], [3, 4]]),
-    ("one row broadcast", [[1, 2], [1, 2], [1, 2]]),
-    ("subsampled batch", [[1, 2], [1, 2], [5, 6]]),
-])
+@pytest.mark.parametrize(
+    "kind,expected",
+    [
+        ("zeros", [[0, 0], [0, 0], [0, 0]]),
+        ("constant", [[5, 5], [5, 5], [5, 5]]),
+        ("reference mean", [[3.5, 3.5], [3.5, 3.5], [3.5, 3.5]]),
+        ("batch mean", [[3, 4], [3, 4], [3, 4]]),
+        ("one row broadcast", [[1, 2], [1, 2], [1, 2]]),
+        ("subsampled batch", [[1, 2], [1, 2], [5, 6]]),
+    ],
+)
 def test_candidates_from_the_reference(kind, expected):
     ref = jnp.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
     out = cert._leafwise(kind, ref, jnp.full((3, 2), 5.0))
@@ -68,18 +70,29 @@ def test_a_scalar_output_has_no_mean_or_row_candidates():
     assert cert._passthrough((jnp.ones(3),), ref) is None
 
 
-@pytest.mark.parametrize("honest,exact,status,ok", [
-    (True, False, "pass", True), (True, False, "fail", False), (False, False, "pass", False),
-    (False, False, "fail", True), (False, True, "pass", True), (False, False, "n/a", True),
-    (True, False, "error", False), (False, False, "error", False),
-])
+@pytest.mark.parametrize(
+    "honest,exact,status,ok",
+    [
+        (True, False, "pass", True),
+        (True, False, "fail", False),
+        (False, False, "pass", False),
+        (False, False, "fail", True),
+        (False, True, "pass", True),
+        (False, False, "n/a", True),
+        (True, False, "error", False),
+        (False, False, "error", False),
+    ],
+)
 def test_what_each_verdict_means(honest, exact, status, ok):
     assert cert.Verdict(candidate="c", honest=honest, exact=exact, status=status).ok is ok
 
 
 def _cert(workload: str, size: str, status: str) -> cert.Certificate:
-    return cert.Certificate(workload=workload, size=size, verdicts=[
-        cert.Verdict(candidate="zeros", honest=False, status=status, rel_l2=1.0)])
+    return cert.Certificate(
+        workload=workload,
+        size=size,
+        verdicts=[cert.Verdict(candidate="zeros", honest=False, status=status, rel_l2=1.0)],
+    )
 
 
 def test_sections_are_replaced_per_size_and_kept_by_a_regenerated_audit():

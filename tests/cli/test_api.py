@@ -58,9 +58,22 @@ def test_evaluate_refuses_a_path_that_is_not_a_file(tmp_path, make):
 
 
 def test_own_wall_time_of_a_kernel_in_a_batch():
-    r = EvalResult(workload="8p_GEMM", status=Status.TIMEOUT, size="small", tpu="cpu", wall_time_s=40.0,
-                   overhead_s={"build": 20.0, "runner_prepare": 13.0, "compile": 2.0, "correctness": 0.25,
-                               "timing": 1.0, "timed_iterations": 0.5, "trace_parsing": 0.05})
+    r = EvalResult(
+        workload="8p_GEMM",
+        status=Status.TIMEOUT,
+        size="small",
+        tpu="cpu",
+        wall_time_s=40.0,
+        overhead_s={
+            "build": 20.0,
+            "runner_prepare": 13.0,
+            "compile": 2.0,
+            "correctness": 0.25,
+            "timing": 1.0,
+            "timed_iterations": 0.5,
+            "trace_parsing": 0.05,
+        },
+    )
     assert api.own_wall_time_s(r) == 23.3  # its build and its turn in the runner, not the batch's shared start
     assert api.own_wall_time_s(r.model_copy(update={"overhead_s": {}})) == 40.0
 
@@ -87,8 +100,15 @@ def test_correctness_reports_the_rel_l2_limit():
 
 
 def _env(backend: str, interpret: bool) -> Environment:
-    return Environment(backend=backend, chip="cpu" if backend == "cpu" else "v6e", device_kind="x", jax_version="0",
-                       jaxlib_version="0", harness_version="6", interpret=interpret)
+    return Environment(
+        backend=backend,
+        chip="cpu" if backend == "cpu" else "v6e",
+        device_kind="x",
+        jax_version="0",
+        jaxlib_version="0",
+        harness_version="6",
+        interpret=interpret,
+    )
 
 
 def test_timing_meaning_says_what_the_times_are():
@@ -101,15 +121,26 @@ def test_timing_meaning_says_what_the_times_are():
 
 def test_tracebacks_name_the_submitted_file_once_without_harness_frames(tmp_path):
     copy = "/repo/build/eval/eval_ab12cd/kernel.py"
-    tb = (f'Traceback (most recent call last):\n  File "/repo/bench/harness/worker.py", line 403, in serve\n'
-          f'    header, blobs = COMMANDS[command](state, msg)\n                    ^^^^^^^^\n'
-          f'  File "{copy}", line 5, in workload\n    raise ValueError("boom")\nValueError: boom\n')
-    r = EvalResult(workload="8p_GEMM", status=Status.COMPILE_ERROR, size="small", tpu="cpu", reason=f"boom at {copy}",
-                   traceback=tb, candidate_log="my print\n" + tb)
+    tb = (
+        f'Traceback (most recent call last):\n  File "/repo/bench/harness/worker.py", line 403, in serve\n'
+        f"    header, blobs = COMMANDS[command](state, msg)\n                    ^^^^^^^^\n"
+        f'  File "{copy}", line 5, in workload\n    raise ValueError("boom")\nValueError: boom\n'
+    )
+    r = EvalResult(
+        workload="8p_GEMM",
+        status=Status.COMPILE_ERROR,
+        size="small",
+        tpu="cpu",
+        reason=f"boom at {copy}",
+        traceback=tb,
+        candidate_log="my print\n" + tb,
+    )
     kernel = tmp_path / "mine.py"
     out = attribute(r, kernel)
-    assert out.traceback == (f'Traceback (most recent call last):\n  File "{kernel}", line 5, in workload\n'
-                             f'    raise ValueError("boom")\nValueError: boom\n')
+    assert out.traceback == (
+        f'Traceback (most recent call last):\n  File "{kernel}", line 5, in workload\n'
+        f'    raise ValueError("boom")\nValueError: boom\n'
+    )
     assert out.candidate_log.startswith("my print") and "ValueError" not in out.candidate_log
     assert str(kernel) in out.reason and "eval_" not in out.reason
 
@@ -130,11 +161,19 @@ def test_checkout_warns_when_the_install_points_at_another_checkout(monkeypatch,
 
 def test_workload_flops_prints_no_backend_info_lines():
     """In a notebook (logging at INFO) the count used to print JAX's backend probing and PjRt's INFO lines."""
-    code = ("import logging; logging.basicConfig(level=logging.INFO)\n"
-            "from bench.api import workload_flops\nprint(workload_flops('8p_GEMM', 'small'))")
+    code = (
+        "import logging; logging.basicConfig(level=logging.INFO)\n"
+        "from bench.api import workload_flops\nprint(workload_flops('8p_GEMM', 'small'))"
+    )
     env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env,
-                          cwd=Path(__file__).parents[2])
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=Path(__file__).parents[2],
+    )
     assert done.returncode == 0, done.stderr
     assert "cost_analysis" in done.stdout
     assert "INFO" not in done.stderr and "Unable to initialize backend" not in done.stderr

@@ -8,7 +8,7 @@ import pytest
 
 pytest_plugins = ["pytester"]
 CONFTEST = Path(__file__).resolve().parents[1] / "conftest.py"
-SUITE = '''
+SUITE = """
 import pytest
 
 needs_bwrap = pytest.mark.skipif(True, reason="bubblewrap unusable: bwrap not found")
@@ -22,7 +22,7 @@ def test_other_skip():
 
 def test_plain():
     pass
-'''
+"""
 
 
 @pytest.mark.parametrize("ci,failed,skipped", [("true", 1, 1), ("", 0, 2)])

@@ -36,15 +36,18 @@ def test_list_in_an_80_column_terminal_fits_and_never_cuts_an_id(monkeypatch):
     assert "left out" in out.output  # says which columns it dropped
 
 
-@pytest.mark.parametrize("argv, needle", [
-    (["evaluate", "gemm", str(KERNELS / "identical.py"), "--json"], "unknown workload 'gemm'"),
-    (["evaluate", "8p", str(KERNELS / "identical.py"), "--json", "--bogus"], "No such option: --bogus"),
-    (["evaluate", "8p", "/no/such/kernel.py", "--json"], "does not exist"),
-    (["evaluate", "8p", str(KERNELS / "identical.py"), "--json", "--seeds", "0"], "seeds"),
-    (["list", "--json", "--size", "tiny"], "expected full or small"),
-    (["run", "zzz", "--json"], "unknown workload 'zzz'"),
-    (["audit", "zzz", "--json"], "unknown workload 'zzz'"),
-])
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["evaluate", "gemm", str(KERNELS / "identical.py"), "--json"], "unknown workload 'gemm'"),
+        (["evaluate", "8p", str(KERNELS / "identical.py"), "--json", "--bogus"], "No such option: --bogus"),
+        (["evaluate", "8p", "/no/such/kernel.py", "--json"], "does not exist"),
+        (["evaluate", "8p", str(KERNELS / "identical.py"), "--json", "--seeds", "0"], "seeds"),
+        (["list", "--json", "--size", "tiny"], "expected full or small"),
+        (["run", "zzz", "--json"], "unknown workload 'zzz'"),
+        (["audit", "zzz", "--json"], "unknown workload 'zzz'"),
+    ],
+)
 def test_usage_errors_under_json_are_one_json_object_on_stdout(argv, needle):
     out = runner.invoke(app, argv)
     assert out.exit_code == 2, out.output
@@ -61,8 +64,9 @@ def test_unknown_workload_gets_near_matches_and_a_prefix_resolves():
     assert human.exit_code == 2 and "did you mean" in human.output and not human.stdout.startswith("{")
 
 
-@pytest.mark.parametrize("argv", [["ingest", "--workload", "zzz", "--data-dir", "unused"], ["tune", "zzz", "--dry-run"],
-                                  ["prompt", "zzz"]])
+@pytest.mark.parametrize(
+    "argv", [["ingest", "--workload", "zzz", "--data-dir", "unused"], ["tune", "zzz", "--dry-run"], ["prompt", "zzz"]]
+)
 def test_every_command_taking_a_workload_fails_as_a_usage_error(argv):
     out = runner.invoke(app, argv)
     assert out.exit_code == 2 and "zzz" in out.output and "Traceback" not in out.output
@@ -78,10 +82,27 @@ def test_info_says_which_checkout_runs():
 @pytest.mark.slow
 def test_evaluate_several_kernels_json_lines_attributed_tracebacks_and_one_flops(tmp_path):
     failing = tmp_path / "my_kernel.py"
-    failing.write_text('def helper(x):\n    raise ValueError("boom in my kernel")\n\n\n'
-                       'def workload(a, b):\n    return helper(a) @ b\n')
-    out = runner.invoke(app, ["evaluate", "8p", str(failing), str(KERNELS / "identical.py"), "--json", "--seeds", "1",
-                              "--iters", "4", "--blocks", "2", "--warmup", "1"])
+    failing.write_text(
+        'def helper(x):\n    raise ValueError("boom in my kernel")\n\n\ndef workload(a, b):\n    return helper(a) @ b\n'
+    )
+    out = runner.invoke(
+        app,
+        [
+            "evaluate",
+            "8p",
+            str(failing),
+            str(KERNELS / "identical.py"),
+            "--json",
+            "--seeds",
+            "1",
+            "--iters",
+            "4",
+            "--blocks",
+            "2",
+            "--warmup",
+            "1",
+        ],
+    )
     assert out.exit_code == 1, out.output  # one kernel failed
     bad, good = (json.loads(line) for line in out.stdout.splitlines())
     assert bad["kernel_file"] == str(failing) and bad["status"] == "compile_error"

@@ -7,12 +7,21 @@ import re
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
-CONTRACT = re.compile(r"getattr\([^)]*[\"'](CONFIG|SMALL|META|TOLERANCE|DEGENERATE|STATIC_ARGNUMS|get_flops)[\"']"
-                      r"|\.(CONFIG|SMALL|META|TOLERANCE|DEGENERATE|STATIC_ARGNUMS|get_flops)\b")
+CONTRACT = re.compile(
+    r"getattr\([^)]*[\"'](CONFIG|SMALL|META|TOLERANCE|DEGENERATE|STATIC_ARGNUMS|get_flops)[\"']"
+    r"|\.(CONFIG|SMALL|META|TOLERANCE|DEGENERATE|STATIC_ARGNUMS|get_flops)\b"
+)
 #: literal -> the one module allowed to hold it
-DEFINED_ONCE = {"300.0": "harness/protocol/task.py", '"/dev/accel': "hardware.py", '"/dev/nvidia': "hardware.py",
-                '/ "eval"': "paths.py", '"jax_cache"': "paths.py", "STARTUP_TIMEOUT_S =": "harness/protocol/task.py",
-                "warmup=5, min_calls=50": "harness/protocol/policy.py", "confidence=0.95": "harness/protocol/policy.py"}
+DEFINED_ONCE = {
+    "300.0": "harness/protocol/task.py",
+    '"/dev/accel': "hardware.py",
+    '"/dev/nvidia': "hardware.py",
+    '/ "eval"': "paths.py",
+    '"jax_cache"': "paths.py",
+    "STARTUP_TIMEOUT_S =": "harness/protocol/task.py",
+    "warmup=5,\n    min_calls=50,": "harness/protocol/policy.py",
+    "confidence=0.95": "harness/protocol/policy.py",
+}
 
 
 def _sources() -> dict[str, str]:
@@ -20,10 +29,16 @@ def _sources() -> dict[str, str]:
 
 
 def test_the_workload_contract_is_read_only_by_the_registry():
-    offenders = [f"{name}:{i + 1}: {line.strip()}" for name, text in _sources().items() if name != "registry.py"
-                 for i, line in enumerate(text.splitlines()) if CONTRACT.search(line)]
-    assert offenders == [], ("read the workload's attributes through bench.registry.spec / spec_of:\n"
-                             + "\n".join(offenders))
+    offenders = [
+        f"{name}:{i + 1}: {line.strip()}"
+        for name, text in _sources().items()
+        if name != "registry.py"
+        for i, line in enumerate(text.splitlines())
+        if CONTRACT.search(line)
+    ]
+    assert offenders == [], "read the workload's attributes through bench.registry.spec / spec_of:\n" + "\n".join(
+        offenders
+    )
 
 
 def test_harness_constants_are_defined_once():
@@ -45,9 +60,13 @@ def _python_outside_tests() -> dict[str, str]:
 
 
 def test_the_default_size_rule_is_stated_once():
-    offenders = [f"{name}:{i + 1}: {line.strip()}" for name, text in _python_outside_tests().items()
-                 if name != "bench/hardware.py"
-                 for i, line in enumerate(text.splitlines()) if SIZE_RULE.search(line)]
+    offenders = [
+        f"{name}:{i + 1}: {line.strip()}"
+        for name, text in _python_outside_tests().items()
+        if name != "bench/hardware.py"
+        for i, line in enumerate(text.splitlines())
+        if SIZE_RULE.search(line)
+    ]
     assert offenders == [], "ask bench.hardware.default_size(backend):\n" + "\n".join(offenders)
 
 
@@ -59,16 +78,21 @@ def test_eval_task_defaults_are_not_restated_outside_the_harness():
     for field in ("seeds", "blocks", "memory_limit_mb"):
         default = EvalTask.model_fields[field].default
         restated = re.compile(rf"\b{field}\b[^=\n]*=\s*(typer\.Option\()?{re.escape(repr(default))}\b")
-        offenders += [f"{name}:{i + 1}: {line.strip()}" for name, text in _python_outside_tests().items()
-                      if not name.startswith("bench/harness/") and name != "bench/commands.py"  # its None: unset
-                      for i, line in enumerate(text.splitlines()) if restated.search(line)]
+        offenders += [
+            f"{name}:{i + 1}: {line.strip()}"
+            for name, text in _python_outside_tests().items()
+            if not name.startswith("bench/harness/") and name != "bench/commands.py"  # its None: unset
+            for i, line in enumerate(text.splitlines())
+            if restated.search(line)
+        ]
     assert offenders == [], "read EvalTask.model_fields[...].default (or EvalSettings):\n" + "\n".join(offenders)
 
 
 def test_the_xla_cpu_timing_flags_are_defined_once():
     where = sorted(name for name, text in _python_outside_tests().items() if "xla_cpu_multi_thread_eigen" in text)
     assert where == ["bench/harness/protocol/isolation.py"], (
-        f"XLA:CPU flags written in {where}; import bench.harness.protocol.isolation.CPU_TIMING_FLAGS")
+        f"XLA:CPU flags written in {where}; import bench.harness.protocol.isolation.CPU_TIMING_FLAGS"
+    )
 
 
 def test_the_changelog_records_the_current_versions():
@@ -94,11 +118,14 @@ RULES_ONCE = {
 #: One folder per process; a module's path says which process runs it. Each folder may import the shared
 #: `protocol` (messages, transport, the child-process handle, task, result) and itself, never another process's
 #: folder: the parent starts its children by module name (`python -m ...`), it never imports them.
-PROCESS_FOLDERS = {"parent": "the trusted parent (builds, inspects, runs and decides)",
-                   "sandbox": "the sandboxed build (UNTRUSTED: the only place candidate code runs)",
-                   "runner": "the trusted runner (compiles, checks and times the exported programs)",
-                   "inspection": "the inspection worker (trusted: reads a build's exports, hostile bytes)",
-                   "protocol": "what the processes share"}
+PROCESS_FOLDERS = {
+    "parent": "the trusted parent (builds, inspects, runs and decides)",
+    "sandbox": "the sandboxed build (UNTRUSTED: the only place candidate code runs)",
+    "runner": "the trusted runner (compiles, checks and times the exported programs)",
+    "inspection": "the inspection worker (trusted: reads a build's exports, hostile bytes)",
+    "protocol": "what the processes share",
+}
+
 
 def test_each_harness_rule_is_stated_once():
     for rule, (pattern, home) in RULES_ONCE.items():
@@ -110,8 +137,13 @@ def test_failure_kinds_are_status_values_not_strings():
     """The parent decides kinds as Status members where it observes them (builder, process handle, runner session),
     never as strings mapped later."""
     kinds = re.compile(r"[\"'](timeout|crashed|compile_error|runtime_error|out_of_memory)[\"']")
-    for name in ("parent/builder.py", "protocol/process.py", "parent/session.py", "parent/evaluate.py",
-                 "parent/outcome.py"):
+    for name in (
+        "parent/builder.py",
+        "protocol/process.py",
+        "parent/session.py",
+        "parent/evaluate.py",
+        "parent/outcome.py",
+    ):
         found = kinds.findall((HARNESS / name).read_text())
         assert found == [], f"bench/harness/{name} names failure kinds as strings: {found}; use Status"
 
@@ -120,8 +152,10 @@ def _module_imports() -> dict[str, set[str]]:
     """bench.harness module -> the bench.harness modules it imports at module level (its dependency edges)."""
     import ast
 
-    names = {".".join(("bench", *p.relative_to(BENCH).with_suffix("").parts)).removesuffix(".__init__")
-             for p in HARNESS.rglob("*.py")}
+    names = {
+        ".".join(("bench", *p.relative_to(BENCH).with_suffix("").parts)).removesuffix(".__init__")
+        for p in HARNESS.rglob("*.py")
+    }
     graph: dict[str, set[str]] = {}
     for path in HARNESS.rglob("*.py"):
         module = ".".join(("bench", *path.relative_to(BENCH).with_suffix("").parts)).removesuffix(".__init__")
@@ -144,7 +178,7 @@ def test_harness_imports_have_no_cycle():
         state[module] = 1
         for dep in sorted(graph.get(module, ())):
             if state.get(dep) == 1:
-                raise AssertionError("import cycle: " + " -> ".join([*path[path.index(dep):], dep]))
+                raise AssertionError("import cycle: " + " -> ".join([*path[path.index(dep) :], dep]))
             if dep not in state:
                 visit(dep, [*path, dep])
         state[module] = 2
@@ -197,8 +231,11 @@ def test_child_process_folders_are_not_imported_outside_the_harness():
     for path in sorted([*BENCH.rglob("*.py"), *(ROOT / "benchmarks").rglob("*.py")]):
         if HARNESS in path.parents:
             continue
-        offenders += [f"{path.relative_to(ROOT)} imports {dep}" for dep in sorted(_all_imports(path))
-                      if _folder(dep) in ("sandbox", "runner", "inspection")]
+        offenders += [
+            f"{path.relative_to(ROOT)} imports {dep}"
+            for dep in sorted(_all_imports(path))
+            if _folder(dep) in ("sandbox", "runner", "inspection")
+        ]
     assert offenders == [], "\n".join(offenders)
 
 
@@ -218,7 +255,8 @@ def test_function_local_imports_in_the_harness_say_why():
                     if isinstance(sub, ast.Import | ast.ImportFrom) and "#" not in lines[sub.lineno - 1]:
                         missing.append(f"{path.relative_to(BENCH)}:{sub.lineno}: {lines[sub.lineno - 1].strip()}")
     assert sorted(set(missing)) == [], "say why the import is local, or move it to the top:\n" + "\n".join(
-        sorted(set(missing)))
+        sorted(set(missing))
+    )
 
 
 def test_the_script_knows_which_module_registers_each_command():
@@ -232,8 +270,11 @@ def test_the_script_knows_which_module_registers_each_command():
     from bench.app import COMMAND_MODULES, app
 
     def names() -> set[str]:
-        return ({c.name or typer.main.get_command_name(c.callback.__name__) for c in app.registered_commands
-                 if c.callback is not None} | {g.name for g in app.registered_groups if g.name})
+        return {
+            c.name or typer.main.get_command_name(c.callback.__name__)
+            for c in app.registered_commands
+            if c.callback is not None
+        } | {g.name for g in app.registered_groups if g.name}
 
     for module, commands in COMMAND_MODULES.items():
         before = names()

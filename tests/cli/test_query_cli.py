@@ -37,4 +37,3 @@ def test_help_shows_no_python_type_for_flags_and_repeatable_options() -> None:
         text = runner.invoke(app, [*command, "--help"], terminal_width=200).output
         assert "<bool>" not in text and "<list[str]>" not in text, command
     assert "(repeatable)" in runner.invoke(app, ["ingest", "--help"], terminal_width=200).output
-

@@ -13,10 +13,20 @@ WORKLOADS = ["1p_Flash_Attention", "8p_GEMM", "12p_RMSNorm"]
 
 def good_meta(**over) -> dict:
     meta = {
-        "name": "Test method", "kind": "agent", "method": "best-of-N", "model": {"name": "m", "version": "1"},
-        "agent_framework": "none", "authors": ["A. Author"], "contact": "a@example.org", "date": "2026-01-01",
-        "samples_per_workload": 4, "selection_rule": "fastest correct", "human_in_the_loop": False,
-        "target_hardware": "v6e", "links": ["https://example.org"], "license": "Apache-2.0",
+        "name": "Test method",
+        "kind": "agent",
+        "method": "best-of-N",
+        "model": {"name": "m", "version": "1"},
+        "agent_framework": "none",
+        "authors": ["A. Author"],
+        "contact": "a@example.org",
+        "date": "2026-01-01",
+        "samples_per_workload": 4,
+        "selection_rule": "fastest correct",
+        "human_in_the_loop": False,
+        "target_hardware": "v6e",
+        "links": ["https://example.org"],
+        "license": "Apache-2.0",
     }
     meta.update(over)
     return meta

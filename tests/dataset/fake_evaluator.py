@@ -27,8 +27,9 @@ NOISY_SPEEDUPS = (3.0, 1.0, 2.0)
 
 
 def _timing(ms: float, iqr: float = 0.0) -> Timing:
-    return Timing(median_ms=ms, mean_ms=ms, std_ms=0.0, min_ms=ms, timing_method="cpu_profiler_ops", num_iters=10,
-                  iqr_ms=iqr * ms)
+    return Timing(
+        median_ms=ms, mean_ms=ms, std_ms=0.0, min_ms=ms, timing_method="cpu_profiler_ops", num_iters=10, iqr_ms=iqr * ms
+    )
 
 
 def _hold() -> None:
@@ -46,8 +47,10 @@ def evaluate(task: EvalTask) -> EvalResult:
         _hold()
     if os.environ.get("FAKE_EVAL_START_LOG"):  # "<sha256> <node>" as each call starts (executor tests: retries)
         with open(os.environ["FAKE_EVAL_START_LOG"], "a") as fh:
-            fh.write(f"{hashlib.sha256(task.kernel_path.read_bytes()).hexdigest()} "
-                     f"{os.environ.get('JAXBENCH_NODE_NAME', '-')}\n")
+            fh.write(
+                f"{hashlib.sha256(task.kernel_path.read_bytes()).hexdigest()} "
+                f"{os.environ.get('JAXBENCH_NODE_NAME', '-')}\n"
+            )
     time.sleep(float(os.environ.get("FAKE_EVAL_SLEEP", "0")))
     src = task.kernel_path.read_text()
     if os.environ.get("FAKE_EVAL_LOG"):  # one line per evaluation started (executor tests count retries)
@@ -74,13 +77,28 @@ def evaluate(task: EvalTask) -> EvalResult:
         speedup = NOISY_SPEEDUPS[call % len(NOISY_SPEEDUPS)]
         if "noisy_then_incorrect" in src and call > 0:
             status = Status.INCORRECT
-    env = Environment(backend="cpu", chip="cpu", device_kind="cpu", jax_version="0.10.2", jaxlib_version="0.10.2",
-                      harness_version=__import__("bench").HARNESS_VERSION, sandbox="none", interpret=True)
+    env = Environment(
+        backend="cpu",
+        chip="cpu",
+        device_kind="cpu",
+        jax_version="0.10.2",
+        jaxlib_version="0.10.2",
+        harness_version=__import__("bench").HARNESS_VERSION,
+        sandbox="none",
+        interpret=True,
+    )
     ok = status == Status.CORRECT
     return EvalResult(
-        workload=task.workload, status=status, size=task.size or "small", tpu="cpu", env=env,
+        workload=task.workload,
+        status=status,
+        size=task.size or "small",
+        tpu="cpu",
+        env=env,
         correctness=Correctness(correct=ok, reason="ok" if ok else "fake mismatch", max_diff=0.001),
-        baseline=_timing(2.0), kernel=_timing(2.0 / speedup, 0.5 if noisy else 0.0) if ok else None,
-        speedup_vs_baseline=speedup if ok else None, flops=1e9, bytes_accessed=1e6,
+        baseline=_timing(2.0),
+        kernel=_timing(2.0 / speedup, 0.5 if noisy else 0.0) if ok else None,
+        speedup_vs_baseline=speedup if ok else None,
+        flops=1e9,
+        bytes_accessed=1e6,
         integrity=Integrity(has_pallas=True, pallas_calls=1, flags=flags),
     )

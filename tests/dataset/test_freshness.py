@@ -69,8 +69,9 @@ def test_library_and_harness_versions_are_in_the_key(tree, monkeypatch):
     subs, _, _, _ = tree
     args = (subs / "alpha" / "submission.yaml", subs / "alpha" / "kernels" / "8p_GEMM.py", "8p_GEMM", "cpu")
     before = freshness.freshness_key(*args)
-    monkeypatch.setattr(freshness, "versions", lambda: {"jax_version": "9.9", "jaxlib_version": "9.9",
-                                                        "libtpu_version": None})
+    monkeypatch.setattr(
+        freshness, "versions", lambda: {"jax_version": "9.9", "jaxlib_version": "9.9", "libtpu_version": None}
+    )
     assert freshness.freshness_key(*args).key != before.key
     monkeypatch.undo()
     monkeypatch.setattr("bench.HARNESS_VERSION", "999")

@@ -24,8 +24,12 @@ SUITE = ["1p_Flash_Attention", "8p_GEMM", "12p_RMSNorm"]
 
 def _subs(root: Path, submission_factory, meta_factory) -> Path:
     submission_factory(root, "alpha", {w: f"# alpha {w}" for w in SUITE})
-    submission_factory(root, "beta", {"8p_GEMM": "# fake: incorrect", "12p_RMSNorm": "# fake: flag=host_callback"},
-                       meta_factory(kind="human"))
+    submission_factory(
+        root,
+        "beta",
+        {"8p_GEMM": "# fake: incorrect", "12p_RMSNorm": "# fake: flag=host_callback"},
+        meta_factory(kind="human"),
+    )
     return root
 
 
@@ -45,11 +49,21 @@ def test_ingest_writes_one_row_per_evaluation_and_is_idempotent(tmp_path, submis
     assert len(report.written) == 5 and not report.failed
     rows = _rows(data)
     assert [(r["submission"], r["workload"], r["status"]) for r in rows] == [
-        ("alpha", "12p_RMSNorm", "correct"), ("alpha", "1p_Flash_Attention", "correct"),
+        ("alpha", "12p_RMSNorm", "correct"),
+        ("alpha", "1p_Flash_Attention", "correct"),
         ("alpha", "8p_GEMM", "correct"),
-        ("beta", "12p_RMSNorm", "correct"), ("beta", "8p_GEMM", "incorrect")]
-    assert all(r["track"] == "cpu/small" and r["provenance"] == "measured" and len(r["content_hash"]) == 64
-               and r["jax_version"] and r["harness_version"] and r["timing_method"] for r in rows)
+        ("beta", "12p_RMSNorm", "correct"),
+        ("beta", "8p_GEMM", "incorrect"),
+    ]
+    assert all(
+        r["track"] == "cpu/small"
+        and r["provenance"] == "measured"
+        and len(r["content_hash"]) == 64
+        and r["jax_version"]
+        and r["harness_version"]
+        and r["timing_method"]
+        for r in rows
+    )
     again = _ingest(data, subs)
     assert again.written == [] and again.up_to_date == 5 and _rows(data) == rows
 
@@ -60,8 +74,13 @@ def test_ingest_says_what_it_is_doing(tmp_path, submission_factory, meta_factory
     _ingest(data, subs, on_phase=phases.append)
     assert phases[0] == "checking submissions" and phases[1].startswith("planning: which of 2 submissions")
     evaluating = [p.removeprefix("evaluating ").split(" (") for p in phases[2:]]
-    assert {name for name, _ in evaluating} <= {"alpha/12p_RMSNorm", "alpha/1p_Flash_Attention", "alpha/8p_GEMM",
-                                                "beta/12p_RMSNorm", "beta/8p_GEMM"}
+    assert {name for name, _ in evaluating} <= {
+        "alpha/12p_RMSNorm",
+        "alpha/1p_Flash_Attention",
+        "alpha/8p_GEMM",
+        "beta/12p_RMSNorm",
+        "beta/8p_GEMM",
+    }
     assert [left for _, left in evaluating] == ["5 left)", "4 left)", "3 left)", "2 left)", "1 left)"]
 
 
@@ -82,8 +101,9 @@ def test_reevaluation_appends_and_keeps_history(tmp_path, submission_factory, me
 
 def test_harness_failures_are_reported_not_stored(tmp_path, submission_factory):
     subs, data = tmp_path / "subs", tmp_path / "data"
-    submission_factory(subs, "gamma", {"8p_GEMM": "# fake: harness_error", "12p_RMSNorm": "# fake: raise",
-                                       "1p_Flash_Attention": ""})
+    submission_factory(
+        subs, "gamma", {"8p_GEMM": "# fake: harness_error", "12p_RMSNorm": "# fake: raise", "1p_Flash_Attention": ""}
+    )
     report = _ingest(data, subs)
     assert sorted(w for _, w, _ in report.failed) == ["12p_RMSNorm", "8p_GEMM"]
     assert [r["workload"] for r in _rows(data)] == ["1p_Flash_Attention"]
@@ -105,6 +125,7 @@ def test_process_pool_gives_the_same_rows(tmp_path, submission_factory, meta_fac
     subs = _subs(tmp_path / "subs", submission_factory, meta_factory)
     _ingest(tmp_path / "inline", subs)
     ingest(data_dir=tmp_path / "pool", submissions_dir=subs, chip="cpu", size="small", workers=2, evaluator=EVAL)
+
     def strip(rows):
         return [{k: v for k, v in r.items() if k != "content_hash"} | {"h": r["content_hash"]} for r in rows]
 
@@ -116,8 +137,22 @@ def test_sigkill_midrun_then_rerun_equals_uninterrupted_run(tmp_path, submission
     submission_factory(subs, "delta", {w: f"# delta {w}" for w in SUITE})
     ref, data = tmp_path / "ref", tmp_path / "data"
     _ingest(ref, subs)
-    cmd = [sys.executable, "-m", "bench.cli", "ingest", "--chip", "cpu", "--size", "small", "--workers", "1",
-           "--data-dir", str(data), "--submissions-dir", str(subs)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "bench.cli",
+        "ingest",
+        "--chip",
+        "cpu",
+        "--size",
+        "small",
+        "--workers",
+        "1",
+        "--data-dir",
+        str(data),
+        "--submissions-dir",
+        str(subs),
+    ]
     env = {**os.environ, "JAXBENCH_EVALUATOR": EVAL, "FAKE_EVAL_HOLD": f"3:{tmp_path / 'finished'}"}
     proc = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     while len(list((data / "results").rglob("*.parquet"))) < 3 and proc.poll() is None:  # 3 finish, then a hold
@@ -138,11 +173,16 @@ def test_sigkill_midrun_then_rerun_equals_uninterrupted_run(tmp_path, submission
 def test_declared_trajectory_and_metadata_are_stored(tmp_path, submission_factory, meta_factory):
     """A trajectory.csv is kept as declared data: its own curves and breakdown, never the measured ones."""
     subs, data = tmp_path / "subs", tmp_path / "data"
-    root = submission_factory(subs, "traj", {"8p_GEMM": "", "12p_RMSNorm": ""},
-                              meta_factory(trajectory={"file": "trajectory.csv", "track": "cpu/small"}))
+    root = submission_factory(
+        subs,
+        "traj",
+        {"8p_GEMM": "", "12p_RMSNorm": ""},
+        meta_factory(trajectory={"file": "trajectory.csv", "track": "cpu/small"}),
+    )
     (root / "trajectory.csv").write_text(
         "workload,sample_idx,outcome,speedup\n8p_GEMM,0,api_runtime_error,\n8p_GEMM,1,correct,0.8\n"
-        "8p_GEMM,2,correct,1.3\n12p_RMSNorm,0,wrong_output,\n12p_RMSNorm,1,correct,2.0\n")
+        "8p_GEMM,2,correct,1.3\n12p_RMSNorm,0,wrong_output,\n12p_RMSNorm,1,correct,2.0\n"
+    )
     report = _ingest(data, subs)
     assert report.trajectories == ["traj"] and _ingest(data, subs).trajectories == []
     m = Metrics(data, suite=SUITE)

@@ -55,16 +55,22 @@ def test_keys_that_are_not_names_are_unknown_fields(key, shown):
     assert len(msgs) == 1 and msgs[0].startswith(f"{shown}: unknown field; remove it")
 
 
-@pytest.mark.parametrize("field,value,message", [
-    ("notes", None, "notes: expected a string, got NoneType"),
-    ("links", None, "links: expected a non-empty list of strings, got NoneType"),
-    ("workloads", [], "workloads: expected a non-empty list of strings, got list"),
-    ("trajectory", [], "trajectory: expected a mapping {file: trajectory.csv, track: v6e/full}, got list"),
-    ("trajectory", {"track": "cpu/small", "file": None},
-     "trajectory.file: expected a relative path inside the submission folder, got None"),
-    ("samples_per_workload", True, "samples_per_workload: expected an integer, got bool (True)"),
-    ("kind", "robot", "kind: expected one of ['agent', 'human', 'hand-tuned', 'baseline'], got str ('robot')"),
-])
+@pytest.mark.parametrize(
+    "field,value,message",
+    [
+        ("notes", None, "notes: expected a string, got NoneType"),
+        ("links", None, "links: expected a non-empty list of strings, got NoneType"),
+        ("workloads", [], "workloads: expected a non-empty list of strings, got list"),
+        ("trajectory", [], "trajectory: expected a mapping {file: trajectory.csv, track: v6e/full}, got list"),
+        (
+            "trajectory",
+            {"track": "cpu/small", "file": None},
+            "trajectory.file: expected a relative path inside the submission folder, got None",
+        ),
+        ("samples_per_workload", True, "samples_per_workload: expected an integer, got bool (True)"),
+        ("kind", "robot", "kind: expected one of ['agent', 'human', 'hand-tuned', 'baseline'], got str ('robot')"),
+    ],
+)
 def test_value_messages(field, value, message):
     assert _messages(good_meta(**{field: value})) == [message]
 

@@ -62,16 +62,24 @@ def test_p_faster_reads_the_interval_as_a_log_normal_one(con):
 
 def _interval_row(sub: str, wid: str, speedup: float, se: float) -> dict:
     z = 1.959963984540054
-    return _row(sub, wid, speedup, speedup_ci_low=speedup / math.exp(z * se),
-                speedup_ci_high=speedup * math.exp(z * se), schema_version=schema.SCHEMA_VERSION)
+    return _row(
+        sub,
+        wid,
+        speedup,
+        speedup_ci_low=speedup / math.exp(z * se),
+        speedup_ci_high=speedup * math.exp(z * se),
+        schema_version=schema.SCHEMA_VERSION,
+    )
 
 
 @pytest.fixture
 def tested(tmp_path) -> Path:
     """Submission "h": four workloads whose one-sided p-values against 1x are 0.001, 0.011, 0.02 and 0.3;
     "same": the XLA programs against themselves (speedups near 1, every interval containing 1)."""
-    rows = [_interval_row("h", w, math.exp(norm.isf(p) * 0.05), 0.05)
-            for w, p in zip(SUITE, (0.001, 0.011, 0.02, 0.3), strict=True)]
+    rows = [
+        _interval_row("h", w, math.exp(norm.isf(p) * 0.05), 0.05)
+        for w, p in zip(SUITE, (0.001, 0.011, 0.02, 0.3), strict=True)
+    ]
     rows += [_interval_row("same", w, s, 0.03) for w, s in zip(SUITE, (1.03, 0.98, 1.05, 1.0), strict=True)]
     _write(tmp_path, rows)
     _meta(tmp_path, "h", "agent")
@@ -81,8 +89,12 @@ def tested(tmp_path) -> Path:
 
 def test_holm_counts_a_workload_faster_only_after_the_correction(tested):
     m = Metrics(tested, suite=SUITE)
-    got = {r[0]: r[1:] for r in m.con.execute(
-        "SELECT workload, p_fast_holm, verdict FROM speed_tests WHERE submission = 'h' AND p = 1.0").fetchall()}
+    got = {
+        r[0]: r[1:]
+        for r in m.con.execute(
+            "SELECT workload, p_fast_holm, verdict FROM speed_tests WHERE submission = 'h' AND p = 1.0"
+        ).fetchall()
+    }
     # Holm over m = 4: 4 x 0.001 = 0.004; max(0.004, 3 x 0.011) = 0.033 > 0.025: stop. Each of b, c alone would
     # pass its uncorrected 2.5% test (their intervals' lower ends are above 1).
     assert got["a"] == (pytest.approx(0.004, abs=1e-6), "faster")
@@ -117,11 +129,18 @@ def test_per_kernel_table_keeps_one_submission_when_asked(tested):
 
 
 def test_compile_times_and_block_timings_are_published_and_labelled(tmp_path):
-    rows = [_interval_row("h", "a", 2.0, 0.05) | {"compile_s_kernel": 33.0, "compile_s_baseline": 3.0,
-                                                   "block_order": ["baseline", "kernel", "kernel", "baseline"],
-                                                   "block_ms_baseline": [2.0, 2.1], "block_ms_kernel": [1.0, 1.1]},
-            _interval_row("h", "b", 2.0, 0.05) | {"compile_s_kernel": 6.0, "compile_s_baseline": 3.0},
-            _row("h", "c", 2.0)]  # an older row: no compile time, no blocks
+    rows = [
+        _interval_row("h", "a", 2.0, 0.05)
+        | {
+            "compile_s_kernel": 33.0,
+            "compile_s_baseline": 3.0,
+            "block_order": ["baseline", "kernel", "kernel", "baseline"],
+            "block_ms_baseline": [2.0, 2.1],
+            "block_ms_kernel": [1.0, 1.1],
+        },
+        _interval_row("h", "b", 2.0, 0.05) | {"compile_s_kernel": 6.0, "compile_s_baseline": 3.0},
+        _row("h", "c", 2.0),
+    ]  # an older row: no compile time, no blocks
     store.write_atomic(pa.Table.from_pylist(rows, schema=schema.RESULTS), tmp_path / "results" / "rows.parquet")
     _meta(tmp_path, "h", "agent")
     m = Metrics(tmp_path, suite=SUITE)

@@ -16,18 +16,32 @@ from bench.harness.protocol.task import EvalTask
 TASK = EvalTask(workload="8p_GEMM", kernel_path=Path("k.py"))
 
 
-def _result(speedup: float | None = 1.0, ci: tuple[float, float] | None = (0.98, 1.02), quality: str | None = "ok",
-            status: Status = Status.CORRECT, flags: Iterable[str] = (), iqr: float = 0.0) -> EvalResult:
+def _result(
+    speedup: float | None = 1.0,
+    ci: tuple[float, float] | None = (0.98, 1.02),
+    quality: str | None = "ok",
+    status: Status = Status.CORRECT,
+    flags: Iterable[str] = (),
+    iqr: float = 0.0,
+) -> EvalResult:
     ok = status == Status.CORRECT
-    timing = Timing(median_ms=2.0, mean_ms=2.0, std_ms=0.0, min_ms=2.0, iqr_ms=2.0 * iqr,
-                    timing_method="cpu_wall_clock")
+    timing = Timing(
+        median_ms=2.0, mean_ms=2.0, std_ms=0.0, min_ms=2.0, iqr_ms=2.0 * iqr, timing_method="cpu_wall_clock"
+    )
     return EvalResult(
-        workload="8p_GEMM", status=status, size="small", tpu="cpu",
-        correctness=Correctness(correct=ok, reason="ok" if ok else "mismatch"), baseline=timing,
+        workload="8p_GEMM",
+        status=status,
+        size="small",
+        tpu="cpu",
+        correctness=Correctness(correct=ok, reason="ok" if ok else "mismatch"),
+        baseline=timing,
         kernel=timing if ok else None,  # only a timed status has a kernel timing (EvalResult's validator)
-        speedup_vs_baseline=speedup if ok else None, speedup_ci=ci if ok else None,
-        timing_quality=quality if ok else None, timing_quality_reason="load average 3.1 on 2 cores"
-        if quality == "noisy" else None, integrity=Integrity(flags=list(flags)))
+        speedup_vs_baseline=speedup if ok else None,
+        speedup_ci=ci if ok else None,
+        timing_quality=quality if ok else None,
+        timing_quality_reason="load average 3.1 on 2 cores" if quality == "noisy" else None,
+        integrity=Integrity(flags=list(flags)),
+    )
 
 
 class Scripted:
@@ -58,8 +72,9 @@ def test_noisy_then_ok_keeps_the_ok_run_and_stops():
 
 
 def test_every_run_noisy_keeps_the_narrowest_interval_not_the_fastest():
-    ev = Scripted(_result(5.0, (1.0, 9.0), "noisy"), _result(1.1, (1.0, 1.2), "noisy"),
-                  _result(3.0, (2.0, 4.0), "noisy"))
+    ev = Scripted(
+        _result(5.0, (1.0, 9.0), "noisy"), _result(1.1, (1.0, 1.2), "noisy"), _result(3.0, (2.0, 4.0), "noisy")
+    )
     out = repeat.ranked_evaluation(ev, TASK)
     assert ev.calls == repeat.MAX_RUNS and out.runs == 3 and out.speedup_vs_baseline == 1.1
     assert out.integrity.details["repeat"]["kept"] == 1 and out.run_speedups == [5.0, 1.1, 3.0]
@@ -73,8 +88,9 @@ def test_a_wide_interval_is_repeated_even_when_called_ok():
 
 
 def test_a_repeat_that_is_not_correct_is_the_verdict_at_once():
-    ev = Scripted(_result(2.0, (1.0, 3.0), "noisy", flags=["a"]), _result(status=Status.INCORRECT, flags=["b"]),
-                  _result(2.0))
+    ev = Scripted(
+        _result(2.0, (1.0, 3.0), "noisy", flags=["a"]), _result(status=Status.INCORRECT, flags=["b"]), _result(2.0)
+    )
     out = repeat.ranked_evaluation(ev, TASK)
     assert ev.calls == 2 and out.status == Status.INCORRECT and out.runs == 2
     assert out.integrity.flags == ["a", "b"]  # every run's flags
@@ -106,10 +122,12 @@ def test_a_batch_repeats_only_its_untrustworthy_tasks_together_and_keeps_excepti
     """ranked_batch (the executors' unit): each round sends the tasks that want another run as one smaller batch
     (the same warm runner), a trustworthy one is not run again, an exception stays that task's outcome."""
     tasks = [EvalTask(workload="8p_GEMM", kernel_path=Path(f"{n}.py")) for n in ("ok", "noisy", "bug", "late_bug")]
-    script = {"ok.py": [_result(1.5, (1.45, 1.55))],
-              "noisy.py": [_result(3.0, (1.0, 5.0), "noisy"), _result(2.0, (1.5, 2.6), "noisy"), _result(1.0)],
-              "bug.py": [RuntimeError("harness bug")],
-              "late_bug.py": [_result(3.0, (1.0, 5.0), "noisy"), RuntimeError("runner lost")]}
+    script = {
+        "ok.py": [_result(1.5, (1.45, 1.55))],
+        "noisy.py": [_result(3.0, (1.0, 5.0), "noisy"), _result(2.0, (1.5, 2.6), "noisy"), _result(1.0)],
+        "bug.py": [RuntimeError("harness bug")],
+        "late_bug.py": [_result(3.0, (1.0, 5.0), "noisy"), RuntimeError("runner lost")],
+    }
     batches: list[list[str]] = []
 
     def evaluate_many(batch: list[EvalTask]) -> list:

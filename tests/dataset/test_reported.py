@@ -11,10 +11,18 @@ from bench.dataset import reported
 from bench.dataset.metrics import Metrics
 from bench.paths import DATA_DIR
 
-TABLE3 = {"hand-tuned-human-experts": 2.08, "autocomp-gemini-3-flash": 1.60,
-          "iterative-context-gemini-3-flash": 1.34, "iterative-refinement-gemini-3-flash": 1.00}
-TABLE4 = {"best-of-n-gemini-3-1-pro": 1.07, "iterative-refinement-gemini-3-1-pro": 2.43,
-          "iterative-context-gemini-3-1-pro": 3.82, "autocomp-gemini-3-1-pro": 3.79}
+TABLE3 = {
+    "hand-tuned-human-experts": 2.08,
+    "autocomp-gemini-3-flash": 1.60,
+    "iterative-context-gemini-3-flash": 1.34,
+    "iterative-refinement-gemini-3-flash": 1.00,
+}
+TABLE4 = {
+    "best-of-n-gemini-3-1-pro": 1.07,
+    "iterative-refinement-gemini-3-1-pro": 2.43,
+    "iterative-context-gemini-3-1-pro": 3.82,
+    "autocomp-gemini-3-1-pro": 3.79,
+}
 
 
 @pytest.fixture(scope="module")
@@ -71,6 +79,7 @@ def test_committed_parquet_matches_the_csv_source(tmp_path):
     built = reported.tables(DATA_DIR / "reported")
     committed = Metrics(DATA_DIR, suite=[])
     got = committed.con.execute(
-        "SELECT count(*) FROM results WHERE provenance = 'reported in the paper, TPU v6e'").fetchone()[0]
+        "SELECT count(*) FROM results WHERE provenance = 'reported in the paper, TPU v6e'"
+    ).fetchone()[0]
     assert got == built["results"].num_rows
     assert Path(DATA_DIR / "reported" / "results" / "paper.parquet").is_file()

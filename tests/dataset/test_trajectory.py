@@ -24,8 +24,9 @@ from bench.paths import ROOT
 
 def _load_fixture():
     """tests/dataset/trajectory_fixture.py by path (tests are not a package; --import-mode=importlib)."""
-    spec = importlib.util.spec_from_file_location("trajectory_fixture",
-                                                  Path(__file__).with_name("trajectory_fixture.py"))
+    spec = importlib.util.spec_from_file_location(
+        "trajectory_fixture", Path(__file__).with_name("trajectory_fixture.py")
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -52,8 +53,16 @@ def _problems(text: str) -> list[str]:
 
 # -- parsing ---------------------------------------------------------------------------------------------
 def test_parse_keeps_order_declared_values_and_hashes():
-    text = "\n".join([_line(0), _line(1, declared={"outcome": "correct", "speedup": 2}, tokens_in=5, tokens_out=7),
-                      _line(2, source="def workload(x):\n    return x  # 0\n")]) + "\n"
+    text = (
+        "\n".join(
+            [
+                _line(0),
+                _line(1, declared={"outcome": "correct", "speedup": 2}, tokens_in=5, tokens_out=7),
+                _line(2, source="def workload(x):\n    return x  # 0\n"),
+            ]
+        )
+        + "\n"
+    )
     traj = _parse(text).trajectory
     assert [s.sample for s in traj.samples] == [0, 1, 2]
     assert traj.samples[1].declared.outcome == "correct" and traj.samples[1].declared.speedup == 2.0
@@ -61,30 +70,35 @@ def test_parse_keeps_order_declared_values_and_hashes():
     assert traj.file_hash == trajectory.source_hash(text.encode())
 
 
-@pytest.mark.parametrize("text, expect", [
-    (_line(1), "t.jsonl:1 sample: expected 0"),
-    (_line(0) + "\n" + _line(2), "t.jsonl:2 sample: expected 1"),
-    (_line(0) + "\n\n" + _line(1), "t.jsonl:2 (line): empty line"),
-    ("{not json", "t.jsonl:1 (line): not valid JSON"),
-    ("[1, 2]", "expected a JSON object"),
-    (_line(0, extra=1), "t.jsonl:1 extra: unknown field"),
-    (_line(0, source=""), "t.jsonl:1 source:"),
-    (_line(0, source=5), "t.jsonl:1 source:"),
-    (_line(0, chain=-1), "t.jsonl:1 chain:"),
-    (_line(0, turn=2**40), "t.jsonl:1 turn:"),
-    (_line(0, tokens_in=2**70), "t.jsonl:1 tokens_in:"),
-    ('{"sample": 0, "chain": 0, "turn": 0, "source": "x", "tokens_out": 1' + "0" * 5000 + "}", "not valid JSON"),
-    ("[" * 100000, "not valid JSON"),
-    (_line(0, sample=True), "t.jsonl:1 sample:"),
-    (_line(0, declared={"outcome": "great"}), "t.jsonl:1 declared.outcome:"),
-    (_line(0, declared={"outcome": "correct", "speedup": -1}), "declared.speedup:"),
-    ('{"sample": 0, "chain": 0, "turn": 0, "source": "x", "declared": {"outcome": "correct", "speedup": NaN}}',
-     "not a JSON number"),
-    (_line(0, source="x" * (trajectory.MAX_SOURCE_BYTES + 1)), "more than the limit"),
-    (_line(0, source="\ud800"), "t.jsonl:1 source:"),
-    (_line(0) + "\n" + _line(1, turn=0), "t.jsonl:2 chain/turn: chain 0 turn 0 repeats sample 0"),
-    ("", "empty"),
-])
+@pytest.mark.parametrize(
+    "text, expect",
+    [
+        (_line(1), "t.jsonl:1 sample: expected 0"),
+        (_line(0) + "\n" + _line(2), "t.jsonl:2 sample: expected 1"),
+        (_line(0) + "\n\n" + _line(1), "t.jsonl:2 (line): empty line"),
+        ("{not json", "t.jsonl:1 (line): not valid JSON"),
+        ("[1, 2]", "expected a JSON object"),
+        (_line(0, extra=1), "t.jsonl:1 extra: unknown field"),
+        (_line(0, source=""), "t.jsonl:1 source:"),
+        (_line(0, source=5), "t.jsonl:1 source:"),
+        (_line(0, chain=-1), "t.jsonl:1 chain:"),
+        (_line(0, turn=2**40), "t.jsonl:1 turn:"),
+        (_line(0, tokens_in=2**70), "t.jsonl:1 tokens_in:"),
+        ('{"sample": 0, "chain": 0, "turn": 0, "source": "x", "tokens_out": 1' + "0" * 5000 + "}", "not valid JSON"),
+        ("[" * 100000, "not valid JSON"),
+        (_line(0, sample=True), "t.jsonl:1 sample:"),
+        (_line(0, declared={"outcome": "great"}), "t.jsonl:1 declared.outcome:"),
+        (_line(0, declared={"outcome": "correct", "speedup": -1}), "declared.speedup:"),
+        (
+            '{"sample": 0, "chain": 0, "turn": 0, "source": "x", "declared": {"outcome": "correct", "speedup": NaN}}',
+            "not a JSON number",
+        ),
+        (_line(0, source="x" * (trajectory.MAX_SOURCE_BYTES + 1)), "more than the limit"),
+        (_line(0, source="\ud800"), "t.jsonl:1 source:"),
+        (_line(0) + "\n" + _line(1, turn=0), "t.jsonl:2 chain/turn: chain 0 turn 0 repeats sample 0"),
+        ("", "empty"),
+    ],
+)
 def test_parse_rejects_bad_lines_with_file_line_and_field(text, expect):
     problems = _problems(text)
     assert problems and any(expect in p for p in problems), problems
@@ -103,8 +117,9 @@ def test_selection_rule_budget_and_names_are_checked(tmp_path):
     (root / "kernels" / "12p_RMSNorm.py").write_text(fx.BASELINE + "# edited after the run\n")
     (root / "trajectory" / "9999_Nope.jsonl").write_text(_line(0) + "\n")
     (root / "trajectory" / "notes.txt").write_text("hi")
-    (root / "submission.yaml").write_text((root / "submission.yaml").read_text().replace(
-        "samples_per_workload: 8", "samples_per_workload: 4"))
+    (root / "submission.yaml").write_text(
+        (root / "submission.yaml").read_text().replace("samples_per_workload: 8", "samples_per_workload: 4")
+    )
     _, problems = check(root, KNOWN)
     text = "\n".join(map(str, problems))
     assert "kernels/12p_RMSNorm.py: selection rule: not one of the 6 samples" in text
@@ -126,8 +141,10 @@ def test_a_trajectory_needs_its_selected_kernel(tmp_path):
     root = fx.write(tmp_path, gemm=True)
     (root / "kernels" / "41k_Gemm_Add_ReLU.py").unlink()
     _, problems = check(root, KNOWN)
-    assert any("kernels/41k_Gemm_Add_ReLU.py: (file): absent, but trajectory/41k_Gemm_Add_ReLU.jsonl" in str(p)
-               for p in problems), problems
+    assert any(
+        "kernels/41k_Gemm_Add_ReLU.py: (file): absent, but trajectory/41k_Gemm_Add_ReLU.jsonl" in str(p)
+        for p in problems
+    ), problems
 
 
 # -- ingest ------------------------------------------------------------------------------------------------
@@ -165,14 +182,32 @@ def test_every_sample_is_evaluated_once_and_stored_as_a_measured_row(tmp_path, m
     rows = _samples(data)
     rms = [r for r in rows if r["workload"] == "12p_RMSNorm"]
     assert [r["outcome"] for r in _derived(data) if r["workload"] == "12p_RMSNorm"] == [
-        "api_runtime_error", "wrong_output", "correct", "api_runtime_error", "correct", "correct"]
-    assert [r["status"] for r in rms] == ["compile_error", "incorrect", "correct", "runtime_error", "correct",
-                                          "correct"]
+        "api_runtime_error",
+        "wrong_output",
+        "correct",
+        "api_runtime_error",
+        "correct",
+        "correct",
+    ]
+    assert [r["status"] for r in rms] == [
+        "compile_error",
+        "incorrect",
+        "correct",
+        "runtime_error",
+        "correct",
+        "correct",
+    ]
     assert [r["selected"] for r in rms] == [False, False, True, False, False, True]
     assert [(r["chain"], r["turn"]) for r in rms] == [(0, 0), (1, 0), (0, 1), (1, 1), (0, 2), (1, 2)]
     assert rms[4]["speedup"] == pytest.approx(0.02) and rms[2]["speedup"] == rms[5]["speedup"]
     assert [(r["wall_time_s"], r["model_latency_s"]) for r in rms] == [
-        (10.0, 2.5), (None, None), (12.0, 4.5), (None, None), (14.0, 6.5), (None, None)]  # as the trajectory says
+        (10.0, 2.5),
+        (None, None),
+        (12.0, 4.5),
+        (None, None),
+        (14.0, 6.5),
+        (None, None),
+    ]  # as the trajectory says
     assert [(r["declared_lowers"], r["declared_pallas_coverage"]) for r in rms][:2] == [(False, 0.5), (None, None)]
     assert all(r["provenance"] == "measured" and r["track"] == "cpu/small" and r["harness_version"] for r in rows)
     assert not (data / "sample_runs").exists()  # the journal is gone once every sample is stored
@@ -226,10 +261,26 @@ def test_sigkill_mid_trajectory_loses_only_samples_in_flight(tmp_path):
     subs, ref, data, log = tmp_path / "subs", tmp_path / "ref", tmp_path / "data", tmp_path / "evals.log"
     fx.write(subs)
     _ingest(ref, subs)
-    cmd = [sys.executable, "-m", "bench.cli", "ingest", "--chip", "cpu", "--size", "small",
-           "--data-dir", str(data), "--submissions-dir", str(subs)]
-    env = {**os.environ, "JAXBENCH_EVALUATOR": EVAL, "FAKE_EVAL_LOG": str(log),
-           "FAKE_EVAL_HOLD": f"4:{tmp_path / 'finished'}"}  # the 2 submitted kernels first, then 2 samples
+    cmd = [
+        sys.executable,
+        "-m",
+        "bench.cli",
+        "ingest",
+        "--chip",
+        "cpu",
+        "--size",
+        "small",
+        "--data-dir",
+        str(data),
+        "--submissions-dir",
+        str(subs),
+    ]
+    env = {
+        **os.environ,
+        "JAXBENCH_EVALUATOR": EVAL,
+        "FAKE_EVAL_LOG": str(log),
+        "FAKE_EVAL_HOLD": f"4:{tmp_path / 'finished'}",
+    }  # the 2 submitted kernels first, then 2 samples
     proc = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     while len(list((data / "sample_runs").rglob("*.parquet"))) < 2 and proc.poll() is None:  # 2 finish, then a hold
         time.sleep(0.02)
@@ -244,6 +295,7 @@ def test_sigkill_mid_trajectory_loses_only_samples_in_flight(tmp_path):
     done = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
     assert len(log.read_text().split()) - before == 8 - len(journal)  # only the missing sources
+
     def strip(rows):
         return [{k: v for k, v in r.items() if k not in ("recorded_at", "reason", "stored_at")} for r in rows]
 
@@ -256,10 +308,12 @@ def test_dishonest_trajectory_gets_fast1_only_from_measurements_and_its_disagree
     plus a trajectory.csv declaring wins for samples whose sources were never submitted."""
     subs, data = tmp_path / "subs", tmp_path / "data"
     root = fx.write(subs, "liar", dishonest=True, gemm=False)
-    (root / "trajectory.csv").write_text("workload,sample_idx,outcome,speedup\n12p_RMSNorm,0,correct,2.0\n"
-                                         "12p_RMSNorm,1,correct,3.0\n")
-    (root / "submission.yaml").write_text((root / "submission.yaml").read_text()
-                                          + "trajectory: {file: trajectory.csv, track: cpu/small}\n")
+    (root / "trajectory.csv").write_text(
+        "workload,sample_idx,outcome,speedup\n12p_RMSNorm,0,correct,2.0\n12p_RMSNorm,1,correct,3.0\n"
+    )
+    (root / "submission.yaml").write_text(
+        (root / "submission.yaml").read_text() + "trajectory: {file: trajectory.csv, track: cpu/small}\n"
+    )
     report = _ingest(data, subs)
     assert not report.failed and report.trajectories == ["liar"]
     m = Metrics(data, suite=SUITE)
@@ -285,16 +339,17 @@ def test_dishonest_trajectory_gets_fast1_only_from_measurements_and_its_disagree
 def test_measured_curves_best_so_far_and_integrity_class(tmp_path):
     subs, data = tmp_path / "subs", tmp_path / "data"
     root = fx.write(subs, gemm=False)
-    samples = [("# fake: speedup=1.5\ndef workload(x, s):\n    return x\n", "correct", 1.5),
-               ("# fake: flag=host_callback\n# fake: speedup=9\ndef workload(x, s):\n    return x\n", "correct", 9.0),
-               ("# fake: speedup=4\ndef workload(x, s):\n    return x\n", "correct", 4.0)]
+    samples = [
+        ("# fake: speedup=1.5\ndef workload(x, s):\n    return x\n", "correct", 1.5),
+        ("# fake: flag=host_callback\n# fake: speedup=9\ndef workload(x, s):\n    return x\n", "correct", 9.0),
+        ("# fake: speedup=4\ndef workload(x, s):\n    return x\n", "correct", 4.0),
+    ]
     (root / "trajectory" / "12p_RMSNorm.jsonl").write_text(fx.lines(samples))
     (root / "kernels" / "12p_RMSNorm.py").write_text(samples[2][0])
     assert not _ingest(data, subs).failed
     m = Metrics(data, suite=SUITE)
     assert [r.fast1 for r in m.fast1_curves("cpu/small")] == [0.25, 0.25, 0.25]
-    assert [r.geomean for r in m.best_so_far_curves("cpu/small")] == pytest.approx(
-        [1.5 ** 0.25, 1.5 ** 0.25, 4.0 ** 0.25])
+    assert [r.geomean for r in m.best_so_far_curves("cpu/small")] == pytest.approx([1.5**0.25, 1.5**0.25, 4.0**0.25])
     assert [r["outcome"] for r in _derived(data)] == ["correct", "integrity_excluded", "correct"]
     (ob,) = m.outcome_breakdown("cpu/small")
     assert ob.integrity_excluded == 1 and ob.integrity_excluded_share == pytest.approx(1 / 3)

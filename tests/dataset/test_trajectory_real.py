@@ -16,8 +16,9 @@ pytestmark = pytest.mark.slow
 
 
 def _fixture():
-    spec = importlib.util.spec_from_file_location("trajectory_fixture",
-                                                  Path(__file__).with_name("trajectory_fixture.py"))
+    spec = importlib.util.spec_from_file_location(
+        "trajectory_fixture", Path(__file__).with_name("trajectory_fixture.py")
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -31,8 +32,14 @@ def test_real_harness_measures_every_sample_of_a_dishonest_trajectory(tmp_path):
     assert not report.failed and report.samples == [("liar", fx.WORKLOAD, 6, 5)]
     rows = sorted(store.read_tables(data / "samples", schema.SAMPLES).to_pylist(), key=lambda r: r["sample_idx"])
     derived = Metrics(data, suite=[fx.WORKLOAD]).published_samples("cpu/small").to_pylist()
-    assert [r["outcome"] for r in derived] == ["api_runtime_error", "wrong_output", "correct", "api_runtime_error",
-                                               "correct", "correct"]
+    assert [r["outcome"] for r in derived] == [
+        "api_runtime_error",
+        "wrong_output",
+        "correct",
+        "api_runtime_error",
+        "correct",
+        "correct",
+    ]
     assert rows[2]["speedup"] == rows[5]["speedup"]  # identical sources: one measurement
     assert rows[4]["selected"] and rows[4]["speedup"] < 0.5  # declared 2.0x; the mean via a matmul is far slower
     m = Metrics(data, suite=[fx.WORKLOAD])

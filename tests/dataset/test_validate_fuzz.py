@@ -28,25 +28,74 @@ from .conftest import WORKLOADS, good_meta
 from .test_validate_hostile import MAX_PEAK_BYTES, measured
 
 KNOWN = set(WORKLOADS)
-NAMES = ["submission.yaml", "kernels", "8p_GEMM.py", "12p_RMSNorm.py", "99p_Nope.py", "trajectory.csv", "trajectory",
-         "8p_GEMM.jsonl", "source", "__pycache__", ".hidden", "a b", "é.py", "kernels.py", "notes.txt"]
-LINK_TARGETS = ["../outside.txt", "../../outside.txt", "/etc/passwd", "/dev/zero", "kernels", "submission.yaml",
-                "loop", "self", ".", "..", "missing", "kernels/8p_GEMM.py"]
+NAMES = [
+    "submission.yaml",
+    "kernels",
+    "8p_GEMM.py",
+    "12p_RMSNorm.py",
+    "99p_Nope.py",
+    "trajectory.csv",
+    "trajectory",
+    "8p_GEMM.jsonl",
+    "source",
+    "__pycache__",
+    ".hidden",
+    "a b",
+    "é.py",
+    "kernels.py",
+    "notes.txt",
+]
+LINK_TARGETS = [
+    "../outside.txt",
+    "../../outside.txt",
+    "/etc/passwd",
+    "/dev/zero",
+    "kernels",
+    "submission.yaml",
+    "loop",
+    "self",
+    ".",
+    "..",
+    "missing",
+    "kernels/8p_GEMM.py",
+]
 YAML_FRAGMENTS = [
-    "a: &x [1, 2]", "b: *x", "c: !!python/object:os.system ls", "<<: {name: x}", "name: [[[[[[[[[[1]]]]]]]]]]",
-    "name: x\nname: y", "notes: " + "z" * 5000, "date: 2026-13-45", "samples_per_workload: " + "9" * 5000,
-    "trajectory: {file: ../x.csv, track: cpu/small}", "trajectory: {file: /dev/zero, track: v6e/full}",
-    "trajectory: {file: trajectory.csv, track: cpu-small}", "? [a]\n: 1", "- 1\n- 2", "'unterminated", "\x00",
-    "kind: !custom agent", "authors: [" + ", ".join(["a"] * 200) + "]", "model: {name: m, version: 1, extra: 2}",
+    "a: &x [1, 2]",
+    "b: *x",
+    "c: !!python/object:os.system ls",
+    "<<: {name: x}",
+    "name: [[[[[[[[[[1]]]]]]]]]]",
+    "name: x\nname: y",
+    "notes: " + "z" * 5000,
+    "date: 2026-13-45",
+    "samples_per_workload: " + "9" * 5000,
+    "trajectory: {file: ../x.csv, track: cpu/small}",
+    "trajectory: {file: /dev/zero, track: v6e/full}",
+    "trajectory: {file: trajectory.csv, track: cpu-small}",
+    "? [a]\n: 1",
+    "- 1\n- 2",
+    "'unterminated",
+    "\x00",
+    "kind: !custom agent",
+    "authors: [" + ", ".join(["a"] * 200) + "]",
+    "model: {name: m, version: 1, extra: 2}",
 ]
 TRACKS = ["cpu/small", "v6e/full", "cpu-small", "../..", "/abs/small", "cpu/../small", "x" * 300, 5, None]
 TRAJ_FILES = ["trajectory.csv", "../x.csv", "/dev/zero", "kernels", "loop", "trajectory.csv/", "a\\b.csv", "", 7]
 
-scalars = st.one_of(st.none(), st.booleans(), st.integers(-10, 10**6), st.floats(allow_nan=True),
-                    st.text(max_size=40), st.sampled_from(["x" * 5000, "2026-01-01", "\x1b[31mred", "<script>"]))
-values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=4),
-                                                      st.dictionaries(st.text(max_size=8), inner, max_size=4)),
-                      max_leaves=12)
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-10, 10**6),
+    st.floats(allow_nan=True),
+    st.text(max_size=40),
+    st.sampled_from(["x" * 5000, "2026-01-01", "\x1b[31mred", "<script>"]),
+)
+values = st.recursive(
+    scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner, max_size=4)),
+    max_leaves=12,
+)
 
 
 @st.composite
@@ -71,13 +120,29 @@ def yaml_soup() -> st.SearchStrategy[str]:
 
 @st.composite
 def trajectory_csv(draw: Any) -> str:
-    header = draw(st.sampled_from(["workload,sample_idx,outcome,speedup", "workload,sample_idx", "a,a,a",
-                                   "workload,sample_idx,outcome,speedup,latency_ms,extra", ""]))
-    rows = draw(st.lists(st.tuples(st.sampled_from(WORKLOADS + ["99p_Nope", ""]),
-                                   st.sampled_from(["0", "1", "2", "-1", "x", "9" * 30, ""]),
-                                   st.sampled_from(["correct", "wrong_output", "api_runtime_error", "boom"]),
-                                   st.sampled_from(["", "1.5", "-2", "nan", "inf", "1e400", "x"])), max_size=12))
-    extra = draw(st.sampled_from(["", "\n\"unterminated", "\n\x00,0,correct", "\n8p_GEMM,0,correct,1,2,3,4"]))
+    header = draw(
+        st.sampled_from(
+            [
+                "workload,sample_idx,outcome,speedup",
+                "workload,sample_idx",
+                "a,a,a",
+                "workload,sample_idx,outcome,speedup,latency_ms,extra",
+                "",
+            ]
+        )
+    )
+    rows = draw(
+        st.lists(
+            st.tuples(
+                st.sampled_from(WORKLOADS + ["99p_Nope", ""]),
+                st.sampled_from(["0", "1", "2", "-1", "x", "9" * 30, ""]),
+                st.sampled_from(["correct", "wrong_output", "api_runtime_error", "boom"]),
+                st.sampled_from(["", "1.5", "-2", "nan", "inf", "1e400", "x"]),
+            ),
+            max_size=12,
+        )
+    )
+    extra = draw(st.sampled_from(["", '\n"unterminated', "\n\x00,0,correct", "\n8p_GEMM,0,correct,1,2,3,4"]))
     return header + "\n" + "\n".join(",".join(r) for r in rows) + extra
 
 
@@ -87,12 +152,17 @@ def trajectory_jsonl(draw: Any) -> str:
     kernel = "def workload(*x):\n    return x[0]\n"
     lines = []
     for i in range(draw(st.integers(0, 6))):
-        obj: dict[str, Any] = {"sample": draw(st.sampled_from([i, i, i + 1, -1, "0", None])),
-                               "chain": draw(st.sampled_from([0, 1, -1, 2**70])), "turn": draw(st.integers(0, 2)),
-                               "source": draw(st.sampled_from([kernel, "", "x" * 70_000, "\ud800"]))}
+        obj: dict[str, Any] = {
+            "sample": draw(st.sampled_from([i, i, i + 1, -1, "0", None])),
+            "chain": draw(st.sampled_from([0, 1, -1, 2**70])),
+            "turn": draw(st.integers(0, 2)),
+            "source": draw(st.sampled_from([kernel, "", "x" * 70_000, "\ud800"])),
+        }
         if draw(st.booleans()):
-            obj["declared"] = {"outcome": draw(st.sampled_from(["correct", "boom", None])),
-                               "speedup": draw(st.sampled_from([1.5, -1, float("inf"), "fast"]))}
+            obj["declared"] = {
+                "outcome": draw(st.sampled_from(["correct", "boom", None])),
+                "speedup": draw(st.sampled_from([1.5, -1, float("inf"), "fast"])),
+            }
         if draw(st.booleans()):
             obj[draw(st.sampled_from(["tokens_in", "extra", "sample"]))] = draw(values)
         lines.append(json.dumps(obj) if draw(st.integers(0, 9)) else draw(st.sampled_from(["{", "[1]", "", "NaN"])))
@@ -105,8 +175,17 @@ contents = st.one_of(
     metadata(),
     yaml_soup(),
     trajectory_csv(),
-    st.sampled_from(["def workload(*x):\n    return x[0]\n", "def workload(:\n", "x = 1\n", "(" * 300 + ")" * 300,
-                     "workload = lambda *x: x\n", "\x00def workload(): pass", "-" * 3000 + "1"]),
+    st.sampled_from(
+        [
+            "def workload(*x):\n    return x[0]\n",
+            "def workload(:\n",
+            "x = 1\n",
+            "(" * 300 + ")" * 300,
+            "workload = lambda *x: x\n",
+            "\x00def workload(): pass",
+            "-" * 3000 + "1",
+        ]
+    ),
 )
 nodes = st.recursive(
     st.one_of(
@@ -126,13 +205,23 @@ def folders(draw: Any) -> dict[str, Any]:
     if draw(st.booleans()):
         tree["submission.yaml"] = ("file", draw(st.one_of(metadata(), yaml_soup())))
     if draw(st.booleans()):
-        kernels = draw(st.dictionaries(st.sampled_from(["8p_GEMM.py", "12p_RMSNorm.py", "99p_Nope.py", "x.txt"]),
-                                       nodes, max_size=3))
+        kernels = draw(
+            st.dictionaries(
+                st.sampled_from(["8p_GEMM.py", "12p_RMSNorm.py", "99p_Nope.py", "x.txt"]), nodes, max_size=3
+            )
+        )
         tree["kernels"] = ("dir", kernels)
     if draw(st.booleans()):
-        tree["trajectory"] = ("dir", draw(st.dictionaries(st.sampled_from(["8p_GEMM.jsonl", "12p_RMSNorm.jsonl",
-                                                                          "99p_Nope.jsonl", "x.txt"]),
-                                                          st.tuples(st.just("file"), trajectory_jsonl()), max_size=2)))
+        tree["trajectory"] = (
+            "dir",
+            draw(
+                st.dictionaries(
+                    st.sampled_from(["8p_GEMM.jsonl", "12p_RMSNorm.jsonl", "99p_Nope.jsonl", "x.txt"]),
+                    st.tuples(st.just("file"), trajectory_jsonl()),
+                    max_size=2,
+                )
+            ),
+        )
     return tree
 
 
@@ -150,11 +239,29 @@ def _make(folder: Path, tree: dict[str, Any]) -> None:
             _make(path, payload)
 
 
-@settings(max_examples=150, deadline=None, derandomize=True, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(tree=folders(), relpath=st.sampled_from(["submission.yaml", "kernels/8p_GEMM.py", "../outside.txt",
-                                                "/etc/passwd",
-                                                "kernels", "loop/x", "trajectory.csv", "a b", ""]))
+@settings(
+    max_examples=150,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(
+    tree=folders(),
+    relpath=st.sampled_from(
+        [
+            "submission.yaml",
+            "kernels/8p_GEMM.py",
+            "../outside.txt",
+            "/etc/passwd",
+            "kernels",
+            "loop/x",
+            "trajectory.csv",
+            "a b",
+            "",
+        ]
+    ),
+)
 def test_any_folder_gives_problems_never_an_exception(tree: dict[str, Any], relpath: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "outside.txt").write_text("secret: outside the submission\n")

@@ -28,8 +28,11 @@ from .conftest import FAKE_EVALUATOR, good_meta, make_submission
 
 MAX_PEAK_BYTES = 100 * 1024 * 1024
 
-ALIAS_BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
-    f"{c}: &{c} [{', '.join(['*' + p] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi", strict=True)) + "name: *i\n"
+ALIAS_BOMB = (
+    "a: &a [x, x, x, x, x, x, x, x, x]\n"
+    + "".join(f"{c}: &{c} [{', '.join(['*' + p] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi", strict=True))
+    + "name: *i\n"
+)
 
 
 def _traj(root: Path, body: str, track: str = "cpu/small", samples: int = 5, file: str = "trajectory.csv") -> None:
@@ -149,32 +152,55 @@ def kernels_at_root(subs: Path) -> Path:
 
 CASES: dict[str, tuple[Callable[[Path], Path], list[str]]] = {
     "dir_as_kernel": (dir_as_kernel, ["kernels/8p_GEMM.py: (file): is a folder; expected a regular file"]),
-    "alias_bomb": (alias_bomb,
-                   ["submission.yaml: line 1, column 4: YAML not accepted: anchors (&name) are not allowed"]),
-    "track_dotdot": (track_dotdot, ["submission.yaml: trajectory.track: expected <chip>/<size>",
-                                    "'../../results/cpu'"]),
+    "alias_bomb": (
+        alias_bomb,
+        ["submission.yaml: line 1, column 4: YAML not accepted: anchors (&name) are not allowed"],
+    ),
+    "track_dotdot": (
+        track_dotdot,
+        ["submission.yaml: trajectory.track: expected <chip>/<size>", "'../../results/cpu'"],
+    ),
     "track_absolute": (track_absolute, ["submission.yaml: trajectory.track: expected <chip>/<size>"]),
-    "trajectory_file_outside": (trajectory_file_outside,
-                                ["submission.yaml: trajectory.file: path '../../elsewhere.csv' has"]),
+    "trajectory_file_outside": (
+        trajectory_file_outside,
+        ["submission.yaml: trajectory.file: path '../../elsewhere.csv' has"],
+    ),
     "trajectory_file_absolute": (trajectory_file_absolute, ["submission.yaml: trajectory.file: path", "is absolute"]),
-    "kernel_symlink": (kernel_symlink,
-                       ["kernels/8p_GEMM.py: (file): is a symbolic link; put the real file in the folder"]),
+    "kernel_symlink": (
+        kernel_symlink,
+        ["kernels/8p_GEMM.py: (file): is a symbolic link; put the real file in the folder"],
+    ),
     "kernels_folder_symlink": (kernels_folder_symlink, ["/kernels: (file): is a symbolic link"]),
     "kernel_fifo": (kernel_fifo, ["kernels/8p_GEMM.py: (file): is not a regular file or folder"]),
     "notes_4mb": (notes_4mb, ["submission.yaml: (file): file too large (4000", "at most 65536"]),
     "notes_long": (notes_long, ["submission.yaml: notes: too long (20000 characters, at most 4000)"]),
-    "too_many_samples": (too_many_samples,
-                         ["trajectory.csv:2: sample_idx: 8p_GEMM has 6 samples, more than samples_per_workload (5)"]),
-    "track_misspelled": (track_misspelled, ["submission.yaml: trajectory.track: expected <chip>/<size>",
-                                            "got 'cpu-small'"]),
-    "samples_without_kernel": (samples_without_kernel,
-                               ["trajectory.csv:4: workload: samples for 12p_RMSNorm but no kernel"]),
-    "indices_from_one": (indices_from_one, ["trajectory.csv:2: sample_idx: 8p_GEMM: sample indices must run 0, 1, 2",
-                                            "0 is missing"]),
-    "bad_folder_name": (bad_folder_name,
-                        ["(folder name): submission id 'My Submission!' must match ^[a-z0-9][a-z0-9._-]{0,63}$"]),
-    "kernels_at_root": (kernels_at_root, ["/8p_GEMM.py: (file): stray file: a kernel goes in kernels/8p_GEMM.py",
-                                          "/kernels/: (folder): no kernel files"]),
+    "too_many_samples": (
+        too_many_samples,
+        ["trajectory.csv:2: sample_idx: 8p_GEMM has 6 samples, more than samples_per_workload (5)"],
+    ),
+    "track_misspelled": (
+        track_misspelled,
+        ["submission.yaml: trajectory.track: expected <chip>/<size>", "got 'cpu-small'"],
+    ),
+    "samples_without_kernel": (
+        samples_without_kernel,
+        ["trajectory.csv:4: workload: samples for 12p_RMSNorm but no kernel"],
+    ),
+    "indices_from_one": (
+        indices_from_one,
+        ["trajectory.csv:2: sample_idx: 8p_GEMM: sample indices must run 0, 1, 2", "0 is missing"],
+    ),
+    "bad_folder_name": (
+        bad_folder_name,
+        ["(folder name): submission id 'My Submission!' must match ^[a-z0-9][a-z0-9._-]{0,63}$"],
+    ),
+    "kernels_at_root": (
+        kernels_at_root,
+        [
+            "/8p_GEMM.py: (file): stray file: a kernel goes in kernels/8p_GEMM.py",
+            "/kernels/: (folder): no kernel files",
+        ],
+    ),
 }
 
 
@@ -210,8 +236,9 @@ def data(tmp_path) -> Path:
     """A data/ folder holding one good submission's rows (what must survive every hostile ingest)."""
     good = tmp_path / "good_subs"
     make_submission(good, "good", {"8p_GEMM": "", "12p_RMSNorm": ""})
-    report = ingest(data_dir=tmp_path / "data", submissions_dir=good, chip="cpu", size="small", workers=1,
-                    evaluator=FAKE_EVALUATOR)
+    report = ingest(
+        data_dir=tmp_path / "data", submissions_dir=good, chip="cpu", size="small", workers=1, evaluator=FAKE_EVALUATOR
+    )
     assert len(report.written) == 2
     return tmp_path / "data"
 
@@ -238,8 +265,14 @@ def test_hostile_case_is_a_clear_problem_and_changes_nothing(case, tmp_path, kno
 def test_data_path_refuses_to_leave_data(tmp_path):
     data = tmp_path / "data"
     assert store.results_path(data, "cpu", "small", "a", "8p_GEMM") == data / "results/cpu/small/a/8p_GEMM.parquet"
-    for parts in (("results", "..", "x.parquet"), ("samples", "cpu/../..", "x"), ("/etc", "passwd"), ("", "x"),
-                  ("results", "a\nb"), ()):
+    for parts in (
+        ("results", "..", "x.parquet"),
+        ("samples", "cpu/../..", "x"),
+        ("/etc", "passwd"),
+        ("", "x"),
+        ("results", "a\nb"),
+        (),
+    ):
         with pytest.raises(store.UnsafeDataPath):
             store.data_path(data, *parts)
     with pytest.raises(store.UnsafeDataPath):
@@ -257,11 +290,12 @@ def test_cli_prints_the_folder_pattern_and_the_paths_as_written(tmp_path):
     bad_folder_name(subs)
     kernels_at_root(subs)
     cmd = [sys.executable, "-m", "bench.cli", "validate", "elsewhere/My Submission!", "elsewhere/flat"]
-    out = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path,
-                         env={**os.environ, "COLUMNS": "400"})
+    out = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, env={**os.environ, "COLUMNS": "400"})
     assert out.returncode == 1
-    assert "ERROR elsewhere/My Submission!: (folder name): submission id 'My Submission!' must match " \
-           "^[a-z0-9][a-z0-9._-]{0,63}$" in out.stdout
+    assert (
+        "ERROR elsewhere/My Submission!: (folder name): submission id 'My Submission!' must match "
+        "^[a-z0-9][a-z0-9._-]{0,63}$" in out.stdout
+    )
     assert "ERROR elsewhere/flat/8p_GEMM.py: (file): stray file: a kernel goes in kernels/8p_GEMM.py" in out.stdout
     assert "submissions/" not in out.stdout.replace("submissions/<id>", "")
 

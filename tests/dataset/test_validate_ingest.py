@@ -27,8 +27,20 @@ def test_ingest_stores_every_shipped_row_and_names_the_broken_ones(tmp_path):
         assert sub is not None, problems
         expected |= {(sub.id, w) for w in sub.kernels}
     broken = [build(subs).name for build in (dir_as_kernel, alias_bomb, kernel_symlink)]
-    cmd = [sys.executable, "-m", "bench.cli", "ingest", "--chip", "cpu", "--size", "small",
-           "--data-dir", str(data), "--submissions-dir", str(subs)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "bench.cli",
+        "ingest",
+        "--chip",
+        "cpu",
+        "--size",
+        "small",
+        "--data-dir",
+        str(data),
+        "--submissions-dir",
+        str(subs),
+    ]
     env = {**os.environ, "JAXBENCH_EVALUATOR": FAKE_EVALUATOR, "COLUMNS": "300"}
     out = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 1, out.stdout + out.stderr

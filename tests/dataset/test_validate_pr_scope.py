@@ -12,13 +12,21 @@ import pytest
 from bench.dataset.pr_scope import changed_files, scope
 from bench.paths import ROOT
 
-GIT_ENV = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@e", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+GIT_ENV = {
+    **os.environ,
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@e",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@e",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
 
 
 def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), *args], env=GIT_ENV, check=True, capture_output=True,
-                          text=True).stdout.strip()
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], env=GIT_ENV, check=True, capture_output=True, text=True
+    ).stdout.strip()
 
 
 @pytest.fixture
@@ -57,15 +65,20 @@ def test_one_new_submission_is_in_scope(repo):
     assert _pr(r, base) == ("mine", [])
 
 
-@pytest.mark.parametrize("change,needle", [
-    (lambda r: (r / "bench" / "evaluate.py").write_text("trusted = False\n"), "'bench/evaluate.py': outside"),
-    (lambda r: os.rename(r / "bench" / "evaluate.py", r / "submissions" / "old" / "evaluate.py"),
-     "'bench/evaluate.py'"),
-    (lambda r: _write(r, "submissions/two/a", "submissions/old/b"), "changes 2 submissions (old, two)"),
-    (lambda r: os.symlink("/etc", r / "submissions" / "link"), "'submissions/link': outside"),
-    (lambda r: _write(r, "submissions/Bad Id/a"), "submission id 'Bad Id' must match"),
-    (lambda r: (r / "submissions" / "README.md").write_text("x"), "'submissions/README.md': outside"),
-])
+@pytest.mark.parametrize(
+    "change,needle",
+    [
+        (lambda r: (r / "bench" / "evaluate.py").write_text("trusted = False\n"), "'bench/evaluate.py': outside"),
+        (
+            lambda r: os.rename(r / "bench" / "evaluate.py", r / "submissions" / "old" / "evaluate.py"),
+            "'bench/evaluate.py'",
+        ),
+        (lambda r: _write(r, "submissions/two/a", "submissions/old/b"), "changes 2 submissions (old, two)"),
+        (lambda r: os.symlink("/etc", r / "submissions" / "link"), "'submissions/link': outside"),
+        (lambda r: _write(r, "submissions/Bad Id/a"), "submission id 'Bad Id' must match"),
+        (lambda r: (r / "submissions" / "README.md").write_text("x"), "'submissions/README.md': outside"),
+    ],
+)
 def test_anything_else_fails(repo, change, needle):
     r, base = repo
     change(r)

@@ -28,32 +28,32 @@ def workload(x, scale):
     return normed.astype(x.dtype) * scale
 '''
 
-COMPILE_ERROR = '''# fake: status=compile_error
+COMPILE_ERROR = """# fake: status=compile_error
 import jax.numpy as jnp
 
 
 def workload(x, scale)
     return x * scale
-'''
+"""
 
-WRONG = '''# fake: incorrect
+WRONG = """# fake: incorrect
 import jax.numpy as jnp
 
 
 def workload(x, scale):
     return x * scale  # forgot the normalization
-'''
+"""
 
-CRASH = '''# fake: status=runtime_error
+CRASH = """# fake: status=runtime_error
 import jax
 import jax.numpy as jnp
 
 
 def workload(x, scale):
     return jnp.reshape(x, (3, -1, 7)) * scale  # shapes do not divide: raises at trace time
-'''
+"""
 
-SLOW = '''# fake: speedup=0.02
+SLOW = """# fake: speedup=0.02
 import jax
 import jax.numpy as jnp
 
@@ -65,33 +65,33 @@ def workload(x, scale):
     mean_sq = (xf * xf) @ ones  # every column holds the mean: d times the work, same value
     normed = xf * jax.lax.rsqrt(mean_sq + 1e-5)
     return normed.astype(x.dtype) * scale
-'''
+"""
 
-GEMM_BASELINE = '''# fake: speedup=0.97
+GEMM_BASELINE = """# fake: speedup=0.97
 import jax
 import jax.numpy as jnp
 
 
 def workload(x, weight, bias):
     return jax.nn.relu(jnp.matmul(x, weight) + bias)
-'''
+"""
 
-GEMM_FAST = '''# fake: speedup=1.3
+GEMM_FAST = """# fake: speedup=1.3
 import jax.numpy as jnp
 
 
 def workload(x, weight, bias):
     return jnp.maximum(jnp.dot(x, weight) + bias, 0)
-'''
+"""
 
-GEMM_WRONG = '''# fake: incorrect
+GEMM_WRONG = """# fake: incorrect
 import jax
 import jax.numpy as jnp
 
 
 def workload(x, weight, bias):
     return jnp.matmul(x, weight) + bias  # no ReLU
-'''
+"""
 
 #: (source, declared outcome, declared speedup) per sample of 12p_RMSNorm, honest declarations.
 RMSNORM = [
@@ -107,11 +107,19 @@ GEMM = [(GEMM_WRONG, "wrong_output", None), (GEMM_BASELINE, "correct", 0.97), (G
 
 def meta(**over) -> dict:
     m = {
-        "name": "Trajectory fixture", "kind": "agent", "method": "iterative refinement",
-        "model": {"name": "fixture", "version": "0"}, "agent_framework": "none", "authors": ["JAXBench tests"],
-        "contact": "tests@example.org", "date": "2026-12-01", "samples_per_workload": 8,
-        "selection_rule": "the fastest correct sample on the submitter's machine", "human_in_the_loop": False,
-        "target_hardware": "cpu", "license": "Apache-2.0",
+        "name": "Trajectory fixture",
+        "kind": "agent",
+        "method": "iterative refinement",
+        "model": {"name": "fixture", "version": "0"},
+        "agent_framework": "none",
+        "authors": ["JAXBench tests"],
+        "contact": "tests@example.org",
+        "date": "2026-12-01",
+        "samples_per_workload": 8,
+        "selection_rule": "the fastest correct sample on the submitter's machine",
+        "human_in_the_loop": False,
+        "target_hardware": "cpu",
+        "license": "Apache-2.0",
     }
     m.update(over)
     return m
@@ -121,8 +129,15 @@ def lines(samples: list[tuple[str, str, float | None]], chains: int = 2) -> str:
     """JSONL text: samples alternate over `chains` chains (turns count up within each chain)."""
     out = []
     for i, (source, outcome, speedup) in enumerate(samples):
-        obj = {"sample": i, "chain": i % chains, "turn": i // chains, "source": source,
-               "declared": {"outcome": outcome, "speedup": speedup}, "tokens_in": 1000 + i, "tokens_out": 200}
+        obj = {
+            "sample": i,
+            "chain": i % chains,
+            "turn": i // chains,
+            "source": source,
+            "declared": {"outcome": outcome, "speedup": speedup},
+            "tokens_in": 1000 + i,
+            "tokens_out": 200,
+        }
         if i % 2 == 0:  # times and the TPU claims are optional: odd samples leave them out (stored as NULL)
             obj.update(wall_time_s=10.0 + i, model_latency_s=2.5 + i)
             obj["declared"].update(lowers=outcome == "correct", pallas_coverage=0.5)

@@ -29,7 +29,8 @@ def test_installed_versions_are_the_supported_ones(dist):
     pin = _pins()[dist]
     installed = importlib.metadata.version(dist)
     assert pin.specifier.contains(installed, prereleases=True), (
-        f"{dist} {installed} is outside the supported range {pin.specifier}: re-verify tests/deps/test_private_apis.py")
+        f"{dist} {installed} is outside the supported range {pin.specifier}: re-verify tests/deps/test_private_apis.py"
+    )
 
 
 def test_export_stable_custom_call_targets():

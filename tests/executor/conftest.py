@@ -19,8 +19,13 @@ def cluster():
     pytest.importorskip("ray")
     from bench.executor.local_cluster import LocalCluster
 
-    c = LocalCluster(env={"PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-                          "JAXBENCH_ROOT": str(ROOT), "FAKE_EVAL_SLEEP": FAKE_SLEEP_S})
+    c = LocalCluster(
+        env={
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+            "JAXBENCH_ROOT": str(ROOT),
+            "FAKE_EVAL_SLEEP": FAKE_SLEEP_S,
+        }
+    )
     c.env["FAKE_EVAL_START_LOG"] = str(c.root / "fake_starts.log")  # every fake evaluation started on a node
     try:
         c.start_head()

@@ -26,8 +26,18 @@ def echo_unit(host: Host, spec: str, task_jsons: list[str]) -> list:
     tasks = [json.loads(t) for t in task_jsons]
     if any(t["workload"] == "boom" for t in tasks):
         raise RuntimeError("harness bug")
-    return [json.dumps({"spec": spec, "workload": t["workload"], "kernel": Path(t["kernel_path"]).name,
-                        "host": id(host), "batch": len(tasks)}) for t in tasks]
+    return [
+        json.dumps(
+            {
+                "spec": spec,
+                "workload": t["workload"],
+                "kernel": Path(t["kernel_path"]).name,
+                "host": id(host),
+                "batch": len(tasks),
+            }
+        )
+        for t in tasks
+    ]
 
 
 def test_local_executor_yields_one_outcome_per_task_and_keeps_going_after_an_exception(tmp_path):
@@ -40,8 +50,14 @@ def test_local_executor_yields_one_outcome_per_task_and_keeps_going_after_an_exc
 
 def test_batches_hold_tasks_that_differ_only_in_the_kernel_file(tmp_path):
     task = lambda w, k, **kw: EvalTask(workload=w, kernel_path=tmp_path / k, **kw)  # noqa: E731
-    items = [(0, task("a", "0.py")), (1, task("b", "1.py")), (2, task("a", "2.py", secret_seed=5)),
-             (3, task("a", "3.py", seeds=5)), (4, task("a", "4.py")), (5, task("b", "5.py"))]
+    items = [
+        (0, task("a", "0.py")),
+        (1, task("b", "1.py")),
+        (2, task("a", "2.py", secret_seed=5)),
+        (3, task("a", "3.py", seeds=5)),
+        (4, task("a", "4.py")),
+        (5, task("b", "5.py")),
+    ]
     assert [[k for k, _ in b] for b in batches(items, 2)] == [[0, 2], [4], [1, 5], [3]]
     executor = make_executor("local", chip="cpu")
     out = {o.key: json.loads(o.result_json) for o in executor.run(echo_unit, "S", items, batch=8)}
@@ -63,8 +79,16 @@ class _Runner:
         if any(Path(k).name == "bug.py" for k in kernels):
             raise RuntimeError("harness bug")
         self.batches.append([Path(k).name for k in kernels])
-        return [EvalResult(workload=self.workload, status=Status.INCORRECT, size="small", tpu="cpu",
-                           correctness=Correctness(correct=False, reason="fake")) for _ in kernels]
+        return [
+            EvalResult(
+                workload=self.workload,
+                status=Status.INCORRECT,
+                size="small",
+                tpu="cpu",
+                correctness=Correctness(correct=False, reason="fake"),
+            )
+            for _ in kernels
+        ]
 
     def close(self) -> None:
         self.closed = True
@@ -100,8 +124,10 @@ def test_a_host_runs_another_evaluator_task_by_task(tmp_path):
 
 
 def test_local_runs_never_import_ray():
-    code = ("import sys, bench.cli; from bench.executor import make_executor; make_executor('local', chip='cpu'); "
-            "print('ray' in sys.modules)")
+    code = (
+        "import sys, bench.cli; from bench.executor import make_executor; make_executor('local', chip='cpu'); "
+        "print('ray' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
@@ -172,8 +198,14 @@ class _Stub:
     def run(self, unit, evaluator, items, batch=1):
         for key, task in items:
             if key == 0:
-                yield Outcome(key, EvalResult(workload=task.workload, status=Status.COMPILE_ERROR, size="small",
-                                              tpu="cpu").model_dump_json(), None, "h1")
+                yield Outcome(
+                    key,
+                    EvalResult(
+                        workload=task.workload, status=Status.COMPILE_ERROR, size="small", tpu="cpu"
+                    ).model_dump_json(),
+                    None,
+                    "h1",
+                )
             else:
                 yield Outcome(key, None, RuntimeError("node died"), "?")
 

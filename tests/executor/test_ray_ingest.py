@@ -38,18 +38,39 @@ def _submission(root: Path, sub_id: str, kernels: dict[str, str]) -> None:
 
 def _fake_subs(root: Path, names: tuple[str, str] = ("alpha", "beta")) -> Path:
     """Two submissions of the fake evaluator's markers: 8 evaluations, one incorrect."""
-    base = (SUBMISSIONS_DIR / "xla-baseline" / "kernels")
+    base = SUBMISSIONS_DIR / "xla-baseline" / "kernels"
     for sub in names:
         _submission(root, sub, {w: (base / f"{w}.py").read_text() + f"\n# {sub}\n" for w in FAKE_WORKLOADS})
     (root / names[1] / "kernels" / "8p_GEMM.py").write_text(
-        f"def workload(*xs):\n    return xs[0]\n# fake: incorrect {names[1]}\n")
+        f"def workload(*xs):\n    return xs[0]\n# fake: incorrect {names[1]}\n"
+    )
     return root
 
 
-def _ingest(data: Path, subs: Path, *extra: str, env: dict | None = None, evaluator: str | None = None,
-            chip: str = "cpu", timeout: float = 600) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "bench.cli", "ingest", "--chip", chip, "--size", "small", "--data-dir", str(data),
-           "--submissions-dir", str(subs), *extra]
+def _ingest(
+    data: Path,
+    subs: Path,
+    *extra: str,
+    env: dict | None = None,
+    evaluator: str | None = None,
+    chip: str = "cpu",
+    timeout: float = 600,
+) -> subprocess.CompletedProcess:
+    cmd = [
+        sys.executable,
+        "-m",
+        "bench.cli",
+        "ingest",
+        "--chip",
+        chip,
+        "--size",
+        "small",
+        "--data-dir",
+        str(data),
+        "--submissions-dir",
+        str(subs),
+        *extra,
+    ]
     full = {**os.environ, **(env or {})}
     if evaluator:
         full["JAXBENCH_EVALUATOR"] = evaluator
@@ -58,8 +79,9 @@ def _ingest(data: Path, subs: Path, *extra: str, env: dict | None = None, evalua
 
 def _keys(data: Path) -> list[tuple]:
     rows = store.read_tables(data / "results", schema.RESULTS).to_pylist()
-    return sorted((r["track"], r["submission"], r["workload"], r["status"], r["content_hash"], r["freshness_key"])
-                  for r in rows)
+    return sorted(
+        (r["track"], r["submission"], r["workload"], r["status"], r["content_hash"], r["freshness_key"]) for r in rows
+    )
 
 
 def _files(data: Path) -> list[Path]:
@@ -109,8 +131,22 @@ def _wait_started(log: Path, digests: set[str], node: str, proc: subprocess.Pope
 def test_head_killed_then_rerun_submits_only_what_is_missing(cluster, tmp_path):
     subs, ref, data = _fake_subs(tmp_path / "subs"), tmp_path / "ref", tmp_path / "data"
     assert _ingest(ref, subs, evaluator=FAKE).returncode == 0  # local, no sleep: the expected rows
-    cmd = [sys.executable, "-m", "bench.cli", "ingest", "--chip", "cpu", "--size", "small", "--data-dir", str(data),
-           "--submissions-dir", str(subs), "--executor", "ray"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "bench.cli",
+        "ingest",
+        "--chip",
+        "cpu",
+        "--size",
+        "small",
+        "--data-dir",
+        str(data),
+        "--submissions-dir",
+        str(subs),
+        "--executor",
+        "ray",
+    ]
     env = {**os.environ, **cluster.driver_env(), "JAXBENCH_EVALUATOR": FAKE}
     head = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _wait_files(data, 2, head)
@@ -156,8 +192,14 @@ def test_one_warm_host_worker_per_node_kept_across_batches_and_runs(cluster, tmp
     for i in range(8):
         (tmp_path / f"k{i}.py").write_text(f"# fake: speedup={i + 1}\n")
     (tmp_path / "probe.py").write_text(PROBE)
-    done = subprocess.run([sys.executable, str(tmp_path / "probe.py"), FAKE, str(tmp_path)], cwd=ROOT,
-                          env={**os.environ, **cluster.driver_env()}, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, str(tmp_path / "probe.py"), FAKE, str(tmp_path)],
+        cwd=ROOT,
+        env={**os.environ, **cluster.driver_env()},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     out = json.loads(done.stdout.strip().splitlines()[-1])
     assert sorted(key for key, *_ in out) == list(range(8)) and all(err is None for _, _, _, err, _ in out)
@@ -179,8 +221,24 @@ def test_lost_worker_node_is_retried_elsewhere_and_stored_once(cluster, tmp_path
     subs, ref, data = _fake_subs(tmp_path / "subs", ("gamma", "delta")), tmp_path / "ref", tmp_path / "data"
     digests = {hashlib.sha256(f.read_bytes()).hexdigest() for f in subs.rglob("kernels/*.py")}
     assert _ingest(ref, subs, evaluator=FAKE).returncode == 0
-    cmd = [sys.executable, "-m", "bench.cli", "ingest", "--chip", "cpu", "--size", "small", "--data-dir", str(data),
-           "--submissions-dir", str(subs), "--executor", "ray", "--address", "auto"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "bench.cli",
+        "ingest",
+        "--chip",
+        "cpu",
+        "--size",
+        "small",
+        "--data-dir",
+        str(data),
+        "--submissions-dir",
+        str(subs),
+        "--executor",
+        "ray",
+        "--address",
+        "auto",
+    ]
     env = {**os.environ, **cluster.driver_env(), "JAXBENCH_EVALUATOR": FAKE}
     head = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     victim = cluster.nodes[-1]
@@ -192,6 +250,9 @@ def test_lost_worker_node_is_retried_elsewhere_and_stored_once(cluster, tmp_path
     assert "8 evaluations stored" in out and "0 not stored" in out, out
     assert _keys(data) == _keys(ref)
     assert len(_files(data)) == 8 and len({(k[1], k[2]) for k in _keys(data)}) == 8
-    started = [line.split()[0] for line in Path(cluster.env["FAKE_EVAL_START_LOG"]).read_text().splitlines()
-               if line.split()[0] in digests]
+    started = [
+        line.split()[0]
+        for line in Path(cluster.env["FAKE_EVAL_START_LOG"]).read_text().splitlines()
+        if line.split()[0] in digests
+    ]
     assert set(started) == digests and len(started) > len(digests), "the lost evaluation ran again elsewhere"

@@ -19,10 +19,11 @@ from bench.harness.protocol.result import Status
 from bench.harness.protocol.task import EvalTask
 
 KERNELS = Path(__file__).parent / "kernels"
-needs_bwrap = pytest.mark.skipif(sandbox.bwrap_problem() is not None,
-                                 reason=f"bubblewrap unusable: {sandbox.bwrap_problem()}")
+needs_bwrap = pytest.mark.skipif(
+    sandbox.bwrap_problem() is not None, reason=f"bubblewrap unusable: {sandbox.bwrap_problem()}"
+)
 
-PROBE = '''
+PROBE = """
 import glob, json, os
 
 import jax
@@ -49,7 +50,7 @@ def workload(A, B):
     seen["seed_vars"] = sorted(k for k in os.environ if "SEED" in k.upper())
     print("PROBE " + json.dumps(seen), flush=True)
     return jnp.dot(A, B)
-'''
+"""
 
 
 def _processes_with(marker: str) -> list[int]:
@@ -68,10 +69,13 @@ def _processes_with(marker: str) -> list[int]:
 def test_the_candidate_never_sees_an_input_value(tmp_path: Path) -> None:
     kernel = tmp_path / "probe.py"
     kernel.write_text(PROBE)
-    r = evaluate(EvalTask(workload="8p_GEMM", kernel_path=kernel, size="small", seeds=1, warmup=1, iters=2, blocks=1,
-                          timeout_s=120))
+    r = evaluate(
+        EvalTask(
+            workload="8p_GEMM", kernel_path=kernel, size="small", seeds=1, warmup=1, iters=2, blocks=1, timeout_s=120
+        )
+    )
     assert r.status == Status.CORRECT, r.reason
-    probes = [json.loads(ln[len("PROBE "):]) for ln in r.candidate_log.splitlines() if ln.startswith("PROBE ")]
+    probes = [json.loads(ln[len("PROBE ") :]) for ln in r.candidate_log.splitlines() if ln.startswith("PROBE ")]
     assert probes  # traced once (lowered for the runnable program and for TPU: build/lowering.py), abstract
     for seen in probes:
         assert seen["value"].startswith("none: ") and all("Tracer" in t for t in seen["types"]), seen
@@ -81,7 +85,7 @@ def test_the_candidate_never_sees_an_input_value(tmp_path: Path) -> None:
         assert seen["runner_visible"] is False and seen["seed_vars"] == [], seen
 
 
-SPAWNER = '''
+SPAWNER = """
 import subprocess, sys
 
 import jax.numpy as jnp
@@ -96,7 +100,7 @@ _spawn("import")
 def workload(A, B):
     _spawn("trace")
     return jnp.dot(A, B)
-'''
+"""
 
 
 @pytest.mark.parametrize("mode", [pytest.param("bwrap", marks=needs_bwrap), "none"])
@@ -154,12 +158,14 @@ def test_the_parent_never_starts_a_jax_backend(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    code = ("from pathlib import Path\nfrom bench.harness.parent.evaluate import evaluate\n"
-            "from bench.harness.protocol.task import EvalTask\n"
-            f"r = evaluate(EvalTask(workload='8p_GEMM', kernel_path=Path({str(KERNELS / 'pallas_gemm.py')!r}), "
-            "size='small', seeds=1, warmup=1, iters=2, blocks=1))\n"
-            "from jax._src import xla_bridge\n"
-            "print('STATUS', r.status.value, 'BACKENDS', sorted(xla_bridge._backends))\n")
+    code = (
+        "from pathlib import Path\nfrom bench.harness.parent.evaluate import evaluate\n"
+        "from bench.harness.protocol.task import EvalTask\n"
+        f"r = evaluate(EvalTask(workload='8p_GEMM', kernel_path=Path({str(KERNELS / 'pallas_gemm.py')!r}), "
+        "size='small', seeds=1, warmup=1, iters=2, blocks=1))\n"
+        "from jax._src import xla_bridge\n"
+        "print('STATUS', r.status.value, 'BACKENDS', sorted(xla_bridge._backends))\n"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert "STATUS correct BACKENDS []" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
 
@@ -168,7 +174,18 @@ def test_the_parent_never_starts_a_jax_backend(tmp_path: Path) -> None:
 def test_without_bubblewrap_the_inputs_wait_until_every_build_ended() -> None:
     """A build without bubblewrap shares the runner's PID namespace: there the runner draws the inputs only once
     every build has ended (with bubblewrap it draws them while the builds run, harness 13)."""
-    r = evaluate(EvalTask(workload="8p_GEMM", kernel_path=KERNELS / "identical.py", size="small", seeds=1, warmup=1,
-                          iters=2, blocks=1, timeout_s=120, sandbox="none"))
+    r = evaluate(
+        EvalTask(
+            workload="8p_GEMM",
+            kernel_path=KERNELS / "identical.py",
+            size="small",
+            seeds=1,
+            warmup=1,
+            iters=2,
+            blocks=1,
+            timeout_s=120,
+            sandbox="none",
+        )
+    )
     assert r.status == Status.CORRECT, r.reason
     assert r.timeline_s is not None and r.timeline_s.build_ended < r.timeline_s.inputs_drawn

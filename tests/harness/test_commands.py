@@ -11,8 +11,20 @@ from bench.app import app
 
 KERNELS = Path(__file__).parent / "kernels"
 runner = CliRunner()
-UPSTREAM_FIELDS = {"workload", "status", "tpu", "config", "correctness", "baseline", "kernel", "speedup_vs_baseline",
-                   "pallas_reference", "speedup_vs_pallas", "error", "traceback"}
+UPSTREAM_FIELDS = {
+    "workload",
+    "status",
+    "tpu",
+    "config",
+    "correctness",
+    "baseline",
+    "kernel",
+    "speedup_vs_baseline",
+    "pallas_reference",
+    "speedup_vs_pallas",
+    "error",
+    "traceback",
+}
 
 
 @pytest.mark.slow
@@ -22,8 +34,23 @@ def test_evaluate_json_is_an_upstream_superset_and_exit_code_follows_status():
     data = json.loads(bad.output)
     assert UPSTREAM_FIELDS <= set(data) and data["status"] == "incorrect"
     assert {"correct", "max_diff", "reason"} <= set(data["correctness"]) and data["correctness"]["correct"] is False
-    good = runner.invoke(app, ["evaluate", "8p_GEMM", str(KERNELS / "identical.py"), "--json", "--seeds", "1",
-                               "--iters", "4", "--blocks", "2", "--warmup", "1"])
+    good = runner.invoke(
+        app,
+        [
+            "evaluate",
+            "8p_GEMM",
+            str(KERNELS / "identical.py"),
+            "--json",
+            "--seeds",
+            "1",
+            "--iters",
+            "4",
+            "--blocks",
+            "2",
+            "--warmup",
+            "1",
+        ],
+    )
     assert good.exit_code == 0, good.output
     data = json.loads(good.output)
     assert data["status"] == "correct" and data["size"] == "small" and data["env"]["jax_version"]
@@ -38,10 +65,19 @@ def test_the_human_output_shows_the_interval_and_why_the_timing_is_noisy():
     from bench.harness.protocol.result import Correctness, EvalResult, Status, Timing
 
     t = Timing(median_ms=1.0, mean_ms=1.0, std_ms=0.0, min_ms=1.0, timing_method="cpu_wall_clock")
-    r = EvalResult(workload="8p_GEMM", status=Status.CORRECT, size="small", tpu="cpu", baseline=t, kernel=t,
-                   correctness=Correctness(correct=True, reason="ok"),
-                   speedup_vs_baseline=1.01, speedup_ci=(0.93, 1.08), timing_quality="noisy",
-                   timing_quality_reason="load average 3.10 on 2 cores")
+    r = EvalResult(
+        workload="8p_GEMM",
+        status=Status.CORRECT,
+        size="small",
+        tpu="cpu",
+        baseline=t,
+        kernel=t,
+        correctness=Correctness(correct=True, reason="ok"),
+        speedup_vs_baseline=1.01,
+        speedup_ci=(0.93, 1.08),
+        timing_quality="noisy",
+        timing_quality_reason="load average 3.10 on 2 cores",
+    )
     with commands.console.capture() as captured:
         commands._print_result(r)
     text = captured.get()

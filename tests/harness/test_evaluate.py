@@ -16,8 +16,15 @@ pytestmark = pytest.mark.slow
 
 
 def run(kernel: str, **kw) -> "EvalResult":  # noqa: F821
-    opts = dict(workload="8p_GEMM", kernel_path=KERNELS / f"{kernel}.py", size="small", seeds=1, iters=10, blocks=2,
-                timeout_s=20)
+    opts = dict(
+        workload="8p_GEMM",
+        kernel_path=KERNELS / f"{kernel}.py",
+        size="small",
+        seeds=1,
+        iters=10,
+        blocks=2,
+        timeout_s=20,
+    )
     opts.update(kw)
     return evaluate(EvalTask(**opts))
 
@@ -55,8 +62,16 @@ def test_a_timed_result_carries_its_interval_and_timing_quality():
     assert r.timing_quality in ("ok", "noisy") and (r.timing_quality == "ok") == (r.timing_quality_reason is None)
     d = r.integrity.details
     # one segment per (block, program), ABBA, accounting for every timed call; the host's interference beside
-    assert [s[:2] for s in d["timing_segments"]] == [[0, "baseline"], [0, "kernel"], [1, "kernel"], [1, "baseline"],
-                                                     [2, "baseline"], [2, "kernel"], [3, "kernel"], [3, "baseline"]]
+    assert [s[:2] for s in d["timing_segments"]] == [
+        [0, "baseline"],
+        [0, "kernel"],
+        [1, "kernel"],
+        [1, "baseline"],
+        [2, "baseline"],
+        [2, "kernel"],
+        [3, "kernel"],
+        [3, "baseline"],
+    ]
     assert sum(s[2] for s in d["timing_segments"] if s[1] == "kernel") == r.kernel.num_iters == 20
     assert 0 < d["timing_interference"]["cpu_share"] and d["timing_interference"]["cores"] >= 1
     assert d["timing_interference"]["others_runnable"] >= 0  # counted while timing (/proc/loadavg, kept open)
@@ -86,14 +101,17 @@ def test_calibrated_calls_and_blocks_when_the_caller_chose_none():
     assert r.deadlines_s["timing"] == round(cpu.timing_deadline_s(20, r.integrity.details["baseline_call_ms"], 2), 1)
 
 
-@pytest.mark.parametrize("kernel,status,words", [
-    ("syntax_error", Status.COMPILE_ERROR, "SyntaxError"),
-    ("raises", Status.COMPILE_ERROR, "host_callbacks"),  # a host callback cannot even be exported
-    ("alloc_100gb", Status.OUT_OF_MEMORY, "MemoryError"),
-    ("wrong_shape", Status.INCORRECT, "shape mismatch: expected (256, 384), got (256, 383)"),
-    ("exits", Status.CRASHED, "exited with code 0 without a verdict"),
-    ("runtime_oom", Status.OUT_OF_MEMORY, "RESOURCE_EXHAUSTED"),
-])
+@pytest.mark.parametrize(
+    "kernel,status,words",
+    [
+        ("syntax_error", Status.COMPILE_ERROR, "SyntaxError"),
+        ("raises", Status.COMPILE_ERROR, "host_callbacks"),  # a host callback cannot even be exported
+        ("alloc_100gb", Status.OUT_OF_MEMORY, "MemoryError"),
+        ("wrong_shape", Status.INCORRECT, "shape mismatch: expected (256, 384), got (256, 383)"),
+        ("exits", Status.CRASHED, "exited with code 0 without a verdict"),
+        ("runtime_oom", Status.OUT_OF_MEMORY, "RESOURCE_EXHAUSTED"),
+    ],
+)
 def test_failures_get_their_status_and_a_readable_reason(kernel, status, words):
     r = run(kernel)
     assert r.status == status, r.reason
@@ -131,8 +149,17 @@ def test_kernel_whose_lowering_asks_for_the_chip_lowers_for_tpu_on_a_cpu_host():
     """Mosaic reads the chip's parameters while lowering some ops; on a CPU host the build cross-lowers for
     v6e instead of failing with "Unsupported TPU device kind: cpu" (the team's GroupNorm kernel does this)."""
     kernel = Path(__file__).parents[2] / "submissions/jaxbench-team-pallas/kernels/29k_Matmul_Swish_Sum_GroupNorm.py"
-    r = evaluate(EvalTask(workload="29k_Matmul_Swish_Sum_GroupNorm", kernel_path=kernel, size="small", seeds=1,
-                          iters=2, warmup=1, blocks=1))
+    r = evaluate(
+        EvalTask(
+            workload="29k_Matmul_Swish_Sum_GroupNorm",
+            kernel_path=kernel,
+            size="small",
+            seeds=1,
+            iters=2,
+            warmup=1,
+            blocks=1,
+        )
+    )
     assert r.status == Status.CORRECT, r.reason
     assert r.tpu_lowering == "ok", r.tpu_lowering
 
@@ -159,8 +186,9 @@ def test_a_decision_that_raises_fails_that_candidate_alone_while_the_next_runs(m
         return real(ctx, built, *args)
 
     monkeypatch.setattr(harness_evaluate.outcome, "decide", decide)
-    task = EvalTask(workload="8p_GEMM", kernel_path=KERNELS / "identical.py", size="small", seeds=1, iters=4,
-                    blocks=2, timeout_s=60)
+    task = EvalTask(
+        workload="8p_GEMM", kernel_path=KERNELS / "identical.py", size="small", seeds=1, iters=4, blocks=2, timeout_s=60
+    )
     with WarmRunner(task) as runner:
         results = runner.evaluate([KERNELS / "twice.py", KERNELS / "identical.py", KERNELS / "twice.py"])
         assert runner.session.starts == 1  # the runner was never replaced
@@ -191,13 +219,18 @@ def test_a_parent_confined_to_the_timing_core_decides_between_candidates(monkeyp
     monkeypatch.setattr(harness_evaluate.statistics, "warm", lambda: warmed.append(1))
     monkeypatch.setattr(harness_evaluate.outcome, "decide", decide)
     monkeypatch.setattr(harness_evaluate.RunnerSession, "evaluate", session_evaluate)
-    task = EvalTask(workload="8p_GEMM", kernel_path=KERNELS / "identical.py", size="small", seeds=1, iters=4,
-                    blocks=2, timeout_s=60)
+    task = EvalTask(
+        workload="8p_GEMM", kernel_path=KERNELS / "identical.py", size="small", seeds=1, iters=4, blocks=2, timeout_s=60
+    )
     with WarmRunner(task) as runner:
         results = runner.evaluate([KERNELS / "identical.py", KERNELS / "twice.py"])
     assert [r.status for r in results] == [Status.CORRECT, Status.CORRECT]
-    assert [(kind, name) for kind, name, _ in events] == [("run", None), ("decide", "identical.py"),
-                                                         ("run", None), ("decide", "twice.py")]
+    assert [(kind, name) for kind, name, _ in events] == [
+        ("run", None),
+        ("decide", "identical.py"),
+        ("run", None),
+        ("decide", "twice.py"),
+    ]
     assert len({thread for _, _, thread in events}) == 1 and warmed == []
 
 
@@ -248,7 +281,8 @@ def test_a_batch_builds_no_more_kernels_at_once_than_its_slots(monkeypatch: pyte
 
 
 def test_a_batch_has_one_folder_and_one_runner_session_whichever_thread_asks_first(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """The batch's runner future and its build threads all reach for the runner's folder and session first
     (a race could have given the runner's log a folder of its own, and started two runners)."""
     import tempfile

@@ -5,12 +5,25 @@ import pytest
 from bench import hardware
 
 
-@pytest.mark.parametrize("kind,chip", [
-    ("TPU v6 lite", "v6e"), ("TPU v6e", "v6e"), ("TPU v5 lite", "v5e"), ("TPU v5e", "v5e"),
-    ("TPU v5p", "v5p"), ("TPU v5", "v5p"), ("TPU v4", "v4"), ("TPU7x", "7x"), ("TPU 7x", "7x"),
-    ("NVIDIA H100 80GB HBM3", "h100"), ("NVIDIA H100 PCIe", "h100_pcie"), ("NVIDIA H200", "h200"),
-    ("cpu", "cpu"), ("Some New Chip 9", "some_new_chip_9"),
-])
+@pytest.mark.parametrize(
+    "kind,chip",
+    [
+        ("TPU v6 lite", "v6e"),
+        ("TPU v6e", "v6e"),
+        ("TPU v5 lite", "v5e"),
+        ("TPU v5e", "v5e"),
+        ("TPU v5p", "v5p"),
+        ("TPU v5", "v5p"),
+        ("TPU v4", "v4"),
+        ("TPU7x", "7x"),
+        ("TPU 7x", "7x"),
+        ("NVIDIA H100 80GB HBM3", "h100"),
+        ("NVIDIA H100 PCIe", "h100_pcie"),
+        ("NVIDIA H200", "h200"),
+        ("cpu", "cpu"),
+        ("Some New Chip 9", "some_new_chip_9"),
+    ],
+)
 def test_normalize_recorded_device_kinds(kind, chip):
     assert hardware.normalize_chip(kind) == chip
 

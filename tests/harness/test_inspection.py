@@ -26,11 +26,18 @@ from bench.harness.sandbox.child import _tpu_target
 from bench.harness.sandbox.lowering import export_jaxpr, with_kernel_sites
 
 
-def inspect_in_process(runnable: bytes, tpu: bytes, platform: str, bounds: Bounds = DEFAULT_BOUNDS,
-                       workload: str | None = None, size: str | None = None) -> Inspection:
+def inspect_in_process(
+    runnable: bytes,
+    tpu: bytes,
+    platform: str,
+    bounds: Bounds = DEFAULT_BOUNDS,
+    workload: str | None = None,
+    size: str | None = None,
+) -> Inspection:
     """The inspection worker's reading, in this process (the harness reads in the worker: Inspector)."""
     base = baseline_work(workload, size, bounds) if workload and size else None
     return from_report(inspect_programs(runnable, tpu, platform, bounds, base))
+
 
 A = jax.ShapeDtypeStruct((256, 512), jnp.bfloat16)
 B = jax.ShapeDtypeStruct((512, 384), jnp.bfloat16)
@@ -65,16 +72,23 @@ def _forge(blob: bytes, edit: Callable[[str], str]) -> bytes:
 
 # ---------------------------------------------------------------- kernels used below
 
+
 def _mm_kernel(a_ref, b_ref, o_ref):
     o_ref[...] = jnp.dot(a_ref[...], b_ref[...], preferred_element_type=jnp.float32).astype(o_ref.dtype)
 
 
 def pallas_gemm(a: Any, b: Any) -> Any:
     m, n = a.shape[0], b.shape[1]
-    return pl.pallas_call(_mm_kernel, out_shape=jax.ShapeDtypeStruct((m, n), a.dtype), grid=(m // 128, n // 128),
-                          in_specs=[pl.BlockSpec((128, a.shape[1]), lambda i, j: (i, 0)),
-                                    pl.BlockSpec((b.shape[0], 128), lambda i, j: (0, j))],
-                          out_specs=pl.BlockSpec((128, 128), lambda i, j: (i, j)))(a, b)
+    return pl.pallas_call(
+        _mm_kernel,
+        out_shape=jax.ShapeDtypeStruct((m, n), a.dtype),
+        grid=(m // 128, n // 128),
+        in_specs=[
+            pl.BlockSpec((128, a.shape[1]), lambda i, j: (i, 0)),
+            pl.BlockSpec((b.shape[0], 128), lambda i, j: (0, j)),
+        ],
+        out_specs=pl.BlockSpec((128, 128), lambda i, j: (i, j)),
+    )(a, b)
 
 
 def _copy_kernel(x_ref, o_ref):
@@ -82,9 +96,13 @@ def _copy_kernel(x_ref, o_ref):
 
 
 def pallas_copy(x: Any) -> Any:
-    return pl.pallas_call(_copy_kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype), grid=(2,),
-                          in_specs=[pl.BlockSpec((x.shape[0] // 2, x.shape[1]), lambda i: (i, 0))],
-                          out_specs=pl.BlockSpec((x.shape[0] // 2, x.shape[1]), lambda i: (i, 0)))(x)
+    return pl.pallas_call(
+        _copy_kernel,
+        out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
+        grid=(2,),
+        in_specs=[pl.BlockSpec((x.shape[0] // 2, x.shape[1]), lambda i: (i, 0))],
+        out_specs=pl.BlockSpec((x.shape[0] // 2, x.shape[1]), lambda i: (i, 0)),
+    )(x)
 
 
 def xla_gemm(a: Any, b: Any) -> Any:
@@ -97,6 +115,7 @@ def honest() -> tuple[bytes, bytes]:
 
 
 # ---------------------------------------------------------------- plain programs, constants, refusals
+
 
 def test_plain_program_passes_clean_and_its_tpu_export_is_verified_without_pallas() -> None:
     r = inspect_in_process(*_both(jnp.dot, A, B), "cpu")
@@ -127,8 +146,9 @@ def test_baked_in_answers_are_a_large_constant_in_total() -> None:
     r = inspect_in_process(_export(baked, A, B), b"", "cpu")
     assert "large_constant" in r.flags
     assert r.runnable["largest_constant_bytes"] < 64 << 10 < r.runnable["constant_bytes"]
-    splat = inspect_in_process(_export(lambda a, b: jnp.dot(a, b) + jnp.full((256, 384), 2.0, jnp.bfloat16), A, B),
-                               b"", "cpu")
+    splat = inspect_in_process(
+        _export(lambda a, b: jnp.dot(a, b) + jnp.full((256, 384), 2.0, jnp.bfloat16), A, B), b"", "cpu"
+    )
     assert splat.flags == ()  # a splat constant embeds one value
 
 
@@ -146,6 +166,7 @@ def test_garbage_and_wrong_platform_are_refused() -> None:
 
 
 # ---------------------------------------------------------------- the positive allow-list
+
 
 def test_rng_that_counts_calls_is_refused_naming_the_op() -> None:
     def counter(a, b):
@@ -165,28 +186,55 @@ def test_rng_hidden_in_a_loop_inside_a_nested_function_is_refused() -> None:
     assert r.refused and "stablehlo.rng" in r.refused
 
 
-@pytest.mark.parametrize("edit, named", [
-    # a custom call on an allowed target, marked as having side effects
-    (lambda t: t.replace("return %0", "%s = stablehlo.custom_call @Sharding(%0) {has_side_effect = true} : "
-                                      "(tensor<256x384xbf16>) -> tensor<256x384xbf16>\n    return %s", 1),
-     "has_side_effect"),
-    # an uninitialised buffer: whatever the previous call left in that memory
-    (lambda t: t.replace("return %0", "%s = stablehlo.custom_call @AllocateBuffer() : () -> tensor<256x384xbf16>\n"
-                                      "    %t = stablehlo.add %0, %s : tensor<256x384xbf16>\n    return %t", 1),
-     "AllocateBuffer"),
-    # a token: ordering of side effects (kept alive through an optimization barrier)
-    (lambda t: t.replace("return %0", "%k = stablehlo.create_token : !stablehlo.token\n    %x:2 = "
-                                      "stablehlo.optimization_barrier %0, %k : tensor<256x384xbf16>, !stablehlo.token\n"
-                                      "    return %x#0", 1),
-     "stablehlo.create_token"),
-    # the device's position: not a function of the operands
-    (lambda t: t.replace("return %0", "%p = stablehlo.partition_id : tensor<ui32>\n"
-                                      "    %f = stablehlo.convert %p : (tensor<ui32>) -> tensor<bf16>\n"
-                                      "    %b = stablehlo.broadcast_in_dim %f, dims = [] : (tensor<bf16>) -> "
-                                      "tensor<256x384xbf16>\n    %r = stablehlo.add %0, %b : tensor<256x384xbf16>\n"
-                                      "    return %r", 1),
-     "stablehlo.partition_id"),
-])
+@pytest.mark.parametrize(
+    "edit, named",
+    [
+        # a custom call on an allowed target, marked as having side effects
+        (
+            lambda t: t.replace(
+                "return %0",
+                "%s = stablehlo.custom_call @Sharding(%0) {has_side_effect = true} : "
+                "(tensor<256x384xbf16>) -> tensor<256x384xbf16>\n    return %s",
+                1,
+            ),
+            "has_side_effect",
+        ),
+        # an uninitialised buffer: whatever the previous call left in that memory
+        (
+            lambda t: t.replace(
+                "return %0",
+                "%s = stablehlo.custom_call @AllocateBuffer() : () -> tensor<256x384xbf16>\n"
+                "    %t = stablehlo.add %0, %s : tensor<256x384xbf16>\n    return %t",
+                1,
+            ),
+            "AllocateBuffer",
+        ),
+        # a token: ordering of side effects (kept alive through an optimization barrier)
+        (
+            lambda t: t.replace(
+                "return %0",
+                "%k = stablehlo.create_token : !stablehlo.token\n    %x:2 = "
+                "stablehlo.optimization_barrier %0, %k : tensor<256x384xbf16>, !stablehlo.token\n"
+                "    return %x#0",
+                1,
+            ),
+            "stablehlo.create_token",
+        ),
+        # the device's position: not a function of the operands
+        (
+            lambda t: t.replace(
+                "return %0",
+                "%p = stablehlo.partition_id : tensor<ui32>\n"
+                "    %f = stablehlo.convert %p : (tensor<ui32>) -> tensor<bf16>\n"
+                "    %b = stablehlo.broadcast_in_dim %f, dims = [] : (tensor<bf16>) -> "
+                "tensor<256x384xbf16>\n    %r = stablehlo.add %0, %b : tensor<256x384xbf16>\n"
+                "    return %r",
+                1,
+            ),
+            "stablehlo.partition_id",
+        ),
+    ],
+)
 def test_forged_impure_ops_are_refused_naming_the_op(edit: Callable[[str], str], named: str) -> None:
     blob = _forge(_export(jnp.dot, A, B), edit)
     r = inspect_in_process(blob, b"", "cpu")
@@ -205,17 +253,20 @@ def test_smuggled_host_callback_is_refused(monkeypatch: pytest.MonkeyPatch) -> N
 
 # ---------------------------------------------------------------- bounds (total inspection)
 
+
 def _deep_cond(depth: int) -> Callable:
     def f(a, b):
         x = a[0, 0].astype(jnp.float32)
         for _ in range(depth):
             x = jax.lax.cond(x > 1e30, lambda v: v + 1, lambda v: v * 1, x)
         return jnp.dot(a, b) + (x * 0).astype(a.dtype)
+
     return f
 
 
 def _nest(depth: int) -> Callable:
     """Regions inside regions: each cond's branch holds the next cond."""
+
     def build(d: int) -> Callable:
         if d == 0:
             return lambda v: v + 1
@@ -226,6 +277,7 @@ def _nest(depth: int) -> Callable:
 
     def f(a, b):
         return jnp.dot(a, b) + (body(a[0, 0].astype(jnp.float32)) * 0).astype(a.dtype)
+
     return f
 
 
@@ -260,6 +312,7 @@ def test_compile_bomb_is_refused_by_its_size_after_inlining() -> None:
 
 
 # ---------------------------------------------------------------- Pallas coverage
+
 
 def test_honest_pallas_gemm_is_fully_covered_and_verified(honest: tuple[bytes, bytes]) -> None:
     r = inspect_in_process(*honest, "cpu")
@@ -309,6 +362,7 @@ def test_xla_work_next_to_a_kernel_lowers_coverage() -> None:
 
 # ---------------------------------------------------------------- the runnable program is the TPU program
 
+
 def test_a_tpu_program_from_another_trace_is_unverified(honest: tuple[bytes, bytes]) -> None:
     """Plain XLA to run, a Pallas kernel to rank: the parent's comparison says so."""
     plain_cpu, _ = _both(xla_gemm, A, B)
@@ -327,9 +381,11 @@ def test_platform_dependent_lowering_is_unverified() -> None:
 
 def test_a_trivial_mosaic_kernel_in_place_of_the_real_one_is_unverified(honest: tuple[bytes, bytes]) -> None:
     """Same structure, but the TPU site holds a kernel that does no matmul: its arithmetic differs."""
+
     def fake(a, b):
-        return pl.pallas_call(lambda a_ref, b_ref, o_ref: _copy_out(a_ref, o_ref),
-                              out_shape=jax.ShapeDtypeStruct((256, 384), a.dtype))(a, b)
+        return pl.pallas_call(
+            lambda a_ref, b_ref, o_ref: _copy_out(a_ref, o_ref), out_shape=jax.ShapeDtypeStruct((256, 384), a.dtype)
+        )(a, b)
 
     _, fake_tpu = _both(fake, A, B)
     r = inspect_in_process(honest[0], fake_tpu, "cpu")
@@ -341,6 +397,7 @@ def _copy_out(a_ref: Any, o_ref: Any) -> None:
 
 
 # ---------------------------------------------------------------- isolation: never an exception in the batch
+
 
 def test_the_worker_reports_and_survives_what_breaks_it(honest: tuple[bytes, bytes]) -> None:
     inspector = Inspector(timeout_s=60)
@@ -363,7 +420,8 @@ def test_the_worker_reports_and_survives_what_breaks_it(honest: tuple[bytes, byt
 
 
 def test_a_hung_inspection_is_that_candidates_refusal_and_the_next_gets_a_fresh_worker(
-        honest: tuple[bytes, bytes]) -> None:
+    honest: tuple[bytes, bytes],
+) -> None:
     inspector = Inspector(timeout_s=0.001)  # no reading finishes in a millisecond: the worker "hangs"
     try:
         inspector.warm()
@@ -394,7 +452,8 @@ def _dies_on_request(times: list[int]) -> Callable[..., Any]:
 
 
 def test_a_worker_crash_is_blamed_on_the_program_only_when_a_fresh_worker_crashes_too(
-        honest: tuple[bytes, bytes], monkeypatch: pytest.MonkeyPatch) -> None:
+    honest: tuple[bytes, bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
     inspector = Inspector(timeout_s=60)
     try:
         monkeypatch.setattr(WorkerProcess, "request", _dies_on_request([1]))

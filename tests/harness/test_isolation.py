@@ -49,8 +49,9 @@ def test_timing_isolation_moves_the_parents_threads_off_the_core_and_restores_th
     stop.set()
     t.join()
     assert all(core not in mask for mask in seen.values()), seen
-    assert all(os.sched_getaffinity(tid) == mask for tid, mask in before.items()
-               if Path(f"/proc/self/task/{tid}").exists())
+    assert all(
+        os.sched_getaffinity(tid) == mask for tid, mask in before.items() if Path(f"/proc/self/task/{tid}").exists()
+    )
 
 
 @pytest.mark.skipif(not schedule.cpu_only_host(), reason="workers are confined only on a CPU-only host")
@@ -94,8 +95,14 @@ def test_the_runner_runs_programs_on_the_calling_thread():
     # default asynchronous dispatch a client pool thread does the work; confined as the runner is, the caller.
     def share(mode: str) -> float:
         env = {**isolation.worker_env(dict(os.environ)), "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-        out = subprocess.run([sys.executable, "-c", _THREAD_SHARE, mode], capture_output=True, text=True, env=env,
-                             timeout=300, check=True)
+        out = subprocess.run(
+            [sys.executable, "-c", _THREAD_SHARE, mode],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+            check=True,
+        )
         return float(out.stdout.strip().splitlines()[-1])
 
     assert share("runner") > 0.8

@@ -12,13 +12,16 @@ from pydantic import ValidationError
 from bench.harness.protocol.policy import POLICIES, TimingPolicy, resolve
 
 
-@pytest.mark.parametrize("backend,interpreted,name,calibrated,traced", [
-    ("cpu", False, "cpu", True, False),
-    ("cpu", True, "cpu-interpret", False, False),
-    ("gpu", False, "gpu", False, True),
-    ("tpu", False, "tpu", False, True),
-    ("tpu", True, "tpu", False, True),  # interpret mode exists on a CPU runner only
-])
+@pytest.mark.parametrize(
+    "backend,interpreted,name,calibrated,traced",
+    [
+        ("cpu", False, "cpu", True, False),
+        ("cpu", True, "cpu-interpret", False, False),
+        ("gpu", False, "gpu", False, True),
+        ("tpu", False, "tpu", False, True),
+        ("tpu", True, "tpu", False, True),  # interpret mode exists on a CPU runner only
+    ],
+)
 def test_each_backend_resolves_to_its_policy(backend, interpreted, name, calibrated, traced):
     p = resolve(backend, interpreted)
     assert p.name == name and p.calibrated == calibrated and p.traced == traced

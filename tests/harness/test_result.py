@@ -21,24 +21,33 @@ def _result(status: Status, **fields: object) -> EvalResult:
 
 
 def test_consistent_results_are_accepted_and_survive_json():
-    for r in (_result(Status.CORRECT, correctness=OK, baseline=_timing(2.0), kernel=_timing(1.0),
-                      speedup_vs_baseline=2.0),
-              _result(Status.REJECTED, correctness=OK, baseline=_timing(2.0), kernel=_timing(1e-6)),
-              _result(Status.INCORRECT, correctness=WRONG),
-              _result(Status.COMPILE_ERROR, error="SyntaxError"),
-              _result(Status.RUNTIME_ERROR), _result(Status.ERROR, reason="harness error: ...")):
+    for r in (
+        _result(Status.CORRECT, correctness=OK, baseline=_timing(2.0), kernel=_timing(1.0), speedup_vs_baseline=2.0),
+        _result(Status.REJECTED, correctness=OK, baseline=_timing(2.0), kernel=_timing(1e-6)),
+        _result(Status.INCORRECT, correctness=WRONG),
+        _result(Status.COMPILE_ERROR, error="SyntaxError"),
+        _result(Status.RUNTIME_ERROR),
+        _result(Status.ERROR, reason="harness error: ..."),
+    ):
         assert EvalResult.model_validate_json(r.model_dump_json()) == r
 
 
-@pytest.mark.parametrize("status,fields,words", [
-    (Status.CORRECT, {"correctness": OK}, "needs the baseline's and the kernel's timings"),
-    (Status.CORRECT, {"baseline": _timing(2.0), "kernel": _timing(1.0)}, "needs a passing correctness verdict"),
-    (Status.REJECTED, {"correctness": WRONG, "baseline": _timing(2.0), "kernel": _timing(1.0)}, "passing correctness"),
-    (Status.INCORRECT, {"correctness": WRONG, "speedup_vs_baseline": 2.0}, "speedup_vs_baseline is set"),
-    (Status.INCORRECT, {}, "needs the failing correctness verdict"),
-    (Status.TIMEOUT, {"correctness": OK}, "cannot carry a passing correctness verdict"),
-    (Status.CRASHED, {"kernel": _timing(1.0), "speedup_ci": (0.9, 1.1)}, "kernel, speedup_ci is set"),
-])
+@pytest.mark.parametrize(
+    "status,fields,words",
+    [
+        (Status.CORRECT, {"correctness": OK}, "needs the baseline's and the kernel's timings"),
+        (Status.CORRECT, {"baseline": _timing(2.0), "kernel": _timing(1.0)}, "needs a passing correctness verdict"),
+        (
+            Status.REJECTED,
+            {"correctness": WRONG, "baseline": _timing(2.0), "kernel": _timing(1.0)},
+            "passing correctness",
+        ),
+        (Status.INCORRECT, {"correctness": WRONG, "speedup_vs_baseline": 2.0}, "speedup_vs_baseline is set"),
+        (Status.INCORRECT, {}, "needs the failing correctness verdict"),
+        (Status.TIMEOUT, {"correctness": OK}, "cannot carry a passing correctness verdict"),
+        (Status.CRASHED, {"kernel": _timing(1.0), "speedup_ci": (0.9, 1.1)}, "kernel, speedup_ci is set"),
+    ],
+)
 def test_a_result_that_contradicts_its_status_is_refused(status, fields, words):
     with pytest.raises(ValidationError, match=words):
         _result(status, **fields)
@@ -49,10 +58,13 @@ def test_block_times_are_each_blocks_mean_call_in_run_order():
     from bench.harness.parent.outcome import block_times
 
     times = {"baseline_program": [1.0, 3.0, 2.0, 2.0, 4.0], "candidate_program": [1.0, 1.0, 5.0, 6.0]}
-    segments = [(0, "baseline_program", 2), (0, "candidate_program", 2), (1, "candidate_program", 2),
-                (1, "baseline_program", 3)]
-    assert block_times(times, segments) == {"baseline": [2.0, round(8 / 3, 6)],
-                                            "kernel": [1.0, 5.5]}
+    segments = [
+        (0, "baseline_program", 2),
+        (0, "candidate_program", 2),
+        (1, "candidate_program", 2),
+        (1, "baseline_program", 3),
+    ]
+    assert block_times(times, segments) == {"baseline": [2.0, round(8 / 3, 6)], "kernel": [1.0, 5.5]}
 
 
 def test_a_misspelt_field_is_refused_not_dropped():

@@ -20,9 +20,16 @@ from bench.harness.protocol.result import Status
 
 def test_reaping_a_child_records_its_peak_resident_memory(tmp_path: Path) -> None:
     reply_r, reply_w = os.pipe()
-    child = ChildProcess("child", [sys.executable, "-c", "b = bytearray(300 << 20); b[::4096] = b'x' * len(b[::4096]);"
-                                  "import os; os.abort()"], reply_fd=reply_r, env=dict(os.environ), cwd=tmp_path,
-                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, pass_fds=(reply_w,))
+    child = ChildProcess(
+        "child",
+        [sys.executable, "-c", "b = bytearray(300 << 20); b[::4096] = b'x' * len(b[::4096]);import os; os.abort()"],
+        reply_fd=reply_r,
+        env=dict(os.environ),
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        pass_fds=(reply_w,),
+    )
     os.close(reply_w)
     try:
         with pytest.raises(WorkerFailure) as failed:

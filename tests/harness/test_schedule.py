@@ -19,8 +19,9 @@ def test_auto_is_exclusive_only_on_a_tpu_host(tmp_path, monkeypatch):
     (tmp_path / "accel0").touch()
     globs = (str(tmp_path / "accel*"),)
     real_find_spec = schedule.importlib.util.find_spec
-    monkeypatch.setattr(schedule.importlib.util, "find_spec",
-                        lambda name: object() if name == "libtpu" else real_find_spec(name))
+    monkeypatch.setattr(
+        schedule.importlib.util, "find_spec", lambda name: object() if name == "libtpu" else real_find_spec(name)
+    )
     assert schedule.tpu_host({}, globs) and schedule.tpu_host({"JAX_PLATFORMS": "tpu,cpu"}, globs)
     assert not schedule.tpu_host({"JAX_PLATFORMS": "cpu"}, globs)  # TPU excluded by the platform list
     assert not schedule.tpu_host({}, (str(tmp_path / "none*"),))  # no device files
@@ -36,7 +37,12 @@ def test_each_backend_fills_in_the_plan(monkeypatch):
     monkeypatch.setattr(schedule, "tpu_host", lambda environ=None: True)
     tpu = schedule.plan("auto", {})
     assert (tpu.name, tpu.backend, tpu.export_platform, tpu.interpret, tpu.builds_overlap_runner) == (
-        "exclusive", "tpu", "tpu", False, False)
+        "exclusive",
+        "tpu",
+        "tpu",
+        False,
+        False,
+    )
     monkeypatch.setattr(schedule, "tpu_host", lambda environ=None: False)
     monkeypatch.setattr(schedule, "cpu_only_host", lambda environ=None: False)
     gpu = schedule.plan("auto", {})
@@ -56,8 +62,18 @@ def test_builds_never_get_a_device():
 
 @pytest.mark.slow
 def test_exclusive_schedule_starts_the_runner_after_the_builds():
-    r = evaluate(EvalTask(workload="8p_GEMM", kernel_path=KERNELS / "identical.py", size="small", seeds=1, iters=10,
-                          blocks=2, timeout_s=60, schedule="exclusive"))
+    r = evaluate(
+        EvalTask(
+            workload="8p_GEMM",
+            kernel_path=KERNELS / "identical.py",
+            size="small",
+            seeds=1,
+            iters=10,
+            blocks=2,
+            timeout_s=60,
+            schedule="exclusive",
+        )
+    )
     assert r.status == Status.CORRECT, r.reason
     t = r.timeline_s
     assert r.schedule == "exclusive" and t is not None

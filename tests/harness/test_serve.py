@@ -26,8 +26,16 @@ class FakeRunner:
 
     def evaluate(self, kernels: list[Path]) -> list[EvalResult]:
         self.kernels += kernels
-        return [EvalResult(workload=self.template.workload, status=Status.COMPILE_ERROR, size="small", tpu="unknown",
-                           reason=f"fake result for {k.name}") for k in kernels]
+        return [
+            EvalResult(
+                workload=self.template.workload,
+                status=Status.COMPILE_ERROR,
+                size="small",
+                tpu="unknown",
+                reason=f"fake result for {k.name}",
+            )
+            for k in kernels
+        ]
 
     def close(self) -> None:
         self.closed = True
@@ -55,13 +63,16 @@ def test_one_warm_runner_serves_every_request_of_a_workload_and_options() -> Non
     assert opened[1].template.seeds == 2
 
 
-@pytest.mark.parametrize("line, why", [
-    ("not json", "Invalid JSON"),
-    (json.dumps({"workload": "no_such_workload", "kernel": str(GOOD)}), "no_such_workload"),
-    (json.dumps({"workload": "8p", "kernel": "missing.py", "id": "a"}), "no such kernel file"),
-    (json.dumps({"workload": "8p", "kernel": str(GOOD), "options": {"seeds": 0}}), "seeds"),
-    (json.dumps({"workload": "8p", "kernel": str(GOOD), "kernal": "typo"}), "kernal"),
-])
+@pytest.mark.parametrize(
+    "line, why",
+    [
+        ("not json", "Invalid JSON"),
+        (json.dumps({"workload": "no_such_workload", "kernel": str(GOOD)}), "no_such_workload"),
+        (json.dumps({"workload": "8p", "kernel": "missing.py", "id": "a"}), "no such kernel file"),
+        (json.dumps({"workload": "8p", "kernel": str(GOOD), "options": {"seeds": 0}}), "seeds"),
+        (json.dumps({"workload": "8p", "kernel": str(GOOD), "kernal": "typo"}), "kernal"),
+    ],
+)
 def test_a_request_that_cannot_be_evaluated_gets_a_usage_error_line(line: str, why: str) -> None:
     answers, opened = _serve([line, json.dumps({"workload": "8p", "kernel": str(GOOD)})])
     assert answers[0]["status"] == "usage_error" and why in str(answers[0]["error"]), answers[0]
@@ -91,8 +102,10 @@ def test_serve_keeps_the_real_warm_runner_between_requests() -> None:
         return opened[-1]
 
     options = {"size": "small", "seeds": 1, "iters": 4, "blocks": 2, "timeout_s": 120}
-    lines = [json.dumps({"workload": "8p_GEMM", "kernel": str(KERNELS / k), "options": options})
-             for k in ("identical.py", "twice.py")]
+    lines = [
+        json.dumps({"workload": "8p_GEMM", "kernel": str(KERNELS / k), "options": options})
+        for k in ("identical.py", "twice.py")
+    ]
     out = io.StringIO()
     serve(lines, out, open_runner)
     answers = [json.loads(line) for line in out.getvalue().splitlines()]

@@ -9,8 +9,15 @@ import pytest
 from bench.harness.parent import statistics as st
 
 
-def _blocks(rng: np.random.Generator, ratio: float, n_blocks: int = 10, calls: int | list[int] = 5,
-            noise: float = 0.05, block_sd: float = 0.05, base_ms: float = 1.0) -> list[st.Block]:
+def _blocks(
+    rng: np.random.Generator,
+    ratio: float,
+    n_blocks: int = 10,
+    calls: int | list[int] = 5,
+    noise: float = 0.05,
+    block_sd: float = 0.05,
+    base_ms: float = 1.0,
+) -> list[st.Block]:
     """Simulated ABBA blocks: a block-wide slowdown shared by both programs (the machine's phase), plus
     independent lognormal noise per call; the kernel's true time is base_ms / ratio."""
     lengths = calls if isinstance(calls, list) else [calls] * n_blocks
@@ -23,11 +30,14 @@ def _blocks(rng: np.random.Generator, ratio: float, n_blocks: int = 10, calls: i
     return out
 
 
-def _coverage(ratio: float, trials: int, systematic_sd: float = st.SYSTEMATIC_SD,
-              **kw) -> tuple[float, list[tuple[float, float]]]:
+def _coverage(
+    ratio: float, trials: int, systematic_sd: float = st.SYSTEMATIC_SD, **kw
+) -> tuple[float, list[tuple[float, float]]]:
     rng = np.random.default_rng(1234)
-    intervals = [st.speedup_interval(_blocks(rng, ratio, **kw), resamples=1000, systematic_sd=systematic_sd)
-                 for _ in range(trials)]
+    intervals = [
+        st.speedup_interval(_blocks(rng, ratio, **kw), resamples=1000, systematic_sd=systematic_sd)
+        for _ in range(trials)
+    ]
     return float(np.mean([lo <= ratio <= hi for lo, hi in intervals])), intervals
 
 
@@ -132,7 +142,8 @@ def test_blocks_from_segments_pairs_by_block_index_whatever_the_lengths():
     assert st.blocks_from_segments(times, segments, "b", "k") == [st.Block((1, 2), (6,)), st.Block((3, 4, 5), (7, 8))]
     # a block with only one of the two programs is left out
     assert st.blocks_from_segments({"b": [1, 2], "k": [3]}, [(0, "b", 1), (0, "k", 1), (1, "b", 1)], "b", "k") == [
-        st.Block((1,), (3,))]
+        st.Block((1,), (3,))
+    ]
     with pytest.raises(ValueError):  # the segments must account for every call
         st.blocks_from_segments({"b": [1, 2, 3], "k": [1]}, [(0, "b", 2), (0, "k", 1)], "b", "k")
 
@@ -141,19 +152,33 @@ def test_summarize_adds_up_every_segment():
     from bench.harness.protocol.messages import InterferenceRecord, Segment
 
     def seg(block: int, program: str, delay: float | None) -> Segment:
-        return Segment(block=block, program=program, calls=5, wall_s=0.5, cpu_s=0.4, run_delay_s=delay,
-                       voluntary_switches=0, involuntary_switches=3)
+        return Segment(
+            block=block,
+            program=program,
+            calls=5,
+            wall_s=0.5,
+            cpu_s=0.4,
+            run_delay_s=delay,
+            voluntary_switches=0,
+            involuntary_switches=3,
+        )
 
-    record = InterferenceRecord(segments=[seg(0, "b", 0.1), seg(0, "k", 0.05)], loadavg_before=0.5, loadavg_after=1.5,
-                                cores=2)
+    record = InterferenceRecord(
+        segments=[seg(0, "b", 0.1), seg(0, "k", 0.05)], loadavg_before=0.5, loadavg_after=1.5, cores=2
+    )
     m = st.summarize(record)
     assert (m.wall_s, m.cpu_s, m.involuntary_switches, m.cores) == (1.0, 0.8, 6, 2)
     assert m.run_delay_s == pytest.approx(0.15) and (m.loadavg_before, m.loadavg_after) == (0.5, 1.5)
     no_schedstat = record.model_copy(update={"segments": [seg(0, "b", None), seg(0, "k", 0.05)]})
     assert st.summarize(no_schedstat).run_delay_s is None
     assert m.others_runnable is None  # segments without the count (no /proc/loadavg)
-    counted = record.model_copy(update={"segments": [s.model_copy(update={"others_runnable": n})
-                                                     for s, n in zip(record.segments, (1, 2), strict=True)]})
+    counted = record.model_copy(
+        update={
+            "segments": [
+                s.model_copy(update={"others_runnable": n}) for s, n in zip(record.segments, (1, 2), strict=True)
+            ]
+        }
+    )
     assert st.summarize(counted).others_runnable == 1.5
 
 
@@ -199,13 +224,16 @@ def test_classify_ok_on_a_quiet_run():
     assert st.classify(est, iv, blocks, _interference()) == st.TimingQuality("ok", None)
 
 
-@pytest.mark.parametrize("change, words", [
-    (dict(cpu_s=0.6), "ran 60% of the timed wall time"),
-    (dict(involuntary_switches=400), "400 involuntary context switches"),  # no run delay known: the count
-    (dict(involuntary_switches=400, run_delay_s=0.08), "waited 8% of the timed wall time for its core"),
-    (dict(loadavg_after=3.5), "load average 3.50 on 2 cores"),  # no count of runnable threads: the load average
-    (dict(others_runnable=2.4, loadavg_after=3.5), "2.4 other runnable threads on 2 cores while timing"),
-])
+@pytest.mark.parametrize(
+    "change, words",
+    [
+        (dict(cpu_s=0.6), "ran 60% of the timed wall time"),
+        (dict(involuntary_switches=400), "400 involuntary context switches"),  # no run delay known: the count
+        (dict(involuntary_switches=400, run_delay_s=0.08), "waited 8% of the timed wall time for its core"),
+        (dict(loadavg_after=3.5), "load average 3.50 on 2 cores"),  # no count of runnable threads: the load average
+        (dict(others_runnable=2.4, loadavg_after=3.5), "2.4 other runnable threads on 2 cores while timing"),
+    ],
+)
 def test_classify_names_the_interference(change, words):
     blocks = _blocks(np.random.default_rng(4), 1.0, noise=0.02, block_sd=0.02)
     q = st.classify(st.pooled_speedup(blocks), st.speedup_interval(blocks), blocks, _interference(**change))

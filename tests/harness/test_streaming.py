@@ -97,8 +97,9 @@ def test_bench_evaluate_prints_each_kernel_s_line_as_soon_as_it_is_decided(monke
         received.set()
 
     monkeypatch.setattr(commands, "print", printed, raising=False)
-    out = CliRunner().invoke(app, ["evaluate", "8p", str(FIRST), str(SECOND), "--json", "--size", "small",
-                                   "--sandbox", "none"])
+    out = CliRunner().invoke(
+        app, ["evaluate", "8p", str(FIRST), str(SECOND), "--json", "--size", "small", "--sandbox", "none"]
+    )
     lines = [json.loads(line) for line in out.stdout.splitlines()]
     assert [line["kernel_file"] for line in lines] == [str(FIRST), str(SECOND)], out.output
     assert lines[1]["reason"] == "stand-in result of twice.py"

@@ -27,22 +27,33 @@ def test_output_floor_rejects_only_the_impossible() -> None:
     assert hard == pytest.approx(SAFETY * out_bytes / 1640e9 * 1e3)
     rejected = audit_measurement(kernel_median_ms=hard / 2, chip="v6e", output_bytes=out_bytes)
     assert rejected.reject_reason and rejected.flags == ["below_physics_floor"]
-    honest = audit_measurement(kernel_median_ms=5.6, chip="v6e", output_bytes=out_bytes,
-                               baseline_flops=2 * 8192**2 * 28672,
-                               baseline_bytes=out_bytes * 3, speedup=0.96)
+    honest = audit_measurement(
+        kernel_median_ms=5.6,
+        chip="v6e",
+        output_bytes=out_bytes,
+        baseline_flops=2 * 8192**2 * 28672,
+        baseline_bytes=out_bytes * 3,
+        speedup=0.96,
+    )
     assert honest.reject_reason is None and honest.flags == []
 
 
 def test_degenerate_task_is_audited_not_rejected() -> None:
     """26k: an honest kernel skipping the dead GEMM beats the baseline roofline but not the output floor."""
     out_bytes = 4096 * 8192 * 2
-    a = audit_measurement(kernel_median_ms=0.1, chip="v6e", output_bytes=out_bytes,
-                          baseline_flops=2 * 4096 * 8192 * 8192, baseline_bytes=3 * out_bytes)
+    a = audit_measurement(
+        kernel_median_ms=0.1,
+        chip="v6e",
+        output_bytes=out_bytes,
+        baseline_flops=2 * 4096 * 8192 * 8192,
+        baseline_bytes=3 * out_bytes,
+    )
     assert a.reject_reason is None and a.flags == ["below_baseline_roofline"]
 
 
 def test_audit_thresholds() -> None:
-    assert "speedup_above_threshold" in audit_measurement(kernel_median_ms=1, chip="cpu", output_bytes=1,
-                                                          speedup=25).flags
+    assert (
+        "speedup_above_threshold" in audit_measurement(kernel_median_ms=1, chip="cpu", output_bytes=1, speedup=25).flags
+    )
     assert audit_measurement(kernel_median_ms=1, chip="cpu", output_bytes=1, speedup=16.3).flags == []
     assert sandbox_flags("none") == ["sandbox:none"] and sandbox_flags("bwrap") == []

@@ -54,7 +54,8 @@ def test_tokamax_op_runs_on_cpu_inside_and_leaves_no_trace():
     sizes = jnp.array([128, 128], jnp.int32)
     with pltpu.force_tpu_interpret_mode(pltpu.InterpretParams()), lq.tokamax_tpu_ops([tk_rd.PallasMosaicTpuRaggedDot]):
         out = tk_rd.PallasMosaicTpuRaggedDot(config=tk_rd.Config(tile_m=128, tile_k=128, tile_n=128))(
-            lhs, rhs, group_sizes=sizes)
+            lhs, rhs, group_sizes=sizes
+        )
     assert float(jnp.abs(out - 128.0).max()) == 0.0
     assert sys.argv == argv and flags.FLAGS.is_parsed() == parsed
     assert tk_rd.PallasMosaicTpuRaggedDot.__dict__["supported_on"] is own

@@ -19,8 +19,15 @@ RUNNABLE = [w for w in pallas_refs.MODULES if pallas_refs.load(w).interpret_ok]
 
 def test_registry_covers_the_eight_priority_kernels():
     assert sorted(pallas_refs.MODULES, key=lambda w: int(w.split("p_")[0])) == [
-        "1p_Flash_Attention", "2p_GQA_Attention", "3p_MLA_Attention", "4p_Sparse_Attention",
-        "6p_Paged_Attention", "7p_Ragged_Paged_Attention", "8p_GEMM", "11p_Megablox_GMM"]
+        "1p_Flash_Attention",
+        "2p_GQA_Attention",
+        "3p_MLA_Attention",
+        "4p_Sparse_Attention",
+        "6p_Paged_Attention",
+        "7p_Ragged_Paged_Attention",
+        "8p_GEMM",
+        "11p_Megablox_GMM",
+    ]
     assert RUNNABLE == [w for w in pallas_refs.MODULES if w != "7p_Ragged_Paged_Attention"]
 
 
@@ -61,7 +68,16 @@ def test_8p_reference_is_correct_through_the_harness(tmp_path: Path):
     from bench.harness.protocol.task import EvalTask
     from bench.paths import PALLAS_REFS_DIR
 
-    result = evaluate(EvalTask(workload="8p_GEMM", kernel_path=PALLAS_REFS_DIR / "8p_GEMM.py", size="small",
-                               seeds=1, warmup=0, iters=1, blocks=1))
+    result = evaluate(
+        EvalTask(
+            workload="8p_GEMM",
+            kernel_path=PALLAS_REFS_DIR / "8p_GEMM.py",
+            size="small",
+            seeds=1,
+            warmup=0,
+            iters=1,
+            blocks=1,
+        )
+    )
     assert result.status == Status.CORRECT, (result.reason, result.error)
     assert result.integrity.pallas_calls >= 1

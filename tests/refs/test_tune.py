@@ -16,8 +16,9 @@ from pallas_refs.tables import load_table, validate_table
 
 def test_grid_is_exhaustive_and_respects_kernel_constraints():
     flash = pallas_refs.load("1p")
-    configs = grid({"block_q": (128,), "block_k_major": (128, 256), "block_k": (128, 256), "block_b": (1,)},
-                   flash.constraints)
+    configs = grid(
+        {"block_q": (128,), "block_k_major": (128, 256), "block_k": (128, 256), "block_b": (1,)}, flash.constraints
+    )
     assert [(c["block_k_major"], c["block_k"]) for c in configs] == [(128, 128), (256, 128), (256, 256)]
     assert len(grid(pallas_refs.load("8p").space)) == 27  # upstream tune_pallas.py GEMM space: 3 x 3 x 3
 
@@ -31,8 +32,13 @@ def test_parse_space_rejects_unknown_knobs():
 
 def test_no_correct_config_means_no_entry():
     gemm = pallas_refs.load("8p")
-    outcome = tune(gemm, {"bm": (128,), "bn": (128,), "bk": (256,)}, "small", "cpu",
-                   lambda ref, params, size: Trial(params, False, None, "values differ"))
+    outcome = tune(
+        gemm,
+        {"bm": (128,), "bn": (128,), "bk": (256,)},
+        "small",
+        "cpu",
+        lambda ref, params, size: Trial(params, False, None, "values differ"),
+    )
     with pytest.raises(RuntimeError, match="no correct configuration"):
         table_entry(outcome, "inprocess")
 
@@ -48,8 +54,23 @@ def test_validate_table_catches_bad_entries():
 def test_bench_tune_writes_a_valid_table(tmp_path: Path):
     """The real command over a 2-config space, each config checked against the workload in interpret mode."""
     table = tmp_path / "cpu.yaml"
-    result = CliRunner().invoke(app, ["tune", "8p", "--space", "bm=256", "--space", "bn=384", "--space", "bk=256,512",
-                                      "--evaluator", "inprocess", "--table", str(table)])
+    result = CliRunner().invoke(
+        app,
+        [
+            "tune",
+            "8p",
+            "--space",
+            "bm=256",
+            "--space",
+            "bn=384",
+            "--space",
+            "bk=256,512",
+            "--evaluator",
+            "inprocess",
+            "--table",
+            str(table),
+        ],
+    )
     assert result.exit_code == 0, result.output
     data = yaml.safe_load(table.read_text())
     assert validate_table(data) == []

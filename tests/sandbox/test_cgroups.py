@@ -24,7 +24,7 @@ def test_a_host_that_refuses_every_cgroup_gets_the_fallbacks_named(monkeypatch, 
     assert any("pids cgroup refused: RLIMIT_NPROC" in why for why in groups.refused)
     assert any("cpu cgroup refused: nice 19" in why for why in groups.refused)
     prefix = groups.launcher()
-    assert prefix[prefix.index("nice"):prefix.index("nice") + 3] == ["nice", "-n", "19"]
+    assert prefix[prefix.index("nice") : prefix.index("nice") + 3] == ["nice", "-n", "19"]
     assert any(b.startswith("nice 19") for b in groups.describe()["applied"])  # the bound that applies instead
     assert groups.kill_members() == 0 and groups.forks_refused() == 0  # nothing to find without a group
 
@@ -36,8 +36,11 @@ def test_v1_hierarchies_get_a_pids_and_a_cpu_group_with_their_bounds(monkeypatch
     monkeypatch.setattr(cgroups, "_own_cgroups", lambda: [(["pids"], ""), (["cpu", "cpuacct"], "")])
     groups = BuildCgroups.create(64)
     assert groups.pids_bounded and groups.cpu_bounded and groups.refused == [] and groups.launcher() == []
-    assert set(groups.applied) >= {"pids.max=64 (cgroup v1)", f"cpu.shares={cgroups.BUILD_CPU_SHARES} (cgroup v1)",
-                                   f"cpu.cfs_quota_us={cgroups.CPU_PERIOD_US} (cgroup v1)"}
+    assert set(groups.applied) >= {
+        "pids.max=64 (cgroup v1)",
+        f"cpu.shares={cgroups.BUILD_CPU_SHARES} (cgroup v1)",
+        f"cpu.cfs_quota_us={cgroups.CPU_PERIOD_US} (cgroup v1)",
+    }
     assert {g.parent.name for g in groups.groups} == {"pids", "cpu"}
     assert (groups.pids_group / "pids.max").read_text() == "64"
 
@@ -68,11 +71,13 @@ def test_every_member_is_killed_whatever_session_it_made():
     if not groups.groups:
         pytest.skip(f"this host refuses the build's cgroups: {groups.refused}")
     marker = f"jaxbench-cgroup-kill-{uuid.uuid4().hex}"
-    code = ("import subprocess, sys, time\n"
-            f"ps = [subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)', '{marker}'],"
-            " start_new_session=True)"
-            " for _ in range(5)]\n"
-            "print('up', flush=True)\ntime.sleep(300)")
+    code = (
+        "import subprocess, sys, time\n"
+        f"ps = [subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)', '{marker}'],"
+        " start_new_session=True)"
+        " for _ in range(5)]\n"
+        "print('up', flush=True)\ntime.sleep(300)"
+    )
     procs = [str(g / "cgroup.procs") for g in groups.groups]
     join = ["/bin/sh", "-c", _JOIN, "join", str(len(procs)), *procs, sys.executable, "-c", code]  # as a build joins
     proc = subprocess.Popen(join, stdout=subprocess.PIPE, text=True)

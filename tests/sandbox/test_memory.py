@@ -20,8 +20,9 @@ from bench.harness.parent.builder import BuildArtifact, build_kernel, over_memor
 from bench.harness.protocol.messages import BuildRequest
 from bench.harness.protocol.result import Status
 
-needs_bwrap = pytest.mark.skipif(sandbox.bwrap_problem() is not None,
-                                 reason=f"bubblewrap unusable: {sandbox.bwrap_problem()}")
+needs_bwrap = pytest.mark.skipif(
+    sandbox.bwrap_problem() is not None, reason=f"bubblewrap unusable: {sandbox.bwrap_problem()}"
+)
 
 FILL = """
 import os
@@ -44,8 +45,9 @@ DEFAULT_LIMITS = sandbox.Limits()  # frozen, so one shared default is safe
 def _run(code: str, mode: str, limits: sandbox.Limits = DEFAULT_LIMITS) -> subprocess.CompletedProcess:
     cmd = sandbox.wrap([sys.executable, "-c", textwrap.dedent(code)], mode, limits=limits)
     try:
-        return subprocess.run(cmd.argv, env=cmd.env, capture_output=True, text=True, timeout=120,
-                              preexec_fn=cmd.preexec())
+        return subprocess.run(
+            cmd.argv, env=cmd.env, capture_output=True, text=True, timeout=120, preexec_fn=cmd.preexec()
+        )
     finally:
         cmd.release()
 
@@ -111,7 +113,7 @@ CGROUP_CAP_MB = 2048
 #: RLIMIT_AS, 1776 MiB, together past the cap) holding bytes they wrote. Each starts after `{prelude}` (the /tmp
 #: variant fills its /tmp first: tmpfs pages are charged to the same cgroup). The kernel waits for one to die and
 #: then fails (its children killed); if none dies, it builds fine: the control that the test can fail.
-HOLDERS = '''
+HOLDERS = """
 import os, subprocess, sys, time
 {prelude}
 HOLD = "import time; held = b'x' * ({mib} << 20); print('holding', flush=True); time.sleep(120)"
@@ -130,17 +132,17 @@ import jax.numpy as jnp
 
 def workload(A, B):
     return jnp.dot(A, B)
-'''
-FILL_TMP = '''
+"""
+FILL_TMP = """
 with open("/tmp/fill", "wb") as f:
     for _ in range(240):
         f.write(b"x" * (1 << 20))
-'''
+"""
 OOM_KERNELS = {
     "python": HOLDERS.format(prelude="", mib=900, count=3),
     "tmp": HOLDERS.format(prelude=FILL_TMP, mib=900, count=2),
     # many memfds (RLIMIT_FSIZE bounds each to the tmpfs size, not their number): pages no address space holds
-    "memfd": '''
+    "memfd": """
 import os
 fds = [os.memfd_create("fill") for _ in range(12)]
 for fd in fds:
@@ -151,7 +153,7 @@ import jax.numpy as jnp
 
 def workload(A, B):
     return jnp.dot(A, B)
-''',
+""",
 }
 
 
@@ -163,8 +165,7 @@ def _needs_memory_cgroup() -> None:
 
 
 def _request(kernel: Path) -> BuildRequest:
-    return BuildRequest(kernel_path=str(kernel), workload="8p_GEMM", size="small", platforms=["cpu"],
-                        interpret=True)
+    return BuildRequest(kernel_path=str(kernel), workload="8p_GEMM", size="small", platforms=["cpu"], interpret=True)
 
 
 def _assert_out_of_memory(built: BuildArtifact) -> None:
@@ -181,8 +182,9 @@ def test_a_build_the_memory_cgroup_kills_reads_out_of_memory(how: str, tmp_path:
     _needs_memory_cgroup()
     kernel = tmp_path / "kernel.py"
     kernel.write_text(OOM_KERNELS[how])
-    built = build_kernel(kernel, _request(kernel), sandbox="auto", timeout_s=240,
-                         limits=sandbox.Limits(memory_mb=CGROUP_CAP_MB))
+    built = build_kernel(
+        kernel, _request(kernel), sandbox="auto", timeout_s=240, limits=sandbox.Limits(memory_mb=CGROUP_CAP_MB)
+    )
     _assert_out_of_memory(built)
 
 

@@ -23,10 +23,11 @@ from bench.harness.protocol.result import Status
 from bench.harness.protocol.task import EvalTask
 from bench.paths import DATA_DIR
 
-needs_bwrap = pytest.mark.skipif(sandbox.bwrap_problem() is not None,
-                                 reason=f"bubblewrap unusable: {sandbox.bwrap_problem()}")
+needs_bwrap = pytest.mark.skipif(
+    sandbox.bwrap_problem() is not None, reason=f"bubblewrap unusable: {sandbox.bwrap_problem()}"
+)
 
-PROBE = '''
+PROBE = """
 import json, os, socket, subprocess, sys
 
 import jax.numpy as jnp
@@ -51,7 +52,7 @@ print("PROBE " + json.dumps(seen), flush=True)
 
 def workload(A, B):
     return jnp.dot(A, B)
-'''
+"""
 
 
 def _processes_with(marker: str) -> list[int]:
@@ -77,8 +78,19 @@ def test_sandbox_from_inside_a_candidate(tmp_path: Path, monkeypatch: pytest.Mon
     kernel = tmp_path / "probe_kernel.py"
     kernel.write_text(PROBE.format(planted=str(planted), port=server.getsockname()[1], marker=marker))
     try:
-        r = evaluate(EvalTask(workload="8p_GEMM", kernel_path=kernel, size="small", seeds=1, warmup=1, iters=2,
-                              blocks=1, sandbox="bwrap", timeout_s=180))
+        r = evaluate(
+            EvalTask(
+                workload="8p_GEMM",
+                kernel_path=kernel,
+                size="small",
+                seeds=1,
+                warmup=1,
+                iters=2,
+                blocks=1,
+                sandbox="bwrap",
+                timeout_s=180,
+            )
+        )
         deadline = time.monotonic() + 120  # a bound for a busy machine: the loop ends as soon as none is left
         while _processes_with(marker) and time.monotonic() < deadline:
             time.sleep(0.1)
@@ -91,7 +103,7 @@ def test_sandbox_from_inside_a_candidate(tmp_path: Path, monkeypatch: pytest.Mon
     assert r.env is not None and r.env.sandbox == "bwrap", r.reason
     assert r.status == Status.CORRECT, f"{r.status.value}: {r.reason}\n{r.candidate_log}"
     line = next(ln for ln in r.candidate_log.splitlines() if ln.startswith("PROBE "))
-    seen = json.loads(line[len("PROBE "):])
+    seen = json.loads(line[len("PROBE ") :])
     assert seen["write_data"].startswith("denied"), seen
     assert seen["connect"].startswith("refused"), seen
     assert seen["token"] == "absent", seen
@@ -103,8 +115,19 @@ def test_unsandboxed_rows_say_so(tmp_path: Path) -> None:
     """sandbox="none" (what "auto" falls back to without bubblewrap): the row records it, as a label only."""
     kernel = tmp_path / "plain.py"
     kernel.write_text("import jax.numpy as jnp\n\n\ndef workload(A, B):\n    return jnp.dot(A, B)\n")
-    r = evaluate(EvalTask(workload="8p_GEMM", kernel_path=kernel, size="small", seeds=1, warmup=1, iters=2, blocks=1,
-                          sandbox="none", timeout_s=180))
+    r = evaluate(
+        EvalTask(
+            workload="8p_GEMM",
+            kernel_path=kernel,
+            size="small",
+            seeds=1,
+            warmup=1,
+            iters=2,
+            blocks=1,
+            sandbox="none",
+            timeout_s=180,
+        )
+    )
     assert r.status == Status.CORRECT, r.reason
     assert r.env is not None and r.env.sandbox == "none"
     assert sorted(r.integrity.flags) == ["no_pallas", "sandbox:none"]

@@ -15,21 +15,36 @@ import pytest
 from bench.harness.parent import sandboxing as sandbox
 from bench.paths import DATA_DIR
 
-needs_bwrap = pytest.mark.skipif(sandbox.bwrap_problem() is not None,
-                                 reason=f"bubblewrap unusable: {sandbox.bwrap_problem()}")
+needs_bwrap = pytest.mark.skipif(
+    sandbox.bwrap_problem() is not None, reason=f"bubblewrap unusable: {sandbox.bwrap_problem()}"
+)
 
 
 DEFAULT_LIMITS = sandbox.Limits()
 
 
-def run_py(code: str, scratch: Path, mode: str, pass_fds: tuple[int, ...] = (), timeout: float = 60,
-           limits: sandbox.Limits = DEFAULT_LIMITS, commands: list | None = None) -> subprocess.CompletedProcess:
+def run_py(
+    code: str,
+    scratch: Path,
+    mode: str,
+    pass_fds: tuple[int, ...] = (),
+    timeout: float = 60,
+    limits: sandbox.Limits = DEFAULT_LIMITS,
+    commands: list | None = None,
+) -> subprocess.CompletedProcess:
     """`code` in the sandbox; `scratch` is bound read-only (the test's own folder: a path the build could see).
     With `commands`, the caller releases the command's pids cgroup (a survivor still lives in it)."""
     cmd = sandbox.wrap([sys.executable, "-c", textwrap.dedent(code)], mode, limits=limits, extra_ro=[str(scratch)])
     try:
-        return subprocess.run(cmd.argv, env=cmd.env, capture_output=True, text=True, timeout=timeout, pass_fds=pass_fds,
-                              preexec_fn=cmd.preexec())
+        return subprocess.run(
+            cmd.argv,
+            env=cmd.env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            pass_fds=pass_fds,
+            preexec_fn=cmd.preexec(),
+        )
     finally:
         if commands is None:
             cmd.release()
@@ -42,11 +57,12 @@ def test_wrap_names_and_argv(tmp_path: Path) -> None:
     cmd = sandbox.wrap(["true"], "bwrap")
     cmd.release()
     assert cmd.name == "bwrap" and "bwrap" in cmd.argv and cmd.argv[-1] == "true"
-    assert "prlimit" in cmd.argv[:cmd.argv.index("bwrap")]  # limits set before bubblewrap starts
+    assert "prlimit" in cmd.argv[: cmd.argv.index("bwrap")]  # limits set before bubblewrap starts
     for opt in ("--unshare-net", "--unshare-pid", "--die-with-parent", "--ro-bind", "--size"):
         assert opt in cmd.argv
-    assert ["--ro-bind", "/", "/"] != cmd.argv[1:4] and "/" not in [cmd.argv[i + 1] for i, a in enumerate(cmd.argv)
-                                                                     if a == "--ro-bind"]
+    assert ["--ro-bind", "/", "/"] != cmd.argv[1:4] and "/" not in [
+        cmd.argv[i + 1] for i, a in enumerate(cmd.argv) if a == "--ro-bind"
+    ]
     plain = sandbox.wrap(["true"], "none")
     plain.release()
     assert plain.argv[-1] == "true" and "bwrap" not in plain.argv and "prlimit" in plain.argv
@@ -57,13 +73,24 @@ def test_only_what_the_build_needs_is_visible_and_nothing_is_writable(tmp_path: 
     from bench.paths import ROOT
 
     probe = DATA_DIR / f"sandbox_probe_{os.getpid()}"
-    hidden = [p for p in (str(DATA_DIR), str(ROOT / "pyproject.toml"), "/etc/passwd", "/root/.bashrc", "/home",
-                          "/work/shared", "/var") if os.path.exists(p)]
+    hidden = [
+        p
+        for p in (
+            str(DATA_DIR),
+            str(ROOT / "pyproject.toml"),
+            "/etc/passwd",
+            "/root/.bashrc",
+            "/home",
+            "/work/shared",
+            "/var",
+        )
+        if os.path.exists(p)
+    ]
     assert len(hidden) >= 3  # the control: these exist outside
     code = f"""
         import os
         seen = {{p: os.path.exists(p) for p in {hidden!r} + [{str(tmp_path)!r}]}}
-        for name, target in (("write", {str(probe)!r}), ("write_bound", {str(tmp_path / 'x')!r})):
+        for name, target in (("write", {str(probe)!r}), ("write_bound", {str(tmp_path / "x")!r})):
             try:
                 open(target, "w").write("x")
                 seen[name] = "WROTE"
@@ -74,7 +101,8 @@ def test_only_what_the_build_needs_is_visible_and_nothing_is_writable(tmp_path: 
     done = run_py(code, tmp_path, "bwrap")
     seen = eval(done.stdout.strip())
     assert seen == {**{p: False for p in hidden}, str(tmp_path): True, "write": "DENIED", "write_bound": "DENIED"}, (
-        done.stdout + done.stderr)
+        done.stdout + done.stderr
+    )
     assert not probe.exists()
 
 
@@ -173,6 +201,7 @@ def _survives(tmp_path: Path, mode: str, commands: list | None = None) -> bool:
         os.close(w)
         w = -1
         import select
+
         readable, _, _ = select.select([r], [], [], 5.0)
         return not readable  # EOF (readable) means every holder of the write end is dead
     finally:
@@ -214,15 +243,20 @@ def test_mode_bwrap_raises_when_unusable(monkeypatch: pytest.MonkeyPatch, tmp_pa
 
 
 def test_env_allow_list_keeps_what_jax_needs() -> None:
-    env = sandbox.scrubbed_env({"X_HARNESS": "1"}, source={"PATH": "/bin", "PYTHONPATH": "/p",
-                                                           "AWS_SECRET_ACCESS_KEY": "k",
-                                                           "LIBTPU_INIT_ARGS": "--x"})
+    env = sandbox.scrubbed_env(
+        {"X_HARNESS": "1"},
+        source={"PATH": "/bin", "PYTHONPATH": "/p", "AWS_SECRET_ACCESS_KEY": "k", "LIBTPU_INIT_ARGS": "--x"},
+    )
     assert env == {"PATH": "/bin", "PYTHONPATH": "/p", "X_HARNESS": "1"}
 
 
 def test_device_nodes_only_accelerators_and_never_for_the_build(monkeypatch: pytest.MonkeyPatch) -> None:
-    fake = {"/dev/accel*": ["/dev/accel0", "/dev/accel1"], "/dev/vfio": ["/dev/vfio"], "/dev/nvidia*": [],
-            "/dev/nvidia-caps": []}
+    fake = {
+        "/dev/accel*": ["/dev/accel0", "/dev/accel1"],
+        "/dev/vfio": ["/dev/vfio"],
+        "/dev/nvidia*": [],
+        "/dev/nvidia-caps": [],
+    }
     monkeypatch.setattr(sandbox.glob, "glob", lambda pattern: fake.get(pattern, []))
     assert sandbox.device_nodes() == ["/dev/accel0", "/dev/accel1", "/dev/vfio"]
     args = sandbox.bwrap_args()

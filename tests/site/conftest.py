@@ -89,12 +89,23 @@ def add_twin_and_history(data_dir: Path) -> None:
     store.write_atomic(pa.Table.from_pylist(twin, schema=schema.RESULTS), folder / TWIN_SUBMISSION / "batch.parquet")
     meta = pq.read_table(store.submission_meta_path(data_dir, TWIN_OF)).to_pylist()
     meta[0].update(submission=TWIN_SUBMISSION, name="Synthetic Twin")
-    store.write_atomic(pa.Table.from_pylist(meta, schema=schema.SUBMISSIONS),
-                       store.submission_meta_path(data_dir, TWIN_SUBMISSION))
-    (row,) = [r for r in pq.read_table(folder / HISTORY_SUBMISSION / "batch.parquet").to_pylist()
-              if r["workload"] == HISTORY_WORKLOAD]
-    row.update(harness_version=OLD_HARNESS, evaluated_at=row["evaluated_at"] - dt.timedelta(days=30),
-               status="incorrect", correct=False, speedup=None, kernel_ms=None, tpu_lowering=None)
+    store.write_atomic(
+        pa.Table.from_pylist(meta, schema=schema.SUBMISSIONS), store.submission_meta_path(data_dir, TWIN_SUBMISSION)
+    )
+    (row,) = [
+        r
+        for r in pq.read_table(folder / HISTORY_SUBMISSION / "batch.parquet").to_pylist()
+        if r["workload"] == HISTORY_WORKLOAD
+    ]
+    row.update(
+        harness_version=OLD_HARNESS,
+        evaluated_at=row["evaluated_at"] - dt.timedelta(days=30),
+        status="incorrect",
+        correct=False,
+        speedup=None,
+        kernel_ms=None,
+        tpu_lowering=None,
+    )
     store.append_result(data_dir, row)
 
 
@@ -106,8 +117,14 @@ def ingest_trajectories(data_dir: Path, subs: Path) -> None:
     spec.loader.exec_module(fx)
     fx.write(subs, TRAJ_SUBMISSION)
     fx.write(subs, LIAR_SUBMISSION, dishonest=True, gemm=False)
-    report = ingest(data_dir=data_dir, submissions_dir=subs, chip="cpu", size="small", workers=1,
-                    evaluator=f"{TESTS / 'dataset' / 'fake_evaluator.py'}:evaluate")
+    report = ingest(
+        data_dir=data_dir,
+        submissions_dir=subs,
+        chip="cpu",
+        size="small",
+        workers=1,
+        evaluator=f"{TESTS / 'dataset' / 'fake_evaluator.py'}:evaluate",
+    )
     assert not report.failed and not report.invalid and len(report.samples) == 3, report
 
 
@@ -126,8 +143,14 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 @pytest.fixture(scope="session")
@@ -153,8 +176,13 @@ def built_site(tmp_path_factory: pytest.TempPathFactory) -> BuiltSite:
     port = _free_port()
     url = f"http://127.0.0.1:{port}/"
     make_dataset(root / "data")
-    report = build_site(data_dir=root / "data", site_dir=root / "site", build_dir=root / "build", site_url=url,
-                        submissions_dir=make_submissions(root / "submissions"))
+    report = build_site(
+        data_dir=root / "data",
+        site_dir=root / "site",
+        build_dir=root / "build",
+        site_url=url,
+        submissions_dir=make_submissions(root / "submissions"),
+    )
     return BuiltSite(root / "data", root / "build", root / "site", url, report)
 
 

@@ -173,14 +173,19 @@ def _workload_numbers(page, table: str) -> list[int]:
     )
 
 
-def test_layout_sort_readiness_and_kernel_pages(chromium: Any, served_site: Any,
-                                                 tmp_path_factory: pytest.TempPathFactory) -> None:
+def test_layout_sort_readiness_and_kernel_pages(
+    chromium: Any, served_site: Any, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     """Tables fit at 1400 and 800 px, workload ids sort numerically, the CPU track explains itself and shows
     no speedup as a headline, kernel pages exist for kernels/ files only. Saves screenshots at both widths."""
     url = served_site.url
     shots = tmp_path_factory.mktemp("layout")
-    pages = {"leaderboard": "", "workload": "workloads/8p_GEMM/",
-             "submission": f"submissions/{served_site.kernel_submission}/", "workloads": "workloads/"}
+    pages = {
+        "leaderboard": "",
+        "workload": "workloads/8p_GEMM/",
+        "submission": f"submissions/{served_site.kernel_submission}/",
+        "workloads": "workloads/",
+    }
     for width in (1400, 800):
         page = chromium.new_page(viewport={"width": width, "height": 1000})
         for name, path in pages.items():

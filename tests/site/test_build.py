@@ -9,8 +9,14 @@ from typing import Any
 def test_strict_build_writes_every_page(built_site: Any) -> None:
     site = built_site.site_dir
     assert (site / "index.html").is_file()
-    for page in ("charts/cpu-small", "charts/v6e-full-paper-table3", "methodology", "submit",
-                 "workloads/8p_GEMM", f"submissions/{built_site.xss_submission}"):
+    for page in (
+        "charts/cpu-small",
+        "charts/v6e-full-paper-table3",
+        "methodology",
+        "submit",
+        "workloads/8p_GEMM",
+        f"submissions/{built_site.xss_submission}",
+    ):
         assert (site / page / "index.html").is_file(), page
     assert (site / "assets/javascripts/plotly.min.js").stat().st_size > 1_000_000
     assert (site / "assets/javascripts/tablesort.min.js").is_file()

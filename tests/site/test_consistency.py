@@ -34,11 +34,22 @@ def _add_probe(data: Path) -> None:
     (the issue's probe turned the shown baseline from the median into its own first row) and nothing correct,
     so it ranks last and every number that does not count submissions must stay as it was."""
     base = pq.read_table(next((data / "results" / "v6e" / "full").glob("*/batch.parquet"))).to_pylist()[:3]
-    for row, (status, baseline_ms) in zip(base, (("incorrect", 1e-3), ("compile_error", 1e6), ("timeout", 0.5)),
-                                         strict=True):
-        row.update(submission=PROBE, status=status, correct=False, baseline_ms=baseline_ms, kernel_ms=None,
-                   speedup=None, speedup_ci_low=None, speedup_ci_high=None, timing_quality=None, flags=[],
-                   content_hash=f"{PROBE}-{row['workload']}")
+    for row, (status, baseline_ms) in zip(
+        base, (("incorrect", 1e-3), ("compile_error", 1e6), ("timeout", 0.5)), strict=True
+    ):
+        row.update(
+            submission=PROBE,
+            status=status,
+            correct=False,
+            baseline_ms=baseline_ms,
+            kernel_ms=None,
+            speedup=None,
+            speedup_ci_low=None,
+            speedup_ci_high=None,
+            timing_quality=None,
+            flags=[],
+            content_hash=f"{PROBE}-{row['workload']}",
+        )
         store.append_result(data, row)
     meta = pq.read_table(store.submission_meta_path(data, "synthetic-002")).to_pylist()
     meta[0].update(submission=PROBE, name=PROBE_NAME)
@@ -93,11 +104,15 @@ def test_the_404_page_links_are_relative(built_site: Any, tmp_path: Path) -> Non
     absolute = re.findall(r'\b(?:href|src|action)="(/[^"]*)"', html)
     assert absolute == [] and 'href="./assets/' in html
     page = tmp_path / "404.html"  # a site published under a path, as site_url says for GitHub Pages
-    page.write_text('<link href="/jaxbench/assets/x.css"><a href="/jaxbench/charts/">c</a>'
-                    '<script id="__config">{"base": "/jaxbench", "x": 1}</script><a href="/elsewhere/">e</a>')
+    page.write_text(
+        '<link href="/jaxbench/assets/x.css"><a href="/jaxbench/charts/">c</a>'
+        '<script id="__config">{"base": "/jaxbench", "x": 1}</script><a href="/elsewhere/">e</a>'
+    )
     relative_404(page, "https://example.org/jaxbench/")
-    assert page.read_text() == ('<link href="./assets/x.css"><a href="./charts/">c</a>'
-                                '<script id="__config">{"base": ".", "x": 1}</script><a href="/elsewhere/">e</a>')
+    assert page.read_text() == (
+        '<link href="./assets/x.css"><a href="./charts/">c</a>'
+        '<script id="__config">{"base": ".", "x": 1}</script><a href="/elsewhere/">e</a>'
+    )
 
 
 def _python_blocks(markdown: str) -> list[str]:
@@ -121,16 +136,20 @@ def test_data_page_examples_run_with_python_duckdb(built_site: Any, tmp_path: Pa
     assert (tmp_path / "samples.csv").stat().st_size > 0
 
 
-@pytest.mark.parametrize("rows", [[qr.FastPRow.with_nulls(submission="s", p=p, fast_p=v)
-                                   for p, v in ((0.0, 0.02), (1.0, 0.01))]])
+@pytest.mark.parametrize(
+    "rows", [[qr.FastPRow.with_nulls(submission="s", p=p, fast_p=v) for p, v in ((0.0, 0.02), (1.0, 0.01))]]
+)
 def test_charts_fit_their_data(rows: list[qr.FastPRow]) -> None:
     from bench.site import figures
 
     fig = figures.fast_p(rows, {"s": "s"})
     top = fig["layout"]["yaxis"]["range"][1]
     assert 0.02 < top < 0.1  # 2% is not drawn against a 0-100% axis
-    curves = [qr.BestSoFarCurvesRow.with_nulls(submission=s, n=n, geomean=1.0 + 0.01 * n * i, basis="measured")
-              for i, s in enumerate("ab") for n in (1, 2, 3)]
+    curves = [
+        qr.BestSoFarCurvesRow.with_nulls(submission=s, n=n, geomean=1.0 + 0.01 * n * i, basis="measured")
+        for i, s in enumerate("ab")
+        for n in (1, 2, 3)
+    ]
     lo, hi = figures.best_so_far_curves(curves, {})["layout"]["yaxis"]["range"]
     assert 0.95 < lo < 1.0 and 1.03 < hi < 1.06  # lines at 1.00-1.03, not against 0-1.05
     traces = figures.best_so_far_curves(curves, {})["data"]

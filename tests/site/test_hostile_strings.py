@@ -28,9 +28,11 @@ from bench.site.collect import collect, load_workloads
 from bench.site.figures import MAX_LABEL
 from bench.site.pages import MAX_TEXT, RenderOptions, render_pages
 
-PAYLOAD = ('<script>alert(1)</script><img src=x onerror=alert(2)>"><svg onload=alert(3)> [x](javascript:alert(4)) '
-           '{: onclick="alert(5)" } `c` | p | </title> &lt;script&gt;alert(6)&lt;/script&gt; %{customdata} '
-           '<a href="javascript:alert(7)">l</a> ![i](x" onerror="alert(8)) <!-- c --> ]]>')
+PAYLOAD = (
+    '<script>alert(1)</script><img src=x onerror=alert(2)>"><svg onload=alert(3)> [x](javascript:alert(4)) '
+    '{: onclick="alert(5)" } `c` | p | </title> &lt;script&gt;alert(6)&lt;/script&gt; %{customdata} '
+    '<a href="javascript:alert(7)">l</a> ![i](x" onerror="alert(8)) <!-- c --> ]]>'
+)
 SUB = "hostile-sub"
 WORKLOADS = ["8p_GEMM", "12p_RMSNorm"]
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
@@ -43,45 +45,94 @@ def hostile(field: str) -> str:
 
 def _results_row(sub: str, wid: str, status: str, speedup: float | None, **kw: Any) -> dict[str, Any]:
     row = {n: None for n in schema.RESULTS.names}
-    row.update(schema_version=schema.SCHEMA_VERSION, track="cpu/small", chip="cpu", size="small", submission=sub,
-               workload=wid, status=status, correct=status == "correct", baseline_ms=2.0,
-               kernel_ms=2.0 / speedup if speedup else None, speedup=speedup, has_pallas=True, flags=[],
-               content_hash="h", evaluated_at=T0, provenance=schema.MEASURED, result_json="", sandbox="bwrap")
+    row.update(
+        schema_version=schema.SCHEMA_VERSION,
+        track="cpu/small",
+        chip="cpu",
+        size="small",
+        submission=sub,
+        workload=wid,
+        status=status,
+        correct=status == "correct",
+        baseline_ms=2.0,
+        kernel_ms=2.0 / speedup if speedup else None,
+        speedup=speedup,
+        has_pallas=True,
+        flags=[],
+        content_hash="h",
+        evaluated_at=T0,
+        provenance=schema.MEASURED,
+        result_json="",
+        sandbox="bwrap",
+    )
     row.update(kw)
     return row
 
 
 def make_hostile_dataset(data: Path, subs: Path) -> None:
-    rows = [_results_row(SUB, "8p_GEMM", "correct", 1.5, flags=[hostile("flag")], reason=hostile("reason")),
-            _results_row(SUB, "12p_RMSNorm", "runtime_error", None, reason=hostile("reason") * 50),
-            *(_results_row("xla-baseline", w, "correct", 1.0) for w in WORKLOADS)]
-    store.write_atomic(pa.Table.from_pylist(rows, schema=schema.RESULTS),
-                       store.data_path(data, "results", "rows.parquet"))
+    rows = [
+        _results_row(SUB, "8p_GEMM", "correct", 1.5, flags=[hostile("flag")], reason=hostile("reason")),
+        _results_row(SUB, "12p_RMSNorm", "runtime_error", None, reason=hostile("reason") * 50),
+        *(_results_row("xla-baseline", w, "correct", 1.0) for w in WORKLOADS),
+    ]
+    store.write_atomic(
+        pa.Table.from_pylist(rows, schema=schema.RESULTS), store.data_path(data, "results", "rows.parquet")
+    )
     meta = {n: None for n in schema.SUBMISSIONS.names}
     for name, typ in zip(schema.SUBMISSIONS.names, schema.SUBMISSIONS.types, strict=True):
         if typ == pa.string():
             meta[name] = hostile(name)
         elif typ == pa.list_(pa.string()):
             meta[name] = [hostile(name), hostile(name + "2")]
-    meta.update(submission=SUB, kind="agent", samples_per_workload=2, human_in_the_loop=False, recorded_at=T0,
-                provenance=schema.DECLARED)
-    xla = {n: None for n in schema.SUBMISSIONS.names} | {"submission": "xla-baseline", "kind": "baseline",
-                                                         "name": "XLA", "recorded_at": T0}
+    meta.update(
+        submission=SUB,
+        kind="agent",
+        samples_per_workload=2,
+        human_in_the_loop=False,
+        recorded_at=T0,
+        provenance=schema.DECLARED,
+    )
+    xla = {n: None for n in schema.SUBMISSIONS.names} | {
+        "submission": "xla-baseline",
+        "kind": "baseline",
+        "name": "XLA",
+        "recorded_at": T0,
+    }
     for m in (meta, xla):
-        store.write_atomic(pa.Table.from_pylist([m], schema=schema.SUBMISSIONS),
-                           store.submission_meta_path(data, m["submission"]))
+        store.write_atomic(
+            pa.Table.from_pylist([m], schema=schema.SUBMISSIONS), store.submission_meta_path(data, m["submission"])
+        )
     for w in WORKLOADS:
-        samples = [{n: None for n in schema.SAMPLES.names} | {
-            "schema_version": schema.SCHEMA_VERSION, "track": "cpu/small", "submission": SUB, "workload": w,
-            "sample_idx": i, "chain": 0, "turn": i, "outcome": "correct" if i else "wrong_output",
-            "status": "correct" if i else "incorrect", "reason": hostile("sample_reason")[:schema.REASON_CHARS],
-            "speedup": 1.2 if i else None, "flags": [], "provenance": schema.MEASURED, "content_hash": "h",
-            "source_hash": f"s{i}", "selected": i == 1, "recorded_at": T0} for i in range(2)]
-        store.write_atomic(pa.Table.from_pylist(samples, schema=schema.SAMPLES),
-                           store.samples_path(data, "cpu", "small", SUB, w))
+        samples = [
+            {n: None for n in schema.SAMPLES.names}
+            | {
+                "schema_version": schema.SCHEMA_VERSION,
+                "track": "cpu/small",
+                "submission": SUB,
+                "workload": w,
+                "sample_idx": i,
+                "chain": 0,
+                "turn": i,
+                "outcome": "correct" if i else "wrong_output",
+                "status": "correct" if i else "incorrect",
+                "reason": hostile("sample_reason")[: schema.REASON_CHARS],
+                "speedup": 1.2 if i else None,
+                "flags": [],
+                "provenance": schema.MEASURED,
+                "content_hash": "h",
+                "source_hash": f"s{i}",
+                "selected": i == 1,
+                "recorded_at": T0,
+            }
+            for i in range(2)
+        ]
+        store.write_atomic(
+            pa.Table.from_pylist(samples, schema=schema.SAMPLES), store.samples_path(data, "cpu", "small", SUB, w)
+        )
     (subs / SUB / "kernels").mkdir(parents=True)
     (subs / SUB / "kernels" / "8p_GEMM.py").write_text(
-        f"def workload(a, b):\n    return a @ b\n# {hostile('source')}\n")
+        f"def workload(a, b):\n    return a @ b\n# {hostile('source')}\n"
+    )
 
 
 class _Tags(HTMLParser):

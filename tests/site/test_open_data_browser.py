@@ -28,8 +28,9 @@ def _dataset_rows(data_dir: Path, table: str, track: str) -> int:
     files = [str(f) for f in store.parquet_files(*folders)]
     if not files:
         return 0
-    return duckdb.sql("SELECT count(*) FROM read_parquet($f, union_by_name = true) WHERE track = $t",
-                      params={"f": files, "t": track}).fetchall()[0][0]
+    return duckdb.sql(
+        "SELECT count(*) FROM read_parquet($f, union_by_name = true) WHERE track = $t", params={"f": files, "t": track}
+    ).fetchall()[0][0]
 
 
 def test_every_published_file_downloads_and_reads_back(chromium: Any, served_site: Any, tmp_path: Path) -> None:

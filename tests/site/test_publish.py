@@ -37,8 +37,10 @@ def _dataset_count(data_dir: Path, folder: str, track: str) -> int:
     files = store.parquet_files(data_dir / folder, *([data_dir / "reported" / folder] if folder == "results" else []))
     if not files:
         return 0
-    return duckdb.sql("SELECT count(*) FROM read_parquet($f, union_by_name = true) WHERE track = $t",
-                      params={"f": [str(f) for f in files], "t": track}).fetchall()[0][0]
+    return duckdb.sql(
+        "SELECT count(*) FROM read_parquet($f, union_by_name = true) WHERE track = $t",
+        params={"f": [str(f) for f in files], "t": track},
+    ).fetchall()[0][0]
 
 
 @pytest.mark.parametrize("table", [schema.RESULTS, schema.SAMPLES, schema.SUBMISSIONS, schema.REPORTED_SUMMARY])
@@ -149,8 +151,11 @@ def planted(tmp_path: Path) -> tuple[Path, Path]:
     synthetic.generate(data, n_submissions=2, n_workloads=3, n_samples=4)
     for f in store.parquet_files(data / "results"):
         t = pq.read_table(f)
-        t = t.set_column(t.schema.get_field_index("result_json"), "result_json",
-                         pa.array([json.dumps({"candidate_log": SECRET_LOG})] * t.num_rows, pa.string()))
+        t = t.set_column(
+            t.schema.get_field_index("result_json"),
+            "result_json",
+            pa.array([json.dumps({"candidate_log": SECRET_LOG})] * t.num_rows, pa.string()),
+        )
         store.write_atomic(t, Path(f))
     for f in store.parquet_files(data / "submissions"):
         t = pq.read_table(f)
@@ -165,8 +170,9 @@ def planted(tmp_path: Path) -> tuple[Path, Path]:
 
 def test_nothing_private_is_published(planted: tuple[Path, Path]) -> None:
     data, out = planted
-    n = duckdb.sql(f"SELECT count(*) FROM read_parquet('{data}/results/**/*.parquet') "
-                   f"WHERE result_json LIKE '%{SECRET_LOG}%'").fetchall()[0][0]
+    n = duckdb.sql(
+        f"SELECT count(*) FROM read_parquet('{data}/results/**/*.parquet') WHERE result_json LIKE '%{SECRET_LOG}%'"
+    ).fetchall()[0][0]
     assert n > 0
     published = [p for p in out.rglob("*") if p.is_file()]
     assert published

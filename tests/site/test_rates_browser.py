@@ -27,12 +27,12 @@ def _row_cells(page: Any, table: str) -> dict[str, list[str]]:
         f"Object.fromEntries(Array.from(document.querySelectorAll('{table} tbody tr')).map(tr => ["
         "tr.cells[1].querySelector('a').getAttribute('href').replace(/\\/$/, '').split('/').pop(),"
         " Array.from(tr.cells).filter(c => c.offsetParent !== null)"
-        ".map(c => c.textContent.replace(/\\s+/g, ' ').trim())]))")
+        ".map(c => c.textContent.replace(/\\s+/g, ' ').trim())]))"
+    )
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-def test_leaderboard_rates_and_intervals_match_the_published_api(chromium: Any, served_site: Any,
-                                                                width: int) -> None:
+def test_leaderboard_rates_and_intervals_match_the_published_api(chromium: Any, served_site: Any, width: int) -> None:
     tracks = _api(served_site)
     page = chromium.new_page(viewport={"width": width, "height": 1000})
     page.goto(served_site.url)
@@ -82,8 +82,9 @@ def test_at_800_px_ids_stay_whole_and_times_stay_on_screen(chromium: Any, served
     page = chromium.new_page(viewport={"width": 800, "height": 1000})
     page.goto(f"{served_site.url}submissions/{sub}/")
     page.wait_for_selector("table#res-cpu-small[data-ts]")
-    headers = page.eval_on_selector_all("#res-cpu-small thead th",
-                                        "ths => ths.filter(t => t.offsetParent !== null).map(t => t.textContent)")
+    headers = page.eval_on_selector_all(
+        "#res-cpu-small thead th", "ths => ths.filter(t => t.offsetParent !== null).map(t => t.textContent)"
+    )
     assert "Kernel" in headers and "XLA" in headers
     # every workload id wraps only after an underscore: each rendered line of its link ends in "_" or the id's end
     lines = page.evaluate("""Array.from(document.querySelectorAll('#res-cpu-small td.bench-id a')).map(a => {

@@ -31,7 +31,8 @@ def _cells(page, table: str, col: int) -> dict[str, str]:
     """First-column link text -> the text of column `col`, for every row of `table`."""
     return page.evaluate(
         f"Object.fromEntries(Array.from(document.querySelectorAll('{table} tbody tr'))"
-        f".map(tr => [tr.cells[1].textContent.trim(), tr.cells[{col}].textContent.trim()]))")
+        f".map(tr => [tr.cells[1].textContent.trim(), tr.cells[{col}].textContent.trim()]))"
+    )
 
 
 def test_equal_keys_share_a_rank_shown_with_an_equals_sign(chromium: Any, served_site: Any) -> None:
@@ -45,13 +46,17 @@ def test_equal_keys_share_a_rank_shown_with_an_equals_sign(chromium: Any, served
     plain = [r for name, r in ranks.items() if name not in ("Synthetic Twin", "Synthetic 005")]
     assert all(re.fullmatch(r"\d+|—", r) for r in plain), plain  # no other tie in this dataset
     # the per-kernel table of a workload: the twins' kernels are equally fast, one shared rank
-    wl = next(r.workload for r in Metrics(served_site.data_dir).per_benchmark("cpu/small")
-              if r.submission == served_site.twin and r.correct_unflagged)
+    wl = next(
+        r.workload
+        for r in Metrics(served_site.data_dir).per_benchmark("cpu/small")
+        if r.submission == served_site.twin and r.correct_unflagged
+    )
     page.goto(f"{served_site.url}workloads/{wl}/")
     page.wait_for_selector("table#res-cpu-small[data-ts]")
     per_kernel = page.evaluate(
         "Object.fromEntries(Array.from(document.querySelectorAll('#res-cpu-small tbody tr'))"
-        ".map(tr => [tr.cells[1].textContent.trim(), tr.cells[0].textContent.trim()]))")
+        ".map(tr => [tr.cells[1].textContent.trim(), tr.cells[0].textContent.trim()]))"
+    )
     assert per_kernel[served_site.twin] == per_kernel[served_site.twin_of] and per_kernel[served_site.twin][0] == "="
     # each speedup carries its 95% interval on hover (greyed on the CPU track, with the reason)
     titles = page.eval_on_selector_all("#res-cpu-small .bench-interpret[title]", "els => els.map(e => e.title)")
@@ -64,8 +69,9 @@ def test_speed_track_shows_geomean_intervals(chromium: Any, served_site: Any) ->
     page.wait_for_selector("table#lb-v6e-full-paper-table3[data-ts]")
     head = page.locator("#lb-v6e-full-paper-table3 thead").inner_text()
     assert "95% interval" in head
-    cells = page.eval_on_selector_all("#lb-v6e-full-paper-table3 tbody tr td:nth-child(6)",
-                                      "els => els.map(e => e.textContent)")
+    cells = page.eval_on_selector_all(
+        "#lb-v6e-full-paper-table3 tbody tr td:nth-child(6)", "els => els.map(e => e.textContent)"
+    )
     assert cells and all(re.fullmatch(r"\[\d+\.\d\d, \d+\.\d\d\]", c.strip()) for c in cells), cells
     page.close()
 
@@ -77,8 +83,10 @@ def test_one_baseline_per_workload_at_one_size(chromium: Any, served_site: Any) 
     head = page.locator("table#workloads thead").inner_text()
     assert "FLOPs (small)" in head and "FLOPs (full)" not in head
     assert "CPU interpret / small" in page.locator("article").inner_text()  # the one track the columns are of
-    shown = page.evaluate("Object.fromEntries(Array.from(document.querySelectorAll('#workloads tbody tr'))"
-                          ".map(tr => [tr.cells[0].textContent.trim(), tr.cells[5].textContent.trim()]))")
+    shown = page.evaluate(
+        "Object.fromEntries(Array.from(document.querySelectorAll('#workloads tbody tr'))"
+        ".map(tr => [tr.cells[0].textContent.trim(), tr.cells[5].textContent.trim()]))"
+    )
     for wid in ("1p_Flash_Attention", "8p_GEMM"):
         assert shown[wid] == ms(base[wid].baseline_median_ms), wid
     page.goto(f"{served_site.url}workloads/8p_GEMM/")
@@ -100,10 +108,13 @@ def test_charts_fit_their_data_show_every_series_and_say_what_they_show(chromium
     page = _page(chromium, f"{served_site.url}charts/cpu-small/", errors)
     page.wait_for_function(
         "Array.from(document.querySelectorAll('div.bench-plot')).every(e => e.hasAttribute('data-drawn'))",
-        timeout=WAIT_MS)
-    captions = page.evaluate("Array.from(document.querySelectorAll('div.bench-plot')).map(el => "
-                             "el.nextElementSibling && el.nextElementSibling.matches('p.bench-caption') "
-                             "&& el.nextElementSibling.textContent.length > 40)")
+        timeout=WAIT_MS,
+    )
+    captions = page.evaluate(
+        "Array.from(document.querySelectorAll('div.bench-plot')).map(el => "
+        "el.nextElementSibling && el.nextElementSibling.matches('p.bench-caption') "
+        "&& el.nextElementSibling.textContent.length > 40)"
+    )
     assert captions and all(captions), captions  # a sentence under every chart
     for plot in ("cpu-small-fast1", "cpu-small-bestsofar", "cpu-small-fastp"):
         series = _series(page, plot)
@@ -124,8 +135,9 @@ def test_submission_page_lists_submitted_workloads_history_and_fast_p(chromium: 
     submitted = [r.workload for r in rows if r.status != "missing"]
     page = _page(chromium, f"{served_site.url}submissions/{served_site.kernel_submission}/")
     page.wait_for_selector("table#res-cpu-small[data-ts]")
-    listed = page.eval_on_selector_all("#res-cpu-small tbody tr td:first-child",
-                                       "els => els.map(e => e.textContent.trim())")
+    listed = page.eval_on_selector_all(
+        "#res-cpu-small tbody tr td:first-child", "els => els.map(e => e.textContent.trim())"
+    )
     assert sorted(listed) == sorted(submitted) and len(listed) < len(rows)
     absent = page.locator("p.bench-absent").inner_text()
     assert absent.startswith(f"Not submitted ({len(rows) - len(submitted)} of {len(rows)} workloads")
@@ -150,7 +162,7 @@ def test_trajectory_wording(chromium: Any, served_site: Any) -> None:
     assert "Source of this table\tthe submitter's submission.yaml (metadata only" in text
     assert "Provenance\tdeclared by submitter" not in text
     assert "Declared vs measured: 2 disagreements" in text
-    assert "Beats XLA at N\": the first sample, counting from 1" in text.replace("“", '"').replace("”", '"')
+    assert 'Beats XLA at N": the first sample, counting from 1' in text.replace("“", '"').replace("”", '"')
     assert "submitter's own run of the harness reported" in text and "submitter's hardware" not in text
     page.close()
 

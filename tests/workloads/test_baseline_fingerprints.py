@@ -25,7 +25,8 @@ IDS = list(workload_ids())
 
 def test_every_workload_is_pinned():
     assert sorted(STORED["workloads"]) == sorted(IDS), (
-        f"{FINGERPRINT_FILE.name} must hold exactly the {len(IDS)} workloads; run {STORED['regenerate']}")
+        f"{FINGERPRINT_FILE.name} must hold exactly the {len(IDS)} workloads; run {STORED['regenerate']}"
+    )
 
 
 @pytest.mark.parametrize("workload_id", IDS)
@@ -35,11 +36,13 @@ def test_compiled_baseline_matches_stored_fingerprint(workload_id):
     assert not lines, (
         f"{workload_id}: the compiled baseline program changed (stored with jax {env['jax']}, now {jax.__version__}):\n"
         + "\n".join(lines)
-        + f"\nIf the change is intended and reviewed against the original's formulation: {STORED['regenerate']}")
+        + f"\nIf the change is intended and reviewed against the original's formulation: {STORED['regenerate']}"
+    )
 
 
 def _scan_with_iota(hoisted: bool):
     """The 11p pattern in miniature: a row-index iota built inside the scan body, or once outside it."""
+
     def f(x, counts):
         outside = jax.lax.broadcasted_iota(jnp.int32, x.shape, 0)
 
@@ -48,14 +51,16 @@ def _scan_with_iota(hoisted: bool):
             return acc + jnp.where(rows < c, x, 0.0), None
 
         return jax.lax.scan(body, jnp.zeros_like(x), counts)[0]
+
     return f
 
 
 def test_fingerprint_sees_a_hoisted_loop_constant():
     """The fingerprint tells apart two formulations with the same values (so the pinning test can fail)."""
     x, counts = jnp.ones((64, 128), jnp.float32), jnp.arange(4, dtype=jnp.int32)
-    inside, hoisted = (hlo_fingerprint(jax.jit(_scan_with_iota(h)).lower(x, counts).compile().as_text())
-                       for h in (False, True))
+    inside, hoisted = (
+        hlo_fingerprint(jax.jit(_scan_with_iota(h)).lower(x, counts).compile().as_text()) for h in (False, True)
+    )
     assert jnp.array_equal(jax.jit(_scan_with_iota(False))(x, counts), jax.jit(_scan_with_iota(True))(x, counts))
     assert inside != hoisted
     assert any("s32[64,128]" in loop for loop in hoisted["loops"])
@@ -78,5 +83,8 @@ ENTRY %main.7 (x.1: f32[4]) -> f32[4] {
 }
 """
     renamed = text.replace(".12", ".99").replace("add_fusion.2", "fusion.17").replace("{0}", "{0:T(8)}")
-    assert hlo_fingerprint(text) == hlo_fingerprint(renamed) == {
-        "ops": {"fusion": 1, "parameter": 2, "tuple": 1, "while": 1}, "loops": ["(s32[],f32[4])"]}
+    assert (
+        hlo_fingerprint(text)
+        == hlo_fingerprint(renamed)
+        == {"ops": {"fusion": 1, "parameter": 2, "tuple": 1, "while": 1}, "loops": ["(s32[],f32[4])"]}
+    )

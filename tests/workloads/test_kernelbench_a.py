@@ -40,29 +40,55 @@ FULL_SHAPES: dict[str, tuple[list[tuple[int, ...]], tuple[int, ...]]] = {
     "20k_Gemm_Multiply_LeakyReLU": ([(4096, 8192), (8192, 8192), (8192,)], (4096, 8192)),
     "21k_Gemm_Divide_Sum_Scaling": ([(4096, 8192), (8192, 8192)], (4096, 1)),
     "22k_Conv2d_InstanceNorm_Divide": (
-        [(128, 64, 128, 128), (128, 64, 3, 3), (128,), (128,), (128,)], (128, 128, 126, 126)),
+        [(128, 64, 128, 128), (128, 64, 3, 3), (128,), (128,), (128,)],
+        (128, 128, 126, 126),
+    ),
     "23k_Matmul_Sum_Max_AvgPool_LogSumExp_LogSumExp": ([(4096, 8192), (8192, 8192), (8192,)], (4096, 1)),
     "24k_Matmul_Scale_ResidualAdd_Clamp_LogSumExp_Mish": ([(4096, 8192), (8192, 8192), (8192,)], (4096, 1)),
     "25k_Conv3d_GroupNorm_Mean": ([(128, 3, 24, 32, 32), (24, 3, 3, 3, 3), (24,), (24,), (24,)], (128,)),
     "26k_BMM_InstanceNorm_Sum_ResidualAdd_Multiply": (
-        [(4096, 8192), (4096, 8192), (8192, 8192), (8192,), (8192,), (8192,)], (4096, 8192)),
+        [(4096, 8192), (4096, 8192), (8192, 8192), (8192,), (8192,), (8192,)],
+        (4096, 8192),
+    ),
     "27k_Matmul_Mish_Mish": ([(4096, 8192), (8192, 8192), (8192,)], (4096, 8192)),
     "28k_ConvTranspose3d_LayerNorm_GELU_Scaling": (
-        [(32, 32, 16, 32, 32), (32, 64, 4, 4, 4), (64,), (64,), (64,)], (32, 64, 32, 64, 64)),
+        [(32, 32, 16, 32, 32), (32, 64, 4, 4, 4), (64,), (64,), (64,)],
+        (32, 64, 32, 64, 64),
+    ),
     "29k_Matmul_Swish_Sum_GroupNorm": ([(8192, 4096), (4096, 4096), (4096,), (4096,), (4096,)], (8192, 4096)),
     "30k_Matmul_Scaling_ResidualAdd": ([(16384, 4096), (4096, 4096), (4096,)], (16384, 4096)),
     "31k_Gemm_BatchNorm_GELU_ReLU": ([(16384, 8192), (8192, 8192), (8192,), (8192,), (8192,)], (16384, 8192)),
     "32k_Gemm_Sigmoid_LogSumExp": ([(16384, 2048), (4096, 2048), (4096,), (1024, 4096), (1024,)], (16384,)),
     "33k_Conv3d_Mish_Tanh": ([(16, 32, 32, 64, 64), (64, 32, 3, 3, 3), (64,)], (16, 64, 30, 62, 62)),
     "34k_Conv2d_Activation_BatchNorm": (
-        [(64, 64, 128, 128), (128, 64, 3, 3), (128,), (128,), (128,)], (64, 128, 126, 126)),
+        [(64, 64, 128, 128), (128, 64, 3, 3), (128,), (128,), (128,)],
+        (64, 128, 126, 126),
+    ),
 }
-KB_NUMBER = {"18k": 1, "19k": 9, "20k": 12, "21k": 14, "22k": 17, "23k": 18, "24k": 22, "25k": 23, "26k": 28, "27k": 29,
-             "28k": 34, "29k": 37, "30k": 40, "31k": 41, "32k": 45, "33k": 47, "34k": 52}
+KB_NUMBER = {
+    "18k": 1,
+    "19k": 9,
+    "20k": 12,
+    "21k": 14,
+    "22k": 17,
+    "23k": 18,
+    "24k": 22,
+    "25k": 23,
+    "26k": 28,
+    "27k": 29,
+    "28k": 34,
+    "29k": 37,
+    "30k": 40,
+    "31k": 41,
+    "32k": 45,
+    "33k": 47,
+    "34k": 52,
+}
 IDS = list(FULL_SHAPES)
 
 
 # ---------------------------------------------------------------- float64 building blocks (independent of the modules)
+
 
 def conv_valid(x: np.ndarray, w: np.ndarray) -> np.ndarray:
     """N-d VALID cross-correlation, stride 1, by im2col: x (N, C, *S), w (O, C, *K) -> (N, O, *(S-K+1))."""
@@ -86,10 +112,15 @@ def conv_transpose3d_scatter(x: np.ndarray, w: np.ndarray, stride: int, padding:
         for b in range(k):
             for c in range(k):
                 contrib = np.einsum("ncdhw,co->nodhw", x, w[:, :, a, b, c], optimize=True)
-                full[:, :, a:a + stride * (d - 1) + 1:stride, b:b + stride * (h - 1) + 1:stride,
-                     c:c + stride * (wd - 1) + 1:stride] += contrib
+                full[
+                    :,
+                    :,
+                    a : a + stride * (d - 1) + 1 : stride,
+                    b : b + stride * (h - 1) + 1 : stride,
+                    c : c + stride * (wd - 1) + 1 : stride,
+                ] += contrib
     out_sz = [(s - 1) * stride - 2 * padding + k for s in (d, h, wd)]
-    return full[:, :, padding:padding + out_sz[0], padding:padding + out_sz[1], padding:padding + out_sz[2]]
+    return full[:, :, padding : padding + out_sz[0], padding : padding + out_sz[1], padding : padding + out_sz[2]]
 
 
 def softplus(y: np.ndarray) -> np.ndarray:
@@ -125,6 +156,7 @@ def per_channel(v: np.ndarray, ndim: int) -> np.ndarray:
 
 
 # ---------------------------------------------------------------- the 17 oracles: float64 in, float64 out
+
 
 def o18(x, w, cb, b):
     return np.maximum(conv_valid(x, w) + per_channel(cb, 4), 0.0) + b[None]
@@ -208,8 +240,9 @@ def o34(x, w, cb, g, beta):
     return standardize(y, (0, 2, 3)) * per_channel(g, 4) + per_channel(beta, 4)
 
 
-ORACLES = dict(zip(IDS, [o18, o19, o20, o21, o22, o23, o24, o25, o26, o27, o28, o29, o30, o31, o32, o33, o34],
-                   strict=True))
+ORACLES = dict(
+    zip(IDS, [o18, o19, o20, o21, o22, o23, o24, o25, o26, o27, o28, o29, o30, o31, o32, o33, o34], strict=True)
+)
 # Where the defaults (atol = 1e-2 * max|ref|, rtol 2e-2, relative L2 1e-2) do not fit, and why.
 TOLERANCES: dict[str, dict[str, float]] = {
     # y - 2.0 is taken at |y| ~ 2, where one bf16 step is 0.0156: the few positive outputs (y just above 2)
@@ -226,6 +259,7 @@ TOLERANCES: dict[str, dict[str, float]] = {
 
 # ---------------------------------------------------------------- helpers
 
+
 @cache
 def small_inputs(wid: str, seed: int | None = None) -> tuple:
     return load_workload(wid).create_inputs(size="small", seed=seed)
@@ -235,8 +269,14 @@ def f64(arrays) -> list[np.ndarray]:
     return [np.asarray(a, dtype=np.float64) for a in arrays]
 
 
-def assert_matches(out: np.ndarray, ref: np.ndarray, atol: float | None = None, atol_fraction: float = 1e-2,
-                   rtol: float = 2e-2, rel_l2: float = 1e-2):
+def assert_matches(
+    out: np.ndarray,
+    ref: np.ndarray,
+    atol: float | None = None,
+    atol_fraction: float = 1e-2,
+    rtol: float = 2e-2,
+    rel_l2: float = 1e-2,
+):
     """|out - ref| <= atol + rtol * |ref| everywhere (atol defaults to atol_fraction * max|ref|), and a small
     relative L2 error overall."""
     assert out.shape == ref.shape
@@ -251,6 +291,7 @@ def assert_matches(out: np.ndarray, ref: np.ndarray, atol: float | None = None, 
 
 
 # ---------------------------------------------------------------- tests
+
 
 @pytest.mark.parametrize("wid", IDS)
 def test_module_metadata(wid):
@@ -324,5 +365,6 @@ def test_flat_draws_match_jax_random_bits():
     """workloads._common.uniform/normal (used by the conv workloads) must keep upstream's bits exactly."""
     key, shape = jax.random.key(7), (5, 7)  # small rank: shaped draws of rank >= 3 take XLA:CPU seconds to compile
     for ours, theirs in ((_common.uniform, jax.random.uniform), (_common.normal, jax.random.normal)):
-        np.testing.assert_array_equal(np.asarray(ours(key, shape, BF16), np.float32),
-                                      np.asarray(theirs(key, shape, dtype=BF16), np.float32))
+        np.testing.assert_array_equal(
+            np.asarray(ours(key, shape, BF16), np.float32), np.asarray(theirs(key, shape, dtype=BF16), np.float32)
+        )

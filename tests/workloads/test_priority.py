@@ -35,38 +35,87 @@ BF16, F32, I32 = "bfloat16", "float32", "int32"
 # Python-int input; then the output (shape, dtype).
 FULL: dict[str, tuple[list[Any], tuple[tuple[int, ...], str]]] = {
     "1p_Flash_Attention": ([((4, 64, 4096, 128), BF16)] * 3, ((4, 64, 4096, 128), BF16)),
-    "2p_GQA_Attention": ([((4, 4096, 128, 128), BF16), ((4, 4096, 8, 128), BF16), ((4, 4096, 8, 128), BF16)],
-                         ((4, 4096, 128, 128), BF16)),
-    "3p_MLA_Attention": ([((4, 2048, 7168), BF16), ((7168, 1536), BF16), ((1536, 24576), BF16), ((7168, 576), BF16),
-                          ((512, 16384), BF16), ((512, 16384), BF16), ((16384, 7168), BF16)],
-                         ((4, 2048, 7168), BF16)),
-    "4p_Sparse_Attention": ([((4, 64, 4096, 128), BF16), ((4, 8, 4096, 128), BF16), ((4, 8, 4096, 128), BF16)],
-                            ((4, 64, 4096, 128), BF16)),
+    "2p_GQA_Attention": (
+        [((4, 4096, 128, 128), BF16), ((4, 4096, 8, 128), BF16), ((4, 4096, 8, 128), BF16)],
+        ((4, 4096, 128, 128), BF16),
+    ),
+    "3p_MLA_Attention": (
+        [
+            ((4, 2048, 7168), BF16),
+            ((7168, 1536), BF16),
+            ((1536, 24576), BF16),
+            ((7168, 576), BF16),
+            ((512, 16384), BF16),
+            ((512, 16384), BF16),
+            ((16384, 7168), BF16),
+        ],
+        ((4, 2048, 7168), BF16),
+    ),
+    "4p_Sparse_Attention": (
+        [((4, 64, 4096, 128), BF16), ((4, 8, 4096, 128), BF16), ((4, 8, 4096, 128), BF16)],
+        ((4, 64, 4096, 128), BF16),
+    ),
     "5p_Flex_Attention": ([((4, 64, 4096, 128), BF16)] * 3 + [((64, 4096, 4096), BF16)], ((4, 64, 4096, 128), BF16)),
-    "6p_Paged_Attention": ([((64, 64, 128), BF16), ((16384, 16, 8, 128), BF16), ((16384, 16, 8, 128), BF16),
-                            ((64,), I32), ((64, 256), I32), ((65,), I32)], ((64, 64, 128), BF16)),
-    "7p_Ragged_Paged_Attention": ([((4096, 64, 128), BF16), ((16384, 16, 16, 128), BF16), ((64,), I32),
-                                   ((64, 256), I32), ((65,), I32), ((1,), I32)], ((4096, 64, 128), BF16)),
+    "6p_Paged_Attention": (
+        [
+            ((64, 64, 128), BF16),
+            ((16384, 16, 8, 128), BF16),
+            ((16384, 16, 8, 128), BF16),
+            ((64,), I32),
+            ((64, 256), I32),
+            ((65,), I32),
+        ],
+        ((64, 64, 128), BF16),
+    ),
+    "7p_Ragged_Paged_Attention": (
+        [
+            ((4096, 64, 128), BF16),
+            ((16384, 16, 16, 128), BF16),
+            ((64,), I32),
+            ((64, 256), I32),
+            ((65,), I32),
+            ((1,), I32),
+        ],
+        ((4096, 64, 128), BF16),
+    ),
     "8p_GEMM": ([((8192, 8192), BF16), ((8192, 28672), BF16)], ((8192, 28672), BF16)),
-    "9p_SwiGLU_MLP": ([((2, 4096, 8192), BF16), ((8192, 28672), BF16), ((8192, 28672), BF16), ((28672, 8192), BF16)],
-                      ((2, 4096, 8192), BF16)),
-    "10p_Sparse_MoE": ([((2, 4096, 4096), BF16), ((4096, 8), BF16), ((8, 4096, 14336), BF16),
-                        ((8, 4096, 14336), BF16), ((8, 14336, 4096), BF16)], ((2, 4096, 4096), F32)),
-    "11p_Megablox_GMM": ([((32768, 4096), BF16), ((128, 4096, 1536), BF16), ((128,), I32), 256],
-                         ((32768, 1536), BF16)),
+    "9p_SwiGLU_MLP": (
+        [((2, 4096, 8192), BF16), ((8192, 28672), BF16), ((8192, 28672), BF16), ((28672, 8192), BF16)],
+        ((2, 4096, 8192), BF16),
+    ),
+    "10p_Sparse_MoE": (
+        [
+            ((2, 4096, 4096), BF16),
+            ((4096, 8), BF16),
+            ((8, 4096, 14336), BF16),
+            ((8, 4096, 14336), BF16),
+            ((8, 14336, 4096), BF16),
+        ],
+        ((2, 4096, 4096), F32),
+    ),
+    "11p_Megablox_GMM": ([((32768, 4096), BF16), ((128, 4096, 1536), BF16), ((128,), I32), 256], ((32768, 1536), BF16)),
     "12p_RMSNorm": ([((8, 4096, 8192), BF16), ((8192,), BF16)], ((8, 4096, 8192), BF16)),
     "13p_Cross_Entropy": ([((8192, 4096), BF16), ((4096, 128256), BF16), ((8192,), I32)], ((), F32)),
     "14p_Ragged_Dot": ([((8, 1024, 4096), BF16), ((8, 4096, 14336), BF16)], ((8, 1024, 14336), BF16)),
     "15p_RetNet_Retention": ([((4, 16, 4096, 256), BF16)] * 3, ((4, 16, 4096, 256), BF16)),
     "16p_Mamba2_SSD": ([((4, 64, 4096, 64), BF16)] * 3 + [((4, 64, 4096), F32)], ((4, 64, 4096, 64), BF16)),
-    "17p_Triangle_Multiplication": ([((1536, 1536, 128), BF16), ((1536, 1536, 1), BF16)] + [((128, 128), BF16)] * 4
-                                    + [((128,), BF16)] + [((128, 128), BF16)] * 2, ((1536, 1536, 128), BF16)),
+    "17p_Triangle_Multiplication": (
+        [((1536, 1536, 128), BF16), ((1536, 1536, 1), BF16)]
+        + [((128, 128), BF16)] * 4
+        + [((128,), BF16)]
+        + [((128, 128), BF16)] * 2,
+        ((1536, 1536, 128), BF16),
+    ),
 }
 IDS = list(FULL)
 
 # Upstream baselines' get_flops at full size (spec section 1a); no other priority baseline has one.
-FULL_FLOPS = {"6p_Paged_Attention": 8_589_934_592, "7p_Ragged_Paged_Attention": 366_228_799_488,
-              "11p_Megablox_GMM": 412_316_860_416, "12p_RMSNorm": 1_342_177_280}
+FULL_FLOPS = {
+    "6p_Paged_Attention": 8_589_934_592,
+    "7p_Ragged_Paged_Attention": 366_228_799_488,
+    "11p_Megablox_GMM": 412_316_860_416,
+    "12p_RMSNorm": 1_342_177_280,
+}
 
 
 def load(workload_id: str) -> ModuleType:
@@ -138,12 +187,14 @@ def test_seeds(workload_id: str) -> None:
 # ----------------------------------------------------------------------------------------------------------------------
 # Independent oracles (float64 NumPy or JAX library functions). Each takes the module's small inputs.
 
+
 def f64(x: Any) -> np.ndarray:
     return np.asarray(x).astype(np.float64)
 
 
-def _attend(q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float, offset: int = 0,
-            bias: np.ndarray | None = None) -> np.ndarray:
+def _attend(
+    q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float, offset: int = 0, bias: np.ndarray | None = None
+) -> np.ndarray:
     """One head: q (Sq, D), k/v (Sk, D); query row r sees keys 0..r+offset; explicit max-subtracted softmax."""
     scores = q @ k.T * scale
     if bias is not None:
@@ -180,7 +231,7 @@ def oracle_3p(x, q_down, q_up, kv_down, k_up, v_up, o_proj):
     cos, sin = np.cos(theta), np.sin(theta)
 
     def rope_rotate(t):  # (S, rope)
-        t1, t2 = t[:, : rope // 2], t[:, rope // 2:]
+        t1, t2 = t[:, : rope // 2], t[:, rope // 2 :]
         return np.concatenate([t1 * cos - t2 * sin, t2 * cos + t1 * sin], axis=1)
 
     out = np.zeros((batch, seq, heads * vdim))
@@ -193,7 +244,7 @@ def oracle_3p(x, q_down, q_up, kv_down, k_up, v_up, o_proj):
         for h in range(heads):
             qh = np.concatenate([q[:, h, :nope], rope_rotate(q[:, h, nope:])], axis=1)
             kh = np.concatenate([k_nope[:, h], k_rope], axis=1)
-            out[b, :, h * vdim:(h + 1) * vdim] = _attend(qh, kh, v[:, h], (nope + rope) ** -0.5)
+            out[b, :, h * vdim : (h + 1) * vdim] = _attend(qh, kh, v[:, h], (nope + rope) ** -0.5)
     return out @ o_proj
 
 
@@ -233,7 +284,7 @@ def oracle_6p(queries, k_pages, v_pages, kv_lens, page_indices, cu_q_lens):
         row = int(cu_q_lens[s])
         for h in range(num_q_heads):
             q = queries[row, h][None]
-            out[s, h] = _attend(q, keys[:, h // group], values[:, h // group], dim ** -0.5, offset=kv_len)[0]
+            out[s, h] = _attend(q, keys[:, h // group], values[:, h // group], dim**-0.5, offset=kv_len)[0]
     return out
 
 
@@ -249,8 +300,13 @@ def oracle_7p(queries, kv_pages, kv_lens, page_indices, cu_q_lens, num_seqs):
         pages = _gather_pages(kv_pages, np.asarray(page_indices[i]))[:kv_len]
         for h in range(num_q_heads):
             kvh = h // group
-            out[start:end, h] = _attend(queries[start:end, h], pages[:, 2 * kvh], pages[:, 2 * kvh + 1],
-                                        dim ** -0.5, offset=kv_len - (end - start))
+            out[start:end, h] = _attend(
+                queries[start:end, h],
+                pages[:, 2 * kvh],
+                pages[:, 2 * kvh + 1],
+                dim**-0.5,
+                offset=kv_len - (end - start),
+            )
     return out
 
 
@@ -292,7 +348,7 @@ def oracle_11p(lhs, rhs, group_sizes, max_expert_size):
 
 def oracle_12p(x, scale):
     x = f64(x)
-    return x / np.sqrt(np.mean(x ** 2, axis=-1, keepdims=True) + 1e-5) * f64(scale)
+    return x / np.sqrt(np.mean(x**2, axis=-1, keepdims=True) + 1e-5) * f64(scale)
 
 
 def oracle_13p(hidden, weight, labels):
@@ -338,25 +394,28 @@ def oracle_16p(q, k, v, a_log):
 
 
 def oracle_17p(pair, mask, wl, wr, wlg, wrg, center_scale, wo, wog):
-    pair, mask, wl, wr, wlg, wrg, center_scale, wo, wog = map(f64, (pair, mask, wl, wr, wlg, wrg, center_scale, wo,
-                                                                    wog))
+    pair, mask, wl, wr, wlg, wrg, center_scale, wo, wog = map(
+        f64, (pair, mask, wl, wr, wlg, wrg, center_scale, wo, wog)
+    )
     sig = lambda t: 1.0 / (1.0 + np.exp(-t))  # noqa: E731
     act = pair * mask
     left = (act @ wl) * sig(act @ wlg)
     right = (act @ wr) * sig(act @ wrg)
     # per channel c: res[:, :, c] = left[:, :, c] @ right[:, :, c].T, as a batched matmul over channels
     res = np.matmul(left.transpose(2, 0, 1), right.transpose(2, 1, 0)).transpose(1, 2, 0)
-    res = res / np.sqrt((res ** 2).mean(axis=-1, keepdims=True) + 1e-6) * center_scale
+    res = res / np.sqrt((res**2).mean(axis=-1, keepdims=True) + 1e-6) * center_scale
     return (res @ wo) * sig(pair @ wog)
 
 
-ORACLES: dict[str, Callable[..., np.ndarray]] = {
-    wid: globals()[f"oracle_{wid.split('_')[0]}"] for wid in IDS
-}
+ORACLES: dict[str, Callable[..., np.ndarray]] = {wid: globals()[f"oracle_{wid.split('_')[0]}"] for wid in IDS}
 
 # Outputs whose typical magnitude is far below 1: atol scaled to it (k, v ~ N(0, 0.02) in 4p/5p/6p; MLA's projections).
-SCALE_ATOL = {"3p_MLA_Attention": 1e-3, "4p_Sparse_Attention": 1e-3, "5p_Flex_Attention": 1e-3,
-              "6p_Paged_Attention": 1e-4}
+SCALE_ATOL = {
+    "3p_MLA_Attention": 1e-3,
+    "4p_Sparse_Attention": 1e-3,
+    "5p_Flex_Attention": 1e-3,
+    "6p_Paged_Attention": 1e-4,
+}
 REL_L2 = 2e-2
 
 

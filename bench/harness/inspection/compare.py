@@ -98,8 +98,11 @@ class _Numbering:
                     self.sites.setdefault(site, []).append(callee)
                     outs = tuple(self.intern(("site_result", site, i)) for i in range(len(op.outs)))
                 else:
-                    outs = self.function(callee, args) if callee in self.module.funcs else \
-                        tuple(self.intern(("missing", callee, i)) for i in range(len(op.outs)))
+                    outs = (
+                        self.function(callee, args)
+                        if callee in self.module.funcs
+                        else tuple(self.intern(("missing", callee, i)) for i in range(len(op.outs)))
+                    )
             else:
                 attrs = tuple(sorted((k, v) for k, v in op.attrs.items() if k not in PLATFORM_ATTRS))
                 regions = []
@@ -107,8 +110,12 @@ class _Numbering:
                     for b, blk in enumerate(region):
                         inner_scope = (op.name, args, r, b, scope)
                         nonce = self.intern(("scope",) + inner_scope)
-                        env.update({a: self.intern(("barg", nonce, i, t))
-                                    for i, (a, t) in enumerate(zip(blk.args, blk.arg_types, strict=False))})
+                        env.update(
+                            {
+                                a: self.intern(("barg", nonce, i, t))
+                                for i, (a, t) in enumerate(zip(blk.args, blk.arg_types, strict=False))
+                            }
+                        )
                         regions.append(self.block(blk, env, (nonce,)))
                 key = self.intern((op.name, attrs, args, op.types, tuple(regions)))
                 outs = tuple(self.intern(("res", key, i)) for i in range(len(op.outs)))
@@ -143,8 +150,11 @@ def compare(runnable: Module, tpu: Module, site_work: SiteWork) -> Verdict:
     outs_b = b.function(fb.name, args)
     if outs_a != outs_b:
         differ = [i for i, (x, y) in enumerate(zip(outs_a, outs_b, strict=False)) if x != y]
-        return Verdict(False, f"outside its Pallas kernels, the runnable program computes output(s) {differ} "
-                              f"differently from the TPU program")
+        return Verdict(
+            False,
+            f"outside its Pallas kernels, the runnable program computes output(s) {differ} "
+            f"differently from the TPU program",
+        )
     if set(a.sites) != set(b.sites) or any(len(a.sites[s]) != len(b.sites[s]) for s in a.sites):
         return Verdict(False, "the two programs call their Pallas kernels at different places")
     per_site: list[SiteArithmetic] = []

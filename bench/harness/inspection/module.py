@@ -23,13 +23,36 @@ from typing import Any
 from bench.harness.protocol.messages import Bounds
 
 #: Attributes that say where an op came from or how to print it, not what it computes.
-IGNORED_ATTRS = frozenset({"mhlo.frontend_attributes", "mhlo.sharding", "jax.result_info", "mhlo.layout_mode",
-                           "sym_visibility", "arg_attrs", "res_attrs"})
+IGNORED_ATTRS = frozenset(
+    {
+        "mhlo.frontend_attributes",
+        "mhlo.sharding",
+        "jax.result_info",
+        "mhlo.layout_mode",
+        "sym_visibility",
+        "arg_attrs",
+        "res_attrs",
+    }
+)
 #: Attribute text longer than this is kept as a digest (dense constants); `backend_config` is kept whole.
 ATTR_TEXT_LIMIT = 256
-KEEP_WHOLE = frozenset({"backend_config", "call_target_name", "callee", "comparison_direction", "dimension_numbers",
-                        "dot_dimension_numbers", "iteration_bounds", "window_params", "dimension_semantics",
-                        "kind", "predicate", "reduction_dims", "function_type"})
+KEEP_WHOLE = frozenset(
+    {
+        "backend_config",
+        "call_target_name",
+        "callee",
+        "comparison_direction",
+        "dimension_numbers",
+        "dot_dimension_numbers",
+        "iteration_bounds",
+        "window_params",
+        "dimension_semantics",
+        "kind",
+        "predicate",
+        "reduction_dims",
+        "function_type",
+    }
+)
 
 
 class Refused(Exception):
@@ -188,8 +211,11 @@ def _number(attr: Any) -> Any:
 def parse_stablehlo(serialized: bytes, bounds: Bounds) -> Any:
     """The MLIR module of a portable StableHLO artifact (size-checked first)."""
     if len(serialized) > bounds.module_bytes:
-        raise Refused(f"the program's StableHLO is {len(serialized)} bytes, over the inspection bound of "
-                      f"{bounds.module_bytes} bytes", "oversized_program")
+        raise Refused(
+            f"the program's StableHLO is {len(serialized)} bytes, over the inspection bound of "
+            f"{bounds.module_bytes} bytes",
+            "oversized_program",
+        )
     from jax._src.interpreters import mlir as jax_mlir
     from jaxlib.mlir.dialects import stablehlo
 
@@ -227,8 +253,13 @@ def read(mlir_module: Any, bounds: Bounds, dialect_ops: bool = False) -> Module:
             raise Refused(f"function {name} has {len(blocks)} blocks", "disallowed_op")
         mb = blocks[0]
         block = Block(tuple(vid(a) for a in mb.arguments), tuple(str(a.type) for a in mb.arguments))
-        func = Func(name, visibility == "public", block, tuple(str(t) for t in results),
-                    {a: _attr_text(a, op.attributes[a]) for a in _attr_names(op) if a not in IGNORED_ATTRS})
+        func = Func(
+            name,
+            visibility == "public",
+            block,
+            tuple(str(t) for t in results),
+            {a: _attr_text(a, op.attributes[a]) for a in _attr_names(op) if a not in IGNORED_ATTRS},
+        )
         funcs[name] = func
         stack.append((mb, block, 1, func))
     while stack:
@@ -245,8 +276,14 @@ def read(mlir_module: Any, bounds: Bounds, dialect_ops: bool = False) -> Module:
             types = tuple(str(r.type) for r in op.results)
             attrs = {a: _attr_text(a, op.attributes[a]) for a in _attr_names(op) if a not in IGNORED_ATTRS}
             operands = list(op.operands)
-            node = Op(op.name, tuple(vid(v) for v in operands), tuple(vid(r) for r in op.results), types, attrs,
-                      tuple(str(v.type) for v in operands))
+            node = Op(
+                op.name,
+                tuple(vid(v) for v in operands),
+                tuple(vid(r) for r in op.results),
+                types,
+                attrs,
+                tuple(str(v.type) for v in operands),
+            )
             if op.name.endswith(".constant"):
                 node.scalar, node.const_bytes = _constant(op, types)
             elif op.name == "func.call":  # the callee's symbol, as the function's sym_name spells it
@@ -306,6 +343,9 @@ def inlined_size(funcs: dict[str, Func], root: str, bounds: Bounds) -> int:
             raise Refused(f"calls nest more than {bounds.call_depth} functions deep", "oversized_program")
         state[name] = 2
     if size.get(root, 0) > bounds.inlined_ops:
-        raise Refused(f"the program has more than {bounds.inlined_ops} ops once its calls are inlined (what XLA "
-                      f"compiles): a compile bomb", "oversized_program")
+        raise Refused(
+            f"the program has more than {bounds.inlined_ops} ops once its calls are inlined (what XLA "
+            f"compiles): a compile bomb",
+            "oversized_program",
+        )
     return size.get(root, 0)

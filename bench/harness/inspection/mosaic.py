@@ -37,9 +37,21 @@ from bench.harness.protocol.messages import Bounds
 #: Evaluate grid-dependent conditions at every grid point up to this many points (beyond: unknown).
 GRID_EVAL_LIMIT = 1024
 #: Casts, shape changes and data movement: no arithmetic.
-NO_FLOPS = ("arith.extf", "arith.truncf", "arith.extsi", "arith.extui", "arith.trunci", "arith.sitofp",
-            "arith.uitofp", "arith.fptosi", "arith.fptoui", "arith.bitcast", "arith.index_cast",
-            "arith.index_castui", "arith.constant")
+NO_FLOPS = (
+    "arith.extf",
+    "arith.truncf",
+    "arith.extsi",
+    "arith.extui",
+    "arith.trunci",
+    "arith.sitofp",
+    "arith.uitofp",
+    "arith.fptosi",
+    "arith.fptoui",
+    "arith.bitcast",
+    "arith.index_cast",
+    "arith.index_castui",
+    "arith.constant",
+)
 TERMINATORS = frozenset({"scf.yield", "func.return", "scf.condition"})
 Pair = tuple[float, float]  # (matmul FLOPs, other FLOPs)
 
@@ -68,8 +80,9 @@ def kernel_body(op: Op) -> bytes:
         config = json.loads(text)
         return base64.b64decode(config["custom_call_config"]["body"])
     except Exception as exc:  # a malformed config: the TPU runtime would refuse it too
-        raise Refused(f"a tpu_custom_call's backend_config is not a Mosaic kernel: {type(exc).__name__}",
-                      "disallowed_op") from exc
+        raise Refused(
+            f"a tpu_custom_call's backend_config is not a Mosaic kernel: {type(exc).__name__}", "disallowed_op"
+        ) from exc
 
 
 def parse_kernel(body: bytes, bounds: Bounds) -> Module:
@@ -192,8 +205,10 @@ class _Counter:
                     branches.append(((0.0, 0.0), (0.0, 0.0)))
                 if cond is None:
                     self.unknown += 1
-                    add(min(branches, key=lambda x: x[0][0] + x[0][1])[0],
-                        max(branches, key=lambda x: x[1][0] + x[1][1])[1])
+                    add(
+                        min(branches, key=lambda x: x[0][0] + x[0][1])[0],
+                        max(branches, key=lambda x: x[1][0] + x[1][1])[1],
+                    )
                 else:
                     add(*branches[0 if cond else 1])
             elif op.name == "scf.for":
@@ -228,23 +243,39 @@ class _Counter:
         return result
 
 
-_CMP = {"eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "slt": lambda a, b: a < b,
-        "sle": lambda a, b: a <= b, "sgt": lambda a, b: a > b, "sge": lambda a, b: a >= b,
-        "ult": lambda a, b: a < b, "ule": lambda a, b: a <= b, "ugt": lambda a, b: a > b, "uge": lambda a, b: a >= b}
+_CMP = {
+    "eq": lambda a, b: a == b,
+    "ne": lambda a, b: a != b,
+    "slt": lambda a, b: a < b,
+    "sle": lambda a, b: a <= b,
+    "sgt": lambda a, b: a > b,
+    "sge": lambda a, b: a >= b,
+    "ult": lambda a, b: a < b,
+    "ule": lambda a, b: a <= b,
+    "ugt": lambda a, b: a > b,
+    "uge": lambda a, b: a >= b,
+}
 _PREDICATES = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
 
 
 _SCALAR: dict[str, Callable[[list[int]], Any]] = {
-    **dict.fromkeys(("arith.extui", "arith.extsi", "arith.index_cast", "arith.index_castui", "arith.trunci"),
-                    lambda a: int(a[0])),
-    "arith.addi": lambda a: a[0] + a[1], "arith.subi": lambda a: a[0] - a[1], "arith.muli": lambda a: a[0] * a[1],
+    **dict.fromkeys(
+        ("arith.extui", "arith.extsi", "arith.index_cast", "arith.index_castui", "arith.trunci"), lambda a: int(a[0])
+    ),
+    "arith.addi": lambda a: a[0] + a[1],
+    "arith.subi": lambda a: a[0] - a[1],
+    "arith.muli": lambda a: a[0] * a[1],
     **dict.fromkeys(("arith.divsi", "arith.divui"), lambda a: int(a[0] / a[1]) if a[1] else None),
     "arith.floordivsi": lambda a: a[0] // a[1] if a[1] else None,
     "arith.ceildivsi": lambda a: -(-a[0] // a[1]) if a[1] else None,
     **dict.fromkeys(("arith.remsi", "arith.remui"), lambda a: int(math.fmod(a[0], a[1])) if a[1] else None),
-    **dict.fromkeys(("arith.maxsi", "arith.maxui"), max), **dict.fromkeys(("arith.minsi", "arith.minui"), min),
-    "arith.andi": lambda a: a[0] & a[1], "arith.ori": lambda a: a[0] | a[1], "arith.xori": lambda a: a[0] ^ a[1],
-    "arith.select": lambda a: a[1] if a[0] else a[2]}
+    **dict.fromkeys(("arith.maxsi", "arith.maxui"), max),
+    **dict.fromkeys(("arith.minsi", "arith.minui"), min),
+    "arith.andi": lambda a: a[0] & a[1],
+    "arith.ori": lambda a: a[0] | a[1],
+    "arith.xori": lambda a: a[0] ^ a[1],
+    "arith.select": lambda a: a[1] if a[0] else a[2],
+}
 
 
 def _scalar_op(op: Op, a: list[int]) -> Any:

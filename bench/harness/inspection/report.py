@@ -70,8 +70,9 @@ def read_program(blob: bytes, what: str, bounds: Bounds) -> Program:
     try:
         exp = jax.export.deserialize(bytearray(blob))
     except Exception as exc:
-        raise Refused(f"the {what} is not a jax.export program: {type(exc).__name__}: {exc}"[:500],
-                      "unreadable") from exc
+        raise Refused(
+            f"the {what} is not a jax.export program: {type(exc).__name__}: {exc}"[:500], "unreadable"
+        ) from exc
     if exp.nr_devices != 1:
         raise Refused(f"the {what} is for {exp.nr_devices} devices, not 1", "unreadable")
     module = read(parse_stablehlo(exp.mlir_module_serialized, bounds), bounds)
@@ -100,16 +101,27 @@ def read_program(blob: bytes, what: str, bounds: Bounds) -> Program:
     input_bytes = sum(type_bytes(t) for t in main.body.arg_types)
     output_bytes = sum(type_bytes(t) for t in main.result_types)
     summary: dict[str, JsonValue] = {
-        "platforms": list(exp.platforms), "in_avals": list(avals[0]), "out_avals": list(avals[1]),
-        "input_bytes": input_bytes, "output_bytes": output_bytes, "custom_calls": dict(calls),
-        "constant_bytes": const_bytes, "largest_constant_bytes": largest,
-        "mosaic_calls": calls.get(allowlist.MOSAIC_TARGET, 0), "kernel_sites": sites, "size_bytes": len(blob),
-        "ops": module.ops, "depth": module.depth, "inlined_ops": module.inlined_ops}
+        "platforms": list(exp.platforms),
+        "in_avals": list(avals[0]),
+        "out_avals": list(avals[1]),
+        "input_bytes": input_bytes,
+        "output_bytes": output_bytes,
+        "custom_calls": dict(calls),
+        "constant_bytes": const_bytes,
+        "largest_constant_bytes": largest,
+        "mosaic_calls": calls.get(allowlist.MOSAIC_TARGET, 0),
+        "kernel_sites": sites,
+        "size_bytes": len(blob),
+        "ops": module.ops,
+        "depth": module.depth,
+        "inlined_ops": module.inlined_ops,
+    }
     return Program(exp, module, summary, avals, is_large_constant(const_bytes, input_bytes, output_bytes))
 
 
-def inspect_programs(runnable: bytes, tpu: bytes, platform: str, bounds: Bounds = DEFAULT_BOUNDS,
-                     baseline_s: float | None = None) -> InspectionReport:
+def inspect_programs(
+    runnable: bytes, tpu: bytes, platform: str, bounds: Bounds = DEFAULT_BOUNDS, baseline_s: float | None = None
+) -> InspectionReport:
     """The report on one build's exports (see the module docstring). `baseline_s`: the workload's own work on the
     target chip, counted the same way (`baseline_work`). Raises only on a harness bug."""
     try:
@@ -117,8 +129,9 @@ def inspect_programs(runnable: bytes, tpu: bytes, platform: str, bounds: Bounds 
     except Refused as r:
         return InspectionReport(refused=r.reason, flags=[f for f in (_flag(r.kind),) if f])
     if platform not in run.exported.platforms:
-        return InspectionReport(runnable=run.summary,
-                                refused=f"the program was exported for {list(run.exported.platforms)}, not {platform}")
+        return InspectionReport(
+            runnable=run.summary, refused=f"the program was exported for {list(run.exported.platforms)}, not {platform}"
+        )
     flags = ["large_constant"] if run.large_constant else []
     read_so_far = partial(InspectionReport, runnable=run.summary, flags=flags)  # the report, with what was read
     if platform == "tpu":
@@ -140,24 +153,44 @@ def inspect_programs(runnable: bytes, tpu: bytes, platform: str, bounds: Bounds 
         return read_so_far(tpu_lowering=f"the TPU program could not be read: {r.reason}")
     share = tally.coverage(baseline_s)
     coverage: dict[str, JsonValue] = {
-        "coverage": share, "kernel_s": tally.kernel_s, "kernel_s_high": tally.kernel_s_high,
-        "outside_s": tally.outside_s, "baseline_s": baseline_s, "uncertain_kernels": tally.uncertain_kernels,
-        "kernel_flops": tally.kernel_flops, "outside_flops": tally.outside_flops, "kernel_bytes": tally.kernel_bytes,
-        "outside_bytes": tally.outside_bytes, "kernels": [asdict(k) for k in tally.kernels],
-        "unknown_loops": tally.unknown_loops, "runtime_branches": tally.runtime_branches,
-        "target_chip": work.TARGET_CHIP, "mostly_xla_below": MOSTLY_XLA_BELOW}
-    read_so_far = partial(read_so_far, tpu=on_tpu.summary, tpu_lowering="ok", pallas_coverage=share, coverage=coverage,
-                          pallas_calls=sum(1 for k in tally.kernels if k.counted))
+        "coverage": share,
+        "kernel_s": tally.kernel_s,
+        "kernel_s_high": tally.kernel_s_high,
+        "outside_s": tally.outside_s,
+        "baseline_s": baseline_s,
+        "uncertain_kernels": tally.uncertain_kernels,
+        "kernel_flops": tally.kernel_flops,
+        "outside_flops": tally.outside_flops,
+        "kernel_bytes": tally.kernel_bytes,
+        "outside_bytes": tally.outside_bytes,
+        "kernels": [asdict(k) for k in tally.kernels],
+        "unknown_loops": tally.unknown_loops,
+        "runtime_branches": tally.runtime_branches,
+        "target_chip": work.TARGET_CHIP,
+        "mostly_xla_below": MOSTLY_XLA_BELOW,
+    }
+    read_so_far = partial(
+        read_so_far,
+        tpu=on_tpu.summary,
+        tpu_lowering="ok",
+        pallas_coverage=share,
+        coverage=coverage,
+        pallas_calls=sum(1 for k in tally.kernels if k.counted),
+    )
     if platform == "tpu":
         return read_so_far(readiness_check="verified", readiness_reason="on a TPU host the TPU program is what runs")
     verdict = compare.compare(run.module, on_tpu.module, _site_work(bounds))
-    return read_so_far(readiness_check="verified" if verdict.verified else "unverified",
-                       readiness_reason=verdict.reason, readiness_sites=[asdict(s) for s in verdict.sites])
+    return read_so_far(
+        readiness_check="verified" if verdict.verified else "unverified",
+        readiness_reason=verdict.reason,
+        readiness_sites=[asdict(s) for s in verdict.sites],
+    )
 
 
 def _site_work(bounds: Bounds) -> compare.SiteWork:
     """(matmul FLOPs, other array FLOPs, depends on data) of a kernel site: from the Mosaic body (TPU side, the
     dearer branch where one is chosen at run time) or from the interpreted twin's ops (CPU side, likewise)."""
+
     def site_work(kind: str, module: Module, name: str) -> tuple[float, float, bool]:
         f = module.funcs[name]
         if kind == "tpu":
@@ -166,6 +199,7 @@ def _site_work(bounds: Bounds) -> compare.SiteWork:
             return k.matmul_flops_high, k.other_flops_high, bool(k.unknown_conditions or k.dynamic_grid)
         t = work.Coverage(module, bounds, unknown_trips=1).function(name, tuple(range(len(f.result_types))))
         return t.outside_matmul_flops, t.outside_vector_flops, bool(t.unknown_loops or t.runtime_branches)
+
     return site_work
 
 
@@ -212,5 +246,10 @@ def error_reply(exc: Exception) -> InspectReply:
 
 def _flag(kind: str) -> str | None:
     """The integrity flag of a refusal kind (bench.integrity.flags); an unreadable blob gets none."""
-    return {"host_callback": "host_callback", "native_call": "native_call", "stateful_op": "disallowed_op",
-            "disallowed_op": "disallowed_op", "oversized_program": "oversized_program"}.get(kind)
+    return {
+        "host_callback": "host_callback",
+        "native_call": "native_call",
+        "stateful_op": "disallowed_op",
+        "disallowed_op": "disallowed_op",
+        "oversized_program": "oversized_program",
+    }.get(kind)

@@ -46,20 +46,60 @@ TARGET_CHIP = "v6e"
 #: Kernel call sites described in the details (the totals count all of them).
 KERNEL_ENTRIES = 32
 
-FREE = frozenset({"stablehlo.reshape", "stablehlo.bitcast_convert", "stablehlo.get_tuple_element", "stablehlo.tuple",
-                  "stablehlo.optimization_barrier", "stablehlo.constant", "stablehlo.return", "func.return",
-                  "sdy.sharding_constraint", "stablehlo.get_dimension_size", "stablehlo.set_dimension_size",
-                  "stablehlo.dynamic_reshape"})
-MOVES = frozenset({"stablehlo.transpose", "stablehlo.broadcast_in_dim", "stablehlo.broadcast", "stablehlo.slice",
-                   "stablehlo.dynamic_slice", "stablehlo.dynamic_update_slice", "stablehlo.concatenate",
-                   "stablehlo.pad", "stablehlo.gather", "stablehlo.scatter", "stablehlo.reverse", "stablehlo.convert",
-                   "stablehlo.iota", "stablehlo.real_dynamic_slice", "stablehlo.dynamic_pad", "stablehlo.dynamic_iota",
-                   "stablehlo.dynamic_broadcast_in_dim", "stablehlo.torch_index_select", "stablehlo.dynamic_gather",
-                   "stablehlo.reduce_precision", "stablehlo.custom_call"})
+FREE = frozenset(
+    {
+        "stablehlo.reshape",
+        "stablehlo.bitcast_convert",
+        "stablehlo.get_tuple_element",
+        "stablehlo.tuple",
+        "stablehlo.optimization_barrier",
+        "stablehlo.constant",
+        "stablehlo.return",
+        "func.return",
+        "sdy.sharding_constraint",
+        "stablehlo.get_dimension_size",
+        "stablehlo.set_dimension_size",
+        "stablehlo.dynamic_reshape",
+    }
+)
+MOVES = frozenset(
+    {
+        "stablehlo.transpose",
+        "stablehlo.broadcast_in_dim",
+        "stablehlo.broadcast",
+        "stablehlo.slice",
+        "stablehlo.dynamic_slice",
+        "stablehlo.dynamic_update_slice",
+        "stablehlo.concatenate",
+        "stablehlo.pad",
+        "stablehlo.gather",
+        "stablehlo.scatter",
+        "stablehlo.reverse",
+        "stablehlo.convert",
+        "stablehlo.iota",
+        "stablehlo.real_dynamic_slice",
+        "stablehlo.dynamic_pad",
+        "stablehlo.dynamic_iota",
+        "stablehlo.dynamic_broadcast_in_dim",
+        "stablehlo.torch_index_select",
+        "stablehlo.dynamic_gather",
+        "stablehlo.reduce_precision",
+        "stablehlo.custom_call",
+    }
+)
 MATMUL_OPS = frozenset({"stablehlo.dot_general", "stablehlo.dot", "chlo.ragged_dot", "stablehlo.convolution"})
-REGION_OPS_WITH_COMBINERS = frozenset({"stablehlo.reduce", "stablehlo.reduce_window", "stablehlo.sort",
-                                       "stablehlo.scatter", "stablehlo.select_and_scatter", "stablehlo.map",
-                                       "stablehlo.all_reduce", "stablehlo.reduce_scatter"})
+REGION_OPS_WITH_COMBINERS = frozenset(
+    {
+        "stablehlo.reduce",
+        "stablehlo.reduce_window",
+        "stablehlo.sort",
+        "stablehlo.scatter",
+        "stablehlo.select_and_scatter",
+        "stablehlo.map",
+        "stablehlo.all_reduce",
+        "stablehlo.reduce_scatter",
+    }
+)
 
 
 def _peaks() -> tuple[float, float]:
@@ -137,6 +177,7 @@ class Tally:
 
 # ---------------------------------------------------------------- costs of single ops
 
+
 def op_cost(op: Op) -> tuple[float, float]:
     """(FLOPs, HBM bytes) of one StableHLO/CHLO op outside kernels, from its shapes."""
     name = op.name
@@ -148,8 +189,14 @@ def op_cost(op: Op) -> tuple[float, float]:
         if name == "stablehlo.dynamic_update_slice":
             upd = type_bytes(op.arg_types[1]) if len(op.arg_types) > 1 else out_b
             return 0.0, 2.0 * upd
-        if name in ("stablehlo.slice", "stablehlo.dynamic_slice", "stablehlo.broadcast_in_dim", "stablehlo.broadcast",
-                    "stablehlo.iota", "stablehlo.gather"):
+        if name in (
+            "stablehlo.slice",
+            "stablehlo.dynamic_slice",
+            "stablehlo.broadcast_in_dim",
+            "stablehlo.broadcast",
+            "stablehlo.iota",
+            "stablehlo.gather",
+        ):
             return 0.0, 2.0 * out_b
         return 0.0, float(in_b + out_b)
     if name in ("stablehlo.dot_general", "stablehlo.dot", "chlo.ragged_dot"):
@@ -160,8 +207,11 @@ def op_cost(op: Op) -> tuple[float, float]:
         n = float(sum(type_elements(t) for t in op.arg_types))
         if name == "stablehlo.sort":
             n = n * max(1.0, math.log2(max(2.0, n)))
-        return (float(n), float(in_b + out_b)) if name not in ("stablehlo.while", "stablehlo.case",
-                                                                "stablehlo.if") else (0.0, 0.0)
+        return (
+            (float(n), float(in_b + out_b))
+            if name not in ("stablehlo.while", "stablehlo.case", "stablehlo.if")
+            else (0.0, 0.0)
+        )
     return float(sum(type_elements(t) for t in op.types)), float(in_b + out_b)
 
 
@@ -192,6 +242,7 @@ def _conv_flops(op: Op) -> float:
 
 # ---------------------------------------------------------------- scalar folding (trip counts, branch indices)
 
+
 def fold(module: Module, vid: int, depth: int = 0) -> Any:
     """The value of a scalar computed from constants only (None: not a constant)."""
     op = module.defs.get(vid)
@@ -210,8 +261,12 @@ def fold(module: Module, vid: int, depth: int = 0) -> Any:
 
 
 _FOLD: dict[str, Callable[[Any, Any], Any]] = {
-    "stablehlo.add": lambda a, b: a + b, "stablehlo.subtract": lambda a, b: a - b,
-    "stablehlo.multiply": lambda a, b: a * b, "stablehlo.maximum": max, "stablehlo.minimum": min}
+    "stablehlo.add": lambda a, b: a + b,
+    "stablehlo.subtract": lambda a, b: a - b,
+    "stablehlo.multiply": lambda a, b: a * b,
+    "stablehlo.maximum": max,
+    "stablehlo.minimum": min,
+}
 
 
 def _strip(block: Block, vid: int) -> int:
@@ -302,6 +357,7 @@ def _trips(d: str, start: float, limit: float, s: float) -> int | None:
 
 # ---------------------------------------------------------------- liveness (which kernel results reach the outputs)
 
+
 class Liveness:
     """Live values per function and result mask (memoized). Only kernels need it: XLA work is counted
     whether live or not."""
@@ -372,6 +428,7 @@ class Liveness:
 
 
 # ---------------------------------------------------------------- the walk
+
 
 class Coverage:
     """Counts a TPU module's work inside and outside its Mosaic kernels (see the module docstring)."""
@@ -476,8 +533,19 @@ class Coverage:
         nbytes = float(sum(type_bytes(x) for x in op.arg_types) + sum(type_bytes(x) for x in op.types))
         uncertain = work.unknown_conditions > 0 or work.dynamic_grid
         if len(t.kernels) < KERNEL_ENTRIES:
-            t.kernels.append(KernelEntry(work.grid, work.matmul_flops, work.other_flops, work.matmul_flops_high,
-                                         work.other_flops_high, uncertain, is_live, not computes, is_live and computes))
+            t.kernels.append(
+                KernelEntry(
+                    work.grid,
+                    work.matmul_flops,
+                    work.other_flops,
+                    work.matmul_flops_high,
+                    work.other_flops_high,
+                    uncertain,
+                    is_live,
+                    not computes,
+                    is_live and computes,
+                )
+            )
         if not (is_live and computes):
             return
         t.kernel_flops += work.flops

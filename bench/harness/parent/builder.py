@@ -75,9 +75,17 @@ class BuildArtifact:
 def _build_env() -> dict[str, str]:
     """The build never opens an accelerator: CPU backend only (it cross-lowers for TPU); single-threaded
     XLA:CPU and BLAS, so a build next to a timed runner takes one core, not both."""
-    return {"JAX_PLATFORMS": "cpu", "PYTHONPATH": str(ROOT), "JAXBENCH_ROOT": str(ROOT),
-            "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1",
-            "XLA_FLAGS": CPU_TIMING_FLAGS, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    return {
+        "JAX_PLATFORMS": "cpu",
+        "PYTHONPATH": str(ROOT),
+        "JAXBENCH_ROOT": str(ROOT),
+        "TF_CPP_MIN_LOG_LEVEL": "2",
+        "PYTHONUNBUFFERED": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "XLA_FLAGS": CPU_TIMING_FLAGS,
+        "OPENBLAS_NUM_THREADS": "1",
+        "OMP_NUM_THREADS": "1",
+    }
 
 
 class BuildProcess:
@@ -91,11 +99,19 @@ class BuildProcess:
         argv = [sys.executable, "-m", "bench.harness.sandbox.child", "--reply-fd", str(reply_w)]
         self.cmd = wrap(argv, sandbox, kernel=bind, limits=limits, extra_env=_build_env())
         try:
-            self.proc = ChildProcess("the build", self.cmd.argv, reply_fd=self.reply_r, env=self.cmd.env,
-                                     cwd="/tmp" if self.cmd.name == "bwrap" else self.cmd.env["HOME"],
-                                     stdin=subprocess.PIPE, stdout=log_w, pass_fds=(reply_w,),
-                                     preexec_fn=self.cmd.preexec(), memory_signals=MEMORY_SIGNALS,
-                                     memory_hint=MEMORY_HINT)
+            self.proc = ChildProcess(
+                "the build",
+                self.cmd.argv,
+                reply_fd=self.reply_r,
+                env=self.cmd.env,
+                cwd="/tmp" if self.cmd.name == "bwrap" else self.cmd.env["HOME"],
+                stdin=subprocess.PIPE,
+                stdout=log_w,
+                pass_fds=(reply_w,),
+                preexec_fn=self.cmd.preexec(),
+                memory_signals=MEMORY_SIGNALS,
+                memory_hint=MEMORY_HINT,
+            )
         except BaseException:
             os.close(self.reply_r)
             os.close(log_r)
@@ -123,14 +139,28 @@ class BuildProcess:
         finally:
             survivors, events = self.close()
         limits, cmd = self.limits, self.cmd
-        details: dict[str, JsonValue] = {"limits": {
-            "memory_mb": limits.memory_mb, "tmpfs_mb": limits.tmpfs_mb, "address_space_mb": limits.address_space_mb,
-            "processes": limits.processes if cmd.cgroup else None, "dev_mb": limits.dev_mb,
-            "memory_cgroup": cmd.memory_cgroup is not None}, "bounds": self.bounds}
+        details: dict[str, JsonValue] = {
+            "limits": {
+                "memory_mb": limits.memory_mb,
+                "tmpfs_mb": limits.tmpfs_mb,
+                "address_space_mb": limits.address_space_mb,
+                "processes": limits.processes if cmd.cgroup else None,
+                "dev_mb": limits.dev_mb,
+                "memory_cgroup": cmd.memory_cgroup is not None,
+            },
+            "bounds": self.bounds,
+        }
         seen = process_bound(seen, self.bounds, limits)
-        return replace(over_memory_cap(seen, {}, events, limits), sandbox=cmd.name, started=started,
-                       ended=time.monotonic(), survivors=survivors, log=self.log.text(), log_bytes=self.log.total,
-                       details=details)
+        return replace(
+            over_memory_cap(seen, {}, events, limits),
+            sandbox=cmd.name,
+            started=started,
+            ended=time.monotonic(),
+            survivors=survivors,
+            log=self.log.text(),
+            log_bytes=self.log.total,
+            details=details,
+        )
 
     def close(self) -> tuple[int, dict[str, int]]:
         """End the build and every process it started: (survivors killed, the memory cgroup's final counters).
@@ -157,8 +187,9 @@ def process_bound(seen: BuildArtifact, bounds: dict[str, JsonValue], limits: Lim
     return replace(seen, reason=f"{seen.reason}; {said}", error=f"{seen.error}; {said}")
 
 
-def build_kernel(kernel: Path, request: BuildRequest, *, sandbox: str, timeout_s: float,
-                 limits: Limits | None = None) -> BuildArtifact:
+def build_kernel(
+    kernel: Path, request: BuildRequest, *, sandbox: str, timeout_s: float, limits: Limits | None = None
+) -> BuildArtifact:
     """Run one build of `kernel` to completion (or its deadline) and return what was observed (`limits`: the
     defaults)."""
     return BuildProcess(kernel, sandbox, limits or Limits()).run(request, timeout_s)
@@ -178,17 +209,23 @@ def receive(proc: ChildProcess, timeout_s: float) -> BuildArtifact:
         # memory_error: the build's is_memory_error (protocol.messages), the runner's rule; a candidate that
         # sets it itself only trades one failure status for another
         kind = Status.OUT_OF_MEMORY if reply.memory_error else Status.COMPILE_ERROR
-        return _failed(kind, escape_controls(one_line(reply.error)),
-                       escape_controls(reply.error), escape_controls(reply.traceback))
+        return _failed(
+            kind, escape_controls(one_line(reply.error)), escape_controls(reply.error), escape_controls(reply.traceback)
+        )
     want = 2 if reply.tpu_exported else 1
     if len(blobs) != want:
         return _failed(Status.CRASHED, f"the build sent {len(blobs)} programs, expected {want}")
-    return BuildArtifact(ok=True, runnable=blobs[0], tpu=blobs[1] if reply.tpu_exported else b"",
-                         tpu_lowering_error=escape_controls(reply.tpu_lowering_error))
+    return BuildArtifact(
+        ok=True,
+        runnable=blobs[0],
+        tpu=blobs[1] if reply.tpu_exported else b"",
+        tpu_lowering_error=escape_controls(reply.tpu_lowering_error),
+    )
 
 
-def over_memory_cap(seen: BuildArtifact, before: Mapping[str, int], after: Mapping[str, int],
-                    limits: Limits) -> BuildArtifact:
+def over_memory_cap(
+    seen: BuildArtifact, before: Mapping[str, int], after: Mapping[str, int], limits: Limits
+) -> BuildArtifact:
     """A failed build during which its memory cgroup's out-of-memory counters rose (`before` -> `after`) is
     OUT_OF_MEMORY, whatever its end looked like: a SIGKILL, bubblewrap's exit 137, a timeout while the cgroup was
     reclaiming, or the candidate's own error once one of its processes was killed. Why the counters and not the

@@ -103,11 +103,16 @@ class BuildCgroups:
             if unified is not None:
                 made._v2(CGROUP_ROOT / unified)
         if not made.pids_bounded:
-            made.refused.append(f"pids cgroup refused: RLIMIT_NPROC {made.nproc_limit()} instead (counts every task "
-                                "of the user; never enforced for root)")
+            made.refused.append(
+                f"pids cgroup refused: RLIMIT_NPROC {made.nproc_limit()} instead (counts every task "
+                "of the user; never enforced for root)"
+            )
         if not made.cpu_bounded:
-            made.refused.append(f"cpu cgroup refused: nice {BUILD_NICE}" + (" and SCHED_IDLE" if _chrt() else "")
-                                + " instead (no bound across sessions under scheduler autogroups)")
+            made.refused.append(
+                f"cpu cgroup refused: nice {BUILD_NICE}"
+                + (" and SCHED_IDLE" if _chrt() else "")
+                + " instead (no bound across sessions under scheduler autogroups)"
+            )
         return made
 
     def _v1(self, rel: dict[str, str]) -> None:
@@ -116,16 +121,27 @@ class BuildCgroups:
             self._keep(group, took, "pids.max", "v1")
         if "cpu" in rel:
             quota = str(int(BUILD_CPU_CORES * CPU_PERIOD_US))
-            group, took = _new_group(CGROUP_ROOT / "cpu" / rel["cpu"], {
-                "cpu.shares": str(BUILD_CPU_SHARES), "cpu.cfs_period_us": str(CPU_PERIOD_US),
-                "cpu.cfs_quota_us": quota})
+            group, took = _new_group(
+                CGROUP_ROOT / "cpu" / rel["cpu"],
+                {
+                    "cpu.shares": str(BUILD_CPU_SHARES),
+                    "cpu.cfs_period_us": str(CPU_PERIOD_US),
+                    "cpu.cfs_quota_us": quota,
+                },
+            )
             self._keep(group, took, "cpu.", "v1")
 
     def _v2(self, base: Path) -> None:
         with contextlib.suppress(OSError):  # controllers for our children, where the host lets us enable them
             (base / "cgroup.subtree_control").write_text("+cpu +pids")
-        group, took = _new_group(base, {"pids.max": str(self.processes), "cpu.weight": str(BUILD_CPU_WEIGHT),
-                                        "cpu.max": f"{int(BUILD_CPU_CORES * CPU_PERIOD_US)} {CPU_PERIOD_US}"})
+        group, took = _new_group(
+            base,
+            {
+                "pids.max": str(self.processes),
+                "cpu.weight": str(BUILD_CPU_WEIGHT),
+                "cpu.max": f"{int(BUILD_CPU_CORES * CPU_PERIOD_US)} {CPU_PERIOD_US}",
+            },
+        )
         if group is not None:
             self._keep(group, [t for t in took if t.startswith("pids.")], "pids.max", "v2")
             self._keep(group, [t for t in took if t.startswith("cpu.")], "cpu.", "v2")

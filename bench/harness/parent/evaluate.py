@@ -179,8 +179,13 @@ class WarmRunner:
         self.batches += 1
         t0 = time.monotonic()
         seeds, timing_seed = fresh_seeds(self.task, self.batches)
-        request = PrepareRequest(workload=self.task.workload, size=self.size, seeds=list[int | None](seeds),
-                                 timing_seed=timing_seed, with_pallas_reference=self.task.with_pallas_reference)
+        request = PrepareRequest(
+            workload=self.task.workload,
+            size=self.size,
+            seeds=list[int | None](seeds),
+            timing_seed=timing_seed,
+            with_pallas_reference=self.task.with_pallas_reference,
+        )
         with contextlib.ExitStack() as stack:
             # one thread more than builds at once: a thread whose candidate is being inspected leaves its build
             # slot to the next kernel
@@ -208,8 +213,9 @@ class WarmRunner:
             timing.warm()
         return overlap
 
-    def _ready(self, request: PrepareRequest, builds: list[Future[Built]], seeds: list[int], timing_seed: int,
-               t0: float) -> outcome.BatchContext:
+    def _ready(
+        self, request: PrepareRequest, builds: list[Future[Built]], seeds: list[int], timing_seed: int, t0: float
+    ) -> outcome.BatchContext:
         """Start the runner and compile the baseline, draw the batch's inputs and compute the references: while the
         builds run where the plan lets them overlap (and the builds run under bubblewrap: else nothing but the
         kernel's ptrace policy would stand between a build and the inputs), after them otherwise. The seeds go to
@@ -224,8 +230,11 @@ class WarmRunner:
         if problem:
             raise RunnerUnavailable(problem)
         try:
-            self.session.load_baseline(BaselineRequest(workload=self.task.workload, size=self.size,
-                                                       with_pallas_reference=self.task.with_pallas_reference))
+            self.session.load_baseline(
+                BaselineRequest(
+                    workload=self.task.workload, size=self.size, with_pallas_reference=self.task.with_pallas_reference
+                )
+            )
         except WorkerFailure as f:
             raise RunnerUnavailable(f"compiling the baseline failed: {f.message}") from None
         if resolve_mode(self.task.sandbox) != "bwrap":
@@ -235,9 +244,17 @@ class WarmRunner:
             prepared = self.session.prepare(request)
         except WorkerFailure as f:
             raise RunnerUnavailable(f"preparing the runner failed: {f.message}") from None
-        return outcome.BatchContext(task=self.task, plan=self.plan, hello=hello, prepared=prepared, seeds=seeds,
-                                    timing_seed=timing_seed, t0=t0, runner_started_at=self.session.started_at or t0,
-                                    prepare_s=time.monotonic() - t)
+        return outcome.BatchContext(
+            task=self.task,
+            plan=self.plan,
+            hello=hello,
+            prepared=prepared,
+            seeds=seeds,
+            timing_seed=timing_seed,
+            t0=t0,
+            runner_started_at=self.session.started_at or t0,
+            prepare_s=time.monotonic() - t,
+        )
 
     def _build_safely(self, kernel: Path) -> Built:
         """The build and inspection of one kernel; a failure of the harness's own code there becomes this
@@ -247,10 +264,12 @@ class WarmRunner:
             return self._build(kernel)
         except Exception as exc:
             why = f"harness error while building and inspecting: {type(exc).__name__}: {exc}"[:2000]
-            artifact = BuildArtifact(ok=False, kind=Status.ERROR, reason=why, error=why,
-                                     traceback=traceback.format_exc()[-4000:])
-            return Built(kernel=kernel, source="", artifact=artifact, inspection=None, started=t,
-                         build_s=time.monotonic() - t)
+            artifact = BuildArtifact(
+                ok=False, kind=Status.ERROR, reason=why, error=why, traceback=traceback.format_exc()[-4000:]
+            )
+            return Built(
+                kernel=kernel, source="", artifact=artifact, inspection=None, started=t, build_s=time.monotonic() - t
+            )
 
     def _build(self, kernel: Path) -> Built:
         """Copy the kernel (its content is all that counts) into the folder a build process sees, build it there,
@@ -262,18 +281,30 @@ class WarmRunner:
             try:
                 copy = folder / "kernel.py"  # tracebacks.attribute finds eval_*/kernel.py
                 copy.write_text(source)
-                request = BuildRequest(kernel_path=str(copy.resolve()), workload=self.task.workload, size=self.size,
-                                       platforms=[self.plan.export_platform], interpret=self.plan.interpret)
+                request = BuildRequest(
+                    kernel_path=str(copy.resolve()),
+                    workload=self.task.workload,
+                    size=self.size,
+                    platforms=[self.plan.export_platform],
+                    interpret=self.plan.interpret,
+                )
                 artifact = build.run(request, self.task.timeout_s)
             finally:
                 build.close()
         inspection = None
         if artifact.ok:
-            inspection = self.inspector.inspect(artifact.runnable, artifact.tpu, self.plan.export_platform,
-                                                self.task.workload, self.size)
+            inspection = self.inspector.inspect(
+                artifact.runnable, artifact.tpu, self.plan.export_platform, self.task.workload, self.size
+            )
         shutil.rmtree(folder, ignore_errors=True)
-        return Built(kernel=kernel, source=source, artifact=artifact, inspection=inspection, started=t,
-                     build_s=time.monotonic() - t)
+        return Built(
+            kernel=kernel,
+            source=source,
+            artifact=artifact,
+            inspection=inspection,
+            started=t,
+            build_s=time.monotonic() - t,
+        )
 
     def _claim_build(self) -> tuple[Path, BuildProcess]:
         """A build process for the next kernel: one started ahead of need, else one started now; and, while more
@@ -297,8 +328,15 @@ class WarmRunner:
             build.close()
             shutil.rmtree(folder, ignore_errors=True)
 
-    def _run_safely(self, ready: Future[outcome.BatchContext], builds: list[Future[Built]], build: Future[Built],
-                    t0: float, deciding: ThreadPoolExecutor, overlap: Future[bool]) -> EvalResult | Future[EvalResult]:
+    def _run_safely(
+        self,
+        ready: Future[outcome.BatchContext],
+        builds: list[Future[Built]],
+        build: Future[Built],
+        t0: float,
+        deciding: ThreadPoolExecutor,
+        overlap: Future[bool],
+    ) -> EvalResult | Future[EvalResult]:
         """One candidate through the runner, once every build ended (no build shares the host with a timing):
         what the runner returned, decided in `deciding`'s thread where the parent may overlap the runner's
         timing, else here and now. The runner's failure to get ready is every candidate's `error`; any exception of
@@ -326,12 +364,14 @@ class WarmRunner:
         exception of it turned into this candidate's `error` status."""
         t = time.monotonic()
         try:
-            result = outcome.decide(ctx, built, ran.reply, ran.trace, ran.phase_s, ran.interpreted, ran.deadlines,
-                                    ran.policy)
+            result = outcome.decide(
+                ctx, built, ran.reply, ran.trace, ran.phase_s, ran.interpreted, ran.deadlines, ran.policy
+            )
         except Exception as exc:
             return outcome.candidate_error(ctx, built, exc, traceback.format_exc())
-        return result.model_copy(update={"overhead_s": {**result.overhead_s,
-                                                        "trace_parsing": round(time.monotonic() - t, 4)}})
+        return result.model_copy(
+            update={"overhead_s": {**result.overhead_s, "trace_parsing": round(time.monotonic() - t, 4)}}
+        )
 
     def _run(self, ctx: outcome.BatchContext, built: Built) -> EvalResult | _Ran:
         """Run one inspected candidate in the warm runner: what it returned (to decide), or the result already
@@ -341,8 +381,9 @@ class WarmRunner:
         interpreted = self.plan.interpret and built.inspection.interpreted_kernels > 0
         # the one timing policy: the backend's (Pallas in interpret mode has its own), with the task's chosen counts;
         # the runner decides the calls and blocks under it, and the deadlines come from its maxima
-        policy = resolve_policy(self.plan.backend, interpreted).for_task(self.task.warmup, self.task.iters,
-                                                                         self.task.blocks)
+        policy = resolve_policy(self.plan.backend, interpreted).for_task(
+            self.task.warmup, self.task.iters, self.task.blocks
+        )
         request = EvaluateRequest(policy=policy, schedule_seed=schedule_seed(self.task, self.batches, built.kernel))
         programs = 3 if ctx.prepared.pallas_reference == "ok" else 2
         try:  # a runner replaced after the previous candidate killed it starts over on the same seeds
@@ -363,7 +404,6 @@ def _pool(stack: contextlib.ExitStack, workers: int) -> ThreadPoolExecutor:
     pool = ThreadPoolExecutor(max_workers=workers)
     stack.callback(pool.shutdown, wait=True, cancel_futures=True)
     return pool
-
 
 
 def evaluate_batch(tasks: Sequence[EvalTask]) -> list[EvalResult]:

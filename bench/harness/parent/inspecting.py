@@ -76,12 +76,26 @@ class Inspection:
 
 def from_report(report: InspectionReport) -> Inspection:
     """The Inspection of a worker's report (bench.harness.inspection.report.inspect_programs)."""
-    details = {"runnable": report.runnable, "tpu": report.tpu, "coverage": report.coverage,
-               "readiness_reason": report.readiness_reason, "readiness_sites": report.readiness_sites}
-    return Inspection(report.runnable, report.tpu, tuple(sorted(set(report.flags))), report.refused,
-                      Status.COMPILE_ERROR, report.tpu_lowering, report.pallas_calls, report.pallas_coverage,
-                      report.readiness_check, report.readiness_reason,
-                      {k: v for k, v in details.items() if v is not None})
+    details = {
+        "runnable": report.runnable,
+        "tpu": report.tpu,
+        "coverage": report.coverage,
+        "readiness_reason": report.readiness_reason,
+        "readiness_sites": report.readiness_sites,
+    }
+    return Inspection(
+        report.runnable,
+        report.tpu,
+        tuple(sorted(set(report.flags))),
+        report.refused,
+        Status.COMPILE_ERROR,
+        report.tpu_lowering,
+        report.pallas_calls,
+        report.pallas_coverage,
+        report.readiness_check,
+        report.readiness_reason,
+        {k: v for k, v in details.items() if v is not None},
+    )
 
 
 def failed(reason: str, status: Status = Status.COMPILE_ERROR, flags: tuple[str, ...] = ()) -> Inspection:
@@ -101,12 +115,30 @@ class WorkerProcess(ChildProcess):
         env = {k: v for k, v in os.environ.items() if k != "JAXBENCH_SECRET_SEED"}
         env.update(JAX_PLATFORMS="cpu", TF_CPP_MIN_LOG_LEVEL="2", PYTHONUNBUFFERED="1")  # never opens a chip
         env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-        argv = [sys.executable, "-m", "bench.harness.inspection.worker", "--cmd-fd", str(cmd_r), "--reply-fd",
-                str(reply_w), "--memory-mb", str(memory_mb)]
+        argv = [
+            sys.executable,
+            "-m",
+            "bench.harness.inspection.worker",
+            "--cmd-fd",
+            str(cmd_r),
+            "--reply-fd",
+            str(reply_w),
+            "--memory-mb",
+            str(memory_mb),
+        ]
         try:
-            super().__init__("the inspection worker", argv, reply_fd=reply_r, env=env, cwd=ROOT,
-                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, pass_fds=(cmd_r, reply_w),
-                             memory_signals=MEMORY_SIGNALS, memory_hint=f"possibly its memory cap of {memory_mb} MiB")
+            super().__init__(
+                "the inspection worker",
+                argv,
+                reply_fd=reply_r,
+                env=env,
+                cwd=ROOT,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                pass_fds=(cmd_r, reply_w),
+                memory_signals=MEMORY_SIGNALS,
+                memory_hint=f"possibly its memory cap of {memory_mb} MiB",
+            )
         except BaseException:
             for fd in (self._cmd_w, reply_r):
                 os.close(fd)
@@ -143,30 +175,35 @@ class Inspector:
     """The parent's handle on the inspection worker: started on first use (or `warm`), replaced after a failure,
     one inspection at a time (builds of a batch finish concurrently)."""
 
-    def __init__(self, timeout_s: float = INSPECTION_TIMEOUT_S, memory_mb: int = INSPECTION_MEMORY_MB,
-                 bounds: Bounds = DEFAULT_BOUNDS) -> None:
+    def __init__(
+        self,
+        timeout_s: float = INSPECTION_TIMEOUT_S,
+        memory_mb: int = INSPECTION_MEMORY_MB,
+        bounds: Bounds = DEFAULT_BOUNDS,
+    ) -> None:
         self.timeout_s, self.memory_mb, self.bounds = timeout_s, memory_mb, bounds
         self.lock = threading.Lock()
         self.host: WorkerProcess | None = None
         self.starts = 0
 
-    def inspect(self, runnable: bytes, tpu: bytes, platform: str, workload: str | None = None,
-                size: str | None = None) -> Inspection:
+    def inspect(
+        self, runnable: bytes, tpu: bytes, platform: str, workload: str | None = None, size: str | None = None
+    ) -> Inspection:
         """Never raises: every failure is an Inspection with `refused` set. `workload`/`size` let the
         reader count the baseline's own work (coverage of kernels whose work depends on data). A reader that
         dies on a program is blamed on the program only when a fresh one dies on it too (it may have
         died of something else between two candidates)."""
         with self.lock:
             t = time.monotonic()
-            request = InspectRequest(platform=platform, bounds=dict(self.bounds.__dict__), workload=workload,
-                                     size=size)
+            request = InspectRequest(platform=platform, bounds=dict(self.bounds.__dict__), workload=workload, size=size)
             for attempt in (1, 2):
                 outcome = self._attempt(request, [runnable, tpu or b""])
                 if not isinstance(outcome, WorkerFailure) or attempt == 2:
                     break
             if isinstance(outcome, WorkerFailure):
-                return failed(f"{outcome.message}, twice: a program shaped to break the reader",
-                              flags=("oversized_program",))
+                return failed(
+                    f"{outcome.message}, twice: a program shaped to break the reader", flags=("oversized_program",)
+                )
             if isinstance(outcome, Inspection):
                 return outcome
             result = from_report(outcome)
@@ -180,8 +217,7 @@ class Inspector:
             except Exception:  # the first inspection will try again, and report
                 self.close()
 
-    def _attempt(self, request: InspectRequest,
-                 blobs: list[bytes]) -> InspectionReport | Inspection | WorkerFailure:
+    def _attempt(self, request: InspectRequest, blobs: list[bytes]) -> InspectionReport | Inspection | WorkerFailure:
         """One try: the report, a final verdict (Inspection), or how the reader died (WorkerFailure
         CRASHED: the caller retries once in a fresh one)."""
         try:
@@ -196,8 +232,10 @@ class Inspector:
         except WorkerFailure as f:
             self.close()  # the next candidate gets a fresh reader
             if f.kind == Status.TIMEOUT:
-                return failed(f"inspecting the program took more than {self.timeout_s:g} s: too large to inspect",
-                              flags=("oversized_program",))
+                return failed(
+                    f"inspecting the program took more than {self.timeout_s:g} s: too large to inspect",
+                    flags=("oversized_program",),
+                )
             if f.kind == Status.OUT_OF_MEMORY:
                 return failed(memory, flags=("oversized_program",))
             if f.kind == Status.ERROR:  # the reader's own failure reply: the harness's, not the candidate's

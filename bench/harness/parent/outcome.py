@@ -84,8 +84,12 @@ class BatchContext:
 def _environment(ctx: BatchContext | None, built: Built, interpreted: bool = False) -> Environment | None:
     if ctx is None:
         return None
-    return Environment(**ctx.hello.env.model_dump(), harness_version=HARNESS_VERSION, sandbox=built.artifact.sandbox,
-                       interpret=interpreted)
+    return Environment(
+        **ctx.hello.env.model_dump(),
+        harness_version=HARNESS_VERSION,
+        sandbox=built.artifact.sandbox,
+        interpret=interpreted,
+    )
 
 
 def _flags(built: Built) -> list[str]:
@@ -114,8 +118,15 @@ def tpu_lowering(built: Built) -> str | None:
 
 def _details(ctx: BatchContext | None, built: Built) -> dict[str, JsonValue]:
     a = built.artifact
-    d: dict[str, JsonValue] = {"build": {"sandbox": a.sandbox, "seconds": round(built.build_s, 3),
-                                         "log_bytes": a.log_bytes, "survivors": a.survivors, **a.details}}
+    d: dict[str, JsonValue] = {
+        "build": {
+            "sandbox": a.sandbox,
+            "seconds": round(built.build_s, 3),
+            "log_bytes": a.log_bytes,
+            "survivors": a.survivors,
+            **a.details,
+        }
+    }
     if built.inspection is not None:
         refused = {"refused": built.inspection.refused} if built.inspection.refused else {}
         d["inspection"] = {**built.inspection.details, **refused}
@@ -185,55 +196,114 @@ def _where(ctx: BatchContext | None, task: EvalTask, built: Built) -> Where:
     hello, prepared, t0 = ctx.hello, ctx.prepared, ctx.t0
     secret = ctx.task.secret_seed is not None  # seeds derived from the secret are never recorded
     return Where(
-        workload=prepared.workload, size=prepared.size, tpu=hello.env.chip, config=prepared.config,
-        flops=prepared.flops, flops_source=prepared.flops_source, bytes_accessed=prepared.bytes_accessed,
-        operational_intensity=(round(prepared.flops / prepared.bytes_accessed, 4)
-                               if prepared.flops and prepared.bytes_accessed else None),
-        schedule=ctx.plan.name, schedule_reason=ctx.plan.why,
+        workload=prepared.workload,
+        size=prepared.size,
+        tpu=hello.env.chip,
+        config=prepared.config,
+        flops=prepared.flops,
+        flops_source=prepared.flops_source,
+        bytes_accessed=prepared.bytes_accessed,
+        operational_intensity=(
+            round(prepared.flops / prepared.bytes_accessed, 4) if prepared.flops and prepared.bytes_accessed else None
+        ),
+        schedule=ctx.plan.name,
+        schedule_reason=ctx.plan.why,
         runner=RunnerInfo(pid=hello.pid, cpu_affinity=hello.cpu_affinity, memory_cap=hello.memory_cap),
         # the order the threat model promises: this build's processes were gone before any input was drawn
-        timeline_s=Timeline(build_ended=round(built.artifact.ended - t0, 4),
-                            inputs_drawn=round(prepared.drawn_at - t0, 4),
-                            runner_started=round(ctx.runner_started_at - t0, 4)),
-        input_seeds=[] if secret else ctx.seeds, timing_seed=None if secret else ctx.timing_seed)
+        timeline_s=Timeline(
+            build_ended=round(built.artifact.ended - t0, 4),
+            inputs_drawn=round(prepared.drawn_at - t0, 4),
+            runner_started=round(ctx.runner_started_at - t0, 4),
+        ),
+        input_seeds=[] if secret else ctx.seeds,
+        timing_seed=None if secret else ctx.timing_seed,
+    )
 
 
-def _result(ctx: BatchContext | None, task: EvalTask, built: Built, status: Status, reason: str,
-            measured: Measured = Measured(), *, interpreted: bool = False, details: dict[str, JsonValue] | None = None,
-            overhead: dict[str, float] | None = None) -> EvalResult:
+def _result(
+    ctx: BatchContext | None,
+    task: EvalTask,
+    built: Built,
+    status: Status,
+    reason: str,
+    measured: Measured = Measured(),
+    *,
+    interpreted: bool = False,
+    details: dict[str, JsonValue] | None = None,
+    overhead: dict[str, float] | None = None,
+) -> EvalResult:
     """The one constructor of an EvalResult: where it ran, what the parent read, what the runner measured."""
     w, m, insp = _where(ctx, task, built), measured, built.inspection
-    integrity = Integrity(has_pallas=(insp.pallas_calls > 0) if insp else None,
-                          pallas_calls=insp.pallas_calls if insp else 0, flags=_flags(built),
-                          details={**_details(ctx, built), **(details or {})})
+    integrity = Integrity(
+        has_pallas=(insp.pallas_calls > 0) if insp else None,
+        pallas_calls=insp.pallas_calls if insp else 0,
+        flags=_flags(built),
+        details={**_details(ctx, built), **(details or {})},
+    )
     overhead_s = {"build": round(built.build_s, 4)}
     if ctx is not None:
         overhead_s["runner_prepare"] = round(ctx.prepare_s, 4)
     overhead_s.update(overhead or {})
     return EvalResult(
-        workload=w.workload, size=w.size, tpu=w.tpu, config=w.config, flops=w.flops, flops_source=w.flops_source,
-        bytes_accessed=w.bytes_accessed, operational_intensity=w.operational_intensity, schedule=w.schedule,
-        schedule_reason=w.schedule_reason, runner=w.runner, timeline_s=w.timeline_s, input_seeds=w.input_seeds,
+        workload=w.workload,
+        size=w.size,
+        tpu=w.tpu,
+        config=w.config,
+        flops=w.flops,
+        flops_source=w.flops_source,
+        bytes_accessed=w.bytes_accessed,
+        operational_intensity=w.operational_intensity,
+        schedule=w.schedule,
+        schedule_reason=w.schedule_reason,
+        runner=w.runner,
+        timeline_s=w.timeline_s,
+        input_seeds=w.input_seeds,
         timing_seed=w.timing_seed,
-        status=status, reason=reason, env=_environment(ctx, built, interpreted), seeds=task.seeds,
-        secret_seed_used=task.secret_seed is not None, tpu_lowering=tpu_lowering(built), integrity=integrity,
-        pallas_coverage=insp.pallas_coverage if insp else None, readiness_check=insp.readiness_check if insp else None,
-        overhead_s=overhead_s, wall_time_s=round(time.monotonic() - (ctx.t0 if ctx else built.started), 3),
+        status=status,
+        reason=reason,
+        env=_environment(ctx, built, interpreted),
+        seeds=task.seeds,
+        secret_seed_used=task.secret_seed is not None,
+        tpu_lowering=tpu_lowering(built),
+        integrity=integrity,
+        pallas_coverage=insp.pallas_coverage if insp else None,
+        readiness_check=insp.readiness_check if insp else None,
+        overhead_s=overhead_s,
+        wall_time_s=round(time.monotonic() - (ctx.t0 if ctx else built.started), 3),
         candidate_log=built.artifact.log,
-        correctness=m.correctness, baseline=m.baseline, kernel=m.kernel, pallas_reference=m.pallas_reference,
-        speedup_vs_baseline=m.speedup_vs_baseline, wall_speedup_vs_baseline=m.wall_speedup_vs_baseline,
-        speedup_vs_pallas=m.speedup_vs_pallas, speedup_ci=m.speedup_ci, timing_quality=m.timing_quality,
-        timing_quality_reason=m.timing_quality_reason, profile_top_ops=m.profile_top_ops, deadlines_s=m.deadlines_s,
-        block_order=m.block_order, block_ms=m.block_ms, compile_s=m.compile_s, timing_policy=m.timing_policy,
-        error=m.error, traceback=m.traceback)
+        correctness=m.correctness,
+        baseline=m.baseline,
+        kernel=m.kernel,
+        pallas_reference=m.pallas_reference,
+        speedup_vs_baseline=m.speedup_vs_baseline,
+        wall_speedup_vs_baseline=m.wall_speedup_vs_baseline,
+        speedup_vs_pallas=m.speedup_vs_pallas,
+        speedup_ci=m.speedup_ci,
+        timing_quality=m.timing_quality,
+        timing_quality_reason=m.timing_quality_reason,
+        profile_top_ops=m.profile_top_ops,
+        deadlines_s=m.deadlines_s,
+        block_order=m.block_order,
+        block_ms=m.block_ms,
+        compile_s=m.compile_s,
+        timing_policy=m.timing_policy,
+        error=m.error,
+        traceback=m.traceback,
+    )
 
 
 def harness_exception(task: EvalTask, exc: BaseException) -> EvalResult:
     """A harness bug (an exception of our own code) during one candidate's evaluation: Status.ERROR with the
     traceback, never the candidate's fault. Called inside the `except` that caught `exc`."""
-    return EvalResult(workload=task.workload, status=Status.ERROR, size=task.size or "", tpu="unknown",
-                      reason=f"harness error: {type(exc).__name__}: {exc}", error=str(exc),
-                      traceback=traceback.format_exc()[-4000:])
+    return EvalResult(
+        workload=task.workload,
+        status=Status.ERROR,
+        size=task.size or "",
+        tpu="unknown",
+        reason=f"harness error: {type(exc).__name__}: {exc}",
+        error=str(exc),
+        traceback=traceback.format_exc()[-4000:],
+    )
 
 
 def harness_error(task: EvalTask, built: Built, message: str, t0: float) -> EvalResult:
@@ -245,8 +315,14 @@ def not_run(ctx: BatchContext, built: Built) -> EvalResult:
     """A failed build (status from what the parent observed) or an export the inspection refused."""
     a = built.artifact
     if not a.ok:
-        return _result(ctx, ctx.task, built, a.kind or Status.CRASHED, a.reason,
-                       Measured(error=a.error, traceback=a.traceback or None))
+        return _result(
+            ctx,
+            ctx.task,
+            built,
+            a.kind or Status.CRASHED,
+            a.reason,
+            Measured(error=a.error, traceback=a.traceback or None),
+        )
     reason = built.inspection.refused if built.inspection else "no inspection"
     if built.inspection is not None and built.inspection.refusal_status == Status.ERROR:  # the harness failed, not it
         return _result(ctx, ctx.task, built, Status.ERROR, f"harness error: {reason}", Measured(error=reason))
@@ -260,59 +336,120 @@ def candidate_error(ctx: BatchContext, built: Built, exc: BaseException, tb: str
     try:
         return _result(ctx, ctx.task, built, Status.ERROR, one_line(why), Measured(error=why, traceback=tb[-4000:]))
     except Exception:  # the result itself could not be built from what was observed: the bare minimum
-        return EvalResult(workload=ctx.task.workload, status=Status.ERROR, size=ctx.prepared.size,
-                          tpu=ctx.hello.env.chip, reason=one_line(why), error=why,
-                          traceback=tb[-4000:])
+        return EvalResult(
+            workload=ctx.task.workload,
+            status=Status.ERROR,
+            size=ctx.prepared.size,
+            tpu=ctx.hello.env.chip,
+            reason=one_line(why),
+            error=why,
+            traceback=tb[-4000:],
+        )
 
 
-def runner_failed(ctx: BatchContext, built: Built, failure: WorkerFailure, phase_s: dict[str, float],
-                  deadlines: dict[str, float], policy: TimingPolicy) -> EvalResult:
+def runner_failed(
+    ctx: BatchContext,
+    built: Built,
+    failure: WorkerFailure,
+    phase_s: dict[str, float],
+    deadlines: dict[str, float],
+    policy: TimingPolicy,
+) -> EvalResult:
     """The runner did not answer while running the candidate's program: it hung (TIMEOUT), died (CRASHED), ran
     out of memory (OUT_OF_MEMORY), or replied with its own failure (ERROR: a harness self-check, not the candidate)."""
     if failure.kind == Status.ERROR:
-        return _result(ctx, ctx.task, built, Status.ERROR, f"harness error: {failure.message}",
-                       Measured(error=failure.error, traceback=failure.traceback, deadlines_s=deadlines,
-                                timing_policy=policy.label), overhead=phase_s)
+        return _result(
+            ctx,
+            ctx.task,
+            built,
+            Status.ERROR,
+            f"harness error: {failure.message}",
+            Measured(
+                error=failure.error, traceback=failure.traceback, deadlines_s=deadlines, timing_policy=policy.label
+            ),
+            overhead=phase_s,
+        )
     reason = failure.message.replace("runner", "the runner running the candidate's program", 1)
-    return _result(ctx, ctx.task, built, failure.kind, reason,
-                   Measured(error=failure.error, deadlines_s=deadlines, timing_policy=policy.label), overhead=phase_s)
+    return _result(
+        ctx,
+        ctx.task,
+        built,
+        failure.kind,
+        reason,
+        Measured(error=failure.error, deadlines_s=deadlines, timing_policy=policy.label),
+        overhead=phase_s,
+    )
 
 
-def decide(ctx: BatchContext, built: Built, reply: EvaluateReply, trace: bytes | None, phase_s: dict[str, float],
-           interpreted: bool, deadlines: dict[str, float], policy: TimingPolicy) -> EvalResult:
+def decide(
+    ctx: BatchContext,
+    built: Built,
+    reply: EvaluateReply,
+    trace: bytes | None,
+    phase_s: dict[str, float],
+    interpreted: bool,
+    deadlines: dict[str, float],
+    policy: TimingPolicy,
+) -> EvalResult:
     """The verdict of a candidate the runner ran under `policy`: compile/run failure, incorrect, rejected or correct.
     `phase_s`: wall seconds of the runner's phases (compile, correctness, timing), reported as overhead."""
     task = ctx.task
     # what every result of a program the runner loaded carries
-    loaded: Loaded = {"deadlines_s": deadlines, "compile_s": compile_times(ctx, reply),
-                              "timing_policy": policy.label}
+    loaded: Loaded = {"deadlines_s": deadlines, "compile_s": compile_times(ctx, reply), "timing_policy": policy.label}
     if not reply.ran:
         if reply.memory_error:
             status = Status.OUT_OF_MEMORY
         else:
             status = Status.COMPILE_ERROR if reply.stage == "compile" else Status.RUNTIME_ERROR
-        return _result(ctx, task, built, status, one_line(reply.error),
-                       Measured(error=reply.error, traceback=reply.traceback, **loaded),
-                       interpreted=interpreted, overhead=phase_s)
+        return _result(
+            ctx,
+            task,
+            built,
+            status,
+            one_line(reply.error),
+            Measured(error=reply.error, traceback=reply.traceback, **loaded),
+            interpreted=interpreted,
+            overhead=phase_s,
+        )
     trial_details: dict[str, JsonValue] = {"resident_bytes_during_trials": [t.resident_bytes for t in reply.trials]}
     verdict = merge([t.report for t in reply.trials if t.distribution == "upstream"])
     second = next((t.report for t in reply.trials if t.distribution == "second" and not t.report.correct), None)
     if verdict.correct and second is not None:  # a weak task's shortcut: correct on upstream's inputs only
         verdict = verdict.model_copy(update={"correct": False, "reason": second.reason})
     trial_details["second_distribution_trial"] = next(
-        (t.report.correct for t in reply.trials if t.distribution == "second"), None)
+        (t.report.correct for t in reply.trials if t.distribution == "second"), None
+    )
     if not verdict.correct:
-        return _result(ctx, task, built, Status.INCORRECT, verdict.reason,
-                       Measured(correctness=verdict, **loaded), details=trial_details,
-                       interpreted=interpreted, overhead=phase_s)
+        return _result(
+            ctx,
+            task,
+            built,
+            Status.INCORRECT,
+            verdict.reason,
+            Measured(correctness=verdict, **loaded),
+            details=trial_details,
+            interpreted=interpreted,
+            overhead=phase_s,
+        )
     verdict = verdict.model_copy(update={"timed_outputs_checked": reply.timed_verified})
     bad = next((t.report for t in reply.timed if not t.report.correct), None)
     if bad is not None or not reply.inputs_unchanged:
         why = f"timed call output differs: {bad.reason}" if bad else "the program modified its input arrays"
-        return _result(ctx, task, built, Status.INCORRECT, why,
-                       Measured(correctness=verdict.model_copy(update={"correct": False, "reason": why}),
-                                block_order=reply.block_order, **loaded),
-                       details=trial_details, interpreted=interpreted, overhead=phase_s)
+        return _result(
+            ctx,
+            task,
+            built,
+            Status.INCORRECT,
+            why,
+            Measured(
+                correctness=verdict.model_copy(update={"correct": False, "reason": why}),
+                block_order=reply.block_order,
+                **loaded,
+            ),
+            details=trial_details,
+            interpreted=interpreted,
+            overhead=phase_s,
+        )
     trial_details["timing_counts"] = {"calls": reply.calls, "blocks": reply.blocks}  # as the runner decided them
     return _timed_result(ctx, built, reply, trace, verdict, trial_details, loaded, interpreted, {**phase_s}, policy)
 
@@ -333,16 +470,25 @@ def block_times(times: dict[str, list[float]], segments: list[tuple[int, str, in
     for _block, program, calls in segments:
         if program not in times or calls <= 0:
             continue
-        chunk = times[program][used[program]:used[program] + calls]
+        chunk = times[program][used[program] : used[program] + calls]
         used[program] += calls
         if chunk:
             out[program].append(round(sum(chunk) / len(chunk), 6))
     return {NAMES.get(name, name): blocks for name, blocks in out.items() if blocks}
 
 
-def _timed_result(ctx: BatchContext, built: Built, reply: EvaluateReply, trace: bytes | None, verdict: Correctness,
-                  details: dict[str, JsonValue], loaded: Loaded, interpreted: bool,
-                  overhead: dict[str, float], policy: TimingPolicy) -> EvalResult:
+def _timed_result(
+    ctx: BatchContext,
+    built: Built,
+    reply: EvaluateReply,
+    trace: bytes | None,
+    verdict: Correctness,
+    details: dict[str, JsonValue],
+    loaded: Loaded,
+    interpreted: bool,
+    overhead: dict[str, float],
+    policy: TimingPolicy,
+) -> EvalResult:
     spec = hardware.chip_spec(ctx.hello.env.chip)
     peak = spec.peak_bf16_tflops if spec else None
     traced = policy.traced
@@ -352,8 +498,9 @@ def _timed_result(ctx: BatchContext, built: Built, reply: EvaluateReply, trace: 
     top_ops: list[ProfileOp] = []
     for run in reply.runs:
         name = NAMES[run.name]
-        tm, ops, note, profiled_ms = timing.program_timing(trace, run.module, run.wall_ms, ctx.prepared.flops, peak,
-                                                           traced=traced)
+        tm, ops, note, profiled_ms = timing.program_timing(
+            trace, run.module, run.wall_ms, ctx.prepared.flops, peak, traced=traced
+        )
         timings[name] = tm
         if profiled_ms is not None:
             profiled[name] = profiled_ms
@@ -369,34 +516,72 @@ def _timed_result(ctx: BatchContext, built: Built, reply: EvaluateReply, trace: 
         details["timing_notes"] = notes
     base, kern, pallas = timings["baseline"], timings["kernel"], timings.get("pallas_reference")
     speedup = round(base.median_ms / kern.median_ms, 4) if kern.median_ms > 0 else None
-    wall = (round(base.wall_clock_median_ms / kern.wall_clock_median_ms, 4)
-            if base.wall_clock_median_ms and kern.wall_clock_median_ms else None)
+    wall = (
+        round(base.wall_clock_median_ms / kern.wall_clock_median_ms, 4)
+        if base.wall_clock_median_ms and kern.wall_clock_median_ms
+        else None
+    )
     ci, quality, quality_reason = _uncertainty(policy, reply, base, kern, speedup, details)
     segments = [(s.block, s.program, s.calls) for s in reply.interference.segments] if reply.interference else []
     block_ms = block_times({run.name: timings[NAMES[run.name]].raw_times_ms for run in reply.runs}, segments)
     overhead["timed_iterations"] = round(sum(sum(r.wall_ms) for r in reply.runs) / 1e3, 4)
-    audit = audit_measurement(kernel_median_ms=kern.median_ms, chip=ctx.hello.env.chip,
-                              output_bytes=ctx.prepared.output_bytes, baseline_flops=ctx.prepared.flops,
-                              baseline_bytes=ctx.prepared.bytes_accessed, speedup=speedup)
+    audit = audit_measurement(
+        kernel_median_ms=kern.median_ms,
+        chip=ctx.hello.env.chip,
+        output_bytes=ctx.prepared.output_bytes,
+        baseline_flops=ctx.prepared.flops,
+        baseline_bytes=ctx.prepared.bytes_accessed,
+        speedup=speedup,
+    )
     details.update(audit.details)
-    measured = Measured(correctness=verdict, baseline=base, kernel=kern, pallas_reference=pallas,
-                        speedup_vs_baseline=speedup, wall_speedup_vs_baseline=wall,
-                        speedup_vs_pallas=(round(pallas.median_ms / kern.median_ms, 4)
-                                           if pallas is not None and kern.median_ms > 0 else None),
-                        speedup_ci=ci, timing_quality=quality, timing_quality_reason=quality_reason,
-                        profile_top_ops=top_ops, block_order=reply.block_order, block_ms=block_ms, **loaded)
-    result = _result(ctx, ctx.task, built, Status.REJECTED if audit.reject_reason else Status.CORRECT,
-                     audit.reject_reason or _summary(verdict, speedup, kern), measured, details=details,
-                     interpreted=interpreted, overhead=overhead)
+    measured = Measured(
+        correctness=verdict,
+        baseline=base,
+        kernel=kern,
+        pallas_reference=pallas,
+        speedup_vs_baseline=speedup,
+        wall_speedup_vs_baseline=wall,
+        speedup_vs_pallas=(
+            round(pallas.median_ms / kern.median_ms, 4) if pallas is not None and kern.median_ms > 0 else None
+        ),
+        speedup_ci=ci,
+        timing_quality=quality,
+        timing_quality_reason=quality_reason,
+        profile_top_ops=top_ops,
+        block_order=reply.block_order,
+        block_ms=block_ms,
+        **loaded,
+    )
+    result = _result(
+        ctx,
+        ctx.task,
+        built,
+        Status.REJECTED if audit.reject_reason else Status.CORRECT,
+        audit.reject_reason or _summary(verdict, speedup, kern),
+        measured,
+        details=details,
+        interpreted=interpreted,
+        overhead=overhead,
+    )
     if audit.flags:
-        result = result.model_copy(update={"integrity": result.integrity.model_copy(
-            update={"flags": merge_flags(result.integrity.flags, list(audit.flags))})})
+        result = result.model_copy(
+            update={
+                "integrity": result.integrity.model_copy(
+                    update={"flags": merge_flags(result.integrity.flags, list(audit.flags))}
+                )
+            }
+        )
     return result
 
 
-def _uncertainty(policy: TimingPolicy, reply: EvaluateReply, base: Timing, kern: Timing, speedup: float | None,
-                 details: dict[str, JsonValue]) -> tuple[tuple[float, float] | None, Literal["ok", "noisy"],
-                                                         str | None]:
+def _uncertainty(
+    policy: TimingPolicy,
+    reply: EvaluateReply,
+    base: Timing,
+    kern: Timing,
+    speedup: float | None,
+    details: dict[str, JsonValue],
+) -> tuple[tuple[float, float] | None, Literal["ok", "noisy"], str | None]:
     """speedup_ci and timing_quality from the runner's per-segment record (bench.harness.parent.statistics):
     the times the speedup was computed from, paired block by block, under the policy's interval and thresholds.
     Host interference counts where the policy says (CPU only: on TPU/GPU the device plane times the programs and
@@ -407,23 +592,29 @@ def _uncertainty(policy: TimingPolicy, reply: EvaluateReply, base: Timing, kern:
     segments = [(s.block, s.program, s.calls) for s in record.segments]
     details["timing_segments"] = [[b, NAMES.get(p, p), n] for b, p, n in segments]
     try:
-        blocks = statistics.blocks_from_segments({BASELINE_FN: base.raw_times_ms, CANDIDATE_FN: kern.raw_times_ms},
-                                                 segments, BASELINE_FN, CANDIDATE_FN)
+        blocks = statistics.blocks_from_segments(
+            {BASELINE_FN: base.raw_times_ms, CANDIDATE_FN: kern.raw_times_ms}, segments, BASELINE_FN, CANDIDATE_FN
+        )
     except ValueError as exc:
         return None, "noisy", f"timed blocks unusable: {exc}"
-    interval = statistics.speedup_interval(blocks, policy.confidence, policy.resamples, policy.bootstrap_seed,
-                                           policy.systematic_sd)
+    interval = statistics.speedup_interval(
+        blocks, policy.confidence, policy.resamples, policy.bootstrap_seed, policy.systematic_sd
+    )
     host = statistics.summarize(record)
     details["timing_interference"] = {
         "cpu_share": round(host.cpu_s / host.wall_s, 4) if host.wall_s > 0 else None,
         "involuntary_switches": host.involuntary_switches,
         "run_delay_s": round(host.run_delay_s, 4) if host.run_delay_s is not None else None,
-        "loadavg": [host.loadavg_before, host.loadavg_after], "cores": host.cores,
-        "others_runnable": round(host.others_runnable, 2) if host.others_runnable is not None else None}
+        "loadavg": [host.loadavg_before, host.loadavg_after],
+        "cores": host.cores,
+        "others_runnable": round(host.others_runnable, 2) if host.others_runnable is not None else None,
+    }
     quality = statistics.classify(speedup, interval, blocks, host, policy)
     return ((round(interval[0], 4), round(interval[1], 4)) if interval else None), quality.quality, quality.reason
 
 
 def _summary(c: Correctness, speedup: float | None, kern: Timing) -> str:
-    return (f"correct on {c.trials} seed(s) (max abs err {c.max_abs_err:.3g}, rel L2 {c.rel_l2_err:.3g}); "
-            f"speedup {speedup or 0:.3f}x vs XLA ({kern.timing_method})")
+    return (
+        f"correct on {c.trials} seed(s) (max abs err {c.max_abs_err:.3g}, rel L2 {c.rel_l2_err:.3g}); "
+        f"speedup {speedup or 0:.3f}x vs XLA ({kern.timing_method})"
+    )

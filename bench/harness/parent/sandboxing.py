@@ -44,11 +44,24 @@ from bench.paths import PALLAS_REFS_DIR, ROOT, WORKLOADS_DIR
 MODES = ("auto", "bwrap", "none")
 
 #: Environment variables passed to the build verbatim (everything else is dropped).
-ENV_ALLOW = frozenset({
-    "PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TZ",
-    "PYTHONPATH", "PYTHONHASHSEED", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE",
-    "JAX_ENABLE_X64", "JAX_TRACEBACK_FILTERING", "JAXBENCH_ROOT", "VIRTUAL_ENV",
-})
+ENV_ALLOW = frozenset(
+    {
+        "PATH",
+        "LANG",
+        "LANGUAGE",
+        "LC_ALL",
+        "LC_CTYPE",
+        "TZ",
+        "PYTHONPATH",
+        "PYTHONHASHSEED",
+        "PYTHONUNBUFFERED",
+        "PYTHONDONTWRITEBYTECODE",
+        "JAX_ENABLE_X64",
+        "JAX_TRACEBACK_FILTERING",
+        "JAXBENCH_ROOT",
+        "VIRTUAL_ENV",
+    }
+)
 
 #: Accelerator device nodes of a host (defined with the chips): what only the RUNNER may use; the build never.
 DEVICE_GLOBS = SANDBOX_DEVICE_GLOBS
@@ -164,8 +177,9 @@ def _launcher(limits: Limits, groups: BuildCgroups | None, memory_cgroup: Path |
     return prefix
 
 
-def scrubbed_env(extra: Mapping[str, str] | None = None, source: Mapping[str, str] | None = None,
-                 home: Path | None = None) -> dict[str, str]:
+def scrubbed_env(
+    extra: Mapping[str, str] | None = None, source: Mapping[str, str] | None = None, home: Path | None = None
+) -> dict[str, str]:
     """The allow-listed subset of `source` (default os.environ), plus `extra` set by the harness itself."""
     src = os.environ if source is None else source
     env = {k: v for k, v in src.items() if k in ENV_ALLOW}
@@ -208,9 +222,22 @@ def _system_binds() -> list[str]:
 def bwrap_args(kernel: Path | None = None, limits: Limits = Limits(), extra_ro: Iterable[str] = ()) -> list[str]:
     """The bubblewrap prefix of a build: minimal read-only binds, a size-capped private /tmp, no network.
     `kernel`: the kernel file, or the folder it will be written to (a build started ahead of need), read-only."""
-    args = ["bwrap", *_system_binds(),
-            "--size", str(limits.tmpfs_mb << 20), "--tmpfs", "/tmp",
-            "--size", str(limits.dev_mb << 20), "--tmpfs", "/dev", "--dir", "/dev/shm", "--proc", "/proc"]
+    args = [
+        "bwrap",
+        *_system_binds(),
+        "--size",
+        str(limits.tmpfs_mb << 20),
+        "--tmpfs",
+        "/tmp",
+        "--size",
+        str(limits.dev_mb << 20),
+        "--tmpfs",
+        "/dev",
+        "--dir",
+        "/dev/shm",
+        "--proc",
+        "/proc",
+    ]
     for node in DEV_NODES:
         args += ["--dev-bind", f"/dev/{node}", f"/dev/{node}"]
     for i, name in enumerate(("stdin", "stdout", "stderr")):
@@ -222,8 +249,20 @@ def bwrap_args(kernel: Path | None = None, limits: Limits = Limits(), extra_ro: 
         k = str(Path(kernel).resolve())
         args += ["--ro-bind", k, k]
     args += ["--remount-ro", "/"]  # bubblewrap's root is a tmpfs of no size of its own: nothing may write there
-    return args + ["--chdir", "/tmp", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
-                   "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--"]
+    return args + [
+        "--chdir",
+        "/tmp",
+        "--unshare-net",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--die-with-parent",
+        "--new-session",
+        "--cap-drop",
+        "ALL",
+        "--",
+    ]
 
 
 @lru_cache(maxsize=1)
@@ -232,8 +271,25 @@ def bwrap_problem() -> str | None:
     exe = shutil.which("bwrap")
     if exe is None:
         return "bubblewrap (bwrap) is not installed"
-    probe = [exe, "--ro-bind", "/", "/", "--tmpfs", "/tmp", "--dev", "/dev", "--proc", "/proc",
-             "--unshare-net", "--unshare-pid", "--die-with-parent", "--cap-drop", "ALL", "--", "true"]
+    probe = [
+        exe,
+        "--ro-bind",
+        "/",
+        "/",
+        "--tmpfs",
+        "/tmp",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--unshare-net",
+        "--unshare-pid",
+        "--die-with-parent",
+        "--cap-drop",
+        "ALL",
+        "--",
+        "true",
+    ]
     try:
         done = subprocess.run(probe, capture_output=True, text=True, timeout=20)
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -251,8 +307,11 @@ def _warn_once(problem: str) -> None:
     global _warned
     if not _warned:
         _warned = True
-        print(f"jaxbench: WARNING: {problem}; building candidate kernels WITHOUT a sandbox "
-              f"(results record sandbox: none; official runs refuse this)", file=sys.stderr)
+        print(
+            f"jaxbench: WARNING: {problem}; building candidate kernels WITHOUT a sandbox "
+            f"(results record sandbox: none; official runs refuse this)",
+            file=sys.stderr,
+        )
 
 
 def resolve_mode(mode: str = "auto") -> str:
@@ -344,8 +403,15 @@ def pids_cgroup_available() -> bool:
     return groups.pids_bounded
 
 
-def wrap(argv: list[str], mode: str = "auto", *, kernel: Path | None = None, limits: Limits = Limits(),
-         extra_env: Mapping[str, str] | None = None, extra_ro: Iterable[str] = ()) -> SandboxedCommand:
+def wrap(
+    argv: list[str],
+    mode: str = "auto",
+    *,
+    kernel: Path | None = None,
+    limits: Limits = Limits(),
+    extra_env: Mapping[str, str] | None = None,
+    extra_ro: Iterable[str] = (),
+) -> SandboxedCommand:
     """The command line, environment and limits that run `argv` (the build step) in the sandbox.
 
     Without bubblewrap (mode "none", or "auto" where it is unusable) the same environment scrub and
@@ -356,8 +422,9 @@ def wrap(argv: list[str], mode: str = "auto", *, kernel: Path | None = None, lim
     launcher = _launcher(limits, groups, memory)
     if name == "none":
         home = Path(tempfile.mkdtemp(prefix="jaxbench_build_home_"))
-        return SandboxedCommand(launcher + list(argv), scrubbed_env(extra_env, home=home), "none", limits, groups,
-                                memory)
+        return SandboxedCommand(
+            launcher + list(argv), scrubbed_env(extra_env, home=home), "none", limits, groups, memory
+        )
     env = scrubbed_env(extra_env, home=Path("/tmp"))
     boxed = bwrap_args(kernel, limits, extra_ro)
     return SandboxedCommand(launcher + boxed + list(argv), env, "bwrap", limits, groups, memory)
@@ -365,6 +432,7 @@ def wrap(argv: list[str], mode: str = "auto", *, kernel: Path | None = None, lim
 
 def startup_cost_ms(repeats: int = 5) -> tuple[float, float | None]:
     """Median ms to start and finish a trivial Python process plainly and under bubblewrap (None: unusable)."""
+
     def median_ms(cmd: SandboxedCommand) -> float:
         times = []
         for _ in range(repeats):

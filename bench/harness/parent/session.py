@@ -65,9 +65,12 @@ def compilation_cache_env(folder: Path) -> dict[str, str]:
     small eager ops (random.split, normal, ...): ~8 s cold on a loaded 2-core box, ~1 s from the cache.
     The candidate never gets it (under bwrap it could not write it anyway; it must not poison it). Bounded
     (COMPILATION_CACHE_MAX_BYTES, LRU eviction by jax)."""
-    return {"JAX_COMPILATION_CACHE_DIR": str(folder), "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
-            "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0",
-            "JAX_COMPILATION_CACHE_MAX_SIZE": str(COMPILATION_CACHE_MAX_BYTES)}
+    return {
+        "JAX_COMPILATION_CACHE_DIR": str(folder),
+        "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+        "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0",
+        "JAX_COMPILATION_CACHE_MAX_SIZE": str(COMPILATION_CACHE_MAX_BYTES),
+    }
 
 
 class RunnerProcess(ChildProcess):
@@ -75,8 +78,9 @@ class RunnerProcess(ChildProcess):
     sandboxed; it is confined to the timing core on a CPU host and resource-limited). Commands go down a
     pipe of their own; the runner's own failure replies become WorkerFailures (OUT_OF_MEMORY or ERROR)."""
 
-    def __init__(self, name: str, log_path: Path, *, memory_mb: int | None = None,
-                 extra_env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, name: str, log_path: Path, *, memory_mb: int | None = None, extra_env: dict[str, str] | None = None
+    ) -> None:
         self.cpu_core = worker_core()
         self.cpu_group: Path | None = None  # the runner's own CPU group (prepare_for_timing)
         self.log_path = log_path
@@ -84,16 +88,33 @@ class RunnerProcess(ChildProcess):
         self.log_mark = 0  # the log's size when the current request was sent
         cmd_r, self._cmd_w = os.pipe()
         reply_r, reply_w = os.pipe()
-        argv = [sys.executable, "-m", "bench.harness.runner.server",
-                "--cmd-fd", str(cmd_r), "--reply-fd", str(reply_w), "--memory-mb", str(memory_mb or 0)]
+        argv = [
+            sys.executable,
+            "-m",
+            "bench.harness.runner.server",
+            "--cmd-fd",
+            str(cmd_r),
+            "--reply-fd",
+            str(reply_w),
+            "--memory-mb",
+            str(memory_mb or 0),
+        ]
         if self.cpu_core is not None:
             argv += ["--cpu-core", str(self.cpu_core)]
         env = {**os.environ, **(extra_env or {})}
         env.pop("JAXBENCH_SECRET_SEED", None)  # the runner gets seeds in requests, never the secret
         self._log: IO[bytes] = open(log_path, "wb")
         try:
-            super().__init__(name, argv, reply_fd=reply_r, env=worker_env(env), cwd=ROOT, stdin=subprocess.DEVNULL,
-                             stdout=self._log, pass_fds=(cmd_r, reply_w))
+            super().__init__(
+                name,
+                argv,
+                reply_fd=reply_r,
+                env=worker_env(env),
+                cwd=ROOT,
+                stdin=subprocess.DEVNULL,
+                stdout=self._log,
+                pass_fds=(cmd_r, reply_w),
+            )
         except BaseException:
             self._log.close()
             for fd in (self._cmd_w, reply_r):
@@ -119,8 +140,9 @@ class RunnerProcess(ChildProcess):
         except OSError:  # BrokenPipeError included
             pass  # the reply read will report how the runner ended
 
-    def request(self, message: Message, timeout_s: float, phase: str, max_bytes: int = 1 << 34,
-                blobs: Sequence[bytes] = ()) -> tuple[dict[str, Any], list[bytes]]:
+    def request(
+        self, message: Message, timeout_s: float, phase: str, max_bytes: int = 1 << 34, blobs: Sequence[bytes] = ()
+    ) -> tuple[dict[str, Any], list[bytes]]:
         self.log_mark = self._log_size()  # what the runner logs from here on is this request's
         self.send(message, blobs)
         return self.receive(timeout_s, phase, max_bytes)
@@ -158,8 +180,12 @@ class RunnerProcess(ChildProcess):
         if said is None and (peak is None or peak < RUNNER_MEMORY_EVIDENCE * cap):
             return None
         evidence = f"its log says {said!r}" if said else f"peak resident memory {peak:.0f} MiB"
-        return WorkerFailure(Status.OUT_OF_MEMORY, f"{failure.message}: out of memory ({evidence}; its memory cap "
-                                                   f"is {cap} MiB)", failure.traceback, failure.error)
+        return WorkerFailure(
+            Status.OUT_OF_MEMORY,
+            f"{failure.message}: out of memory ({evidence}; its memory cap is {cap} MiB)",
+            failure.traceback,
+            failure.error,
+        )
 
     def prepare_for_timing(self, core: int | None, nice: int = TIMING_NICE) -> int:
         """Pin every thread of the runner to `core` at priority `nice` (protocol.isolation.pin_threads), in a CPU
@@ -273,12 +299,15 @@ class RunnerSession:
         call_ms = self.prepared.baseline_call_ms if self.prepared else None
         cap = self.task.timeout_s
         compile_s = self.prepared.baseline_compile_s if self.prepared else None
-        return {"compile": round(policy.compile_deadline_s(cap, compile_s), 1),
-                "correctness": round(policy.run_deadline_s(cap, call_ms, self.task.seeds), 1),
-                "timing": round(policy.timing_deadline_s(cap, call_ms, programs), 1)}
+        return {
+            "compile": round(policy.compile_deadline_s(cap, compile_s), 1),
+            "correctness": round(policy.run_deadline_s(cap, call_ms, self.task.seeds), 1),
+            "timing": round(policy.timing_deadline_s(cap, call_ms, programs), 1),
+        }
 
-    def evaluate(self, program: bytes, request: EvaluateRequest,
-                 deadlines: dict[str, float]) -> tuple[EvaluateReply, bytes | None]:
+    def evaluate(
+        self, program: bytes, request: EvaluateRequest, deadlines: dict[str, float]
+    ) -> tuple[EvaluateReply, bytes | None]:
         """Load, correctness trials, timing: three requests, each with its deadline. Raises WorkerFailure
         (timeout / crashed) when the runner did not answer; it is then replaced (call `prepare` again)."""
         self.phase_s = {}
@@ -299,8 +328,9 @@ class RunnerSession:
             raise
         return timed.model_copy(update={"trials": trials.trials, **compiled}), (blobs[0] if blobs else None)
 
-    def _phase(self, message: Message, deadline_s: float, phase: str,
-               blobs: Sequence[bytes] = ()) -> tuple[EvaluateReply, list[bytes]]:
+    def _phase(
+        self, message: Message, deadline_s: float, phase: str, blobs: Sequence[bytes] = ()
+    ) -> tuple[EvaluateReply, list[bytes]]:
         t = time.monotonic()
         try:
             header, out = self._runner().request(message, deadline_s, phase, 1 << 31, blobs=blobs)

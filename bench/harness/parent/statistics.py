@@ -108,8 +108,9 @@ class TimingQuality:
     reason: str | None  # None when ok; otherwise every reason found, "; "-separated
 
 
-def blocks_from_segments(times: Mapping[str, Sequence[float]], segments: Sequence[tuple[int, str, int]],
-                         baseline: str, kernel: str) -> list[Block]:
+def blocks_from_segments(
+    times: Mapping[str, Sequence[float]], segments: Sequence[tuple[int, str, int]], baseline: str, kernel: str
+) -> list[Block]:
     """Pairs the baseline's and the kernel's calls block by block. `times[program]` are a program's per-call
     times in call order; `segments` are (block, program, calls) in the order the runner ran them (its
     InterferenceRecord), and must account for every call of both programs. Blocks are paired by their index,
@@ -119,12 +120,11 @@ def blocks_from_segments(times: Mapping[str, Sequence[float]], segments: Sequenc
     for block, program, calls in segments:
         if program in per:
             at = used[program]
-            per[program].setdefault(block, []).extend(times[program][at:at + calls])
+            per[program].setdefault(block, []).extend(times[program][at : at + calls])
             used[program] = at + calls
     for program in (baseline, kernel):
         if used[program] != len(times[program]):
-            raise ValueError(f"segments account for {used[program]} calls of {program}, "
-                             f"it made {len(times[program])}")
+            raise ValueError(f"segments account for {used[program]} calls of {program}, it made {len(times[program])}")
     both = sorted(per[baseline].keys() & per[kernel].keys())
     return [Block(tuple(per[baseline][b]), tuple(per[kernel][b])) for b in both]
 
@@ -133,12 +133,18 @@ def summarize(record: InterferenceRecord) -> Interference:
     """The whole timing's interference from the runner's per-segment record (every program's segments)."""
     delays = [s.run_delay_s for s in record.segments]
     others = [s.others_runnable for s in record.segments]
-    return Interference(wall_s=sum(s.wall_s for s in record.segments), cpu_s=sum(s.cpu_s for s in record.segments),
-                        involuntary_switches=sum(s.involuntary_switches for s in record.segments),
-                        loadavg_before=record.loadavg_before, loadavg_after=record.loadavg_after, cores=record.cores,
-                        run_delay_s=None if any(d is None for d in delays) else sum(d for d in delays if d is not None),
-                        others_runnable=None if not others or any(o is None for o in others)
-                        else float(np.mean([o for o in others if o is not None])))
+    return Interference(
+        wall_s=sum(s.wall_s for s in record.segments),
+        cpu_s=sum(s.cpu_s for s in record.segments),
+        involuntary_switches=sum(s.involuntary_switches for s in record.segments),
+        loadavg_before=record.loadavg_before,
+        loadavg_after=record.loadavg_after,
+        cores=record.cores,
+        run_delay_s=None if any(d is None for d in delays) else sum(d for d in delays if d is not None),
+        others_runnable=None
+        if not others or any(o is None for o in others)
+        else float(np.mean([o for o in others if o is not None])),
+    )
 
 
 def pooled_speedup(blocks: Sequence[Block]) -> float:
@@ -168,7 +174,7 @@ class _PooledMedian:
         counts = np.asarray(counts, dtype=np.int32)
         medians = np.empty(len(counts))
         for a in range(0, len(counts), self.CHUNK):
-            medians[a:a + self.CHUNK] = self._medians(counts[a:a + self.CHUNK])
+            medians[a : a + self.CHUNK] = self._medians(counts[a : a + self.CHUNK])
         return medians
 
     def _medians(self, counts: np.ndarray) -> np.ndarray:
@@ -207,8 +213,13 @@ def _t_quantile(p: float, dof: int) -> float:
     return float(stdtrit(dof, p))
 
 
-def speedup_interval(blocks: Sequence[Block], confidence: float = CONFIDENCE, resamples: int = RESAMPLES,
-                     seed: int = SEED, systematic_sd: float = SYSTEMATIC_SD) -> tuple[float, float] | None:
+def speedup_interval(
+    blocks: Sequence[Block],
+    confidence: float = CONFIDENCE,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+    systematic_sd: float = SYSTEMATIC_SD,
+) -> tuple[float, float] | None:
     """The `confidence` interval of pooled_speedup(blocks) (module docstring); None with fewer than two
     blocks that hold calls of both programs (one block says nothing about how blocks vary)."""
     blocks = [b for b in blocks if b.baseline_ms and b.kernel_ms]
@@ -244,8 +255,9 @@ def _with_systematic(estimate: float, low: float, high: float, confidence: float
     return math.exp(m - down), math.exp(m + up)
 
 
-def bimodal(values: Sequence[float], gap: float = DEFAULTS.bimodal_gap,
-            min_group: int = DEFAULTS.min_group) -> str | None:
+def bimodal(
+    values: Sequence[float], gap: float = DEFAULTS.bimodal_gap, min_group: int = DEFAULTS.min_group
+) -> str | None:
     """Whether `values` (one program's block medians) form two separate groups, and which.
 
     The best two-group split (least within-group squared log deviation) counts when each group holds at
@@ -266,8 +278,10 @@ def bimodal(values: Sequence[float], gap: float = DEFAULTS.bimodal_gap,
     between = high[0] - low[-1]
     if between < math.log1p(gap) or between <= max(np.ptp(low), np.ptp(high)):
         return None
-    return (f"{math.exp(np.median(low)):.3g} ms ({len(low)} blocks) and "
-            f"{math.exp(np.median(high)):.3g} ms ({len(high)} blocks)")
+    return (
+        f"{math.exp(np.median(low)):.3g} ms ({len(low)} blocks) and "
+        f"{math.exp(np.median(high)):.3g} ms ({len(high)} blocks)"
+    )
 
 
 def interference_reasons(m: Interference, policy: TimingPolicy = DEFAULTS) -> list[str]:
@@ -277,30 +291,41 @@ def interference_reasons(m: Interference, policy: TimingPolicy = DEFAULTS) -> li
         reasons.append(f"the runner ran {m.cpu_s / m.wall_s:.0%} of the timed wall time (preempted the rest)")
     if m.wall_s > 0 and m.run_delay_s is not None:
         if m.run_delay_s / m.wall_s > policy.max_run_delay_share:
-            reasons.append(f"the runner waited {m.run_delay_s / m.wall_s:.0%} of the timed wall time for its core "
-                           f"({m.involuntary_switches} involuntary context switches)")
+            reasons.append(
+                f"the runner waited {m.run_delay_s / m.wall_s:.0%} of the timed wall time for its core "
+                f"({m.involuntary_switches} involuntary context switches)"
+            )
     elif m.wall_s > 0 and m.involuntary_switches / m.wall_s > policy.max_involuntary_per_s:
         reasons.append(f"{m.involuntary_switches} involuntary context switches in {m.wall_s:.2f} s of timing")
     load = max(m.loadavg_before, m.loadavg_after)
     if m.others_runnable is not None:
         if m.others_runnable >= m.cores:
-            reasons.append(f"{m.others_runnable:.1f} other runnable threads on {m.cores} cores while timing "
-                           f"(load average {load:.2f})")
+            reasons.append(
+                f"{m.others_runnable:.1f} other runnable threads on {m.cores} cores while timing "
+                f"(load average {load:.2f})"
+            )
     elif load > m.cores:
         reasons.append(f"load average {load:.2f} on {m.cores} cores")
     return reasons
 
 
-def classify(estimate: float | None, interval: tuple[float, float] | None, blocks: Sequence[Block],
-             interference: Interference | None, policy: TimingPolicy = DEFAULTS) -> TimingQuality:
+def classify(
+    estimate: float | None,
+    interval: tuple[float, float] | None,
+    blocks: Sequence[Block],
+    interference: Interference | None,
+    policy: TimingPolicy = DEFAULTS,
+) -> TimingQuality:
     """`ok`, or `noisy` with every reason found (a wide or missing interval, bimodal blocks, and, where the policy
     counts the host's interference, what the runner measured of it)."""
     reasons = []
     if interval is None or not estimate:
         reasons.append("fewer than two timed blocks: no interval")
     elif (interval[1] - interval[0]) / estimate > policy.wide_interval:
-        reasons.append(f"wide interval {interval[0]:.3g}-{interval[1]:.3g} "
-                       f"({(interval[1] - interval[0]) / estimate:.0%} of the speedup)")
+        reasons.append(
+            f"wide interval {interval[0]:.3g}-{interval[1]:.3g} "
+            f"({(interval[1] - interval[0]) / estimate:.0%} of the speedup)"
+        )
     for name, per_block in (("baseline", [b.baseline_ms for b in blocks]), ("kernel", [b.kernel_ms for b in blocks])):
         modes = bimodal([float(np.median(t)) for t in per_block if len(t)], policy.bimodal_gap, policy.min_group)
         if modes:

@@ -65,8 +65,9 @@ def load_events(xspace: bytes) -> list[TraceEvent]:
     for plane in profile.planes:
         for line in plane.lines:
             for ev in line.events:
-                out.append(TraceEvent(plane.name, line.name, ev.name, float(ev.start_ns), float(ev.end_ns),
-                                      dict(ev.stats)))
+                out.append(
+                    TraceEvent(plane.name, line.name, ev.name, float(ev.start_ns), float(ev.end_ns), dict(ev.stats))
+                )
     return out
 
 
@@ -75,8 +76,14 @@ def _is_module_event(name: str, module: str) -> bool:
 
 
 def _device_module_spans(events: Sequence[TraceEvent], module: str) -> list[TraceEvent]:
-    return sorted((e for e in events if e.plane.startswith("/device:") and e.line == "XLA Modules"
-                   and _is_module_event(e.name, module)), key=lambda e: e.start_ns)
+    return sorted(
+        (
+            e
+            for e in events
+            if e.plane.startswith("/device:") and e.line == "XLA Modules" and _is_module_event(e.name, module)
+        ),
+        key=lambda e: e.start_ns,
+    )
 
 
 def _op_runs(events: Sequence[TraceEvent], module: str) -> dict[Any, list[TraceEvent]]:
@@ -100,15 +107,17 @@ def module_times(events: Sequence[TraceEvent], module: str) -> ProgramTrace | No
     """Per-execution durations of `module`, or None when the trace holds no usable events."""
     spans = _device_module_spans(events, module)
     if spans:
-        return ProgramTrace([e.duration_ns / 1e6 for e in spans], "device_profiler",
-                            [(e.start_ns, e.end_ns) for e in spans])
+        return ProgramTrace(
+            [e.duration_ns / 1e6 for e in spans], "device_profiler", [(e.start_ns, e.end_ns) for e in spans]
+        )
     runs = _op_runs(events, module)
     if not runs:
         return None
     windows = sorted((min(e.start_ns for e in evs), max(e.end_ns for e in evs)) for evs in runs.values())
     on_device = any(evs[0].plane.startswith("/device:") for evs in runs.values())
-    return ProgramTrace([(b - a) / 1e6 for a, b in windows], "device_profiler_ops" if on_device else "cpu_profiler_ops",
-                        windows)
+    return ProgramTrace(
+        [(b - a) / 1e6 for a, b in windows], "device_profiler_ops" if on_device else "cpu_profiler_ops", windows
+    )
 
 
 def _op_events(events: Sequence[TraceEvent], module: str, windows: Sequence[tuple[float, float]]) -> list[TraceEvent]:
@@ -127,8 +136,9 @@ def _op_events(events: Sequence[TraceEvent], module: str, windows: Sequence[tupl
     return out
 
 
-def top_ops(events: Sequence[TraceEvent], module: str, windows: Sequence[tuple[float, float]], n_iters: int,
-            k: int = 10) -> list[ProfileOp]:
+def top_ops(
+    events: Sequence[TraceEvent], module: str, windows: Sequence[tuple[float, float]], n_iters: int, k: int = 10
+) -> list[ProfileOp]:
     """The k ops with the most time per iteration. Nested ops (a while and its body) both count, so
     `pct` is a share of summed op time, not of wall time."""
     total: dict[str, float] = defaultdict(float)
@@ -140,25 +150,35 @@ def top_ops(events: Sequence[TraceEvent], module: str, windows: Sequence[tuple[f
     grand = sum(total.values()) or 1.0
     ranked = sorted(total.items(), key=lambda kv: -kv[1])[:k]
     n = max(n_iters, 1)
-    return [ProfileOp(name=name, total_ms=round(ns / 1e6 / n, 6), pct=round(100 * ns / grand, 2),
-                      count=count[name] // n) for name, ns in ranked]
+    return [
+        ProfileOp(name=name, total_ms=round(ns / 1e6 / n, 6), pct=round(100 * ns / grand, 2), count=count[name] // n)
+        for name, ns in ranked
+    ]
 
 
-def stats(times_ms: Sequence[float], method: str, wall_ms: Sequence[float], flops: float | None,
-          peak_tflops: float | None) -> Timing:
+def stats(
+    times_ms: Sequence[float], method: str, wall_ms: Sequence[float], flops: float | None, peak_tflops: float | None
+) -> Timing:
     """Summary statistics of one program's per-iteration times (and TFLOP/s, utilization)."""
     t = np.asarray(times_ms, dtype=np.float64)
     median = float(np.median(t))
     q1, q3 = np.percentile(t, [25, 75])
     tflops = flops / (median / 1e3) / 1e12 if flops and median > 0 else None
     util = 100 * tflops / peak_tflops if tflops is not None and peak_tflops else None
-    return Timing(median_ms=round(median, 6), mean_ms=round(float(t.mean()), 6), std_ms=round(float(t.std()), 6),
-                  min_ms=round(float(t.min()), 6), max_ms=round(float(t.max()), 6), iqr_ms=round(float(q3 - q1), 6),
-                  timing_method=method,
-                  wall_clock_median_ms=round(float(np.median(wall_ms)), 6) if len(wall_ms) else None,
-                  num_iters=len(t), tflops=round(tflops, 4) if tflops is not None else None,
-                  utilization_pct=round(util, 3) if util is not None else None,
-                  raw_times_ms=[round(float(x), 6) for x in t])
+    return Timing(
+        median_ms=round(median, 6),
+        mean_ms=round(float(t.mean()), 6),
+        std_ms=round(float(t.std()), 6),
+        min_ms=round(float(t.min()), 6),
+        max_ms=round(float(t.max()), 6),
+        iqr_ms=round(float(q3 - q1), 6),
+        timing_method=method,
+        wall_clock_median_ms=round(float(np.median(wall_ms)), 6) if len(wall_ms) else None,
+        num_iters=len(t),
+        tflops=round(tflops, 4) if tflops is not None else None,
+        utilization_pct=round(util, 3) if util is not None else None,
+        raw_times_ms=[round(float(x), 6) for x in t],
+    )
 
 
 class ProgramTiming(NamedTuple):
@@ -168,8 +188,14 @@ class ProgramTiming(NamedTuple):
     profiled_median_ms: float | None = None  # CPU: median of the untimed profiled pass (reported beside)
 
 
-def program_timing(xspace: bytes | None, module: str, wall_ms: Sequence[float],
-                   flops: float | None, peak_tflops: float | None, traced: bool = True) -> ProgramTiming:
+def program_timing(
+    xspace: bytes | None,
+    module: str,
+    wall_ms: Sequence[float],
+    flops: float | None,
+    peak_tflops: float | None,
+    traced: bool = True,
+) -> ProgramTiming:
     """Timing of one program from the runner's trace of the timed blocks; the wall clock when the trace
     cannot be trusted (and `note` says why). `traced=False` (CPU): the timed calls ran without the
     profiler, their wall times are the timing and the trace is the untimed profile pass after the blocks
@@ -204,8 +230,14 @@ def _parse_traces(traces: Sequence[bytes | None], module: str) -> tuple[list[flo
     return times, methods, op_totals, usable
 
 
-def _untraced_timing(profiled: list[float], op_totals: list[ProfileOp], module: str, wall_ms: Sequence[float],
-                     flops: float | None, peak_tflops: float | None) -> ProgramTiming:
+def _untraced_timing(
+    profiled: list[float],
+    op_totals: list[ProfileOp],
+    module: str,
+    wall_ms: Sequence[float],
+    flops: float | None,
+    peak_tflops: float | None,
+) -> ProgramTiming:
     """CPU: per-call wall times of the untraced timed blocks; top ops and profiled time from the profile passes."""
     timing = stats(wall_ms, "cpu_wall_clock", wall_ms, flops, peak_tflops)
     if not profiled:
@@ -222,5 +254,7 @@ def _merge_ops(totals: Sequence[ProfileOp], n_iters: int, k: int = 10) -> list[P
         count[op.name] += op.count
     grand = sum(total.values()) or 1.0
     n = max(n_iters, 1)
-    return [ProfileOp(name=name, total_ms=round(ms / n, 6), pct=round(100 * ms / grand, 2), count=count[name] // n)
-            for name, ms in sorted(total.items(), key=lambda kv: -kv[1])[:k]]
+    return [
+        ProfileOp(name=name, total_ms=round(ms / n, 6), pct=round(100 * ms / grand, 2), count=count[name] // n)
+        for name, ms in sorted(total.items(), key=lambda kv: -kv[1])[:k]
+    ]

@@ -83,19 +83,28 @@ def compare(ref: Any, out: Any, tol: Tolerance = Tolerance()) -> Correctness:
     ref_leaves, out_leaves = _leaves(ref), _leaves(out)
     base = _applied(tol)
     if len(ref_leaves) != len(out_leaves):
-        return Correctness(correct=False, max_diff=float("inf"), **base,
-                           reason=f"output count mismatch: expected {len(ref_leaves)} arrays, got {len(out_leaves)}")
+        return Correctness(
+            correct=False,
+            max_diff=float("inf"),
+            **base,
+            reason=f"output count mismatch: expected {len(ref_leaves)} arrays, got {len(out_leaves)}",
+        )
     worst: Correctness | None = None
     for i, (r, o) in enumerate(zip(ref_leaves, out_leaves, strict=True)):
         where = f"output[{i}] " if len(ref_leaves) > 1 else ""
         if not hasattr(o, "shape") or not hasattr(o, "dtype"):
             return Correctness(correct=False, reason=f"{where}is a {type(o).__name__}, not an array", **base)
         if tuple(r.shape) != tuple(o.shape):
-            return Correctness(correct=False, max_diff=float("inf"), **base,
-                               reason=f"{where}shape mismatch: expected {tuple(r.shape)}, got {tuple(o.shape)}")
+            return Correctness(
+                correct=False,
+                max_diff=float("inf"),
+                **base,
+                reason=f"{where}shape mismatch: expected {tuple(r.shape)}, got {tuple(o.shape)}",
+            )
         if _dtype_name(r) != _dtype_name(o):
-            return Correctness(correct=False, **base,
-                               reason=f"{where}dtype mismatch: expected {_dtype_name(r)}, got {_dtype_name(o)}")
+            return Correctness(
+                correct=False, **base, reason=f"{where}dtype mismatch: expected {_dtype_name(r)}, got {_dtype_name(o)}"
+            )
         leaf = _compare_values(np.asarray(r, dtype=np.float32), np.asarray(o, dtype=np.float32), tol, where)
         if not leaf.correct:
             return leaf
@@ -111,10 +120,14 @@ def _compare_values(r: np.ndarray[Any, Any], o: np.ndarray[Any, Any], tol: Toler
     if bad_out.any():
         idx = [int(v) for v in np.unravel_index(int(np.argmax(bad_out)), o.shape)] if o.ndim else []
         n = int(bad_out.sum())
-        return Correctness(correct=False, worst_index=idx, worst_out=float(o[tuple(idx)]),
-                           worst_ref=float(r[tuple(idx)]), **base,
-                           reason=f"{where}{n} non-finite value(s) (NaN/Inf) where the reference is finite, "
-                                  f"first at {idx}")
+        return Correctness(
+            correct=False,
+            worst_index=idx,
+            worst_out=float(o[tuple(idx)]),
+            worst_ref=float(r[tuple(idx)]),
+            **base,
+            reason=f"{where}{n} non-finite value(s) (NaN/Inf) where the reference is finite, first at {idx}",
+        )
     finite = np.isfinite(r)
     diff = np.where(finite, np.abs(r - o), 0.0)
     allowed = tol.atol + tol.rtol * np.abs(r)
@@ -127,17 +140,34 @@ def _compare_values(r: np.ndarray[Any, Any], o: np.ndarray[Any, Any], tol: Toler
     ref_norm = float(np.linalg.norm(np.where(finite, r, 0.0).ravel().astype(np.float64)))
     err_norm = float(np.linalg.norm(diff.ravel().astype(np.float64)))
     rel_l2 = err_norm / ref_norm if ref_norm > 0 else (0.0 if err_norm == 0 else float("inf"))
-    fields = _Errors(max_diff=max_abs, max_abs_err=max_abs, max_rel_err=max_rel, rel_l2_err=rel_l2, worst_index=idx,
-                     worst_ref=float(r[tuple(idx)]) if r.size else None,
-                     worst_out=float(o[tuple(idx)]) if o.size else None, **_applied(tol))
+    fields = _Errors(
+        max_diff=max_abs,
+        max_abs_err=max_abs,
+        max_rel_err=max_rel,
+        rel_l2_err=rel_l2,
+        worst_index=idx,
+        worst_ref=float(r[tuple(idx)]) if r.size else None,
+        worst_out=float(o[tuple(idx)]) if o.size else None,
+        **_applied(tol),
+    )
     n_bad = int((excess > 0).sum())
     if n_bad:
-        return Correctness(correct=False, reason=(
-            f"{where}values differ: {n_bad} of {r.size} elements outside "
-            f"|ref-out| <= {tol.atol:g} + {tol.rtol:g}*|ref|; "
-            f"worst at {idx}: ref {fields['worst_ref'] or 0:.6g}, got {fields['worst_out'] or 0:.6g}"), **fields)
+        return Correctness(
+            correct=False,
+            reason=(
+                f"{where}values differ: {n_bad} of {r.size} elements outside "
+                f"|ref-out| <= {tol.atol:g} + {tol.rtol:g}*|ref|; "
+                f"worst at {idx}: ref {fields['worst_ref'] or 0:.6g}, got {fields['worst_out'] or 0:.6g}"
+            ),
+            **fields,
+        )
     if rel_l2 > tol.rel_l2:
-        return Correctness(correct=False, reason=(
-            f"{where}relative L2 error {rel_l2:.3g} exceeds {tol.rel_l2:g} (elementwise tolerance passed: "
-            f"the output is too far from the reference as a whole, e.g. zeros or a cheap approximation)"), **fields)
+        return Correctness(
+            correct=False,
+            reason=(
+                f"{where}relative L2 error {rel_l2:.3g} exceeds {tol.rel_l2:g} (elementwise tolerance passed: "
+                f"the output is too far from the reference as a whole, e.g. zeros or a cheap approximation)"
+            ),
+            **fields,
+        )
     return Correctness(correct=True, reason="ok", **fields)

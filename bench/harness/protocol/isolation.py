@@ -246,8 +246,11 @@ def timing_lock(core: int | None, wait_s: float) -> Iterator[tuple[float, bool]]
         yield 0.0, False
         return
     try:
-        fd = os.open(TIMING_LOCK_DIR / f"jaxbench-timing-core{core}.lock",
-                     os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
+        fd = os.open(
+            TIMING_LOCK_DIR / f"jaxbench-timing-core{core}.lock",
+            os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
+            0o666,
+        )
     except OSError:
         yield 0.0, False
         return

@@ -60,6 +60,7 @@ class Message(BaseModel):
 
 # ------------------------------------------------------------------ parent <-> build (untrusted)
 
+
 class BuildRequest(Message):
     """What the build step gets: where the kernel is and what to trace it on. No input value exists here:
     the build computes the abstract signature (shapes, dtypes, static values) from the workload itself."""
@@ -87,6 +88,7 @@ class BuildReply(Message):
 
 
 # ------------------------------------------------------------------ parent <-> runner (trusted)
+
 
 class RunnerHello(Message):
     """The runner's first frame, once jax's backend started: what it runs on and how it is confined."""

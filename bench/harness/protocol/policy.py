@@ -171,26 +171,76 @@ class TimingPolicy(BaseModel):
 
 #: The values every backend shares (the interval, the quality thresholds, the repeat rule, the deadlines).
 _COMMON: dict[str, object] = dict(
-    warmup=5, min_calls=50, fit_slack=2.0, calls_per_block=2, min_blocks=10, checked_blocks=10,
-    confidence=0.95, resamples=4000, bootstrap_seed=0, systematic_sd=0.0125,
-    wide_interval=0.15, min_cpu_share=0.90, max_run_delay_share=0.05, max_involuntary_per_s=50.0,
-    bimodal_gap=0.10, min_group=2, max_runs=3, spread_limit=0.25,
-    run_floor_s=30.0, allowed_slowdown=1000.0, compile_floor_s=60.0, compile_factor=50.0)
+    warmup=5,
+    min_calls=50,
+    fit_slack=2.0,
+    calls_per_block=2,
+    min_blocks=10,
+    checked_blocks=10,
+    confidence=0.95,
+    resamples=4000,
+    bootstrap_seed=0,
+    systematic_sd=0.0125,
+    wide_interval=0.15,
+    min_cpu_share=0.90,
+    max_run_delay_share=0.05,
+    max_involuntary_per_s=50.0,
+    bimodal_gap=0.10,
+    min_group=2,
+    max_runs=3,
+    spread_limit=0.25,
+    run_floor_s=30.0,
+    allowed_slowdown=1000.0,
+    compile_floor_s=60.0,
+    compile_factor=50.0,
+)
 
-_CPU: dict[str, object] = dict(traced=False, pin_timing_core=True, timing_nice=-10, single_threaded_xla=True,
-                               host_interference=True)
-_DEVICE: dict[str, object] = dict(target_s=None, max_calls=50, max_blocks=10, traced=True, profile_calls=0,
-                                  pin_timing_core=False, timing_nice=-10, single_threaded_xla=False,
-                                  host_interference=False)
+_CPU: dict[str, object] = dict(
+    traced=False, pin_timing_core=True, timing_nice=-10, single_threaded_xla=True, host_interference=True
+)
+_DEVICE: dict[str, object] = dict(
+    target_s=None,
+    max_calls=50,
+    max_blocks=10,
+    traced=True,
+    profile_calls=0,
+    pin_timing_core=False,
+    timing_nice=-10,
+    single_threaded_xla=False,
+    host_interference=False,
+)
 
-POLICIES: dict[str, TimingPolicy] = {p.name: p for p in (
-    TimingPolicy.model_validate({**_COMMON, **_CPU, "name": "cpu", "target_s": 0.25, "max_calls": 1000,
-                                 "max_blocks": 200, "profile_calls": 5}),
-    TimingPolicy.model_validate({**_COMMON, **_CPU, "name": "cpu-interpret", "warmup": 1, "target_s": None,
-                                 "min_calls": 10, "max_calls": 10, "max_blocks": 10, "profile_calls": 1}),
-    TimingPolicy.model_validate({**_COMMON, **_DEVICE, "name": "gpu"}),
-    TimingPolicy.model_validate({**_COMMON, **_DEVICE, "name": "tpu"}),
-)}
+POLICIES: dict[str, TimingPolicy] = {
+    p.name: p
+    for p in (
+        TimingPolicy.model_validate(
+            {
+                **_COMMON,
+                **_CPU,
+                "name": "cpu",
+                "target_s": 0.25,
+                "max_calls": 1000,
+                "max_blocks": 200,
+                "profile_calls": 5,
+            }
+        ),
+        TimingPolicy.model_validate(
+            {
+                **_COMMON,
+                **_CPU,
+                "name": "cpu-interpret",
+                "warmup": 1,
+                "target_s": None,
+                "min_calls": 10,
+                "max_calls": 10,
+                "max_blocks": 10,
+                "profile_calls": 1,
+            }
+        ),
+        TimingPolicy.model_validate({**_COMMON, **_DEVICE, "name": "gpu"}),
+        TimingPolicy.model_validate({**_COMMON, **_DEVICE, "name": "tpu"}),
+    )
+}
 
 
 def resolve(backend: str, interpreted: bool = False) -> TimingPolicy:

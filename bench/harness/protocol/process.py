@@ -109,18 +109,36 @@ class ChildProcess:
     `name` starts every message ("the build", "runner"); `memory_signals` are the signals that, for this
     child, may mean it hit its memory limit, and `memory_hint` says so in the reason."""
 
-    def __init__(self, name: str, argv: Sequence[str], *, reply_fd: int, env: dict[str, str],
-                 cwd: str | os.PathLike[str], stdin: int | IO[Any] | None, stdout: int | IO[Any] | None,
-                 pass_fds: Sequence[int] = (),
-                 preexec_fn: Callable[[], Any] | None = None, memory_signals: Sequence[str] = ("SIGKILL",),
-                 memory_hint: str = "possibly the out-of-memory killer") -> None:
+    def __init__(
+        self,
+        name: str,
+        argv: Sequence[str],
+        *,
+        reply_fd: int,
+        env: dict[str, str],
+        cwd: str | os.PathLike[str],
+        stdin: int | IO[Any] | None,
+        stdout: int | IO[Any] | None,
+        pass_fds: Sequence[int] = (),
+        preexec_fn: Callable[[], Any] | None = None,
+        memory_signals: Sequence[str] = ("SIGKILL",),
+        memory_hint: str = "possibly the out-of-memory killer",
+    ) -> None:
         self.name = name
         self.memory_signals, self.memory_hint = tuple(memory_signals), memory_hint
         self.reply_fd = reply_fd
         self.peak_rss_mb: float | None = None  # its peak resident memory, once describe_exit reaped it
-        self.proc = subprocess.Popen(list(argv), env=env, cwd=cwd, stdin=stdin, stdout=stdout,
-                                     stderr=subprocess.STDOUT, pass_fds=tuple(pass_fds), start_new_session=True,
-                                     preexec_fn=preexec_fn)
+        self.proc = subprocess.Popen(
+            list(argv),
+            env=env,
+            cwd=cwd,
+            stdin=stdin,
+            stdout=stdout,
+            stderr=subprocess.STDOUT,
+            pass_fds=tuple(pass_fds),
+            start_new_session=True,
+            preexec_fn=preexec_fn,
+        )
 
     @property
     def pid(self) -> int:
@@ -136,8 +154,9 @@ class ChildProcess:
             return messages.recv(self.reply_fd, time.monotonic() + timeout_s, max_bytes)
         except messages.ChannelTimeout:
             self.kill()
-            raise WorkerFailure(Status.TIMEOUT, f"{self.name} exceeded the {phase} time limit of {timeout_s:g} s") \
-                from None
+            raise WorkerFailure(
+                Status.TIMEOUT, f"{self.name} exceeded the {phase} time limit of {timeout_s:g} s"
+            ) from None
         except messages.ChannelClosed:
             raise WorkerFailure(Status.CRASHED, f"{self.name} {self.describe_exit()} during {phase}") from None
         except messages.ChannelViolation as e:
@@ -147,8 +166,9 @@ class ChildProcess:
         """A reply the parent cannot accept (a malformed frame, or a header its model refuses): the child is killed,
         the failure is CRASHED, since nothing a child writes gives it a better status."""
         self.kill()
-        return WorkerFailure(Status.CRASHED, escape_controls(
-            f"{self.name} sent an invalid reply during {phase}: {one_line(str(error))}"))
+        return WorkerFailure(
+            Status.CRASHED, escape_controls(f"{self.name} sent an invalid reply during {phase}: {one_line(str(error))}")
+        )
 
     def describe_exit(self, wait_s: float = 5.0) -> str:
         """How the child ended, for a reason line: its exit code or signal (with `memory_hint` for the signals that

@@ -55,11 +55,15 @@ def merge(reports: Sequence[Correctness]) -> Correctness:
         if not r.correct:
             return r.model_copy(update={"trials": len(reports)})
     worst = max(reports, key=lambda r: (r.rel_l2_err or 0.0, r.max_diff or 0.0))
-    return worst.model_copy(update={"trials": len(reports),
-                                    "max_diff": max(r.max_diff or 0.0 for r in reports),
-                                    "max_abs_err": max(r.max_abs_err or 0.0 for r in reports),
-                                    "max_rel_err": max(r.max_rel_err or 0.0 for r in reports),
-                                    "rel_l2_err": max(r.rel_l2_err or 0.0 for r in reports)})
+    return worst.model_copy(
+        update={
+            "trials": len(reports),
+            "max_diff": max(r.max_diff or 0.0 for r in reports),
+            "max_abs_err": max(r.max_abs_err or 0.0 for r in reports),
+            "max_rel_err": max(r.max_rel_err or 0.0 for r in reports),
+            "rel_l2_err": max(r.rel_l2_err or 0.0 for r in reports),
+        }
+    )
 
 
 class Timing(BaseModel):
@@ -246,8 +250,13 @@ class EvalResult(BaseModel):
             raise ValueError(f"a {status} result cannot carry a passing correctness verdict")
         if self.status == Status.INCORRECT and self.correctness is None:
             raise ValueError("an incorrect result needs the failing correctness verdict")
-        timed = {"kernel": self.kernel, "speedup_vs_baseline": self.speedup_vs_baseline, "speedup_ci": self.speedup_ci,
-                 "timing_quality": self.timing_quality, "speedup_vs_pallas": self.speedup_vs_pallas}
+        timed = {
+            "kernel": self.kernel,
+            "speedup_vs_baseline": self.speedup_vs_baseline,
+            "speedup_ci": self.speedup_ci,
+            "timing_quality": self.timing_quality,
+            "speedup_vs_pallas": self.speedup_vs_pallas,
+        }
         present = sorted(name for name, value in timed.items() if value is not None)
         if present:
             raise ValueError(f"a {status} result has no timings, but {', '.join(present)} is set")
@@ -260,7 +269,9 @@ def timing_meaning(env: Environment | None) -> str | None:
         return None
     if env.backend == "cpu":
         if env.interpret:
-            return ("CPU, Pallas in interpret mode: correctness is real; times and speedups are not TPU timings "
-                    "(the interpreter's cost, not the kernel's)")
+            return (
+                "CPU, Pallas in interpret mode: correctness is real; times and speedups are not TPU timings "
+                "(the interpreter's cost, not the kernel's)"
+            )
         return "CPU wall clock of XLA:CPU programs: not TPU timings; the speedup compares two CPU programs"
     return f"{env.backend.upper()} device time from the profiler ({env.chip}): the timing that ranks"

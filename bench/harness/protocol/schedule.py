@@ -44,8 +44,11 @@ def tpu_host(environ: Mapping[str, str] | None = None, device_globs: tuple[str, 
     return has_devices and importlib.util.find_spec("libtpu") is not None
 
 
-def cpu_only_host(environ: Mapping[str, str] | None = None, tpu_globs: tuple[str, ...] = TPU_DEVICE_GLOBS,
-                  gpu_globs: tuple[str, ...] = GPU_DEVICE_GLOBS) -> bool:
+def cpu_only_host(
+    environ: Mapping[str, str] | None = None,
+    tpu_globs: tuple[str, ...] = TPU_DEVICE_GLOBS,
+    gpu_globs: tuple[str, ...] = GPU_DEVICE_GLOBS,
+) -> bool:
     """True when jax in a worker will run on the CPU backend: JAX_PLATFORMS says cpu only, or the
     host has no TPU (device files + libtpu) and no NVIDIA device. Decided without importing jax."""
     env = os.environ if environ is None else environ

@@ -11,7 +11,7 @@ from bench.registry import Signature
 
 
 def aval_text(x: Any) -> str:
-    """"bfloat16[256,512]": how in/out avals are compared across processes."""
+    """ "bfloat16[256,512]": how in/out avals are compared across processes."""
     import numpy as np  # lazily: the parent reads this module without loading numpy for it
 
     return f"{np.dtype(x.dtype).name}[{','.join(str(int(d)) for d in x.shape)}]"

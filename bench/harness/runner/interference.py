@@ -86,8 +86,9 @@ class Recorder:
 
     def _snapshot(self) -> _Snapshot:
         r = resource.getrusage(resource.RUSAGE_SELF)
-        return _Snapshot(time.perf_counter(), r.ru_utime + r.ru_stime, _run_delay_s(self._schedstat), r.ru_nvcsw,
-                         r.ru_nivcsw)
+        return _Snapshot(
+            time.perf_counter(), r.ru_utime + r.ru_stime, _run_delay_s(self._schedstat), r.ru_nvcsw, r.ru_nivcsw
+        )
 
     def start(self) -> _Snapshot:
         return self._snapshot()
@@ -95,16 +96,28 @@ class Recorder:
     def stop(self, started: _Snapshot, block: int, program: str, calls: int) -> None:
         end = self._snapshot()
         delay = None if started.run_delay is None or end.run_delay is None else end.run_delay - started.run_delay
-        self.segments.append(Segment(block=block, program=program, calls=calls, wall_s=end.wall - started.wall,
-                                     cpu_s=end.cpu - started.cpu, run_delay_s=delay,
-                                     voluntary_switches=end.voluntary - started.voluntary,
-                                     involuntary_switches=end.involuntary - started.involuntary,
-                                     others_runnable=_others_runnable(self._loadavg)))
+        self.segments.append(
+            Segment(
+                block=block,
+                program=program,
+                calls=calls,
+                wall_s=end.wall - started.wall,
+                cpu_s=end.cpu - started.cpu,
+                run_delay_s=delay,
+                voluntary_switches=end.voluntary - started.voluntary,
+                involuntary_switches=end.involuntary - started.involuntary,
+                others_runnable=_others_runnable(self._loadavg),
+            )
+        )
 
     def finish(self) -> InterferenceRecord:
         """The record of the whole timing: every segment, the load average before and after, the cores this
         process may use."""
         self._schedstat.close()
         self._loadavg.close()
-        return InterferenceRecord(segments=self.segments, loadavg_before=self.loadavg_before,
-                                  loadavg_after=os.getloadavg()[0], cores=os.cpu_count() or 1)
+        return InterferenceRecord(
+            segments=self.segments,
+            loadavg_before=self.loadavg_before,
+            loadavg_after=os.getloadavg()[0],
+            cores=os.cpu_count() or 1,
+        )

@@ -90,8 +90,12 @@ def draw_schedule(seed: int | None, iters: int, blocks: int, retrials: int, chec
     rng = random.Random(seed)
     sizes = _jittered_sizes(rng, iters, blocks)
     chosen = set(rng.sample(range(blocks), min(blocks, checked_blocks)))
-    return Schedule(sizes, [rng.randrange(n) if b in chosen else -1 for b, n in enumerate(sizes)],
-                    [rng.randrange(blocks) for _ in range(retrials)], rng.randrange(1, 2**32, 2))
+    return Schedule(
+        sizes,
+        [rng.randrange(n) if b in chosen else -1 for b, n in enumerate(sizes)],
+        [rng.randrange(blocks) for _ in range(retrials)],
+        rng.randrange(1, 2**32, 2),
+    )
 
 
 #: Each block's length is the mean length times a factor drawn from [1 - JITTER, 1 + JITTER]: unpredictable, and
@@ -113,8 +117,15 @@ def _jittered_sizes(rng: random.Random, iters: int, blocks: int) -> list[int]:
     return sizes
 
 
-def _timed(program: Program, sets: list[list[Any]], n: int, start: int, check_at: int,
-           expect: Expected | None, clock: Clock = time.perf_counter) -> tuple[list[float], list[tuple[int, Any]], int]:
+def _timed(
+    program: Program,
+    sets: list[list[Any]],
+    n: int,
+    start: int,
+    check_at: int,
+    expect: Expected | None,
+    clock: Clock = time.perf_counter,
+) -> tuple[list[float], list[tuple[int, Any]], int]:
     """`n` calls over the rotating input sets: per-call wall ms (perf_counter + block_until_ready). After each
     call, outside the timer, its output is checked against `expect`; returned: the outputs to compare in full
     (the call at `check_at`, and any that differs), and how many outputs were verified."""
@@ -153,10 +164,17 @@ def _warm_up(program: Program, sets: list[list[Any]], warmup: int, clock: Clock)
     return out, min(calls_ms)
 
 
-def time_programs(programs: list[Program], host: list[Any], reference: list[Any], tolerance: Tolerance,
-                  policy: TimingPolicy, record: Recorder | None = None, schedule_seed: int | None = None,
-                  retrials: list[tuple[Any, list[Any], list[Any]]] | None = None,
-                  clock: Clock = time.perf_counter) -> TimedRun:
+def time_programs(
+    programs: list[Program],
+    host: list[Any],
+    reference: list[Any],
+    tolerance: Tolerance,
+    policy: TimingPolicy,
+    record: Recorder | None = None,
+    schedule_seed: int | None = None,
+    retrials: list[tuple[Any, list[Any], list[Any]]] | None = None,
+    clock: Clock = time.perf_counter,
+) -> TimedRun:
     """ABBA blocks of every program in this process, on the schedule drawn from `schedule_seed`; every timed
     output verified (module docstring); the candidate's reports are returned with the number of its timed
     outputs verified. The counts are decided HERE, once, under `policy`: its warmup, then its calls (calibrated on
@@ -193,7 +211,7 @@ def time_programs(programs: list[Program], host: list[Any], reference: list[Any]
         jax.profiler.start_trace(trace_dir)
     candidate = next((p for p in programs if p.name == CANDIDATE_FN), None)
     for b, n in enumerate(plan.sizes):
-        for p in (programs if b % 2 == 0 else programs[::-1]):
+        for p in programs if b % 2 == 0 else programs[::-1]:
             started = record.start() if record else None
             # every program's block gets one call compared in full, the trusted ones' too: the comparison runs
             # between blocks and disturbs the next block (caches), so all programs must pay it alike (a
@@ -231,8 +249,16 @@ def time_programs(programs: list[Program], host: list[Any], reference: list[Any]
     unchanged = _hash(sets) == before
     for s in sets:
         delete(s)
-    return TimedRun(walls=walls, timed=timed, inputs_unchanged=unchanged, trace=trace, order=order,
-                    verified=verified, calls=iters, blocks=len(plan.sizes))
+    return TimedRun(
+        walls=walls,
+        timed=timed,
+        inputs_unchanged=unchanged,
+        trace=trace,
+        order=order,
+        verified=verified,
+        calls=iters,
+        blocks=len(plan.sizes),
+    )
 
 
 def _profile_pass_options() -> Any:
@@ -256,5 +282,4 @@ def _account(p: Program, report: Any, timed: list[TrialReport], where: str) -> N
     if p.name == CANDIDATE_FN:
         timed.append(TrialReport(seed=None, report=_named(report, where)))
     elif not report.correct:
-        raise SelfCheckFailed(f"harness self-check: {p.name} output differs from its reference: "
-                              f"{report.reason}")
+        raise SelfCheckFailed(f"harness self-check: {p.name} output differs from its reference: {report.reason}")

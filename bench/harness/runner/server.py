@@ -151,9 +151,16 @@ def _load(workload: str, size: str) -> Workload:
     t_compile = time.perf_counter()
     baseline = Program(BASELINE_FN, exported, signature)
     compile_s = time.perf_counter() - t_compile
-    return Workload(spec=s, size=size, signature=signature, tolerance=Tolerance(**s.tolerance), baseline=baseline,
-                    compile_s=compile_s, flops=s.flops(size),  # the one FLOPs definition (bench list == evaluate)
-                    stress=stress_for(s.id))
+    return Workload(
+        spec=s,
+        size=size,
+        signature=signature,
+        tolerance=Tolerance(**s.tolerance),
+        baseline=baseline,
+        compile_s=compile_s,
+        flops=s.flops(size),  # the one FLOPs definition (bench list == evaluate)
+        stress=stress_for(s.id),
+    )
 
 
 def _ensure_loaded(state: State, workload: str, size: str | None, with_pallas_reference: bool) -> str:
@@ -200,15 +207,23 @@ def cmd_prepare(state: State, req: PrepareRequest, blobs: list[bytes]) -> Reply:
     cost = cost[0] if isinstance(cost, (list, tuple)) else (cost or {})
     flops, source = w.flops
     ref = state.refs[req.timing_seed]
-    reply = PrepareReply(workload=w.spec.id, size=size,
-                         config={k: v for k, v in w.spec.config_for(size).items()
-                                 if isinstance(v, (int, float, str, bool))},
-                         tolerance=dict(w.spec.tolerance), flops=flops or None, flops_source=source,
-                         bytes_accessed=float(cost.get("bytes accessed", 0.0)) or None,
-                         output_bytes=int(sum(a.nbytes for a in ref)), output_shapes=[list(a.shape) for a in ref],
-                         in_avals=[aval_text(a) for a in w.signature.arrays], out_avals=w.baseline.out_avals,
-                         pallas_reference=pallas_note, drawn_at=drawn_at, baseline_call_ms=round(min(calls_ms), 4),
-                         baseline_compile_s=round(w.compile_s, 4))
+    reply = PrepareReply(
+        workload=w.spec.id,
+        size=size,
+        config={k: v for k, v in w.spec.config_for(size).items() if isinstance(v, (int, float, str, bool))},
+        tolerance=dict(w.spec.tolerance),
+        flops=flops or None,
+        flops_source=source,
+        bytes_accessed=float(cost.get("bytes accessed", 0.0)) or None,
+        output_bytes=int(sum(a.nbytes for a in ref)),
+        output_shapes=[list(a.shape) for a in ref],
+        in_avals=[aval_text(a) for a in w.signature.arrays],
+        out_avals=w.baseline.out_avals,
+        pallas_reference=pallas_note,
+        drawn_at=drawn_at,
+        baseline_call_ms=round(min(calls_ms), 4),
+        baseline_compile_s=round(w.compile_s, 4),
+    )
     return reply.model_dump(), []
 
 
@@ -255,8 +270,13 @@ def _trial(state: State, program: Program, seed: Seed) -> TrialReport:
 def _failed(stage: str, exc: Exception) -> EvaluateReply:
     """A candidate's program that failed to compile or run: a reply (ran=False), never a runner failure."""
     text = f"{type(exc).__name__}: {exc}"
-    return EvaluateReply(ran=False, stage=stage, error=text[:4000], traceback=traceback.format_exc()[-4000:],
-                         memory_error=is_memory_error(exc))
+    return EvaluateReply(
+        ran=False,
+        stage=stage,
+        error=text[:4000],
+        traceback=traceback.format_exc()[-4000:],
+        memory_error=is_memory_error(exc),
+    )
 
 
 def cmd_load(state: State, req: LoadRequest, blobs: list[bytes]) -> Reply:
@@ -289,8 +309,16 @@ def cmd_time(state: State, req: EvaluateRequest, blobs: list[bytes]) -> Reply:
     record = Recorder()
     try:
         retrials = [(seed, state.inputs[seed], state.refs[seed]) for seed in state.seeds]
-        run = time_programs(programs, state.inputs[state.timing_seed], state.refs[state.timing_seed], w.tolerance,
-                            req.policy, record=record, schedule_seed=req.schedule_seed, retrials=retrials)
+        run = time_programs(
+            programs,
+            state.inputs[state.timing_seed],
+            state.refs[state.timing_seed],
+            w.tolerance,
+            req.policy,
+            record=record,
+            schedule_seed=req.schedule_seed,
+            retrials=retrials,
+        )
     except SelfCheckFailed:
         record.finish()
         raise  # the harness's own failure: the runner's failure reply, never the candidate's
@@ -300,21 +328,34 @@ def cmd_time(state: State, req: EvaluateRequest, blobs: list[bytes]) -> Reply:
     finally:
         state.candidate = None  # its buffers go with the next collection (one runs before every timing)
     runs = [ProgramRun(name=p.name, module=p.module, wall_ms=run.walls[p.name]) for p in programs]
-    reply = EvaluateReply(timed=run.timed, runs=runs, inputs_unchanged=run.inputs_unchanged,
-                          traced=run.trace is not None, block_order=run.order, interference=record.finish(),
-                          timed_verified=run.verified, calls=run.calls, blocks=run.blocks)
+    reply = EvaluateReply(
+        timed=run.timed,
+        runs=runs,
+        inputs_unchanged=run.inputs_unchanged,
+        traced=run.trace is not None,
+        block_order=run.order,
+        interference=record.finish(),
+        timed_verified=run.verified,
+        calls=run.calls,
+        blocks=run.blocks,
+    )
     return reply.model_dump(), [run.trace] if run.trace else []
 
 
 def cmd_time_baseline(state: State, req: TimeBaselineRequest, blobs: list[bytes]) -> Reply:
     """`bench run`: the baseline alone, blocks of one program."""
     w = state.workload
-    run = time_programs([w.baseline], state.inputs[state.timing_seed], state.refs[state.timing_seed],
-                        w.tolerance, req.policy)
-    reply = EvaluateReply(runs=[ProgramRun(name=BASELINE_FN, module=w.baseline.module,
-                                           wall_ms=run.walls[BASELINE_FN])],
-                          inputs_unchanged=run.inputs_unchanged, traced=run.trace is not None, block_order=run.order,
-                          calls=run.calls, blocks=run.blocks)
+    run = time_programs(
+        [w.baseline], state.inputs[state.timing_seed], state.refs[state.timing_seed], w.tolerance, req.policy
+    )
+    reply = EvaluateReply(
+        runs=[ProgramRun(name=BASELINE_FN, module=w.baseline.module, wall_ms=run.walls[BASELINE_FN])],
+        inputs_unchanged=run.inputs_unchanged,
+        traced=run.trace is not None,
+        block_order=run.order,
+        calls=run.calls,
+        blocks=run.blocks,
+    )
     return reply.model_dump(), [run.trace] if run.trace else []
 
 
@@ -363,8 +404,9 @@ def serve(cmd_fd: int, reply_fd: int, memory_mb: int | None, core: int | None) -
         except BaseException as exc:  # a harness-side failure (the candidate's failures are replies above)
             tb = traceback.format_exc()
             print(tb, file=sys.stderr, flush=True)
-            failure = RunnerFailure(error=f"{type(exc).__name__}: {exc}"[:4000], traceback=tb[-4000:],
-                                    memory_error=is_memory_error(exc))
+            failure = RunnerFailure(
+                error=f"{type(exc).__name__}: {exc}"[:4000], traceback=tb[-4000:], memory_error=is_memory_error(exc)
+            )
             messages.send(reply_fd, failure.model_dump())
 
 

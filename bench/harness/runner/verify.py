@@ -31,6 +31,7 @@ def digest(outputs: list[Any], multiplier: int) -> int:
     key = tuple((o.shape, str(o.dtype)) for o in outputs)
     fn = _DIGESTS.get(key)
     if fn is None:
+
         def words(o: Any) -> Any:
             size = np.dtype(o.dtype).itemsize
             if o.dtype == jnp.bool_:
@@ -64,8 +65,7 @@ def _packed(dtype: Any) -> bool:
 def in_host_memory(outputs: list[Any]) -> bool:
     """Whether every output is a buffer in this process's memory (a CPU device) that can be read in place: not of
     a packed sub-byte type."""
-    return all(d.platform == "cpu" for o in outputs for d in o.devices()) and not any(
-        _packed(o.dtype) for o in outputs)
+    return all(d.platform == "cpu" for o in outputs for d in o.devices()) and not any(_packed(o.dtype) for o in outputs)
 
 
 def _bytes(array: Any) -> bytes:

@@ -101,8 +101,12 @@ def serve(request: BuildRequest, reply_fd: int) -> None:
     try:
         reply, blobs = build(request)
     except BaseException as exc:  # every failure is a reply; the parent decides the status
-        reply = BuildReply(ok=False, error=f"{type(exc).__name__}: {exc}"[:4000],
-                           traceback=traceback.format_exc()[-4000:], memory_error=is_memory_error(exc))
+        reply = BuildReply(
+            ok=False,
+            error=f"{type(exc).__name__}: {exc}"[:4000],
+            traceback=traceback.format_exc()[-4000:],
+            memory_error=is_memory_error(exc),
+        )
         blobs = []
         print(reply.traceback, file=sys.stderr, flush=True)
     messages.send(reply_fd, reply.model_dump(), blobs)

@@ -28,6 +28,7 @@ KERNEL_PRIMITIVES = ("pallas_call",)
 
 def trace(fn: Any, name: str, signature: Any) -> Any:
     """The ClosedJaxpr of `fn` on the abstract signature, under the exported program's name."""
+
     def program(*arrays: Any) -> Any:
         return fn(*signature.full_args(arrays))
 
@@ -58,10 +59,14 @@ class _KernelSites:
             if isinstance(value, core.ClosedJaxpr):
                 new = value.replace(jaxpr=self.rewrite(value.jaxpr))
             else:
-                new = value.replace(eqns=[
-                    self.site(eqn) if eqn.primitive.name in KERNEL_PRIMITIVES
-                    else eqn.replace(params={k: self.rewrite(v) for k, v in eqn.params.items()})
-                    for eqn in value.eqns])
+                new = value.replace(
+                    eqns=[
+                        self.site(eqn)
+                        if eqn.primitive.name in KERNEL_PRIMITIVES
+                        else eqn.replace(params={k: self.rewrite(v) for k, v in eqn.params.items()})
+                        for eqn in value.eqns
+                    ]
+                )
             self.memo[id(value)] = new
         return self.memo[id(value)]
 
