@@ -272,6 +272,7 @@ class TrajectoryWorkloadsRow(QueryRow):
     integrity_excluded: int | None
     first_win_n: int | None
     best_speedup: float | None
+    best_lowering_speedup: float | None  # the best correct sample that also lowers for TPU
     selected_samples: list[int] | None
     selected_speedup: float | None
     selected_outcome: str | None

@@ -35,7 +35,8 @@ SCHEMA_VERSION = 4
 #    columns are NULL there (no interval, quality, coverage or readiness check known), and the SQL says what NULL means.
 # 4: RESULTS compile_s_kernel/compile_s_baseline (EvalResult.compile_s) and block_order/block_ms_baseline/
 #    block_ms_kernel/block_ms_pallas_reference (EvalResult.block_order and block_ms: each timed block's ms per call, in
-#    run order), so that anyone can recompute a speedup interval (docs/methodology.md); SAMPLES step_phase/
+#    run order), so that anyone can recompute a speedup interval (docs/methodology.md); SAMPLES tpu_lowering/
+#    pallas_coverage/readiness_check (measured, what the selection rule reads) and step_phase/
 #    step_iteration/step_parent/step_beam and SUBMISSIONS agent_calls (Autocomp's beam and model calls). NULL in
 #    older rows.
 
@@ -271,6 +272,11 @@ class SampleRow:
     speedup_ci_low: Annotated[float | None, SHARED]
     speedup_ci_high: Annotated[float | None, SHARED]
     timing_quality: Annotated[str | None, SHARED]
+    # measured, as for a kernel row: what the selection rule reads (bench/agent/selection.py), published so that
+    # anyone can check which sample a run submitted and why
+    tpu_lowering: Annotated[str | None, SHARED]
+    pallas_coverage: Annotated[float | None, SHARED]
+    readiness_check: Annotated[str | None, SHARED]
     flags: Annotated[list[str], SHARED]
     provenance: Annotated[str, SHARED]
     content_hash: Annotated[str | None, SHARED]

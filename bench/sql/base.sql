@@ -324,11 +324,11 @@ CREATE OR REPLACE VIEW trajectory_samples AS
 WITH tagged AS (
     SELECT 'measured' AS basis, track, submission, workload, sample_idx, chain, turn, outcome, status, reason, speedup,
            speedup_ci_low, speedup_ci_high, selected, source_hash, declared_outcome, declared_speedup, provenance,
-           step_phase, step_iteration, step_parent, step_beam
+           step_phase, step_iteration, step_parent, step_beam, tpu_lowering
     FROM measured_samples WHERE current
     UNION ALL
     SELECT 'declared' AS basis, track, submission, workload, sample_idx, chain, turn, outcome, NULL, NULL, speedup,
-           NULL, NULL, NULL, NULL, NULL, NULL, provenance, NULL, NULL, NULL, NULL
+           NULL, NULL, NULL, NULL, NULL, NULL, provenance, NULL, NULL, NULL, NULL, NULL
     FROM declared_samples WHERE provenance = 'declared by submitter'
 )
 SELECT t.*,

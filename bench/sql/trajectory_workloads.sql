@@ -1,5 +1,6 @@
 -- Per (submission, workload) measured trajectory on $track: samples, outcome counts, the first sample established
--- faster than XLA (faster_than_xla in base.sql, what fast1@N counts), the best correct speedup, which samples the
+-- faster than XLA (faster_than_xla in base.sql, what fast1@N counts), the best correct speedup (and the best of the
+-- samples that also lower for TPU), which samples the
 -- submitted kernel is (by content: the selection rule), and how many declared values disagree with the measurement;
 -- for an Autocomp trajectory, its beam per iteration (phase, samples, the parents they came from, the samples that
 -- entered the beam), as the trajectory's steps declare it.
@@ -13,6 +14,9 @@ WITH per AS (
         count(*) FILTER (WHERE outcome = 'integrity_excluded') AS integrity_excluded,
         min(sample_idx) FILTER (WHERE faster_than_xla) + 1 AS first_win_n,
         max(speedup) FILTER (WHERE outcome = 'correct') AS best_speedup,
+        -- the best correct sample that also lowers for TPU (measured, schema 4): what a readiness track's selection
+        -- rule can submit, so a reader sees why the submitted kernel may be slower than the best correct one
+        max(speedup) FILTER (WHERE outcome = 'correct' AND tpu_lowering = 'ok') AS best_lowering_speedup,
         list(sample_idx ORDER BY sample_idx) FILTER (WHERE selected) AS selected_samples,
         any_value(speedup) FILTER (WHERE selected) AS selected_speedup,
         any_value(outcome) FILTER (WHERE selected) AS selected_outcome
