@@ -18,6 +18,8 @@ from bench.paths import ROOT
 
 #: The harness's private copy of a candidate (bench.harness.parent.evaluate: EVAL_DIR / "eval_*" / "kernel.py").
 _COPY_RE = re.compile(r"[^\s\"']*/eval_[A-Za-z0-9_]+/kernel\.py")
+#: How a SyntaxError's message names that copy: by its base name only ("invalid syntax (kernel.py, line 2)").
+_SYNTAX_RE = re.compile(r"\(kernel\.py, line (\d+)\)")
 #: A traceback frame line and the package folders whose frames are the harness's, not the candidate's.
 _FRAME_RE = re.compile(r'^\s*File "(?P<file>[^"]+)", line \d+')
 _HARNESS_PARTS = ("/bench/harness/", "/bench/integrity/")
@@ -56,7 +58,9 @@ def attribute(result: EvalResult, kernel_path: str | Path) -> EvalResult:
     shown = shown_path(kernel_path)
 
     def fix(text: str | None) -> str | None:
-        return _COPY_RE.sub(shown, text) if text else text
+        if not text:
+            return text
+        return _SYNTAX_RE.sub(lambda m: f"({shown}, line {m.group(1)})", _COPY_RE.sub(shown, text))
 
     traceback = fix(result.traceback)
     log = fix(result.candidate_log) or ""
