@@ -66,8 +66,8 @@ def plain_metavars(group: TyperGroup) -> None:
     """Help text that reads like a command line: typer's rich help labels every option with its Python type, so a
     flag shows `<bool>` (it takes no value) and a repeatable option `<list[str]>`. Flags get no label, a
     repeatable option its element's type and "(repeatable)"; an option given a metavar keeps it."""
-    for command in group.commands.values():
-        if isinstance(command, TyperGroup):
+    for command in [group, *group.commands.values()]:
+        if isinstance(command, TyperGroup) and command is not group:
             plain_metavars(command)
             continue
         help_option = command.get_help_option(_click.Context(command))
@@ -89,6 +89,12 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
 )
+
+
+@app.callback()
+def _group() -> None:
+    """Keeps `bench` a group when `main` imported a single command module: typer runs a lone command as the whole
+    program, so `bench build-site` would read `build-site` as an extra argument."""
 
 
 def workload_arg(name: str) -> str:

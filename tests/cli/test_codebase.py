@@ -4,7 +4,11 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 CONTRACT = re.compile(
@@ -280,3 +284,12 @@ def test_the_script_knows_which_module_registers_each_command():
         before = names()
         importlib.import_module(module)
         assert names() - before <= set(commands) and set(commands) <= names(), module
+
+
+@pytest.mark.parametrize("command", ["build-site", "audit", "tune", "evaluate"])
+def test_a_command_whose_module_is_imported_alone_still_runs_as_that_command(command):
+    """The script imports only the module of the command it runs (bench.app.main): the app stays a group."""
+    code = f"import sys; sys.argv = ['bench', {command!r}, '--help']; from bench.app import main; main()"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert f"bench {command}" in out.stdout
