@@ -222,7 +222,9 @@ def test_agent_samples_through_an_executor(tmp_path):
 def test_a_row_of_another_chip_than_the_tracks_is_not_stored(tmp_path):
     subs = tmp_path / "subs"
     (subs / "x" / "kernels").mkdir(parents=True)
-    (subs / "x" / "submission.yaml").write_text((SUBMISSIONS_DIR / "xla-baseline" / "submission.yaml").read_text())
+    meta = (SUBMISSIONS_DIR / "xla-baseline" / "submission.yaml").read_text()
+    # kind "human": "baseline" is reserved to the listed xla-baseline (bench/dataset/reserved_submissions.yaml)
+    (subs / "x" / "submission.yaml").write_text(meta.replace("kind: baseline", "kind: human", 1))
     (subs / "x" / "kernels" / "8p_GEMM.py").write_text("def workload(a, b):\n    return a @ b\n")
     report = ingest(data_dir=tmp_path / "data", submissions_dir=subs, chip="v6e", size="small", evaluator=FAKE)
     assert report.written == [] and "ran on chip 'cpu', not this track's 'v6e'" in report.failed[0][2]
