@@ -73,7 +73,7 @@ def test_fast_p_on_a_submission_page_is_the_published_one(chromium: Any, served_
 
 def test_the_xla_baseline_is_never_faster_than_xla(served_site: Any) -> None:
     track = _api(served_site)["cpu/small"]
-    base = [r for r in track["fast_p"] if r["submission"] == "synthetic-xla-baseline" and r["p"] >= 1]
+    base = [r for r in track["fast_p"] if r["submission"] == "xla-baseline" and r["p"] >= 1]
     assert base and all(r["n_fast"] == 0 for r in base)
 
 
