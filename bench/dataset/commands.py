@@ -191,11 +191,12 @@ def leaderboard(
     rows = [{c: (_shown_rank(r) if c == "rank" else r.get(c)) for c in cols} for r in m.leaderboard(track)]
     _print_rows(f"leaderboard {track} (ranking: {kind})", rows)
     console.print(RANKING_EXPLANATIONS[kind], highlight=False)
-    nondegenerate = m.geomean_nondegenerate(track) if kind == "speed" else []
+    nondegenerate = m.geomean_nondegenerate(track)  # readiness tracks: of the interpret geomean, their last key
     if nondegenerate and nondegenerate[0].degenerate:
         left_out = ", ".join(nondegenerate[0].degenerate)
+        what = "geomean" if kind == "speed" else "interpret geomean"
         _print_rows(
-            f"geomean without degenerate workloads (left out: {left_out}; docs/audit.md)",
+            f"{what} without degenerate workloads (left out: {left_out}; docs/audit.md)",
             [
                 r.model_dump(include={"submission", "geomean_nondegenerate", "n_workloads_nondegenerate"})
                 for r in nondegenerate

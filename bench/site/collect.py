@@ -66,6 +66,7 @@ class Track:
     baselines: list[qr.WorkloadBaselinesRow] = field(default_factory=list)  # the one XLA baseline per workload
     fast_p: list[qr.FastPRow] = field(default_factory=list)  # per submission and p: share faster than p x XLA
     history: list[qr.SubmissionHistoryRow] = field(default_factory=list)  # per submission and harness version
+    nondegenerate: list[qr.GeomeanNondegenerateRow] = field(default_factory=list)  # geomean w/o degenerate workloads
 
     @property
     def label(self) -> str:
@@ -117,6 +118,16 @@ class Track:
         """Rows of the k best-ranked submissions (the API's order), so charts of 100 submissions stay legible."""
         keep = {r.submission for r in self.leaderboard[:k]}
         return [r for r in rows if r.submission in keep]
+
+    @cached_property
+    def nondegenerate_by_submission(self) -> dict[str, qr.GeomeanNondegenerateRow]:
+        """submission -> its row of geomean_nondegenerate.sql (a lookup: the SQL computes the figure)."""
+        return {r.submission: r for r in self.nondegenerate}
+
+    @property
+    def degenerate(self) -> list[str]:
+        """The workloads the geomean without degenerate workloads leaves out (empty: no such column is shown)."""
+        return list(self.nondegenerate[0].degenerate or []) if self.nondegenerate else []
 
     @cached_property
     def baseline_by_workload(self) -> dict[str, qr.WorkloadBaselinesRow]:
@@ -285,6 +296,7 @@ def _collect_track(metrics: Metrics, t: qr.TracksRow, workloads: list[Workload])
         baselines=metrics.workload_baselines(tid),
         fast_p=metrics.fast_p(tid),
         history=metrics.submission_history(tid),
+        nondegenerate=metrics.geomean_nondegenerate(tid),
     )
     for wid in dict.fromkeys([w.id for w in workloads] + [r.workload for r in track.per_benchmark]):
         rows = metrics.workload_results(tid, wid)

@@ -44,3 +44,30 @@ def test_a_submission_without_metadata_is_labelled_from_its_leaderboard_row(tmp_
     assert site.submissions[gone] == SubmissionLabel(row.name, row.kind, row.method, row.model, row.provenance)
     assert site.submissions[gone].get("model_version") is None  # what the page asks of every submission
     assert metrics.tracks()  # the first Metrics saw the metadata; collect read the second
+
+
+def test_the_leaderboard_page_offers_the_geomean_without_degenerate_workloads(tmp_path: Path) -> None:
+    """Issue 40 §4: where the suite has degenerate workloads (a shortcut passes their gate), the leaderboard page
+    shows the SQL's geomean without them beside the ranking, names them and links the audit; without any, no
+    such column."""
+    from bench.site.pages import RenderOptions, render_pages
+
+    workloads = synthetic.workload_names(16)  # the registry's first 16: 16p_Mamba2_SSD is labelled degenerate
+    synthetic.generate(tmp_path, n_submissions=2, n_workloads=16, n_samples=2)
+    metrics = Metrics(tmp_path, suite=workloads)
+    site = collect(metrics, [])
+    (track,) = site.tracks
+    assert "16p_Mamba2_SSD" in track.degenerate
+    assert track.nondegenerate == metrics.geomean_nondegenerate("cpu/small")  # the SQL's rows, not recomputed
+    index = dict(render_pages(site, RenderOptions(submissions_dir=tmp_path / "none")))["index.md"]
+    head = index.split("<thead>", 1)[1].split("</thead>", 1)[0]
+    assert "Interpret geomean without degenerate workloads" in head
+    for row in track.nondegenerate:
+        assert f'data-sort="{float(row.geomean_nondegenerate)!r}"' in index
+    assert "[16p\\_Mamba2\\_SSD](workloads/16p_Mamba2_SSD.md)" in index and "certificate](audit.md)" in index
+
+    synthetic.generate(tmp_path / "plain", n_submissions=2, n_workloads=8, n_samples=2)  # 1p-8p: none degenerate
+    plain = collect(Metrics(tmp_path / "plain", suite=workloads[:8]), [])
+    assert plain.tracks[0].degenerate == []
+    index = dict(render_pages(plain, RenderOptions(submissions_dir=tmp_path / "none")))["index.md"]
+    assert "without degenerate workloads" not in index
