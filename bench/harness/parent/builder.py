@@ -15,7 +15,7 @@ When `run` returns, the build's process and every process it started are gone: a
 deadline, every member of its cgroups is killed (whatever sessions or process groups it made; where the host refused
 the cgroups, its process group and the sandbox's PID namespace only), until none is left. Those that had left the
 sandbox's PID namespace's reach (sandbox none) are counted in `survivors`. Which CPU and process bounds held is
-recorded in `details["bounds"]` (bench.harness.parent.cgroups).
+recorded in `details["bounds"]` (bench.harness.parent.sandboxing).
 """
 
 from __future__ import annotations

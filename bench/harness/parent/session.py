@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from bench.harness.parent.cgroups import release_group, runner_group
+from bench.harness.parent.sandboxing import release_group, runner_group
 from bench.harness.protocol import messages
 from bench.harness.protocol.isolation import (
     TIMING_NICE,
@@ -189,7 +189,7 @@ class RunnerProcess(ChildProcess):
 
     def prepare_for_timing(self, core: int | None, nice: int = TIMING_NICE) -> int:
         """Pin every thread of the runner to `core` at priority `nice` (protocol.isolation.pin_threads), in a CPU
-        group weighing far more than any build's (parent.cgroups.runner_group: `nice` means nothing across
+        group weighing far more than any build's (parent.sandboxing.runner_group: `nice` means nothing across
         sessions; a cgroup's weight does)."""
         if self.cpu_group is None:
             self.cpu_group = runner_group(self.pid)
