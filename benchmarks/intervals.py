@@ -4,7 +4,7 @@
    whose `speedup_ci` contains 1.0 (target >= 95 %), on the machine as it is ("quiet") and, with `--busy`,
    while a process this script starts keeps one core busy; with the timing-quality verdicts, and the
    between-run spread of log(speedup) against the within-run (bootstrap) spread: the between-run term
-   `bench.harness.parent.statistics.SYSTEMATIC_SD` comes from this difference;
+   `bench.harness.parent.timing.SYSTEMATIC_SD` comes from this difference;
 2. interval widths of the identical kernel for 8p, 41k and 30k (target: below 0.15 on a quiet machine);
 3. 8p's twice-the-work kernel: its interval (target: entirely below 0.75).
 
@@ -28,7 +28,7 @@ from pathlib import Path
 from _common import TWICE, identical_kernel, load
 from scipy.stats import norm
 
-from bench.harness.parent import statistics as st
+from bench.harness.parent import timing as st
 from bench.harness.parent.evaluate import WarmRunner
 from bench.harness.protocol.result import EvalResult
 from bench.harness.protocol.task import EvalTask

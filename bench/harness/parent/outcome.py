@@ -18,7 +18,7 @@ from typing import Literal, TypedDict
 from pydantic import JsonValue
 
 from bench import HARNESS_VERSION, hardware
-from bench.harness.parent import statistics, timing
+from bench.harness.parent import timing
 from bench.harness.parent.builder import BuildArtifact
 from bench.harness.parent.inspecting import Inspection
 from bench.harness.protocol.messages import (
@@ -582,7 +582,7 @@ def _uncertainty(
     speedup: float | None,
     details: dict[str, JsonValue],
 ) -> tuple[tuple[float, float] | None, Literal["ok", "noisy"], str | None]:
-    """speedup_ci and timing_quality from the runner's per-segment record (bench.harness.parent.statistics):
+    """speedup_ci and timing_quality from the runner's per-segment record (bench.harness.parent.timing):
     the times the speedup was computed from, paired block by block, under the policy's interval and thresholds.
     Host interference counts where the policy says (CPU only: on TPU/GPU the device plane times the programs and
     the host's load does not enter those times)."""
@@ -592,15 +592,15 @@ def _uncertainty(
     segments = [(s.block, s.program, s.calls) for s in record.segments]
     details["timing_segments"] = [[b, NAMES.get(p, p), n] for b, p, n in segments]
     try:
-        blocks = statistics.blocks_from_segments(
+        blocks = timing.blocks_from_segments(
             {BASELINE_FN: base.raw_times_ms, CANDIDATE_FN: kern.raw_times_ms}, segments, BASELINE_FN, CANDIDATE_FN
         )
     except ValueError as exc:
         return None, "noisy", f"timed blocks unusable: {exc}"
-    interval = statistics.speedup_interval(
+    interval = timing.speedup_interval(
         blocks, policy.confidence, policy.resamples, policy.bootstrap_seed, policy.systematic_sd
     )
-    host = statistics.summarize(record)
+    host = timing.summarize(record)
     details["timing_interference"] = {
         "cpu_share": round(host.cpu_s / host.wall_s, 4) if host.wall_s > 0 else None,
         "involuntary_switches": host.involuntary_switches,
@@ -609,7 +609,7 @@ def _uncertainty(
         "cores": host.cores,
         "others_runnable": round(host.others_runnable, 2) if host.others_runnable is not None else None,
     }
-    quality = statistics.classify(speedup, interval, blocks, host, policy)
+    quality = timing.classify(speedup, interval, blocks, host, policy)
     return ((round(interval[0], 4), round(interval[1], 4)) if interval else None), quality.quality, quality.reason
 
 

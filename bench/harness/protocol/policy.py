@@ -26,7 +26,7 @@ Where each number comes from (measured on this project's 2-core CI VM unless sai
 - `gpu`, `tpu`: the device plane times the blocks (traced); 5 + 50 calls in 10 blocks; no profile pass.
 - `checked_blocks` (10): where outputs are verified by a device digest, the blocks with one call compared in full
   (a comparison costs ~4 ms at small size; calibrated runs time up to 200 blocks).
-- The interval and quality thresholds: bench.harness.parent.statistics says why each value.
+- The interval and quality thresholds: bench.harness.parent.timing says why each value.
 - Deadlines: `run_floor_s` (30 s: round trips, first-call transfers, a loaded host) plus every call of the
   baseline slowed `allowed_slowdown` (1000x; the slowest correct kernel on cpu/small, 11p in interpret mode, is
   ~85x its baseline), never above the task's cap. Compiling: `compile_floor_s` (60 s) or `compile_factor` (50x)
@@ -68,7 +68,7 @@ class TimingPolicy(BaseModel):
     pin_timing_core: bool  # the runner confined to one core, the parent's threads kept off it
     timing_nice: int  # the runner's priority while it times
     single_threaded_xla: bool  # one thread per XLA:CPU op and BLAS, fixed malloc thresholds
-    # --- the interval (bench.harness.parent.statistics)
+    # --- the interval (bench.harness.parent.timing)
     confidence: float = Field(gt=0, lt=1)
     resamples: int = Field(ge=100)
     bootstrap_seed: int

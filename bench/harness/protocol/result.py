@@ -161,7 +161,7 @@ class EvalResult(BaseModel):
     baseline: Timing | None = None
     kernel: Timing | None = None
     speedup_vs_baseline: float | None = None  # baseline median / kernel median (device time)
-    # 95 % interval of speedup_vs_baseline from the paired ABBA blocks (bench.harness.parent.statistics;
+    # 95 % interval of speedup_vs_baseline from the paired ABBA blocks (bench.harness.parent.timing;
     # docs/methodology.md "Uncertainty"); None when fewer than two blocks were timed
     speedup_ci: tuple[float, float] | None = None
     # "noisy" when the interval is wide, blocks are bimodal, or the runner measured interference while timing;

@@ -7,7 +7,7 @@ calls in one ABBA block) this records the wall time, the process's CPU time (get
 calling thread's run-queue delay (/proc/thread-self/schedstat: runnable but waiting for the core; None where
 the kernel has no schedstat), context switches (involuntary: the scheduler took the core away), and the
 host's other runnable threads at the segment's end; the host's 1-minute load average is read before the first
-and after the last segment. The decision reads them (bench.harness.parent.statistics.classify): CPU time
+and after the last segment. The decision reads them (bench.harness.parent.timing.classify): CPU time
 against wall time, involuntary switches, the other runnable threads (the load average where /proc has none).
 Measured between calls, never inside one: each read costs microseconds, outside the timed region.
 """

@@ -100,7 +100,7 @@ def draw_schedule(seed: int | None, iters: int, blocks: int, retrials: int, chec
 
 #: Each block's length is the mean length times a factor drawn from [1 - JITTER, 1 + JITTER]: unpredictable, and
 #: balanced. Cutting the calls at uniformly random points instead gave blocks of 1 call beside blocks of 20, and
-#: the bootstrap over such blocks (decision/statistics.py) swung with whether the long ones were drawn: intervals
+#: the bootstrap over such blocks (parent/timing.py) swung with whether the long ones were drawn: intervals
 #: of identical programs were 0.15-0.21 wide on a quiet host instead of ~0.1.
 JITTER = 0.5
 
