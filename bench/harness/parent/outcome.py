@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Literal, TypedDict
+from typing import Literal
 
 from pydantic import JsonValue
 
@@ -157,14 +157,6 @@ class Where:
     timing_seed: int | None = None
 
 
-class Loaded(TypedDict):
-    """What every result of a program the runner loaded carries (Measured's fields)."""
-
-    deadlines_s: dict[str, float]
-    compile_s: dict[str, float]
-    timing_policy: str
-
-
 @dataclass(frozen=True)
 class Measured:
     """What the runner measured of one candidate, as far as it got (the status says how far)."""
@@ -245,20 +237,8 @@ def _result(
         overhead_s["runner_prepare"] = round(ctx.prepare_s, 4)
     overhead_s.update(overhead or {})
     return EvalResult(
-        workload=w.workload,
-        size=w.size,
-        tpu=w.tpu,
-        config=w.config,
-        flops=w.flops,
-        flops_source=w.flops_source,
-        bytes_accessed=w.bytes_accessed,
-        operational_intensity=w.operational_intensity,
-        schedule=w.schedule,
-        schedule_reason=w.schedule_reason,
-        runner=w.runner,
-        timeline_s=w.timeline_s,
-        input_seeds=w.input_seeds,
-        timing_seed=w.timing_seed,
+        **_fields(w),
+        **_fields(m),
         status=status,
         reason=reason,
         env=_environment(ctx, built, interpreted),
@@ -271,25 +251,12 @@ def _result(
         overhead_s=overhead_s,
         wall_time_s=round(time.monotonic() - (ctx.t0 if ctx else built.started), 3),
         candidate_log=built.artifact.log,
-        correctness=m.correctness,
-        baseline=m.baseline,
-        kernel=m.kernel,
-        pallas_reference=m.pallas_reference,
-        speedup_vs_baseline=m.speedup_vs_baseline,
-        wall_speedup_vs_baseline=m.wall_speedup_vs_baseline,
-        speedup_vs_pallas=m.speedup_vs_pallas,
-        speedup_ci=m.speedup_ci,
-        timing_quality=m.timing_quality,
-        timing_quality_reason=m.timing_quality_reason,
-        profile_top_ops=m.profile_top_ops,
-        deadlines_s=m.deadlines_s,
-        block_order=m.block_order,
-        block_ms=m.block_ms,
-        compile_s=m.compile_s,
-        timing_policy=m.timing_policy,
-        error=m.error,
-        traceback=m.traceback,
     )
+
+
+def _fields(part: Where | Measured) -> dict[str, object]:
+    """A typed part's fields, by name: EvalResult refuses a name it does not have (extra="forbid")."""
+    return {f.name: getattr(part, f.name) for f in fields(part)}
 
 
 def harness_exception(task: EvalTask, exc: BaseException) -> EvalResult:
@@ -357,28 +324,15 @@ def runner_failed(
 ) -> EvalResult:
     """The runner did not answer while running the candidate's program: it hung (TIMEOUT), died (CRASHED), ran
     out of memory (OUT_OF_MEMORY), or replied with its own failure (ERROR: a harness self-check, not the candidate)."""
-    if failure.kind == Status.ERROR:
-        return _result(
-            ctx,
-            ctx.task,
-            built,
-            Status.ERROR,
-            f"harness error: {failure.message}",
-            Measured(
-                error=failure.error, traceback=failure.traceback, deadlines_s=deadlines, timing_policy=policy.label
-            ),
-            overhead=phase_s,
-        )
-    reason = failure.message.replace("runner", "the runner running the candidate's program", 1)
-    return _result(
-        ctx,
-        ctx.task,
-        built,
-        failure.kind,
-        reason,
-        Measured(error=failure.error, deadlines_s=deadlines, timing_policy=policy.label),
-        overhead=phase_s,
+    harness = failure.kind == Status.ERROR
+    reason = (
+        f"harness error: {failure.message}"
+        if harness
+        else failure.message.replace("runner", "the runner running the candidate's program", 1)
     )
+    tb = failure.traceback if harness else None
+    measured = Measured(error=failure.error, traceback=tb, deadlines_s=deadlines, timing_policy=policy.label)
+    return _result(ctx, ctx.task, built, failure.kind, reason, measured, overhead=phase_s)
 
 
 def decide(
@@ -393,62 +347,37 @@ def decide(
 ) -> EvalResult:
     """The verdict of a candidate the runner ran under `policy`: compile/run failure, incorrect, rejected or correct.
     `phase_s`: wall seconds of the runner's phases (compile, correctness, timing), reported as overhead."""
-    task = ctx.task
     # what every result of a program the runner loaded carries
-    loaded: Loaded = {"deadlines_s": deadlines, "compile_s": compile_times(ctx, reply), "timing_policy": policy.label}
+    loaded = Measured(deadlines_s=deadlines, compile_s=compile_times(ctx, reply), timing_policy=policy.label)
+
+    def done(
+        status: Status, reason: str, measured: Measured, details: dict[str, JsonValue] | None = None
+    ) -> EvalResult:
+        return _result(
+            ctx, ctx.task, built, status, reason, measured, interpreted=interpreted, details=details, overhead=phase_s
+        )
+
     if not reply.ran:
         if reply.memory_error:
             status = Status.OUT_OF_MEMORY
         else:
             status = Status.COMPILE_ERROR if reply.stage == "compile" else Status.RUNTIME_ERROR
-        return _result(
-            ctx,
-            task,
-            built,
-            status,
-            one_line(reply.error),
-            Measured(error=reply.error, traceback=reply.traceback, **loaded),
-            interpreted=interpreted,
-            overhead=phase_s,
-        )
+        return done(status, one_line(reply.error), replace(loaded, error=reply.error, traceback=reply.traceback))
     trial_details: dict[str, JsonValue] = {"resident_bytes_during_trials": [t.resident_bytes for t in reply.trials]}
     verdict = merge([t.report for t in reply.trials if t.distribution == "upstream"])
-    second = next((t.report for t in reply.trials if t.distribution == "second" and not t.report.correct), None)
-    if verdict.correct and second is not None:  # a weak task's shortcut: correct on upstream's inputs only
+    second = next((t.report for t in reply.trials if t.distribution == "second"), None)
+    trial_details["second_distribution_trial"] = second.correct if second else None
+    if verdict.correct and second is not None and not second.correct:  # a weak task's shortcut: upstream's inputs only
         verdict = verdict.model_copy(update={"correct": False, "reason": second.reason})
-    trial_details["second_distribution_trial"] = next(
-        (t.report.correct for t in reply.trials if t.distribution == "second"), None
-    )
     if not verdict.correct:
-        return _result(
-            ctx,
-            task,
-            built,
-            Status.INCORRECT,
-            verdict.reason,
-            Measured(correctness=verdict, **loaded),
-            details=trial_details,
-            interpreted=interpreted,
-            overhead=phase_s,
-        )
+        return done(Status.INCORRECT, verdict.reason, replace(loaded, correctness=verdict), trial_details)
     verdict = verdict.model_copy(update={"timed_outputs_checked": reply.timed_verified})
     bad = next((t.report for t in reply.timed if not t.report.correct), None)
     if bad is not None or not reply.inputs_unchanged:
         why = f"timed call output differs: {bad.reason}" if bad else "the program modified its input arrays"
-        return _result(
-            ctx,
-            task,
-            built,
-            Status.INCORRECT,
-            why,
-            Measured(
-                correctness=verdict.model_copy(update={"correct": False, "reason": why}),
-                block_order=reply.block_order,
-                **loaded,
-            ),
-            details=trial_details,
-            interpreted=interpreted,
-            overhead=phase_s,
+        failed = verdict.model_copy(update={"correct": False, "reason": why})
+        return done(
+            Status.INCORRECT, why, replace(loaded, correctness=failed, block_order=reply.block_order), trial_details
         )
     trial_details["timing_counts"] = {"calls": reply.calls, "blocks": reply.blocks}  # as the runner decided them
     return _timed_result(ctx, built, reply, trace, verdict, trial_details, loaded, interpreted, {**phase_s}, policy)
@@ -484,7 +413,7 @@ def _timed_result(
     trace: bytes | None,
     verdict: Correctness,
     details: dict[str, JsonValue],
-    loaded: Loaded,
+    loaded: Measured,
     interpreted: bool,
     overhead: dict[str, float],
     policy: TimingPolicy,
@@ -534,7 +463,8 @@ def _timed_result(
         speedup=speedup,
     )
     details.update(audit.details)
-    measured = Measured(
+    measured = replace(
+        loaded,
         correctness=verdict,
         baseline=base,
         kernel=kern,
@@ -550,7 +480,6 @@ def _timed_result(
         profile_top_ops=top_ops,
         block_order=reply.block_order,
         block_ms=block_ms,
-        **loaded,
     )
     result = _result(
         ctx,
