@@ -1,17 +1,9 @@
-"""TRUSTED: the runner process. It never imports candidate code; it runs exported programs.
-
-`python -m bench.harness.runner.server --cmd-fd N --reply-fd M`, driven by bench.harness.parent.session.RunnerSession.
-One runner serves one (workload, size, chip) and stays warm across candidates:
-- `baseline` / `prepare`: exports the baseline through the same export -> deserialize -> compile path a
-  candidate's program takes, draws the inputs of the evaluation's seeds (fresh random seeds the parent sends
-  only here; while the builds run, where the plan starts the runner with them) and computes the reference outputs.
-  Inputs and references are kept in HOST memory; the compiled baseline is kept for every later candidate.
-- `evaluate` (blob 0: a candidate's exported program, already inspected by the parent): deserializes and
-  compiles it, runs it on every seed and compares each output itself, then times the baseline and the
-  candidate in this same process, interleaved in ABBA blocks, re-checking the output of every block.
-While the candidate's program runs, the device holds only the arrays that call needs (its own inputs):
-each trial's inputs are placed just before its call and deleted after; references, other seeds' inputs
-and the baseline's outputs live on the host (on a TPU a Mosaic kernel's DMA is no security boundary).
+"""TRUSTED: the runner process (`python -m bench.harness.runner.server --cmd-fd N --reply-fd M`, driven by
+bench.harness.parent.session). It never imports candidate code; it runs exported programs. One runner serves one
+(workload, size, chip), warm across candidates: `baseline` / `prepare` compile the baseline through the same export
+-> deserialize -> compile path as a candidate, draw the inputs of the seeds only it gets and compute the references
+(host memory); per candidate, `load`, `trials` (it compares every output itself) and `time` (runner/loop.py). While
+a candidate runs, the device holds only that call's inputs (on a TPU a Mosaic kernel's DMA is no security boundary).
 """
 
 from __future__ import annotations
