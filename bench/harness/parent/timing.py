@@ -222,6 +222,12 @@ CONFIDENCE = DEFAULTS.confidence
 SYSTEMATIC_SD = DEFAULTS.systematic_sd  # between-run sd of log(speedup) of identical programs (methodology.md)
 
 
+# A result is `noisy` under the policy's thresholds (docs/methodology.md, "Timing quality"). Why the involuntary
+# switches count only where the kernel keeps no run delay: a runner pinned to a core where Ray's daemon threads woke
+# 150 times a second made 97-129 switches in 0.6-0.8 s but lost 2 % of the wall time, and identical kernels read
+# 0.96-1.05 with intervals around 1.
+
+
 @dataclass(frozen=True)
 class Block:
     """One ABBA block: the per-call times (ms) of the baseline and of the kernel in that block."""
@@ -232,15 +238,9 @@ class Block:
 
 @dataclass(frozen=True)
 class Interference:
-    """What the runner measured about itself over the timed blocks (bench/harness/runner/interference.py).
-
-    `cpu_s` is the runner's CPU time (all threads) and `wall_s` the wall time of the same calls: pinned to
-    one core, a runner that is never preempted has cpu_s ~ wall_s. `involuntary_switches` counts how often
-    the kernel's scheduler took the core away. `run_delay_s` (None where /proc has no schedstat) is the time
-    the runner's thread was runnable but waiting for the core. The load average is the host's (1 minute);
-    `others_runnable` (None without /proc/loadavg) is how many of the host's threads besides the runner's
-    were runnable during the segments, on average: the load average also counts the evaluation's own
-    processes of the last minute (the builds), which have ended by the time the runner times."""
+    """What the runner measured about itself over the timed blocks (runner/interference.py), summed: pinned to one
+    core, a runner never preempted has cpu_s ~ wall_s. `others_runnable`: the host's other runnable threads, mean
+    over the segments (the load average also counts the evaluation's own builds of the last minute)."""
 
     wall_s: float
     cpu_s: float
