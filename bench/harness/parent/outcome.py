@@ -391,19 +391,10 @@ def compile_times(ctx: BatchContext, reply: EvaluateReply) -> dict[str, float]:
 
 
 def block_times(times: dict[str, list[float]], segments: list[tuple[int, str, int]]) -> dict[str, list[float]]:
-    """Per program: each timed block's time per call (ms, the mean of its calls), in the order the blocks ran.
-    `times[program]` are the program's per-call times in call order; `segments` the runner's (block, program,
-    calls) in run order (its InterferenceRecord). Programs without times are left out."""
-    used: dict[str, int] = {name: 0 for name in times}
-    out: dict[str, list[float]] = {name: [] for name in times}
-    for _block, program, calls in segments:
-        if program not in times or calls <= 0:
-            continue
-        chunk = times[program][used[program] : used[program] + calls]
-        used[program] += calls
-        if chunk:
-            out[program].append(round(sum(chunk) / len(chunk), 6))
-    return {NAMES.get(name, name): blocks for name, blocks in out.items() if blocks}
+    """Per program: each timed block's time per call (ms, the mean of its calls), in the order the blocks ran
+    (EvalResult.block_ms). Programs without times are left out."""
+    per = timing.per_block(times, segments)
+    return {NAMES.get(name, name): [round(sum(c) / len(c), 6) for c in b.values()] for name, b in per.items() if b}
 
 
 def _timed_result(

@@ -258,23 +258,32 @@ class TimingQuality:
     reason: str | None  # None when ok; otherwise every reason found, "; "-separated
 
 
+def per_block(
+    times: Mapping[str, Sequence[float]], segments: Sequence[tuple[int, str, int]]
+) -> dict[str, dict[int, list[float]]]:
+    """Each program's per-call times (in call order) split by the runner's segments ((block, program, calls) in run
+    order: its InterferenceRecord): program -> block -> the times of its calls there, blocks in run order."""
+    out: dict[str, dict[int, list[float]]] = {name: {} for name in times}
+    used = dict.fromkeys(times, 0)
+    for block, program, calls in segments:
+        if program in times and calls > 0:
+            chunk = times[program][used[program] : used[program] + calls]
+            used[program] += calls
+            if chunk:
+                out[program].setdefault(block, []).extend(chunk)
+    return out
+
+
 def blocks_from_segments(
     times: Mapping[str, Sequence[float]], segments: Sequence[tuple[int, str, int]], baseline: str, kernel: str
 ) -> list[Block]:
-    """Pairs the baseline's and the kernel's calls block by block. `times[program]` are a program's per-call
-    times in call order; `segments` are (block, program, calls) in the order the runner ran them (its
-    InterferenceRecord), and must account for every call of both programs. Blocks are paired by their index,
-    whatever their lengths; a block that holds only one of the two programs is left out."""
-    per: dict[str, dict[int, list[float]]] = {baseline: {}, kernel: {}}
-    used = {baseline: 0, kernel: 0}
-    for block, program, calls in segments:
-        if program in per:
-            at = used[program]
-            per[program].setdefault(block, []).extend(times[program][at : at + calls])
-            used[program] = at + calls
+    """The baseline's and the kernel's calls paired block by block (a block holding only one of them is left out).
+    The segments must account for every call of both programs."""
     for program in (baseline, kernel):
-        if used[program] != len(times[program]):
-            raise ValueError(f"segments account for {used[program]} calls of {program}, it made {len(times[program])}")
+        claimed = sum(calls for _, p, calls in segments if p == program)
+        if claimed != len(times[program]):
+            raise ValueError(f"segments account for {claimed} calls of {program}, it made {len(times[program])}")
+    per = per_block({baseline: times[baseline], kernel: times[kernel]}, segments)
     both = sorted(per[baseline].keys() & per[kernel].keys())
     return [Block(tuple(per[baseline][b]), tuple(per[kernel][b])) for b in both]
 
