@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 import traceback
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Literal
@@ -223,13 +224,14 @@ def _result(
     interpreted: bool = False,
     details: dict[str, JsonValue] | None = None,
     overhead: dict[str, float] | None = None,
+    flags: Sequence[str] = (),
 ) -> EvalResult:
     """The one constructor of an EvalResult: where it ran, what the parent read, what the runner measured."""
     w, m, insp = _where(ctx, task, built), measured, built.inspection
     integrity = Integrity(
         has_pallas=(insp.pallas_calls > 0) if insp else None,
         pallas_calls=insp.pallas_calls if insp else 0,
-        flags=_flags(built),
+        flags=merge_flags(_flags(built), flags),
         details={**_details(ctx, built), **(details or {})},
     )
     overhead_s = {"build": round(built.build_s, 4)}
@@ -472,7 +474,7 @@ def _timed_result(
         block_order=reply.block_order,
         block_ms=block_ms,
     )
-    result = _result(
+    return _result(
         ctx,
         ctx.task,
         built,
@@ -482,16 +484,8 @@ def _timed_result(
         details=details,
         interpreted=interpreted,
         overhead=overhead,
+        flags=audit.flags,
     )
-    if audit.flags:
-        result = result.model_copy(
-            update={
-                "integrity": result.integrity.model_copy(
-                    update={"flags": merge_flags(result.integrity.flags, list(audit.flags))}
-                )
-            }
-        )
-    return result
 
 
 def _uncertainty(
