@@ -317,7 +317,9 @@ def _memory_cgroup(limit_mb: int | None) -> Path | None:
 def memory_events(cgroup: Path | None) -> dict[str, int]:
     """The out-of-memory counters of `cgroup` (empty: none, or unreadable). Why the parent reads them: a process
     the cgroup kills dies by SIGKILL like any other; only the kernel's counter says it was the memory cap."""
-    for name in ("memory.events", "memory.oom_control") if cgroup is not None else ():
+    if cgroup is None:
+        return {}
+    for name in ("memory.events", "memory.oom_control"):
         try:
             text = (cgroup / name).read_text()
         except OSError:
