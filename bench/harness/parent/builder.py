@@ -161,8 +161,7 @@ class BuildProcess:
         os.close(self.reply_r)
         survivors = _end(self.proc.proc, self.cmd)
         events = dict(self.cmd.memory_events())  # every process is gone: final; removed with the cgroup
-        if self.cmd.groups is not None:  # which CPU and process bounds held, which were refused, what they refused
-            self.bounds = self.cmd.groups.describe()
+        self.bounds = self.cmd.groups.describe()  # which CPU and process bounds held, were refused, refused forks
         self.cmd.release()
         return survivors, events
 
@@ -238,12 +237,9 @@ def _end(proc: subprocess.Popen[bytes], cmd: SandboxedCommand) -> int:
     and its process group, then reap it. Returns the survivors: the killed processes that had left the build's PID
     namespace's reach (outside any namespace of its own: sandbox none), which only the cgroup could find."""
     groups = cmd.groups
-    escaped = _outside_namespace(groups.members()) if groups is not None else set()
-    if groups is not None:
-        groups.kill_members(wait_s=0.0)  # one pass now: nothing of the build runs while its leader is reaped
+    escaped = _outside_namespace(groups.members())
+    groups.kill_members(wait_s=0.0)  # one pass now: nothing of the build runs while its leader is reaped
     kill_group(proc, wait_s=10)
-    if groups is None:
-        return 0
     groups.kill_members()  # until none is left (the kernel tears a dead PID namespace down asynchronously)
     return len(escaped - {proc.pid})
 

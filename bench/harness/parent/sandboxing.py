@@ -345,13 +345,13 @@ class SandboxedCommand:
     env: dict[str, str]
     name: str  # "bwrap" or "none"
     limits: Limits = field(default_factory=Limits)
-    groups: BuildCgroups | None = None  # its pids and CPU cgroups, joined at start (what they bound, or why not)
+    groups: BuildCgroups = field(default_factory=lambda: BuildCgroups(0))  # its pids and CPU cgroups (or why not)
     memory_cgroup: Path | None = None  # the memory cgroup it joins (counts tmpfs and shared-memory pages too)
 
     @property
     def cgroup(self) -> Path | None:
         """The pids cgroup (None: the host refused it)."""
-        return self.groups.pids_group if self.groups is not None else None
+        return self.groups.pids_group
 
     def preexec(self) -> Callable[[], None] | None:
         """Only where util-linux's prlimit is missing: set the rlimits between fork and exec (Python code in
@@ -373,8 +373,7 @@ class SandboxedCommand:
     def release(self, wait_s: float = 1.0) -> None:
         """Remove the cgroups once every process in them is gone (killed processes leave them a moment
         after their death); one still alive after `wait_s` keeps them (and stays countable there)."""
-        if self.groups is not None:
-            self.groups.release(wait_s)
+        self.groups.release(wait_s)
         release_group(self.memory_cgroup, wait_s)
 
 
@@ -389,17 +388,16 @@ def _rlimits(limits: Limits) -> list[tuple[int, int]]:
 _JOIN = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n - 1)); done; exec "$@"'
 
 
-def _launcher(limits: Limits, groups: BuildCgroups | None, memory_cgroup: Path | None = None) -> list[str]:
+def _launcher(limits: Limits, groups: BuildCgroups, memory_cgroup: Path | None = None) -> list[str]:
     """The prefix that confines a command from its first instruction, without Python in a forked child: a
     shell joins the pids, CPU and memory cgroups with its own pid, the fallback bounds where a cgroup was refused
     apply (BuildCgroups.launcher), and prlimit sets the rlimits and execs the command. Every process below
     inherits all of them, whatever session it makes."""
-    joined = [*(groups.groups if groups is not None else []), *([memory_cgroup] if memory_cgroup else [])]
+    joined = [*groups.groups, *([memory_cgroup] if memory_cgroup else [])]
     prefix: list[str] = []
     if joined:
         prefix = ["/bin/sh", "-c", _JOIN, "join", str(len(joined)), *[str(g / "cgroup.procs") for g in joined]]
-    if groups is not None:
-        prefix += groups.launcher()
+    prefix += groups.launcher()
     if shutil.which("prlimit"):
         names = {resource.RLIMIT_AS: "--as", resource.RLIMIT_FSIZE: "--fsize", resource.RLIMIT_CORE: "--core"}
         prefix += ["prlimit", *[f"{names[w]}={v}" for w, v in _rlimits(limits)], "--"]

@@ -1,9 +1,5 @@
-"""The typed result of one evaluation: the contract between the harness, the dataset and the site.
-
-One evaluation = one task (submission, workload, chip, size) -> one EvalResult, a pure value.
-Field names follow the original JAXBench `evaluate --json` where a field exists there
-(workload, status, tpu, config, correctness{correct,max_diff,reason}, baseline/kernel{median_ms,...},
-speedup_vs_baseline, pallas_reference, speedup_vs_pallas, error, traceback); everything else is a superset.
+"""The typed result of one evaluation (one task -> one EvalResult, a pure value): the contract between the harness,
+the dataset and the site. Field names follow the original JAXBench `evaluate --json` where it has the field.
 """
 
 from __future__ import annotations
