@@ -60,7 +60,6 @@ class BuildRequest(Message):
     size: str
     platforms: list[str]  # the runnable program's platform(s): the runner's backend ("cpu", "tpu", "cuda")
     interpret: bool  # lower Pallas kernels in HLO interpret mode (CPU runner)
-    cross_tpu: bool = True  # also export for platform "tpu" (does the kernel lower to Mosaic?)
 
 
 class BuildReply(Message):

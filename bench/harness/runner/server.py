@@ -50,7 +50,7 @@ from bench.harness.protocol.messages import (
 from bench.harness.protocol.result import Machine
 from bench.harness.protocol.signature import aval_text, export_program
 from bench.harness.runner.interference import Recorder
-from bench.harness.runner.loop import SelfCheckFailed, time_programs
+from bench.harness.runner.loop import SelfCheckFailed, TimedRun, time_programs
 from bench.harness.runner.program import Program, delete, place, resident_bytes, to_host
 from bench.paths import PALLAS_REFS_DIR
 from bench.registry import Signature, WorkloadSpec, spec
@@ -319,19 +319,7 @@ def cmd_time(state: State, req: EvaluateRequest, blobs: list[bytes]) -> Reply:
         return _failed("timing", exc).model_dump(), []
     finally:
         state.candidate = None  # its buffers go with the next collection (one runs before every timing)
-    runs = [ProgramRun(name=p.name, module=p.module, wall_ms=run.walls[p.name]) for p in programs]
-    reply = EvaluateReply(
-        timed=run.timed,
-        runs=runs,
-        inputs_unchanged=run.inputs_unchanged,
-        traced=run.trace is not None,
-        block_order=run.order,
-        interference=record.finish(),
-        timed_verified=run.verified,
-        calls=run.calls,
-        blocks=run.blocks,
-    )
-    return reply.model_dump(), [run.trace] if run.trace else []
+    return _timed_reply(run, programs, timed=run.timed, interference=record.finish(), timed_verified=run.verified)
 
 
 def cmd_time_baseline(state: State, req: TimeBaselineRequest, blobs: list[bytes]) -> Reply:
@@ -340,13 +328,19 @@ def cmd_time_baseline(state: State, req: TimeBaselineRequest, blobs: list[bytes]
     run = time_programs(
         [w.baseline], state.inputs[state.timing_seed], state.refs[state.timing_seed], w.tolerance, req.policy
     )
+    return _timed_reply(run, [w.baseline])
+
+
+def _timed_reply(run: TimedRun, programs: list[Program], **more: Any) -> Reply:
+    """What a timing replies: each program's wall times, the counts the runner decided, the trace as the blob."""
     reply = EvaluateReply(
-        runs=[ProgramRun(name=BASELINE_FN, module=w.baseline.module, wall_ms=run.walls[BASELINE_FN])],
+        runs=[ProgramRun(name=p.name, module=p.module, wall_ms=run.walls[p.name]) for p in programs],
         inputs_unchanged=run.inputs_unchanged,
         traced=run.trace is not None,
         block_order=run.order,
         calls=run.calls,
         blocks=run.blocks,
+        **more,
     )
     return reply.model_dump(), [run.trace] if run.trace else []
 

@@ -41,7 +41,7 @@ def build(request: BuildRequest) -> tuple[BuildReply, list[bytes]]:
     closed = trace(fn, CANDIDATE_FN, signature)  # the one trace both programs come from
     runnable = export_jaxpr(with_kernel_sites(closed, interpret=request.interpret), CANDIDATE_FN, request.platforms)
     blobs = [bytes(runnable.serialize())]
-    if not request.cross_tpu or request.platforms == ["tpu"]:  # on a TPU host the runnable program is the TPU one
+    if request.platforms == ["tpu"]:  # on a TPU host the runnable program is the TPU one
         return BuildReply(ok=True), blobs
     try:
         with _tpu_target():
