@@ -261,18 +261,18 @@ def _fields(part: Where | Measured) -> dict[str, object]:
     return {f.name: getattr(part, f.name) for f in fields(part)}
 
 
+def _bare_error(workload: str, size: str, tpu: str, reason: str, error: str, tb: str) -> EvalResult:
+    """A harness error with nothing else known (the smallest valid result)."""
+    return EvalResult(
+        workload=workload, status=Status.ERROR, size=size, tpu=tpu, reason=reason, error=error, traceback=tb[-4000:]
+    )
+
+
 def harness_exception(task: EvalTask, exc: BaseException) -> EvalResult:
     """A harness bug (an exception of our own code) during one candidate's evaluation: Status.ERROR with the
     traceback, never the candidate's fault. Called inside the `except` that caught `exc`."""
-    return EvalResult(
-        workload=task.workload,
-        status=Status.ERROR,
-        size=task.size or "",
-        tpu="unknown",
-        reason=f"harness error: {type(exc).__name__}: {exc}",
-        error=str(exc),
-        traceback=traceback.format_exc()[-4000:],
-    )
+    why = f"harness error: {type(exc).__name__}: {exc}"
+    return _bare_error(task.workload, task.size or "", "unknown", why, str(exc), traceback.format_exc())
 
 
 def harness_error(task: EvalTask, built: Built, message: str, t0: float) -> EvalResult:
@@ -282,18 +282,12 @@ def harness_error(task: EvalTask, built: Built, message: str, t0: float) -> Eval
 
 def not_run(ctx: BatchContext, built: Built) -> EvalResult:
     """A failed build (status from what the parent observed) or an export the inspection refused."""
-    a = built.artifact
+    a, insp = built.artifact, built.inspection
     if not a.ok:
-        return _result(
-            ctx,
-            ctx.task,
-            built,
-            a.kind or Status.CRASHED,
-            a.reason,
-            Measured(error=a.error, traceback=a.traceback or None),
-        )
-    reason = built.inspection.refused if built.inspection else "no inspection"
-    if built.inspection is not None and built.inspection.refusal_status == Status.ERROR:  # the harness failed, not it
+        failed = Measured(error=a.error, traceback=a.traceback or None)
+        return _result(ctx, ctx.task, built, a.kind or Status.CRASHED, a.reason, failed)
+    reason = insp.refused if insp else "no inspection"
+    if insp is not None and insp.refusal_status == Status.ERROR:  # the harness failed, not the candidate
         return _result(ctx, ctx.task, built, Status.ERROR, f"harness error: {reason}", Measured(error=reason))
     return _result(ctx, ctx.task, built, Status.COMPILE_ERROR, f"refused: {reason}", Measured(error=reason))
 
@@ -305,15 +299,7 @@ def candidate_error(ctx: BatchContext, built: Built, exc: BaseException, tb: str
     try:
         return _result(ctx, ctx.task, built, Status.ERROR, one_line(why), Measured(error=why, traceback=tb[-4000:]))
     except Exception:  # the result itself could not be built from what was observed: the bare minimum
-        return EvalResult(
-            workload=ctx.task.workload,
-            status=Status.ERROR,
-            size=ctx.prepared.size,
-            tpu=ctx.hello.env.chip,
-            reason=one_line(why),
-            error=why,
-            traceback=tb[-4000:],
-        )
+        return _bare_error(ctx.task.workload, ctx.prepared.size, ctx.hello.env.chip, one_line(why), why, tb)
 
 
 def runner_failed(
