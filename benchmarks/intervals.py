@@ -34,7 +34,7 @@ from bench.harness.protocol.result import EvalResult
 from bench.harness.protocol.task import EvalTask
 
 WIDTH_WORKLOADS = ("8p_GEMM", "41k_Gemm_Add_ReLU", "30k_Matmul_Scaling_ResidualAdd")
-# the causes statistics.classify names, by a phrase of its reason text
+# the causes timing.classify names, by a phrase of its reason text
 REASONS = {"wide interval": "wide interval", "bimodal blocks": "bimodal blocks", "preempted": "the runner ran",
            "involuntary switches": "involuntary context switches", "load average": "load average",
            "no interval": "no interval"}
@@ -94,7 +94,7 @@ def report_identical(label: str, results: list[EvalResult]) -> None:
         rms = math.sqrt(statistics.fmean(w * w for w in within))
         implied = math.sqrt(max(between ** 2 - rms ** 2, 0.0))
         print(f"    between-run sd of log(speedup) {between:.4f}, within-run (bootstrap) rms sd {rms:.4f}: "
-              f"implied between-run term {implied:.4f} (statistics.SYSTEMATIC_SD = {st.SYSTEMATIC_SD})")
+              f"implied between-run term {implied:.4f} (timing.SYSTEMATIC_SD = {st.SYSTEMATIC_SD})")
 
 
 def busy_process() -> subprocess.Popen:
