@@ -70,29 +70,6 @@ def load_events(xspace: bytes) -> list[TraceEvent]:
     return out
 
 
-def _is_module_event(name: str, module: str) -> bool:
-    return name == module or name.startswith(module + "(")
-
-
-def _device_module_spans(events: Sequence[TraceEvent], module: str) -> list[TraceEvent]:
-    return sorted(
-        (
-            e
-            for e in events
-            if e.plane.startswith("/device:") and e.line == "XLA Modules" and _is_module_event(e.name, module)
-        ),
-        key=lambda e: e.start_ns,
-    )
-
-
-def _op_runs(events: Sequence[TraceEvent], module: str) -> dict[Any, list[TraceEvent]]:
-    runs: dict[Any, list[TraceEvent]] = defaultdict(list)
-    for e in events:
-        if e.stats.get("hlo_module") == module and "run_id" in e.stats:
-            runs[e.stats["run_id"]].append(e)
-    return runs
-
-
 @dataclass
 class ProgramTrace:
     """Per-execution times of one module found in a trace, and how they were found."""
@@ -104,12 +81,16 @@ class ProgramTrace:
 
 def module_times(events: Sequence[TraceEvent], module: str) -> ProgramTrace | None:
     """Per-execution durations of `module`, or None when the trace holds no usable events."""
-    spans = _device_module_spans(events, module)
+    # one execution: its module's event on a device plane's "XLA Modules" line (named exactly, or "<module>(...)")
+    mine = (e for e in events if e.plane.startswith("/device:") and e.line == "XLA Modules")
+    spans = sorted((e for e in mine if e.name == module or e.name.startswith(module + "(")), key=lambda e: e.start_ns)
     if spans:
-        return ProgramTrace(
-            [e.duration_ns / 1e6 for e in spans], "device_profiler", [(e.start_ns, e.end_ns) for e in spans]
-        )
-    runs = _op_runs(events, module)
+        times = [e.duration_ns / 1e6 for e in spans]
+        return ProgramTrace(times, "device_profiler", [(e.start_ns, e.end_ns) for e in spans])
+    runs: dict[Any, list[TraceEvent]] = defaultdict(list)  # CPU: op events by the execution (run_id) they belong to
+    for e in events:
+        if e.stats.get("hlo_module") == module and "run_id" in e.stats:
+            runs[e.stats["run_id"]].append(e)
     if not runs:
         return None
     windows = sorted((min(e.start_ns for e in evs), max(e.end_ns for e in evs)) for evs in runs.values())
