@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal, TypedDict
 
 from pydantic import JsonValue
 
 from bench import HARNESS_VERSION, hardware
-from bench.harness.parent import statistics, timing
+from bench.harness.parent import credit, statistics, timing
 from bench.harness.parent.builder import BuildArtifact
 from bench.harness.parent.inspecting import Inspection
 from bench.harness.protocol.messages import (
@@ -27,6 +27,7 @@ from bench.harness.protocol.messages import (
     MOSTLY_XLA_BELOW,
     PALLAS_FN,
     EvaluateReply,
+    ExecutedReport,
     PrepareReply,
     RunnerHello,
 )
@@ -187,6 +188,20 @@ class Measured:
     timing_policy: str | None = None
     error: str | None = None
     traceback: str | None = None
+    executed: ExecutedReport | None = None  # CPU: what ran in each kernel site (bench.harness.parent.credit)
+
+
+def _credited(ctx: BatchContext | None, built: Built, executed: ExecutedReport | None) -> tuple[Built, JsonValue]:
+    """`built` with its Pallas facts bounded by what ran (bench.harness.parent.credit), and how they were decided."""
+    insp = built.inspection
+    coverage = insp.details.get("coverage") if insp is not None else None
+    if ctx is None or insp is None or not isinstance(coverage, dict):
+        return built, None
+    c = credit.bound(coverage, insp.pallas_calls, ctx.hello.env.backend, executed)
+    if c is None:
+        return built, None
+    bounded = replace(insp, pallas_coverage=c.coverage, pallas_calls=min(insp.pallas_calls, c.pallas_calls))
+    return replace(built, inspection=bounded), c.details
 
 
 def _where(ctx: BatchContext | None, task: EvalTask, built: Built) -> Where:
@@ -233,12 +248,14 @@ def _result(
     overhead: dict[str, float] | None = None,
 ) -> EvalResult:
     """The one constructor of an EvalResult: where it ran, what the parent read, what the runner measured."""
+    built, kernel_credit = _credited(ctx, built, measured.executed)
     w, m, insp = _where(ctx, task, built), measured, built.inspection
+    credit_details: dict[str, JsonValue] = {"kernel_credit": kernel_credit} if kernel_credit is not None else {}
     integrity = Integrity(
         has_pallas=(insp.pallas_calls > 0) if insp else None,
         pallas_calls=insp.pallas_calls if insp else 0,
         flags=_flags(built),
-        details={**_details(ctx, built), **(details or {})},
+        details={**_details(ctx, built), **credit_details, **(details or {})},
     )
     overhead_s = {"build": round(built.build_s, 4)}
     if ctx is not None:
@@ -550,6 +567,7 @@ def _timed_result(
         profile_top_ops=top_ops,
         block_order=reply.block_order,
         block_ms=block_ms,
+        executed=reply.executed,
         **loaded,
     )
     result = _result(

@@ -267,6 +267,24 @@ class InterferenceRecord(Message):
     cores: int  # the host's cores (the load average's scale)
 
 
+class ExecutedWork(Message):
+    """The work that ran inside one kernel site during one profiled call of the candidate (CPU interpret mode):
+    executed op events times each op's static cost, from the runner's own relabelled program
+    (bench.harness.runner.executed); the least over the profiled calls."""
+
+    site: str  # the kernel-site function's name (jaxbench_kernel_<n>), the same in the TPU program
+    matmul_flops: float = Field(ge=0)  # dot / convolution FLOPs
+    other_flops: float = Field(ge=0)  # other arithmetic on arrays (elements)
+    bytes: float = Field(ge=0)  # read and written by the site's computing ops
+
+
+class ExecutedReport(Message):
+    """What the runner measured ran inside the candidate's kernel sites (None in a reply: nothing measured)."""
+
+    runs: int = Field(ge=0)  # profiled calls of the candidate found in the trace (0: no measurement)
+    sites: list[ExecutedWork] = Field(default_factory=list)  # sites where something computing ran
+
+
 class EvaluateReply(Message):
     ran: bool = True  # False: the candidate's program failed to compile or run (stage, error say how)
     stage: str = ""  # on failure: "compile", "correctness", "timing"
@@ -284,6 +302,7 @@ class EvaluateReply(Message):
     compile_s: float | None = None  # seconds deserializing + compiling the candidate (`load`; None: not compiled)
     calls: int = 0  # timed calls per program the runner decided under the request's policy (0: no timing ran)
     blocks: int = 0  # ABBA blocks it timed
+    executed: ExecutedReport | None = None  # CPU: work that ran inside each kernel site (None: not measured)
 
 
 class TimeBaselineRequest(Message):

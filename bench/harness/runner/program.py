@@ -16,14 +16,17 @@ import numpy as np
 
 from bench.harness.protocol.messages import module_name
 from bench.harness.protocol.signature import aval_text
+from bench.harness.runner import executed
 from bench.registry import Signature
 
 
 class Program:
     """One compiled program: deserialized from an export and compiled under a fixed name."""
 
-    def __init__(self, name: str, exported_bytes: bytes, signature: Signature) -> None:
+    def __init__(self, name: str, exported_bytes: bytes, signature: Signature, relabel: bool = False) -> None:
         exp = jax.export.deserialize(bytearray(exported_bytes))
+        if relabel:  # our own site labels on every op, for measuring what runs in each kernel (runner.executed)
+            exp = executed.relabel(exp)
         want = [aval_text(a) for a in signature.arrays]
         got = [aval_text(a) for a in exp.in_avals]
         if got != want:
@@ -36,6 +39,7 @@ class Program:
 
         program.__name__ = program.__qualname__ = name
         self.name = name
+        self.relabelled = relabel
         self.module = module_name(name)
         self.out_avals = [aval_text(a) for a in exp.out_avals]
         self.compiled = jax.jit(program).lower(*signature.arrays).compile()
