@@ -37,7 +37,7 @@ from bench.harness.inspection.module import (
     type_bytes,
     type_elements,
 )
-from bench.harness.protocol.messages import Bounds
+from bench.harness.protocol.messages import SITE_FUNCTION, Bounds
 
 #: What a loop of unknown trip count is assumed to repeat its XLA work (its kernels count zero).
 UNKNOWN_TRIPS = 1024
@@ -45,8 +45,6 @@ UNKNOWN_TRIPS = 1024
 TARGET_CHIP = "v6e"
 #: Kernel call sites described in the details (the totals count all of them).
 KERNEL_ENTRIES = 32
-#: Kernel-site functions (bench.harness.sandbox.lowering: one pallas_call each; bench.harness.runner.executed).
-SITE_FUNCTION = re.compile(r"^jaxbench_kernel_\d+$")
 #: Kernel sites whose work the report lists (a site beyond them is credited nothing on a CPU runner).
 SITE_ENTRIES = 256
 
@@ -470,7 +468,7 @@ class Coverage:
         key = (name, mask)
         if key not in self.memo:
             live, _ = self.liveness.function(name, mask)
-            outer, self.site = self.site, (name if SITE_FUNCTION.match(name) else self.site)
+            outer, self.site = self.site, (name if re.match(SITE_FUNCTION, name) else self.site)
             try:
                 self.memo[key] = self.block(self.module.funcs[name].body, live)
             finally:

@@ -267,6 +267,11 @@ class InterferenceRecord(Message):
     cores: int  # the host's cores (the load average's scale)
 
 
+#: Functions holding one kernel site each (bench.harness.sandbox.lowering: KERNEL_SITE_PREFIX + "_<n>"): the TPU
+#: program's static reading (inspection.work) and the runner's measurement (runner.executed) pair sites by name.
+SITE_FUNCTION = r"^jaxbench_kernel_\d+$"
+
+
 class ExecutedWork(Message):
     """The work that ran inside one kernel site during one profiled call of the candidate (CPU interpret mode):
     executed op events times each op's static cost, from the runner's own relabelled program

@@ -30,11 +30,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from bench.harness.protocol.messages import ExecutedReport, ExecutedWork
+from jax._src.export import _export
+from jax._src.interpreters import mlir
+from jax._src.lib import _jax
+from jax._src.lib.mlir import ir
+from jax.profiler import ProfileData
 
-#: Kernel-site functions (bench.harness.sandbox.lowering.KERNEL_SITE_PREFIX + "_<n>"): the same rule reads the
-#: TPU program's sites (bench.harness.inspection.work), so a site is paired by its function's name.
-SITE_FUNCTION = re.compile(r"^jaxbench_kernel_\d+$")
+from bench.harness.protocol.messages import SITE_FUNCTION, ExecutedReport, ExecutedWork
+
 SITE_LABEL = "jaxbench_site:"
 OUTSIDE_LABEL = "jaxbench_outside"
 
@@ -62,16 +65,11 @@ def site_of(op_name: str) -> str | None:
 
 def relabel(exported: Any) -> Any:
     """`exported` (a jax.export.Exported) with every op's location replaced by its site label (module docstring)."""
-    from jax._src.export import _export
-    from jax._src.interpreters import mlir
-    from jax._src.lib import _jax
-    from jax._src.lib.mlir import ir
-
     with mlir.make_ir_context(), ir.Location.unknown():
         module = _jax.mlir.deserialize_portable_artifact(exported.mlir_module_serialized)
         for func in module.body.operations:
             name = ir.StringAttr(func.attributes["sym_name"]).value if "sym_name" in func.attributes else ""
-            label = ir.Location.name(SITE_LABEL + name if SITE_FUNCTION.match(name) else OUTSIDE_LABEL)
+            label = ir.Location.name(SITE_LABEL + name if re.match(SITE_FUNCTION, name) else OUTSIDE_LABEL)
             func.location = label
             _label_regions(func, label)
         serialized = _export._module_to_bytecode(module)
@@ -342,8 +340,6 @@ def measure(events: Iterable[tuple[str, Any, Any]], module: str, costs: dict[str
 
 def trace_events(xspace: bytes) -> list[tuple[str, Any, Any]]:
     """(hlo_module, run_id, hlo_op) of every event of a serialized profiler trace that has them."""
-    from jax.profiler import ProfileData
-
     out = []
     for plane in ProfileData.from_serialized_xspace(xspace).planes:
         for line in plane.lines:
