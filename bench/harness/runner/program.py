@@ -8,6 +8,7 @@ finds its HLO module. Arrays live on the HOST between calls; `place` puts one ca
 from __future__ import annotations
 
 import contextlib
+import traceback
 from typing import Any
 
 import jax
@@ -25,8 +26,12 @@ class Program:
 
     def __init__(self, name: str, exported_bytes: bytes, signature: Signature, relabel: bool = False) -> None:
         exp = jax.export.deserialize(bytearray(exported_bytes))
+        self.relabelled = False
         if relabel:  # our own site labels on every op, for measuring what runs in each kernel (runner.executed)
-            exp = executed.relabel(exp)
+            try:
+                exp, self.relabelled = executed.relabel(exp), True
+            except Exception:  # unlabelled, it runs as it came; nothing is measured, so no kernel is credited
+                traceback.print_exc()
         want = [aval_text(a) for a in signature.arrays]
         got = [aval_text(a) for a in exp.in_avals]
         if got != want:
@@ -39,7 +44,6 @@ class Program:
 
         program.__name__ = program.__qualname__ = name
         self.name = name
-        self.relabelled = relabel
         self.module = module_name(name)
         self.out_avals = [aval_text(a) for a in exp.out_avals]
         self.compiled = jax.jit(program).lower(*signature.arrays).compile()

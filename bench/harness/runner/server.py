@@ -354,8 +354,12 @@ def _executed(state: State, candidate: Program, trace: bytes | None, traced: boo
     None where nothing can be measured (no labelled program, no profile pass): the parent then credits no kernel."""
     if state.env.backend != "cpu" or traced or trace is None or not candidate.relabelled:
         return None
-    costs = executed.instruction_costs(candidate.compiled.as_text() or "")
-    return executed.measure(executed.trace_events(trace), candidate.module, costs)
+    try:
+        costs = executed.instruction_costs(candidate.compiled.as_text() or "")
+        return executed.measure(executed.trace_events(trace), candidate.module, costs)
+    except Exception:  # the harness's reading failed (its log says why): nothing measured, no kernel credited
+        traceback.print_exc()
+        return None
 
 
 def cmd_time_baseline(state: State, req: TimeBaselineRequest, blobs: list[bytes]) -> Reply:
