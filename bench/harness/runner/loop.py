@@ -167,14 +167,11 @@ def time_programs(
     retrials: list[tuple[Any, list[Any], list[Any]]] | None = None,
     clock: Clock = time.perf_counter,
 ) -> TimedRun:
-    """ABBA blocks of every program in this process, on the schedule drawn from `schedule_seed`; every timed
-    output verified (module docstring); the candidate's reports are returned with the number of its timed
-    outputs verified. The counts are decided HERE, once, under `policy`: its warmup, then its calls (calibrated on
-    the baseline's fastest untimed call and fitted to the slowest program's, both just measured in the timing's
-    own conditions) and blocks; the run reports them. `retrials`: (seed, host inputs, reference) re-run on the
-    candidate, untimed, between blocks. The trace (blocks where the policy traces them, else an untimed profile
-    pass) comes back whole. `record` gets one segment per (block, program): its calls and the host's interference
-    meanwhile. `clock`: what every call is timed with (tests inject their own)."""
+    """ABBA blocks of every program in this process, on the schedule drawn from `schedule_seed`, every timed output
+    verified. The counts are decided HERE, once, under `policy`: its warmup, then its calls (calibrated on the
+    baseline's fastest untimed call, fitted to the slowest program's, both measured in the timing's own conditions)
+    and blocks. `retrials`: (seed, host inputs, reference) re-run on the candidate, untimed, between blocks. `record`
+    gets one segment per (block, program); `clock` times every call (tests inject their own)."""
     retrials = retrials or []
     nbytes = sum(a.nbytes for a in host) or 1
     sets = [place(host) for _ in range(max(1, min(ROTATION_SETS, ROTATION_BYTES // nbytes)))]
