@@ -174,3 +174,18 @@ def test_the_runners_labels_replace_the_candidates_and_the_profile_pass_counts_w
     assert report.runs == 2
     (site,) = report.sites
     assert site.site == "jaxbench_kernel_0" and site.matmul_flops == 2.0 * 256 * 512 * 384
+
+
+def test_the_allowance_for_data_dependent_kernels_needs_kernel_work_that_ran() -> None:
+    """The static reading credits a kernel whose work depends on data at least the baseline's work the XLA side
+    does not do (an honest flash kernel replaces dearer XLA work than its own); only once some of it ran."""
+    cov = {**_coverage({"jaxbench_kernel_0": [1e9, 0.0, 1e6]}, outside_s=1e-6), "uncertain_kernels": 1}
+    cov["baseline_s"] = 5e-6
+    ran = ExecutedReport(
+        runs=1, sites=[ExecutedWork(site="jaxbench_kernel_0", matmul_flops=1e9, other_flops=0, bytes=1e6)]
+    )
+    c = credit.bound(cov, 1, "cpu", ran)
+    assert c is not None and c.coverage == round(4e-6 / 5e-6, 4)
+    nothing = ExecutedReport(runs=1, sites=[])
+    c = credit.bound(cov, 1, "cpu", nothing)
+    assert c is not None and (c.coverage, c.pallas_calls) == (0.0, 0)
