@@ -189,3 +189,21 @@ def test_the_allowance_for_data_dependent_kernels_needs_kernel_work_that_ran() -
     nothing = ExecutedReport(runs=1, sites=[])
     c = credit.bound(cov, 1, "cpu", nothing)
     assert c is not None and (c.coverage, c.pallas_calls) == (0.0, 0)
+
+
+@pytest.mark.parametrize(
+    "backend, traced, trace, relabelled",
+    [("tpu", True, b"x", True), ("cpu", True, b"x", True), ("cpu", False, None, True), ("cpu", False, b"x", False)],
+)
+def test_the_runner_measures_only_an_interpreted_labelled_program_it_profiled(
+    backend: str, traced: bool, trace: bytes | None, relabelled: bool
+) -> None:
+    """No measurement (so no kernel credited on CPU) on an accelerator, when the blocks themselves were traced,
+    without a profile pass, or for a program the runner could not label."""
+    from types import SimpleNamespace
+
+    from bench.harness.runner import server
+
+    state = SimpleNamespace(env=SimpleNamespace(backend=backend))
+    candidate = SimpleNamespace(relabelled=relabelled, compiled=None, module="jit_candidate")
+    assert server._executed(state, candidate, trace, traced) is None  # type: ignore[arg-type]
