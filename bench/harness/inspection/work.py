@@ -37,7 +37,7 @@ from bench.harness.inspection.module import (
     type_bytes,
     type_elements,
 )
-from bench.harness.protocol.messages import SITE_FUNCTION, Bounds
+from bench.harness.protocol.messages import SITE_FUNCTION, Bounds, coverage_share
 
 #: What a loop of unknown trip count is assumed to repeat its XLA work (its kernels count zero).
 UNKNOWN_TRIPS = 1024
@@ -181,17 +181,8 @@ class Tally:
         self.uncertain_kernels += other.uncertain_kernels
 
     def coverage(self, baseline_s: float | None) -> float:
-        """Kernel time over all time (0 without a live kernel that computes). Where a live kernel's work
-        depends on data (a branch on an input, a dynamic grid), its time is the cheap reading or, if larger,
-        the part of the baseline's work (`baseline_s`, same counting) that the XLA side does not do: a
-        kernel is credited at most with work nobody else does."""
-        if self.kernel_s_high <= 0:
-            return 0.0
-        kernel = self.kernel_s
-        if self.uncertain_kernels and baseline_s:
-            kernel = max(kernel, baseline_s - self.outside_s)
-        total = kernel + self.outside_s
-        return round(min(1.0, kernel / total), 4) if total > 0 else 0.0
+        """Kernel time over all time, by the one formula (messages.coverage_share)."""
+        return coverage_share(self.kernel_s, self.kernel_s_high, self.outside_s, baseline_s, self.uncertain_kernels > 0)
 
 
 # ---------------------------------------------------------------- costs of single ops

@@ -11,12 +11,12 @@ credited the lesser of the two, FLOPs and bytes each:
     credited = time(min(static FLOPs, FLOPs that ran), min(static bytes, bytes that ran)), zero where no FLOPs
 
 on the target chip's roofline (the same as the static reading's), and coverage = credited / (credited + work outside
-the kernels). Where a kernel's work depends on data, the static reading credits it at least the baseline's work the
-XLA side does not do (bench.harness.inspection.work.Tally.coverage: an honest flash kernel replaces far dearer XLA
-work than its own); that allowance stands here only once some kernel work measurably ran. A site the runner did
-not see run is credited nothing, and so is every site when nothing was measured (a CPU result without a profile
-pass: fail closed). On a TPU or GPU runner the kernels run natively and nothing is
-interpreted: the static reading stands, and the details say so.
+the kernels), by the static reading's own formula (messages.coverage_share, with the credited time for the kernel
+time): where a kernel's work depends on data it is credited at least the baseline's work the XLA side does not do
+(an honest flash kernel replaces far dearer XLA work than its own), and only once some kernel work measurably ran.
+A site the runner did not see run is credited nothing, and so is every site when nothing was measured (a CPU result
+without a profile pass: fail closed). On a TPU or GPU runner the kernels run natively and nothing is interpreted:
+the static reading stands, and the details say so.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pydantic import JsonValue
 
 from bench import hardware
-from bench.harness.protocol.messages import ExecutedReport
+from bench.harness.protocol.messages import ExecutedReport, coverage_share
 
 MEASURED = "measured: what ran in each kernel site in the CPU runner's profile pass, bounding the static reading"
 STATIC = "static: the TPU program's reading (kernels run natively on this runner, not interpreted)"
@@ -70,13 +70,10 @@ def bound(
         credited_s += seconds
         counted += seconds > 0
         per_site[name] = {"static": list(s), "ran": list(r), "credited_s": seconds}
-    kernel_s = credited_s
     baseline = coverage.get("baseline_s")
-    uncertain = coverage.get("uncertain_kernels")
-    if credited_s > 0 and uncertain and isinstance(baseline, (int, float)):  # the static reading's allowance
-        kernel_s = max(credited_s, float(baseline) - float(outside))
-    total = kernel_s + float(outside)
-    share = round(min(1.0, kernel_s / total), 4) if kernel_s > 0 and total > 0 else 0.0
+    uncertain = bool(coverage.get("uncertain_kernels"))
+    base = float(baseline) if isinstance(baseline, (int, float)) else None
+    share = coverage_share(credited_s, credited_s, float(outside), base, uncertain)  # the static reading's formula
     details: dict[str, JsonValue] = {
         "source": MEASURED,
         "static_coverage": float(static),

@@ -129,6 +129,23 @@ DEFAULT_BOUNDS = Bounds()
 MOSTLY_XLA_BELOW = 0.5
 
 
+def coverage_share(
+    kernel_s: float, kernel_s_high: float, outside_s: float, baseline_s: float | None, uncertain: bool
+) -> float:
+    """Pallas coverage from work on the target chip: kernel time over all time (0 without a kernel that computes).
+    Where a kernel's work depends on data (a branch on an input, a dynamic grid), its time is the cheap reading or,
+    if larger, the part of the baseline's work (`baseline_s`, same counting) that the XLA side does not do: a kernel
+    is credited at most with work nobody else does. The one formula for the static reading (inspection.work) and
+    for the credit bounded by what ran (parent.credit)."""
+    if kernel_s_high <= 0:
+        return 0.0
+    kernel = kernel_s
+    if uncertain and baseline_s:
+        kernel = max(kernel, baseline_s - outside_s)
+    total = kernel + outside_s
+    return round(min(1.0, kernel / total), 4) if total > 0 else 0.0
+
+
 class InspectRequest(Message):
     """Read a build's exports (blobs: runnable, TPU) and report on them (bench.harness.inspection.report.answer):
     sent to the inspection worker, or to the warm runner where it starts while the candidates build."""
