@@ -48,7 +48,6 @@ ARITHMETIC = frozenset(
     "round-nearest-even sign compare select clamp and or xor not shift-left shift-right-arithmetic "
     "shift-right-logical erf is-finite popcnt count-leading-zeros reduce reduce-window map sort".split()
 )
-MATMUL = frozenset({"dot", "convolution"})
 SLICES = frozenset({"slice", "dynamic-slice"})
 ELEMENT_BYTES = {"pred": 1, "s4": 0.5, "u4": 0.5, "s8": 1, "u8": 1, "bf16": 2, "f16": 2, "s16": 2, "u16": 2}
 ELEMENT_BYTES.update({"f32": 4, "s32": 4, "u32": 4, "f64": 8, "s64": 8, "u64": 8, "c64": 8, "c128": 16})
