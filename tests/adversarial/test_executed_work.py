@@ -2,7 +2,8 @@
 
 Each attack in runwork_kernels/ lets XLA compute 8p_GEMM's product and holds Pallas matmuls that a static reading
 of the TPU program credits but that do not run: behind an unsigned, a wrapped, a NaN-dependent or a data-dependent
-condition, in a loop whose int32 trip count wraps below zero, or in all but one program of the grid. On harness 15
+condition, in a loop whose int32 trip count wraps below zero or comes from the input, or in all but one program of
+the grid. On harness 15
 (static reading alone) they read coverage 0.55-0.93, unflagged. On the CPU track the runner measures what ran in
 each kernel site (bench.harness.runner.executed) and the parent credits at most that (bench.harness.parent.credit):
 each reads no kernel credit, or the one grid program's block that really ran, flagged. The honest tiled GEMM keeps
@@ -28,7 +29,7 @@ HONEST = Path(__file__).parent / "kernels" / "honest_pallas_gemm.py"
 #: nothing of the kernel's arithmetic runs: no kernel credited at all
 NOTHING_RUNS = ("attack_unsigned_when", "attack_wrapped_when", "attack_wrapped_trips")
 #: only scalar bookkeeping, or one grid program's block, runs: coverage stays low and flagged
-LITTLE_RUNS = ("attack_nan_when", "attack_runtime_cond", "attack_skip_grid")
+LITTLE_RUNS = ("attack_nan_when", "attack_runtime_cond", "attack_data_trips", "attack_skip_grid")
 
 
 @pytest.fixture(scope="module")
