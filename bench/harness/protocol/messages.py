@@ -129,6 +129,23 @@ DEFAULT_BOUNDS = Bounds()
 MOSTLY_XLA_BELOW = 0.5
 
 
+def coverage_share(
+    kernel_s: float, kernel_s_high: float, outside_s: float, baseline_s: float | None, uncertain: bool
+) -> float:
+    """Pallas coverage from work on the target chip: kernel time over all time (0 without a kernel that computes).
+    Where a kernel's work depends on data (a branch on an input, a dynamic grid), its time is the cheap reading or,
+    if larger, the part of the baseline's work (`baseline_s`, same counting) that the XLA side does not do: a kernel
+    is credited at most with work nobody else does. The one formula for the static reading (inspection.work) and
+    for the credit bounded by what ran (parent.credit)."""
+    if kernel_s_high <= 0:
+        return 0.0
+    kernel = kernel_s
+    if uncertain and baseline_s:
+        kernel = max(kernel, baseline_s - outside_s)
+    total = kernel + outside_s
+    return round(min(1.0, kernel / total), 4) if total > 0 else 0.0
+
+
 class InspectRequest(Message):
     """Read a build's exports (blobs: runnable, TPU) and report on them (bench.harness.inspection.report.answer):
     sent to the inspection worker, or to the warm runner where it starts while the candidates build."""
@@ -256,6 +273,29 @@ class InterferenceRecord(Message):
     cores: int  # the host's cores (the load average's scale)
 
 
+#: Functions holding one kernel site each (bench.harness.sandbox.lowering: KERNEL_SITE_PREFIX + "_<n>"): the TPU
+#: program's static reading (inspection.work) and the runner's measurement (runner.executed) pair sites by name.
+SITE_FUNCTION = r"^jaxbench_kernel_\d+$"
+
+
+class ExecutedWork(Message):
+    """The work that ran inside one kernel site during one profiled call of the candidate (CPU interpret mode):
+    executed op events times each op's static cost, from the runner's own relabelled program
+    (bench.harness.runner.executed); the least over the profiled calls."""
+
+    site: str  # the kernel-site function's name (jaxbench_kernel_<n>), the same in the TPU program
+    matmul_flops: float = Field(ge=0)  # dot / convolution FLOPs
+    other_flops: float = Field(ge=0)  # other arithmetic on arrays (elements)
+    bytes: float = Field(ge=0)  # read and written by the site's computing ops
+
+
+class ExecutedReport(Message):
+    """What the runner measured ran inside the candidate's kernel sites (None in a reply: nothing measured)."""
+
+    runs: int = Field(ge=0)  # profiled calls of the candidate found in the trace (0: no measurement)
+    sites: list[ExecutedWork] = Field(default_factory=list)  # sites where something computing ran
+
+
 class EvaluateReply(Message):
     ran: bool = True  # False: the candidate's program failed to compile or run (stage, error say how)
     stage: str = ""  # on failure: "compile", "correctness", "timing"
@@ -273,6 +313,7 @@ class EvaluateReply(Message):
     compile_s: float | None = None  # seconds deserializing + compiling the candidate (`load`; None: not compiled)
     calls: int = 0  # timed calls per program the runner decided under the request's policy (0: no timing ran)
     blocks: int = 0  # ABBA blocks it timed
+    executed: ExecutedReport | None = None  # CPU: work that ran inside each kernel site (None: not measured)
 
 
 class TimeBaselineRequest(Message):
