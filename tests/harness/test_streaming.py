@@ -58,6 +58,7 @@ def stand_in_runner(monkeypatch: pytest.MonkeyPatch, received: threading.Event) 
     monkeypatch.setattr(ev, "BuildProcess", StandInBuild)
     monkeypatch.setattr(ev.Inspector, "warm", lambda self: None)
     monkeypatch.setattr(ev.Inspector, "inspect", lambda self, *args: None)
+    monkeypatch.setattr(ev.WarmRunner, "_load_baseline", lambda self, *args: (None, b""))
     monkeypatch.setattr(ev.WarmRunner, "_ready", lambda self, *args: "stand-in context")
     monkeypatch.setattr(ev.WarmRunner, "_run", run)
     return events

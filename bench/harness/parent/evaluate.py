@@ -60,6 +60,7 @@ from bench.harness.protocol.messages import (
     EvaluateReply,
     EvaluateRequest,
     PrepareRequest,
+    RunnerHello,
 )
 from bench.harness.protocol.policy import TimingPolicy
 from bench.harness.protocol.policy import resolve as resolve_policy
@@ -125,6 +126,7 @@ class WarmRunner:
         self.build_slots = threading.BoundedSemaphore(self.plan.build_parallelism)
         self._ahead: list[tuple[Path, BuildProcess]] = []  # builds started ahead of need (guarded by _creating)
         self._unclaimed = 0  # kernels of the current batch whose build has not begun
+        self._baseline_tpu = b""  # the baseline exported for TPU by the runner (the inspection counts its work)
         self.batches = 0
 
     def __enter__(self) -> WarmRunner:
@@ -190,12 +192,14 @@ class WarmRunner:
             # one thread more than builds at once: a thread whose candidate is being inspected leaves its build
             # slot to the next kernel
             building = _pool(stack, self.plan.build_parallelism + 1)
-            starting, running, deciding = _pool(stack, 2), _pool(stack, 1), _pool(stack, 1)
+            starting, running, deciding = _pool(stack, 3), _pool(stack, 1), _pool(stack, 1)
             with self._creating:
                 self._unclaimed = len(kernels)
-            starting.submit(self.inspector.warm)  # jax's import, during the first build
-            builds = [building.submit(self._build_safely, k) for k in kernels]
-            ready = starting.submit(self._ready, request, builds, seeds, timing_seed, t0)
+            starting.submit(self.inspector.warm)  # its imports, during the first build
+            ended: list[Future[None]] = [Future() for _ in kernels]  # each build's process gone
+            baseline = starting.submit(self._load_baseline, ended)  # the runner, and the baseline for inspections
+            builds = [building.submit(self._build_safely, k, e, baseline) for k, e in zip(kernels, ended, strict=True)]
+            ready = starting.submit(self._ready, request, ended, baseline, seeds, timing_seed, t0)
             overlap: Future[bool] = starting.submit(self._may_overlap)
             runs = [running.submit(self._run_safely, ready, builds, b, t0, deciding, overlap) for b in builds]
             for run in runs:
@@ -214,31 +218,21 @@ class WarmRunner:
         return overlap
 
     def _ready(
-        self, request: PrepareRequest, builds: list[Future[Built]], seeds: list[int], timing_seed: int, t0: float
+        self,
+        request: PrepareRequest,
+        ended: list[Future[None]],
+        baseline: Future[tuple[RunnerHello, bytes]],
+        seeds: list[int],
+        timing_seed: int,
+        t0: float,
     ) -> outcome.BatchContext:
-        """Start the runner and compile the baseline, draw the batch's inputs and compute the references: while the
-        builds run where the plan lets them overlap (and the builds run under bubblewrap: else nothing but the
-        kernel's ptrace policy would stand between a build and the inputs), after them otherwise. The seeds go to
-        the runner only. Raises RunnerUnavailable."""
-        if not self.plan.builds_overlap_runner:
-            wait(builds)  # exclusive plan (TPU): the chip is the runner's once no build runs
-        try:
-            hello = self.session.start()
-        except WorkerFailure as f:
-            raise RunnerUnavailable(f"the runner did not start: {f.message}") from None
-        problem = schedule.check_backend(self.plan, hello.env.backend)
-        if problem:
-            raise RunnerUnavailable(problem)
-        try:
-            self.session.load_baseline(
-                BaselineRequest(
-                    workload=self.task.workload, size=self.size, with_pallas_reference=self.task.with_pallas_reference
-                )
-            )
-        except WorkerFailure as f:
-            raise RunnerUnavailable(f"compiling the baseline failed: {f.message}") from None
+        """Once the runner started and compiled the baseline (`baseline`), draw the batch's inputs and compute the
+        references: while the builds run where the plan lets them overlap (and the builds run under bubblewrap:
+        else nothing but the kernel's ptrace policy would stand between a build and the inputs), once every build's
+        process ended otherwise. The seeds go to the runner only. Raises RunnerUnavailable."""
+        hello, _ = baseline.result()
         if resolve_mode(self.task.sandbox) != "bwrap":
-            wait(builds)
+            wait(ended)
         t = time.monotonic()
         try:
             prepared = self.session.prepare(request)
@@ -256,13 +250,41 @@ class WarmRunner:
             prepare_s=time.monotonic() - t,
         )
 
-    def _build_safely(self, kernel: Path) -> Built:
+    def _load_baseline(self, ended: list[Future[None]]) -> tuple[RunnerHello, bytes]:
+        """The runner started (its hello) and the baseline compiled, with the baseline exported for TPU (kept across
+        batches), which the inspections count the work of: while the builds run where the plan lets them overlap,
+        once every build's process ended otherwise (exclusive plan, TPU: the chip is the runner's once no build
+        runs; the inspections need no chip). Raises RunnerUnavailable."""
+        if not self.plan.builds_overlap_runner:
+            wait(ended)
+        try:
+            hello = self.session.start()
+        except WorkerFailure as f:
+            raise RunnerUnavailable(f"the runner did not start: {f.message}") from None
+        problem = schedule.check_backend(self.plan, hello.env.backend)
+        if problem:
+            raise RunnerUnavailable(problem)
+        try:
+            tpu = self.session.load_baseline(
+                BaselineRequest(
+                    workload=self.task.workload, size=self.size, with_pallas_reference=self.task.with_pallas_reference
+                )
+            )
+        except WorkerFailure as f:
+            raise RunnerUnavailable(f"compiling the baseline failed: {f.message}") from None
+        self._baseline_tpu = tpu or self._baseline_tpu  # a warm runner's export, kept across batches
+        return hello, self._baseline_tpu
+
+    def _build_safely(self, kernel: Path, ended: Future[None], baseline: Future[tuple[RunnerHello, bytes]]) -> Built:
         """The build and inspection of one kernel; a failure of the harness's own code there becomes this
-        candidate's `error` status, never an exception in the batch (issue #23)."""
+        candidate's `error` status, never an exception in the batch (issue #23). `ended` is set once the build's
+        process is gone, whatever happened."""
         t = time.monotonic()
         try:
-            return self._build(kernel)
+            return self._build(kernel, ended, baseline)
         except Exception as exc:
+            if not ended.done():
+                ended.set_result(None)
             why = f"harness error while building and inspecting: {type(exc).__name__}: {exc}"[:2000]
             artifact = BuildArtifact(
                 ok=False, kind=Status.ERROR, reason=why, error=why, traceback=traceback.format_exc()[-4000:]
@@ -271,9 +293,9 @@ class WarmRunner:
                 kernel=kernel, source="", artifact=artifact, inspection=None, started=t, build_s=time.monotonic() - t
             )
 
-    def _build(self, kernel: Path) -> Built:
+    def _build(self, kernel: Path, ended: Future[None], baseline: Future[tuple[RunnerHello, bytes]]) -> Built:
         """Copy the kernel (its content is all that counts) into the folder a build process sees, build it there,
-        inspect the exports."""
+        inspect the exports (once the runner exported the baseline's TPU program, or could not)."""
         t = time.monotonic()
         source = kernel.read_text(errors="replace") if kernel.exists() else ""
         with self.build_slots:
@@ -291,11 +313,12 @@ class WarmRunner:
                 artifact = build.run(request, self.task.timeout_s)
             finally:
                 build.close()
+                ended.set_result(None)
         inspection = None
         if artifact.ok:
-            inspection = self.inspector.inspect(
-                artifact.runnable, artifact.tpu, self.plan.export_platform, self.task.workload, self.size
-            )
+            wait([baseline])  # a runner that could not start or compile: inspected without the baseline's work
+            tpu = b"" if baseline.cancelled() or baseline.exception() else baseline.result()[1]
+            inspection = self.inspector.inspect(artifact.runnable, artifact.tpu, self.plan.export_platform, tpu)
         shutil.rmtree(folder, ignore_errors=True)
         return Built(
             kernel=kernel,
