@@ -209,8 +209,8 @@ class WarmRunner:
 
     def _may_overlap(self) -> bool:
         """Whether the parent's own work may overlap the runner's timing: only where it can leave the timing core
-        (confined_to). Then scipy's t quantile (0.3-0.5 s to import) and the trace reader are loaded now, and each
-        decision is made while the runner runs the next candidate."""
+        (confined_to). Then the trace reader (0.02-0.1 s to import) is loaded now, and each decision is made while the
+        runner runs the next candidate."""
         overlap = not confined_to(timing_core())
         if overlap:
             statistics.warm()

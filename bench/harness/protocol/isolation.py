@@ -122,7 +122,7 @@ def confined_to(core: int | None) -> bool:
     then whatever it computes while the runner times takes that time from the runner.
 
     Why: the parent decides one candidate (bootstrap interval, trace parsing: ~0.07 s of CPU) in a thread while
-    the runner times the next, and imports scipy (~0.4 s) while it times the first. With another core to use,
+    the runner times the next, and loads the trace reader while it times the first. With another core to use,
     those threads run there (timing_isolation moves them off `core`). Confined to `core`, they cannot: in a
     one-core ingest the decision thread took up to 7 % of a timed window (perf sched records), and Ray nodes of
     one core each timed rows again as noisy. There the parent does that work between two candidates instead: on
