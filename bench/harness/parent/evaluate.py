@@ -113,10 +113,14 @@ class _Ran:
 
 class WarmRunner:
     """Evaluates many kernels of one workload with one warm runner. `template` gives every option of the
-    evaluations (its kernel_path is ignored)."""
+    evaluations (its kernel_path is ignored). `keep_build_ready`: after each batch, leave one build process started
+    for the next batch (`bench serve`: the next request's build has imported jax already; the process idles in its
+    sandbox until claimed, one candidate as ever, and is killed by `close`). Its start follows the batch's last run,
+    and its CPU cgroup bounds what it can take from another runner's timing meanwhile."""
 
-    def __init__(self, template: EvalTask) -> None:
+    def __init__(self, template: EvalTask, keep_build_ready: bool = False) -> None:
         self.task = template
+        self.keep_build_ready = keep_build_ready
         self.plan = schedule.plan(template.schedule)
         self.size = template.size or default_size(self.plan.backend)
         self._folder: Path | None = None  # created by the first batch, inside its harness-error guard
@@ -205,7 +209,7 @@ class WarmRunner:
             for run in runs:
                 result = run.result()
                 yield result.result() if isinstance(result, Future) else result
-        self._close_ahead()
+        self._close_ahead(keep=1 if self.keep_build_ready else 0)
 
     def _may_overlap(self) -> bool:
         """Whether the parent's own work may overlap the runner's timing: only where it can leave the timing core
@@ -343,10 +347,13 @@ class WarmRunner:
         folder = Path(tempfile.mkdtemp(prefix="eval_", dir=self.folder))
         return folder, BuildProcess(folder, self.task.sandbox, Limits(memory_mb=self.task.memory_limit_mb))
 
-    def _close_ahead(self) -> None:
-        """End the builds started ahead that no kernel claimed (a batch that ended early)."""
+    def _close_ahead(self, keep: int = 0) -> None:
+        """End the builds started ahead that no kernel claimed (a batch that ended early), but `keep` of them,
+        started now where there are fewer (for the next batch)."""
         with self._creating:
-            ahead, self._ahead = self._ahead, []
+            ahead, self._ahead = self._ahead[keep:], self._ahead[:keep]
+            while len(self._ahead) < keep:
+                self._ahead.append(self._start_build())
         for folder, build in ahead:
             build.close()
             shutil.rmtree(folder, ignore_errors=True)
