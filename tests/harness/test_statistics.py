@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bench.harness.parent import statistics as st
+from bench.harness.parent import timing as st
 
 
 def _blocks(
@@ -265,6 +265,6 @@ def test_the_parent_computes_its_intervals_without_scipy() -> None:
     import subprocess
     import sys
 
-    code = "import sys; from bench.harness.parent import statistics; statistics.warm(); print('scipy' in sys.modules)"
+    code = "import sys; from bench.harness.parent import timing; timing.warm(); print('scipy' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and out.stdout.strip() == "False", out.stderr[-2000:]
