@@ -23,34 +23,10 @@ _UNIQUE_AVALS, _IN_AVALS_IDXS, _OUT_AVALS_IDXS = 42, 48, 50
 _AVAL_SHAPE, _AVAL_DTYPE = 6, 8
 
 #: enum DType of the schema -> numpy's name of the dtype (what bench.harness.protocol.signature.aval_text prints)
-DTYPE_NAMES = (
-    "bool",
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "uint8",
-    "uint16",
-    "uint32",
-    "uint64",
-    "float16",
-    "float32",
-    "float64",
-    "complex64",
-    "complex128",
-    "bfloat16",
-    "int4",
-    "uint4",
-    "float8_e4m3b11fnuz",
-    "float8_e4m3fn",
-    "float8_e4m3fnuz",
-    "float8_e5m2",
-    "float8_e5m2fnuz",
-    "void",  # float0: numpy names it so
-    "float8_e4m3",
-    "float8_e3m4",
-    "float8_e8m0fnu",
-    "float4_e2m1fn",
+DTYPE_NAMES = tuple(
+    "bool int8 int16 int32 int64 uint8 uint16 uint32 uint64 float16 float32 float64 complex64 complex128 bfloat16 "
+    "int4 uint4 float8_e4m3b11fnuz float8_e4m3fn float8_e4m3fnuz float8_e5m2 float8_e5m2fnuz void float8_e4m3 "
+    "float8_e3m4 float8_e8m0fnu float4_e2m1fn".split()  # "void": float0, as numpy names it
 )
 
 
