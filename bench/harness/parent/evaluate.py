@@ -19,10 +19,11 @@ Nothing here imports or executes candidate code.
 One batch is three kinds of background work, each a future whose failure is its exception:
 - `builds`: every kernel built in a sandboxed build process of its own (parent/builder.BuildProcess, one per
   candidate, two at a time; the next one started ahead of need so its jax import overlaps the current build),
-  then its exports read by the inspection worker;
-- `ready`: the runner started, the baseline compiled, the batch's inputs drawn from fresh random seeds (or seeds
-  derived from the secret seed) that only it gets, the references computed: while the builds run on interleaved
-  plans (CPU, GPU), after every build ended on TPU's exclusive plan;
+  then its exports read by the inspection worker (once `baseline` is done: the worker counts the baseline's work
+  on the runner's TPU export of it);
+- `baseline`, then `ready`: the runner started and the baseline compiled; then the batch's inputs drawn from fresh
+  random seeds (or seeds derived from the secret seed) that only it gets, the references computed: while the builds
+  run on interleaved plans (CPU, GPU), after every build process ended on TPU's exclusive plan;
 - `runs`: once every build ended, each candidate that survived inspection is run in turn (correctness, then ABBA
   timing against the baseline in the runner's own process), and decided (in a thread of its own while the runner
   runs the next candidate, where the parent can leave the timing core).
