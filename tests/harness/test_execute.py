@@ -1,0 +1,180 @@
+"""The TPU program's Mosaic kernels, run on CPU by the inspection's executor (inspection/execute.py), against the
+same kernels' interpret-mode results: real Pallas kernels cross-lowered for TPU the way the build does."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax._src import core as jax_core
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+from bench.harness.inspection import execute, mosaic
+from bench.harness.inspection.module import Module, parse_stablehlo, read
+from bench.harness.protocol.messages import Bounds
+from bench.harness.sandbox.child import _tpu_target
+from bench.harness.sandbox.lowering import export_jaxpr, with_kernel_sites
+
+BOUNDS = Bounds()
+
+
+def _matmul(a: Any, b: Any, bm: int = 128, bn: int = 128, bk: int = 128) -> Any:
+    (m, k), n = a.shape, b.shape[1]
+
+    def kernel(a_ref: Any, b_ref: Any, o_ref: Any, acc: Any) -> None:
+        @pl.when(pl.program_id(2) == 0)
+        def _() -> None:
+            acc[...] = jnp.zeros_like(acc)
+
+        acc[...] += jnp.dot(a_ref[...], b_ref[...], preferred_element_type=jnp.float32)
+
+        @pl.when(pl.program_id(2) == k // bk - 1)
+        def _() -> None:
+            o_ref[...] = acc[...].astype(o_ref.dtype)
+
+    return pl.pallas_call(
+        kernel,
+        grid=(m // bm, n // bn, k // bk),
+        in_specs=[pl.BlockSpec((bm, bk), lambda i, j, s: (i, s)), pl.BlockSpec((bk, bn), lambda i, j, s: (s, j))],
+        out_specs=pl.BlockSpec((bm, bn), lambda i, j, s: (i, j)),
+        out_shape=jax.ShapeDtypeStruct((m, n), a.dtype),
+        scratch_shapes=[pltpu.VMEM((bm, bn), jnp.float32)],
+    )(a, b)
+
+
+def _elementwise(x: Any, y: Any) -> Any:
+    def kernel(x_ref: Any, y_ref: Any, o_ref: Any) -> None:
+        x, y = x_ref[...], y_ref[...]
+        o_ref[...] = jnp.exp(x) * y + jnp.tanh(x) - jnp.maximum(y, 0.5) + jnp.where(x > y, 1.0, -2.0)
+
+    spec = pl.BlockSpec((8, 128), lambda i: (i, 0))
+    return pl.pallas_call(
+        kernel,
+        grid=(x.shape[0] // 8,),
+        in_specs=[spec, spec],
+        out_specs=spec,
+        out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
+    )(x, y)
+
+
+def _reduction(x: Any) -> Any:
+    def kernel(x_ref: Any, o_ref: Any) -> None:
+        v = x_ref[...].astype(jnp.float32)
+        m = jnp.max(v, axis=1, keepdims=True)
+        o_ref[...] = jnp.broadcast_to(jnp.sum(jnp.exp(v - m), axis=1, keepdims=True), o_ref.shape)
+
+    return pl.pallas_call(
+        kernel,
+        grid=(x.shape[0] // 8,),
+        in_specs=[pl.BlockSpec((8, 256), lambda i: (i, 0))],
+        out_specs=pl.BlockSpec((8, 128), lambda i: (i, 0)),
+        out_shape=jax.ShapeDtypeStruct((x.shape[0], 128), jnp.float32),
+    )(x)
+
+
+def _prefetch(idx: Any, x: Any) -> Any:
+    def kernel(idx_ref: Any, x_ref: Any, o_ref: Any) -> None:
+        o_ref[...] = x_ref[...] * 2.0 + idx_ref[pl.program_id(0)].astype(jnp.float32)
+
+    grid = pltpu.PrefetchScalarGridSpec(
+        num_scalar_prefetch=1,
+        grid=(4,),
+        in_specs=[pl.BlockSpec((8, 128), lambda i, idx: (idx[i], 0))],
+        out_specs=pl.BlockSpec((8, 128), lambda i, idx: (i, 0)),
+    )
+    return pl.pallas_call(kernel, grid_spec=grid, out_shape=jax.ShapeDtypeStruct((32, 128), jnp.float32))(idx, x)
+
+
+def _loop(x: Any) -> Any:
+    def kernel(x_ref: Any, o_ref: Any) -> None:
+        def body(i: Any, c: Any) -> Any:
+            return c * 0.5 + x_ref[pl.ds(i * 8, 8), :]
+
+        o_ref[...] = jax.lax.fori_loop(0, 4, body, jnp.zeros((8, 128), jnp.float32))
+
+    return pl.pallas_call(
+        kernel,
+        grid=(2,),
+        in_specs=[pl.BlockSpec((32, 128), lambda i: (i, 0))],
+        out_specs=pl.BlockSpec((8, 128), lambda i: (i, 0)),
+        out_shape=jax.ShapeDtypeStruct((16, 128), jnp.float32),
+    )(x)
+
+
+def _int_when(x: Any) -> Any:
+    """Integer body and a `pl.when` on an unsigned comparison that wraps (never true on a machine)."""
+
+    def kernel(x_ref: Any, o_ref: Any) -> None:
+        o_ref[...] = x_ref[...] * 3 + pl.program_id(0)
+
+        @pl.when(jax.lax.convert_element_type(pl.program_id(0) - 1000, jnp.uint32) < 5)
+        def _() -> None:
+            o_ref[...] = jnp.zeros_like(o_ref)
+
+    spec = pl.BlockSpec((8, 128), lambda i: (i, 0))
+    return pl.pallas_call(
+        kernel, grid=(2,), in_specs=[spec], out_specs=spec, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype)
+    )(x)
+
+
+def _rng(seed: int = 0) -> np.random.Generator:
+    return np.random.default_rng(seed)
+
+
+CASES: dict[str, tuple[Any, Any]] = {
+    "matmul_grid": (
+        _matmul,
+        lambda r: (
+            r.standard_normal((256, 384)).astype(jnp.bfloat16),
+            r.standard_normal((384, 256)).astype(jnp.bfloat16),
+        ),
+    ),
+    "elementwise": (
+        _elementwise,
+        lambda r: (r.standard_normal((32, 128), np.float32), r.standard_normal((32, 128), np.float32)),
+    ),
+    "reduction": (_reduction, lambda r: (r.standard_normal((16, 256)).astype(jnp.bfloat16),)),
+    "scalar_prefetch": (
+        _prefetch,
+        lambda r: (np.array([3, 0, 2, 1], np.int32), r.standard_normal((32, 128), np.float32)),
+    ),
+    "fori_loop": (_loop, lambda r: (r.standard_normal((64, 128), np.float32),)),
+    "int_when": (_int_when, lambda r: (r.integers(-(2**31), 2**31, (16, 128), dtype=np.int32),)),
+}
+
+
+def tpu_sites(fn: Any, args: tuple[Any, ...]) -> tuple[Module, dict[str, Module]]:
+    """The TPU program of `fn` as the build exports it (one trace, sites, cross-lowered) and each site's kernel."""
+    closed = jax.make_jaxpr(fn)(*args)
+    with _tpu_target():
+        exported = export_jaxpr(with_kernel_sites(closed, interpret=False), "f", ["tpu"])
+    tpu = read(parse_stablehlo(bytes(exported.mlir_module_serialized), BOUNDS), BOUNDS)
+    kernels = {
+        name: mosaic.parse_kernel(mosaic.kernel_body(f.body.ops[0]), BOUNDS)
+        for name, f in tpu.funcs.items()
+        if name.startswith("jaxbench_kernel")
+    }
+    return tpu, kernels
+
+
+def interpreted(fn: Any, args: tuple[Any, ...]) -> list[np.ndarray]:
+    closed = with_kernel_sites(jax.make_jaxpr(fn)(*args), interpret=True)
+    return [np.asarray(o) for o in jax_core.jaxpr_as_fun(closed)(*args)]
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_mosaic_kernel_reproduces_interpreted_result(case: str) -> None:
+    fn, make = CASES[case]
+    args = make(_rng())
+    tpu, kernels = tpu_sites(fn, args)
+    ((site, kernel),) = kernels.items()
+    got = execute.run_site(tpu, site, kernel, [np.asarray(a) for a in args])
+    want = interpreted(fn, args)
+    assert len(got) == len(want)
+    for g, w in zip(got, want, strict=True):
+        assert execute.mismatch(g, w) is None
+        assert execute.mismatch(g, w + (np.abs(w).max() * 0.01 + 1).astype(w.dtype)) is not None
