@@ -15,7 +15,8 @@ from jax.experimental.pallas import tpu as pltpu
 
 from bench.harness.inspection import execute, mosaic
 from bench.harness.inspection.module import Module, parse_stablehlo, read
-from bench.harness.protocol.messages import Bounds
+from bench.harness.protocol.messages import Bounds, ExecuteReply, ExecuteRequest, SiteCapture
+from bench.harness.runner.capture import capture
 from bench.harness.sandbox.child import _tpu_target
 from bench.harness.sandbox.lowering import export_jaxpr, with_kernel_sites
 
@@ -178,3 +179,65 @@ def test_mosaic_kernel_reproduces_interpreted_result(case: str) -> None:
     for g, w in zip(got, want, strict=True):
         assert execute.mismatch(g, w) is None
         assert execute.mismatch(g, w + (np.abs(w).max() * 0.01 + 1).astype(w.dtype)) is not None
+
+
+def _exports(fn: Any, args: tuple[Any, ...]) -> tuple[bytes, bytes]:
+    """The runnable (interpreted, CPU) and TPU exports of `fn`, as the build makes them from one trace."""
+    closed = jax.make_jaxpr(fn)(*args)
+    runnable = export_jaxpr(with_kernel_sites(closed, interpret=True), "f", ["cpu"])
+    with _tpu_target():
+        tpu = export_jaxpr(with_kernel_sites(closed, interpret=False), "f", ["tpu"])
+    return bytes(runnable.serialize()), bytes(tpu.serialize())
+
+
+def _check(tpu: bytes, sites: list[SiteCapture], arrays: list[np.ndarray]) -> ExecuteReply:
+    request = ExecuteRequest(bounds=dict(BOUNDS.__dict__), sites=sites)
+    return execute.check_sites(request, [tpu, *(a.tobytes() for a in arrays)])
+
+
+def test_capture_through_a_jit_then_execution_shows_the_kernel() -> None:
+    """A kernel inside the candidate's own jax.jit (a function called once): its operands and results come back
+    through it; the TPU kernel run on them reproduces them; a changed result is caught."""
+    args = CASES["matmul_grid"][1](_rng(1))
+
+    def program(a: Any, b: Any) -> Any:
+        return jax.jit(_matmul)(a * 2, b) + 1
+
+    runnable, tpu = _exports(program, args)
+    sites, arrays = capture(runnable, [np.asarray(a) for a in args], 1 << 28)
+    assert [s.site for s in sites] == ["jaxbench_kernel_0"] and sites[0].reason is None
+    np.testing.assert_array_equal(arrays[0], np.asarray(args[0] * 2))
+    np.testing.assert_array_equal(arrays[2], interpreted(_matmul, (args[0] * 2, args[1]))[0])
+    assert _check(tpu, sites, arrays).shown == ["jaxbench_kernel_0"]
+    changed = [*arrays[:2], (arrays[2].astype(np.float32) * 1.02).astype(arrays[2].dtype)]
+    reply = _check(tpu, sites, changed)
+    assert reply.shown == [] and "not the interpreted one" in reply.unshown["jaxbench_kernel_0"]
+
+
+def test_a_site_in_a_loop_or_past_the_byte_bound_is_not_captured_and_not_shown() -> None:
+    args = CASES["elementwise"][1](_rng(2))
+
+    def looped(x: Any, y: Any) -> Any:
+        return jax.lax.fori_loop(0, 2, lambda i, c: _elementwise(c, y), x)
+
+    runnable, tpu = _exports(looped, args)
+    sites, arrays = capture(runnable, [np.asarray(a) for a in args], 1 << 28)
+    assert arrays == [] and "not captured" in (sites[0].reason or "")
+    assert "not captured" in _check(tpu, sites, arrays).unshown["jaxbench_kernel_0"]
+    runnable, tpu = _exports(_elementwise, args)
+    sites, arrays = capture(runnable, [np.asarray(a) for a in args], 1000)
+    assert arrays == [] and "over 1000" in (sites[0].reason or "")
+    assert _check(tpu, sites, arrays).shown == []
+
+
+def test_an_unknown_op_is_named_never_guessed() -> None:
+    fn, make = CASES["elementwise"]
+    args = make(_rng())
+    tpu, kernels = tpu_sites(fn, args)
+    ((site, kernel),) = kernels.items()
+    for block in (f.body for f in kernel.funcs.values()):
+        for op in block.ops:
+            if op.name == "math.tanh":
+                op.name = "math.mystery"
+    with pytest.raises(execute.Unsupported, match="math.mystery"):
+        execute.run_site(tpu, site, kernel, [np.asarray(a) for a in args])

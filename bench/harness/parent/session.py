@@ -28,6 +28,8 @@ from bench.harness.protocol.isolation import (
 from bench.harness.protocol.messages import (
     OUT_OF_MEMORY_MARKERS,
     BaselineRequest,
+    CaptureReply,
+    CaptureRequest,
     EvaluateReply,
     EvaluateRequest,
     ExitRequest,
@@ -232,6 +234,7 @@ class RunnerSession:
         self.starts = 0
         self.started_at: float | None = None
         self.phase_s: dict[str, float] = {}  # wall seconds of the last evaluation's runner phases
+        self.captured: tuple[CaptureReply, list[bytes]] | None = None  # the last evaluation's kernel-site capture
 
     def start(self) -> RunnerHello:
         with self.lock:
@@ -289,11 +292,17 @@ class RunnerSession:
         }
 
     def evaluate(
-        self, program: bytes, request: EvaluateRequest, deadlines: dict[str, float]
+        self,
+        program: bytes,
+        request: EvaluateRequest,
+        deadlines: dict[str, float],
+        capture: CaptureRequest | None = None,
     ) -> tuple[EvaluateReply, bytes | None]:
         """Load, correctness trials, timing: three requests, each with its deadline. Raises WorkerFailure
-        (timeout / crashed) when the runner did not answer; it is then replaced (call `prepare` again)."""
-        self.phase_s = {}
+        (timeout / crashed) when the runner did not answer; it is then replaced (call `prepare` again).
+        `capture`: after the trials passed, the kernel sites' operands and results on the checked call's inputs
+        (runner/capture.py, one run under the correctness deadline) are kept in `captured`."""
+        self.phase_s, self.captured = {}, None
         try:
             reply = self._phase(LoadRequest(), deadlines["compile"], "compile", [program])[0]
             if not reply.ran:
@@ -302,6 +311,9 @@ class RunnerSession:
             trials = self._phase(TrialsRequest(), deadlines["correctness"], "correctness")[0]
             if not trials.ran or not all(t.report.correct for t in trials.trials):
                 return trials.model_copy(update=compiled), None
+            if capture is not None:
+                header, arrays = self._runner().request(capture, deadlines["correctness"], "capture", 1 << 31)
+                self.captured = (CaptureReply.model_validate(header), arrays)
             with timing_lock(worker_core(), self.task.timeout_s) as (waited_s, _):
                 self.phase_s["timing_queue"] = round(waited_s, 4)  # another evaluation was timing on this host
                 timed, blobs = self._phase(request, deadlines["timing"], "timing")

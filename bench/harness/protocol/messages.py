@@ -169,6 +169,46 @@ class InspectReply(Message):
     traceback: str | None = None
 
 
+class SiteCapture(Message):
+    """One call of a kernel site of the runnable program on the checked call's inputs (runner/capture.py): its
+    arrays (`operands` then `results` of the capture's blobs, calls in order), or why it was not captured."""
+
+    site: str
+    operands: list[str] = Field(default_factory=list)  # aval text of each ("bfloat16[256,512]")
+    results: list[str] = Field(default_factory=list)
+    reason: str | None = None
+
+
+class CaptureRequest(Message):
+    """Run the loaded candidate once more on the checked call's inputs, returning each kernel site's operands and
+    results too (blobs: their bytes, C order), up to `max_bytes` captured."""
+
+    cmd: Literal["capture"] = "capture"
+    max_bytes: int
+
+
+class CaptureReply(Message):
+    sites: list[SiteCapture] = Field(default_factory=list)
+    error: str | None = None  # the capture itself failed (every kernel is then not shown)
+
+
+class ExecuteRequest(Message):
+    """Run each captured site's Mosaic kernel of the TPU program (blob 0) on its captured operands (the blobs after
+    it) and compare with its captured results (bench.harness.inspection.execute): sent to the inspection worker."""
+
+    cmd: Literal["execute"] = "execute"
+    bounds: dict[str, int]
+    sites: list[SiteCapture]
+
+
+class ExecuteReply(Message):
+    ok: Literal[True] = True
+    unshown: dict[str, str] = Field(default_factory=dict)  # site -> why its kernel is not shown to be the one that ran
+    shown: list[str] = Field(default_factory=list)
+    error: str | None = None  # the harness's own failure on this input (every kernel then not shown)
+    traceback: str | None = None
+
+
 class BaselineRequest(Message):
     """Export and compile the baseline (and the Pallas reference) of `workload` at `size`, drawing no input
     (the first request of a batch). A later `prepare` of the same workload and size keeps what this loaded."""

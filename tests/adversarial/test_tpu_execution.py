@@ -1,0 +1,59 @@
+"""Issue 40 §2 by execution: twins whose TPU kernel passes every structural comparison (same grid, blocks, index maps
+on the sampled prefetch values, body op multiset) but computes something else on the real inputs. The runner
+captures each kernel site's operands and results on the checked call (runner/capture.py); the inspection worker
+runs the TPU program's own Mosaic kernels on them (inspection/execute.py). A kernel that does not reproduce the
+interpreted results is `unverified`; the honest GEMM (and the hand-tuned 8p_GEMM of the dataset) stay `verified`.
+Before this check both twins read `correct`, `tpu_lowering: ok`, `verified` (the red team's run on harness 15)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bench.harness.parent.evaluate import WarmRunner
+from bench.harness.protocol.result import EvalResult, Status
+from bench.harness.protocol.task import EvalTask
+from bench.paths import ROOT
+
+HERE = Path(__file__).parent
+KERNELS = {
+    "honest_pallas_gemm": HERE / "kernels" / "honest_pallas_gemm.py",
+    "hand_tuned_8p_gemm": ROOT / "submissions" / "hand-tuned-pallas" / "kernels" / "8p_GEMM.py",
+    "attack_twin_other_values": HERE / "run_twins" / "attack_twin_other_values.py",
+    "attack_twin_prefetch_map": HERE / "run_twins" / "attack_twin_prefetch_map.py",
+}
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def results() -> dict[str, EvalResult]:
+    paths = list(KERNELS.values())
+    task = EvalTask(
+        workload="8p_GEMM", kernel_path=paths[0], size="small", seeds=2, warmup=1, iters=4, blocks=2, timeout_s=180
+    )
+    with WarmRunner(task) as runner:
+        return dict(zip(KERNELS, runner.evaluate(paths), strict=True))
+
+
+def test_every_twin_kernel_is_evaluated_here() -> None:
+    assert {p.stem for p in (HERE / "run_twins").glob("*.py")} <= set(KERNELS)
+
+
+@pytest.mark.parametrize("stem", ["honest_pallas_gemm", "hand_tuned_8p_gemm"])
+def test_honest_kernels_are_shown_by_execution(results: dict[str, EvalResult], stem: str) -> None:
+    r = results[stem]
+    details = r.integrity.details["inspection"]
+    assert r.status == Status.CORRECT and r.tpu_lowering == "ok", r.reason
+    assert r.readiness_check == "verified", details
+    assert details["executed_kernels"]["shown"] and not details["executed_kernels"]["unshown"], details
+
+
+@pytest.mark.parametrize("stem", ["attack_twin_other_values", "attack_twin_prefetch_map"])
+def test_a_twin_computing_other_values_is_unverified(results: dict[str, EvalResult], stem: str) -> None:
+    r = results[stem]
+    details = r.integrity.details["inspection"]
+    assert r.status == Status.CORRECT, r.reason  # the kernel that ran is fine on the CPU track ...
+    assert r.tpu_lowering == "ok", r.tpu_lowering  # ... and the TPU program it sent reads fine ...
+    assert r.readiness_check == "unverified", details  # ... but its kernels compute something else
+    assert "not the interpreted one" in details["readiness_reason"], details["readiness_reason"]
