@@ -125,6 +125,8 @@ def _ty(t: str) -> tuple[tuple[int, ...], Any]:
     """(shape, numpy dtype) of a scalar, vector or memref type."""
     s = shape_of(t)
     dims, elem = s if s is not None else ((), t.strip())
+    if elem.startswith(("!tpu.dma_semaphore", "!tpu.semaphore")):
+        return dims, np.dtype(np.int64)  # a semaphore holds a count
     if elem not in _DTYPES:
         raise Unsupported(f"the element type {elem}, which the harness cannot run on CPU")
     return dims, np.dtype(_DTYPES[elem])
@@ -182,7 +184,7 @@ class _Kernel:
             if self.ops > MAX_OPS:
                 raise Unsupported(f"it executes more than {MAX_OPS} ops on the checked call")
             vals = [env[a] for a in op.args]
-            if op.name in ("func.return", "scf.yield"):
+            if op.name in ("func.return", "scf.yield", "tpu.yield"):
                 return vals
             outs = self.op(op, vals)
             for o, v in zip(op.outs, outs, strict=True):
@@ -245,6 +247,15 @@ class _Kernel:
             shape = [1] * len(result[0])
             shape[dims[0]] = result[0][dims[0]]
             return out(np.broadcast_to(np.arange(result[0][dims[0]]).reshape(shape), result[0]))
+        if op.name in ("tpu.memref_slice", "tpu.memref_squeeze", "tpu.sem_alloc", "memref.alloca"):
+            return [self.buffer(op, v)]
+        if op.name in ("tpu.enqueue_dma", "tpu.wait_dma2"):
+            self.dma(op, v)
+            return []
+        if op.name in ("tpu.trace_start", "tpu.trace_stop"):
+            return []
+        if op.name == "tpu.region":
+            return self.run(op.regions[0][0], [])
         if op.name == "scf.if":
             branch = op.regions[0] if bool(v[0]) else op.regions[1]
             return self.run(branch[0], []) if branch else []
@@ -317,12 +328,57 @@ class _Kernel:
 
     def store(self, op: Op, v: list[Any]) -> None:
         value, ref = v[0], v[1]
-        if len(v) != 2 + ref.ndim:
-            raise Unsupported(f"a masked `{op.name}`, which the harness cannot run on CPU")
+        mask = v[2 + ref.ndim] if op.name == "tpu.vector_store" and len(v) == 3 + ref.ndim else None
+        if len(v) != 2 + ref.ndim + (mask is not None):
+            raise Unsupported(f"`{op.name}` with {len(v)} operands, which the harness cannot run on CPU")
         if op.name == "tpu.vector_store" and _ints(op.attrs.get("strides", "")):
             raise Unsupported("a strided `tpu.vector_store`, which the harness cannot run on CPU")
-        view = self.window(op, ref, v[2:], value.shape if value.ndim else ())
-        view[...] = np.asarray(value).astype(ref.dtype).reshape(view.shape)
+        view = self.window(op, ref, v[2 : 2 + ref.ndim], value.shape if value.ndim else ())
+        new = np.asarray(value).astype(ref.dtype).reshape(view.shape)
+        if op.attrs.get("add", "false") != "false":
+            new = (
+                (view.astype(np.float32) + new.astype(np.float32)).astype(ref.dtype)
+                if ref.dtype.kind in "fV"
+                else view + new
+            )
+        view[...] = new if mask is None else np.where(np.asarray(mask).reshape(view.shape), new, view)
+
+    def buffer(self, op: Op, v: list[Any]) -> np.ndarray:
+        """A view of a buffer (`tpu.memref_slice`, `tpu.memref_squeeze`) or a fresh one (zeros where a TPU leaves
+        it undefined: `memref.alloca`, `tpu.sem_alloc`)."""
+        shape, dtype = _ty(op.types[0])
+        if op.name in ("tpu.sem_alloc", "memref.alloca"):
+            if v:
+                raise Unsupported(f"`{op.name}` of a size known only at run time")
+            return np.zeros(shape, dtype)
+        base = v[0]
+        if op.name == "tpu.memref_slice":
+            if len(v) != 1 + base.ndim:
+                raise Unsupported("`tpu.memref_slice` of a size known only at run time")
+            return self.window(op, base, v[1:], shape)
+        view: np.ndarray = np.squeeze(base).reshape(shape)  # dropping unit dimensions: a view
+        if not np.shares_memory(view, base):
+            raise Unsupported(f"`{op.name}` from {base.shape} to {shape}, which the harness cannot run on CPU")
+        return view
+
+    def dma(self, op: Op, v: list[Any]) -> None:
+        """A DMA: the copy happens at `tpu.enqueue_dma` and counts on its semaphore; `tpu.wait_dma2` takes the
+        count back (a wait on none would hang a TPU: not run). Only local copies with one semaphore each."""
+        segments = _ints(op.attrs.get("operandSegmentSizes", ""))
+        if op.name == "tpu.enqueue_dma":
+            if segments[:4] != [1, 0, 1, 1] or any(segments[4:]):
+                raise Unsupported(f"`tpu.enqueue_dma` with operands {segments}, which the harness cannot run on CPU")
+            src, dst, sem = v
+            if src.shape != dst.shape or src.dtype != dst.dtype:
+                raise Unsupported(f"a DMA from {src.dtype}{src.shape} to {dst.dtype}{dst.shape}")
+            dst[...] = src
+            sem[...] += 1
+            return
+        if segments[:3] != [1, 1, 1] or any(segments[3:]):
+            raise Unsupported(f"`tpu.wait_dma2` with operands {segments}, which the harness cannot run on CPU")
+        if int(v[0]) < 1:
+            raise Unsupported("a DMA wait on a semaphore no DMA signalled (a TPU would hang)")
+        v[0][...] -= 1
 
     def matmul(self, op: Op, v: list[Any]) -> np.ndarray:
         dims = op.attrs.get("dimension_numbers", "")
@@ -384,15 +440,15 @@ def _run_site(tpu: Module, site: str, kernel: Module, operands: list[np.ndarray]
     prefetch = int(func.attrs.get("scalar_prefetch", "0").split(":")[0] or 0)
     scratch = int(func.attrs.get("scratch_operands", "0").split(":")[0] or 0)
     types = func.body.arg_types
-    if any(d < 0 for d in grid) or any("memory_space<any>" in t or "semaphore" in t for t in types):
-        raise Unsupported("its Mosaic kernel copies operands itself (memory space ANY, DMA, semaphores)")
+    if any(d < 0 for d in grid):
+        raise Unsupported("its grid is sized at run time")
     if len(types) != len(grid) + len(operands) + len(call.types) + scratch:
         raise Unsupported("its Mosaic kernel's operands are not the site's operands and results")
     pre = [
         np.array(a).astype(_ty(t)[1]).reshape(_ty(t)[0])
         for a, t in zip(operands[:prefetch], types[len(grid) :], strict=False)
     ]
-    ins = [np.asarray(a) for a in operands[prefetch:]]
+    ins = [np.array(a) for a in operands[prefetch:]]  # copies: a kernel may write an input it was handed
     outs = [np.zeros(*_ty(t)) for t in call.types]
     arrays = ins + outs
     win_types = types[len(grid) + prefetch : len(types) - scratch]
@@ -408,7 +464,7 @@ def _run_site(tpu: Module, site: str, kernel: Module, operands: list[np.ndarray]
     bufs = [np.zeros(*_ty(t)) for t in types[len(types) - scratch :]]
     for point in itertools.product(*map(range, grid)):
         ids = [np.asarray(p, np.int32) for p in point]
-        views = []
+        views: list[tuple[np.ndarray, np.ndarray, tuple[slice, ...]]] = []
         for i, ((f, bounds), a, t) in enumerate(zip(wins, arrays, win_types, strict=True)):
             idx = k.run(f.body, [*ids, *pre]) if f else [0] * len(bounds)
             starts = [
@@ -419,14 +475,22 @@ def _run_site(tpu: Module, site: str, kernel: Module, operands: list[np.ndarray]
             if (
                 len(starts) != a.ndim
                 or len(idx) != len(bounds)
-                or any(s < 0 or s + b > d for s, b, d in zip(starts, bounds, a.shape, strict=True))
+                or any(not 0 <= x < d for x, d in zip(starts, a.shape, strict=True))
             ):
-                raise Unsupported(f"at grid point {point} the block of operand {i} lies outside it ({starts})")
-            view = a[tuple(slice(s, s + b) for s, b in zip(starts, bounds, strict=True))]
-            views.append((view, view.copy().reshape(_ty(t)[0])))
-        k.run(func.body, [*ids, *pre, *(b for _, b in views), *bufs])
-        for view, buf in views[len(ins) :]:
-            view[...] = buf.reshape(view.shape)
+                raise Unsupported(f"at grid point {point} the block of operand {i} starts outside it ({starts})")
+            # a block past the array's edge is padded (as the interpreter pads; a TPU leaves the padding undefined)
+            clip = tuple(slice(0, min(b, d - x)) for x, b, d in zip(starts, bounds, a.shape, strict=True))
+            view = a[tuple(slice(x, x + c.stop) for x, c in zip(starts, clip, strict=True))]
+            if "memory_space<any>" in t:  # the kernel copies from and to it itself (DMA): the array as it is
+                views.append((view, view, ()))
+                continue
+            buf = np.zeros(bounds, a.dtype)
+            buf[clip] = view
+            views.append((view, buf.reshape(_ty(t)[0]), clip))
+        k.run(func.body, [*ids, *pre, *(b for _, b, _ in views), *bufs])
+        for (view, buf, clip), (_, bounds) in list(zip(views, wins, strict=True))[len(ins) :]:
+            if buf is not view:
+                view[...] = buf.reshape(bounds)[clip]
     return [outs[i] for i in (call.outs.index(r) for r in ops[1].args)]
 
 
