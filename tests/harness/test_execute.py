@@ -15,7 +15,8 @@ from jax.experimental.pallas import tpu as pltpu
 
 from bench.harness.inspection import execute, mosaic
 from bench.harness.inspection.module import Module, parse_stablehlo, read
-from bench.harness.protocol.messages import Bounds, ExecuteReply, ExecuteRequest, SiteCapture
+from bench.harness.parent.inspecting import Inspection, Inspector, with_execution
+from bench.harness.protocol.messages import Bounds, CaptureReply, ExecuteReply, ExecuteRequest, SiteCapture
 from bench.harness.runner.capture import capture
 from bench.harness.sandbox.child import _tpu_target
 from bench.harness.sandbox.lowering import export_jaxpr, with_kernel_sites
@@ -265,3 +266,26 @@ def test_an_unknown_op_is_named_never_guessed() -> None:
                 op.name = "math.mystery"
     with pytest.raises(execute.Unsupported, match="math.mystery"):
         execute.run_site(tpu, site, kernel, [np.asarray(a) for a in args])
+
+
+def test_a_failed_capture_or_execution_reads_unverified_never_a_crash() -> None:
+    """The parent's step: a capture that failed, a worker past its deadline or an unreadable TPU program are each
+    `unverified` with the reason; an execution that showed every site keeps `verified`."""
+    verified = Inspection(None, None, readiness_check="verified")
+    inspector = Inspector(timeout_s=0.01)
+    try:
+        failed_capture = inspector.execute(b"", CaptureReply(error="boom"), [])
+        site = SiteCapture(site="jaxbench_kernel_0", operands=["float32[2]"], results=["float32[2]"])
+        late_or_unreadable = inspector.execute(b"not an export", CaptureReply(sites=[site]), [b"\0" * 8] * 2)
+    finally:
+        inspector.close()
+    assert failed_capture.error is not None and "boom" in failed_capture.error
+    for executed in (failed_capture, late_or_unreadable):
+        after = with_execution(verified, executed)
+        assert after.readiness_check == "unverified" and after.readiness_reason
+        assert after.details["readiness_reason"] == after.readiness_reason
+    shown = with_execution(verified, ExecuteReply(shown=["jaxbench_kernel_0"]))
+    assert shown.readiness_check == "verified" and shown.details["executed_kernels"] == {
+        "shown": ["jaxbench_kernel_0"],
+        "unshown": {},
+    }

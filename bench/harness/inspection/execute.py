@@ -21,6 +21,7 @@ not shown (never guessed). Exact comparison for integers/bools; floats within FL
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from collections.abc import Callable
 from typing import Any
@@ -36,6 +37,8 @@ from bench.harness.protocol.messages import Bounds, ExecuteReply, ExecuteRequest
 
 #: Op executions per site (all steps, loops and nested regions together): a bound on the harness's own time.
 MAX_OPS = 2_000_000
+#: Elements of one value or buffer (a TPU's VMEM holds far fewer): the harness allocates nothing larger.
+MAX_VALUE_ELEMENTS = 1 << 26
 #: Elements computed per site (results of every vector op), the same bound in data terms.
 MAX_ELEMENTS = 4_000_000_000
 #: Largest |executed - captured| allowed, relative to the captured output's largest magnitude, per float type: a
@@ -198,6 +201,8 @@ class _Kernel:
     def op(self, op: Op, v: list[Any]) -> list[Any]:
         """The results of one op (memrefs are numpy arrays written in place)."""
         dialect, short = op.name.split(".", 1)
+        if any(math.prod(_ty(t)[0]) > MAX_VALUE_ELEMENTS for t in op.types):
+            raise Unsupported(f"`{op.name}` makes a value of over {MAX_VALUE_ELEMENTS} elements")
         result = _ty(op.types[0]) if op.types and not op.types[0].startswith("memref") else None
 
         def out(x: Any) -> list[Any]:

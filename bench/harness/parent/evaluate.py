@@ -385,7 +385,6 @@ class WarmRunner:
         policy = resolve_policy(self.plan.backend, interpreted).for_task(
             self.task.warmup, self.task.iters, self.task.blocks
         )
-        request = EvaluateRequest(policy=policy, schedule_seed=schedule_seed(self.task, self.batches, built.kernel))
         programs = 3 if ctx.prepared.pallas_reference == "ok" else 2
         try:  # a runner replaced after the previous candidate killed it starts over on the same seeds
             self.session.reprepare()
@@ -395,6 +394,8 @@ class WarmRunner:
         # "verified" stands only if the TPU program's own kernels, run here, compute what the interpreted ones did
         verify = interpreted and bool(built.artifact.tpu) and built.inspection.readiness_check == "verified"
         capture = CaptureRequest(max_bytes=CAPTURE_MAX_BYTES) if verify else None
+        seed = schedule_seed(self.task, self.batches, built.kernel)
+        request = EvaluateRequest(policy=policy, schedule_seed=seed, keep_loaded=verify)
         try:
             with timing_isolation(timing_core()):  # the parent's own threads stay off the timing core
                 reply, trace = self.session.evaluate(built.artifact.runnable, request, deadlines, capture)

@@ -300,8 +300,9 @@ class RunnerSession:
     ) -> tuple[EvaluateReply, bytes | None]:
         """Load, correctness trials, timing: three requests, each with its deadline. Raises WorkerFailure
         (timeout / crashed) when the runner did not answer; it is then replaced (call `prepare` again).
-        `capture`: after the trials passed, the kernel sites' operands and results on the checked call's inputs
-        (runner/capture.py, one run under the correctness deadline) are kept in `captured`."""
+        `capture`: after the timing, the kernel sites' operands and results on the checked call's inputs
+        (runner/capture.py: one compile and one run, under those phases' deadlines) are kept in `captured`; its
+        failure is kept there too (the runner replaced), never this evaluation's."""
         self.phase_s, self.captured = {}, None
         try:
             reply = self._phase(LoadRequest(), deadlines["compile"], "compile", [program])[0]
@@ -311,9 +312,6 @@ class RunnerSession:
             trials = self._phase(TrialsRequest(), deadlines["correctness"], "correctness")[0]
             if not trials.ran or not all(t.report.correct for t in trials.trials):
                 return trials.model_copy(update=compiled), None
-            if capture is not None:
-                header, arrays = self._runner().request(capture, deadlines["correctness"], "capture", 1 << 31)
-                self.captured = (CaptureReply.model_validate(header), arrays)
             with timing_lock(worker_core(), self.task.timeout_s) as (waited_s, _):
                 self.phase_s["timing_queue"] = round(waited_s, 4)  # another evaluation was timing on this host
                 timed, blobs = self._phase(request, deadlines["timing"], "timing")
@@ -321,7 +319,21 @@ class RunnerSession:
             self._runner().close()
             self.prepared = None
             raise
+        if capture is not None and timed.ran:
+            self.captured = self._capture(capture, deadlines["compile"] + deadlines["correctness"])
         return timed.model_copy(update={"trials": trials.trials, **compiled}), (blobs[0] if blobs else None)
+
+    def _capture(self, request: CaptureRequest, deadline_s: float) -> tuple[CaptureReply, list[bytes]]:
+        t = time.monotonic()
+        try:
+            header, arrays = self._runner().request(request, deadline_s, "capture", 1 << 31)
+            return CaptureReply.model_validate(header), arrays
+        except (WorkerFailure, ValueError) as f:  # the runner is replaced before the next candidate
+            self._runner().close()
+            self.prepared = None
+            return CaptureReply(error=f"the runner failed: {f}"[:2000]), []
+        finally:
+            self.phase_s["capture"] = round(time.monotonic() - t, 4)
 
     def _phase(
         self, message: Message, deadline_s: float, phase: str, blobs: Sequence[bytes] = ()

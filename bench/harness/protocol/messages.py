@@ -256,6 +256,7 @@ class EvaluateRequest(Message):
     cmd: Literal["time"] = "time"
     policy: TimingPolicy
     schedule_seed: int | None = None  # block lengths, checked calls, re-trial positions (runner.loop.draw_schedule)
+    keep_loaded: bool = False  # a CaptureRequest follows: the candidate stays loaded for it
 
 
 class TrialReport(Message):

@@ -299,12 +299,14 @@ def cmd_trials(state: State, req: TrialsRequest, blobs: list[bytes]) -> Reply:
 
 
 def cmd_capture(state: State, req: CaptureRequest, blobs: list[bytes]) -> Reply:
-    """Each kernel site's operands and results on the checked call's inputs (runner/capture.py; blobs: their bytes).
-    A failure is a reply: the kernels are then not shown, the candidate still timed."""
+    """Each kernel site's operands and results on the checked call's inputs (runner/capture.py; blobs: their bytes),
+    after the timing, which leaves the candidate loaded for it. A failure is a reply: the kernels are not shown."""
     try:
         sites, arrays = capture(state.loaded_candidate().exported, state.inputs[state.timing_seed], req.max_bytes)
     except Exception as exc:
         return CaptureReply(error=f"{type(exc).__name__}: {exc}"[:2000]).model_dump(), []
+    finally:
+        state.candidate = None
     return CaptureReply(sites=sites).model_dump(), [a.tobytes() for a in arrays]
 
 
@@ -331,7 +333,8 @@ def cmd_time(state: State, req: EvaluateRequest, blobs: list[bytes]) -> Reply:
         record.finish()
         return _failed("timing", exc).model_dump(), []
     finally:
-        state.candidate = None  # its buffers go with the next collection (one runs before every timing)
+        if not req.keep_loaded:  # its buffers go with the next collection (one runs before every timing)
+            state.candidate = None
     return _timed_reply(run, programs, timed=run.timed, interference=record.finish(), timed_verified=run.verified)
 
 
