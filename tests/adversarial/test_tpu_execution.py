@@ -3,7 +3,9 @@ on the sampled prefetch values, body op multiset) but computes something else on
 captures each kernel site's operands and results on the checked call (runner/capture.py); the inspection worker
 runs the TPU program's own Mosaic kernels on them (inspection/execute.py). A kernel that does not reproduce the
 interpreted results is `unverified`; the honest GEMM (and the hand-tuned 8p_GEMM of the dataset) stay `verified`.
-Before this check both twins read `correct`, `tpu_lowering: ok`, `verified` (the red team's run on harness 15)."""
+Before this check the red team's twins (other values: roll * 0.0; a prefetch-steered index map) read `correct`,
+`tpu_lowering: ok`, `verified` on harness 15 and with the structural per-kernel comparison; so do a twin with another
+constant and one contracting a rotated block (same op multiset)."""
 
 from __future__ import annotations
 
@@ -22,6 +24,8 @@ KERNELS = {
     "hand_tuned_8p_gemm": ROOT / "submissions" / "hand-tuned-pallas" / "kernels" / "8p_GEMM.py",
     "attack_twin_other_values": HERE / "run_twins" / "attack_twin_other_values.py",
     "attack_twin_prefetch_map": HERE / "run_twins" / "attack_twin_prefetch_map.py",
+    "attack_twin_constant": HERE / "run_twins" / "attack_twin_constant.py",
+    "attack_twin_data_flow": HERE / "run_twins" / "attack_twin_data_flow.py",
 }
 pytestmark = pytest.mark.slow
 
@@ -49,11 +53,15 @@ def test_honest_kernels_are_shown_by_execution(results: dict[str, EvalResult], s
     assert details["executed_kernels"]["shown"] and not details["executed_kernels"]["unshown"], details
 
 
-@pytest.mark.parametrize("stem", ["attack_twin_other_values", "attack_twin_prefetch_map"])
+@pytest.mark.parametrize(
+    "stem", ["attack_twin_other_values", "attack_twin_prefetch_map", "attack_twin_constant", "attack_twin_data_flow"]
+)
 def test_a_twin_computing_other_values_is_unverified(results: dict[str, EvalResult], stem: str) -> None:
     r = results[stem]
     details = r.integrity.details["inspection"]
     assert r.status == Status.CORRECT, r.reason  # the kernel that ran is fine on the CPU track ...
     assert r.tpu_lowering == "ok", r.tpu_lowering  # ... and the TPU program it sent reads fine ...
+    # every check before the execution passed (it runs only on a `verified` inspection) ...
+    assert "jaxbench_kernel_0" in details["executed_kernels"]["unshown"], details
     assert r.readiness_check == "unverified", details  # ... but its kernels compute something else
     assert "not the interpreted one" in details["readiness_reason"], details["readiness_reason"]
