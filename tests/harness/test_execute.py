@@ -13,8 +13,9 @@ from jax._src import core as jax_core
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 
-from bench.harness.inspection import execute, mosaic
+from bench.harness.inspection import compare, execute, mosaic
 from bench.harness.inspection.module import Module, parse_stablehlo, read
+from bench.harness.inspection.report import read_program
 from bench.harness.parent.inspecting import Inspection, Inspector, with_execution
 from bench.harness.protocol.messages import Bounds, CaptureReply, ExecuteReply, ExecuteRequest, SiteCapture
 from bench.harness.runner.capture import capture
@@ -289,3 +290,27 @@ def test_a_failed_capture_or_execution_reads_unverified_never_a_crash() -> None:
         "shown": ["jaxbench_kernel_0"],
         "unshown": {},
     }
+
+
+def test_sites_are_paired_by_name_as_well_as_by_place() -> None:
+    """The executor runs the TPU site named like the runnable site whose operands it captured; a TPU program that
+    calls its kernels under each other's names at the same places is refused by the comparison."""
+    x, y = CASES["elementwise"][1](_rng(3))
+
+    def two(x: Any, y: Any) -> Any:
+        return _elementwise(x, y), _elementwise(y, x)
+
+    runnable_blob, tpu_blob = _exports(two, (x, y))
+    runnable = read_program(runnable_blob, "runnable program", BOUNDS).module
+    tpu = read_program(tpu_blob, "TPU program", BOUNDS).module
+
+    def site_work(kind: str, module: Module, name: str) -> tuple[float, float, bool]:
+        return 0.0, 0.0, False
+
+    assert compare.compare(runnable, tpu, site_work).verified
+    names = {"jaxbench_kernel_0": "jaxbench_kernel_1", "jaxbench_kernel_1": "jaxbench_kernel_0"}
+    for op in tpu.funcs[tpu.main].body.ops:
+        if op.attrs.get("callee") in names:
+            op.attrs["callee"] = names[op.attrs["callee"]]
+    verdict = compare.compare(runnable, tpu, site_work)
+    assert not verdict.verified and "where the runnable program calls" in verdict.reason

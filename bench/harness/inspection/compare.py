@@ -160,6 +160,8 @@ def compare(runnable: Module, tpu: Module, site_work: SiteWork) -> Verdict:
     per_site: list[SiteArithmetic] = []
     for site in a.sites:
         for cpu_name, tpu_name in zip(a.sites[site], b.sites[site], strict=False):
+            if cpu_name != tpu_name:  # the TPU kernels are run on the operands captured under the same name
+                return Verdict(False, f"the TPU program calls @{tpu_name} where the runnable program calls @{cpu_name}")
             problem = _tpu_site_ok(tpu, tpu_name)
             if problem:
                 return Verdict(False, problem)
