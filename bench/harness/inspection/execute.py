@@ -23,7 +23,6 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from collections.abc import Callable
 from typing import Any
 
 import ml_dtypes
@@ -62,62 +61,28 @@ _DTYPES: dict[str, Any] = {
 }
 _CMPF = "false oeq ogt oge olt ole one ord ueq ugt uge ult ule une uno true".split()
 _CMPI = "eq ne slt sle sgt sge ult ule ugt uge".split()
-_FLOAT_BIN: dict[str, Callable[[Any, Any], Any]] = {
-    "addf": np.add,
-    "subf": np.subtract,
-    "mulf": np.multiply,
-    "divf": np.divide,
-    "maximumf": np.maximum,
-    "minimumf": np.minimum,
-    "maxnumf": np.fmax,
-    "minnumf": np.fmin,
-    "powf": np.power,
-    "remf": np.fmod,
-    "atan2": np.arctan2,
-}
-_FLOAT_UN: dict[str, Callable[[Any], Any]] = {
-    "negf": np.negative,
-    "absf": np.abs,
-    "exp": np.exp,
-    "exp2": np.exp2,
-    "expm1": np.expm1,
-    "log": np.log,
-    "log1p": np.log1p,
-    "log2": np.log2,
-    "tanh": np.tanh,
-    "sqrt": np.sqrt,
-    "rsqrt": lambda x: 1 / np.sqrt(x),
-    "sin": np.sin,
-    "cos": np.cos,
-    "tan": np.tan,
-    "floor": np.floor,
-    "ceil": np.ceil,
-    "roundeven": np.rint,
-    "absi": np.abs,
-}
-_INT_BIN: dict[str, Callable[[Any, Any], Any]] = {
-    "addi": np.add,
-    "subi": np.subtract,
-    "muli": np.multiply,
-    "andi": np.bitwise_and,
-    "ori": np.bitwise_or,
-    "xori": np.bitwise_xor,
-    "maxsi": np.maximum,
-    "minsi": np.minimum,
-}
-_REDUCE = {
-    "add": np.add,
-    "mul": np.multiply,
-    "maximumf": np.maximum,
-    "minimumf": np.minimum,
-    "maxnumf": np.fmax,
-    "minnumf": np.fmin,
-    "maxsi": np.maximum,
-    "minsi": np.minimum,
-    "and": np.bitwise_and,
-    "or": np.bitwise_or,
-    "xor": np.bitwise_xor,
-}
+
+
+def _numpy(table: str) -> dict[str, Any]:
+    """'addf:add subf:subtract' -> {'addf': np.add, 'subf': np.subtract}: an IR op name to its numpy function."""
+    return {k: getattr(np, v) for k, v in (pair.split(":") for pair in table.split())}
+
+
+_FLOAT_BIN = _numpy(
+    "addf:add subf:subtract mulf:multiply divf:divide maximumf:maximum minimumf:minimum maxnumf:fmax minnumf:fmin "
+    "powf:power remf:fmod atan2:arctan2"
+)
+_FLOAT_UN = _numpy(
+    "negf:negative absf:abs exp:exp exp2:exp2 expm1:expm1 log:log log1p:log1p log2:log2 tanh:tanh sqrt:sqrt sin:sin "
+    "cos:cos tan:tan floor:floor ceil:ceil roundeven:rint absi:abs"
+) | {"rsqrt": lambda x: 1 / np.sqrt(x)}
+_INT_BIN = _numpy(
+    "addi:add subi:subtract muli:multiply andi:bitwise_and ori:bitwise_or xori:bitwise_xor maxsi:maximum minsi:minimum"
+)
+_REDUCE = _numpy(  # vector.multi_reduction's kinds
+    "add:add mul:multiply maximumf:maximum minimumf:minimum maxnumf:fmax minnumf:fmin maxsi:maximum minsi:minimum "
+    "and:bitwise_and or:bitwise_or xor:bitwise_xor"
+)
 
 
 class Unsupported(Exception):
@@ -237,7 +202,7 @@ class _Kernel:
             return out(v[0][tuple(slice(o, o + s) for o, s in zip(offs, sizes, strict=False))])
         if op.name == "tpu.concatenate":
             return out(np.concatenate(v, axis=_ints(op.attrs.get("dimension", ""))[0]))
-        if op.name in ("vector.load", "tpu.load", "memref.load"):
+        if op.name in ("vector.load", "memref.load"):
             return out(self.window(op, v[0], v[1:], result[0] if result else ()))
         if op.name in ("vector.store", "tpu.vector_store", "memref.store"):
             self.store(op, v)
@@ -449,10 +414,9 @@ def _run_site(tpu: Module, site: str, kernel: Module, operands: list[np.ndarray]
         raise Unsupported("its grid is sized at run time")
     if len(types) != len(grid) + len(operands) + len(call.types) + scratch:
         raise Unsupported("its Mosaic kernel's operands are not the site's operands and results")
-    pre = [
-        np.array(a).astype(_ty(t)[1]).reshape(_ty(t)[0])
-        for a, t in zip(operands[:prefetch], types[len(grid) :], strict=False)
-    ]
+    pre = [np.array(a) for a in operands[:prefetch]]
+    if [(a.shape, a.dtype) for a in pre] != [_ty(t) for t in types[len(grid) : len(grid) + prefetch]]:
+        raise Unsupported("its prefetched operands are not the site's")
     ins = [np.array(a) for a in operands[prefetch:]]  # copies: a kernel may write an input it was handed
     outs = [np.zeros(*_ty(t)) for t in call.types]
     arrays = ins + outs
