@@ -29,8 +29,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from bench.harness.inspection import kernels
 from bench.harness.inspection.allowlist import MOSAIC_TARGET, custom_call_target
 from bench.harness.inspection.module import Block, Module
+from bench.harness.protocol.messages import DEFAULT_BOUNDS, Bounds
 
 KERNEL_SITE_PREFIX = "jaxbench_kernel"  # bench.harness.sandbox.lowering.KERNEL_SITE_PREFIX (the build's side)
 MATMUL_TOLERANCE = 0.01
@@ -137,7 +139,7 @@ def _tpu_site_ok(module: Module, name: str) -> str | None:
     return None
 
 
-def compare(runnable: Module, tpu: Module, site_work: SiteWork) -> Verdict:
+def compare(runnable: Module, tpu: Module, site_work: SiteWork, bounds: Bounds = DEFAULT_BOUNDS) -> Verdict:
     """Compare the runnable (interpret-mode) module with the TPU module. `site_work(kind, module, name)` gives
     (matmul FLOPs, other FLOPs) of a site's function: kind "tpu" from its Mosaic body, "cpu" from its ops."""
     table: dict[tuple[Any, ...], int] = {}
@@ -160,7 +162,7 @@ def compare(runnable: Module, tpu: Module, site_work: SiteWork) -> Verdict:
     per_site: list[SiteArithmetic] = []
     for site in a.sites:
         for cpu_name, tpu_name in zip(a.sites[site], b.sites[site], strict=False):
-            problem = _tpu_site_ok(tpu, tpu_name)
+            problem = _tpu_site_ok(tpu, tpu_name) or kernels.mismatch(runnable, cpu_name, tpu, tpu_name, bounds)
             if problem:
                 return Verdict(False, problem)
             t_mm, t_other, t_data = site_work("tpu", tpu, tpu_name)

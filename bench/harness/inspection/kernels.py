@@ -1,0 +1,576 @@
+"""Is each Mosaic kernel of the TPU program the kernel that ran? (TRUSTED; the parent's own proof, per kernel site)
+
+Why: both exports come from the build, and the build runs candidate code (it can replace the lowering so the TPU
+export comes from a twin that lowers where the real kernel does not). The runnable program is what ran and was
+checked; so each kernel site's Mosaic kernel must be shown to be its interpreted twin, from the two modules alone:
+- the grid and every block's window: the parent runs the interpreter's grid loop (jax's HLO interpret mode: a
+  `stablehlo.while` whose body slices one block of each operand, runs the body, writes the blocks back) on its
+  integer ops alone, with exact fixed-width semantics, and records where each block is sliced at each step;
+  it evaluates the Mosaic kernel's `transform_indices` functions at the same grid points (row-major, as both run)
+  and multiplies by `window_bounds`. Grid size, block shapes, element types and every start offset must be equal,
+  block for block, step for step (up to MAX_STEPS; beyond: not shown);
+- the data flow of the site: blocks are sliced from the site's operands and the results are the written blocks;
+- the body: the multiset of (operation, result type) of its arithmetic, Mosaic names mapped to StableHLO ones
+  (data movement, constants and scalar index bookkeeping left out).
+Kernels whose windows the interpreted program cannot show (memory space ANY: manual DMA) are not shown.
+Not shown (docs/threat-model.md): a block's VMEM/SMEM placement (the interpreted program is the same for both),
+constant values inside the body, and which grid index the body reads (`pl.program_id(k)`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+import re
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from bench.harness.inspection import mosaic
+from bench.harness.inspection.module import Block, Func, Module, Op, Refused, shape_of
+from bench.harness.protocol.messages import Bounds
+
+#: Grid steps checked one by one; a kernel with more is not shown (its row is "unverified").
+MAX_STEPS = 1 << 14
+#: Integer ops evaluated per site, all steps together (the loop body's bookkeeping times the steps).
+MAX_EVALS = 4_000_000
+
+# ---------------------------------------------------------------- exact integer semantics
+
+
+def _int_type(t: str) -> tuple[int, bool] | None:
+    """(width, signed) of a scalar integer type ('i32', 'tensor<ui8>', 'index'); None for anything else."""
+    t = t.strip()
+    if t.startswith("tensor<") and t.endswith(">"):
+        t = t[7:-1]
+    if t == "index":
+        return 64, True
+    m = re.fullmatch(r"(u?)i(\d+)", t)
+    return (int(m.group(2)), not m.group(1) and m.group(2) != "1") if m else None
+
+
+def _s(u: int, w: int) -> int:
+    """The signed value of a `w`-bit pattern."""
+    return u - (1 << w) if u >> (w - 1) else u
+
+
+def _cmp(pred: str, a: int, b: int, w: int, signed: bool) -> int:
+    x, y = (_s(a, w), _s(b, w)) if signed else (a, b)
+    return int({"eq": x == y, "ne": x != y, "lt": x < y, "le": x <= y, "gt": x > y, "ge": x >= y}[pred])
+
+
+_ARITH_PREDICATES = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
+
+
+def _div(a: int, b: int, mode: str) -> int | None:
+    """Integer division of Python ints: 't' truncates, 'f' floors, 'c' ceils; None on a zero divisor."""
+    if b == 0:
+        return None
+    q = abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)
+    if mode == "f" and q * b != a and (a < 0) != (b < 0):
+        q -= 1
+    if mode == "c" and q * b != a and (a < 0) == (b < 0):
+        q += 1
+    return q
+
+
+def scalar(op: Op, a: list[int]) -> int | None:
+    """The result bits of one integer op on scalar operand bits (unsigned patterns of each type's width), with
+    the IR's own semantics: two's-complement wrap, the op's signedness, StableHLO's division by zero. None:
+    not an integer op this evaluator knows, or undefined behaviour (arith division by zero, wide shifts)."""
+    rt = _int_type(op.types[0]) if op.types else None
+    if rt is None:
+        return None
+    w, mask, n = rt[0], (1 << rt[0]) - 1, op.name.split(".", 1)[-1]
+    at = [_int_type(t) for t in op.arg_types]
+    ws = [t[0] if t else w for t in at]
+    signed = rt[1] if op.name.startswith("stablehlo.") else True
+    if n == "constant":
+        v = op.scalar
+        return int(v) & mask if isinstance(v, (bool, int)) else None
+    if n in ("add", "addi"):
+        return (a[0] + a[1]) & mask
+    if n in ("subtract", "subi"):
+        return (a[0] - a[1]) & mask
+    if n in ("multiply", "muli"):
+        return (a[0] * a[1]) & mask
+    if n in ("and", "andi"):
+        return a[0] & a[1]
+    if n in ("or", "ori"):
+        return a[0] | a[1]
+    if n in ("xor", "xori"):
+        return a[0] ^ a[1]
+    if n == "not":
+        return ~a[0] & mask
+    if n == "negate":
+        return -a[0] & mask
+    if n == "select":
+        return a[1] if a[0] else a[2]
+    if n == "compare":
+        d = re.search(r"comparison_direction (\w+)", op.attrs.get("comparison_direction", ""))
+        kind = op.attrs.get("compare_type", "")
+        sgn = "UNSIGNED" not in kind and (at[0] is not None and at[0][1])
+        return _cmp(d.group(1).lower(), a[0], a[1], ws[0], sgn) if d else None
+    if n == "cmpi":
+        p = op.attrs.get("predicate", "").split(":")[0].strip()
+        name = _ARITH_PREDICATES[int(p)] if p.isdigit() and int(p) < 10 else p
+        return _cmp(name[-2:], a[0], a[1], ws[0], name[0] == "s") if name in _ARITH_PREDICATES else None
+    if n in ("convert", "extsi", "extui", "trunci", "index_cast", "index_castui", "bitcast_convert"):
+        src = at[0]
+        if src is None:
+            return None
+        ext = n in ("extsi", "index_cast") or (n == "convert" and src[1])
+        v = _s(a[0], src[0]) if ext else a[0]
+        return int(v != 0) if w == 1 and n == "convert" else v & mask
+    if n in ("maximum", "minimum", "maxsi", "minsi", "maxui", "minui", "clamp"):
+        sg = signed if n in ("maximum", "minimum", "clamp") else n.endswith("si")
+        xs = [_s(x, w) if sg else x for x in a]
+        if n == "clamp":
+            return min(max(xs[1], xs[0]), xs[2]) & mask
+        return (max(xs) if n.startswith("max") else min(xs)) & mask
+    if n in ("divide", "remainder", "divsi", "divui", "remsi", "remui", "floordivsi", "ceildivsi", "ceildivui"):
+        sg = signed if n in ("divide", "remainder") else "si" in n
+        x, y = (_s(a[0], w), _s(a[1], w)) if sg else (a[0], a[1])
+        if y == 0:  # StableHLO defines it (quotient -1, remainder x); arith leaves it undefined
+            return {"divide": mask, "remainder": a[0]}.get(n)
+        q = _div(x, y, "f" if n.startswith("floor") else "c" if n.startswith("ceil") else "t")
+        return None if q is None else ((x - q * y) if n.startswith("rem") else q) & mask
+    if n in ("shift_left", "shli", "shift_right_logical", "shrui", "shift_right_arithmetic", "shrsi"):
+        if a[1] >= w:
+            return (
+                None
+                if n in ("shli", "shrui", "shrsi")
+                else (mask if n.endswith("arithmetic") and _s(a[0], w) < 0 else 0)
+            )
+        if n in ("shift_left", "shli"):
+            return (a[0] << a[1]) & mask
+        return (_s(a[0], w) >> a[1]) & mask if n in ("shift_right_arithmetic", "shrsi") else a[0] >> a[1]
+    return None
+
+
+# ---------------------------------------------------------------- evaluating a block's integer ops
+
+
+@dataclass(frozen=True)
+class Arr:
+    """A small integer array the parent knows (a scalar-prefetch operand, filled by the parent): bits, row-major."""
+
+    shape: tuple[int, ...]
+    bits: tuple[int, ...]
+
+    def at(self, idx: list[int]) -> int | None:
+        """The element at `idx` (None out of bounds: the TPU would read past the array)."""
+        flat = 0
+        for i, d in zip(idx, self.shape, strict=True):
+            if not 0 <= i < d:
+                return None
+            flat = flat * d + i
+        return self.bits[flat]
+
+
+Value = int | Arr
+
+
+def _array_op(op: Op, args: list[Value]) -> Value | None:
+    """Reading a known array: Mosaic's memref.load, StableHLO's dynamic_slice (starts clamped, as StableHLO does)
+    and reshape; a one-element result of rank 0 is a scalar."""
+    base = args[0]
+    if not isinstance(base, Arr) or any(isinstance(v, Arr) for v in args[1:]):
+        return None
+    idx = [_s(v, 64 if "index" in t else 32) for v, t in zip(args[1:], op.arg_types[1:], strict=True)]  # type: ignore[arg-type]
+    if op.name == "memref.load":
+        return base.at(idx)
+    sizes = _array(op.attrs.get("slice_sizes", "")) if op.name == "stablehlo.dynamic_slice" else None
+    out = shape_of(op.types[0]) if op.types else None
+    if out is None:
+        return None
+    if sizes is not None:
+        starts = [min(max(i, 0), d - n) for i, d, n in zip(idx, base.shape, sizes, strict=True)]
+        bits = tuple(
+            base.at([s + k for s, k in zip(starts, ks, strict=True)]) or 0
+            for ks in itertools.product(*map(range, sizes))
+        )
+        base = Arr(sizes, bits)
+    elif op.name != "stablehlo.reshape":
+        return None
+    return base.bits[0] if out[0] == () else Arr(out[0], base.bits)
+
+
+class _Eval:
+    """Integer values of one module's scalar ops and known arrays (calls evaluated through; regions unknown)."""
+
+    def __init__(self, module: Module) -> None:
+        self.module, self.evals = module, 0
+
+    def block(self, block: Block, env: dict[int, Value]) -> list[Value | None]:
+        for op in block.ops:
+            if op.name in ("func.return", "stablehlo.return"):
+                return [env.get(a) for a in op.args]
+            self.evals += 1
+            if self.evals > MAX_EVALS:
+                raise _NotShown(f"more than {MAX_EVALS} integer ops to evaluate")
+            args = [env.get(a) for a in op.args]
+            if op.name == "func.call" and op.attrs.get("callee") in self.module.funcs:
+                f = self.module.funcs[op.attrs["callee"]]
+                outs = self.block(f.body, {x: v for x, v in zip(f.body.args, args, strict=False) if v is not None})
+                env.update({o: v for o, v in zip(op.outs, outs, strict=False) if v is not None})
+            elif len(op.outs) == 1 and not op.regions and all(v is not None for v in args):
+                v = _array_op(op, args) if args and isinstance(args[0], Arr) else scalar(op, args)  # type: ignore[arg-type]
+                if v is not None:
+                    env[op.outs[0]] = v
+        return []
+
+
+class _NotShown(Exception):
+    """The kernels cannot be shown to be the same (the reason is the message)."""
+
+
+Steps = Iterator[list[tuple[int, ...]]]  # per grid step, each window's start offsets
+Blocks = list[tuple[tuple[int, ...], str]]  # per window, (block shape, element type)
+
+
+# ---------------------------------------------------------------- the Mosaic side
+
+
+def _array(text: str) -> tuple[int, ...]:
+    """The integers of a dense array attribute's text ('array<i64: 2, 3>' -> (2, 3); 'array<i64>' -> ())."""
+    return tuple(int(x) for x in re.findall(r"-?\d+", text.split(":", 1)[1])) if ":" in text else ()
+
+
+def _kernel_func(kernel: Module) -> tuple[Func, tuple[int, ...], int]:
+    """The Mosaic kernel's own function (not a transform function), its grid and its number of prefetch operands."""
+    func = next((f for f in kernel.funcs.values() if "scratch_operands" in f.attrs or "window_params" in f.attrs), None)
+    if func is None:
+        raise _NotShown("its Mosaic kernel has no kernel function")
+    if any("memory_space<any>" in t for t in func.body.arg_types):
+        raise _NotShown("its Mosaic kernel copies operands itself (memory space ANY): the interpreter shows no windows")
+    grid = _array(func.attrs.get("iteration_bounds", ""))
+    if any(d < 0 for d in grid):
+        raise _NotShown("its grid is dynamic")
+    return func, grid, int(func.attrs.get("scalar_prefetch", "0").split(":")[0] or 0)
+
+
+def _mosaic_steps(kernel: Module, func: Func, grid: tuple[int, ...], fill: list[Arr]) -> tuple[Blocks, Steps, int]:
+    """Each window's block, an iterator over the grid steps' window starts and the number of steps, from the
+    Mosaic kernel's iteration_bounds, window_params and transform functions (prefetch operands hold `fill`)."""
+    wins = []
+    for entry in re.findall(r"\{([^{}]*)\}", func.attrs.get("window_params", "")):
+        fn = re.search(r"transform_indices = @([\w$.-]+)", entry)
+        wb = re.search(r"window_bounds = (array<[^>]*>)", entry)
+        wins.append((fn.group(1) if fn else "", _array(wb.group(1)) if wb else None))
+    first = len(grid) + len(fill)
+    blocks: Blocks = []
+    maps: list[tuple[Func, tuple[int, ...]]] = []
+    for i, ((name, bounds), t) in enumerate(zip(wins, func.body.arg_types[first : first + len(wins)], strict=True)):
+        s = shape_of(t)
+        if s is None or bounds is None or name not in kernel.funcs:
+            raise _NotShown(f"its operand {i} has no readable window")
+        blocks.append((bounds, s[1]))
+        maps.append((kernel.funcs[name], bounds))
+    ev = _Eval(kernel)
+    steps = 1
+    for d in grid:
+        steps *= d
+    if steps > MAX_STEPS:
+        raise _NotShown(f"its grid has {steps} steps, over the {MAX_STEPS} checked one by one")
+
+    def points() -> Steps:
+        for n in range(steps):
+            point, rest = [], n
+            for d in reversed(grid):
+                point.append(rest % d)
+                rest //= d
+            point.reverse()
+            starts = []
+            for f, bounds in maps:
+                idx = ev.block(f.body, dict(zip(f.body.args, [*[p & 0xFFFFFFFF for p in point], *fill], strict=False)))
+                if len(idx) != len(bounds) or not all(isinstance(v, int) for v in idx):
+                    raise _NotShown(f"an index map of its Mosaic kernel cannot be evaluated at {tuple(point)}")
+                starts.append(tuple(_s(v * b & 0xFFFFFFFF, 32) for v, b in zip(idx, bounds, strict=True)))  # type: ignore[operator]
+            yield starts
+
+    return blocks, points(), steps
+
+
+# ---------------------------------------------------------------- the interpreted side
+
+
+def _uses(block: Block, value: int) -> Iterator[tuple[Op, bool]]:
+    """Every op of `block` (nested ones included) that uses `value`, with whether it sits at the top level."""
+    stack = [(block, True)]
+    while stack:
+        b, top = stack.pop()
+        for op in b.ops:
+            if value in op.args:
+                yield op, top
+            stack.extend((inner, False) for r in op.regions for inner in r)
+
+
+def _interpreted_steps(module: Module, site: Func, blocks: int, fill: list[Arr]) -> tuple[Blocks, Steps, Op, list[int]]:
+    """Each window's block, an iterator over the grid loop's steps (each window's start), the grid loop and each
+    window's carry position, from the site's interpreter (its first operands, the prefetched ones, hold `fill`):
+    each window is one carry that the loop body writes back (`dynamic_update_slice`, the last `blocks` of them,
+    in the operands' order) and otherwise only reads, at top level, with `dynamic_slice` at the same start."""
+    loops = [op for op in site.body.ops if op.name == "stablehlo.while"]
+    if len(loops) != 1 or len(loops[0].regions) != 2:
+        raise _NotShown("its interpreted site is not one grid loop")
+    loop = loops[0]
+    ev = _Eval(module)
+    outer: dict[int, Value] = dict(zip(site.body.args, fill, strict=False))
+    ev.block(site.body, outer)
+    cond, body = loop.regions[0][0], loop.regions[1][0]
+    ret = body.ops[-1]
+    backs = [
+        op
+        for op in body.ops
+        if op.name == "stablehlo.dynamic_update_slice"
+        and op.args[0] in body.args
+        and ret.args[body.args.index(op.args[0])] == op.outs[0]
+    ][-blocks:]
+    if len(backs) != blocks:
+        raise _NotShown("its grid loop does not write back one block of each operand")
+    carries = [body.args.index(op.args[0]) for op in backs]
+    shapes: Blocks = []
+    reads: list[list[Op]] = []
+    limits = []
+    for back, p in zip(backs, carries, strict=True):
+        st, up = shape_of(body.arg_types[p]), shape_of(back.arg_types[1])
+        if st is None or up is None or any(t != "tensor<i32>" for t in back.arg_types[2:]):
+            raise _NotShown("its grid loop carries an unreadable block")
+        shapes.append((up[0], st[1]))
+        limits.append((st[0], up[0]))
+        mine = []
+        for use, top in _uses(body, body.args[p]):
+            if use is back:
+                continue
+            sizes = _array(use.attrs.get("slice_sizes", ""))
+            if not top or use.name != "stablehlo.dynamic_slice" or use.args[0] != body.args[p] or sizes != up[0]:
+                raise _NotShown("its grid loop uses a block otherwise than the interpreter does")
+            mine.append(use)
+        reads.append(mine)
+    state = [outer.get(a) for a in loop.args]
+
+    def steps() -> Steps:
+        carry = state
+        for _ in range(MAX_STEPS + 1):
+            env = {**outer, **{a: v for a, v in zip(cond.args, carry, strict=False) if v is not None}}
+            go = ev.block(cond, env)
+            if len(go) != 1 or not isinstance(go[0], int):
+                raise _NotShown("its grid loop's condition cannot be evaluated")
+            if not go[0]:
+                return
+            env = {**outer, **{a: v for a, v in zip(body.args, carry, strict=False) if v is not None}}
+            carry = ev.block(body, env)
+            starts = []
+            for back, mine, (dims, sizes) in zip(backs, reads, limits, strict=True):
+                written = [env.get(a) for a in back.args[2:]]
+                if not all(isinstance(v, int) for v in written) or any(
+                    [env.get(a) for a in r.args[1:]] != written for r in mine
+                ):
+                    raise _NotShown("a block's start in its grid loop cannot be evaluated")
+                start = tuple(_s(v, 32) for v in written)  # type: ignore[arg-type]
+                if not fill and not all(0 <= x <= d - n for x, d, n in zip(start, dims, sizes, strict=True)):
+                    raise _NotShown(f"a block of its grid loop starts out of range, at {start}")
+                starts.append(start)
+            yield starts
+        raise _NotShown(f"its grid loop runs over {MAX_STEPS} steps")
+
+    return shapes, steps(), loop, carries
+
+
+def _site_flow(site: Func, loop: Op, carries: list[int], prefetch: int) -> list[int] | str:
+    """Which output blocks the site returns, in order (or why its data flow is not the interpreter's): the input
+    blocks are sliced from the site's operands after the prefetched ones, in order (padded at most), the output
+    blocks' first values come from constants only, and the site returns written output blocks (sliced at most)."""
+    defs = {o: op for op in site.body.ops for o in op.outs}
+    inputs = list(site.body.args[prefetch:])
+
+    def source(v: int) -> int:
+        while v in defs and defs[v].name in ("stablehlo.pad", "stablehlo.slice"):
+            v = defs[v].args[0]
+        return v
+
+    def constant(v: int, depth: int = 0) -> bool:
+        op = defs.get(v)
+        return op is not None and depth < 8 and not op.regions and all(constant(a, depth + 1) for a in op.args)
+
+    firsts = [loop.args[p] for p in carries]
+    if [source(v) for v in firsts[: len(inputs)]] != inputs:
+        return "its interpreted blocks are not sliced from the kernel's operands"
+    if not all(constant(v) for v in firsts[len(inputs) :]):
+        return "its interpreted outputs start from values computed from its operands"
+    written = [loop.outs[p] for p in carries[len(inputs) :]]
+    returned = [source(v) for v in site.body.ops[-1].args]
+    if not set(returned) <= set(written):
+        return "its interpreted site does not return the blocks its grid loop wrote"
+    return [written.index(v) for v in returned]
+
+
+# ---------------------------------------------------------------- the body's arithmetic
+
+_NAMES = {
+    **dict.fromkeys(("addf", "addi"), "add"),
+    **dict.fromkeys(("subf", "subi"), "subtract"),
+    **dict.fromkeys(("mulf", "muli"), "multiply"),
+    **dict.fromkeys(("divf", "divsi", "divui", "floordivsi", "ceildivsi"), "divide"),
+    **dict.fromkeys(("remf", "remsi", "remui"), "remainder"),
+    **dict.fromkeys(("maximumf", "maxnumf", "maxsi", "maxui"), "maximum"),
+    **dict.fromkeys(("minimumf", "minnumf", "minsi", "minui"), "minimum"),
+    **dict.fromkeys(("cmpf", "cmpi"), "compare"),
+    **dict.fromkeys(("extf", "truncf", "sitofp", "uitofp", "fptosi", "fptoui", "extsi", "extui", "trunci"), "convert"),
+    **dict.fromkeys(("absf", "absi"), "abs"),
+    **dict.fromkeys(("matmul", "contract"), "dot_general"),
+    "negf": "subtract",
+    "andi": "and",
+    "ori": "or",
+    "xori": "xor",
+    "shli": "shift_left",
+    "shrsi": "shift_right_arithmetic",
+    "shrui": "shift_right_logical",
+    "bitcast": "bitcast_convert",
+    "exp": "exponential",
+    "expm1": "exponential_minus_one",
+    "log1p": "log_plus_one",
+    "powf": "power",
+    "roundeven": "round_nearest_even",
+    "erf": "erf",
+}
+#: Ops that move or name data, or structure control: not the body's arithmetic (on either side).
+_MOVES = frozenset(
+    "constant broadcast broadcast_in_dim shape_cast reshape transpose load store vector_store slice dynamic_slice "
+    "dynamic_update_slice concatenate pad extract extract_strided_slice insert iota get_tuple_element tuple "
+    "if case while for yield return call index_cast index_castui optimization_barrier".split()
+)
+
+
+def _body_ops(module: Module, block: Block, out: Counter[tuple[str, str]], depth: int = 0) -> None:
+    """Count the arithmetic of `block` (regions and calls included) into `out`, by normalised name and result type."""
+    if depth > 64:
+        raise _NotShown("its body nests too deep to compare")
+    for op in block.ops:
+        short = op.name.split(".", 1)[-1]
+        if op.name == "func.call" and op.attrs.get("callee") in module.funcs:
+            _body_ops(module, module.funcs[op.attrs["callee"]].body, out, depth + 1)
+            continue
+        if short in ("reduce", "multi_reduction"):
+            kind = re.search(r"<(\w+)>", op.attrs.get("kind", "")) if short == "multi_reduction" else None
+            inner = Counter[tuple[str, str]]()
+            for r in op.regions:
+                for b in r:
+                    _body_ops(module, b, inner, depth + 1)
+            name = kind.group(1) if kind else "+".join(sorted(k[0] for k in inner))
+            out[(f"reduce_{_NAMES.get(name, name)}", _type(op.types[0]) if op.types else "")] += 1
+            continue
+        for r in op.regions:
+            for b in r:
+                _body_ops(module, b, out, depth + 1)
+        if (
+            short in _MOVES
+            or not op.types
+            or _int_type(op.types[0]) is not None
+            and not op.types[0].startswith("vector")
+        ):
+            continue
+        t = _type(op.types[0])
+        if short in ("convert", "extf", "truncf") and op.arg_types and _type(op.arg_types[0]) == t:
+            continue  # a conversion to its own type (jax's weak-type casts): nothing on the other side
+        src = _type(op.arg_types[0]) if op.arg_types else ""
+        out.update(
+            _expand(_NAMES.get(short, short), t, src)
+            if op.name.startswith("stablehlo.")
+            else {(_NAMES.get(short, short), t): 1}
+        )
+
+
+def _type(t: str) -> str:
+    """'vector<8x128xf32>' and 'tensor<8x128xf32>' -> '8x128xf32'; unsigned integers as Mosaic's signless ones."""
+    m = re.fullmatch(r"(?:tensor|vector)<(.*)>", t.strip())
+    return re.sub(r"(^|x)ui(\d+)$", r"\1i\2", m.group(1) if m else t.strip())
+
+
+def _expand(name: str, t: str, src: str) -> dict[tuple[str, str], int]:
+    """The Mosaic ops an interpreted op of type `t` stands for, where Mosaic lowers it as several (jax's
+    pallas/mosaic/lowering.py: `lower_fun` rules); every other op stands for itself."""
+    shape, elem = t.rsplit("x", 1) if "x" in t else ("", t)
+    like = (shape + "x") if shape else ""
+    pred, bits = like + "i1", like + "i" + re.sub(r"\D", "", elem)
+    if name == "negate":
+        return {("subtract", t): 1}
+    if name == "convert" and src.endswith("i1") and elem.startswith(("f", "bf")):
+        return {("convert", like + "i32"): 1, ("convert", t): 1}  # Mosaic: i1 -> i32 -> float
+    if name == "clamp":
+        return {("maximum", t): 1, ("minimum", t): 1}
+    if name == "sign" and elem.startswith("i"):
+        return {("compare", pred): 2, ("convert", t): 2, ("subtract", t): 1}
+    if name == "sign" and elem in ("f32", "bf16"):
+        moves = {("bitcast_convert", bits): 1, ("and", bits): 1, ("or", bits): 1, ("bitcast_convert", t): 1}
+        return {**moves, ("abs", t): 1, ("compare", pred): 1, ("select", t): 1}
+    return {(name, t): 1}
+
+
+# ---------------------------------------------------------------- the check
+
+
+def _fills(types: tuple[str, ...], seed: int) -> list[list[Arr]]:
+    """Contents for the prefetched operands (types as Mosaic declares them): zeros, then small pseudo-random
+    integers from a seed the candidate cannot know. None of them when there are none."""
+    if not types:
+        return [[]]
+    rng = random.Random(seed)
+    shapes = [shape_of(t) for t in types]
+    if any(s is None or _int_type(s[1]) is None for s in shapes):
+        raise _NotShown("its prefetched operands are not integer arrays")
+    sizes = [math.prod(s[0]) for s in shapes]  # type: ignore[index]
+    if sum(sizes) > MAX_STEPS:
+        raise _NotShown("its prefetched operands are too large to fill")
+    return [
+        [Arr(s[0], tuple(0 if z else rng.randrange(16) for _ in range(n))) for s, n in zip(shapes, sizes, strict=True)]  # type: ignore[index]
+        for z in (True, False)
+    ]
+
+
+def mismatch(
+    runnable: Module, cpu_site: str, tpu: Module, tpu_site: str, bounds: Bounds, seed: int | None = None
+) -> str | None:
+    """Why the Mosaic kernel of TPU site `tpu_site` cannot be shown to be the kernel interpreted at `cpu_site`
+    (None: grid, windows, index maps at every step, element types, data flow and body arithmetic all agree).
+    Index maps that read prefetched operands are compared on each of `_fills` (`seed`: a fresh one by default)."""
+    try:
+        call = next(op for op in tpu.funcs[tpu_site].body.ops if op.name == "stablehlo.custom_call")
+        kernel = mosaic.parse_kernel(mosaic.kernel_body(call), bounds)
+        func, grid, prefetch = _kernel_func(kernel)
+        site = runnable.funcs[cpu_site]
+        declared = func.body.arg_types[len(grid) : len(grid) + prefetch]
+        if [shape_of(t) for t in declared] != [shape_of(t) for t in site.body.arg_types[:prefetch]]:
+            return "its Mosaic kernel prefetches other operands than the interpreted one"
+        for fill in _fills(declared, random.SystemRandom().randrange(1 << 62) if seed is None else seed):
+            t_blocks, t_steps, n_steps = _mosaic_steps(kernel, func, grid, fill)
+            c_blocks, c_steps, loop, carries = _interpreted_steps(runnable, site, len(t_blocks), fill)
+            if t_blocks != c_blocks:
+                return f"its Mosaic blocks {t_blocks} are not the interpreted blocks {c_blocks}"
+            flow = _site_flow(site, loop, carries, prefetch)
+            if isinstance(flow, str):
+                return flow
+            tpu_ret = tpu.funcs[tpu_site].body.ops[-1].args
+            if flow != [call.outs.index(v) for v in tpu_ret]:
+                return f"its interpreted site returns outputs {flow}, its Mosaic site others"
+            count = 0
+            for n, (t, c) in enumerate(zip(t_steps, c_steps, strict=False)):
+                if t != c:
+                    return f"at grid step {n} its Mosaic blocks start at {t}, the interpreted ones at {c}"
+                count += 1
+            if count != n_steps or next(c_steps, None) is not None:
+                return f"its Mosaic grid has {n_steps} steps, its interpreted grid loop {count or 'more'}"
+        t_ops: Counter[tuple[str, str]] = Counter()
+        c_ops: Counter[tuple[str, str]] = Counter()
+        _body_ops(kernel, func.body, t_ops)
+        _body_ops(runnable, loop.regions[1][0], c_ops)
+        if t_ops != c_ops:
+            extra, missing = sorted((t_ops - c_ops).items())[:4], sorted((c_ops - t_ops).items())[:4]
+            return f"its Mosaic body's arithmetic differs (Mosaic only: {extra}; interpreted only: {missing})"
+    except _NotShown as why:
+        return f"not shown to be the interpreted kernel: {why}"
+    except Refused as r:
+        return f"its Mosaic kernel could not be read: {r.reason}"
+    return None
