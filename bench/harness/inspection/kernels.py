@@ -251,23 +251,36 @@ def _kernel_func(kernel: Module) -> tuple[Func, tuple[int, ...], int]:
     return func, grid, int(func.attrs.get("scalar_prefetch", "0").split(":")[0] or 0)
 
 
-def _mosaic_steps(kernel: Module, func: Func, grid: tuple[int, ...], fill: list[Arr]) -> tuple[Blocks, Steps, int]:
-    """Each window's block, an iterator over the grid steps' window starts and the number of steps, from the
-    Mosaic kernel's iteration_bounds, window_params and transform functions (prefetch operands hold `fill`)."""
-    wins = []
+def _scratch(types: tuple[str, ...]) -> Blocks:
+    """(shape, element type) of the array buffers among a kernel's scratch operands (semaphores left out)."""
+    shapes = [shape_of(t) for t in types if "semaphore" not in t]
+    return [s for s in shapes if s is not None and s[0]]
+
+
+def _mosaic_steps(
+    kernel: Module, func: Func, grid: tuple[int, ...], fill: list[Arr]
+) -> tuple[Blocks, Steps, int, Blocks]:
+    """Each window's block, an iterator over the grid steps' window starts, the number of steps and the scratch
+    buffers, from the Mosaic kernel's iteration_bounds, window_params and transform functions (prefetch operands
+    hold `fill`). Without window_params (no grid) every operand is one whole block."""
+    first = len(grid) + len(fill)
+    scratch = int(func.attrs.get("scratch_operands", "0").split(":")[0] or 0)
+    operands = func.body.arg_types[first : len(func.body.arg_types) - scratch]
+    wins: list[tuple[str | None, tuple[int, ...] | None]] = []
     for entry in re.findall(r"\{([^{}]*)\}", func.attrs.get("window_params", "")):
         fn = re.search(r"transform_indices = @([\w$.-]+)", entry)
         wb = re.search(r"window_bounds = (array<[^>]*>)", entry)
         wins.append((fn.group(1) if fn else "", _array(wb.group(1)) if wb else None))
-    first = len(grid) + len(fill)
+    if "window_params" not in func.attrs and not grid:
+        wins = [(None, s[0] if s else None) for s in map(shape_of, operands)]
     blocks: Blocks = []
-    maps: list[tuple[Func, tuple[int, ...]]] = []
-    for i, ((name, bounds), t) in enumerate(zip(wins, func.body.arg_types[first : first + len(wins)], strict=True)):
+    maps: list[tuple[Func | None, tuple[int, ...]]] = []
+    for i, ((name, bounds), t) in enumerate(zip(wins, operands, strict=True)):
         s = shape_of(t)
-        if s is None or bounds is None or name not in kernel.funcs:
+        if s is None or bounds is None or name is not None and name not in kernel.funcs:
             raise _NotShown(f"its operand {i} has no readable window")
         blocks.append((bounds, s[1]))
-        maps.append((kernel.funcs[name], bounds))
+        maps.append((kernel.funcs[name] if name is not None else None, bounds))
     ev = _Eval(kernel)
     steps = 1
     for d in grid:
@@ -284,13 +297,14 @@ def _mosaic_steps(kernel: Module, func: Func, grid: tuple[int, ...], fill: list[
             point.reverse()
             starts = []
             for f, bounds in maps:
-                idx = ev.block(f.body, dict(zip(f.body.args, [*[p & 0xFFFFFFFF for p in point], *fill], strict=False)))
+                args: list[Value] = [*[p & 0xFFFFFFFF for p in point], *fill]
+                idx = ev.block(f.body, dict(zip(f.body.args, args, strict=False))) if f else [0] * len(bounds)
                 if len(idx) != len(bounds) or not all(isinstance(v, int) for v in idx):
                     raise _NotShown(f"an index map of its Mosaic kernel cannot be evaluated at {tuple(point)}")
                 starts.append(tuple(_s(v * b & 0xFFFFFFFF, 32) for v, b in zip(idx, bounds, strict=True)))  # type: ignore[operator]
             yield starts
 
-    return blocks, points(), steps
+    return blocks, points(), steps, _scratch(func.body.arg_types[len(func.body.arg_types) - scratch :])
 
 
 # ---------------------------------------------------------------- the interpreted side
@@ -307,11 +321,14 @@ def _uses(block: Block, value: int) -> Iterator[tuple[Op, bool]]:
             stack.extend((inner, False) for r in op.regions for inner in r)
 
 
-def _interpreted_steps(module: Module, site: Func, blocks: int, fill: list[Arr]) -> tuple[Blocks, Steps, Op, list[int]]:
-    """Each window's block, an iterator over the grid loop's steps (each window's start), the grid loop and each
-    window's carry position, from the site's interpreter (its first operands, the prefetched ones, hold `fill`):
-    each window is one carry that the loop body writes back (`dynamic_update_slice`, the last `blocks` of them,
-    in the operands' order) and otherwise only reads, at top level, with `dynamic_slice` at the same start."""
+def _interpreted_steps(
+    module: Module, site: Func, blocks: int, fill: list[Arr]
+) -> tuple[Blocks, Steps, Op, list[int], Blocks]:
+    """Each window's block, an iterator over the grid loop's steps (each window's start), the grid loop, each
+    window's carry position and the scratch buffers (the carries after the windows), from the site's interpreter
+    (its first operands, the prefetched ones, hold `fill`): each window is one carry that the loop body writes
+    back (`dynamic_update_slice`, the last `blocks` of them, in the operands' order) and otherwise only reads,
+    at top level, with `dynamic_slice` at the same start."""
     loops = [op for op in site.body.ops if op.name == "stablehlo.while"]
     if len(loops) != 1 or len(loops[0].regions) != 2:
         raise _NotShown("its interpreted site is not one grid loop")
@@ -328,7 +345,7 @@ def _interpreted_steps(module: Module, site: Func, blocks: int, fill: list[Arr])
         and op.args[0] in body.args
         and ret.args[body.args.index(op.args[0])] == op.outs[0]
     ][-blocks:]
-    if len(backs) != blocks:
+    if not blocks or len(backs) != blocks:
         raise _NotShown("its grid loop does not write back one block of each operand")
     carries = [body.args.index(op.args[0]) for op in backs]
     shapes: Blocks = []
@@ -376,7 +393,7 @@ def _interpreted_steps(module: Module, site: Func, blocks: int, fill: list[Arr])
             yield starts
         raise _NotShown(f"its grid loop runs over {MAX_STEPS} steps")
 
-    return shapes, steps(), loop, carries
+    return shapes, steps(), loop, carries, _scratch(body.arg_types[max(carries) + 1 :])
 
 
 def _site_flow(site: Func, loop: Op, carries: list[int], prefetch: int) -> list[int] | str:
@@ -545,10 +562,12 @@ def mismatch(
         if [shape_of(t) for t in declared] != [shape_of(t) for t in site.body.arg_types[:prefetch]]:
             return "its Mosaic kernel prefetches other operands than the interpreted one"
         for fill in _fills(declared, random.SystemRandom().randrange(1 << 62) if seed is None else seed):
-            t_blocks, t_steps, n_steps = _mosaic_steps(kernel, func, grid, fill)
-            c_blocks, c_steps, loop, carries = _interpreted_steps(runnable, site, len(t_blocks), fill)
+            t_blocks, t_steps, n_steps, t_scratch = _mosaic_steps(kernel, func, grid, fill)
+            c_blocks, c_steps, loop, carries, c_scratch = _interpreted_steps(runnable, site, len(t_blocks), fill)
             if t_blocks != c_blocks:
                 return f"its Mosaic blocks {t_blocks} are not the interpreted blocks {c_blocks}"
+            if t_scratch != c_scratch:
+                return f"its Mosaic scratch buffers {t_scratch} are not the interpreted ones {c_scratch}"
             flow = _site_flow(site, loop, carries, prefetch)
             if isinstance(flow, str):
                 return flow
