@@ -183,7 +183,7 @@ def test_a_tpu_program_from_a_twin_is_unverified(case: str) -> None:
     assert before.tpu_lowering == "ok" and before.readiness_check == "verified", before.readiness_reason
     after = _read(real, twin, A, B)
     assert after.tpu_lowering == "ok" and after.readiness_check == "unverified", after.readiness_reason
-    assert named in after.readiness_reason, after.readiness_reason
+    assert named in str(after.readiness_reason), after.readiness_reason
 
 
 HONEST: dict[str, Callable] = {

