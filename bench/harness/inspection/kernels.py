@@ -19,13 +19,15 @@ constant values inside the body, and which grid index the body reads (`pl.progra
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import random
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from bench.harness.inspection import mosaic
 from bench.harness.inspection.module import Block, Func, Module, Op, Refused, shape_of
@@ -39,6 +41,7 @@ MAX_EVALS = 4_000_000
 # ---------------------------------------------------------------- exact integer semantics
 
 
+@functools.lru_cache(maxsize=4096)
 def _int_type(t: str) -> tuple[int, bool] | None:
     """(width, signed) of a scalar integer type ('i32', 'tensor<ui8>', 'index'); None for anything else."""
     t = t.strip()
@@ -75,77 +78,99 @@ def _div(a: int, b: int, mode: str) -> int | None:
     return q
 
 
+IntFn = Callable[[list[int]], int | None]
+
+
 def scalar(op: Op, a: list[int]) -> int | None:
-    """The result bits of one integer op on scalar operand bits (unsigned patterns of each type's width), with
-    the IR's own semantics: two's-complement wrap, the op's signedness, StableHLO's division by zero. None:
-    not an integer op this evaluator knows, or undefined behaviour (arith division by zero, wide shifts)."""
+    """The result bits of one integer op on scalar operand bits (see `integer_op`)."""
+    fn = integer_op(op)
+    return None if fn is None else fn(a)
+
+
+def integer_op(op: Op) -> IntFn | None:
+    """The integer op as a function of its operands' bits (unsigned patterns of each type's width), with the IR's
+    own semantics: two's-complement wrap, the op's signedness, StableHLO's division by zero. None: not an integer
+    op this evaluator knows; the function returns None on undefined behaviour (arith division by zero, wide
+    shifts). Parsed once per op: the grid loop runs it at every step."""
     rt = _int_type(op.types[0]) if op.types else None
     if rt is None:
         return None
     w, mask, n = rt[0], (1 << rt[0]) - 1, op.name.split(".", 1)[-1]
     at = [_int_type(t) for t in op.arg_types]
-    ws = [t[0] if t else w for t in at]
+    w0 = at[0][0] if at and at[0] else w
     signed = rt[1] if op.name.startswith("stablehlo.") else True
     if n == "constant":
-        v = op.scalar
-        return int(v) & mask if isinstance(v, (bool, int)) else None
-    if n in ("add", "addi"):
-        return (a[0] + a[1]) & mask
-    if n in ("subtract", "subi"):
-        return (a[0] - a[1]) & mask
-    if n in ("multiply", "muli"):
-        return (a[0] * a[1]) & mask
-    if n in ("and", "andi"):
-        return a[0] & a[1]
-    if n in ("or", "ori"):
-        return a[0] | a[1]
-    if n in ("xor", "xori"):
-        return a[0] ^ a[1]
-    if n == "not":
-        return ~a[0] & mask
-    if n == "negate":
-        return -a[0] & mask
-    if n == "select":
-        return a[1] if a[0] else a[2]
-    if n == "compare":
-        d = re.search(r"comparison_direction (\w+)", op.attrs.get("comparison_direction", ""))
-        kind = op.attrs.get("compare_type", "")
-        sgn = "UNSIGNED" not in kind and (at[0] is not None and at[0][1])
-        return _cmp(d.group(1).lower(), a[0], a[1], ws[0], sgn) if d else None
-    if n == "cmpi":
-        p = op.attrs.get("predicate", "").split(":")[0].strip()
-        name = _ARITH_PREDICATES[int(p)] if p.isdigit() and int(p) < 10 else p
-        return _cmp(name[-2:], a[0], a[1], ws[0], name[0] == "s") if name in _ARITH_PREDICATES else None
+        if not isinstance(op.scalar, (bool, int)):
+            return None
+        c = int(op.scalar) & mask
+        return lambda a: c
+    simple: dict[str, IntFn] = {
+        "add": lambda a: (a[0] + a[1]) & mask,
+        "subtract": lambda a: (a[0] - a[1]) & mask,
+        "multiply": lambda a: (a[0] * a[1]) & mask,
+        "and": lambda a: a[0] & a[1],
+        "or": lambda a: a[0] | a[1],
+        "xor": lambda a: a[0] ^ a[1],
+        "not": lambda a: ~a[0] & mask,
+        "negate": lambda a: -a[0] & mask,
+        "select": lambda a: a[1] if a[0] else a[2],
+    }
+    arith = {"addi": "add", "subi": "subtract", "muli": "multiply", "andi": "and", "ori": "or", "xori": "xor"}
+    if arith.get(n, n) in simple:
+        return simple[arith.get(n, n)]
+    if n in ("compare", "cmpi"):
+        if n == "compare":
+            d = re.search(r"comparison_direction (\w+)", op.attrs.get("comparison_direction", ""))
+            name = d.group(1).lower() if d else ""
+            sgn = "UNSIGNED" not in op.attrs.get("compare_type", "") and bool(at and at[0] and at[0][1])
+        else:
+            p = op.attrs.get("predicate", "").split(":")[0].strip()
+            full = _ARITH_PREDICATES[int(p)] if p.isdigit() and int(p) < 10 else p
+            name, sgn = (full[-2:], full[0] == "s") if full in _ARITH_PREDICATES else ("", False)
+        if name not in ("eq", "ne", "lt", "le", "gt", "ge"):
+            return None
+        return lambda a: _cmp(name, a[0], a[1], w0, sgn)
     if n in ("convert", "extsi", "extui", "trunci", "index_cast", "index_castui", "bitcast_convert"):
-        src = at[0]
+        src = at[0] if at else None
         if src is None:
             return None
         ext = n in ("extsi", "index_cast") or (n == "convert" and src[1])
-        v = _s(a[0], src[0]) if ext else a[0]
-        return int(v != 0) if w == 1 and n == "convert" else v & mask
+        if w == 1 and n == "convert":
+            return lambda a: int(a[0] != 0)
+        return (lambda a: _s(a[0], src[0]) & mask) if ext else (lambda a: a[0] & mask)
     if n in ("maximum", "minimum", "maxsi", "minsi", "maxui", "minui", "clamp"):
         sg = signed if n in ("maximum", "minimum", "clamp") else n.endswith("si")
-        xs = [_s(x, w) if sg else x for x in a]
-        if n == "clamp":
-            return min(max(xs[1], xs[0]), xs[2]) & mask
-        return (max(xs) if n.startswith("max") else min(xs)) & mask
+        pick = max if n.startswith("max") else min
+
+        def extreme(a: list[int]) -> int:
+            xs = [_s(x, w) if sg else x for x in a]
+            return (min(max(xs[1], xs[0]), xs[2]) if n == "clamp" else pick(xs)) & mask
+
+        return extreme
     if n in ("divide", "remainder", "divsi", "divui", "remsi", "remui", "floordivsi", "ceildivsi", "ceildivui"):
         sg = signed if n in ("divide", "remainder") else "si" in n
-        x, y = (_s(a[0], w), _s(a[1], w)) if sg else (a[0], a[1])
-        if y == 0:  # StableHLO defines it (quotient -1, remainder x); arith leaves it undefined
-            return {"divide": mask, "remainder": a[0]}.get(n)
-        q = _div(x, y, "f" if n.startswith("floor") else "c" if n.startswith("ceil") else "t")
-        return None if q is None else ((x - q * y) if n.startswith("rem") else q) & mask
+        mode = "f" if n.startswith("floor") else "c" if n.startswith("ceil") else "t"
+
+        def divide(a: list[int]) -> int | None:
+            x, y = (_s(a[0], w), _s(a[1], w)) if sg else (a[0], a[1])
+            if y == 0:  # StableHLO defines it (quotient -1, remainder x); arith leaves it undefined
+                return {"divide": mask, "remainder": a[0]}.get(n)
+            q = _div(x, y, mode)
+            return None if q is None else ((x - q * y) if n.startswith("rem") else q) & mask
+
+        return divide
     if n in ("shift_left", "shli", "shift_right_logical", "shrui", "shift_right_arithmetic", "shrsi"):
-        if a[1] >= w:
-            return (
-                None
-                if n in ("shli", "shrui", "shrsi")
-                else (mask if n.endswith("arithmetic") and _s(a[0], w) < 0 else 0)
-            )
-        if n in ("shift_left", "shli"):
-            return (a[0] << a[1]) & mask
-        return (_s(a[0], w) >> a[1]) & mask if n in ("shift_right_arithmetic", "shrsi") else a[0] >> a[1]
+
+        def shift(a: list[int]) -> int | None:
+            if a[1] >= w:  # StableHLO defines it; arith leaves it undefined
+                if n in ("shli", "shrui", "shrsi"):
+                    return None
+                return mask if n.endswith("arithmetic") and _s(a[0], w) < 0 else 0
+            if n in ("shift_left", "shli"):
+                return (a[0] << a[1]) & mask
+            return (_s(a[0], w) >> a[1]) & mask if n in ("shift_right_arithmetic", "shrsi") else a[0] >> a[1]
+
+        return shift
     return None
 
 
@@ -197,29 +222,58 @@ def _array_op(op: Op, args: list[Value]) -> Value | None:
     return base.bits[0] if out[0] == () else Arr(out[0], base.bits)
 
 
-class _Eval:
-    """Integer values of one module's scalar ops and known arrays (calls evaluated through; regions unknown)."""
+Key = int | tuple[int, int]  # a value: its id in the module, or (call number, id) inside an inlined call
 
-    def __init__(self, module: Module) -> None:
-        self.module, self.evals = module, 0
 
-    def block(self, block: Block, env: dict[int, Value]) -> list[Value | None]:
+class _Plan:
+    """The integer ops that `wanted` values of one block depend on, calls inlined, in order: evaluated once per
+    grid step, so only these run (the kernel body's array ops never do)."""
+
+    def __init__(self, module: Module, block: Block, wanted: list[int]) -> None:
+        self.module, self.calls = module, 0
+        flat: list[tuple[Op | None, list[Key], Key]] = []
+        self._flatten(block, lambda v: v, flat, 0)
+        need: set[Key] = set(wanted)
+        self.steps: list[tuple[Op | None, IntFn | None, list[Key], Key]] = []
+        for op, args, out in reversed(flat):
+            if out in need:
+                need.update(args)
+                self.steps.append((op, integer_op(op) if op is not None else None, args, out))
+        self.steps.reverse()
+
+    def _flatten(self, block: Block, rename: Any, out: list[tuple[Op | None, list[Key], Key]], depth: int) -> list[Key]:
+        if depth > 64:
+            raise _NotShown("its calls nest too deep to evaluate")
         for op in block.ops:
             if op.name in ("func.return", "stablehlo.return"):
-                return [env.get(a) for a in op.args]
-            self.evals += 1
-            if self.evals > MAX_EVALS:
-                raise _NotShown(f"more than {MAX_EVALS} integer ops to evaluate")
-            args = [env.get(a) for a in op.args]
-            if op.name == "func.call" and op.attrs.get("callee") in self.module.funcs:
-                f = self.module.funcs[op.attrs["callee"]]
-                outs = self.block(f.body, {x: v for x, v in zip(f.body.args, args, strict=False) if v is not None})
-                env.update({o: v for o, v in zip(op.outs, outs, strict=False) if v is not None})
-            elif len(op.outs) == 1 and not op.regions and all(v is not None for v in args):
-                v = _array_op(op, args) if args and isinstance(args[0], Arr) else scalar(op, args)  # type: ignore[arg-type]
-                if v is not None:
-                    env[op.outs[0]] = v
+                return [rename(a) for a in op.args]
+            callee = self.module.funcs.get(op.attrs.get("callee", "")) if op.name == "func.call" else None
+            if callee is not None:
+                self.calls += 1
+                inner = {x: rename(a) for x, a in zip(callee.body.args, op.args, strict=False)}
+                rets = self._flatten(callee.body, lambda v, i=inner, n=self.calls: i.get(v, (n, v)), out, depth + 1)
+                out.extend((None, [r], rename(o)) for o, r in zip(op.outs, rets, strict=False))  # the call's results
+            elif len(op.outs) == 1 and not op.regions:
+                out.append((op, [rename(a) for a in op.args], rename(op.outs[0])))
         return []
+
+    def run(self, env: dict[Key, Value], counter: list[int]) -> None:
+        """Evaluate into `env` (unknown values stay absent); `counter` bounds the ops evaluated in all."""
+        counter[0] += len(self.steps)
+        if counter[0] > MAX_EVALS:
+            raise _NotShown(f"more than {MAX_EVALS} integer ops to evaluate")
+        for op, fn, args, out in self.steps:
+            vals = [env.get(a) for a in args]
+            if op is None:
+                v = vals[0]
+            elif None in vals:
+                continue
+            elif vals and isinstance(vals[0], Arr):
+                v = _array_op(op, vals)  # type: ignore[arg-type]
+            else:
+                v = fn(vals) if fn is not None else None  # type: ignore[arg-type]
+            if v is not None:
+                env[out] = v
 
 
 class _NotShown(Exception):
@@ -281,7 +335,8 @@ def _mosaic_steps(
             raise _NotShown(f"its operand {i} has no readable window")
         blocks.append((bounds, s[1]))
         maps.append((kernel.funcs[name] if name is not None else None, bounds))
-    ev = _Eval(kernel)
+    plans = [(f, _Plan(kernel, f.body, list(f.body.ops[-1].args)) if f and f.body.ops else None) for f, _ in maps]
+    counter = [0]
     steps = 1
     for d in grid:
         steps *= d
@@ -296,9 +351,14 @@ def _mosaic_steps(
                 rest //= d
             point.reverse()
             starts = []
-            for f, bounds in maps:
-                args: list[Value] = [*[p & 0xFFFFFFFF for p in point], *fill]
-                idx = ev.block(f.body, dict(zip(f.body.args, args, strict=False))) if f else [0] * len(bounds)
+            for (f, plan), (_, bounds) in zip(plans, maps, strict=True):
+                idx: list[Value | None] = [0] * len(bounds)
+                if f is not None and plan is not None:
+                    env: dict[Key, Value] = dict(
+                        zip(f.body.args, [*[p & 0xFFFFFFFF for p in point], *fill], strict=False)
+                    )
+                    plan.run(env, counter)
+                    idx = [env.get(a) for a in f.body.ops[-1].args]
                 if len(idx) != len(bounds) or not all(isinstance(v, int) for v in idx):
                     raise _NotShown(f"an index map of its Mosaic kernel cannot be evaluated at {tuple(point)}")
                 starts.append(tuple(_s(v * b & 0xFFFFFFFF, 32) for v, b in zip(idx, bounds, strict=True)))  # type: ignore[operator]
@@ -333,9 +393,9 @@ def _interpreted_steps(
     if len(loops) != 1 or len(loops[0].regions) != 2:
         raise _NotShown("its interpreted site is not one grid loop")
     loop = loops[0]
-    ev = _Eval(module)
-    outer: dict[int, Value] = dict(zip(site.body.args, fill, strict=False))
-    ev.block(site.body, outer)
+    counter = [0]
+    outer: dict[Key, Value] = dict(zip(site.body.args, fill, strict=False))
+    _Plan(module, site.body, [o for op in site.body.ops for o in op.outs]).run(outer, counter)  # what the loop sees
     cond, body = loop.regions[0][0], loop.regions[1][0]
     ret = body.ops[-1]
     backs = [
@@ -367,18 +427,29 @@ def _interpreted_steps(
             mine.append(use)
         reads.append(mine)
     state = [outer.get(a) for a in loop.args]
+    known = [p for p, v in enumerate(state) if v is not None]  # the integer carries (and prefetched arrays)
+    keep = set(known)
+    starts_of = [
+        a
+        for back, mine in zip(backs, reads, strict=True)
+        for a in (*back.args[2:], *(a for r in mine for a in r.args[1:]))
+    ]
+    go_plan = _Plan(module, cond, list(cond.ops[-1].args))
+    step_plan = _Plan(module, body, [ret.args[p] for p in known] + starts_of)
 
     def steps() -> Steps:
         carry = state
         for _ in range(MAX_STEPS + 1):
-            env = {**outer, **{a: v for a, v in zip(cond.args, carry, strict=False) if v is not None}}
-            go = ev.block(cond, env)
-            if len(go) != 1 or not isinstance(go[0], int):
+            env: dict[Key, Value] = {**outer, **{cond.args[p]: v for p in known if (v := carry[p]) is not None}}
+            go_plan.run(env, counter)
+            go = env.get(cond.ops[-1].args[0]) if cond.ops[-1].args else None
+            if not isinstance(go, int):
                 raise _NotShown("its grid loop's condition cannot be evaluated")
-            if not go[0]:
+            if not go:
                 return
-            env = {**outer, **{a: v for a, v in zip(body.args, carry, strict=False) if v is not None}}
-            carry = ev.block(body, env)
+            env = {**outer, **{body.args[p]: v for p in known if (v := carry[p]) is not None}}
+            step_plan.run(env, counter)
+            carry = [env.get(ret.args[p]) if p in keep else None for p in range(len(ret.args))]
             starts = []
             for back, mine, (dims, sizes) in zip(backs, reads, limits, strict=True):
                 written = [env.get(a) for a in back.args[2:]]
