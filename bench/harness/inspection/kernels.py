@@ -1,20 +1,16 @@
 """Is each Mosaic kernel of the TPU program the kernel that ran? (TRUSTED; the parent's own proof, per kernel site)
 
-Why: both exports come from the build, and the build runs candidate code (it can replace the lowering so the TPU
-export comes from a twin that lowers where the real kernel does not). The runnable program is what ran and was
-checked; so each kernel site's Mosaic kernel must be shown to be its interpreted twin, from the two modules alone:
-- the grid and every block's window: the parent runs the interpreter's grid loop (jax's HLO interpret mode: a
-  `stablehlo.while` whose body slices one block of each operand, runs the body, writes the blocks back) on its
-  integer ops alone, with exact fixed-width semantics, and records where each block is sliced at each step;
-  it evaluates the Mosaic kernel's `transform_indices` functions at the same grid points (row-major, as both run)
-  and multiplies by `window_bounds`. Grid size, block shapes, element types and every start offset must be equal,
-  block for block, step for step (up to MAX_STEPS; beyond: not shown);
-- the data flow of the site: blocks are sliced from the site's operands and the results are the written blocks;
-- the body: the multiset of (operation, result type) of its arithmetic, Mosaic names mapped to StableHLO ones
-  (data movement, constants and scalar index bookkeeping left out).
-Kernels whose windows the interpreted program cannot show (memory space ANY: manual DMA) are not shown.
-Not shown (docs/threat-model.md): a block's VMEM/SMEM placement (the interpreted program is the same for both),
-constant values inside the body, and which grid index the body reads (`pl.program_id(k)`).
+Why: the build runs candidate code, which can make it export the TPU program from a twin that lowers where the
+kernel that ran does not (issue 40 §2). So, from the two modules alone, per kernel site:
+- grid, windows, index maps: the interpreter's grid loop (jax's HLO interpret mode: a `stablehlo.while` that
+  slices a block of each operand, runs the body and writes the blocks back) is run on its integer ops, with the
+  IR's fixed-width semantics, recording each block's start at each step; the Mosaic `transform_indices` are
+  evaluated at the same grid points (row-major, as both run) times `window_bounds`. Step count, block shapes,
+  element types and every start must be equal (up to MAX_STEPS steps; beyond: not shown);
+- the site's data flow (blocks from the site's operands, outputs returned in order) and its scratch buffers;
+- the body: the multiset of (operation, result type) of its arithmetic, Mosaic's names mapped to StableHLO's.
+Not shown (the row is "unverified"): memory space ANY (manual DMA: no windows to compare). Not compared
+(docs/threat-model.md): VMEM vs SMEM placement, constants in the body, which grid axis the body reads.
 """
 
 from __future__ import annotations
@@ -651,7 +647,8 @@ def mismatch(
                     return f"at grid step {n} its Mosaic blocks start at {t}, the interpreted ones at {c}"
                 count += 1
             if count != n_steps or next(c_steps, None) is not None:
-                return f"its Mosaic grid has {n_steps} steps, its interpreted grid loop {count or 'more'}"
+                got = "more" if count == n_steps else count
+                return f"its Mosaic grid has {n_steps} steps, its interpreted grid loop {got}"
         t_ops: Counter[tuple[str, str]] = Counter()
         c_ops: Counter[tuple[str, str]] = Counter()
         _body_ops(kernel, func.body, t_ops)
@@ -661,6 +658,8 @@ def mismatch(
             return f"its Mosaic body's arithmetic differs (Mosaic only: {extra}; interpreted only: {missing})"
     except _NotShown as why:
         return f"not shown to be the interpreted kernel: {why}"
+    except (ValueError, IndexError, KeyError, StopIteration, TypeError) as exc:  # a shape no honest lowering has
+        return f"not shown to be the interpreted kernel: its structure could not be followed ({type(exc).__name__})"
     except Refused as r:
         return f"its Mosaic kernel could not be read: {r.reason}"
     return None
