@@ -24,7 +24,6 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from bench.harness.inspection import mosaic
 from bench.harness.inspection.allowlist import MOSAIC_TARGET, custom_call_target
@@ -124,6 +123,7 @@ class KernelEntry:
     live: bool
     copy_only: bool
     counted: bool
+    bytes: float = 0.0  # the operands it reads and the results it writes (cheap reading)
 
 
 @dataclass
@@ -162,17 +162,15 @@ class Tally:
         self.uncertain_kernels += other.uncertain_kernels
 
     def coverage(self, baseline_s: float | None) -> float:
-        """Kernel time over all time (0 without a live kernel that computes). Where a live kernel's work
-        depends on data (a branch on an input, a dynamic grid), its time is the cheap reading or, if larger,
-        the part of the baseline's work (`baseline_s`, same counting) that the XLA side does not do: a
-        kernel is credited at most with work nobody else does."""
+        """Kernel time credited over all time (0 without a live kernel that computes). The kernels are credited
+        with their cheap reading (work that certainly runs: undecided branches at their cheaper side, loops of
+        unknown length never), and at most with the work the task needs (`baseline_s`: the workload's own
+        program, same counting): kernel time past it still counts as time, not as credit."""
         if self.kernel_s_high <= 0:
             return 0.0
-        kernel = self.kernel_s
-        if self.uncertain_kernels and baseline_s:
-            kernel = max(kernel, baseline_s - self.outside_s)
-        total = kernel + self.outside_s
-        return round(min(1.0, kernel / total), 4) if total > 0 else 0.0
+        credit = min(self.kernel_s, baseline_s) if baseline_s else self.kernel_s
+        total = self.kernel_s + self.outside_s
+        return round(min(1.0, credit / total), 4) if total > 0 else 0.0
 
 
 # ---------------------------------------------------------------- costs of single ops
@@ -241,40 +239,119 @@ def _conv_flops(op: Op) -> float:
 
 
 # ---------------------------------------------------------------- scalar folding (trip counts, branch indices)
+#
+# Exact or unknown: an integer is held at its element type's width (i1 ... i64, ui8 ... ui64), wrapping as the
+# machine wraps; `None` is unknown (floats, NaN, values computed from inputs, ops not folded, results the spec
+# leaves undefined). An unknown branch index counts the cheapest kernel work; an unknown trip count, none.
 
 
-def fold(module: Module, vid: int, depth: int = 0) -> Any:
-    """The value of a scalar computed from constants only (None: not a constant)."""
+def _int_type(type_text: str) -> tuple[int, bool] | None:
+    """(bit width, unsigned) of a one-element integer tensor type; None for floats and anything else."""
+    s = shape_of(type_text)
+    if s is None or math.prod(s[0]) != 1:
+        return None
+    m = re.fullmatch(r"(u?)i(\d+)", s[1])
+    return (int(m.group(2)), bool(m.group(1)) or m.group(2) == "1") if m else None
+
+
+def _wrap(value: int, kind: tuple[int, bool]) -> int:
+    """`value` as the type holds it: modulo 2^width, read as unsigned (ui*, i1) or two's complement."""
+    width, unsigned = kind
+    v = value & ((1 << width) - 1)
+    return v if unsigned or not (v >> (width - 1)) & 1 else v - (1 << width)
+
+
+def fold(module: Module, vid: int, depth: int = 0) -> int | None:
+    """The value of a scalar integer computed from constants only, exactly as its type holds it (None: not a
+    constant, or not an integer)."""
     op = module.defs.get(vid)
-    if op is None or depth > 32:
+    if op is None or depth > 32 or len(op.types) != 1:
+        return None
+    kind = _int_type(op.types[0])
+    if kind is None:
         return None
     if op.name in ("stablehlo.constant", "chlo.constant"):
-        return op.scalar if isinstance(op.scalar, (int, float)) and type_elements(op.types[0]) == 1 else None
-    if op.name in ("stablehlo.convert", "stablehlo.reshape", "stablehlo.broadcast_in_dim"):
-        if type_elements(op.types[0]) != 1:
+        return _wrap(int(op.scalar), kind) if isinstance(op.scalar, (bool, int)) else None
+    args = [fold(module, a, depth + 1) for a in op.args]
+    kinds = [_int_type(t) for t in op.arg_types]
+    if not args or any(a is None for a in args) or any(k is None for k in kinds):
+        return None
+    if op.name == "stablehlo.compare":
+        return _fold_compare(op, args[0], args[1], kinds[0])  # type: ignore[arg-type]
+    result = _fold_op(op.name, [a for a in args if a is not None], kinds[0])  # type: ignore[arg-type]
+    return None if result is None else _wrap(result, kind)
+
+
+def _fold_op(name: str, a: list[int], kind: tuple[int, bool]) -> int | None:
+    """One StableHLO integer op on exact operand values (the result before wrapping; None: not folded)."""
+    if name in ("stablehlo.convert", "stablehlo.reshape", "stablehlo.broadcast_in_dim", "stablehlo.bitcast_convert"):
+        return a[0]
+    if name == "stablehlo.select" and len(a) == 3:
+        return a[1] if a[0] else a[2]
+    if name == "stablehlo.clamp" and len(a) == 3:
+        return min(max(a[1], a[0]), a[2])
+    if name in ("stablehlo.negate", "stablehlo.abs", "stablehlo.not") and len(a) == 1:
+        return {"stablehlo.negate": -a[0], "stablehlo.abs": abs(a[0]), "stablehlo.not": ~a[0]}[name]
+    if len(a) != 2:
+        return None
+    x, y = a
+    width = kind[0]
+    if name in ("stablehlo.divide", "stablehlo.remainder"):
+        if y == 0 or (not kind[1] and x == -(1 << (width - 1)) and y == -1):
+            return None  # implementation-defined in StableHLO
+        q = abs(x) // abs(y) * (1 if (x < 0) == (y < 0) else -1)  # truncated towards zero
+        return q if name == "stablehlo.divide" else x - y * q
+    if name.startswith("stablehlo.shift_"):
+        if not 0 <= y < width:
             return None
-        return fold(module, op.args[0], depth + 1)
-    if op.name in _FOLD and len(op.args) == 2:
-        a, b = fold(module, op.args[0], depth + 1), fold(module, op.args[1], depth + 1)
-        return None if a is None or b is None else _FOLD[op.name](a, b)
-    return None
+        pattern = x & ((1 << width) - 1)
+        shifted = {"left": x << y, "right_arithmetic": _wrap(x, (width, False)) >> y, "right_logical": pattern >> y}
+        return shifted.get(name[len("stablehlo.shift_") :])
+    binary: dict[str, Callable[[int, int], int]] = {
+        "stablehlo.add": lambda p, q: p + q,
+        "stablehlo.subtract": lambda p, q: p - q,
+        "stablehlo.multiply": lambda p, q: p * q,
+        "stablehlo.maximum": max,
+        "stablehlo.minimum": min,
+        "stablehlo.and": lambda p, q: p & q,
+        "stablehlo.or": lambda p, q: p | q,
+        "stablehlo.xor": lambda p, q: p ^ q,
+    }
+    fn = binary.get(name)
+    return None if fn is None else fn(x, y)
 
 
-_FOLD: dict[str, Callable[[Any, Any], Any]] = {
-    "stablehlo.add": lambda a, b: a + b,
-    "stablehlo.subtract": lambda a, b: a - b,
-    "stablehlo.multiply": lambda a, b: a * b,
-    "stablehlo.maximum": max,
-    "stablehlo.minimum": min,
-}
+def _compare_type(op: Op, kind: tuple[int, bool]) -> str:
+    """SIGNED, UNSIGNED, FLOAT or TOTALORDER: the op's comparison_type, or the element type's default."""
+    m = re.search(r"(SIGNED|UNSIGNED|FLOAT|TOTALORDER)", op.attrs.get("comparison_type", ""))
+    if m:
+        return m.group(1)
+    return "UNSIGNED" if kind[1] else "SIGNED"
+
+
+def _fold_compare(op: Op, x: int, y: int, kind: tuple[int, bool]) -> int | None:
+    """stablehlo.compare on two integers, each read as its comparison_type says (None for FLOAT/TOTALORDER)."""
+    m = re.search(r"(LT|LE|GT|GE|NE|EQ)", op.attrs.get("comparison_direction", ""))
+    ctype = _compare_type(op, kind)
+    if m is None or ctype not in ("SIGNED", "UNSIGNED"):
+        return None
+    as_read = (kind[0], ctype == "UNSIGNED")
+    return int(_holds_direction(m.group(1), _wrap(x, as_read), _wrap(y, as_read)))
+
+
+def _holds_direction(d: str, x: int, y: int) -> bool:
+    return {"LT": x < y, "LE": x <= y, "GT": x > y, "GE": x >= y, "NE": x != y, "EQ": x == y}[d]
 
 
 def _strip(block: Block, vid: int) -> int:
-    """Look through converts defined in the block (the interpreter compares against a converted bound)."""
+    """Look through reshapes and converts that keep the element type, defined in the block (the interpreter
+    compares against a converted bound); a convert that changes the type changes the value and stops here."""
     local = {o: op for op in block.ops for o in op.outs}
     for _ in range(8):
         op = local.get(vid)
-        if op is None or op.name not in ("stablehlo.convert", "stablehlo.reshape"):
+        if op is None or op.name not in ("stablehlo.convert", "stablehlo.reshape") or not op.arg_types:
+            return vid
+        if (shape_of(op.arg_types[0]) or ((), "?"))[1] != (shape_of(op.types[0]) or ((), ""))[1]:
             return vid
         vid = op.args[0]
     return vid
@@ -282,7 +359,8 @@ def _strip(block: Block, vid: int) -> int:
 
 def trip_count(module: Module, op: Op) -> int | None:
     """Trips of a counted `stablehlo.while` (i from a constant, step a constant, against a constant or a
-    loop-invariant carried constant); None when it is not such a loop."""
+    loop-invariant carried constant), exactly as the machine runs it; None when it is not such a loop or when
+    the counter would wrap before the loop ends."""
     if len(op.regions) != 2 or not op.regions[0] or not op.regions[1]:
         return None
     cond, body = op.regions[0][0], op.regions[1][0]
@@ -291,11 +369,16 @@ def trip_count(module: Module, op: Op) -> int | None:
     ret = cond.ops[-1]
     local = {o: x for x in cond.ops for o in x.outs}
     cmp = local.get(ret.args[0]) if ret.args else None
-    if cmp is None or cmp.name != "stablehlo.compare" or len(cmp.args) != 2:
+    if cmp is None or cmp.name != "stablehlo.compare" or len(cmp.args) != 2 or not cmp.arg_types:
         return None
     direction = re.search(r"(LT|LE|GT|GE|NE|EQ)", cmp.attrs.get("comparison_direction", ""))
-    if direction is None:
+    kind = _int_type(cmp.arg_types[0])
+    if direction is None or kind is None:
         return None
+    ctype = _compare_type(cmp, kind)
+    if ctype not in ("SIGNED", "UNSIGNED"):
+        return None
+    read_as = (kind[0], ctype == "UNSIGNED")
     body_ret = body.ops[-1]
     body_local = {o: x for x in body.ops for o in x.outs}
 
@@ -303,7 +386,7 @@ def trip_count(module: Module, op: Op) -> int | None:
         vid = _strip(cond, vid)
         return cond.args.index(vid) if vid in cond.args else None
 
-    def value(vid: int) -> Any:
+    def value(vid: int) -> int | None:
         i = carried(vid)
         if i is None:
             return fold(module, _strip(cond, vid))
@@ -311,8 +394,8 @@ def trip_count(module: Module, op: Op) -> int | None:
             return fold(module, op.args[i])
         return None
 
-    def step(i: int) -> Any:
-        if i >= len(body_ret.args):
+    def step(i: int) -> int | None:
+        if i >= len(body_ret.args) or _int_type(body.arg_types[i]) != kind:
             return None
         upd = body_local.get(body_ret.args[i])
         if upd is None or upd.name not in ("stablehlo.add", "stablehlo.subtract") or len(upd.args) != 2:
@@ -332,26 +415,34 @@ def trip_count(module: Module, op: Op) -> int | None:
         if i is None:
             continue
         s, start, limit = step(i), fold(module, op.args[i]), value(other)
-        if None in (s, start, limit) or s == 0:
+        if s is None or start is None or limit is None:
             continue
         if flip:
             d = {"LT": "GT", "LE": "GE", "GT": "LT", "GE": "LE"}.get(d, d)
-        return _trips(d, float(start), float(limit), float(s))
+        # the comparison reads the counter's bits as `read_as`; the step adds modulo 2^width either way
+        return _trips(d, _wrap(start, read_as), _wrap(limit, read_as), _wrap(s, (kind[0], False)), read_as)
     return None
 
 
-def _trips(d: str, start: float, limit: float, s: float) -> int | None:
-    """Trips of `for (i = start; i <d> limit; i += s)`; None when the loop does not end that way."""
-    if d == "LT" and s > 0:
-        return max(0, math.ceil((limit - start) / s))
-    if d == "LE" and s > 0:
-        return max(0, math.floor((limit - start) / s) + 1)
-    if d == "GT" and s < 0:
-        return max(0, math.ceil((start - limit) / -s))
-    if d == "GE" and s < 0:
-        return max(0, math.floor((start - limit) / -s) + 1)
-    if d == "NE" and (limit - start) % s == 0 and (limit - start) / s >= 0:
-        return int((limit - start) / s)
+def _trips(d: str, start: int, limit: int, s: int, read_as: tuple[int, bool]) -> int | None:
+    """Trips of `for (i = start; i <d> limit; i += s)` with i held as `read_as` (wrapping); None when the loop
+    does not end before the counter wraps (or never ends)."""
+    width, unsigned = read_as
+    lo, hi = (0, (1 << width) - 1) if unsigned else (-(1 << (width - 1)), (1 << (width - 1)) - 1)
+    if not _holds_direction(d, start, limit):
+        return 0
+    if s == 0:
+        return None
+    if d in ("LT", "LE") and s > 0:
+        n = -(-(limit - start) // s) if d == "LT" else (limit - start) // s + 1
+        return n if start + n * s <= hi else None
+    if d in ("GT", "GE") and s < 0:
+        n = -(-(start - limit) // -s) if d == "GT" else (start - limit) // -s + 1
+        return n if start + n * s >= lo else None
+    if d == "NE" and (limit - start) % s == 0 and (limit - start) // s >= 0:
+        return (limit - start) // s  # reached without leaving the range: start and limit lie in it
+    if d == "EQ":
+        return 1  # start == limit, and one step leaves it
     return None
 
 
@@ -530,7 +621,8 @@ class Coverage:
         is_live = any(o in live for o in op.outs)
         high = work.matmul_flops_high + work.other_flops_high
         computes = high > 0
-        nbytes = float(sum(type_bytes(x) for x in op.arg_types) + sum(type_bytes(x) for x in op.types))
+        nbytes = self.kernel_bytes(op, work.operands_read, work.results_written)
+        nbytes_high = self.kernel_bytes(op, work.operands_read_high, work.results_written_high)
         uncertain = work.unknown_conditions > 0 or work.dynamic_grid
         if len(t.kernels) < KERNEL_ENTRIES:
             t.kernels.append(
@@ -544,6 +636,7 @@ class Coverage:
                     is_live,
                     not computes,
                     is_live and computes,
+                    nbytes,
                 )
             )
         if not (is_live and computes):
@@ -551,8 +644,16 @@ class Coverage:
         t.kernel_flops += work.flops
         t.kernel_bytes += nbytes if work.flops > 0 else 0.0
         t.kernel_s += self.time(work.flops, nbytes) if work.flops > 0 else 0.0
-        t.kernel_s_high += self.time(high, nbytes)
+        t.kernel_s_high += self.time(high, nbytes_high)
         t.uncertain_kernels += int(uncertain)
+
+    @staticmethod
+    def kernel_bytes(op: Op, read: tuple[int, ...], written: tuple[int, ...]) -> float:
+        """HBM bytes of a kernel call: the operands its body reads and the results it writes (an operand passed
+        in and never read moves nothing)."""
+        ins = sum(type_bytes(op.arg_types[i]) for i in read if i < len(op.arg_types))
+        outs = sum(type_bytes(op.types[j]) for j in written if j < len(op.types))
+        return float(ins + outs)
 
 
 def coverage(module: Module, bounds: Bounds) -> Tally:
