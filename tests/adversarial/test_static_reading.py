@@ -64,14 +64,14 @@ def _dot(a_ref: Any, b_ref: Any) -> Any:
 REPEATS = 16
 
 
-def _gemms(a_ref: Any, b_ref: Any, o_ref: Any) -> None:
-    """The tile's product, REPEATS times over (a counted loop: its trip count is a constant)."""
+def _gemms(a_ref: Any, b_ref: Any, o_ref: Any, repeats: int = REPEATS) -> None:
+    """The tile's product, `repeats` times over (a counted loop: its trip count is a constant)."""
 
     def body(k: Any, carry: Any) -> Any:
         o_ref[...] = _dot(a_ref, b_ref).astype(o_ref.dtype)
         return carry
 
-    jax.lax.fori_loop(0, REPEATS, body, 0)
+    jax.lax.fori_loop(0, repeats, body, 0)
 
 
 # ---------------------------------------------------------------- the shape of every attack: XLA's answer, copied
@@ -354,3 +354,65 @@ def test_the_honest_kernel_keeps_full_coverage_under_the_cap() -> None:
     kernels = r.coverage["kernels"]
     assert isinstance(kernels, list) and len(kernels) == 1 and isinstance(kernels[0], dict)
     assert kernels[0]["bytes"] == (256 * 512 + 512 * 384 + 256 * 384) * 2  # every operand read, the result written
+
+
+# ---------------------------------------------------------------- scalar prefetch of a constant: known, unless changed
+
+
+def _prefetched_mask(
+    mask: int, overwrite: int | None = None, index: int = 0, honest: bool = False
+) -> Callable[..., Any]:
+    """The GEMM behind `pl.when(mask_ref[index] != 0)`, the mask a constant the program passes as scalar prefetch
+    (a static block mask). `overwrite`: the kernel first stores that value into the mask (what it then loads is
+    no longer the constant). `honest`: no XLA product next to it, the GEMM once."""
+
+    def program(a: Any, b: Any) -> Any:
+        x = jnp.zeros(OUT.shape, OUT.dtype) if honest else xla_gemm(a, b)
+
+        def kernel(m_ref: Any, x_ref: Any, a_ref: Any, b_ref: Any, o_ref: Any) -> None:
+            o_ref[...] = x_ref[...]
+            if overwrite is not None:
+                m_ref[0] = jnp.int32(overwrite)
+
+            @pl.when(m_ref[index] != 0)
+            def _() -> None:
+                _gemms(a_ref, b_ref, o_ref, 1 if honest else REPEATS)
+
+        return pl.pallas_call(
+            kernel,
+            out_shape=OUT,
+            grid_spec=pltpu.PrefetchScalarGridSpec(
+                num_scalar_prefetch=1,
+                grid=(2, 3),
+                in_specs=[
+                    pl.BlockSpec((128, 128), lambda i, j, m: (i, j)),
+                    pl.BlockSpec((128, 512), lambda i, j, m: (i, 0)),
+                    pl.BlockSpec((512, 128), lambda i, j, m: (0, j)),
+                ],
+                out_specs=pl.BlockSpec((128, 128), lambda i, j, m: (i, j)),
+            ),
+        )(jnp.full((2,), mask, jnp.int32), x, a, b)
+
+    return program
+
+
+@pytest.mark.parametrize(
+    "name, program, runs",
+    [
+        ("constant_mask_of_ones", _prefetched_mask(1, honest=True), True),  # the GEMM runs: known, credited
+        ("constant_mask_of_zeros", _prefetched_mask(0), False),
+        ("mask_overwritten_with_zero", _prefetched_mask(1, overwrite=0), False),  # not the constant any more
+        ("mask_read_out_of_bounds", _prefetched_mask(1, index=2), False),  # undefined: not the constant
+    ],
+)
+def test_a_constant_scalar_prefetch_is_known_only_as_passed(name: str, program: Callable[..., Any], runs: bool) -> None:
+    """Loads from a constant scalar-prefetch operand are known (a static block mask credits its blocks exactly),
+    but not once the kernel wrote to it, nor past its end: then the GEMM behind the mask is credited nothing."""
+    r = inspect(program)
+    assert r.coverage is not None, r.tpu_lowering
+    kernels = r.coverage["kernels"]
+    assert isinstance(kernels, list) and isinstance(kernels[0], dict)
+    flops = kernels[0]["matmul_flops"]
+    assert isinstance(flops, float) and (flops > 0) == runs, kernels[0]
+    assert r.pallas_coverage is not None
+    assert r.pallas_coverage > MOSTLY_XLA_BELOW if runs else r.pallas_coverage < NEGLIGIBLE, r.pallas_coverage

@@ -144,7 +144,7 @@ def _for_loop(width: int, lb: int, ub: int, step: int, unsigned: bool = False) -
     loop = Op("scf.for", (0, 1, 2), (), (), {"unsignedCmp": ""} if unsigned else {}, (t, t, t))
     body = Block((), (), [*consts, loop])
     module = Module({"k": Func("k", True, body, ())}, "k", 4, 1, 4, {c.outs[0]: c for c in consts})
-    return mosaic._Counter(module, module.funcs["k"], 0), loop
+    return mosaic._Counter(module, module.funcs["k"], 0, {}), loop
 
 
 def _simulate_for(width: int, lb: int, ub: int, step: int, unsigned: bool, limit: int = 600) -> int | None:

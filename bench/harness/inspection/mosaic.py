@@ -11,7 +11,8 @@ Conditions (`scf.if`, `scf.index_switch`) and loop bounds are evaluated with the
 distinct value of the grid indices they depend on: integers at their type's width (i1 ... i64, index = 64)
 wrapping as the machine wraps, signed or unsigned as each op says, undefined results (a zero divisor, a shift
 past the width, a broken `nsw`/`nuw` promise) unknown. Anything else is unknown too: floats (NaN), values read
-from memory (data), ops not evaluated. What cannot be decided counts the cheaper branch and never a loop of
+from memory (data), ops not evaluated; the one exception is a scalar load, at known in-bounds indices, from an
+SMEM argument the program passes as a constant splat and the body never writes (a static block mask). What cannot be decided counts the cheaper branch and never a loop of
 unknown trip count for coverage (`low`: the kernel is credited with work that certainly runs), and the dearer
 branch and one trip for the comparison with the interpreted twin (`high`). Matmul FLOPs are 2*M*N*K from the
 operand shapes.
@@ -118,8 +119,10 @@ def _ints(text: str) -> list[int]:
     return [int(x) for x in re.findall(r"-?\d+", text.split(":", 1)[1])] if ":" in text else []
 
 
-def kernel_work(op: Op, bounds: Bounds) -> KernelWork:
-    """Count one tpu_custom_call's work per call from its Mosaic body."""
+def kernel_work(op: Op, bounds: Bounds, constants: dict[int, int] | None = None) -> KernelWork:
+    """Count one tpu_custom_call's work per call from its Mosaic body. `constants`: call operands (by index) that
+    the program passes as a constant with every element equal (scalar prefetch of a static mask): the reading
+    may load from them (bench.harness.inspection.work finds them)."""
     module = parse_kernel(kernel_body(op), bounds)
     if not module.funcs:
         raise Refused("a Mosaic kernel body without a function", "disallowed_op")
@@ -131,7 +134,7 @@ def kernel_work(op: Op, bounds: Bounds) -> KernelWork:
     known = all(d >= 0 for d in grid_dims)
     grid = math.prod(grid_dims) if known else 1
     work = KernelWork(grid=grid, dynamic_grid=not known)  # a dynamic grid is counted as one step
-    counter = _Counter(module, func, len(grid_dims))
+    counter = _Counter(module, func, len(grid_dims), constants or {})
     live = counter.live(func.body, set())
     varying = counter.grid_dependence() if known else []
     points = math.prod(grid_dims[i] for i in varying)
@@ -215,13 +218,14 @@ RUN_ONCE = frozenset({"tpu.region", "scf.execute_region", "vector.mask"})
 class _Counter:
     """Liveness and FLOPs over one kernel function (bounded recursion: nesting is within Bounds.depth)."""
 
-    def __init__(self, module: Module, func: Func, grid_rank: int) -> None:
+    def __init__(self, module: Module, func: Func, grid_rank: int, constants: dict[int, int]) -> None:
         self.module, self.func = module, func
         self.grid_rank = grid_rank
         self.grid_args = func.body.args[:grid_rank]
         self.types = {a: t for a, t in zip(func.body.args, func.body.arg_types, strict=True)}
         self.unknown = 0
         self.roots = self._refs()
+        self.splats = self._splats(constants)
 
     def _refs(self) -> dict[int, int]:
         """Memory references: value -> the kernel argument it is a view of (slices, reshapes, bitcasts of it)."""
@@ -234,6 +238,30 @@ class _Counter:
                 if t.startswith("memref<"):
                     roots[out] = roots[source]
         return roots
+
+    def _splats(self, constants: dict[int, int]) -> dict[int, int]:
+        """Kernel arguments in scalar memory (SMEM) that hold one constant value everywhere and that the body never
+        writes: argument -> that value. Loads from them (at known, in-bounds indices) are known."""
+        args = self.func.body.args[self.grid_rank :]
+        written = frozenset().union(*(self.touched(op)[1] for op in _walk(self.func.body)))
+        splats: dict[int, int] = {}
+        for i, value in constants.items():
+            if i < len(args) and args[i] not in written and "smem" in self.types[args[i]]:
+                splats[args[i]] = value
+        return splats
+
+    def load(self, op: Op, env: dict[int, int | None], depth: int) -> int | None:
+        """A scalar `memref.load` from a constant SMEM argument, every index known and within the shape."""
+        ref = op.args[0] if op.args else None
+        shape = shape_of(self.types.get(ref, "")) if ref is not None else None
+        width = _width(op.types[0]) if op.types else None
+        if ref not in self.splats or shape is None or width is None or len(op.args) != 1 + len(shape[0]):
+            return None
+        for index, dim in zip(op.args[1:], shape[0], strict=True):
+            v = self.value(index, env, depth + 1)
+            if v is None or v >= dim:
+                return None
+        return self.splats[ref] & _mask(width)
 
     def operands(self, reads: frozenset[int], writes: frozenset[int], call: Op) -> tuple[tuple[int, ...], ...]:
         """(indices of the call's operands read, indices of its results written): the kernel's arguments after the
@@ -389,6 +417,8 @@ class _Counter:
             width = _width(op.types[0]) if op.types else None
             v = op.scalar
             result = int(v) & _mask(width) if width and isinstance(v, (bool, int)) else None
+        elif op.name == "memref.load":
+            result = self.load(op, env, depth)
         else:
             args = [self.value(a, env, depth + 1) for a in op.args]
             result = None if any(a is None for a in args) else integer_op(op, [a for a in args if a is not None])

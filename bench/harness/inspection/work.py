@@ -5,14 +5,20 @@ output passes through a copy kernel, or to a `pallas_call` in a branch that neve
 
 Every op's work is (FLOPs, HBM bytes) from its shapes, turned into time on the target chip (TPU v6e,
 bench.hardware) as max(FLOPs / peak, bytes / bandwidth), so a matmul and an elementwise pass weigh
-what they would cost. Coverage = kernel time / (kernel time + time outside kernels), where:
-- a kernel's FLOPs are counted from its Mosaic body (bench.harness.inspection.mosaic); its bytes (operands
-  and results) count only when it computes something: a copy kernel counts zero;
+what they would cost. Coverage = kernel time credited / (kernel time + time outside kernels), where:
+- a kernel's FLOPs are counted from its Mosaic body (bench.harness.inspection.mosaic, the IR's exact integer
+  semantics: what cannot be decided counts the cheaper branch and no trips); its bytes are the operands its
+  body reads and the results it writes, and count only when it computes something: a copy kernel counts zero;
 - a kernel counts only when one of its results can reach the program's outputs (liveness through calls,
-  loops and branches); a branch whose index is a constant counts only when taken (`lax.platform_dependent`,
+  loops and branches); a branch whose index folds to a constant counts only when taken (`lax.platform_dependent`,
   a constant `lax.cond`); a branch chosen at run time counts its cheapest kernel work and its dearest XLA work;
 - a `while` counts its trip count when it is a counted loop (fori_loop, scan: induction variable, constant
-  bounds and step); otherwise its kernels count zero and its XLA work UNKNOWN_TRIPS times;
+  bounds and step, the comparison and the counter's wrap as the machine does them); otherwise its kernels
+  count zero and its XLA work UNKNOWN_TRIPS times;
+- constants fold exactly or not at all: integers wrap at their element type, `compare` reads them as its
+  comparison_type says (SIGNED, UNSIGNED), floats (NaN) and anything computed from inputs are unknown;
+- the credit is capped at the work the task needs (the workload's own program, counted the same way): kernel
+  time past it is time, not credit;
 - work outside kernels is counted everywhere it may run (dead XLA code included: erring that way can only
   lower coverage).
 Reshape-like ops are free; data movement (transpose, slices, pads, converts, broadcasts) costs its bytes.
@@ -530,6 +536,7 @@ class Coverage:
         self.peak_flops, self.peak_bw = _peaks()
         self.kernel_cache: dict[str, mosaic.KernelWork] = {}
         self.memo: dict[tuple[str, tuple[int, ...]], Tally] = {}
+        self.callers = _call_sources(module)
 
     def run(self) -> Tally:
         f = self.module.funcs[self.module.main]
@@ -615,9 +622,12 @@ class Coverage:
 
     def kernel(self, op: Op, live: set[int], t: Tally) -> None:
         text = op.attrs.get("backend_config", "")
-        work = self.kernel_cache.get(text)
+        aliased = {int(i) for i in re.findall(r"operand_index = (\d+)", op.attrs.get("output_operand_aliases", ""))}
+        constants = {i: v for i, a in enumerate(op.args) if i not in aliased and (v := self.splat(a)) is not None}
+        key = f"{sorted(constants.items())}:{text}"
+        work = self.kernel_cache.get(key)
         if work is None:
-            work = self.kernel_cache[text] = mosaic.kernel_work(op, self.bounds)
+            work = self.kernel_cache[key] = mosaic.kernel_work(op, self.bounds, constants)
         is_live = any(o in live for o in op.outs)
         high = work.matmul_flops_high + work.other_flops_high
         computes = high > 0
@@ -647,6 +657,27 @@ class Coverage:
         t.kernel_s_high += self.time(high, nbytes_high)
         t.uncertain_kernels += int(uncertain)
 
+    def splat(self, vid: int, depth: int = 0) -> int | None:
+        """The one value of every element of an integer constant (a splat, or a one-element constant broadcast or
+        reshaped), looked up through the calls that pass it (every call site must pass the same); None for anything
+        else (inputs, computed arrays, floats, converts)."""
+        op = self.module.defs.get(vid)
+        if depth > 16:
+            return None
+        if op is None:
+            sources = self.callers.get(vid)
+            values = {self.splat(v, depth + 1) for v in sources or []}
+            return values.pop() if len(values) == 1 else None
+        s = shape_of(op.types[0]) if op.types else None
+        if s is None or not re.fullmatch(r"u?i\d+", s[1]):
+            return None
+        if op.name == "stablehlo.constant":
+            return int(op.scalar) if isinstance(op.scalar, (bool, int)) else None
+        if op.name in ("stablehlo.broadcast_in_dim", "stablehlo.reshape") and op.arg_types:
+            same = (shape_of(op.arg_types[0]) or ((), ""))[1] == s[1]
+            return self.splat(op.args[0], depth + 1) if same else None
+        return None
+
     @staticmethod
     def kernel_bytes(op: Op, read: tuple[int, ...], written: tuple[int, ...]) -> float:
         """HBM bytes of a kernel call: the operands its body reads and the results it writes (an operand passed
@@ -654,6 +685,22 @@ class Coverage:
         ins = sum(type_bytes(op.arg_types[i]) for i in read if i < len(op.arg_types))
         outs = sum(type_bytes(op.types[j]) for j in written if j < len(op.types))
         return float(ins + outs)
+
+
+def _call_sources(module: Module) -> dict[int, list[int]]:
+    """Each function argument -> the values every `func.call` of that function passes for it."""
+    sources: dict[int, list[int]] = {}
+    stack = [f.body for f in module.funcs.values()]
+    while stack:
+        block = stack.pop()
+        for op in block.ops:
+            callee = module.funcs.get(op.attrs.get("callee", "")) if op.name == "func.call" else None
+            if callee is not None:
+                for arg, passed in zip(callee.body.args, op.args, strict=False):
+                    sources.setdefault(arg, []).append(passed)
+            for region in op.regions:
+                stack.extend(region)
+    return sources
 
 
 def coverage(module: Module, bounds: Bounds) -> Tally:
