@@ -12,10 +12,10 @@ distinct value of the grid indices they depend on: integers at their type's widt
 wrapping as the machine wraps, signed or unsigned as each op says, undefined results (a zero divisor, a shift
 past the width, a broken `nsw`/`nuw` promise) unknown. Anything else is unknown too: floats (NaN), values read
 from memory (data), ops not evaluated; the one exception is a scalar load, at known in-bounds indices, from an
-SMEM argument the program passes as a constant splat and the body never writes (a static block mask). What cannot be decided counts the cheaper branch and never a loop of
-unknown trip count for coverage (`low`: the kernel is credited with work that certainly runs), and the dearer
-branch and one trip for the comparison with the interpreted twin (`high`). Matmul FLOPs are 2*M*N*K from the
-operand shapes.
+SMEM argument the program passes as a constant splat and the body never writes (a static block mask).
+What cannot be decided counts the cheaper branch and never a loop of unknown trip count for coverage (`low`:
+the kernel is credited with work that certainly runs), and the dearer branch and one trip for the comparison
+with the interpreted twin (`high`). Matmul FLOPs are 2*M*N*K from the operand shapes.
 """
 
 from __future__ import annotations
@@ -41,8 +41,9 @@ from bench.harness.inspection.module import (
 from bench.harness.protocol.messages import Bounds
 
 #: Evaluate grid-dependent conditions at every distinct point of the grid dimensions they depend on, up to this
-#: many points (beyond: unknown).
+#: many points (beyond: unknown) and this many op visits in all (points x ops of the body: the reading's time).
 GRID_EVAL_LIMIT = 4096
+GRID_EVAL_OPS = 4_000_000
 #: Casts, shape changes and data movement: no arithmetic.
 NO_FLOPS = (
     "arith.extf",
@@ -139,7 +140,8 @@ def kernel_work(op: Op, bounds: Bounds, constants: dict[int, int] | None = None)
     varying = counter.grid_dependence() if known else []
     points = math.prod(grid_dims[i] for i in varying)
     total = _Sum()
-    if varying and points <= GRID_EVAL_LIMIT:  # decide every condition at every distinct grid point
+    body_ops = sum(1 for _ in _walk(func.body))
+    if varying and points <= GRID_EVAL_LIMIT and points * body_ops <= GRID_EVAL_OPS:  # every distinct point
         rest = grid // points if points else 0
         for values in itertools.product(*[range(grid_dims[i]) for i in varying]):
             env: dict[int, int | None] = {counter.grid_args[i]: v for i, v in zip(varying, values, strict=True)}
