@@ -216,6 +216,28 @@ def _data_dependent_while(a: Any, b: Any) -> Any:
     return _copy_then(dead)(a, b)
 
 
+def _dynamic_grid(a: Any, b: Any) -> Any:
+    """The GEMM on a grid sized at run time from the input (zero steps on real inputs)."""
+    x = xla_gemm(a, b)
+    steps = (a[0, 0] > 1e30).astype(jnp.int32) * 6
+
+    def kernel(x_ref: Any, a_ref: Any, b_ref: Any, o_ref: Any) -> None:
+        _gemms(a_ref, b_ref, o_ref)
+
+    out = pl.pallas_call(
+        kernel,
+        out_shape=OUT,
+        grid=(steps,),
+        in_specs=[
+            pl.BlockSpec((128, 128), lambda s: (s % 2, s // 2)),
+            pl.BlockSpec((128, 512), lambda s: (s % 2, 0)),
+            pl.BlockSpec((512, 128), lambda s: (0, s // 2)),
+        ],
+        out_specs=pl.BlockSpec((128, 128), lambda s: (s % 2, s // 2)),
+    )(x, a, b)
+    return jnp.where(steps > 0, out, x)
+
+
 def pallas_gemm(a: Any, b: Any) -> Any:
     def kernel(a_ref: Any, b_ref: Any, o_ref: Any) -> None:
         o_ref[...] = _dot(a_ref, b_ref).astype(o_ref.dtype)
@@ -260,6 +282,7 @@ ATTACKS: dict[str, Callable[..., Any]] = {
     **{f"loop_{k}": _loop(t) for k, t in TRIPS.items()},
     "loop_scalar_prefetch": _scalar_prefetch_loop,
     "while_data_dependent": _data_dependent_while,
+    "grid_sized_by_data": _dynamic_grid,
     **XLA_LOOPS,
 }
 

@@ -134,7 +134,7 @@ def kernel_work(op: Op, bounds: Bounds, constants: dict[int, int] | None = None)
         grid_dims = _ints(func.attrs["iteration_bounds"])
     known = all(d >= 0 for d in grid_dims)
     grid = math.prod(grid_dims) if known else 1
-    work = KernelWork(grid=grid, dynamic_grid=not known)  # a dynamic grid is counted as one step
+    work = KernelWork(grid=grid, dynamic_grid=not known)
     counter = _Counter(module, func, len(grid_dims), constants or {})
     live = counter.live(func.body, set())
     varying = counter.grid_dependence() if known else []
@@ -146,8 +146,11 @@ def kernel_work(op: Op, bounds: Bounds, constants: dict[int, int] | None = None)
         for values in itertools.product(*[range(grid_dims[i]) for i in varying]):
             env: dict[int, int | None] = {counter.grid_args[i]: v for i, v in zip(varying, values, strict=True)}
             total.add(counter.block(func.body, live, env), rest, rest)
-    else:  # nothing depends on the grid indices (or too many points: those conditions are unknown)
+    elif known:  # nothing depends on the grid indices (or too many points: those conditions are unknown)
         total.add(counter.block(func.body, live, {}), grid, grid)
+    else:  # a grid sized at run time: as many steps as a loop of unknown trip count (none; one for the dear reading)
+        counter.unknown += 1
+        total.add(counter.block(func.body, live, {}), 0.0, 1.0)
     work.matmul_flops, work.other_flops = total.lo
     work.matmul_flops_high, work.other_flops_high = total.hi
     work.operands_read, work.results_written = counter.operands(total.reads_lo, total.writes_lo, op)

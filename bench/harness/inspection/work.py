@@ -136,7 +136,7 @@ class KernelEntry:
 class Tally:
     """Work (seconds on the target chip, FLOPs, bytes) inside and outside kernels."""
 
-    kernel_s: float = 0.0  # the cheap reading: unknown kernel branches at their cheaper side, dynamic grids 1 step
+    kernel_s: float = 0.0  # the cheap reading: unknown branches at their cheaper side, unknown loops and grids none
     kernel_s_high: float = 0.0  # the dear reading: unknown kernel branches at their dearer side
     outside_s: float = 0.0
     kernel_flops: float = 0.0
