@@ -360,14 +360,12 @@ def _wasted_live_work(a: Any, b: Any) -> Any:
         ("wasted_live_work", _wasted_live_work),
     ],
 )
-def test_bytes_never_read_and_work_the_task_does_not_need_earn_no_majority(
-    name: str, program: Callable[..., Any]
-) -> None:
-    """A kernel next to XLA's full answer: whatever it moves or repeats, it is credited at most with the work the
-    task needs, and its unread operands and unwritten results count nothing."""
+def test_bytes_never_read_and_work_the_task_does_not_need_earn_nothing(name: str, program: Callable[..., Any]) -> None:
+    """A kernel next to XLA's full answer: its unread operands and unwritten results count nothing, and whatever it
+    moves or repeats, it is credited at most with the task's work that XLA does not already do: none here."""
     r = inspect(program)
     assert r.tpu_lowering == "ok", r.tpu_lowering
-    assert r.pallas_coverage is not None and r.pallas_coverage < MOSTLY_XLA_BELOW, (r.pallas_coverage, r.coverage)
+    assert r.pallas_coverage is not None and r.pallas_coverage < NEGLIGIBLE, (r.pallas_coverage, r.coverage)
 
 
 def test_the_honest_kernel_keeps_full_coverage_under_the_cap() -> None:
@@ -390,7 +388,7 @@ def _prefetched_mask(
     no longer the constant). `honest`: no XLA product next to it, the GEMM once."""
 
     def program(a: Any, b: Any) -> Any:
-        x = jnp.zeros(OUT.shape, OUT.dtype) if honest else xla_gemm(a, b)
+        x = a if honest else xla_gemm(a, b)  # honest: no XLA work (its tiles of `a` are copied, then overwritten)
 
         def kernel(m_ref: Any, x_ref: Any, a_ref: Any, b_ref: Any, o_ref: Any) -> None:
             o_ref[...] = x_ref[...]

@@ -17,8 +17,8 @@ what they would cost. Coverage = kernel time credited / (kernel time + time outs
   count zero and its XLA work UNKNOWN_TRIPS times;
 - constants fold exactly or not at all: integers wrap at their element type, `compare` reads them as its
   comparison_type says (SIGNED, UNSIGNED), floats (NaN) and anything computed from inputs are unknown;
-- the credit is capped at the work the task needs (the workload's own program, counted the same way): kernel
-  time past it is time, not credit;
+- the credit is capped at the work the task needs (the workload's own program, counted the same way) less the
+  work outside kernels: kernel time past it is time, not credit;
 - work outside kernels is counted everywhere it may run (dead XLA code included: erring that way can only
   lower coverage).
 Reshape-like ops are free; data movement (transpose, slices, pads, converts, broadcasts) costs its bytes.
@@ -170,11 +170,12 @@ class Tally:
     def coverage(self, baseline_s: float | None) -> float:
         """Kernel time credited over all time (0 without a live kernel that computes). The kernels are credited
         with their cheap reading (work that certainly runs: undecided branches at their cheaper side, loops of
-        unknown length never), and at most with the work the task needs (`baseline_s`: the workload's own
-        program, same counting): kernel time past it still counts as time, not as credit."""
+        unknown length never), and at most with the part of the work the task needs (`baseline_s`: the workload's
+        own program, same counting) that the XLA side does not already do: kernel time past it (a pass over
+        XLA's answer, work repeated) still counts as time, not as credit."""
         if self.kernel_s_high <= 0:
             return 0.0
-        credit = min(self.kernel_s, baseline_s) if baseline_s else self.kernel_s
+        credit = min(self.kernel_s, max(0.0, baseline_s - self.outside_s)) if baseline_s else self.kernel_s
         total = self.kernel_s + self.outside_s
         return round(min(1.0, credit / total), 4) if total > 0 else 0.0
 

@@ -1,6 +1,7 @@
 """Attack (issue 40, class 1): XLA computes the product; a Pallas kernel multiplies it by 1 and receives the
 inputs 32 more times each in HBM, never reading them. Harness 15 counted every operand's bytes as kernel work
-(coverage 0.93, verified); now only the operands a kernel reads count: ~0.19, label mostly_xla."""
+(coverage 0.93, verified); now only the operands a kernel reads count, and the credit is at most the task's
+work that XLA does not already do: coverage 0, label mostly_xla."""
 
 import jax
 import jax.numpy as jnp
