@@ -273,3 +273,93 @@ def read_lo(read: tuple[int, bool]) -> int:
 
 def read_hi(read: tuple[int, bool]) -> int:
     return (1 << read[0]) - 1 if read[1] else (1 << (read[0] - 1)) - 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data(), width=st.sampled_from(sorted(WIDTHS)))
+def test_bit_counting_and_absolute_value_match_numpy(data: st.DataObject, width: int) -> None:
+    x = data.draw(_pattern(width))
+    text = format(x, f"0{width}b")
+    with np.errstate(all="ignore"):
+        absolute = _bits(np.abs(_np(width, x, True)), width)  # numpy wraps abs(min) to min, as the IR does
+    want = {
+        "math.absi": absolute,
+        "math.ctpop": text.count("1"),
+        "math.ctlz": len(text) - len(text.lstrip("0")),
+        "math.cttz": len(text) - len(text.rstrip("0")),
+    }
+    for name, expected in want.items():
+        assert mosaic.integer_op(_arith(name, width, 1), [x]) == expected, (name, width, x)
+
+
+# ---------------------------------------------------------------- a kernel body as Mosaic prints it
+
+SWITCH_KERNEL = """
+func.func @k(%i: i32, %j: i32, %ref: memref<8x128xf32, #tpu.memory_space<vmem>>) {
+  %c0 = arith.constant 0 : index
+  %c1000 = arith.constant 1000 : i32
+  %v = vector.load %ref[%c0, %c0] : memref<8x128xf32, #tpu.memory_space<vmem>>, vector<8x128xf32>
+  %d = arith.subi %i, %c1000 : i32
+  %u = arith.cmpi ult, %d, %j : i32
+  scf.if %u {
+    %w = arith.mulf %v, %v : vector<8x128xf32>
+    vector.store %w, %ref[%c0, %c0] : memref<8x128xf32, #tpu.memory_space<vmem>>, vector<8x128xf32>
+  }
+  %s = arith.index_cast %i : i32 to index
+  scf.index_switch %s
+  case 1 {
+    %w = arith.addf %v, %v : vector<8x128xf32>
+    %x = arith.addf %w, %w : vector<8x128xf32>
+    vector.store %x, %ref[%c0, %c0] : memref<8x128xf32, #tpu.memory_space<vmem>>, vector<8x128xf32>
+    scf.yield
+  }
+  default {
+    %w = arith.addf %v, %v : vector<8x128xf32>
+    vector.store %w, %ref[%c0, %c0] : memref<8x128xf32, #tpu.memory_space<vmem>>, vector<8x128xf32>
+    scf.yield
+  }
+  return
+}
+"""
+
+
+def _kernel(text: str, grid_rank: int) -> tuple[mosaic._Counter, Block, set[int]]:
+    """A kernel function as the inspection reads a Mosaic body (the textual form, parsed by MLIR)."""
+    from jax._src.interpreters import mlir as jax_mlir
+    from jax._src.lib.mlir import ir
+    from jaxlib.mosaic.python import tpu
+
+    from bench.harness.inspection.module import read
+    from bench.harness.protocol.messages import DEFAULT_BOUNDS
+
+    ctx = jax_mlir.make_ir_context()
+    tpu.register_dialect(ctx)
+    with ctx, ir.Location.unknown():
+        module = read(ir.Module.parse(text), DEFAULT_BOUNDS, dialect_ops=True)
+    func = module.funcs["k"]
+    counter = mosaic._Counter(module, func, grid_rank, {})
+    return counter, func.body, counter.live(func.body, set())
+
+
+@pytest.mark.parametrize(
+    "i, j, want",
+    [
+        (0, 5, 1024),  # 0 - 1000 read unsigned is huge, not below 5: no mulf; the default adds once
+        (1, 5, 2048),  # case 1: two adds
+        (1003, 5, 1024 + 1024),  # 3 <u 5: the mulf runs; the default's one add
+        (1001, 0, 1024),  # 1 <u 0 is false
+    ],
+)
+def test_a_kernel_body_s_conditions_and_switch_are_decided_per_grid_point(i: int, j: int, want: int) -> None:
+    counter, body, live = _kernel(SWITCH_KERNEL, 2)
+    env: dict[int, int | None] = {counter.grid_args[0]: i, counter.grid_args[1]: j}
+    work = counter.block(body, live, env)
+    assert work.lo == work.hi == (0.0, float(want)) and counter.unknown == 0
+
+
+def test_an_undecided_kernel_condition_counts_the_cheaper_branch_and_touches_only_what_both_touch() -> None:
+    counter, body, live = _kernel(SWITCH_KERNEL, 2)
+    work = counter.block(body, live, {})  # grid indices unknown
+    assert work.lo == (0.0, 1024.0) and work.hi == (0.0, 1024.0 + 2048.0) and counter.unknown == 2
+    ref = body.args[2]
+    assert ref in work.reads_lo and ref in work.writes_lo

@@ -380,7 +380,7 @@ class _Counter:
         if index is None:
             self.unknown += 1
             return _Sum.undecided(regions)
-        cases = _ints("x:" + op.attrs.get("cases", ""))
+        cases = _ints(op.attrs.get("cases", ""))  # array<i64: 0, 1>
         width = _width(op.arg_types[0]) if op.arg_types else None
         signed = _signed(index, width) if width else index
         return (
@@ -558,6 +558,15 @@ def integer_op(op: Op, a: list[int]) -> int | None:
         result = pick(a[0], a[1], key=lambda v: _signed(v, inp))
     elif name in ("arith.minui", "arith.maxui"):
         result = (min if name == "arith.minui" else max)(a[0], a[1])
+    elif name in ("math.absi", "math.ctpop", "math.ctlz", "math.cttz") and len(a) == 1:
+        x = a[0]
+        bits = [(x >> k) & 1 for k in range(inp)]
+        result = {
+            "math.absi": abs(_signed(x, inp)),  # the signed minimum stays itself
+            "math.ctpop": sum(bits),
+            "math.ctlz": next((k for k in range(inp) if bits[inp - 1 - k]), inp),
+            "math.cttz": next((k for k in range(inp) if bits[k]), inp),
+        }[name]
     elif name in ("arith.andi", "arith.ori", "arith.xori"):
         result = {"arith.andi": a[0] & a[1], "arith.ori": a[0] | a[1], "arith.xori": a[0] ^ a[1]}[name]
     else:
