@@ -366,6 +366,7 @@ def test_bytes_never_read_and_work_the_task_does_not_need_earn_nothing(name: str
     r = inspect(program)
     assert r.tpu_lowering == "ok", r.tpu_lowering
     assert r.pallas_coverage is not None and r.pallas_coverage < NEGLIGIBLE, (r.pallas_coverage, r.coverage)
+    assert r.coverage is not None and r.coverage["kernel_s_credited"] == 0.0, r.coverage  # the details say why
 
 
 def test_the_honest_kernel_keeps_full_coverage_under_the_cap() -> None:

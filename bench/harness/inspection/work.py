@@ -175,9 +175,12 @@ class Tally:
         XLA's answer, work repeated) still counts as time, not as credit."""
         if self.kernel_s_high <= 0:
             return 0.0
-        credit = min(self.kernel_s, max(0.0, baseline_s - self.outside_s)) if baseline_s else self.kernel_s
         total = self.kernel_s + self.outside_s
-        return round(min(1.0, credit / total), 4) if total > 0 else 0.0
+        return round(min(1.0, self.credit(baseline_s) / total), 4) if total > 0 else 0.0
+
+    def credit(self, baseline_s: float | None) -> float:
+        """The kernel time credited: the cheap reading, at most `baseline_s` less the work outside kernels."""
+        return min(self.kernel_s, max(0.0, baseline_s - self.outside_s)) if baseline_s else self.kernel_s
 
 
 # ---------------------------------------------------------------- costs of single ops
