@@ -4,7 +4,7 @@
    whose `speedup_ci` contains 1.0 (target >= 95 %), on the machine as it is ("quiet") and, with `--busy`,
    while a process this script starts keeps one core busy; with the timing-quality verdicts, and the
    between-run spread of log(speedup) against the within-run (bootstrap) spread: the between-run term
-   `bench.harness.parent.statistics.SYSTEMATIC_SD` comes from this difference;
+   `bench.harness.parent.timing.SYSTEMATIC_SD` comes from this difference;
 2. interval widths of the identical kernel for 8p, 41k and 30k (target: below 0.15 on a quiet machine);
 3. 8p's twice-the-work kernel: its interval (target: entirely below 0.75).
 
@@ -28,13 +28,13 @@ from pathlib import Path
 from _common import TWICE, identical_kernel, load
 from scipy.stats import norm
 
-from bench.harness.parent import statistics as st
+from bench.harness.parent import timing as st
 from bench.harness.parent.evaluate import WarmRunner
 from bench.harness.protocol.result import EvalResult
 from bench.harness.protocol.task import EvalTask
 
 WIDTH_WORKLOADS = ("8p_GEMM", "41k_Gemm_Add_ReLU", "30k_Matmul_Scaling_ResidualAdd")
-# the causes statistics.classify names, by a phrase of its reason text
+# the causes timing.classify names, by a phrase of its reason text
 REASONS = {"wide interval": "wide interval", "bimodal blocks": "bimodal blocks", "preempted": "the runner ran",
            "involuntary switches": "involuntary context switches", "load average": "load average",
            "no interval": "no interval"}
@@ -94,7 +94,7 @@ def report_identical(label: str, results: list[EvalResult]) -> None:
         rms = math.sqrt(statistics.fmean(w * w for w in within))
         implied = math.sqrt(max(between ** 2 - rms ** 2, 0.0))
         print(f"    between-run sd of log(speedup) {between:.4f}, within-run (bootstrap) rms sd {rms:.4f}: "
-              f"implied between-run term {implied:.4f} (statistics.SYSTEMATIC_SD = {st.SYSTEMATIC_SD})")
+              f"implied between-run term {implied:.4f} (timing.SYSTEMATIC_SD = {st.SYSTEMATIC_SD})")
 
 
 def busy_process() -> subprocess.Popen:

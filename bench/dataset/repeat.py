@@ -3,7 +3,7 @@
 Why: one evaluation's timings can be disturbed as a whole by the host (the same 41k kernel measured 76 ms in
 `bench evaluate` and 145 ms in `bench ingest` on the shared CPU VM), and the site then shows the bad run.
 
-The rule, from what the harness says about its own timing (bench.harness.parent.statistics):
+The rule, from what the harness says about its own timing (bench.harness.parent.timing):
 - a correct result is repeated when its `timing_quality` is "noisy" (a wide interval, bimodal blocks, or
   interference the runner measured) or its `speedup_ci` is wider than its timing policy's `wide_interval` share of
   the speedup; up to the policy's `max_runs` runs in all, stopping at the first run that is neither;

@@ -81,7 +81,7 @@ CREATE OR REPLACE MACRO normal_cdf(x) AS
     CASE WHEN x >= 0 THEN 1 - normal_tail_t(x, 1 / (1 + 0.2316419 * x)) ELSE normal_tail_t(-x, 1 / (1 - 0.2316419 * x)) END;
 -- One-sided p-value of "speedup > p" from a row's speedup and its 95% interval: the interval's lower half, on the
 -- log scale, read as a normal one (se = ln(speedup / low) / z), which is how the harness widens it
--- (bench/harness/parent/statistics.py); p = P(Z > ln(speedup / p) / se). A zero-width half decides by the
+-- (bench/harness/parent/timing.py); p = P(Z > ln(speedup / p) / se). A zero-width half decides by the
 -- estimate alone. p_slower mirrors it with the upper half ("speedup < p").
 CREATE OR REPLACE MACRO p_faster(speedup, low, p) AS
     CASE WHEN speedup > 0 AND low > 0 AND speedup > low THEN 1 - normal_cdf(ln(speedup / p) / (ln(speedup / low) / ci_z()))

@@ -165,7 +165,7 @@ def _recipe() -> dict:
 
 
 def test_the_documented_recipe_recomputes_the_harness_interval_from_published_blocks():
-    from bench.harness.parent.statistics import Block, speedup_interval
+    from bench.harness.parent.timing import Block, speedup_interval
 
     rng = np.random.default_rng(7)
     base = (2.0 * rng.lognormal(0, 0.05, 12)).tolist()

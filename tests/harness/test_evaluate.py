@@ -216,7 +216,7 @@ def test_a_parent_confined_to_the_timing_core_decides_between_candidates(monkeyp
         return real_evaluate(self, *args, **kwargs)
 
     monkeypatch.setattr(harness_evaluate, "confined_to", lambda core: True)
-    monkeypatch.setattr(harness_evaluate.statistics, "warm", lambda: warmed.append(1))
+    monkeypatch.setattr(harness_evaluate.timing, "warm", lambda: warmed.append(1))
     monkeypatch.setattr(harness_evaluate.outcome, "decide", decide)
     monkeypatch.setattr(harness_evaluate.RunnerSession, "evaluate", session_evaluate)
     task = EvalTask(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bench.harness.parent import statistics as st
+from bench.harness.parent import timing as st
 
 
 def _blocks(

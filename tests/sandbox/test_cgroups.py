@@ -1,4 +1,4 @@
-"""The build's CPU and process bounds (bench.harness.parent.cgroups): what holds, what the host refused and what
+"""The build's CPU and process bounds (bench.harness.parent.sandboxing): what holds, what the host refused and what
 applies instead, and the kill by cgroup membership that reaches processes in sessions of their own. No timing."""
 
 from __future__ import annotations
@@ -12,9 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.harness.parent import cgroups
-from bench.harness.parent.cgroups import BuildCgroups
-from bench.harness.parent.sandboxing import _JOIN
+from bench.harness.parent import sandboxing as cgroups
+from bench.harness.parent.sandboxing import _JOIN, BuildCgroups
 
 
 def test_a_host_that_refuses_every_cgroup_gets_the_fallbacks_named(monkeypatch, tmp_path):

@@ -236,7 +236,7 @@ def test_mode_bwrap_raises_when_unusable(monkeypatch: pytest.MonkeyPatch, tmp_pa
         sandbox.wrap(["true"], "bwrap")
     with pytest.raises(sandbox.SandboxUnavailable):
         sandbox.require_bwrap()
-    monkeypatch.setattr(sandbox, "_warned", False)
+    sandbox._warn_once.cache_clear()  # it warns once per process
     cmd = sandbox.wrap(["true"], "auto")
     cmd.release()
     assert cmd.name == "none"  # auto falls back, says so once

@@ -158,6 +158,7 @@ def inspect_programs(
         "kernel_s_high": tally.kernel_s_high,
         "outside_s": tally.outside_s,
         "baseline_s": baseline_s,
+        "kernel_s_credited": tally.credit(baseline_s),  # at most baseline_s less outside_s
         "uncertain_kernels": tally.uncertain_kernels,
         "kernel_flops": tally.kernel_flops,
         "outside_flops": tally.outside_flops,

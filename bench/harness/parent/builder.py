@@ -1,21 +1,12 @@
-"""TRUSTED: runs the untrusted build step (bench.harness.sandbox.child) in its sandbox and keeps what it observed.
+"""TRUSTED: runs the untrusted build step (bench.harness.sandbox.child) in its sandbox and keeps what it observed: a
+frozen BuildArtifact (the exports, inspected later; the build's log, head and tail, control characters escaped; the
+failure, classified HERE as a `Status` from what the parent saw: its own deadline, no valid reply, a valid failure
+reply, the memory cgroup's counters). A reply cannot carry a status.
 
-The parent gives the build a kernel file and a BuildRequest; it gets back a frozen BuildArtifact: the
-exported programs (bytes, inspected later by bench.harness.parent.inspecting), the build's log (at most
-process.LOG_LIMIT bytes, head and tail, control characters escaped) and the failure, if any, classified HERE as a
-`Status` from what the parent saw: its own deadline (TIMEOUT), no valid reply (CRASHED), or a valid failure
-reply (COMPILE_ERROR, or OUT_OF_MEMORY when its error reads as one). A reply cannot carry a status. Whatever the
-failure looked like, a build whose memory cgroup killed a process for memory is OUT_OF_MEMORY (the kernel's
-counters, read by the parent before the cgroup is removed: over_memory_cap).
-
-One process model: every build is a `BuildProcess` of its own, in a sandbox of its own, used for one candidate.
-It may be started ahead of need (its sandbox and its jax import ready while the kernel is still being copied or an
-earlier build runs): it sees the folder its kernel will be written to, and gets the request when the kernel is there.
-When `run` returns, the build's process and every process it started are gone: as soon as it replied or reached its
-deadline, every member of its cgroups is killed (whatever sessions or process groups it made; where the host refused
-the cgroups, its process group and the sandbox's PID namespace only), until none is left. Those that had left the
-sandbox's PID namespace's reach (sandbox none) are counted in `survivors`. Which CPU and process bounds held is
-recorded in `details["bounds"]` (bench.harness.parent.cgroups).
+One process model: every build is a `BuildProcess` of its own, in a sandbox of its own, used for one candidate; it
+may be started ahead of need (it sees the folder its kernel will be written to). When `run` returns, it and every
+process it started are gone: every member of its cgroups is killed (whatever sessions it made) until none is left
+(docs/threat-model.md, "One sandbox per build").
 """
 
 from __future__ import annotations
@@ -45,8 +36,7 @@ from bench.harness.protocol.result import Status
 from bench.paths import ROOT
 
 MAX_EXPORT_BYTES = 256 << 20  # a reply larger than this is not a program we will inspect
-#: Signals that may mean a build hit its memory limit: under RLIMIT_AS an allocation that fails inside C++
-#: code often aborts or segfaults rather than raising MemoryError.
+#: Signals that may mean a build hit its memory limit (under RLIMIT_AS a failed C++ allocation often aborts).
 MEMORY_SIGNALS = ("SIGKILL", "SIGSEGV", "SIGABRT")
 MEMORY_HINT = "possibly the memory limit"
 
@@ -171,8 +161,7 @@ class BuildProcess:
         os.close(self.reply_r)
         survivors = _end(self.proc.proc, self.cmd)
         events = dict(self.cmd.memory_events())  # every process is gone: final; removed with the cgroup
-        if self.cmd.groups is not None:  # which CPU and process bounds held, which were refused, what they refused
-            self.bounds = self.cmd.groups.describe()
+        self.bounds = self.cmd.groups.describe()  # which CPU and process bounds held, were refused, refused forks
         self.cmd.release()
         return survivors, events
 
@@ -248,12 +237,9 @@ def _end(proc: subprocess.Popen[bytes], cmd: SandboxedCommand) -> int:
     and its process group, then reap it. Returns the survivors: the killed processes that had left the build's PID
     namespace's reach (outside any namespace of its own: sandbox none), which only the cgroup could find."""
     groups = cmd.groups
-    escaped = _outside_namespace(groups.members()) if groups is not None else set()
-    if groups is not None:
-        groups.kill_members(wait_s=0.0)  # one pass now: nothing of the build runs while its leader is reaped
+    escaped = _outside_namespace(groups.members())
+    groups.kill_members(wait_s=0.0)  # one pass now: nothing of the build runs while its leader is reaped
     kill_group(proc, wait_s=10)
-    if groups is None:
-        return 0
     groups.kill_members()  # until none is left (the kernel tears a dead PID namespace down asynchronously)
     return len(escaped - {proc.pid})
 

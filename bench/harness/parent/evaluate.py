@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.hardware import default_size
-from bench.harness.parent import outcome, statistics, timing
+from bench.harness.parent import outcome, timing
 from bench.harness.parent.builder import BuildArtifact, BuildProcess
 from bench.harness.parent.inspecting import Inspector
 from bench.harness.parent.outcome import Built
@@ -209,7 +209,6 @@ class WarmRunner:
         decision is made while the runner runs the next candidate."""
         overlap = not confined_to(timing_core())
         if overlap:
-            statistics.warm()
             timing.warm()
         return overlap
 

@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import time
 import traceback
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Literal, TypedDict
+from typing import Literal
 
 from pydantic import JsonValue
 
 from bench import HARNESS_VERSION, hardware
-from bench.harness.parent import statistics, timing
+from bench.harness.parent import timing
 from bench.harness.parent.builder import BuildArtifact
 from bench.harness.parent.inspecting import Inspection
 from bench.harness.protocol.messages import (
@@ -157,14 +158,6 @@ class Where:
     timing_seed: int | None = None
 
 
-class Loaded(TypedDict):
-    """What every result of a program the runner loaded carries (Measured's fields)."""
-
-    deadlines_s: dict[str, float]
-    compile_s: dict[str, float]
-    timing_policy: str
-
-
 @dataclass(frozen=True)
 class Measured:
     """What the runner measured of one candidate, as far as it got (the status says how far)."""
@@ -231,13 +224,14 @@ def _result(
     interpreted: bool = False,
     details: dict[str, JsonValue] | None = None,
     overhead: dict[str, float] | None = None,
+    flags: Sequence[str] = (),
 ) -> EvalResult:
     """The one constructor of an EvalResult: where it ran, what the parent read, what the runner measured."""
     w, m, insp = _where(ctx, task, built), measured, built.inspection
     integrity = Integrity(
         has_pallas=(insp.pallas_calls > 0) if insp else None,
         pallas_calls=insp.pallas_calls if insp else 0,
-        flags=_flags(built),
+        flags=merge_flags(_flags(built), flags),
         details={**_details(ctx, built), **(details or {})},
     )
     overhead_s = {"build": round(built.build_s, 4)}
@@ -245,20 +239,8 @@ def _result(
         overhead_s["runner_prepare"] = round(ctx.prepare_s, 4)
     overhead_s.update(overhead or {})
     return EvalResult(
-        workload=w.workload,
-        size=w.size,
-        tpu=w.tpu,
-        config=w.config,
-        flops=w.flops,
-        flops_source=w.flops_source,
-        bytes_accessed=w.bytes_accessed,
-        operational_intensity=w.operational_intensity,
-        schedule=w.schedule,
-        schedule_reason=w.schedule_reason,
-        runner=w.runner,
-        timeline_s=w.timeline_s,
-        input_seeds=w.input_seeds,
-        timing_seed=w.timing_seed,
+        **_fields(w),
+        **_fields(m),
         status=status,
         reason=reason,
         env=_environment(ctx, built, interpreted),
@@ -271,39 +253,26 @@ def _result(
         overhead_s=overhead_s,
         wall_time_s=round(time.monotonic() - (ctx.t0 if ctx else built.started), 3),
         candidate_log=built.artifact.log,
-        correctness=m.correctness,
-        baseline=m.baseline,
-        kernel=m.kernel,
-        pallas_reference=m.pallas_reference,
-        speedup_vs_baseline=m.speedup_vs_baseline,
-        wall_speedup_vs_baseline=m.wall_speedup_vs_baseline,
-        speedup_vs_pallas=m.speedup_vs_pallas,
-        speedup_ci=m.speedup_ci,
-        timing_quality=m.timing_quality,
-        timing_quality_reason=m.timing_quality_reason,
-        profile_top_ops=m.profile_top_ops,
-        deadlines_s=m.deadlines_s,
-        block_order=m.block_order,
-        block_ms=m.block_ms,
-        compile_s=m.compile_s,
-        timing_policy=m.timing_policy,
-        error=m.error,
-        traceback=m.traceback,
+    )
+
+
+def _fields(part: Where | Measured) -> dict[str, object]:
+    """A typed part's fields, by name: EvalResult refuses a name it does not have (extra="forbid")."""
+    return {f.name: getattr(part, f.name) for f in fields(part)}
+
+
+def _bare_error(workload: str, size: str, tpu: str, reason: str, error: str, tb: str) -> EvalResult:
+    """A harness error with nothing else known (the smallest valid result)."""
+    return EvalResult(
+        workload=workload, status=Status.ERROR, size=size, tpu=tpu, reason=reason, error=error, traceback=tb[-4000:]
     )
 
 
 def harness_exception(task: EvalTask, exc: BaseException) -> EvalResult:
     """A harness bug (an exception of our own code) during one candidate's evaluation: Status.ERROR with the
     traceback, never the candidate's fault. Called inside the `except` that caught `exc`."""
-    return EvalResult(
-        workload=task.workload,
-        status=Status.ERROR,
-        size=task.size or "",
-        tpu="unknown",
-        reason=f"harness error: {type(exc).__name__}: {exc}",
-        error=str(exc),
-        traceback=traceback.format_exc()[-4000:],
-    )
+    why = f"harness error: {type(exc).__name__}: {exc}"
+    return _bare_error(task.workload, task.size or "", "unknown", why, str(exc), traceback.format_exc())
 
 
 def harness_error(task: EvalTask, built: Built, message: str, t0: float) -> EvalResult:
@@ -313,18 +282,12 @@ def harness_error(task: EvalTask, built: Built, message: str, t0: float) -> Eval
 
 def not_run(ctx: BatchContext, built: Built) -> EvalResult:
     """A failed build (status from what the parent observed) or an export the inspection refused."""
-    a = built.artifact
+    a, insp = built.artifact, built.inspection
     if not a.ok:
-        return _result(
-            ctx,
-            ctx.task,
-            built,
-            a.kind or Status.CRASHED,
-            a.reason,
-            Measured(error=a.error, traceback=a.traceback or None),
-        )
-    reason = built.inspection.refused if built.inspection else "no inspection"
-    if built.inspection is not None and built.inspection.refusal_status == Status.ERROR:  # the harness failed, not it
+        failed = Measured(error=a.error, traceback=a.traceback or None)
+        return _result(ctx, ctx.task, built, a.kind or Status.CRASHED, a.reason, failed)
+    reason = insp.refused if insp else "no inspection"
+    if insp is not None and insp.refusal_status == Status.ERROR:  # the harness failed, not the candidate
         return _result(ctx, ctx.task, built, Status.ERROR, f"harness error: {reason}", Measured(error=reason))
     return _result(ctx, ctx.task, built, Status.COMPILE_ERROR, f"refused: {reason}", Measured(error=reason))
 
@@ -336,15 +299,7 @@ def candidate_error(ctx: BatchContext, built: Built, exc: BaseException, tb: str
     try:
         return _result(ctx, ctx.task, built, Status.ERROR, one_line(why), Measured(error=why, traceback=tb[-4000:]))
     except Exception:  # the result itself could not be built from what was observed: the bare minimum
-        return EvalResult(
-            workload=ctx.task.workload,
-            status=Status.ERROR,
-            size=ctx.prepared.size,
-            tpu=ctx.hello.env.chip,
-            reason=one_line(why),
-            error=why,
-            traceback=tb[-4000:],
-        )
+        return _bare_error(ctx.task.workload, ctx.prepared.size, ctx.hello.env.chip, one_line(why), why, tb)
 
 
 def runner_failed(
@@ -357,28 +312,15 @@ def runner_failed(
 ) -> EvalResult:
     """The runner did not answer while running the candidate's program: it hung (TIMEOUT), died (CRASHED), ran
     out of memory (OUT_OF_MEMORY), or replied with its own failure (ERROR: a harness self-check, not the candidate)."""
-    if failure.kind == Status.ERROR:
-        return _result(
-            ctx,
-            ctx.task,
-            built,
-            Status.ERROR,
-            f"harness error: {failure.message}",
-            Measured(
-                error=failure.error, traceback=failure.traceback, deadlines_s=deadlines, timing_policy=policy.label
-            ),
-            overhead=phase_s,
-        )
-    reason = failure.message.replace("runner", "the runner running the candidate's program", 1)
-    return _result(
-        ctx,
-        ctx.task,
-        built,
-        failure.kind,
-        reason,
-        Measured(error=failure.error, deadlines_s=deadlines, timing_policy=policy.label),
-        overhead=phase_s,
+    harness = failure.kind == Status.ERROR
+    reason = (
+        f"harness error: {failure.message}"
+        if harness
+        else failure.message.replace("runner", "the runner running the candidate's program", 1)
     )
+    tb = failure.traceback if harness else None
+    measured = Measured(error=failure.error, traceback=tb, deadlines_s=deadlines, timing_policy=policy.label)
+    return _result(ctx, ctx.task, built, failure.kind, reason, measured, overhead=phase_s)
 
 
 def decide(
@@ -393,62 +335,37 @@ def decide(
 ) -> EvalResult:
     """The verdict of a candidate the runner ran under `policy`: compile/run failure, incorrect, rejected or correct.
     `phase_s`: wall seconds of the runner's phases (compile, correctness, timing), reported as overhead."""
-    task = ctx.task
     # what every result of a program the runner loaded carries
-    loaded: Loaded = {"deadlines_s": deadlines, "compile_s": compile_times(ctx, reply), "timing_policy": policy.label}
+    loaded = Measured(deadlines_s=deadlines, compile_s=compile_times(ctx, reply), timing_policy=policy.label)
+
+    def done(
+        status: Status, reason: str, measured: Measured, details: dict[str, JsonValue] | None = None
+    ) -> EvalResult:
+        return _result(
+            ctx, ctx.task, built, status, reason, measured, interpreted=interpreted, details=details, overhead=phase_s
+        )
+
     if not reply.ran:
         if reply.memory_error:
             status = Status.OUT_OF_MEMORY
         else:
             status = Status.COMPILE_ERROR if reply.stage == "compile" else Status.RUNTIME_ERROR
-        return _result(
-            ctx,
-            task,
-            built,
-            status,
-            one_line(reply.error),
-            Measured(error=reply.error, traceback=reply.traceback, **loaded),
-            interpreted=interpreted,
-            overhead=phase_s,
-        )
+        return done(status, one_line(reply.error), replace(loaded, error=reply.error, traceback=reply.traceback))
     trial_details: dict[str, JsonValue] = {"resident_bytes_during_trials": [t.resident_bytes for t in reply.trials]}
     verdict = merge([t.report for t in reply.trials if t.distribution == "upstream"])
-    second = next((t.report for t in reply.trials if t.distribution == "second" and not t.report.correct), None)
-    if verdict.correct and second is not None:  # a weak task's shortcut: correct on upstream's inputs only
+    second = next((t.report for t in reply.trials if t.distribution == "second"), None)
+    trial_details["second_distribution_trial"] = second.correct if second else None
+    if verdict.correct and second is not None and not second.correct:  # a weak task's shortcut: upstream's inputs only
         verdict = verdict.model_copy(update={"correct": False, "reason": second.reason})
-    trial_details["second_distribution_trial"] = next(
-        (t.report.correct for t in reply.trials if t.distribution == "second"), None
-    )
     if not verdict.correct:
-        return _result(
-            ctx,
-            task,
-            built,
-            Status.INCORRECT,
-            verdict.reason,
-            Measured(correctness=verdict, **loaded),
-            details=trial_details,
-            interpreted=interpreted,
-            overhead=phase_s,
-        )
+        return done(Status.INCORRECT, verdict.reason, replace(loaded, correctness=verdict), trial_details)
     verdict = verdict.model_copy(update={"timed_outputs_checked": reply.timed_verified})
     bad = next((t.report for t in reply.timed if not t.report.correct), None)
     if bad is not None or not reply.inputs_unchanged:
         why = f"timed call output differs: {bad.reason}" if bad else "the program modified its input arrays"
-        return _result(
-            ctx,
-            task,
-            built,
-            Status.INCORRECT,
-            why,
-            Measured(
-                correctness=verdict.model_copy(update={"correct": False, "reason": why}),
-                block_order=reply.block_order,
-                **loaded,
-            ),
-            details=trial_details,
-            interpreted=interpreted,
-            overhead=phase_s,
+        failed = verdict.model_copy(update={"correct": False, "reason": why})
+        return done(
+            Status.INCORRECT, why, replace(loaded, correctness=failed, block_order=reply.block_order), trial_details
         )
     trial_details["timing_counts"] = {"calls": reply.calls, "blocks": reply.blocks}  # as the runner decided them
     return _timed_result(ctx, built, reply, trace, verdict, trial_details, loaded, interpreted, {**phase_s}, policy)
@@ -462,19 +379,10 @@ def compile_times(ctx: BatchContext, reply: EvaluateReply) -> dict[str, float]:
 
 
 def block_times(times: dict[str, list[float]], segments: list[tuple[int, str, int]]) -> dict[str, list[float]]:
-    """Per program: each timed block's time per call (ms, the mean of its calls), in the order the blocks ran.
-    `times[program]` are the program's per-call times in call order; `segments` the runner's (block, program,
-    calls) in run order (its InterferenceRecord). Programs without times are left out."""
-    used: dict[str, int] = {name: 0 for name in times}
-    out: dict[str, list[float]] = {name: [] for name in times}
-    for _block, program, calls in segments:
-        if program not in times or calls <= 0:
-            continue
-        chunk = times[program][used[program] : used[program] + calls]
-        used[program] += calls
-        if chunk:
-            out[program].append(round(sum(chunk) / len(chunk), 6))
-    return {NAMES.get(name, name): blocks for name, blocks in out.items() if blocks}
+    """Per program: each timed block's time per call (ms, the mean of its calls), in the order the blocks ran
+    (EvalResult.block_ms). Programs without times are left out."""
+    per = timing.per_block(times, segments)
+    return {NAMES.get(name, name): [round(sum(c) / len(c), 6) for c in b.values()] for name, b in per.items() if b}
 
 
 def _timed_result(
@@ -484,7 +392,7 @@ def _timed_result(
     trace: bytes | None,
     verdict: Correctness,
     details: dict[str, JsonValue],
-    loaded: Loaded,
+    loaded: Measured,
     interpreted: bool,
     overhead: dict[str, float],
     policy: TimingPolicy,
@@ -534,7 +442,8 @@ def _timed_result(
         speedup=speedup,
     )
     details.update(audit.details)
-    measured = Measured(
+    measured = replace(
+        loaded,
         correctness=verdict,
         baseline=base,
         kernel=kern,
@@ -550,9 +459,8 @@ def _timed_result(
         profile_top_ops=top_ops,
         block_order=reply.block_order,
         block_ms=block_ms,
-        **loaded,
     )
-    result = _result(
+    return _result(
         ctx,
         ctx.task,
         built,
@@ -562,16 +470,8 @@ def _timed_result(
         details=details,
         interpreted=interpreted,
         overhead=overhead,
+        flags=audit.flags,
     )
-    if audit.flags:
-        result = result.model_copy(
-            update={
-                "integrity": result.integrity.model_copy(
-                    update={"flags": merge_flags(result.integrity.flags, list(audit.flags))}
-                )
-            }
-        )
-    return result
 
 
 def _uncertainty(
@@ -582,7 +482,7 @@ def _uncertainty(
     speedup: float | None,
     details: dict[str, JsonValue],
 ) -> tuple[tuple[float, float] | None, Literal["ok", "noisy"], str | None]:
-    """speedup_ci and timing_quality from the runner's per-segment record (bench.harness.parent.statistics):
+    """speedup_ci and timing_quality from the runner's per-segment record (bench.harness.parent.timing):
     the times the speedup was computed from, paired block by block, under the policy's interval and thresholds.
     Host interference counts where the policy says (CPU only: on TPU/GPU the device plane times the programs and
     the host's load does not enter those times)."""
@@ -592,15 +492,15 @@ def _uncertainty(
     segments = [(s.block, s.program, s.calls) for s in record.segments]
     details["timing_segments"] = [[b, NAMES.get(p, p), n] for b, p, n in segments]
     try:
-        blocks = statistics.blocks_from_segments(
+        blocks = timing.blocks_from_segments(
             {BASELINE_FN: base.raw_times_ms, CANDIDATE_FN: kern.raw_times_ms}, segments, BASELINE_FN, CANDIDATE_FN
         )
     except ValueError as exc:
         return None, "noisy", f"timed blocks unusable: {exc}"
-    interval = statistics.speedup_interval(
+    interval = timing.speedup_interval(
         blocks, policy.confidence, policy.resamples, policy.bootstrap_seed, policy.systematic_sd
     )
-    host = statistics.summarize(record)
+    host = timing.summarize(record)
     details["timing_interference"] = {
         "cpu_share": round(host.cpu_s / host.wall_s, 4) if host.wall_s > 0 else None,
         "involuntary_switches": host.involuntary_switches,
@@ -609,7 +509,7 @@ def _uncertainty(
         "cores": host.cores,
         "others_runnable": round(host.others_runnable, 2) if host.others_runnable is not None else None,
     }
-    quality = statistics.classify(speedup, interval, blocks, host, policy)
+    quality = timing.classify(speedup, interval, blocks, host, policy)
     return ((round(interval[0], 4), round(interval[1], 4)) if interval else None), quality.quality, quality.reason
 
 

@@ -1,22 +1,12 @@
-"""How the untrusted build step is confined: bubblewrap with a minimal filesystem, plus resource limits.
+"""TRUSTED (parent): how the untrusted build step is confined: bubblewrap with a minimal read-only filesystem, a
+capped private /tmp and /dev, no network, its own PID namespace; rlimits; pids, CPU and memory cgroups; an
+allow-listed environment. What each bound is and why: docs/threat-model.md, "The build sandbox".
 
-The build step (bench.harness.sandbox.child) is the only process that ever runs candidate Python. Under bwrap it:
-- sees only what it needs, read-only: the system's /usr (and the /lib, /bin links into it), the Python
-  installation and the virtualenv, the harness package, the workloads and pallas_refs (importable library
-  code, no reference outputs), and the kernel file. Nothing else of the host exists in its mount namespace:
-  not the dataset, not the other checkouts, not /root, /home, /etc or /work/shared;
-- writes only to a private tmpfs /tmp (its HOME), whose size is capped and counted against the memory cap
-  (address space = memory cap - tmpfs size, so the two together never exceed it);
-- has no network (its own empty network namespace), its own PID namespace (every process it starts dies
-  when the build ends: the namespace's init is gone), no capabilities, and dies with the harness;
-- cannot write a file larger than the tmpfs (RLIMIT_FSIZE), cannot start more than PROCESS_LIMIT
-  processes/threads (a pids cgroup), and cannot take more than its share of the CPU, whatever sessions it creates
-  (a CPU cgroup: one low weight and at most one core for all its processes); where the host refuses a cgroup, the
-  weaker bound that applies instead is named in the result (bench.harness.parent.cgroups).
-No accelerator device node is bound: the build exports for TPU by cross-lowering and never opens a chip.
-
-The environment is scrubbed to an allow-list in both modes: tokens, credentials and the secret seed of
-official runs never reach candidate code, with or without bubblewrap.
+Why cgroups: with scheduler autogroups every session is its own scheduling entity, so `nice` means nothing across
+sessions, and a build that made a few hundred busy sessions kept a 2-core host at a load of 200-400 (issue 40). A
+cgroup holds every process the build starts, whatever sessions it makes: its `pids.max` bounds them, its CPU weight
+makes the whole build one entity (the runner's group weighs eight), and its membership is the kill list. Where the
+host refuses a cgroup, the result names the weaker bound that applies instead (`BuildCgroups.refused`, `applied`).
 """
 
 from __future__ import annotations
@@ -26,6 +16,7 @@ import glob
 import os
 import resource
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -37,42 +28,41 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from pydantic import JsonValue
+
 from bench.hardware import SANDBOX_DEVICE_GLOBS
-from bench.harness.parent.cgroups import BuildCgroups
 from bench.paths import PALLAS_REFS_DIR, ROOT, WORKLOADS_DIR
 
 MODES = ("auto", "bwrap", "none")
 
 #: Environment variables passed to the build verbatim (everything else is dropped).
 ENV_ALLOW = frozenset(
-    {
-        "PATH",
-        "LANG",
-        "LANGUAGE",
-        "LC_ALL",
-        "LC_CTYPE",
-        "TZ",
-        "PYTHONPATH",
-        "PYTHONHASHSEED",
-        "PYTHONUNBUFFERED",
-        "PYTHONDONTWRITEBYTECODE",
-        "JAX_ENABLE_X64",
-        "JAX_TRACEBACK_FILTERING",
-        "JAXBENCH_ROOT",
-        "VIRTUAL_ENV",
-    }
+    "PATH LANG LANGUAGE LC_ALL LC_CTYPE TZ PYTHONPATH PYTHONHASHSEED PYTHONUNBUFFERED PYTHONDONTWRITEBYTECODE "
+    "JAX_ENABLE_X64 JAX_TRACEBACK_FILTERING JAXBENCH_ROOT VIRTUAL_ENV".split()
 )
-
-#: Accelerator device nodes of a host (defined with the chips): what only the RUNNER may use; the build never.
-DEVICE_GLOBS = SANDBOX_DEVICE_GLOBS
 
 TMPFS_MB = 256  # the build's private /tmp; part of the memory cap
 DEV_MB = 16  # the build's private /dev (device nodes and /dev/shm); part of the memory cap
 PROCESS_LIMIT = 256  # processes + threads in the build's pids cgroup (jax starts a few dozen threads)
-CGROUP_ROOT = Path("/sys/fs/cgroup")
-#: Device nodes the build sees in its own /dev (bubblewrap's `--dev` is a tmpfs of the kernel's default size,
-#: half of RAM, which RLIMIT_AS does not count: issue #23 wrote 1.9 GiB there). Nothing else lives there.
+#: The only device nodes in the build's own /dev (never an accelerator: only the runner opens a chip).
 DEV_NODES = ("null", "zero", "full", "random", "urandom")
+
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+#: The build's CPU weight, whatever it starts: one session's (v1 1024, v2 100) ...
+BUILD_CPU_SHARES = 1024
+BUILD_CPU_WEIGHT = 100
+#: ... and the runner's: eight sessions' (a build, or a flood of sessions inside one, gets at most 1/9 of a contended
+#: core against it). Not a build weight far below a session's: on a shared host the build would then crawl beside
+#: every other session's work (at 1/8 of a session, a 20 s build deadline was missed under a load of 15).
+RUNNER_CPU_SHARES = 8192
+RUNNER_CPU_WEIGHT = 800
+#: The most CPU time a build may take per period, in cores: one, on a host whose runner holds another.
+BUILD_CPU_CORES = 1.0
+CPU_PERIOD_US = 100_000
+#: The fallback priority where no CPU cgroup can be made.
+BUILD_NICE = 19
+#: The out-of-memory counters of a memory cgroup: v1 `memory.oom_control`, v2 `memory.events`.
+OOM_COUNTERS = ("oom", "oom_kill")
 
 
 class SandboxUnavailable(RuntimeError):
@@ -96,19 +86,272 @@ class Limits:
         return max(self.memory_mb - self.tmpfs_mb - self.dev_mb, 512)
 
 
+# ------------------------------------------------------------------ cgroups
+
+
+def _own_cgroups() -> list[tuple[list[str], str]]:
+    """(controllers, path) of each hierarchy this process belongs to (/proc/self/cgroup); v2's has no controllers."""
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return []
+    out = []
+    for line in lines:
+        _, controllers, rel = line.split(":", 2)
+        out.append(([c for c in controllers.split(",") if c], rel.lstrip("/")))
+    return out
+
+
+def _hierarchies() -> tuple[dict[str, str], str | None]:
+    """(v1 controller -> our path, our v2 path or None)."""
+    own = _own_cgroups()
+    return {c: rel for cs, rel in own for c in cs}, next((rel for cs, rel in own if not cs), None)
+
+
+def _new_group(base: Path, settings: dict[str, str]) -> tuple[Path | None, list[str]]:
+    """A fresh cgroup below `base` with `settings` written: (the group, the settings that took, "name=value"), or
+    (None, []) where the host refuses the group itself."""
+    path = base / f"jaxbench_build_{uuid.uuid4().hex[:12]}"
+    try:
+        path.mkdir()
+    except OSError:
+        return None, []
+    took = []
+    for name, value in settings.items():
+        with contextlib.suppress(OSError):
+            (path / name).write_text(value)
+            took.append(f"{name}={value}")
+    return path, took
+
+
+def release_group(group: Path | None, wait_s: float = 1.0) -> None:
+    """Remove `group` once it is empty (kept, and countable, if a process still holds it after `wait_s`)."""
+    deadline = time.monotonic() + wait_s
+    while group is not None:
+        try:
+            group.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            if time.monotonic() >= deadline:
+                return
+            time.sleep(0.02)
+
+
+def _chrt() -> bool:
+    return shutil.which("chrt") is not None
+
+
+@dataclass
+class BuildCgroups:
+    """The pids and CPU cgroups one build joins (a v1 group per controller, or one v2 group), and what they bound."""
+
+    processes: int
+    groups: list[Path] = field(default_factory=list)  # every group the build joins (cgroup.procs of each)
+    applied: list[str] = field(default_factory=list)  # the bounds that hold, e.g. "cpu.shares=1024 (cgroup v1)"
+    refused: list[str] = field(default_factory=list)  # what the host refused, and what applies instead
+    pids_group: Path | None = None  # where pids.events counts the forks the bound refused
+    cpu_bounded: bool = False  # a CPU cgroup holds the build (else the launcher's nice / SCHED_IDLE)
+    pids_bounded: bool = False
+
+    @classmethod
+    def create(cls, processes: int) -> BuildCgroups:
+        """The pids and CPU groups of one build, on cgroup v1 (one hierarchy per controller) or v2 (one group)."""
+        made = cls(processes)
+        v1, unified = _hierarchies()
+        quota = int(BUILD_CPU_CORES * CPU_PERIOD_US)
+        if "pids" in v1 or "cpu" in v1:
+            if "pids" in v1:
+                made._keep(*_new_group(CGROUP_ROOT / "pids" / v1["pids"], {"pids.max": str(processes)}), "pids.", "v1")
+            if "cpu" in v1:
+                cpu = {"cpu.shares": str(BUILD_CPU_SHARES), "cpu.cfs_period_us": str(CPU_PERIOD_US)}
+                cpu["cpu.cfs_quota_us"] = str(quota)
+                made._keep(*_new_group(CGROUP_ROOT / "cpu" / v1["cpu"], cpu), "cpu.", "v1")
+        elif unified is not None:
+            base = CGROUP_ROOT / unified
+            with contextlib.suppress(OSError):  # controllers for our children, where the host lets us enable them
+                (base / "cgroup.subtree_control").write_text("+cpu +pids")
+            settings = {"pids.max": str(processes), "cpu.weight": str(BUILD_CPU_WEIGHT)}
+            group, took = _new_group(base, {**settings, "cpu.max": f"{quota} {CPU_PERIOD_US}"})
+            made._keep(group, [t for t in took if t.startswith("pids.")], "pids.", "v2")
+            made._keep(group, [t for t in took if t.startswith("cpu.")], "cpu.", "v2")
+        if not made.pids_bounded:
+            made.refused.append(
+                f"pids cgroup refused: RLIMIT_NPROC {made.nproc_limit()} instead (counts every task "
+                "of the user; never enforced for root)"
+            )
+        if not made.cpu_bounded:
+            idle = " and SCHED_IDLE" if _chrt() else ""
+            made.refused.append(
+                f"cpu cgroup refused: nice {BUILD_NICE}{idle} instead (no bound across sessions under scheduler "
+                "autogroups)"
+            )
+        return made
+
+    def _keep(self, group: Path | None, took: list[str], kind: str, version: str) -> None:
+        """Join `group` when its `kind` of bound took (else remove it, unless another bound of it holds)."""
+        if group is None:
+            return
+        if not took:
+            if group not in self.groups:
+                release_group(group, 0.0)
+            return
+        if group not in self.groups:
+            self.groups.append(group)
+        self.applied += [f"{t} (cgroup {version})" for t in took]
+        if kind == "pids.":
+            self.pids_bounded, self.pids_group = True, group
+        else:
+            self.cpu_bounded = True
+
+    def nproc_limit(self) -> int:
+        """The fallback process bound (RLIMIT_NPROC counts every task of the user, host-wide): the user's tasks now
+        plus the build's allowance."""
+        uid, tasks = os.getuid(), 0
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                with contextlib.suppress(OSError):
+                    if entry.stat().st_uid == uid:
+                        tasks += sum(1 for _ in (entry / "task").iterdir())
+        return tasks + self.processes
+
+    def launcher(self) -> list[str]:
+        """The fallback bounds as a command prefix, where the cgroups were refused (empty where they hold)."""
+        prefix: list[str] = []
+        if not self.pids_bounded and shutil.which("prlimit"):
+            limit = self.nproc_limit()
+            prefix += ["prlimit", f"--nproc={limit}", "--"]
+            self.applied.append(f"RLIMIT_NPROC {limit}" + (" (not enforced: root)" if os.geteuid() == 0 else ""))
+        if not self.cpu_bounded:
+            prefix += ["nice", "-n", str(BUILD_NICE)] + (["chrt", "--idle", "0"] if _chrt() else [])
+            self.applied.append(f"nice {BUILD_NICE}" + (" + SCHED_IDLE" if _chrt() else ""))
+        return prefix
+
+    def members(self) -> set[int]:
+        """Every process in the build's groups now."""
+        found: set[int] = set()
+        for group in self.groups:
+            with contextlib.suppress(OSError, ValueError):
+                found.update(int(p) for p in (group / "cgroup.procs").read_text().split())
+        return found
+
+    def kill_members(self, wait_s: float = 4.0) -> int:
+        """SIGKILL every member until none is left (a member forking meanwhile is caught on the next pass): how many
+        were killed. Without groups, nothing can be found here (0)."""
+        killed: set[int] = set()
+        deadline = time.monotonic() + wait_s
+        while left := self.members():  # at least one pass, whatever `wait_s`
+            for pid in left - killed:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+            killed |= left
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(0.01)  # a killed process leaves cgroup.procs once the kernel reaped it
+        return len(killed)
+
+    def forks_refused(self) -> int:
+        """How many times the process bound refused a fork (pids.events "max"): 0 where it never did, or unknown."""
+        if self.pids_group is None:
+            return 0
+        with contextlib.suppress(OSError):
+            for line in (self.pids_group / "pids.events").read_text().splitlines():
+                name, _, count = line.partition(" ")
+                if name == "max" and count.strip().isdigit():
+                    return int(count)
+        return 0
+
+    def describe(self) -> dict[str, JsonValue]:
+        """What the result records of these bounds."""
+        return {"applied": list(self.applied), "refused": list(self.refused), "forks_refused": self.forks_refused()}
+
+    def release(self, wait_s: float = 1.0) -> None:
+        """Remove the groups once they are empty; one that still holds a process after `wait_s` is kept."""
+        for group in self.groups:
+            release_group(group, wait_s)
+
+
+def runner_group(pid: int) -> Path | None:
+    """Move the runner (every thread of `pid`) into a CPU group of its own weighing RUNNER_CPU_SHARES (v2:
+    RUNNER_CPU_WEIGHT); None where the host refuses it (the runner then weighs a session, as a build does). The
+    caller removes it (`release_group`) once the runner has exited."""
+    v1, unified = _hierarchies()
+    if "cpu" in v1:
+        group, took = _new_group(CGROUP_ROOT / "cpu" / v1["cpu"], {"cpu.shares": str(RUNNER_CPU_SHARES)})
+    elif unified is not None:
+        group, took = _new_group(CGROUP_ROOT / unified, {"cpu.weight": str(RUNNER_CPU_WEIGHT)})
+    else:
+        return None
+    try:
+        if group is None or not took:
+            raise OSError("no CPU weight")
+        (group / "cgroup.procs").write_text(str(pid))
+    except OSError:
+        release_group(group, 0.0)
+        return None
+    return group
+
+
+def _memory_cgroup(limit_mb: int | None) -> Path | None:
+    """A fresh memory cgroup limited to `limit_mb` (v1 memory.limit_in_bytes, and memsw where swap is accounted;
+    v2 memory.max, memory.swap.max 0), or None where the host does not allow it. Why: RLIMIT_AS does not count
+    tmpfs or shared-memory pages; a memory cgroup charges them to whoever touched them."""
+    if not limit_mb:
+        return None
+    limit = str(int(limit_mb) << 20)
+    v1, unified = _hierarchies()
+    if "memory" in v1:
+        settings = {"memory.limit_in_bytes": limit, "memory.memsw.limit_in_bytes": limit}
+        group, took = _new_group(CGROUP_ROOT / "memory" / v1["memory"], settings)
+    elif unified is not None:
+        group, took = _new_group(CGROUP_ROOT / unified, {"memory.max": limit, "memory.swap.max": "0"})
+    else:
+        return None
+    if group is not None and not any(t.startswith(("memory.limit_in_bytes=", "memory.max=")) for t in took):
+        release_group(group, 0.0)
+        return None
+    return group
+
+
+def memory_events(cgroup: Path | None) -> dict[str, int]:
+    """The out-of-memory counters of `cgroup` (empty: none, or unreadable). Why the parent reads them: a process
+    the cgroup kills dies by SIGKILL like any other; only the kernel's counter says it was the memory cap."""
+    if cgroup is None:
+        return {}
+    for name in ("memory.events", "memory.oom_control"):
+        try:
+            text = (cgroup / name).read_text()
+        except OSError:
+            continue
+        pairs = (line.split() for line in text.splitlines())
+        return {p[0]: int(p[1]) for p in pairs if len(p) == 2 and p[0] in OOM_COUNTERS and p[1].isdigit()}
+    return {}
+
+
+def pids_cgroup_available() -> bool:
+    """Whether this host lets the harness create a pids cgroup (checked by creating and removing one)."""
+    groups = BuildCgroups.create(PROCESS_LIMIT)
+    groups.release()
+    return groups.pids_bounded
+
+
+# ------------------------------------------------------------------ the command
+
+
 @dataclass(frozen=True)
 class SandboxedCommand:
     argv: list[str]
     env: dict[str, str]
     name: str  # "bwrap" or "none"
     limits: Limits = field(default_factory=Limits)
-    groups: BuildCgroups | None = None  # its pids and CPU cgroups, joined at start (what they bound, or why not)
+    groups: BuildCgroups = field(default_factory=lambda: BuildCgroups(0))  # its pids and CPU cgroups (or why not)
     memory_cgroup: Path | None = None  # the memory cgroup it joins (counts tmpfs and shared-memory pages too)
 
     @property
     def cgroup(self) -> Path | None:
         """The pids cgroup (None: the host refused it)."""
-        return self.groups.pids_group if self.groups is not None else None
+        return self.groups.pids_group
 
     def preexec(self) -> Callable[[], None] | None:
         """Only where util-linux's prlimit is missing: set the rlimits between fork and exec (Python code in
@@ -124,29 +367,14 @@ class SandboxedCommand:
         return apply
 
     def memory_events(self) -> dict[str, int]:
-        """The memory cgroup's out-of-memory counters so far (empty without one): what the parent itself saw of
-        the build's memory, read before `release` removes the cgroup (memory_events)."""
+        """The memory cgroup's out-of-memory counters so far (read before `release` removes the cgroup)."""
         return memory_events(self.memory_cgroup)
 
     def release(self, wait_s: float = 1.0) -> None:
         """Remove the cgroups once every process in them is gone (killed processes leave them a moment
         after their death); one still alive after `wait_s` keeps them (and stays countable there)."""
-        if self.groups is not None:
-            self.groups.release(wait_s)
-        for group in (self.memory_cgroup,):
-            if group is None:
-                continue
-            deadline = time.monotonic() + wait_s
-            while True:
-                try:
-                    group.rmdir()
-                    break
-                except FileNotFoundError:
-                    break
-                except OSError:
-                    if time.monotonic() > deadline:
-                        break
-                    time.sleep(0.02)
+        self.groups.release(wait_s)
+        release_group(self.memory_cgroup, wait_s)
 
 
 def _rlimits(limits: Limits) -> list[tuple[int, int]]:
@@ -160,17 +388,16 @@ def _rlimits(limits: Limits) -> list[tuple[int, int]]:
 _JOIN = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n - 1)); done; exec "$@"'
 
 
-def _launcher(limits: Limits, groups: BuildCgroups | None, memory_cgroup: Path | None = None) -> list[str]:
+def _launcher(limits: Limits, groups: BuildCgroups, memory_cgroup: Path | None = None) -> list[str]:
     """The prefix that confines a command from its first instruction, without Python in a forked child: a
     shell joins the pids, CPU and memory cgroups with its own pid, the fallback bounds where a cgroup was refused
     apply (BuildCgroups.launcher), and prlimit sets the rlimits and execs the command. Every process below
     inherits all of them, whatever session it makes."""
-    joined = [*(groups.groups if groups is not None else []), *([memory_cgroup] if memory_cgroup else [])]
+    joined = [*groups.groups, *([memory_cgroup] if memory_cgroup else [])]
     prefix: list[str] = []
     if joined:
         prefix = ["/bin/sh", "-c", _JOIN, "join", str(len(joined)), *[str(g / "cgroup.procs") for g in joined]]
-    if groups is not None:
-        prefix += groups.launcher()
+    prefix += groups.launcher()
     if shutil.which("prlimit"):
         names = {resource.RLIMIT_AS: "--as", resource.RLIMIT_FSIZE: "--fsize", resource.RLIMIT_CORE: "--core"}
         prefix += ["prlimit", *[f"{names[w]}={v}" for w, v in _rlimits(limits)], "--"]
@@ -192,9 +419,9 @@ def scrubbed_env(
 
 
 def device_nodes() -> list[str]:
-    """Accelerator device nodes of this host (empty on a CPU-only host)."""
+    """Accelerator device nodes of this host (empty on a CPU-only host): what only the RUNNER may use."""
     found: list[str] = []
-    for pattern in DEVICE_GLOBS:
+    for pattern in SANDBOX_DEVICE_GLOBS:
         found.extend(p for p in sorted(glob.glob(pattern)) if p not in found)
     return found
 
@@ -222,22 +449,8 @@ def _system_binds() -> list[str]:
 def bwrap_args(kernel: Path | None = None, limits: Limits = Limits(), extra_ro: Iterable[str] = ()) -> list[str]:
     """The bubblewrap prefix of a build: minimal read-only binds, a size-capped private /tmp, no network.
     `kernel`: the kernel file, or the folder it will be written to (a build started ahead of need), read-only."""
-    args = [
-        "bwrap",
-        *_system_binds(),
-        "--size",
-        str(limits.tmpfs_mb << 20),
-        "--tmpfs",
-        "/tmp",
-        "--size",
-        str(limits.dev_mb << 20),
-        "--tmpfs",
-        "/dev",
-        "--dir",
-        "/dev/shm",
-        "--proc",
-        "/proc",
-    ]
+    args = ["bwrap", *_system_binds(), "--size", str(limits.tmpfs_mb << 20), "--tmpfs", "/tmp"]
+    args += ["--size", str(limits.dev_mb << 20), "--tmpfs", "/dev", "--dir", "/dev/shm", "--proc", "/proc"]
     for node in DEV_NODES:
         args += ["--dev-bind", f"/dev/{node}", f"/dev/{node}"]
     for i, name in enumerate(("stdin", "stdout", "stderr")):
@@ -249,20 +462,8 @@ def bwrap_args(kernel: Path | None = None, limits: Limits = Limits(), extra_ro: 
         k = str(Path(kernel).resolve())
         args += ["--ro-bind", k, k]
     args += ["--remount-ro", "/"]  # bubblewrap's root is a tmpfs of no size of its own: nothing may write there
-    return args + [
-        "--chdir",
-        "/tmp",
-        "--unshare-net",
-        "--unshare-pid",
-        "--unshare-ipc",
-        "--unshare-uts",
-        "--unshare-cgroup-try",
-        "--die-with-parent",
-        "--new-session",
-        "--cap-drop",
-        "ALL",
-        "--",
-    ]
+    unshare = "--unshare-net --unshare-pid --unshare-ipc --unshare-uts --unshare-cgroup-try"
+    return [*args, "--chdir", "/tmp", *unshare.split(), *"--die-with-parent --new-session --cap-drop ALL --".split()]
 
 
 @lru_cache(maxsize=1)
@@ -271,25 +472,8 @@ def bwrap_problem() -> str | None:
     exe = shutil.which("bwrap")
     if exe is None:
         return "bubblewrap (bwrap) is not installed"
-    probe = [
-        exe,
-        "--ro-bind",
-        "/",
-        "/",
-        "--tmpfs",
-        "/tmp",
-        "--dev",
-        "/dev",
-        "--proc",
-        "/proc",
-        "--unshare-net",
-        "--unshare-pid",
-        "--die-with-parent",
-        "--cap-drop",
-        "ALL",
-        "--",
-        "true",
-    ]
+    flags = "--ro-bind / / --tmpfs /tmp --dev /dev --proc /proc --unshare-net --unshare-pid --die-with-parent"
+    probe = [exe, *flags.split(), "--cap-drop", "ALL", "--", "true"]
     try:
         done = subprocess.run(probe, capture_output=True, text=True, timeout=20)
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -299,19 +483,14 @@ def bwrap_problem() -> str | None:
     return None
 
 
-_warned = False
-
-
+@lru_cache(maxsize=1)
 def _warn_once(problem: str) -> None:
     """Say once per process that candidates run unsandboxed (every row then records sandbox: none)."""
-    global _warned
-    if not _warned:
-        _warned = True
-        print(
-            f"jaxbench: WARNING: {problem}; building candidate kernels WITHOUT a sandbox "
-            f"(results record sandbox: none; official runs refuse this)",
-            file=sys.stderr,
-        )
+    print(
+        f"jaxbench: WARNING: {problem}; building candidate kernels WITHOUT a sandbox "
+        "(results record sandbox: none; official runs refuse this)",
+        file=sys.stderr,
+    )
 
 
 def resolve_mode(mode: str = "auto") -> str:
@@ -332,75 +511,6 @@ def resolve_mode(mode: str = "auto") -> str:
 def require_bwrap() -> None:
     """For official runs: raise SandboxUnavailable unless bubblewrap is usable here."""
     resolve_mode("bwrap")
-
-
-def _new_cgroup(base: Path, required: dict[str, str], optional: dict[str, str] | None = None) -> Path | None:
-    """A fresh cgroup below `base` with `required` files written (else it is removed again and None returned) and
-    `optional` ones written where the host has them (e.g. memsw only where swap is accounted)."""
-    path = base / f"jaxbench_build_{uuid.uuid4().hex[:12]}"
-    try:
-        path.mkdir()
-        for name, value in required.items():
-            (path / name).write_text(value)
-    except OSError:
-        with contextlib.suppress(OSError):
-            path.rmdir()
-        return None
-    for name, value in (optional or {}).items():
-        if (path / name).exists():
-            with contextlib.suppress(OSError):
-                (path / name).write_text(value)
-    return path
-
-
-def _memory_cgroup(limit_mb: int | None) -> Path | None:
-    """A fresh memory cgroup below this process's own (v1: memory.limit_in_bytes, and memsw where swap is
-    accounted; v2: memory.max, memory.swap.max 0), or None where the host does not allow it. Why a cgroup:
-    RLIMIT_AS does not count tmpfs or shared-memory pages; a memory cgroup charges them to whoever touched them."""
-    if not limit_mb:
-        return None
-    limit = str(int(limit_mb) << 20)
-    try:
-        lines = Path("/proc/self/cgroup").read_text().splitlines()
-    except OSError:
-        return None
-    for line in lines:
-        _, controllers, rel = line.split(":", 2)
-        if "memory" in controllers.split(","):
-            base = CGROUP_ROOT / "memory" / rel.lstrip("/")
-            return _new_cgroup(base, {"memory.limit_in_bytes": limit}, {"memory.memsw.limit_in_bytes": limit})
-    unified = next((ln.split(":", 2)[2] for ln in lines if ln.startswith("0::")), None)
-    if unified is None:
-        return None
-    return _new_cgroup(CGROUP_ROOT / unified.lstrip("/"), {"memory.max": limit}, {"memory.swap.max": "0"})
-
-
-#: The out-of-memory counters of a memory cgroup: v1 `memory.oom_control` (oom_kill since Linux 4.13), v2
-#: `memory.events` (oom: the limit was hit and reclaim failed; oom_kill: a process of the group was killed for it).
-OOM_COUNTERS = ("oom", "oom_kill")
-
-
-def memory_events(cgroup: Path | None) -> dict[str, int]:
-    """The out-of-memory counters of `cgroup` (empty: none, or unreadable). Why the parent reads them: a process
-    the cgroup kills dies by SIGKILL (under bubblewrap, bwrap then exits 137) like any other SIGKILL; only the
-    kernel's counter says it was the memory cap."""
-    if cgroup is None:
-        return {}
-    for name in ("memory.events", "memory.oom_control"):
-        try:
-            text = (cgroup / name).read_text()
-        except OSError:
-            continue
-        pairs = (line.split() for line in text.splitlines())
-        return {p[0]: int(p[1]) for p in pairs if len(p) == 2 and p[0] in OOM_COUNTERS and p[1].isdigit()}
-    return {}
-
-
-def pids_cgroup_available() -> bool:
-    """Whether this host lets the harness create a pids cgroup (checked by creating and removing one)."""
-    groups = BuildCgroups.create(PROCESS_LIMIT)
-    groups.release()
-    return groups.pids_bounded
 
 
 def wrap(

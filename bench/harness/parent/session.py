@@ -1,13 +1,7 @@
-"""TRUSTED: the parent's handle on the runner process: spawn, hello, prepare, the three evaluation phases
-(load, trials, time), each with its deadline; a runner that died or hung is killed and replaced.
-
-The runner (`python -m bench.harness.runner.server`) gets the runner's environment (isolation.worker_env, the
-trusted compilation cache), a command pipe, a reply pipe and its log; it never reads a build's exports before
-the parent's inspection accepted them (the inspection worker reads them: bench.harness.parent.inspecting).
-
-`RunnerProcess` is the process itself (argv, environment, pipes, kill); `RunnerSession` keeps one warm
-across candidates and re-prepares a replacement on the same seeds. Every failure while the runner runs a
-candidate's program is a `WorkerFailure` (bench.harness.protocol.process), never an exception of the harness.
+"""TRUSTED: the parent's handle on the runner (`RunnerProcess`: argv, isolated environment with the trusted
+compilation cache, pipes, its own failure replies; `RunnerSession`: one warm across candidates, each phase under its
+deadline, killed and replaced on the same seeds when it died or hung). Every failure while the runner runs a
+candidate's program is a `WorkerFailure`, never an exception of the harness.
 """
 
 from __future__ import annotations
@@ -21,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from bench.harness.parent.cgroups import release_group, runner_group
+from bench.harness.parent.sandboxing import release_group, runner_group
 from bench.harness.protocol import messages
 from bench.harness.protocol.isolation import (
     TIMING_NICE,
@@ -61,10 +55,8 @@ COMPILATION_CACHE_MAX_BYTES = 1 << 30
 
 
 def compilation_cache_env(folder: Path) -> dict[str, str]:
-    """jax's persistent compilation cache, for TRUSTED workers only. Drawing inputs compiles dozens of
-    small eager ops (random.split, normal, ...): ~8 s cold on a loaded 2-core box, ~1 s from the cache.
-    The candidate never gets it (under bwrap it could not write it anyway; it must not poison it). Bounded
-    (COMPILATION_CACHE_MAX_BYTES, LRU eviction by jax)."""
+    """jax's persistent compilation cache, for TRUSTED workers only (drawing inputs compiles dozens of small eager
+    ops: ~8 s cold on a loaded 2-core box, ~1 s cached). The candidate never gets it: it must not poison it."""
     return {
         "JAX_COMPILATION_CACHE_DIR": str(folder),
         "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
@@ -88,17 +80,8 @@ class RunnerProcess(ChildProcess):
         self.log_mark = 0  # the log's size when the current request was sent
         cmd_r, self._cmd_w = os.pipe()
         reply_r, reply_w = os.pipe()
-        argv = [
-            sys.executable,
-            "-m",
-            "bench.harness.runner.server",
-            "--cmd-fd",
-            str(cmd_r),
-            "--reply-fd",
-            str(reply_w),
-            "--memory-mb",
-            str(memory_mb or 0),
-        ]
+        argv = [sys.executable, "-m", "bench.harness.runner.server", "--cmd-fd", str(cmd_r), "--reply-fd", str(reply_w)]
+        argv += ["--memory-mb", str(memory_mb or 0)]
         if self.cpu_core is not None:
             argv += ["--cpu-core", str(self.cpu_core)]
         env = {**os.environ, **(extra_env or {})}
@@ -189,7 +172,7 @@ class RunnerProcess(ChildProcess):
 
     def prepare_for_timing(self, core: int | None, nice: int = TIMING_NICE) -> int:
         """Pin every thread of the runner to `core` at priority `nice` (protocol.isolation.pin_threads), in a CPU
-        group weighing far more than any build's (parent.cgroups.runner_group: `nice` means nothing across
+        group weighing far more than any build's (parent.sandboxing.runner_group: `nice` means nothing across
         sessions; a cgroup's weight does)."""
         if self.cpu_group is None:
             self.cpu_group = runner_group(self.pid)

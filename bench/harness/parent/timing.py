@@ -1,36 +1,33 @@
-"""The timer: per-iteration device time from a jax.profiler trace (xplane), parsed in the PARENT.
+"""TRUSTED, pure (parent): how the parent reads a timed run. Per-call times from the runner's trace or wall clock
+(`program_timing`), the speedup's interval from the paired ABBA blocks (`speedup_interval`), and whether the timing
+was quiet (`classify`). The method and every number's source: docs/methodology.md, "Timing" and "Uncertainty".
 
-Why not the original JAXBench's trace parser: it accepted any `jit_*(...)` event from any thread,
-took the first N in file order, and silently fell back to wall clock. Here:
-- only events of the one compiled module we launched (its name is fixed by the runner: messages.module_name) count;
-- TPU (and any device plane with an "XLA Modules" line): one module event per execution;
-- CPU (no device plane): op events carry `hlo_module` and `run_id` stats; one execution is
-  max(end) - min(start) over its run_id's op events;
-- the number of executions found must equal the number of timed calls, otherwise the wall clock is
-  used and `timing_method` says so.
+Trace parsing: only events of the one module the runner launched count (its name is fixed: messages.module_name);
+a device plane's "XLA Modules" line gives one event per execution, CPU op events are grouped by `run_id`; the
+executions found must equal the timed calls, else the wall clock is used and `timing_method` says so (the original
+JAXBench took any `jit_*` event and fell back silently). On CPU the timed calls are untraced (the profiler slowed
+XLA:CPU programs up to 1.7x apart): the trace is an untimed profile pass, for the op breakdown only.
 
-Whether the blocks are traced, and how many calls the untimed profile pass makes, is the timing policy's
-(bench.harness.protocol.policy.TimingPolicy: traced, profile_calls). On CPU the timed blocks are NOT traced
-(`timing_method` "cpu_wall_clock": perf_counter around each call + block_until_ready, in the runner, between the
-baseline's and the candidate's blocks). Measured with jax
-0.10.2 on the 2-vCPU VM (8p_GEMM small, one core): an active profiler slows the XLA:CPU program itself
-from 0.87 ms to 1.7-3.3 ms per call, and in some processes (at random) each call's 1.7 MB temp buffer
-is then taken from fresh memory (~4,600 page faults per call, RSS growing by the temp size per call),
-so identical programs measured 0.6x-1.7x apart. Untraced, the same programs agree within a few percent.
-The trace is still taken on CPU, in a separate untimed pass after the timed blocks: it gives the op
-breakdown (top ops) and a profiled time reported beside the timing, never instead of it. TPU/GPU
-programs run on the device, where the device plane times them without this host-side perturbation.
+The interval: blocks (ABBA pairs) resampled with replacement, the ratio of pooled medians, percentiles widened to
+Hesterberg's expanded level (few blocks), and the between-run term measured on identical programs added in
+quadrature; deterministic (a fixed seed). numpy only, plus scipy.special's t quantile on first use: scipy.stats
+cost a one-off evaluation 1.5 s of start (issue #26).
 """
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from functools import cache
+from statistics import NormalDist
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
+from bench.harness.protocol.messages import InterferenceRecord
+from bench.harness.protocol.policy import POLICIES, TimingPolicy
 from bench.harness.protocol.result import ProfileOp, Timing
 
 
@@ -49,9 +46,11 @@ class TraceEvent:
 
 
 def warm() -> None:
-    """Load the trace reader's extension now (0.02-0.1 s): the parent calls this in a thread while the runner runs
-    the first candidate, so the first decision does not wait for it."""
+    """Load the trace reader's extension and the t quantile's code now (0.3-0.5 s): the parent calls this in a thread
+    while the runner runs the first candidate, so the first decision does not wait for them."""
     from jaxlib._profile_data import ProfileData  # noqa: F401
+
+    _t_quantile(0.975, 9)
 
 
 def load_events(xspace: bytes) -> list[TraceEvent]:
@@ -71,29 +70,6 @@ def load_events(xspace: bytes) -> list[TraceEvent]:
     return out
 
 
-def _is_module_event(name: str, module: str) -> bool:
-    return name == module or name.startswith(module + "(")
-
-
-def _device_module_spans(events: Sequence[TraceEvent], module: str) -> list[TraceEvent]:
-    return sorted(
-        (
-            e
-            for e in events
-            if e.plane.startswith("/device:") and e.line == "XLA Modules" and _is_module_event(e.name, module)
-        ),
-        key=lambda e: e.start_ns,
-    )
-
-
-def _op_runs(events: Sequence[TraceEvent], module: str) -> dict[Any, list[TraceEvent]]:
-    runs: dict[Any, list[TraceEvent]] = defaultdict(list)
-    for e in events:
-        if e.stats.get("hlo_module") == module and "run_id" in e.stats:
-            runs[e.stats["run_id"]].append(e)
-    return runs
-
-
 @dataclass
 class ProgramTrace:
     """Per-execution times of one module found in a trace, and how they were found."""
@@ -105,12 +81,16 @@ class ProgramTrace:
 
 def module_times(events: Sequence[TraceEvent], module: str) -> ProgramTrace | None:
     """Per-execution durations of `module`, or None when the trace holds no usable events."""
-    spans = _device_module_spans(events, module)
+    # one execution: its module's event on a device plane's "XLA Modules" line (named exactly, or "<module>(...)")
+    mine = (e for e in events if e.plane.startswith("/device:") and e.line == "XLA Modules")
+    spans = sorted((e for e in mine if e.name == module or e.name.startswith(module + "(")), key=lambda e: e.start_ns)
     if spans:
-        return ProgramTrace(
-            [e.duration_ns / 1e6 for e in spans], "device_profiler", [(e.start_ns, e.end_ns) for e in spans]
-        )
-    runs = _op_runs(events, module)
+        times = [e.duration_ns / 1e6 for e in spans]
+        return ProgramTrace(times, "device_profiler", [(e.start_ns, e.end_ns) for e in spans])
+    runs: dict[Any, list[TraceEvent]] = defaultdict(list)  # CPU: op events by the execution (run_id) they belong to
+    for e in events:
+        if e.stats.get("hlo_module") == module and "run_id" in e.stats:
+            runs[e.stats["run_id"]].append(e)
     if not runs:
         return None
     windows = sorted((min(e.start_ns for e in evs), max(e.end_ns for e in evs)) for evs in runs.values())
@@ -196,65 +176,295 @@ def program_timing(
     peak_tflops: float | None,
     traced: bool = True,
 ) -> ProgramTiming:
-    """Timing of one program from the runner's trace of the timed blocks; the wall clock when the trace
-    cannot be trusted (and `note` says why). `traced=False` (CPU): the timed calls ran without the
-    profiler, their wall times are the timing and the trace is the untimed profile pass after the blocks
-    (op breakdown and profiled time only)."""
-    times, methods, op_totals, usable = _parse_traces([xspace], module)
+    """Timing of one program from the runner's trace of the timed blocks; the wall clock when the trace cannot be
+    trusted (`note` says why). `traced=False` (CPU): the wall times of the untraced calls are the timing, the trace
+    is the untimed profile pass (op breakdown and profiled time only)."""
+    events = load_events(xspace) if xspace else []
+    found = module_times(events, module) if events else None
+    ops = top_ops(events, module, found.windows, len(found.times_ms)) if found else []
     if not traced:
-        return _untraced_timing(times, op_totals, module, wall_ms, flops, peak_tflops)
-    expected = len(wall_ms)
-    if usable and len(times) == expected and len(set(methods)) == 1:
-        timing = stats(times, methods[0], wall_ms, flops, peak_tflops)
-        return ProgramTiming(timing, _merge_ops(op_totals, expected), None)
-    note = f"trace of {module} held {len(times)} executions, expected {expected}: wall clock used"
+        timing = stats(wall_ms, "cpu_wall_clock", wall_ms, flops, peak_tflops)
+        if found is None:
+            return ProgramTiming(timing, [], f"no profile of {module} came back: no op breakdown")
+        return ProgramTiming(timing, ops, None, round(float(np.median(found.times_ms)), 6))
+    if found is not None and len(found.times_ms) == len(wall_ms):
+        return ProgramTiming(stats(found.times_ms, found.method, wall_ms, flops, peak_tflops), ops, None)
+    held = len(found.times_ms) if found else 0
+    note = f"trace of {module} held {held} executions, expected {len(wall_ms)}: wall clock used"
     return ProgramTiming(stats(wall_ms, "wall_clock", wall_ms, flops, peak_tflops), [], note)
 
 
-def _parse_traces(traces: Sequence[bytes | None], module: str) -> tuple[list[float], list[str], list[ProfileOp], bool]:
-    """Each trace parsed on its own (run ids of two traces may collide): (execution times in order, timing
-    method per trace, op totals per trace, whether every trace held the module)."""
-    times: list[float] = []
-    methods: list[str] = []
-    op_totals: list[ProfileOp] = []
-    usable = True
-    for blob in traces:
-        events = load_events(blob) if blob else []
-        found = module_times(events, module) if events else None
-        if found is None:
-            usable = False
-            continue
-        times.extend(found.times_ms)
-        methods.append(found.method)
-        op_totals.extend(top_ops(events, module, found.windows, 1, k=1 << 30))
-    return times, methods, op_totals, usable
+# ------------------------------------------------------------------ the interval and the quality
+
+#: The interval's and the quality's numbers are the timing policy's (protocol/policy.py, the one place they are set);
+#: these defaults are the CPU policy's (tests, benchmarks/intervals.py).
+DEFAULTS = POLICIES["cpu"]
+CONFIDENCE = DEFAULTS.confidence
+SYSTEMATIC_SD = DEFAULTS.systematic_sd  # between-run sd of log(speedup) of identical programs (methodology.md)
 
 
-def _untraced_timing(
-    profiled: list[float],
-    op_totals: list[ProfileOp],
-    module: str,
-    wall_ms: Sequence[float],
-    flops: float | None,
-    peak_tflops: float | None,
-) -> ProgramTiming:
-    """CPU: per-call wall times of the untraced timed blocks; top ops and profiled time from the profile passes."""
-    timing = stats(wall_ms, "cpu_wall_clock", wall_ms, flops, peak_tflops)
-    if not profiled:
-        return ProgramTiming(timing, [], f"no profile of {module} came back: no op breakdown")
-    return ProgramTiming(timing, _merge_ops(op_totals, len(profiled)), None, round(float(np.median(profiled)), 6))
+# A result is `noisy` under the policy's thresholds (docs/methodology.md, "Timing quality"). Why the involuntary
+# switches count only where the kernel keeps no run delay: a runner pinned to a core where Ray's daemon threads woke
+# 150 times a second made 97-129 switches in 0.6-0.8 s but lost 2 % of the wall time, and identical kernels read
+# 0.96-1.05 with intervals around 1.
 
 
-def _merge_ops(totals: Sequence[ProfileOp], n_iters: int, k: int = 10) -> list[ProfileOp]:
-    """Top-k ops per iteration from per-trace totals (top_ops with n_iters=1: totals over a trace)."""
-    total: dict[str, float] = defaultdict(float)
-    count: dict[str, int] = defaultdict(int)
-    for op in totals:
-        total[op.name] += op.total_ms
-        count[op.name] += op.count
-    grand = sum(total.values()) or 1.0
-    n = max(n_iters, 1)
-    return [
-        ProfileOp(name=name, total_ms=round(ms / n, 6), pct=round(100 * ms / grand, 2), count=count[name] // n)
-        for name, ms in sorted(total.items(), key=lambda kv: -kv[1])[:k]
-    ]
+@dataclass(frozen=True)
+class Block:
+    """One ABBA block: the per-call times (ms) of the baseline and of the kernel in that block."""
+
+    baseline_ms: tuple[float, ...]
+    kernel_ms: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class Interference:
+    """What the runner measured about itself over the timed blocks (runner/interference.py), summed: pinned to one
+    core, a runner never preempted has cpu_s ~ wall_s. `others_runnable`: the host's other runnable threads, mean
+    over the segments (the load average also counts the evaluation's own builds of the last minute)."""
+
+    wall_s: float
+    cpu_s: float
+    involuntary_switches: int
+    loadavg_before: float
+    loadavg_after: float
+    cores: int
+    run_delay_s: float | None = None
+    others_runnable: float | None = None  # the host's other runnable threads, mean over the segments
+
+
+@dataclass(frozen=True)
+class TimingQuality:
+    quality: Literal["ok", "noisy"]
+    reason: str | None  # None when ok; otherwise every reason found, "; "-separated
+
+
+def per_block(
+    times: Mapping[str, Sequence[float]], segments: Sequence[tuple[int, str, int]]
+) -> dict[str, dict[int, list[float]]]:
+    """Each program's per-call times (in call order) split by the runner's segments ((block, program, calls) in run
+    order: its InterferenceRecord): program -> block -> the times of its calls there, blocks in run order."""
+    out: dict[str, dict[int, list[float]]] = {name: {} for name in times}
+    used = dict.fromkeys(times, 0)
+    for block, program, calls in segments:
+        if program in times and calls > 0:
+            chunk = times[program][used[program] : used[program] + calls]
+            used[program] += calls
+            if chunk:
+                out[program].setdefault(block, []).extend(chunk)
+    return out
+
+
+def blocks_from_segments(
+    times: Mapping[str, Sequence[float]], segments: Sequence[tuple[int, str, int]], baseline: str, kernel: str
+) -> list[Block]:
+    """The baseline's and the kernel's calls paired block by block (a block holding only one of them is left out).
+    The segments must account for every call of both programs."""
+    for program in (baseline, kernel):
+        claimed = sum(calls for _, p, calls in segments if p == program)
+        if claimed != len(times[program]):
+            raise ValueError(f"segments account for {claimed} calls of {program}, it made {len(times[program])}")
+    per = per_block({baseline: times[baseline], kernel: times[kernel]}, segments)
+    both = sorted(per[baseline].keys() & per[kernel].keys())
+    return [Block(tuple(per[baseline][b]), tuple(per[kernel][b])) for b in both]
+
+
+def summarize(record: InterferenceRecord) -> Interference:
+    """The whole timing's interference from the runner's per-segment record (every program's segments)."""
+    delays = [s.run_delay_s for s in record.segments]
+    others = [s.others_runnable for s in record.segments]
+    return Interference(
+        wall_s=sum(s.wall_s for s in record.segments),
+        cpu_s=sum(s.cpu_s for s in record.segments),
+        involuntary_switches=sum(s.involuntary_switches for s in record.segments),
+        loadavg_before=record.loadavg_before,
+        loadavg_after=record.loadavg_after,
+        cores=record.cores,
+        run_delay_s=None if any(d is None for d in delays) else sum(d for d in delays if d is not None),
+        others_runnable=None
+        if not others or any(o is None for o in others)
+        else float(np.mean([o for o in others if o is not None])),
+    )
+
+
+def pooled_speedup(blocks: Sequence[Block]) -> float:
+    """median(all baseline calls) / median(all kernel calls): the point estimate the interval is about."""
+    base = np.median(np.concatenate([b.baseline_ms for b in blocks]))
+    kern = np.median(np.concatenate([b.kernel_ms for b in blocks]))
+    return float(base / kern)
+
+
+class _PooledMedian:
+    """Medians of the calls of resampled blocks, for thousands of resamples at once: a resample is a count
+    per block, so its pooled median is a weighted median of the calls sorted once (no concatenation)."""
+
+    CHUNK = 64  # resamples at a time (__call__)
+
+    def __init__(self, per_block: Sequence[Sequence[float]]) -> None:
+        values = np.concatenate([np.asarray(b, dtype=np.float64) for b in per_block])
+        owner = np.concatenate([np.full(len(b), i) for i, b in enumerate(per_block)])
+        order = np.argsort(values, kind="stable")
+        self.values, self.owner = values[order], owner[order]
+
+    def __call__(self, counts: np.ndarray) -> np.ndarray:
+        """counts: (resamples, blocks) times each block was drawn -> (resamples,) medians (np.median's
+        definition: the mean of the two middle calls when their number is even). In chunks of CHUNK rows: the
+        (rows, calls) matrices of all 4,000 resamples at once (32 MB at 1,000 calls) cost ~0.3 s in page
+        faults and cache misses; chunks that stay in cache cost ~0.03 s."""
+        counts = np.asarray(counts, dtype=np.int32)
+        medians = np.empty(len(counts))
+        for a in range(0, len(counts), self.CHUNK):
+            medians[a : a + self.CHUNK] = self._medians(counts[a : a + self.CHUNK])
+        return medians
+
+    def _medians(self, counts: np.ndarray) -> np.ndarray:
+        cum = np.cumsum(counts[:, self.owner], axis=1, dtype=np.int32)
+        total = cum[:, -1].astype(np.int64)
+        # each row is nondecreasing: offset row r by r * (the largest total + 1), and one searchsorted over the
+        # flattened rows finds every row's first position past its middle count
+        rows, width = cum.shape
+        offset = np.arange(rows, dtype=np.int64) * (int(total.max()) + 1)
+        flat = (cum + offset[:, None]).ravel()
+        start = np.arange(rows, dtype=np.int64) * width
+        lo = np.searchsorted(flat, offset + (total - 1) // 2, side="right") - start
+        hi = np.searchsorted(flat, offset + total // 2, side="right") - start
+        medians: np.ndarray = (self.values[lo] + self.values[hi]) / 2
+        return medians
+
+
+def expanded_confidence(confidence: float, n: int) -> float:
+    """Hesterberg's expanded percentile level: the normal quantile of the returned level equals
+    sqrt(n / (n - 1)) times the t(n - 1) quantile of `confidence` (n >= 2)."""
+    alpha = 1 - confidence
+    z = math.sqrt(n / (n - 1)) * _t_quantile(1 - alpha / 2, n - 1)
+    return 1 - 2 * (1 - NormalDist().cdf(z))
+
+
+@cache
+def _t_quantile(p: float, dof: int) -> float:
+    """Student's t quantile (scipy.special.stdtrit: the same function scipy.stats.t.ppf evaluates)."""
+    from scipy.special import stdtrit  # lazily: 0.4 s, only once an interval is computed
+
+    return float(stdtrit(dof, p))
+
+
+def speedup_interval(
+    blocks: Sequence[Block],
+    confidence: float = CONFIDENCE,
+    resamples: int = DEFAULTS.resamples,
+    seed: int = DEFAULTS.bootstrap_seed,
+    systematic_sd: float = SYSTEMATIC_SD,
+) -> tuple[float, float] | None:
+    """The `confidence` interval of pooled_speedup(blocks) (module docstring); None with fewer than two
+    blocks that hold calls of both programs (one block says nothing about how blocks vary)."""
+    blocks = [b for b in blocks if b.baseline_ms and b.kernel_ms]
+    n = len(blocks)
+    if n < 2:
+        return None
+    estimate = pooled_speedup(blocks)
+    base = _PooledMedian([b.baseline_ms for b in blocks])
+    kern = _PooledMedian([b.kernel_ms for b in blocks])
+
+    def ratio(idx: np.ndarray, axis: int = -1) -> np.ndarray:
+        flat = idx.reshape(-1, idx.shape[-1]).astype(np.int64)
+        rows = np.arange(flat.shape[0])[:, None] * n
+        counts = np.bincount((rows + flat).ravel(), minlength=flat.shape[0] * n).reshape(-1, n)
+        ratios: np.ndarray = (base(counts) / kern(counts)).reshape(idx.shape[:-1])
+        return ratios
+
+    level = expanded_confidence(confidence, n)
+    replicates = ratio(np.random.default_rng(seed).integers(0, n, size=(resamples, n)))
+    low, high = (float(q) for q in np.quantile(replicates, [(1 - level) / 2, (1 + level) / 2]))
+    low, high = min(low, estimate), max(high, estimate)
+    return _with_systematic(estimate, low, high, confidence, systematic_sd)
+
+
+def _with_systematic(estimate: float, low: float, high: float, confidence: float, sd: float) -> tuple[float, float]:
+    """Each side's log distance from the estimate, combined in quadrature with z * sd."""
+    if sd <= 0:
+        return low, high
+    z = NormalDist().inv_cdf(1 - (1 - confidence) / 2)
+    m = math.log(estimate)
+    down = math.hypot(m - math.log(low), z * sd)
+    up = math.hypot(math.log(high) - m, z * sd)
+    return math.exp(m - down), math.exp(m + up)
+
+
+def bimodal(
+    values: Sequence[float], gap: float = DEFAULTS.bimodal_gap, min_group: int = DEFAULTS.min_group
+) -> str | None:
+    """Whether `values` (one program's block medians) form two separate groups, and which.
+
+    The best two-group split (least within-group squared log deviation) counts when each group holds at
+    least `min_group` blocks, the groups' nearest members are at least `gap` apart (relative), and that gap
+    exceeds the log range of either group: two levels, not one spread-out level. A single slow block is an
+    outlier, not a mode. Returns e.g. "1.7 ms (6 blocks) and 3.3 ms (4 blocks)", or None."""
+    x = np.sort(np.log(np.asarray(values, dtype=np.float64)))
+    if len(x) < 2 * min_group:
+        return None
+    # every split's two within-group sums of squares at once, from prefix sums (centred first, for precision)
+    x_c = x - x.mean()
+    n = len(x)
+    k = np.arange(min_group, n - min_group + 1)
+    s1, s2 = np.concatenate([[0.0], np.cumsum(x_c)]), np.concatenate([[0.0], np.cumsum(x_c * x_c)])
+    sse = (s2[k] - s1[k] ** 2 / k) + ((s2[n] - s2[k]) - (s1[n] - s1[k]) ** 2 / (n - k))
+    split = int(k[int(np.argmin(sse))])
+    low, high = x[:split], x[split:]
+    between = high[0] - low[-1]
+    if between < math.log1p(gap) or between <= max(np.ptp(low), np.ptp(high)):
+        return None
+    return (
+        f"{math.exp(np.median(low)):.3g} ms ({len(low)} blocks) and "
+        f"{math.exp(np.median(high)):.3g} ms ({len(high)} blocks)"
+    )
+
+
+def interference_reasons(m: Interference, policy: TimingPolicy = DEFAULTS) -> list[str]:
+    """Readable reasons why the host disturbed the timed blocks, from what the runner measured."""
+    reasons = []
+    if m.wall_s > 0 and m.cpu_s / m.wall_s < policy.min_cpu_share:
+        reasons.append(f"the runner ran {m.cpu_s / m.wall_s:.0%} of the timed wall time (preempted the rest)")
+    if m.wall_s > 0 and m.run_delay_s is not None:
+        if m.run_delay_s / m.wall_s > policy.max_run_delay_share:
+            reasons.append(
+                f"the runner waited {m.run_delay_s / m.wall_s:.0%} of the timed wall time for its core "
+                f"({m.involuntary_switches} involuntary context switches)"
+            )
+    elif m.wall_s > 0 and m.involuntary_switches / m.wall_s > policy.max_involuntary_per_s:
+        reasons.append(f"{m.involuntary_switches} involuntary context switches in {m.wall_s:.2f} s of timing")
+    load = max(m.loadavg_before, m.loadavg_after)
+    if m.others_runnable is not None:
+        if m.others_runnable >= m.cores:
+            reasons.append(
+                f"{m.others_runnable:.1f} other runnable threads on {m.cores} cores while timing "
+                f"(load average {load:.2f})"
+            )
+    elif load > m.cores:
+        reasons.append(f"load average {load:.2f} on {m.cores} cores")
+    return reasons
+
+
+def classify(
+    estimate: float | None,
+    interval: tuple[float, float] | None,
+    blocks: Sequence[Block],
+    interference: Interference | None,
+    policy: TimingPolicy = DEFAULTS,
+) -> TimingQuality:
+    """`ok`, or `noisy` with every reason found (a wide or missing interval, bimodal blocks, and, where the policy
+    counts the host's interference, what the runner measured of it)."""
+    reasons = []
+    if interval is None or not estimate:
+        reasons.append("fewer than two timed blocks: no interval")
+    elif (interval[1] - interval[0]) / estimate > policy.wide_interval:
+        reasons.append(
+            f"wide interval {interval[0]:.3g}-{interval[1]:.3g} "
+            f"({(interval[1] - interval[0]) / estimate:.0%} of the speedup)"
+        )
+    for name, per_block in (("baseline", [b.baseline_ms for b in blocks]), ("kernel", [b.kernel_ms for b in blocks])):
+        modes = bimodal([float(np.median(t)) for t in per_block if len(t)], policy.bimodal_gap, policy.min_group)
+        if modes:
+            reasons.append(f"bimodal blocks: the {name}'s block medians form two groups, {modes}")
+    if interference is not None and policy.host_interference:
+        reasons.extend(interference_reasons(interference, policy))
+    return TimingQuality("noisy", "; ".join(reasons)) if reasons else TimingQuality("ok", None)

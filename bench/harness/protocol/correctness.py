@@ -1,14 +1,8 @@
-"""The correctness gate: is a candidate's output the workload's output?
-
-Why it is stricter than upstream's `np.allclose(ref, out)`:
-- the tolerance is relative to the *reference* (upstream used the candidate's output, which a wrong
-  output with large values could exploit);
-- shape, dtype and finiteness are checked before any value, and every leaf is checked;
-- on top of the elementwise allclose, the relative L2 error of the whole output must stay under
-  `rel_l2` (default 5 %). Several workloads have outputs far below atol (softmax rows of 1/8192, 6p's
-  near-uniform attention, ...), where an all-zeros output passes any elementwise atol of 1e-2;
-  it can never pass the norm criterion, whose value for zeros is exactly 1.
-The report says where the worst element is and by how much, which agents need to fix a kernel.
+"""The correctness gate: is a candidate's output the workload's output? Stricter than upstream's `np.allclose(ref,
+out)`: the tolerance is relative to the reference (not the candidate's output, which a wrong output with large
+values could exploit); shape, dtype and finiteness come first, for every leaf; and the relative L2 error of the whole
+output must stay under `rel_l2` (5 %), which an all-zeros output of a near-zero workload (softmax rows of 1/8192)
+passes elementwise but never here. The report says where the worst element is, for agents fixing a kernel.
 """
 
 from __future__ import annotations

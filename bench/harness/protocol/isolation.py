@@ -1,9 +1,7 @@
-"""All timing-isolation policy of the runner, in one place: which core it runs on, its priority, the
-parent's own threads kept off that core, single-threaded XLA:CPU and BLAS, fixed malloc thresholds.
-
-Used by the parent (bench.harness.parent.session: environment, pinning, `timing_isolation` around the
-blocks) and by the runner process itself (`confine_self` before jax's backend starts). Each setting says
-WHY next to it: every one of them was measured to move medians on a shared 2-core host.
+"""The runner's timing isolation, in one place: its core, its priority, the parent's threads kept off that core,
+single-threaded XLA:CPU and BLAS, fixed malloc thresholds, synchronous dispatch, one timing at a time per host.
+Each was measured to move medians on a shared 2-core host (docs/methodology.md, "Timing" and "Why timings were
+bimodal under load"). Used by the parent (session: environment, pinning) and by the runner (`confine_self`).
 """
 
 from __future__ import annotations
@@ -25,16 +23,11 @@ from bench.harness.protocol.schedule import host_backend
 
 #: The runner's priority while it times: the timing policy's (the same on every backend).
 TIMING_NICE = POLICIES["cpu"].timing_nice
-# One thread per XLA:CPU op. On a shared 2-core box a 2-thread op waits for its slower thread, which
-# another process may hold for a whole time slice: per-iteration times then split into two modes
-# (~1x and ~1.8x) and the median jumps between them. Single-threaded ops are one mode. CPU-only
-# flags: accelerator backends ignore them.
+# One thread per XLA:CPU op: a 2-thread op waits for its slower thread, which another process may hold for a time
+# slice, and per-call times split into two modes (~1x and ~1.8x). CPU-only flags: accelerators ignore them.
 CPU_TIMING_FLAGS = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
-# Fixed malloc thresholds for the CPU runner. glibc adapts its mmap threshold to what a process freed before,
-# so whether a program's large temp buffers come from the heap (reused) or from a fresh mmap on every call
-# (page faults each call) depended on the process's history: 12p_RMSNorm small measured 0.78-0.83 ms in
-# one worker and 1.24-1.39 ms with ~2,700 page faults per call in another, identical programs 1.5x apart.
-# Fixed thresholds (buffers up to 32 MiB reused, heap never trimmed) make it independent of that history.
+# Fixed malloc thresholds (CPU runner): glibc adapts its mmap threshold to what a process freed before, so identical
+# programs' temp buffers were reused in one runner and page-faulted on every call in another (12p: 1.5x apart).
 CPU_MALLOC_TUNABLES = "glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=4294967296"
 
 
@@ -64,17 +57,11 @@ class Isolated(TypedDict):
 
 @contextlib.contextmanager
 def timing_isolation(core: int | None, nice: int = TIMING_NICE) -> Iterator[Isolated]:
-    """While timing blocks run on `core`: the calling thread (the parent driving the blocks) runs at
-    `nice`, and every thread of this process is moved OFF `core`; all restored afterwards.
-
-    Why the priority: between two blocks the parent must wake up promptly; at nice 0 on a loaded box
-    it waited ~100 ms per round trip. Why off the core: the parent's own threads are not idle while a
-    block runs: numpy's OpenBLAS worker thread busy-waits after each BLAS call (the parent checks the
-    outputs after every block), measured at 90-260 ms of CPU during one evaluation's blocks, time it
-    would otherwise take from the timed worker on that core. Per thread, from /proc: threads started
-    later inherit the caller's affinity. BLAS is also limited to one thread meanwhile (threadpoolctl):
-    squeezed onto the remaining core, OpenBLAS's helper thread made each output check take ~80 ms
-    instead of ~3 ms. Returns what was done (for the result's details)."""
+    """While timing blocks run on `core`: the calling thread (the parent driving the blocks) runs at `nice`, every
+    thread of this process is moved OFF `core`, and BLAS is limited to one thread; all restored afterwards.
+    Why: at nice 0 on a loaded box the parent waited ~100 ms per round trip between blocks, and OpenBLAS's worker
+    busy-waits after each output check (90-260 ms of CPU per evaluation) on whatever core it is on. Per thread,
+    from /proc: threads started later inherit the caller's affinity. Returns what was done (for the details)."""
     tid = threading.get_native_id()
     done = Isolated(parent_nice=None, parent_threads_moved=0)
     old_nice = None
@@ -118,15 +105,10 @@ def timing_core() -> int | None:
 
 
 def confined_to(core: int | None) -> bool:
-    """Whether this process may run on `core` only (a one-core host, or a Ray node or job confined to one core):
-    then whatever it computes while the runner times takes that time from the runner.
-
-    Why: the parent decides one candidate (bootstrap interval, trace parsing: ~0.07 s of CPU) in a thread while
-    the runner times the next, and imports scipy (~0.4 s) while it times the first. With another core to use,
-    those threads run there (timing_isolation moves them off `core`). Confined to `core`, they cannot: in a
-    one-core ingest the decision thread took up to 7 % of a timed window (perf sched records), and Ray nodes of
-    one core each timed rows again as noisy. There the parent does that work between two candidates instead: on
-    one core the overlap gains nothing."""
+    """Whether this process may run on `core` only (a one-core host, or a Ray node confined to one core). Then the
+    parent's work while the runner times (a decision's bootstrap and trace parsing, scipy's import) takes that time
+    from the runner: in a one-core ingest the decision thread took up to 7 % of a timed window. There the parent
+    does that work between two candidates instead."""
     if core is None:
         return False
     try:
@@ -142,14 +124,9 @@ def host_policy(environ: dict[str, str] | None = None) -> TimingPolicy:
 
 
 def worker_core(environ: dict[str, str] | None = None) -> int | None:
-    """The one core the runner is confined to FROM ITS START, on a CPU-only host (None elsewhere).
-
-    Why from the start: XLA:CPU sizes its thread pools from the affinity mask when the client is
-    created. A process started on 2 cores gets a 2-thread pool; pinned to one core only for timing, its
-    calling thread and a pool thread then share that core (measured: both busy, the caller ~1.4 ms of
-    CPU per ~1.5 ms call of 8p_GEMM small). Confined from the start, with synchronous dispatch, the program
-    runs on the calling thread, one op after another, provided its inputs are ready (runner.program.place
-    waits for them). On TPU/GPU hosts the runtime's host threads keep every core."""
+    """The one core the runner is confined to FROM ITS START, on a CPU-only host (None elsewhere). Why from the
+    start: XLA:CPU sizes its thread pools from the affinity mask when the client is created; a runner pinned only
+    later shares its core with a pool thread. On TPU/GPU hosts the runtime's host threads keep every core."""
     return timing_core() if host_policy(environ).pin_timing_core else None
 
 
@@ -171,23 +148,12 @@ def worker_env(base: dict[str, str]) -> dict[str, str]:
 
 
 def pin_threads(pid: int, core: int | None, nice: int = TIMING_NICE) -> int:
-    """Pin every thread of the runner to one core and raise its priority.
-
-    Why: on a shared 2-core box, timed iterations of ~1 ms are preempted for whole time slices
-    (10-20 ms) by other processes, and the median then depends on who got preempted more. At
-    nice -10 the runner wins ~90 % of a core contended by processes of its own session. (Where the
-    kernel groups tasks by session, kernel.sched_autogroup_enabled=1 as on this project's VMs, the
-    runner, in a session of its own, shares a core evenly with a busy process of any other session,
-    whatever either's nice: 1.55 s of 3.1 s against a spinner at nice 15. Raising the session's own
-    priority (/proc/PID/autogroup) was tried and did not lower the re-timings: Ray, two one-core
-    nodes, 53 harness runs for 32 rows with it, 44 without (one run each). What guards the timed blocks there is
-    the timing lock, the parent staying off the core (timing_isolation, confined_to) and the
-    runner's own record of how long it waited.) Pinned to one core, XLA:CPU runs the
-    program's ops one after another, as a single accelerator core would, instead of overlapping
-    independent ops on whichever cores happen to be free. The baseline and the candidate run in
-    this one process, alternately, never at the same time. Niceness and affinity are per thread
-    on Linux, so each task is set, from outside.
-    Returns the number of threads whose priority changed (0 without root / CAP_SYS_NICE)."""
+    """Pin every thread of the runner (and its children) to one core at priority `nice`, from outside (niceness and
+    affinity are per thread on Linux). Why: preempted for whole time slices on a shared box, ~1 ms calls read
+    whatever the preemptions made them; at nice -10 the runner wins ~90 % of a core contended within its session
+    (across sessions, scheduler autogroups share evenly: the timing lock, the parent staying off the core and the
+    runner's CPU cgroup guard it there). Pinned, XLA:CPU runs the program's ops one after another, as one
+    accelerator core would. Returns the number of threads whose priority changed (0 without CAP_SYS_NICE)."""
     changed = 0
     for tid in _process_tree_threads(pid):
         try:
@@ -213,15 +179,10 @@ def confine_self(core: int | None) -> str:
 
 
 def synchronous_dispatch() -> None:
-    """XLA:CPU runs each program on the thread that calls it, not on a client pool thread (before the backend starts).
-
-    Why: by default (jax 0.10) the CPU client hands every execution to one of its pool threads and the calling
-    thread sleeps in block_until_ready until that thread wakes it. Confined to one core, each timed call was then
-    two threads taking turns on it: two wake-ups per call, each a point where another process on that core can
-    take it first (measured with gdb and per-thread CPU times: 11p_Megablox_GMM small, 90 % of the CPU time on a
-    pool thread, one voluntary context switch per call; synchronous: all of it on the calling thread, none, and
-    0.1-0.3 ms less CPU per call for 11p and 8p). One thread per call is also what the timer assumes: the wall
-    clock around the call is that thread's time."""
+    """XLA:CPU runs each program on the thread that calls it, not on a client pool thread (before the backend
+    starts). Why: otherwise each timed call is two threads taking turns on the one core, two wake-ups per call,
+    each a chance for another process to take the core (methodology.md: 11p, 90 % of the CPU on a pool thread);
+    one thread per call is also what the wall-clock timer assumes."""
     import jax  # lazily: the parent imports this module and must not load jax for it
 
     jax.config.update("jax_cpu_enable_async_dispatch", False)
@@ -234,14 +195,10 @@ TIMING_LOCK_DIR = Path(tempfile.gettempdir())
 @contextlib.contextmanager
 def timing_lock(core: int | None, wait_s: float) -> Iterator[tuple[float, bool]]:
     """One evaluation at a time times on `core`, host-wide: yields (seconds waited, whether the lock is held).
-
-    Why: every runner on a CPU host is pinned to the same core (timing_core) at the same raised priority, so two
-    evaluations timing at once (parallel agent chains, `bench evaluate` beside `bench ingest`) share that core
-    evenly and each call reads ~2x: the bimodal 1.7 / 3.3 ms of 11p under load (docs/methodology.md). An
-    advisory flock on a file per core queues the timed blocks (builds and compiles still overlap); the kernel
-    drops it when its holder exits, however it exits. Never a deadlock and never a hostage: after `wait_s`
-    (or when the file cannot be opened) the timing proceeds without it, and its interference record will say
-    what it met. `core` None (TPU/GPU hosts): no lock (the accelerator runtime owns the device)."""
+    Why: every runner of a host is pinned to the same core at the same priority, so two evaluations timing at once
+    share it and each call reads ~2x (the bimodal 11p under load). An advisory flock per core, dropped by the kernel
+    however its holder exits; never a hostage: after `wait_s` (or when the file cannot be opened) the timing proceeds
+    without it, and its interference record says what it met. `core` None (TPU/GPU): no lock."""
     if core is None:
         yield 0.0, False
         return

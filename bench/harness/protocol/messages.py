@@ -1,15 +1,7 @@
-"""Typed messages between the harness's processes (pydantic): one model per message; the only untyped values are a
-workload's CONFIG (`PrepareReply.config`, the workload module's own dict).
-
-Three processes take part in an evaluation:
-- the PARENT (trusted: bench.harness.parent.evaluate, bench.harness.parent.session) decides every status;
-- the BUILD (untrusted, sandboxed: bench.harness.sandbox.child) imports the kernel file and exports its program;
-- the RUNNER (trusted: bench.harness.runner.server) draws inputs, runs the exported programs, compares, times.
-
-Every message travels as one frame (`send` / `recv` below): a JSON header validated against
-the model below, plus raw blobs (exported programs, array bytes, a profiler trace). What the build sends
-is validated like any untrusted input: a malformed reply is a failed build (`crashed`), never an error of
-the harness, and no field of it can carry a status.
+"""Typed messages between the harness's processes (pydantic, frozen, unknown fields refused), and their framing
+(`send` / `recv`: a JSON header validated against its model, plus raw blobs; no pickle). The only untyped value is a
+workload's CONFIG (`PrepareReply.config`). What the build sends is validated like any untrusted input: a malformed
+reply is a failed build (`crashed`), never an error of the harness, and no field of it can carry a status.
 """
 
 from __future__ import annotations
@@ -28,9 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from bench.harness.protocol.policy import TimingPolicy
 from bench.harness.protocol.result import Correctness, Machine
 
-#: The names programs are exported and compiled under: the build exports the candidate as CANDIDATE_FN, the
-#: runner compiles the baseline and the Pallas reference under theirs, and the trace parser finds each
-#: program's HLO module by `module_name` (jit_<name>).
+#: The names programs are exported and compiled under; the trace parser finds each by `module_name` (jit_<name>).
 BASELINE_FN = "baseline_program"
 CANDIDATE_FN = "candidate_program"
 PALLAS_FN = "pallas_reference_program"
@@ -70,7 +60,6 @@ class BuildRequest(Message):
     size: str
     platforms: list[str]  # the runnable program's platform(s): the runner's backend ("cpu", "tpu", "cuda")
     interpret: bool  # lower Pallas kernels in HLO interpret mode (CPU runner)
-    cross_tpu: bool = True  # also export for platform "tpu" (does the kernel lower to Mosaic?)
 
 
 class BuildReply(Message):
@@ -300,10 +289,8 @@ class ExitRequest(Message):
 
 
 # ------------------------------------------------------------------ framing: how messages travel
-# Over dedicated pipes (fds passed with pass_fds), never over a process's stdout: an 8-byte length, a JSON header
-# (validated by the receiver against its model above), then the raw bytes of the header's blobs (exported programs,
-# a profiler trace). No pickle anywhere: the parent never unpickles what a build sent. Inputs never travel: the
-# runner draws them itself.
+# Over dedicated pipes (pass_fds), never a process's stdout: an 8-byte length, the JSON header, then the raw bytes of
+# its blobs. Inputs never travel: the runner draws them itself.
 
 _LEN = struct.Struct(">Q")
 MAX_HEADER_BYTES = 16 << 20

@@ -1,47 +1,23 @@
 """The timing policy: how many calls, blocks and checks one evaluation times, how its interval and quality are read,
-and how long the phases that run a kernel may take. One frozen model, resolved once per backend; the only decider.
+and how long the phases that run a kernel may take. One frozen model per backend, the only decider.
 
-Why one object: harness 14 decided these numbers in a dozen modules, and the calibrated call count twice (the
-parent estimated it, the runner re-fitted it). Now the parent resolves a `TimingPolicy` (`resolve`, then
-`for_task` where the caller chose counts), sends it to the runner inside the timing request, and the runner
-calibrates under it (`calls`, `blocks`) and reports the counts it used. The parent's deadlines come from the
-policy's maxima (`timing_deadline_s`), never from an estimate the runner may override. Every result records the
-policy's name and a short hash of its JSON (`label`), so two rows timed under different rules are told apart.
-
-Where each number comes from (measured on this project's 2-core CI VM unless said otherwise):
-- `min_calls` 50, warmup 5: upstream's `run` / `evaluate` defaults.
-- CPU (`cpu`): the timed blocks are not traced (the profiler slows XLA:CPU programs: bench.harness.parent.timing),
-  so each call is timed on the wall clock. 50 calls of a small workload sum to ~0.1 s and the speedup interval was
-  0.15-0.19 wide on a quiet host (issue #25); the calls are calibrated on the baseline's call time like pyperf's and
-  timeit's loops: enough that each program's timed calls sum to about `target_s` (0.25 s), between `min_calls` and
-  `max_calls` (1000), then shrunk to the slowest program (`fit_slack`: identical programs' first calls drift up to
-  ~1.8x their fastest, and must keep the baseline's calls; a kernel ~1000x slower than a tiny baseline used to get
-  1,000 calls and hold the runner ~280 s).
-- Calibrated runs alternate the programs in short blocks of about `calls_per_block` (2) calls, between
-  `min_blocks` (10) and `max_blocks` (200): this VM's speed drifts over tens of milliseconds, and only programs
-  timed close together see the same drift (41k identical, median interval width of 8 runs: 20 blocks of ~4 calls
-  0.145, 44 blocks of ~2 calls 0.107).
-- `cpu-interpret`: Pallas kernels in TPU interpret mode cost ~9 ms per grid step on CPU, so 1 warmup and 10 timed
-  calls, not calibrated; one profiled call (one interpreted call holds thousands of op events).
-- `gpu`, `tpu`: the device plane times the blocks (traced); 5 + 50 calls in 10 blocks; no profile pass.
-- `checked_blocks` (10): where outputs are verified by a device digest, the blocks with one call compared in full
-  (a comparison costs ~4 ms at small size; calibrated runs time up to 200 blocks).
-- The interval and quality thresholds: bench.harness.parent.statistics says why each value.
-- Deadlines: `run_floor_s` (30 s: round trips, first-call transfers, a loaded host) plus every call of the
-  baseline slowed `allowed_slowdown` (1000x; the slowest correct kernel on cpu/small, 11p in interpret mode, is
-  ~85x its baseline), never above the task's cap. Compiling: `compile_floor_s` (60 s) or `compile_factor` (50x)
-  the baseline's compile time (a compile bomb cost the whole 300 s cap in the runner, issue #23).
+Why one object: harness 14 decided these numbers in a dozen modules, and the calibrated call count twice. Now the
+parent resolves a `TimingPolicy` (`for_task` where the caller chose counts) and sends it with the timing request;
+the runner calibrates under it (`calls`, `blocks`) and reports the counts it used; the parent's deadlines come from
+its maxima; every result records its `label` (name and hash). Where each number comes from (mostly measured on
+this project's 2-core CI VM): docs/methodology.md, "Timing", "Uncertainty" and "Deadlines". In short: 5 + 50 calls
+are upstream's; CPU calls are calibrated to ~0.25 s per program (50 calls gave intervals 0.15-0.19 wide) in blocks
+of ~2 calls (the VM's speed drifts over tens of ms); Pallas in interpret mode costs ~9 ms per grid step, so 1 + 10;
+a kernel may be 1000x slower than its baseline (the slowest correct one is ~85x); a compile bomb once took the
+whole 300 s cap.
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
-
-PolicyName = Literal["cpu", "cpu-interpret", "gpu", "tpu"]
 
 
 class TimingPolicy(BaseModel):
@@ -68,7 +44,7 @@ class TimingPolicy(BaseModel):
     pin_timing_core: bool  # the runner confined to one core, the parent's threads kept off it
     timing_nice: int  # the runner's priority while it times
     single_threaded_xla: bool  # one thread per XLA:CPU op and BLAS, fixed malloc thresholds
-    # --- the interval (bench.harness.parent.statistics)
+    # --- the interval (bench.harness.parent.timing)
     confidence: float = Field(gt=0, lt=1)
     resamples: int = Field(ge=100)
     bootstrap_seed: int
@@ -210,35 +186,28 @@ _DEVICE: dict[str, object] = dict(
     host_interference=False,
 )
 
+
+def _policy(name: str, *parts: dict[str, object], **own: object) -> TimingPolicy:
+    return TimingPolicy.model_validate({k: v for part in parts for k, v in part.items()} | own | {"name": name})
+
+
 POLICIES: dict[str, TimingPolicy] = {
     p.name: p
     for p in (
-        TimingPolicy.model_validate(
-            {
-                **_COMMON,
-                **_CPU,
-                "name": "cpu",
-                "target_s": 0.25,
-                "max_calls": 1000,
-                "max_blocks": 200,
-                "profile_calls": 5,
-            }
+        _policy("cpu", _COMMON, _CPU, target_s=0.25, max_calls=1000, max_blocks=200, profile_calls=5),
+        _policy(
+            "cpu-interpret",
+            _COMMON,
+            _CPU,
+            warmup=1,
+            target_s=None,
+            min_calls=10,
+            max_calls=10,
+            max_blocks=10,
+            profile_calls=1,
         ),
-        TimingPolicy.model_validate(
-            {
-                **_COMMON,
-                **_CPU,
-                "name": "cpu-interpret",
-                "warmup": 1,
-                "target_s": None,
-                "min_calls": 10,
-                "max_calls": 10,
-                "max_blocks": 10,
-                "profile_calls": 1,
-            }
-        ),
-        TimingPolicy.model_validate({**_COMMON, **_DEVICE, "name": "gpu"}),
-        TimingPolicy.model_validate({**_COMMON, **_DEVICE, "name": "tpu"}),
+        _policy("gpu", _COMMON, _DEVICE),
+        _policy("tpu", _COMMON, _DEVICE),
     )
 }
 

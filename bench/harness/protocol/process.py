@@ -1,11 +1,7 @@
 """The parent's handle on a child process (the build, the runner, the inspection worker), written once for all:
 start it in its own session, read its replies under a deadline, kill its process group, reap it, say how it ended.
-
-Every way a child can fail while the parent waits for it (hang, crash, signal, garbage on the channel)
-becomes a `WorkerFailure` with a `Status` and one readable line, never an exception in the harness. The
-build (bench.harness.parent.builder), the runner (bench.harness.parent.session) and the inspection worker
-(bench.harness.parent.inspecting.WorkerProcess) add what is theirs: the sandbox and its cgroups, the command pipes, the
-runner's own failure replies.
+Every way a child can fail while the parent waits (hang, crash, signal, garbage on the channel) becomes a
+`WorkerFailure` with a `Status` and one readable line, never an exception in the harness.
 """
 
 from __future__ import annotations
@@ -103,11 +99,8 @@ def kill_group(proc: subprocess.Popen[bytes], wait_s: float = 5.0) -> None:
 
 
 class ChildProcess:
-    """One child process, started in its own session (so its whole process group can be killed), with a
-    reply pipe the parent reads under deadlines.
-
-    `name` starts every message ("the build", "runner"); `memory_signals` are the signals that, for this
-    child, may mean it hit its memory limit, and `memory_hint` says so in the reason."""
+    """One child process in its own session (its whole process group can be killed), with a reply pipe read under
+    deadlines. `memory_signals`: the signals that may mean this child hit its memory limit (`memory_hint` says so)."""
 
     def __init__(
         self,
@@ -186,8 +179,7 @@ class ChildProcess:
 
     def _reap(self, wait_s: float) -> int:
         """Wait for the child's exit with wait4, which also gives its peak resident memory (`peak_rss_mb`: the
-        evidence that a child killed by a signal had filled its memory cap); Popen's own wait where it already
-        reaped the child (TimeoutExpired: it still runs after `wait_s`)."""
+        evidence that a child killed by a signal had filled its memory cap). TimeoutExpired: it still runs."""
         deadline = time.monotonic() + wait_s
         while True:
             try:

@@ -1,9 +1,5 @@
-"""The typed result of one evaluation: the contract between the harness, the dataset and the site.
-
-One evaluation = one task (submission, workload, chip, size) -> one EvalResult, a pure value.
-Field names follow the original JAXBench `evaluate --json` where a field exists there
-(workload, status, tpu, config, correctness{correct,max_diff,reason}, baseline/kernel{median_ms,...},
-speedup_vs_baseline, pallas_reference, speedup_vs_pallas, error, traceback); everything else is a superset.
+"""The typed result of one evaluation (one task -> one EvalResult, a pure value): the contract between the harness,
+the dataset and the site. Field names follow the original JAXBench `evaluate --json` where it has the field.
 """
 
 from __future__ import annotations
@@ -161,7 +157,7 @@ class EvalResult(BaseModel):
     baseline: Timing | None = None
     kernel: Timing | None = None
     speedup_vs_baseline: float | None = None  # baseline median / kernel median (device time)
-    # 95 % interval of speedup_vs_baseline from the paired ABBA blocks (bench.harness.parent.statistics;
+    # 95 % interval of speedup_vs_baseline from the paired ABBA blocks (bench.harness.parent.timing;
     # docs/methodology.md "Uncertainty"); None when fewer than two blocks were timed
     speedup_ci: tuple[float, float] | None = None
     # "noisy" when the interval is wide, blocks are bimodal, or the runner measured interference while timing;

@@ -1,18 +1,9 @@
-"""One schedule per backend, behind one small interface (`Plan`; the schedule's name is a `Schedule`).
-
-Since harness v7 only ONE process ever holds the device: the trusted runner, which times the baseline and
-the candidate interleaved (ABBA blocks) in that same process. Build steps never open a device (they run
-with JAX_PLATFORMS=cpu and cross-lower for the target). What still differs per backend:
-- the platform the runnable program is exported for, and whether Pallas is lowered in interpret mode (CPU);
-- whether the timed blocks run inside the profiler (TPU/GPU: device time) or untraced (CPU, see runner/loop.py);
-- `interleaved` (CPU, GPU): builds run while the runner starts; `exclusive` (auto on a TPU host, where
-  libtpu admits one process): the runner starts only once every build of the batch has ended, so nothing
-  but the runner is alive while it holds the chip.
-
-"auto" is decided in the parent BEFORE any process starts and WITHOUT initializing a jax backend (the
-parent would then hold the chip itself): it probes the host for TPU device files (/dev/accel* on
-v4/v5e, /dev/vfio/* on v5p/v6e) and an installed libtpu, unless JAX_PLATFORMS excludes TPU. The runner's
-hello then confirms the backend; a contradiction is a harness error, never a silent wrong schedule.
+"""One schedule per backend (`Plan`): only the trusted runner ever holds the device, and what still differs per
+backend is the platform of the runnable export, Pallas in interpret mode (CPU), and whether the runner starts while
+the builds run (`interleaved`) or only once every build ended (`exclusive`: auto on a TPU host, where libtpu admits
+one process). "auto" is decided before any process starts and without a jax backend (the parent would then hold the
+chip itself): TPU device files and an installed libtpu, unless JAX_PLATFORMS excludes TPU. The runner's hello
+confirms the backend; a contradiction is a harness error, never a silent wrong schedule.
 """
 
 from __future__ import annotations
@@ -99,10 +90,9 @@ class Plan:
 
     @property
     def build_parallelism(self) -> int:
-        """Builds at once: two, or one where this process may use a single core (a one-core host, or a Ray node
-        confined to one). Why: there a second build only shares that core with the first, and its process's start
-        (Python, jax's import) is paid on that core too, beside the runner's start. On one core, a fresh warm batch
-        of 8 (8p small) took 9.4 s with one build at a time and 10.8 s with two (medians of 4, alternated)."""
+        """Builds at once: two, or one where this process may use a single core (a one-core host, a Ray node confined
+        to one): there a second build only shares that core (a fresh warm batch of 8: 9.4 s one at a time, 10.8 s
+        two)."""
         try:
             cores = len(os.sched_getaffinity(0))
         except (AttributeError, OSError):

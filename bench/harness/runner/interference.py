@@ -1,15 +1,8 @@
-"""TRUSTED (runner process): what the host did to the runner while it timed, one record per timed segment.
-
-Why: a timing can only be called quiet if the runner saw that it was. Pinned to one core and running each
-program on the calling thread (protocol/isolation.py), the runner is never waiting on itself during a timed
-call, so any wall time it did not spend on the CPU was taken by someone else. Per segment (one program's
-calls in one ABBA block) this records the wall time, the process's CPU time (getrusage, all threads), the
-calling thread's run-queue delay (/proc/thread-self/schedstat: runnable but waiting for the core; None where
-the kernel has no schedstat), context switches (involuntary: the scheduler took the core away), and the
-host's other runnable threads at the segment's end; the host's 1-minute load average is read before the first
-and after the last segment. The decision reads them (bench.harness.parent.statistics.classify): CPU time
-against wall time, involuntary switches, the other runnable threads (the load average where /proc has none).
-Measured between calls, never inside one: each read costs microseconds, outside the timed region.
+"""TRUSTED (runner process): what the host did to the runner while it timed, one Segment per (block, program). Why:
+pinned to one core and running each program on the calling thread, the runner never waits on itself in a timed call,
+so wall time it did not spend on the CPU was taken by someone else. Per segment: wall and CPU time, the thread's
+run-queue delay (schedstat), context switches, the host's other runnable threads; the load average before and
+after. Read between calls, never inside one. parent/timing.py's `classify` judges them.
 """
 
 from __future__ import annotations

@@ -1,17 +1,9 @@
-"""TRUSTED (runner process): the timed loop. Every program of one evaluation (the baseline, the candidate, the
-Pallas reference) is timed in this one process, alternately, in ABBA blocks, on rotating copies of the
-timing inputs, and the inputs are hashed before and after (a program that writes its inputs is caught).
-
-Every timed output is verified (issue #23): a pure program gives bitwise-identical outputs on identical
-inputs, so after each timed call (outside the timed window) the runner checks that its output is bit for bit
-the output it compared in full against the reference (one checked call before the blocks): the bytes themselves
-where outputs live in host memory (CPU), a digest taken on the device elsewhere (bench.harness.runner.verify).
-An output that differs is compared in full on the spot. On top, where the check is a digest, in the policy's
-checked blocks (TimingPolicy.checked_blocks) chosen at random, one call of each program, chosen at random, is
-compared in full (for every program alike: the comparison runs between blocks and disturbs whatever runs next).
-The schedule is the program's to guess and it cannot: block lengths, which calls are compared in full, and where
-the correctness re-trials (the other seeds' inputs, untimed) fall between blocks are drawn from the evaluation's
-schedule seed (fresh, or derived from the secret seed), as is the device digest's weighting.
+"""TRUSTED (runner process): the timed loop. Every program of one evaluation (baseline, candidate, Pallas reference) is
+timed in this one process, alternately, in ABBA blocks, on rotating copies of the timing inputs, hashed before and
+after (a program that writes its inputs is caught). Every timed output is verified against the output compared in
+full before the blocks (runner/verify.py); where that check is a digest, one call of each program in the policy's
+checked blocks is also compared in full. Block lengths, checked calls, re-trial positions and the digest's weights
+are drawn from the schedule seed, so the program cannot guess them (docs/threat-model.md).
 """
 
 from __future__ import annotations
@@ -100,7 +92,7 @@ def draw_schedule(seed: int | None, iters: int, blocks: int, retrials: int, chec
 
 #: Each block's length is the mean length times a factor drawn from [1 - JITTER, 1 + JITTER]: unpredictable, and
 #: balanced. Cutting the calls at uniformly random points instead gave blocks of 1 call beside blocks of 20, and
-#: the bootstrap over such blocks (decision/statistics.py) swung with whether the long ones were drawn: intervals
+#: the bootstrap over such blocks (parent/timing.py) swung with whether the long ones were drawn: intervals
 #: of identical programs were 0.15-0.21 wide on a quiet host instead of ~0.1.
 JITTER = 0.5
 
@@ -175,14 +167,11 @@ def time_programs(
     retrials: list[tuple[Any, list[Any], list[Any]]] | None = None,
     clock: Clock = time.perf_counter,
 ) -> TimedRun:
-    """ABBA blocks of every program in this process, on the schedule drawn from `schedule_seed`; every timed
-    output verified (module docstring); the candidate's reports are returned with the number of its timed
-    outputs verified. The counts are decided HERE, once, under `policy`: its warmup, then its calls (calibrated on
-    the baseline's fastest untimed call and fitted to the slowest program's, both just measured in the timing's
-    own conditions) and blocks; the run reports them. `retrials`: (seed, host inputs, reference) re-run on the
-    candidate, untimed, between blocks. The trace (blocks where the policy traces them, else an untimed profile
-    pass) comes back whole. `record` gets one segment per (block, program): its calls and the host's interference
-    meanwhile. `clock`: what every call is timed with (tests inject their own)."""
+    """ABBA blocks of every program in this process, on the schedule drawn from `schedule_seed`, every timed output
+    verified. The counts are decided HERE, once, under `policy`: its warmup, then its calls (calibrated on the
+    baseline's fastest untimed call, fitted to the slowest program's, both measured in the timing's own conditions)
+    and blocks. `retrials`: (seed, host inputs, reference) re-run on the candidate, untimed, between blocks. `record`
+    gets one segment per (block, program); `clock` times every call (tests inject their own)."""
     retrials = retrials or []
     nbytes = sum(a.nbytes for a in host) or 1
     sets = [place(host) for _ in range(max(1, min(ROTATION_SETS, ROTATION_BYTES // nbytes)))]

@@ -1,8 +1,5 @@
-"""TRUSTED (runner process): one compiled program, and the host/device moves of its arrays.
-
-A program is deserialized from a jax.export blob (a candidate's, or the baseline exported by the runner
-itself the same way) and compiled under a fixed name (bench.harness.protocol.messages: *_FN), so the trace parser
-finds its HLO module. Arrays live on the HOST between calls; `place` puts one call's inputs on the device.
+"""TRUSTED (runner process): one compiled program (deserialized from an export and compiled under a fixed name, so
+the trace parser finds its module), and the host/device moves of its arrays: arrays live on the HOST between calls.
 """
 
 from __future__ import annotations

@@ -1,17 +1,9 @@
-"""TRUSTED: the runner process. It never imports candidate code; it runs exported programs.
-
-`python -m bench.harness.runner.server --cmd-fd N --reply-fd M`, driven by bench.harness.parent.session.RunnerSession.
-One runner serves one (workload, size, chip) and stays warm across candidates:
-- `baseline` / `prepare`: exports the baseline through the same export -> deserialize -> compile path a
-  candidate's program takes, draws the inputs of the evaluation's seeds (fresh random seeds the parent sends
-  only here; while the builds run, where the plan starts the runner with them) and computes the reference outputs.
-  Inputs and references are kept in HOST memory; the compiled baseline is kept for every later candidate.
-- `evaluate` (blob 0: a candidate's exported program, already inspected by the parent): deserializes and
-  compiles it, runs it on every seed and compares each output itself, then times the baseline and the
-  candidate in this same process, interleaved in ABBA blocks, re-checking the output of every block.
-While the candidate's program runs, the device holds only the arrays that call needs (its own inputs):
-each trial's inputs are placed just before its call and deleted after; references, other seeds' inputs
-and the baseline's outputs live on the host (on a TPU a Mosaic kernel's DMA is no security boundary).
+"""TRUSTED: the runner process (`python -m bench.harness.runner.server --cmd-fd N --reply-fd M`, driven by
+bench.harness.parent.session). It never imports candidate code; it runs exported programs. One runner serves one
+(workload, size, chip), warm across candidates: `baseline` / `prepare` compile the baseline through the same export
+-> deserialize -> compile path as a candidate, draw the inputs of the seeds only it gets and compute the references
+(host memory); per candidate, `load`, `trials` (it compares every output itself) and `time` (runner/loop.py). While
+a candidate runs, the device holds only that call's inputs (on a TPU a Mosaic kernel's DMA is no security boundary).
 """
 
 from __future__ import annotations
@@ -58,7 +50,7 @@ from bench.harness.protocol.messages import (
 from bench.harness.protocol.result import Machine
 from bench.harness.protocol.signature import aval_text, export_program
 from bench.harness.runner.interference import Recorder
-from bench.harness.runner.loop import SelfCheckFailed, time_programs
+from bench.harness.runner.loop import SelfCheckFailed, TimedRun, time_programs
 from bench.harness.runner.program import Program, delete, place, resident_bytes, to_host
 from bench.paths import PALLAS_REFS_DIR
 from bench.registry import Signature, WorkloadSpec, spec
@@ -327,19 +319,7 @@ def cmd_time(state: State, req: EvaluateRequest, blobs: list[bytes]) -> Reply:
         return _failed("timing", exc).model_dump(), []
     finally:
         state.candidate = None  # its buffers go with the next collection (one runs before every timing)
-    runs = [ProgramRun(name=p.name, module=p.module, wall_ms=run.walls[p.name]) for p in programs]
-    reply = EvaluateReply(
-        timed=run.timed,
-        runs=runs,
-        inputs_unchanged=run.inputs_unchanged,
-        traced=run.trace is not None,
-        block_order=run.order,
-        interference=record.finish(),
-        timed_verified=run.verified,
-        calls=run.calls,
-        blocks=run.blocks,
-    )
-    return reply.model_dump(), [run.trace] if run.trace else []
+    return _timed_reply(run, programs, timed=run.timed, interference=record.finish(), timed_verified=run.verified)
 
 
 def cmd_time_baseline(state: State, req: TimeBaselineRequest, blobs: list[bytes]) -> Reply:
@@ -348,13 +328,19 @@ def cmd_time_baseline(state: State, req: TimeBaselineRequest, blobs: list[bytes]
     run = time_programs(
         [w.baseline], state.inputs[state.timing_seed], state.refs[state.timing_seed], w.tolerance, req.policy
     )
+    return _timed_reply(run, [w.baseline])
+
+
+def _timed_reply(run: TimedRun, programs: list[Program], **more: Any) -> Reply:
+    """What a timing replies: each program's wall times, the counts the runner decided, the trace as the blob."""
     reply = EvaluateReply(
-        runs=[ProgramRun(name=BASELINE_FN, module=w.baseline.module, wall_ms=run.walls[BASELINE_FN])],
+        runs=[ProgramRun(name=p.name, module=p.module, wall_ms=run.walls[p.name]) for p in programs],
         inputs_unchanged=run.inputs_unchanged,
         traced=run.trace is not None,
         block_order=run.order,
         calls=run.calls,
         blocks=run.blocks,
+        **more,
     )
     return reply.model_dump(), [run.trace] if run.trace else []
 

@@ -1,15 +1,8 @@
-"""TRUSTED (runner process): the check of every timed output against the output that was compared in full.
-
-A pure program gives bitwise-identical outputs on identical inputs, so after each timed call (outside the timer)
-its output must equal, bit for bit, the output of its checked call (compared in full against the reference before
-the blocks). How the equality is tested depends on where the output lives:
-- host memory (the CPU backend; types of a byte or more): the output's buffer itself, compared in place with a
-  copy of the checked output's (memcmp). Exact, with no collisions, and ~25 us per 8p output where the digest
-  program cost 0.1-0.2 ms (its dispatch and the fetch of its result: ~470 of them per 8p evaluation).
-- device memory (TPU, GPU), or packed sub-byte types: a digest computed on the device (a position-weighted sum
-  of the output's words, mod 2^32, weights from the schedule's secret multiplier), so that only 4 bytes cross to
-  the host per call. Its collisions are in docs/threat-model.md.
-An output that does not match is compared in full by the loop (bench.harness.runner.loop).
+"""TRUSTED (runner process): the check of every timed output against the output that was compared in full. A pure
+program gives bit-identical outputs on identical inputs, so after each timed call (outside the timer) its output must
+equal its checked call's: in host memory (CPU) by its bytes, in place (memcmp: ~25 us per 8p output, where a digest
+program cost 0.1-0.2 ms); in device memory (TPU, GPU) or for packed sub-byte types by a digest computed on the device
+(4 bytes cross per call; its collisions: docs/threat-model.md). A mismatch is compared in full by runner/loop.py.
 """
 
 from __future__ import annotations

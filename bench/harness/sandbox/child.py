@@ -1,15 +1,8 @@
-"""UNTRUSTED: the build step. Runs only inside the build sandbox (bench.harness.parent.builder starts it).
-
-`python -m bench.harness.sandbox.child --reply-fd N`: reads one BuildRequest (JSON) from stdin, imports the
-kernel file, traces its `workload` ONCE on ABSTRACT inputs (jax.ShapeDtypeStruct: no input value exists in
-this process, and none has been drawn anywhere yet), and lowers that one trace twice with `jax.export`
-(bench.harness.sandbox.lowering):
-- the runnable program, for the runner's platform; on a CPU runner every `pallas_call` is set to HLO
-  interpret mode (plain StableHLO; TPU interpret mode would lower to host callbacks, which export refuses);
-- the same trace for platform "tpu" (cross-lowering on this CPU-only process): Mosaic kernels.
-It replies with one BuildReply frame plus the serialized exports, and exits. Everything here is the
-candidate's to influence: the parent trusts none of it (bench.harness.parent.inspecting reads the exports
-itself and compares them, the runner runs them, the parent decides the status).
+"""UNTRUSTED: the build step, run only inside the build sandbox (`python -m bench.harness.sandbox.child --reply-fd N`,
+started by bench.harness.parent.builder). Reads one BuildRequest from stdin, imports the kernel file, traces its
+`workload` once on abstract inputs (no input value exists here, none is drawn yet), lowers that trace for the
+runner's platform (Pallas in HLO interpret mode on CPU) and for "tpu" (sandbox/lowering.py), replies a BuildReply
+and the exports, and exits. The parent trusts none of it.
 """
 
 from __future__ import annotations
@@ -48,7 +41,7 @@ def build(request: BuildRequest) -> tuple[BuildReply, list[bytes]]:
     closed = trace(fn, CANDIDATE_FN, signature)  # the one trace both programs come from
     runnable = export_jaxpr(with_kernel_sites(closed, interpret=request.interpret), CANDIDATE_FN, request.platforms)
     blobs = [bytes(runnable.serialize())]
-    if not request.cross_tpu or request.platforms == ["tpu"]:  # on a TPU host the runnable program is the TPU one
+    if request.platforms == ["tpu"]:  # on a TPU host the runnable program is the TPU one
         return BuildReply(ok=True), blobs
     try:
         with _tpu_target():

@@ -1,17 +1,8 @@
-"""One trace of a candidate, lowered for two platforms (runs in the UNTRUSTED build; proves nothing by itself).
-
-Why: the CPU track runs the program in Pallas interpret mode and ranks what its TPU export says (lowers,
-Pallas coverage). Traced twice, a candidate could hand over one program to run and another to rank
-(`lax.platform_dependent`, a trace counter, the interpret-mode config flag). Interpret mode is fixed when a
-`pallas_call` is traced (docs/threat-model.md), so the build traces `workload` ONCE, outside interpret mode,
-and derives both programs from that one jaxpr:
-- the TPU program: every `pallas_call` lowered by Mosaic (`tpu_custom_call`);
-- the runnable CPU program: the same equations with `interpret=True` set on each `pallas_call` (jax's HLO
-  interpreter: a loop over the grid in plain StableHLO).
-In both, each `pallas_call` is wrapped in its own jitted function named `jaxbench_kernel_<n>` (a
-`func.call` in the module), so a kernel occupies the same place in both modules. The parent
-(bench.harness.inspection.compare) then compares the two modules op for op outside those places; that
-comparison, not anything done here, is what says "verified".
+"""One trace of a candidate, lowered for two platforms (UNTRUSTED build; proves nothing by itself). Why one trace:
+traced twice, a candidate could hand over one program to run and another to rank (`lax.platform_dependent`, a trace
+counter, the interpret flag). The TPU program lowers each `pallas_call` by Mosaic; the runnable CPU program is the
+same equations with `interpret=True`. Each `pallas_call` sits alone in a function `jaxbench_kernel_<n>`, so the
+inspection (inspection/compare.py) can compare the two modules op for op outside those places.
 """
 
 from __future__ import annotations
