@@ -213,7 +213,7 @@ def test_memory_space_any_is_not_shown() -> None:
 
 
 def _op(name: str, types: tuple[str, ...], args: tuple[str, ...], **attrs: str) -> Op:
-    return Op(name, (), (0,), types, attrs, args)
+    return Op(name, tuple(range(1, len(args) + 1)), (0,), types, attrs, args)
 
 
 @pytest.mark.parametrize(

@@ -59,21 +59,6 @@ def _cmp(pred: str, a: int, b: int, w: int, signed: bool) -> int:
     return int({"eq": x == y, "ne": x != y, "lt": x < y, "le": x <= y, "gt": x > y, "ge": x >= y}[pred])
 
 
-_ARITH_PREDICATES = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
-
-
-def _div(a: int, b: int, mode: str) -> int | None:
-    """Integer division of Python ints: 't' truncates, 'f' floors, 'c' ceils; None on a zero divisor."""
-    if b == 0:
-        return None
-    q = abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)
-    if mode == "f" and q * b != a and (a < 0) != (b < 0):
-        q -= 1
-    if mode == "c" and q * b != a and (a < 0) == (b < 0):
-        q += 1
-    return q
-
-
 IntFn = Callable[[list[int]], int | None]
 
 
@@ -85,21 +70,23 @@ def scalar(op: Op, a: list[int]) -> int | None:
 
 def integer_op(op: Op) -> IntFn | None:
     """The integer op as a function of its operands' bits (unsigned patterns of each type's width), with the IR's
-    own semantics: two's-complement wrap, the op's signedness, StableHLO's division by zero. None: not an integer
-    op this evaluator knows; the function returns None on undefined behaviour (arith division by zero, wide
-    shifts). Parsed once per op: the grid loop runs it at every step."""
+    own semantics: Mosaic's arith ops as `mosaic.integer_op` evaluates them; StableHLO's with two's-complement
+    wrap, the element type's signedness (or the comparison's) and its defined division by zero and wide shifts.
+    None: not an integer op known here; the function returns None where the IR leaves the result undefined.
+    Parsed once per op: the grid loop runs it at every step."""
     rt = _int_type(op.types[0]) if op.types else None
     if rt is None:
         return None
     w, mask, n = rt[0], (1 << rt[0]) - 1, op.name.split(".", 1)[-1]
-    at = [_int_type(t) for t in op.arg_types]
-    w0 = at[0][0] if at and at[0] else w
-    signed = rt[1] if op.name.startswith("stablehlo.") else True
     if n == "constant":
         if not isinstance(op.scalar, (bool, int)):
             return None
         c = int(op.scalar) & mask
         return lambda a: c
+    if not op.name.startswith("stablehlo."):
+        return lambda a: mosaic.integer_op(op, a)
+    at = [_int_type(t) for t in op.arg_types]
+    signed = rt[1]
     simple: dict[str, IntFn] = {
         "add": lambda a: (a[0] + a[1]) & mask,
         "subtract": lambda a: (a[0] - a[1]) & mask,
@@ -111,60 +98,47 @@ def integer_op(op: Op) -> IntFn | None:
         "negate": lambda a: -a[0] & mask,
         "select": lambda a: a[1] if a[0] else a[2],
     }
-    arith = {"addi": "add", "subi": "subtract", "muli": "multiply", "andi": "and", "ori": "or", "xori": "xor"}
-    if arith.get(n, n) in simple:
-        return simple[arith.get(n, n)]
-    if n in ("compare", "cmpi"):
-        if n == "compare":
-            d = re.search(r"comparison_direction (\w+)", op.attrs.get("comparison_direction", ""))
-            name = d.group(1).lower() if d else ""
-            sgn = "UNSIGNED" not in op.attrs.get("compare_type", "") and bool(at and at[0] and at[0][1])
-        else:
-            p = op.attrs.get("predicate", "").split(":")[0].strip()
-            full = _ARITH_PREDICATES[int(p)] if p.isdigit() and int(p) < 10 else p
-            name, sgn = (full[-2:], full[0] == "s") if full in _ARITH_PREDICATES else ("", False)
-        if name not in ("eq", "ne", "lt", "le", "gt", "ge"):
-            return None
-        return lambda a: _cmp(name, a[0], a[1], w0, sgn)
-    if n in ("convert", "extsi", "extui", "trunci", "index_cast", "index_castui", "bitcast_convert"):
+    if n in simple:
+        return simple[n]
+    if n == "compare":
+        d = re.search(r"comparison_direction (\w+)", op.attrs.get("comparison_direction", ""))
+        name = d.group(1).lower() if d else ""
+        sgn = "UNSIGNED" not in op.attrs.get("compare_type", "") and bool(at and at[0] and at[0][1])
+        w0 = at[0][0] if at and at[0] else w
+        return (lambda a: _cmp(name, a[0], a[1], w0, sgn)) if name in ("eq", "ne", "lt", "le", "gt", "ge") else None
+    if n == "convert":
         src = at[0] if at else None
         if src is None:
             return None
-        ext = n in ("extsi", "index_cast") or (n == "convert" and src[1])
-        if w == 1 and n == "convert":
+        if w == 1:
             return lambda a: int(a[0] != 0)
-        return (lambda a: _s(a[0], src[0]) & mask) if ext else (lambda a: a[0] & mask)
-    if n in ("maximum", "minimum", "maxsi", "minsi", "maxui", "minui", "clamp"):
-        sg = signed if n in ("maximum", "minimum", "clamp") else n.endswith("si")
-        pick = max if n.startswith("max") else min
+        return (lambda a: _s(a[0], src[0]) & mask) if src[1] else (lambda a: a[0] & mask)
+    if n in ("maximum", "minimum", "clamp"):
+        pick = max if n == "maximum" else min
 
         def extreme(a: list[int]) -> int:
-            xs = [_s(x, w) if sg else x for x in a]
+            xs = [_s(x, w) if signed else x for x in a]
             return (min(max(xs[1], xs[0]), xs[2]) if n == "clamp" else pick(xs)) & mask
 
         return extreme
-    if n in ("divide", "remainder", "divsi", "divui", "remsi", "remui", "floordivsi", "ceildivsi", "ceildivui"):
-        sg = signed if n in ("divide", "remainder") else "si" in n
-        mode = "f" if n.startswith("floor") else "c" if n.startswith("ceil") else "t"
+    if n in ("divide", "remainder"):
 
         def divide(a: list[int]) -> int | None:
-            x, y = (_s(a[0], w), _s(a[1], w)) if sg else (a[0], a[1])
-            if y == 0:  # StableHLO defines it (quotient -1, remainder x); arith leaves it undefined
-                return {"divide": mask, "remainder": a[0]}.get(n)
-            q = _div(x, y, mode)
-            return None if q is None else ((x - q * y) if n.startswith("rem") else q) & mask
+            x, y = (_s(a[0], w), _s(a[1], w)) if signed else (a[0], a[1])
+            if y == 0:  # defined: quotient -1 (all ones), remainder the dividend
+                return mask if n == "divide" else a[0]
+            q = abs(x) // abs(y) * (1 if (x < 0) == (y < 0) else -1)  # truncated towards zero
+            return ((x - q * y) if n == "remainder" else q) & mask
 
         return divide
-    if n in ("shift_left", "shli", "shift_right_logical", "shrui", "shift_right_arithmetic", "shrsi"):
+    if n in ("shift_left", "shift_right_logical", "shift_right_arithmetic"):
 
-        def shift(a: list[int]) -> int | None:
-            if a[1] >= w:  # StableHLO defines it; arith leaves it undefined
-                if n in ("shli", "shrui", "shrsi"):
-                    return None
+        def shift(a: list[int]) -> int:
+            if a[1] >= w:  # defined: zeros, or the sign for an arithmetic right shift
                 return mask if n.endswith("arithmetic") and _s(a[0], w) < 0 else 0
-            if n in ("shift_left", "shli"):
+            if n == "shift_left":
                 return (a[0] << a[1]) & mask
-            return (_s(a[0], w) >> a[1]) & mask if n in ("shift_right_arithmetic", "shrsi") else a[0] >> a[1]
+            return (_s(a[0], w) >> a[1]) & mask if n.endswith("arithmetic") else a[0] >> a[1]
 
         return shift
     return None
