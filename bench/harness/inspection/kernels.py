@@ -10,7 +10,8 @@ kernel that ran does not (issue 40 §2). So, from the two modules alone, per ker
 - the site's data flow (blocks from the site's operands, outputs returned in order) and its scratch buffers;
 - the body: the multiset of (operation, result type) of its arithmetic, Mosaic's names mapped to StableHLO's.
 Not shown (the row is "unverified"): memory space ANY (manual DMA: no windows to compare). Not compared
-(docs/threat-model.md): VMEM vs SMEM placement, constants in the body, which grid axis the body reads.
+(docs/threat-model.md): VMEM vs SMEM placement, how the body's ops are wired (a multiset, not a graph),
+constants in the body, which grid axis the body reads.
 """
 
 from __future__ import annotations
