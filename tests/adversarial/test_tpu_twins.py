@@ -150,6 +150,27 @@ def gemm_prefetched(col: Callable) -> Callable:
     return program
 
 
+def accumulate(aliased: bool) -> Callable:
+    """out = x + y on 128-row blocks of a product, the output written over y when `aliased`."""
+
+    def add(x_ref, y_ref, o_ref):
+        o_ref[...] = x_ref[...] + y_ref[...]
+
+    def program(a: Any, b: Any) -> Any:
+        x = jnp.dot(a, b, preferred_element_type=jnp.float32)
+        spec = pl.BlockSpec((128, 384), lambda i: (i, 0))
+        return pl.pallas_call(
+            add,
+            out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
+            grid=(2,),
+            in_specs=[spec, spec],
+            out_specs=spec,
+            input_output_aliases={1: 0} if aliased else {},
+        )(x, x * 2)
+
+    return program
+
+
 relu = _mm(epilogue=lambda x: jnp.maximum(x, 0.0))
 negative_part = _mm(epilogue=lambda x: jnp.minimum(x, 0.0))
 
@@ -174,6 +195,8 @@ TWINS: dict[str, tuple[Callable, Callable, str]] = {
         two_sites(gemm(kernel=negative_part), gemm(kernel=relu)),
         "arithmetic",
     ),
+    # the output written over an input on one side only
+    "output_alias": (accumulate(aliased=True), accumulate(aliased=False), "start from"),
     # an index map reading a prefetched table, exported as one that ignores it
     "prefetched_index_map": (gemm_prefetched(lambda t, j: t[j]), gemm_prefetched(lambda t, j: j), "start"),
 }
@@ -197,6 +220,7 @@ HONEST: dict[str, Callable] = {
     "whole_b": gemm_whole_b,
     "two_sites": two_sites(gemm(kernel=relu), gemm(kernel=negative_part)),
     "prefetched": gemm_prefetched(lambda t, j: t[j]),
+    "output_alias": accumulate(aliased=True),
     # index-map arithmetic that wraps: (j + 2^31 - 1) + (2^31 + 1) == j in 32 bits
     "wrapping_index_map": gemm(col=lambda j: (j + jnp.int32(2**31 - 1)) + jnp.int32(-(2**31) + 1)),
 }

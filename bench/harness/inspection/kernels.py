@@ -438,10 +438,11 @@ def _interpreted_steps(
     return shapes, steps(), loop, carries, _scratch(body.arg_types[max(carries) + 1 :])
 
 
-def _site_flow(site: Func, loop: Op, carries: list[int], prefetch: int) -> list[int] | str:
+def _site_flow(site: Func, loop: Op, carries: list[int], prefetch: int, aliases: dict[int, int]) -> list[int] | str:
     """Which output blocks the site returns, in order (or why its data flow is not the interpreter's): the input
-    blocks are sliced from the site's operands after the prefetched ones, in order (padded at most), the output
-    blocks' first values come from constants only, and the site returns written output blocks (sliced at most)."""
+    blocks are sliced from the site's operands after the prefetched ones, in order (padded at most), each output
+    block's first value comes from constants only, or is the operand the Mosaic call aliases to that output
+    (`aliases`: output -> operand), and the site returns written output blocks (sliced at most)."""
     defs = {o: op for op in site.body.ops for o in op.outs}
     inputs = list(site.body.args[prefetch:])
 
@@ -457,8 +458,9 @@ def _site_flow(site: Func, loop: Op, carries: list[int], prefetch: int) -> list[
     firsts = [loop.args[p] for p in carries]
     if [source(v) for v in firsts[: len(inputs)]] != inputs:
         return "its interpreted blocks are not sliced from the kernel's operands"
-    if not all(constant(v) for v in firsts[len(inputs) :]):
-        return "its interpreted outputs start from values computed from its operands"
+    for k, v in enumerate(firsts[len(inputs) :]):
+        if not (source(v) == site.body.args[aliases[k]] if k in aliases else constant(v)):
+            return f"its interpreted output {k} does not start from what its Mosaic output starts from"
     written = [loop.outs[p] for p in carries[len(inputs) :]]
     returned = [source(v) for v in site.body.ops[-1].args]
     if not set(returned) <= set(written):
@@ -610,7 +612,14 @@ def mismatch(
                 return f"its Mosaic blocks {t_blocks} are not the interpreted blocks {c_blocks}"
             if t_scratch != c_scratch:
                 return f"its Mosaic scratch buffers {t_scratch} are not the interpreted ones {c_scratch}"
-            flow = _site_flow(site, loop, carries, prefetch)
+            aliases = {
+                int(k or 0): int(j)
+                for k, j in re.findall(
+                    r"output_tuple_indices = \[(\d*)\], operand_index = (\d+)",
+                    call.attrs.get("output_operand_aliases", ""),
+                )
+            }
+            flow = _site_flow(site, loop, carries, prefetch, aliases)
             if isinstance(flow, str):
                 return flow
             tpu_ret = tpu.funcs[tpu_site].body.ops[-1].args
