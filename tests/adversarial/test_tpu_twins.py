@@ -171,6 +171,16 @@ def accumulate(aliased: bool) -> Callable:
     return program
 
 
+def _scaled_by(axis: int) -> Callable:
+    """The GEMM body, each block scaled by its grid index along `axis` plus one (`pl.program_id`)."""
+
+    def kernel(a_ref, b_ref, o_ref):
+        scale = (pl.program_id(axis) + 1).astype(jnp.float32)
+        o_ref[...] = (jnp.dot(a_ref[...], b_ref[...], preferred_element_type=jnp.float32) * scale).astype(o_ref.dtype)
+
+    return kernel
+
+
 relu = _mm(epilogue=lambda x: jnp.maximum(x, 0.0))
 negative_part = _mm(epilogue=lambda x: jnp.minimum(x, 0.0))
 
@@ -195,6 +205,8 @@ TWINS: dict[str, tuple[Callable, Callable, str]] = {
         two_sites(gemm(kernel=negative_part), gemm(kernel=relu)),
         "arithmetic",
     ),
+    # the body reads another grid axis (`pl.program_id(0)`, exported as `pl.program_id(1)`)
+    "grid_axis_read": (gemm(kernel=_scaled_by(0)), gemm(kernel=_scaled_by(1)), "grid axes"),
     # the output written over an input on one side only
     "output_alias": (accumulate(aliased=True), accumulate(aliased=False), "start from"),
     # an index map reading a prefetched table, exported as one that ignores it
@@ -221,6 +233,7 @@ HONEST: dict[str, Callable] = {
     "two_sites": two_sites(gemm(kernel=relu), gemm(kernel=negative_part)),
     "prefetched": gemm_prefetched(lambda t, j: t[j]),
     "output_alias": accumulate(aliased=True),
+    "reads_grid_axis": gemm(kernel=_scaled_by(1)),
     # index-map arithmetic that wraps: (j + 2^31 - 1) + (2^31 + 1) == j in 32 bits
     "wrapping_index_map": gemm(col=lambda j: (j + jnp.int32(2**31 - 1)) + jnp.int32(-(2**31) + 1)),
 }

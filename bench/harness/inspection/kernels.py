@@ -7,11 +7,12 @@ kernel that ran does not (issue 40 §2). So, from the two modules alone, per ker
   IR's fixed-width semantics, recording each block's start at each step; the Mosaic `transform_indices` are
   evaluated at the same grid points (row-major, as both run) times `window_bounds`. Step count, block shapes,
   element types and every start must be equal (up to MAX_STEPS steps; beyond: not shown);
-- the site's data flow (blocks from the site's operands, outputs returned in order) and its scratch buffers;
+- the site's data flow (blocks from the site's operands, outputs returned in order), its scratch buffers and the
+  grid axes the body reads (`pl.program_id`);
 - the body: the multiset of (operation, result type) of its arithmetic, Mosaic's names mapped to StableHLO's.
 Not shown (the row is "unverified"): memory space ANY (manual DMA: no windows to compare). Not compared
 (docs/threat-model.md): VMEM vs SMEM placement, how the body's ops are wired (a multiset, not a graph),
-constants in the body, which grid axis the body reads.
+constants in the body.
 """
 
 from __future__ import annotations
@@ -204,7 +205,7 @@ class _Plan:
         self.module, self.calls = module, 0
         flat: list[tuple[Op | None, list[Key], Key]] = []
         self._flatten(block, lambda v: v, flat, 0)
-        need: set[Key] = set(wanted)
+        self.need = need = set[Key](wanted)
         self.steps: list[tuple[Op | None, IntFn | None, list[Key], Key]] = []
         for op, args, out in reversed(flat):
             if out in need:
@@ -352,9 +353,7 @@ def _uses(block: Block, value: int) -> Iterator[tuple[Op, bool]]:
             stack.extend((inner, False) for r in op.regions for inner in r)
 
 
-def _interpreted_steps(
-    module: Module, site: Func, blocks: int, fill: list[Arr]
-) -> tuple[Blocks, Steps, Op, list[int], Blocks]:
+def _interpreted_steps(module: Module, site: Func, blocks: int, fill: list[Arr]) -> tuple[Blocks, Steps, _Loop]:
     """Each window's block, an iterator over the grid loop's steps (each window's start), the grid loop, each
     window's carry position and the scratch buffers (the carries after the windows), from the site's interpreter
     (its first operands, the prefetched ones, hold `fill`): each window is one carry that the loop body writes
@@ -408,6 +407,13 @@ def _interpreted_steps(
     go_plan = _Plan(module, cond, list(cond.ops[-1].args))
     step_plan = _Plan(module, body, [ret.args[p] for p in known] + starts_of)
 
+    kernel_uses = {  # an integer carry the body reads outside the interpreter's own bookkeeping (program_id)
+        p: any(op is not ret and not step_plan.need.intersection(op.outs) for op, _ in _uses(body, body.args[p]))
+        for p in known
+        if _int_type(body.arg_types[p])
+    }
+    history: dict[int, list[int]] = {p: [] for p in kernel_uses}
+
     def steps() -> Steps:
         carry = state
         for _ in range(MAX_STEPS + 1):
@@ -418,6 +424,8 @@ def _interpreted_steps(
                 raise _NotShown("its grid loop's condition cannot be evaluated")
             if not go:
                 return
+            for p, seen in history.items():
+                seen.append(carry[p])  # type: ignore[arg-type]
             env = {**outer, **{body.args[p]: v for p in known if (v := carry[p]) is not None}}
             step_plan.run(env, counter)
             carry = [env.get(ret.args[p]) if p in keep else None for p in range(len(ret.args))]
@@ -435,7 +443,43 @@ def _interpreted_steps(
             yield starts
         raise _NotShown(f"its grid loop runs over {MAX_STEPS} steps")
 
-    return shapes, steps(), loop, carries, _scratch(body.arg_types[max(carries) + 1 :])
+    scratch = _scratch(body.arg_types[max(carries) + 1 :])
+    return shapes, steps(), _Loop(loop, carries, scratch, history, kernel_uses)
+
+
+@dataclass
+class _Loop:
+    """The interpreter's grid loop as read: the loop, each window's carry, the scratch buffers, and per integer
+    carry its value at each step and whether the kernel body reads it."""
+
+    op: Op
+    carries: list[int]
+    scratch: Blocks
+    history: dict[int, list[int]]
+    kernel_uses: dict[int, bool]
+
+
+def _axes_read(grid: tuple[int, ...], func: Func, loop: _Loop) -> str | None:
+    """Why the bodies read other grid axes (`pl.program_id`; None: the same ones). An interpreted carry is grid
+    axis k when it held axis k's index at every step; axes of one step are left out (their index is always 0)."""
+    steps, t_axes, c_axes = math.prod(grid), set(), set()
+    for k, d in enumerate(grid):
+        if d < 2:
+            continue
+        stride = math.prod(grid[k + 1 :])
+        sequence = [n // stride % d for n in range(steps)]
+        carries = [p for p, seen in loop.history.items() if seen == sequence]
+        if not carries:
+            return f"grid axis {k} is not among its interpreted loop's carries"
+        if any(loop.kernel_uses[p] for p in carries):
+            c_axes.add(k)
+        if next(_uses(func.body, func.body.args[k]), None) is not None:
+            t_axes.add(k)
+    return (
+        None
+        if t_axes == c_axes
+        else f"its Mosaic body reads grid axes {sorted(t_axes)}, the interpreted {sorted(c_axes)}"
+    )
 
 
 def _site_flow(site: Func, loop: Op, carries: list[int], prefetch: int, aliases: dict[int, int]) -> list[int] | str:
@@ -607,11 +651,12 @@ def mismatch(
             return "its Mosaic kernel prefetches other operands than the interpreted one"
         for fill in _fills(declared, random.SystemRandom().randrange(1 << 62) if seed is None else seed):
             t_blocks, t_steps, n_steps, t_scratch = _mosaic_steps(kernel, func, grid, fill)
-            c_blocks, c_steps, loop, carries, c_scratch = _interpreted_steps(runnable, site, len(t_blocks), fill)
+            c_blocks, c_steps, info = _interpreted_steps(runnable, site, len(t_blocks), fill)
+            loop, carries = info.op, info.carries
             if t_blocks != c_blocks:
                 return f"its Mosaic blocks {t_blocks} are not the interpreted blocks {c_blocks}"
-            if t_scratch != c_scratch:
-                return f"its Mosaic scratch buffers {t_scratch} are not the interpreted ones {c_scratch}"
+            if t_scratch != info.scratch:
+                return f"its Mosaic scratch buffers {t_scratch} are not the interpreted ones {info.scratch}"
             aliases = {
                 int(k or 0): int(j)
                 for k, j in re.findall(
@@ -633,6 +678,9 @@ def mismatch(
             if count != n_steps or next(c_steps, None) is not None:
                 got = "more" if count == n_steps else count
                 return f"its Mosaic grid has {n_steps} steps, its interpreted grid loop {got}"
+            axes = _axes_read(grid, func, info)
+            if axes:
+                return axes
         t_ops: Counter[tuple[str, str]] = Counter()
         c_ops: Counter[tuple[str, str]] = Counter()
         _body_ops(kernel, func.body, t_ops)
