@@ -514,32 +514,19 @@ def _site_flow(site: Func, loop: Op, carries: list[int], prefetch: int, aliases:
 
 # ---------------------------------------------------------------- the body's arithmetic
 
+#: Mosaic's op names (dialect left out) -> StableHLO's, as "stablehlo: mosaic mosaic ...; ...".
 _NAMES = {
-    **dict.fromkeys(("addf", "addi"), "add"),
-    **dict.fromkeys(("subf", "subi"), "subtract"),
-    **dict.fromkeys(("mulf", "muli"), "multiply"),
-    **dict.fromkeys(("divf", "divsi", "divui", "floordivsi", "ceildivsi"), "divide"),
-    **dict.fromkeys(("remf", "remsi", "remui"), "remainder"),
-    **dict.fromkeys(("maximumf", "maxnumf", "maxsi", "maxui"), "maximum"),
-    **dict.fromkeys(("minimumf", "minnumf", "minsi", "minui"), "minimum"),
-    **dict.fromkeys(("cmpf", "cmpi"), "compare"),
-    **dict.fromkeys(("extf", "truncf", "sitofp", "uitofp", "fptosi", "fptoui", "extsi", "extui", "trunci"), "convert"),
-    **dict.fromkeys(("absf", "absi"), "abs"),
-    **dict.fromkeys(("matmul", "contract"), "dot_general"),
-    "negf": "subtract",
-    "andi": "and",
-    "ori": "or",
-    "xori": "xor",
-    "shli": "shift_left",
-    "shrsi": "shift_right_arithmetic",
-    "shrui": "shift_right_logical",
-    "bitcast": "bitcast_convert",
-    "exp": "exponential",
-    "expm1": "exponential_minus_one",
-    "log1p": "log_plus_one",
-    "powf": "power",
-    "roundeven": "round_nearest_even",
-    "erf": "erf",
+    mosaic_name: name
+    for group in (
+        "add: addf addi; subtract: subf subi negf; multiply: mulf muli; divide: divf divsi divui floordivsi "
+        "ceildivsi; remainder: remf remsi remui; maximum: maximumf maxnumf maxsi maxui; minimum: minimumf minnumf "
+        "minsi minui; compare: cmpf cmpi; convert: extf truncf sitofp uitofp fptosi fptoui extsi extui trunci; "
+        "abs: absf absi; dot_general: matmul contract; and: andi; or: ori; xor: xori; shift_left: shli; "
+        "shift_right_arithmetic: shrsi; shift_right_logical: shrui; bitcast_convert: bitcast; exponential: exp; "
+        "exponential_minus_one: expm1; log_plus_one: log1p; power: powf; round_nearest_even: roundeven"
+    ).split("; ")
+    for name, names in [group.split(": ")]
+    for mosaic_name in names.split()
 }
 #: Ops that move or name data, or structure control: not the body's arithmetic (on either side).
 _MOVES = frozenset(
