@@ -363,3 +363,10 @@ def test_an_undecided_kernel_condition_counts_the_cheaper_branch_and_touches_onl
     assert work.lo == (0.0, 1024.0) and work.hi == (0.0, 1024.0 + 2048.0) and counter.unknown == 2
     ref = body.args[2]
     assert ref in work.reads_lo and ref in work.writes_lo
+
+
+def test_a_malformed_op_is_unknown_not_an_error() -> None:
+    one_operand = Op("arith.cmpi", (0,), (1,), ("i1",), {"predicate": "slt"}, ("i32",))
+    assert mosaic.integer_op(one_operand, [3]) is None
+    m = _module(_const(1, 3), Op("stablehlo.compare", (1,), (2,), ("tensor<i1>",), {}, ("tensor<i32>",)))
+    assert work.fold(m, 2) is None

@@ -517,7 +517,14 @@ def _overflows(op: Op, exact_signed: int, exact_unsigned: int, width: int) -> bo
 
 def integer_op(op: Op, a: list[int]) -> int | None:
     """One arith op on scalar integers given as bit patterns, evaluated exactly at its type's width (the bit
-    pattern of the result; None for anything not evaluated exactly)."""
+    pattern of the result; None for anything not evaluated exactly, a malformed op included)."""
+    try:
+        return _integer_op(op, a)
+    except (IndexError, KeyError, ValueError):
+        return None
+
+
+def _integer_op(op: Op, a: list[int]) -> int | None:
     if len(op.types) != 1 or not op.arg_types:
         return None
     out, inp = _width(op.types[0]), _width(op.arg_types[-1])

@@ -286,9 +286,12 @@ def fold(module: Module, vid: int, depth: int = 0) -> int | None:
     kinds = [_int_type(t) for t in op.arg_types]
     if not args or any(a is None for a in args) or any(k is None for k in kinds):
         return None
-    if op.name == "stablehlo.compare":
-        return _fold_compare(op, args[0], args[1], kinds[0])  # type: ignore[arg-type]
-    result = _fold_op(op.name, [a for a in args if a is not None], kinds[0])  # type: ignore[arg-type]
+    try:
+        if op.name == "stablehlo.compare":
+            return _fold_compare(op, args[0], args[1], kinds[0])  # type: ignore[arg-type]
+        result = _fold_op(op.name, [a for a in args if a is not None], kinds[0])  # type: ignore[arg-type]
+    except (IndexError, KeyError, ValueError):  # a malformed op: not folded
+        return None
     return None if result is None else _wrap(result, kind)
 
 
