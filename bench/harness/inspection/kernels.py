@@ -407,8 +407,9 @@ def _interpreted_steps(module: Module, site: Func, blocks: int, fill: list[Arr])
     go_plan = _Plan(module, cond, list(cond.ops[-1].args))
     step_plan = _Plan(module, body, [ret.args[p] for p in known] + starts_of)
 
-    kernel_uses = {  # an integer carry the body reads outside the interpreter's own bookkeeping (program_id)
-        p: any(op is not ret and not step_plan.need.intersection(op.outs) for op, _ in _uses(body, body.args[p]))
+    window_ops = {id(op) for back, mine in zip(backs, reads, strict=True) for op in (back, *mine)}
+    kernel_uses = {
+        p: _read_by_kernel(body, body.args[p], step_plan.need, window_ops | {id(ret)})
         for p in known
         if _int_type(body.arg_types[p])
     }
@@ -445,6 +446,23 @@ def _interpreted_steps(module: Module, site: Func, blocks: int, fill: list[Arr])
 
     scratch = _scratch(body.arg_types[max(carries) + 1 :])
     return shapes, steps(), _Loop(loop, carries, scratch, history, kernel_uses)
+
+
+def _read_by_kernel(body: Block, carry: int, bookkeeping: set[Key], interpreter: set[int]) -> bool:
+    """Does the kernel body read `carry` (a grid index: `pl.program_id`), directly or through values computed from
+    it? Values the interpreter's own bookkeeping computes from it (`bookkeeping`: block starts, the next grid
+    point) pass it on; the interpreter's block reads and writes and the loop's return (`interpreter`) do not."""
+    tainted, stack = {carry}, [body]
+    while stack:
+        block = stack.pop()
+        for op in block.ops:
+            if id(op) in interpreter or not tainted.intersection(op.args):
+                stack.extend(inner for r in op.regions for inner in r)
+                continue
+            if not bookkeeping.intersection(op.outs):
+                return True
+            tainted.update(op.outs)
+    return False
 
 
 @dataclass
