@@ -110,6 +110,20 @@ def gemm_through_hbm(a: Any, b: Any) -> Any:
     )(a, b)
 
 
+def gemm_element_rows(a: Any, b: Any) -> Any:
+    """A's row blocks as element windows: the index map gives the first row, not the block number."""
+    return pl.pallas_call(
+        _mm(),
+        out_shape=jax.ShapeDtypeStruct((256, 384), a.dtype),
+        grid=(2,),
+        in_specs=[
+            pl.BlockSpec((pl.Element(128), pl.Element(512)), lambda i: (i * 128, 0)),
+            pl.BlockSpec((512, 384), lambda i: (0, 0)),
+        ],
+        out_specs=pl.BlockSpec((128, 384), lambda i: (i, 0)),
+    )(a, b)
+
+
 def gemm_whole_b(a: Any, b: Any) -> Any:
     """The same with B as one whole VMEM block."""
     return pl.pallas_call(
@@ -230,6 +244,7 @@ HONEST: dict[str, Callable] = {
     "reversed_columns": gemm(col=lambda j: 2 - j),
     "relu": gemm(kernel=relu),
     "whole_b": gemm_whole_b,
+    "element_rows": gemm_element_rows,
     "two_sites": two_sites(gemm(kernel=relu), gemm(kernel=negative_part)),
     "prefetched": gemm_prefetched(lambda t, j: t[j]),
     "output_alias": accumulate(aliased=True),

@@ -293,12 +293,18 @@ def _mosaic_steps(
     scratch = int(func.attrs.get("scratch_operands", "0").split(":")[0] or 0)
     operands = func.body.arg_types[first : len(func.body.arg_types) - scratch]
     wins: list[tuple[str | None, tuple[int, ...] | None]] = []
+    scale: list[bool] = []  # per window: an element window (its index map's results are offsets already)
     for entry in re.findall(r"\{([^{}]*)\}", func.attrs.get("window_params", "")):
         fn = re.search(r"transform_indices = @([\w$.-]+)", entry)
         wb = re.search(r"window_bounds = (array<[^>]*>)", entry)
+        element = re.search(r"element_window<([^>]*)>", entry)  # index maps give element offsets, not block indices
+        if element and re.search(r"[1-9]", element.group(1)):
+            raise _NotShown("an element window is padded")
         wins.append((fn.group(1) if fn else "", _array(wb.group(1)) if wb else None))
+        scale.append(bool(element))
     if "window_params" not in func.attrs and not grid:
         wins = [(None, s[0] if s else None) for s in map(shape_of, operands)]
+        scale = [False] * len(wins)
     blocks: Blocks = []
     maps: list[tuple[Func | None, tuple[int, ...]]] = []
     for i, ((name, bounds), t) in enumerate(zip(wins, operands, strict=True)):
@@ -306,7 +312,7 @@ def _mosaic_steps(
         if s is None or bounds is None or name is not None and name not in kernel.funcs:
             raise _NotShown(f"its operand {i} has no readable window")
         blocks.append((bounds, s[1]))
-        maps.append((kernel.funcs[name] if name is not None else None, bounds))
+        maps.append((kernel.funcs[name] if name is not None else None, (1,) * len(bounds) if scale[i] else bounds))
     plans = [(f, _Plan(kernel, f.body, list(f.body.ops[-1].args)) if f and f.body.ops else None) for f, _ in maps]
     counter = [0]
     steps = 1
