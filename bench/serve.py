@@ -5,8 +5,9 @@ optionally "options" (EvalTask's fields: size, seeds, timeout_s, ...) and "id" (
 JSON line on the output, as soon as its kernel is decided: the EvalResult's fields plus "kernel_file" (and "id"), or
 {"status": "usage_error", "error": ...} for a request that cannot be evaluated (bad JSON, unknown workload, no such
 file, an option EvalTask refuses). A warm runner (bench.harness.parent.evaluate.WarmRunner) is kept per workload and
-options between requests, so only the first request of each pays the runner's start, its baseline and its inputs;
-every candidate is still built in a sandboxed build process of its own and inspected before anything runs it.
+options between requests, so only the first request of each pays the runner's start, its baseline and its inputs,
+and the next request's build process is started once a request is answered (its jax import off the next request's
+path); every candidate is still built in a sandboxed build process of its own and inspected before anything runs it.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ class Runner(Protocol):
 def warm_runner(template: EvalTask) -> Runner:
     from bench.harness.parent.evaluate import WarmRunner  # lazily: the harness's imports, once serving starts
 
-    return WarmRunner(template)
+    return WarmRunner(template, keep_build_ready=True)  # the next request's build process is started already
 
 
 def serve(lines: Iterable[str], out: IO[str], open_runner: Callable[[EvalTask], Runner] = warm_runner) -> int:

@@ -127,3 +127,43 @@ def test_profile_data_reader_is_jax_profilers():
 
     assert ProfileData is jax.profiler.ProfileData
     assert callable(ProfileData.from_serialized_xspace)
+
+
+def test_the_export_flatbuffer_slots_and_jaxlib_mlir_the_inspection_worker_reads_without_jax():
+    """bench/harness/inspection/exported.py reads jax.export's flatbuffer at fixed vtable slots (the schema only
+    appends, but a bump must re-check them: jax/_src/export/serialization.fbs), and module.context() builds jax's
+    MLIR context from jaxlib alone (jax/_src/interpreters/mlir.py make_ir_context: _jax_mlir_ext.register_dialects,
+    then sdy, mpmd, mhlo, chlo, stablehlo); Mosaic's bindings add the search prefix module.context() replaces."""
+    import inspect
+    import re
+
+    from jax._src.export import serialization_generated as generated
+    from jax._src.interpreters import mlir as jax_mlir
+
+    from bench.harness.inspection import exported
+
+    def slot(cls: type, method: str) -> int:
+        found = re.search(r"Offset\((\d+)\)", inspect.getsource(getattr(cls, method)))
+        assert found, (cls.__name__, method)
+        return int(found.group(1))
+
+    e, a = generated.Exported, generated.AbstractValue
+    assert slot(e, "InAvals") == exported._IN_AVALS and slot(e, "OutAvals") == exported._OUT_AVALS
+    assert slot(e, "NrDevicesShort") == exported._NR_DEVICES_SHORT and slot(e, "NrDevices") == exported._NR_DEVICES
+    assert slot(e, "Platforms") == exported._PLATFORMS and slot(e, "MlirModuleSerialized") == exported._MODULE
+    assert slot(e, "UniqueAvals") == exported._UNIQUE_AVALS
+    assert slot(e, "InAvalsIdxs") == exported._IN_AVALS_IDXS and slot(e, "OutAvalsIdxs") == exported._OUT_AVALS_IDXS
+    assert slot(a, "Shape") == exported._AVAL_SHAPE and slot(a, "Dtype") == exported._AVAL_DTYPE
+    names = [n for n in vars(generated.DType) if not n.startswith("_")]
+    assert [getattr(generated.DType, n) for n in names[: len(exported.DTYPE_NAMES)]] == list(
+        range(len(exported.DTYPE_NAMES))
+    )
+
+    source = inspect.getsource(jax_mlir.make_ir_context)
+    for call in ("register_dialect", "register_mhlo_dialect", "sdy", "mpmd", "chlo", "hlo"):
+        assert call in source, call
+    from jaxlib.mlir._mlir_libs import _jax_mlir_ext, _mlir
+    from jaxlib.mosaic.python import tpu  # noqa: F401
+
+    assert callable(_jax_mlir_ext.register_dialects)
+    assert isinstance(_mlir.globals.dialect_search_modules, list)

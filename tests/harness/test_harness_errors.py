@@ -5,6 +5,7 @@ caller's screen and never a verdict on the kernel: the guard is inside WarmRunne
 from __future__ import annotations
 
 import json
+from concurrent.futures import Future
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -41,7 +42,7 @@ def test_a_build_step_that_raises_in_the_parent_fails_that_kernel_alone(monkeypa
     monkeypatch.setattr(harness_evaluate, "BuildProcess", raising)
     runner = WarmRunner(EvalTask(workload="8p_GEMM", kernel_path=KERNEL, size="small"))
     try:
-        built = runner._build_safely(KERNEL)
+        built = runner._build_safely(KERNEL, Future(), Future())
     finally:
         runner.close()
     assert not built.artifact.ok and built.artifact.kind == Status.ERROR

@@ -18,12 +18,16 @@ import numpy as np
 import pytest
 from jax.experimental import pallas as pl
 
+from bench.harness.inspection import exported
+from bench.harness.inspection.module import Refused
 from bench.harness.inspection.report import baseline_work, inspect_programs, is_large_constant
 from bench.harness.parent.inspecting import Inspection, Inspector, WorkerProcess, from_report
 from bench.harness.protocol.messages import DEFAULT_BOUNDS, Bounds
 from bench.harness.protocol.result import Status
+from bench.harness.protocol.signature import aval_text, export_program
 from bench.harness.sandbox.child import _tpu_target
 from bench.harness.sandbox.lowering import export_jaxpr, with_kernel_sites
+from bench.registry import spec
 
 
 def inspect_in_process(
@@ -35,8 +39,14 @@ def inspect_in_process(
     size: str | None = None,
 ) -> Inspection:
     """The inspection worker's reading, in this process (the harness reads in the worker: Inspector)."""
-    base = baseline_work(workload, size, bounds) if workload and size else None
+    base = baseline_work(_baseline_tpu(workload, size), bounds) if workload and size else None
     return from_report(inspect_programs(runnable, tpu, platform, bounds, base))
+
+
+def _baseline_tpu(workload: str, size: str) -> bytes:
+    """The workload's own program exported for TPU, as the runner sends it (bench.harness.runner.server)."""
+    s = spec(workload)
+    return bytes(export_program(s.workload, "baseline_program", s.signature(size), ["tpu"]).serialize())
 
 
 A = jax.ShapeDtypeStruct((256, 512), jnp.bfloat16)
@@ -479,3 +489,98 @@ def test_a_program_too_large_for_the_memory_cap_is_refused_not_raised(honest: tu
         assert r.refused is not None
     finally:
         inspector.close()
+
+
+# ---------------------------------------------------------------- the export read without jax
+
+
+def test_the_flatbuffer_reading_agrees_with_jax_on_real_exports(honest: tuple[bytes, bytes]) -> None:
+    mixed = _export(lambda a, i: (a.astype(jnp.float32).sum(), i * 2), A, jax.ShapeDtypeStruct((3, 5), jnp.int8))
+    for blob in (*honest, mixed, _baseline_tpu("8p_GEMM", "small")):
+        ours, theirs = exported.deserialize(blob, "program"), jax.export.deserialize(bytearray(blob))
+        assert ours.platforms == theirs.platforms and ours.nr_devices == theirs.nr_devices
+        assert ours.in_avals == tuple(aval_text(a) for a in theirs.in_avals)
+        assert ours.out_avals == tuple(aval_text(a) for a in theirs.out_avals)
+        assert ours.mlir_module_serialized == theirs.mlir_module_serialized
+
+
+def test_every_dtype_jax_serializes_is_named_as_numpy_names_it() -> None:
+    from jax._src.export import serialization
+
+    for kind, dtype in serialization._dtype_kind_to_dtype.items():
+        if jax.dtypes.issubdtype(dtype, jax.dtypes.extended):  # PRNG keys: no workload takes one, refused
+            assert kind >= len(exported.DTYPE_NAMES)
+        else:
+            assert exported.DTYPE_NAMES[kind] == np.dtype(dtype).name
+
+
+@pytest.mark.parametrize("cut", [0, 3, 17, 100, -1])
+def test_a_truncated_or_garbled_export_is_unreadable_not_an_exception(honest: tuple[bytes, bytes], cut: int) -> None:
+    blob = honest[0][:cut] if cut >= 0 else bytes(b ^ 0x5A for b in honest[0])
+    with pytest.raises(Refused) as r:
+        exported.deserialize(blob, "program")
+    assert r.value.kind == "unreadable" and "not a jax.export program" in r.value.reason
+
+
+def test_random_byte_changes_are_read_or_refused_never_an_exception(honest: tuple[bytes, bytes]) -> None:
+    """Forged offsets and counts (a seeded fuzz of the flatbuffer's first bytes, where its tables and vectors are)."""
+    import random
+
+    rng = random.Random(39)
+    for _ in range(2000):
+        blob = bytearray(honest[0])
+        for _ in range(rng.randint(1, 8)):
+            blob[rng.randrange(min(len(blob), 400))] = rng.randrange(256)
+        try:
+            exported.deserialize(bytes(blob), "program")
+        except Refused as r:
+            assert r.kind == "unreadable"
+
+
+def test_the_worker_reads_and_counts_the_baseline_without_importing_jax(honest: tuple[bytes, bytes]) -> None:
+    """The worker's own imports and a whole request, in a fresh interpreter: jax is never loaded."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from bench.harness.inspection import worker, report; "
+        "from bench.harness.protocol.messages import InspectRequest, DEFAULT_BOUNDS; "
+        "blobs = [open(p, 'rb').read() for p in sys.argv[1:]]; "
+        "r = report.answer(InspectRequest(platform='cpu', bounds=dict(DEFAULT_BOUNDS.__dict__)), blobs); "
+        "assert r.report is not None and r.report.readiness_check == 'verified', r; "
+        "assert report.baseline_work(blobs[2]) is not None; "
+        "print(sorted(m for m in sys.modules if m == 'jax' or m.startswith('jax.')))"
+    )
+    paths = []
+    for i, blob in enumerate((*honest, _baseline_tpu("8p_GEMM", "small"))):
+        path = f"{os.environ.get('TMPDIR', '/tmp')}/inspection_blob_{os.getpid()}_{i}"
+        with open(path, "wb") as f:
+            f.write(blob)
+        paths.append(path)
+    try:
+        out = subprocess.run([sys.executable, "-c", code, *paths], capture_output=True, text=True, timeout=300)
+    finally:
+        for path in paths:
+            os.unlink(path)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "[]"
+
+
+def test_the_baseline_blob_bounds_a_data_dependent_kernel_in_the_worker_as_in_process() -> None:
+    def runtime_branch(a, b):
+        return jax.lax.cond(a[0, 0] > 1e30, pallas_gemm, xla_gemm, a, b)
+
+    programs = _both(runtime_branch, A, B)
+    inspector = Inspector(timeout_s=120)
+    try:
+        there = inspector.inspect(*programs, "cpu", _baseline_tpu("8p_GEMM", "small"))
+    finally:
+        inspector.close()
+    here = inspect_in_process(*programs, "cpu", workload="8p_GEMM", size="small")
+    assert there.pallas_coverage == here.pallas_coverage
+    seconds = []
+    for inspection in (there, here):
+        coverage = inspection.details["coverage"]
+        assert isinstance(coverage, dict)
+        seconds.append(coverage["baseline_s"])
+    assert isinstance(seconds[0], float) and seconds[0] > 0 and seconds[0] == seconds[1]

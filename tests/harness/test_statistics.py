@@ -250,3 +250,21 @@ def test_classify_names_a_wide_interval_bimodal_blocks_and_a_missing_interval():
     assert q.quality == "noisy" and "bimodal blocks: the baseline's" in q.reason and "kernel's" in q.reason
     q = st.classify(1.0, None, levels[:1], None)
     assert q.quality == "noisy" and "no interval" in q.reason
+
+
+@pytest.mark.parametrize("p", [0.9, 0.95, 0.975, 0.99, 0.995, 0.9995, 0.025, 0.6])
+def test_the_t_quantile_is_scipys_stdtrit(p: float) -> None:
+    from scipy.special import stdtrit
+
+    for dof in [*range(1, 301), 1000]:
+        assert st._t_quantile(p, dof) == pytest.approx(float(stdtrit(dof, p)), rel=1e-9), dof
+
+
+def test_the_parent_computes_its_intervals_without_scipy() -> None:
+    """scipy.special's import is 0.4-0.5 s of a core in a one-off: the t quantile is computed without it."""
+    import subprocess
+    import sys
+
+    code = "import sys; from bench.harness.parent import timing; timing.warm(); print('scipy' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "False", out.stderr[-2000:]

@@ -58,6 +58,7 @@ def stand_in_runner(monkeypatch: pytest.MonkeyPatch, received: threading.Event) 
     monkeypatch.setattr(ev, "BuildProcess", StandInBuild)
     monkeypatch.setattr(ev.Inspector, "warm", lambda self: None)
     monkeypatch.setattr(ev.Inspector, "inspect", lambda self, *args: None)
+    monkeypatch.setattr(ev.WarmRunner, "_load_baseline", lambda self, *args: (None, b""))
     monkeypatch.setattr(ev.WarmRunner, "_ready", lambda self, *args: "stand-in context")
     monkeypatch.setattr(ev.WarmRunner, "_run", run)
     return events
@@ -104,3 +105,37 @@ def test_bench_evaluate_prints_each_kernel_s_line_as_soon_as_it_is_decided(monke
     assert [line["kernel_file"] for line in lines] == [str(FIRST), str(SECOND)], out.output
     assert lines[1]["reason"] == "stand-in result of twice.py"
     assert events.index("a line printed") < events.index("decided twice.py")
+
+
+def test_a_runner_that_keeps_a_build_ready_leaves_one_started_for_the_next_batch(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    received = threading.Event()
+    received.set()
+    stand_in_runner(monkeypatch, received)
+    started: list[object] = []
+    closed: list[object] = []
+
+    class Counted(StandInBuild):
+        def __init__(self, *args: object) -> None:
+            started.append(self)
+
+        def close(self) -> None:
+            closed.append(self)
+
+    monkeypatch.setattr(ev, "BuildProcess", Counted)
+    task = EvalTask(workload="8p_GEMM", kernel_path=FIRST, size="small", sandbox="none")
+    with ev.WarmRunner(task) as one_off:
+        one_off.evaluate([FIRST])
+        assert len(started) == 1 and closed == started  # nothing left started: a one-off pays for no spare build
+    started.clear()
+    closed.clear()
+    runner = ev.WarmRunner(task, keep_build_ready=True)
+    try:
+        runner.evaluate([FIRST])
+        assert len(started) == 2 and closed == started[:1]  # FIRST's build, and one ready for the next batch
+        runner.evaluate([SECOND])
+        assert len(started) == 3 and closed == started[:2]  # the next batch built in it; another one waits
+    finally:
+        runner.close()
+    assert closed == started  # closing the runner ends the one that waited

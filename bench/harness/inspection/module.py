@@ -159,7 +159,7 @@ def type_bytes(type_text: str) -> int:
 
 def _attr_text(name: str, attr: Any) -> str:
     if name == "backend_config":  # a string attribute: its value, unescaped (Mosaic's JSON)
-        from jax._src.lib.mlir import ir
+        from jaxlib.mlir import ir
 
         try:
             return ir.StringAttr(attr).value
@@ -173,7 +173,7 @@ def _attr_text(name: str, attr: Any) -> str:
 
 def _constant(op: Any, types: tuple[str, ...]) -> tuple[Any, int]:
     """(value when it is one number, embedded bytes) of a constant op (a splat embeds one element)."""
-    from jax._src.lib.mlir import ir
+    from jaxlib.mlir import ir
 
     if not types or "value" not in op.attributes:
         return None, 0
@@ -198,7 +198,7 @@ def _constant(op: Any, types: tuple[str, ...]) -> tuple[Any, int]:
 
 
 def _number(attr: Any) -> Any:
-    from jax._src.lib.mlir import ir
+    from jaxlib.mlir import ir
 
     for kind in (ir.IntegerAttr, ir.FloatAttr, ir.BoolAttr):
         try:
@@ -216,17 +216,49 @@ def parse_stablehlo(serialized: bytes, bounds: Bounds) -> Any:
             f"{bounds.module_bytes} bytes",
             "oversized_program",
         )
-    from jax._src.interpreters import mlir as jax_mlir
     from jaxlib.mlir.dialects import stablehlo
 
-    ctx = jax_mlir.make_ir_context()
-    return stablehlo.deserialize_portable_artifact(ctx, serialized)
+    return stablehlo.deserialize_portable_artifact(context(), serialized)
+
+
+def context() -> Any:
+    """A fresh MLIR context with the dialects jax's own (jax._src.interpreters.mlir.make_ir_context) holds, from
+    jaxlib alone: the inspection worker never imports jax (~0.8 s of a core). Single-threaded: a reader under a
+    memory cap starts no thread pool."""
+    from jaxlib.mlir import ir
+    from jaxlib.mlir._mlir_libs import _jax_mlir_ext, _mlir
+    from jaxlib.mlir.dialects import chlo, mhlo, mpmd, sdy, stablehlo
+    from jaxlib.mosaic.python import tpu  # noqa: F401  (Mosaic's op classes, registered under this name)
+
+    # Mosaic's bindings add the search prefix `jax.jaxlib.mosaic.python` (a name that resolves only inside Google):
+    # looking a tpu op's class up there imports the whole jax package first; where the bindings live is enough
+    search = _mlir.globals.dialect_search_modules
+    if "jaxlib.mosaic.python" not in search:
+        kept = [m for m in search if not m.startswith("jax.")]
+        _mlir.globals.dialect_search_modules = [*kept, "jaxlib.mosaic.python"]
+
+    class Context(ir.Context):
+        def __init__(self) -> None:  # skips ir.Context's own __init__, which loads every dialect linked in
+            super(ir.Context, self).__init__()
+
+    ctx = Context()
+    ctx.enable_multithreading(False)
+    registry = ir.DialectRegistry()
+    _jax_mlir_ext.register_dialects(registry)
+    ctx.append_dialect_registry(registry)
+    ctx.load_all_available_dialects()
+    sdy.register_dialect(ctx)
+    mpmd.register_dialect(ctx)
+    mhlo.register_mhlo_dialect(ctx)
+    chlo.register_dialect(ctx)
+    stablehlo.register_dialect(ctx)
+    return ctx
 
 
 def read(mlir_module: Any, bounds: Bounds, dialect_ops: bool = False) -> Module:
     """Copy an MLIR module into plain values with one explicit stack, enforcing every bound on the way.
     `dialect_ops`: a Mosaic kernel body (constants are `arith.constant`), read the same way."""
-    from jax._src.lib.mlir import ir
+    from jaxlib.mlir import ir
 
     ids: dict[Any, int] = {}
     defs: dict[int, Op] = {}

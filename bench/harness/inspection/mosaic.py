@@ -34,6 +34,7 @@ from bench.harness.inspection.module import (
     Module,
     Op,
     Refused,
+    context,
     read,
     shape_of,
     type_elements,
@@ -102,12 +103,11 @@ def parse_kernel(body: bytes, bounds: Bounds) -> Module:
     """The kernel's Mosaic module, read within the same bounds as any module."""
     if len(body) > bounds.module_bytes:
         raise Refused("a Mosaic kernel body exceeds the inspection bound", "oversized_program")
-    from jax._src.interpreters import mlir as jax_mlir
-    from jax._src.lib.mlir import ir
+    from jaxlib.mlir import ir
     from jaxlib.mlir.passmanager import PassManager
     from jaxlib.mosaic.python import tpu
 
-    ctx = jax_mlir.make_ir_context()
+    ctx = context()
     tpu.register_dialect(ctx)
     with ctx, ir.Location.unknown():
         ctx.allow_unregistered_dialects = True

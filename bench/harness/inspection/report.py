@@ -15,14 +15,16 @@ Steps, each on the parent's own reading of the bytes (nothing the build said):
 
 from __future__ import annotations
 
+import hashlib
 import traceback
 from dataclasses import asdict
 from functools import partial
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from pydantic import JsonValue
 
 from bench.harness.inspection import allowlist, compare, mosaic, work
+from bench.harness.inspection.exported import Exported, deserialize
 from bench.harness.inspection.module import Module, Refused, parse_stablehlo, read, type_bytes
 from bench.harness.protocol.messages import (
     DEFAULT_BOUNDS,
@@ -52,9 +54,9 @@ def is_large_constant(const_bytes: int, input_bytes: int, output_bytes: int) -> 
 
 
 class Program(NamedTuple):
-    """One export as read: the jax.export object, its module, and the summary recorded in the result's details."""
+    """One export as read: its jax.export fields, its module, and the summary recorded in the result's details."""
 
-    exported: Any  # jax.export.Exported (jax is imported only where a program is read)
+    exported: Exported
     module: Module
     summary: dict[str, JsonValue]
     avals: tuple[list[str], list[str]]  # (inputs, outputs)
@@ -63,16 +65,7 @@ class Program(NamedTuple):
 
 def read_program(blob: bytes, what: str, bounds: Bounds) -> Program:
     """One export read, every op checked against the allow-list."""
-    import jax
-
-    from bench.harness.protocol.signature import aval_text
-
-    try:
-        exp = jax.export.deserialize(bytearray(blob))
-    except Exception as exc:
-        raise Refused(
-            f"the {what} is not a jax.export program: {type(exc).__name__}: {exc}"[:500], "unreadable"
-        ) from exc
+    exp = deserialize(blob, what)
     if exp.nr_devices != 1:
         raise Refused(f"the {what} is for {exp.nr_devices} devices, not 1", "unreadable")
     module = read(parse_stablehlo(exp.mlir_module_serialized, bounds), bounds)
@@ -97,7 +90,7 @@ def read_program(blob: bytes, what: str, bounds: Bounds) -> Program:
             for region in op.regions:
                 stack.extend(region)
     main = module.funcs[module.main]
-    avals = [aval_text(a) for a in exp.in_avals], [aval_text(a) for a in exp.out_avals]
+    avals = list(exp.in_avals), list(exp.out_avals)
     input_bytes = sum(type_bytes(t) for t in main.body.arg_types)
     output_bytes = sum(type_bytes(t) for t in main.result_types)
     summary: dict[str, JsonValue] = {
@@ -204,36 +197,36 @@ def _site_work(bounds: Bounds) -> compare.SiteWork:
     return site_work
 
 
-_BASELINES: dict[tuple[str, str], float] = {}
+_BASELINES: dict[str, float | None] = {}
 
 
-def baseline_work(workload: str, size: str, bounds: Bounds = DEFAULT_BOUNDS) -> float | None:
-    """The workload's own XLA program (trusted code), exported for TPU and counted like a candidate's: the
-    seconds of work on the target chip. Cached per (workload, size); None when it cannot be exported."""
-    key = (workload, size)
+def baseline_work(blob: bytes, bounds: Bounds = DEFAULT_BOUNDS) -> float | None:
+    """The seconds of work on the target chip of the workload's own XLA program exported for TPU (`blob`, from the
+    trusted runner: bench.harness.runner.server.cmd_baseline), counted like a candidate's. Cached per blob; None
+    without one or when it cannot be read."""
+    if not blob:
+        return None
+    key = hashlib.sha256(blob).hexdigest()
     if key not in _BASELINES:
-        from bench.harness.protocol.signature import export_program
-        from bench.registry import spec
-
         try:
-            s = spec(workload)
-            exp = export_program(s.workload, "baseline_program", s.signature(size), ["tpu"])
-            module = read(parse_stablehlo(exp.mlir_module_serialized, bounds), bounds)
-            tally = work.coverage(module, bounds)
+            serialized = deserialize(blob, "baseline's TPU program").mlir_module_serialized
+            tally = work.coverage(read(parse_stablehlo(serialized, bounds), bounds), bounds)
             _BASELINES[key] = tally.outside_s + tally.kernel_s
         except Exception:
-            return None
+            _BASELINES[key] = None
     return _BASELINES[key]
 
 
 def answer(request: InspectRequest, blobs: list[bytes]) -> InspectReply:
-    """The inspection worker's reply to one request: a report; the reading ran out of memory; or the harness's own
-    code failed on this input (that candidate's `error`, not the batch's)."""
+    """The inspection worker's reply to one request (blobs: runnable, TPU, the baseline's TPU program): a report;
+    the reading ran out of memory; or the harness's own code failed on this input (that candidate's `error`, not
+    the batch's)."""
     try:
-        runnable, tpu_blob = (blobs + [b"", b""])[:2]
+        runnable, tpu_blob, baseline = (blobs + [b"", b"", b""])[:3]
         bounds = Bounds(**request.bounds)
-        base = baseline_work(request.workload, request.size, bounds) if request.workload and request.size else None
-        return InspectReply(report=inspect_programs(runnable, tpu_blob, request.platform, bounds, base))
+        return InspectReply(
+            report=inspect_programs(runnable, tpu_blob, request.platform, bounds, baseline_work(baseline, bounds))
+        )
     except MemoryError:
         return InspectReply(memory_error=True)
     except Exception as exc:

@@ -6,8 +6,10 @@ bench.harness.parent.inspecting.Inspector. Why a process: a module shaped to bre
 thousands deep, hundreds of MB, a parser crash in MLIR's C++) must cost at most this process's time and
 memory caps, never the batch. It imports no candidate code; it reads bytes.
 
-Each request: an InspectRequest (bench.harness.protocol.messages), blobs [runnable, tpu]; each reply: {"ok": true, ...}
-with bench.harness.inspection.report.answer's fields (the report, a memory error, or the harness's own error).
+Each request: an InspectRequest (bench.harness.protocol.messages), blobs [runnable, tpu, baseline's TPU program];
+each reply: {"ok": true, ...} with bench.harness.inspection.report.answer's fields (the report, a memory error, or
+the harness's own error). It never imports jax: jaxlib's MLIR bindings read the modules
+(bench.harness.inspection.module.context), and the export's flatbuffer is read by bench.harness.inspection.exported.
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ import sys
 
 
 def serve(cmd_fd: int, reply_fd: int, memory_mb: int) -> None:
-    import jax  # noqa: F401  (imported before the cap: its own mappings are not the input's)
-    from jax._src.interpreters import mlir  # noqa: F401
+    # imported before the cap (their own mappings are not the input's): jaxlib's MLIR bindings and Mosaic's
+    # dialect, never the jax package (~0.8 s of a core: the worker reads bytes, it lowers nothing)
+    from jaxlib.mlir import passmanager  # noqa: F401
     from jaxlib.mosaic.python import tpu  # noqa: F401
     from pydantic import BaseModel
 

@@ -19,10 +19,11 @@ Nothing here imports or executes candidate code.
 One batch is three kinds of background work, each a future whose failure is its exception:
 - `builds`: every kernel built in a sandboxed build process of its own (parent/builder.BuildProcess, one per
   candidate, two at a time; the next one started ahead of need so its jax import overlaps the current build),
-  then its exports read by the inspection worker;
-- `ready`: the runner started, the baseline compiled, the batch's inputs drawn from fresh random seeds (or seeds
-  derived from the secret seed) that only it gets, the references computed: while the builds run on interleaved
-  plans (CPU, GPU), after every build ended on TPU's exclusive plan;
+  then its exports read by the inspection worker (once `baseline` is done: the worker counts the baseline's work
+  on the runner's TPU export of it);
+- `baseline`, then `ready`: the runner started and the baseline compiled; then the batch's inputs drawn from fresh
+  random seeds (or seeds derived from the secret seed) that only it gets, the references computed: while the builds
+  run on interleaved plans (CPU, GPU), after every build process ended on TPU's exclusive plan;
 - `runs`: once every build ended, each candidate that survived inspection is run in turn (correctness, then ABBA
   timing against the baseline in the runner's own process), and decided (in a thread of its own while the runner
   runs the next candidate, where the parent can leave the timing core).
@@ -61,6 +62,7 @@ from bench.harness.protocol.messages import (
     EvaluateReply,
     EvaluateRequest,
     PrepareRequest,
+    RunnerHello,
 )
 from bench.harness.protocol.policy import TimingPolicy
 from bench.harness.protocol.policy import resolve as resolve_policy
@@ -114,10 +116,14 @@ class _Ran:
 
 class WarmRunner:
     """Evaluates many kernels of one workload with one warm runner. `template` gives every option of the
-    evaluations (its kernel_path is ignored)."""
+    evaluations (its kernel_path is ignored). `keep_build_ready`: after each batch, leave one build process started
+    for the next batch (`bench serve`: the next request's build has imported jax already; the process idles in its
+    sandbox until claimed, one candidate as ever, and is killed by `close`). Its start follows the batch's last run,
+    and its CPU cgroup bounds what it can take from another runner's timing meanwhile."""
 
-    def __init__(self, template: EvalTask) -> None:
+    def __init__(self, template: EvalTask, keep_build_ready: bool = False) -> None:
         self.task = template
+        self.keep_build_ready = keep_build_ready
         self.plan = schedule.plan(template.schedule)
         self.size = template.size or default_size(self.plan.backend)
         self._folder: Path | None = None  # created by the first batch, inside its harness-error guard
@@ -127,6 +133,7 @@ class WarmRunner:
         self.build_slots = threading.BoundedSemaphore(self.plan.build_parallelism)
         self._ahead: list[tuple[Path, BuildProcess]] = []  # builds started ahead of need (guarded by _creating)
         self._unclaimed = 0  # kernels of the current batch whose build has not begun
+        self._baseline_tpu = b""  # the baseline exported for TPU by the runner (the inspection counts its work)
         self.batches = 0
 
     def __enter__(self) -> WarmRunner:
@@ -192,54 +199,46 @@ class WarmRunner:
             # one thread more than builds at once: a thread whose candidate is being inspected leaves its build
             # slot to the next kernel
             building = _pool(stack, self.plan.build_parallelism + 1)
-            starting, running, deciding = _pool(stack, 2), _pool(stack, 1), _pool(stack, 1)
+            starting, running, deciding = _pool(stack, 3), _pool(stack, 1), _pool(stack, 1)
             with self._creating:
                 self._unclaimed = len(kernels)
-            starting.submit(self.inspector.warm)  # jax's import, during the first build
-            builds = [building.submit(self._build_safely, k) for k in kernels]
-            ready = starting.submit(self._ready, request, builds, seeds, timing_seed, t0)
+            starting.submit(self.inspector.warm)  # its imports, during the first build
+            ended: list[Future[None]] = [Future() for _ in kernels]  # each build's process gone
+            baseline = starting.submit(self._load_baseline, ended)  # the runner, and the baseline for inspections
+            builds = [building.submit(self._build_safely, k, e, baseline) for k, e in zip(kernels, ended, strict=True)]
+            ready = starting.submit(self._ready, request, ended, baseline, seeds, timing_seed, t0)
             overlap: Future[bool] = starting.submit(self._may_overlap)
             runs = [running.submit(self._run_safely, ready, builds, b, t0, deciding, overlap) for b in builds]
             for run in runs:
                 result = run.result()
                 yield result.result() if isinstance(result, Future) else result
-        self._close_ahead()
+        self._close_ahead(keep=1 if self.keep_build_ready else 0)
 
     def _may_overlap(self) -> bool:
         """Whether the parent's own work may overlap the runner's timing: only where it can leave the timing core
-        (confined_to). Then scipy's t quantile (0.3-0.5 s to import) and the trace reader are loaded now, and each
-        decision is made while the runner runs the next candidate."""
+        (confined_to). Then the trace reader (0.02-0.1 s to import) is loaded now, and each decision is made while the
+        runner runs the next candidate."""
         overlap = not confined_to(timing_core())
         if overlap:
             timing.warm()
         return overlap
 
     def _ready(
-        self, request: PrepareRequest, builds: list[Future[Built]], seeds: list[int], timing_seed: int, t0: float
+        self,
+        request: PrepareRequest,
+        ended: list[Future[None]],
+        baseline: Future[tuple[RunnerHello, bytes]],
+        seeds: list[int],
+        timing_seed: int,
+        t0: float,
     ) -> outcome.BatchContext:
-        """Start the runner and compile the baseline, draw the batch's inputs and compute the references: while the
-        builds run where the plan lets them overlap (and the builds run under bubblewrap: else nothing but the
-        kernel's ptrace policy would stand between a build and the inputs), after them otherwise. The seeds go to
-        the runner only. Raises RunnerUnavailable."""
-        if not self.plan.builds_overlap_runner:
-            wait(builds)  # exclusive plan (TPU): the chip is the runner's once no build runs
-        try:
-            hello = self.session.start()
-        except WorkerFailure as f:
-            raise RunnerUnavailable(f"the runner did not start: {f.message}") from None
-        problem = schedule.check_backend(self.plan, hello.env.backend)
-        if problem:
-            raise RunnerUnavailable(problem)
-        try:
-            self.session.load_baseline(
-                BaselineRequest(
-                    workload=self.task.workload, size=self.size, with_pallas_reference=self.task.with_pallas_reference
-                )
-            )
-        except WorkerFailure as f:
-            raise RunnerUnavailable(f"compiling the baseline failed: {f.message}") from None
+        """Once the runner started and compiled the baseline (`baseline`), draw the batch's inputs and compute the
+        references: while the builds run where the plan lets them overlap (and the builds run under bubblewrap:
+        else nothing but the kernel's ptrace policy would stand between a build and the inputs), once every build's
+        process ended otherwise. The seeds go to the runner only. Raises RunnerUnavailable."""
+        hello, _ = baseline.result()
         if resolve_mode(self.task.sandbox) != "bwrap":
-            wait(builds)
+            wait(ended)
         t = time.monotonic()
         try:
             prepared = self.session.prepare(request)
@@ -257,13 +256,41 @@ class WarmRunner:
             prepare_s=time.monotonic() - t,
         )
 
-    def _build_safely(self, kernel: Path) -> Built:
+    def _load_baseline(self, ended: list[Future[None]]) -> tuple[RunnerHello, bytes]:
+        """The runner started (its hello) and the baseline compiled, with the baseline exported for TPU (kept across
+        batches), which the inspections count the work of: while the builds run where the plan lets them overlap,
+        once every build's process ended otherwise (exclusive plan, TPU: the chip is the runner's once no build
+        runs; the inspections need no chip). Raises RunnerUnavailable."""
+        if not self.plan.builds_overlap_runner:
+            wait(ended)
+        try:
+            hello = self.session.start()
+        except WorkerFailure as f:
+            raise RunnerUnavailable(f"the runner did not start: {f.message}") from None
+        problem = schedule.check_backend(self.plan, hello.env.backend)
+        if problem:
+            raise RunnerUnavailable(problem)
+        try:
+            tpu = self.session.load_baseline(
+                BaselineRequest(
+                    workload=self.task.workload, size=self.size, with_pallas_reference=self.task.with_pallas_reference
+                )
+            )
+        except WorkerFailure as f:
+            raise RunnerUnavailable(f"compiling the baseline failed: {f.message}") from None
+        self._baseline_tpu = tpu or self._baseline_tpu  # a warm runner's export, kept across batches
+        return hello, self._baseline_tpu
+
+    def _build_safely(self, kernel: Path, ended: Future[None], baseline: Future[tuple[RunnerHello, bytes]]) -> Built:
         """The build and inspection of one kernel; a failure of the harness's own code there becomes this
-        candidate's `error` status, never an exception in the batch (issue #23)."""
+        candidate's `error` status, never an exception in the batch (issue #23). `ended` is set once the build's
+        process is gone, whatever happened."""
         t = time.monotonic()
         try:
-            return self._build(kernel)
+            return self._build(kernel, ended, baseline)
         except Exception as exc:
+            if not ended.done():
+                ended.set_result(None)
             why = f"harness error while building and inspecting: {type(exc).__name__}: {exc}"[:2000]
             artifact = BuildArtifact(
                 ok=False, kind=Status.ERROR, reason=why, error=why, traceback=traceback.format_exc()[-4000:]
@@ -272,9 +299,9 @@ class WarmRunner:
                 kernel=kernel, source="", artifact=artifact, inspection=None, started=t, build_s=time.monotonic() - t
             )
 
-    def _build(self, kernel: Path) -> Built:
+    def _build(self, kernel: Path, ended: Future[None], baseline: Future[tuple[RunnerHello, bytes]]) -> Built:
         """Copy the kernel (its content is all that counts) into the folder a build process sees, build it there,
-        inspect the exports."""
+        inspect the exports (once the runner exported the baseline's TPU program, or could not)."""
         t = time.monotonic()
         source = kernel.read_text(errors="replace") if kernel.exists() else ""
         with self.build_slots:
@@ -292,11 +319,12 @@ class WarmRunner:
                 artifact = build.run(request, self.task.timeout_s)
             finally:
                 build.close()
+                ended.set_result(None)
         inspection = None
         if artifact.ok:
-            inspection = self.inspector.inspect(
-                artifact.runnable, artifact.tpu, self.plan.export_platform, self.task.workload, self.size
-            )
+            wait([baseline])  # a runner that could not start or compile: inspected without the baseline's work
+            tpu = b"" if baseline.cancelled() or baseline.exception() else baseline.result()[1]
+            inspection = self.inspector.inspect(artifact.runnable, artifact.tpu, self.plan.export_platform, tpu)
         shutil.rmtree(folder, ignore_errors=True)
         return Built(
             kernel=kernel,
@@ -321,10 +349,13 @@ class WarmRunner:
         folder = Path(tempfile.mkdtemp(prefix="eval_", dir=self.folder))
         return folder, BuildProcess(folder, self.task.sandbox, Limits(memory_mb=self.task.memory_limit_mb))
 
-    def _close_ahead(self) -> None:
-        """End the builds started ahead that no kernel claimed (a batch that ended early)."""
+    def _close_ahead(self, keep: int = 0) -> None:
+        """End the builds started ahead that no kernel claimed (a batch that ended early), but `keep` of them,
+        started now where there are fewer (for the next batch)."""
         with self._creating:
-            ahead, self._ahead = self._ahead, []
+            ahead, self._ahead = self._ahead[keep:], self._ahead[:keep]
+            while len(self._ahead) < keep:
+                self._ahead.append(self._start_build())
         for folder, build in ahead:
             build.close()
             shutil.rmtree(folder, ignore_errors=True)

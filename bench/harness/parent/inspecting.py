@@ -221,18 +221,16 @@ class Inspector:
         self.host: WorkerProcess | None = None
         self.starts = 0
 
-    def inspect(
-        self, runnable: bytes, tpu: bytes, platform: str, workload: str | None = None, size: str | None = None
-    ) -> Inspection:
-        """Never raises: every failure is an Inspection with `refused` set. `workload`/`size` let the
-        reader count the baseline's own work (coverage of kernels whose work depends on data). A reader that
-        dies on a program is blamed on the program only when a fresh one dies on it too (it may have
-        died of something else between two candidates)."""
+    def inspect(self, runnable: bytes, tpu: bytes, platform: str, baseline: bytes = b"") -> Inspection:
+        """Never raises: every failure is an Inspection with `refused` set. `baseline`: the workload's own program
+        exported for TPU by the runner, so the reader counts the baseline's work (coverage of kernels whose work
+        depends on data). A reader that dies on a program is blamed on the program only when a fresh one dies on
+        it too (it may have died of something else between two candidates)."""
         with self.lock:
             t = time.monotonic()
-            request = InspectRequest(platform=platform, bounds=dict(self.bounds.__dict__), workload=workload, size=size)
+            request = InspectRequest(platform=platform, bounds=dict(self.bounds.__dict__))
             for attempt in (1, 2):
-                outcome = self._attempt(request, [runnable, tpu or b""])
+                outcome = self._attempt(request, [runnable, tpu or b"", baseline])
                 if not isinstance(outcome, WorkerFailure) or attempt == 2:
                     break
             if isinstance(outcome, WorkerFailure):
@@ -260,7 +258,7 @@ class Inspector:
                 return ExecuteReply(error=f"running the TPU program's kernels failed: {why}"[:2000])
 
     def warm(self) -> None:
-        """Start the reader now (jax's import takes seconds), so the first inspection does not wait for it."""
+        """Start the reader now (its imports take ~0.5 s of a core), so the first inspection does not wait for it."""
         with self.lock:
             try:
                 self._start()

@@ -249,12 +249,15 @@ class RunnerSession:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.alive()
 
-    def load_baseline(self, request: BaselineRequest) -> None:
-        """Compile the baseline while the candidates build (no input is drawn)."""
+    def load_baseline(self, request: BaselineRequest) -> bytes:
+        """Compile the baseline while the candidates build (no input is drawn). Returns the baseline exported for
+        TPU (for the inspection worker), b"" when the runner was already prepared."""
         with self.lock:
             self.start()
             if self.prepared is None:
-                self._runner().request(request, STARTUP_TIMEOUT_S + 2 * self.task.timeout_s, "baseline")
+                _, blobs = self._runner().request(request, STARTUP_TIMEOUT_S + 2 * self.task.timeout_s, "baseline")
+                return blobs[0] if blobs else b""
+            return b""
 
     def prepare(self, request: PrepareRequest) -> PrepareReply:
         """Draw the inputs of the request's seeds and compute the references (kept until the next prepare)."""

@@ -10,8 +10,9 @@ XLA:CPU programs up to 1.7x apart): the trace is an untimed profile pass, for th
 
 The interval: blocks (ABBA pairs) resampled with replacement, the ratio of pooled medians, percentiles widened to
 Hesterberg's expanded level (few blocks), and the between-run term measured on identical programs added in
-quadrature; deterministic (a fixed seed). numpy only, plus scipy.special's t quantile on first use: scipy.stats
-cost a one-off evaluation 1.5 s of start (issue #26).
+quadrature; deterministic (a fixed seed). numpy only: scipy.stats cost a one-off evaluation 1.5 s of start (issue
+#26), and scipy.special's stdtrit 0.4-0.5 s of a core, so the t quantile is computed here (`_t_quantile`, equal to
+stdtrit to 1e-9 in tests/harness/test_statistics.py).
 """
 
 from __future__ import annotations
@@ -46,8 +47,8 @@ class TraceEvent:
 
 
 def warm() -> None:
-    """Load the trace reader's extension and the t quantile's code now (0.3-0.5 s): the parent calls this in a thread
-    while the runner runs the first candidate, so the first decision does not wait for them."""
+    """Load the trace reader's extension now (0.02-0.1 s) and compute the usual t quantile: the parent calls this in a
+    thread while the runner runs the first candidate, so the first decision does not wait for them."""
     from jaxlib._profile_data import ProfileData  # noqa: F401
 
     _t_quantile(0.975, 9)
@@ -342,10 +343,37 @@ def expanded_confidence(confidence: float, n: int) -> float:
 
 @cache
 def _t_quantile(p: float, dof: int) -> float:
-    """Student's t quantile (scipy.special.stdtrit: the same function scipy.stats.t.ppf evaluates)."""
-    from scipy.special import stdtrit  # lazily: 0.4 s, only once an interval is computed
+    """Student's t quantile for an integer number of degrees of freedom (what scipy.special.stdtrit returns): the
+    exact CDF (Abramowitz & Stegun 26.7.3-4, a finite series in cos(theta), theta = atan(t / sqrt(dof))) inverted
+    by bisection on theta, to double precision."""
+    if not 0 < p < 1 or dof < 1:
+        raise ValueError(f"t quantile of p={p} with {dof} degrees of freedom")
+    if p < 0.5:
+        return -_t_quantile(1 - p, dof)
+    target = 2 * p - 1  # A(t | dof): the probability that |T| < t
+    lo, hi = 0.0, math.pi / 2
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if mid in (lo, hi):
+            break
+        lo, hi = (mid, hi) if _t_two_sided(mid, dof) < target else (lo, mid)
+    return math.sqrt(dof) * math.tan((lo + hi) / 2)
 
-    return float(stdtrit(dof, p))
+
+def _t_two_sided(theta: float, dof: int) -> float:
+    """A(t | dof) = P(|T| < t) at t = sqrt(dof) * tan(theta) (Abramowitz & Stegun 26.7.3 odd, 26.7.4 even)."""
+    c2, s = math.cos(theta) ** 2, math.sin(theta)
+    if dof % 2:  # odd: (2/pi) (theta + sin cos (1 + 2/3 cos^2 + 2*4/(3*5) cos^4 + ...)), dof - 2 powers of cos
+        term, total = 1.0, 1.0 if dof > 1 else 0.0
+        for k in range(1, (dof - 1) // 2):
+            term *= c2 * (2 * k) / (2 * k + 1)
+            total += term
+        return 2 / math.pi * (theta + s * math.cos(theta) * total)
+    term, total = 1.0, 1.0  # even: sin (1 + 1/2 cos^2 + 1*3/(2*4) cos^4 + ...), dof - 2 powers of cos
+    for k in range(1, dof // 2):
+        term *= c2 * (2 * k - 1) / (2 * k)
+        total += term
+    return s * total
 
 
 def speedup_interval(

@@ -106,9 +106,9 @@ def timing_core() -> int | None:
 
 def confined_to(core: int | None) -> bool:
     """Whether this process may run on `core` only (a one-core host, or a Ray node confined to one core). Then the
-    parent's work while the runner times (a decision's bootstrap and trace parsing, scipy's import) takes that time
-    from the runner: in a one-core ingest the decision thread took up to 7 % of a timed window. There the parent
-    does that work between two candidates instead."""
+    parent's work while the runner times (a decision's bootstrap and trace parsing, the trace reader's import) takes
+    that time from the runner: in a one-core ingest the decision thread took up to 7 % of a timed window. There the
+    parent does that work between two candidates instead."""
     if core is None:
         return False
     try:

@@ -130,14 +130,13 @@ MOSTLY_XLA_BELOW = 0.5
 
 
 class InspectRequest(Message):
-    """Read a build's exports (blobs: runnable, TPU) and report on them (bench.harness.inspection.report.answer):
-    sent to the inspection worker, or to the warm runner where it starts while the candidates build."""
+    """Read a build's exports (blobs: runnable, TPU; then the baseline's TPU program, exported by the runner, whose
+    work bounds a kernel whose work depends on data) and report on them (bench.harness.inspection.report.answer):
+    sent to the inspection worker."""
 
     cmd: Literal["inspect"] = "inspect"
     platform: str
     bounds: dict[str, int]
-    workload: str | None = None
-    size: str | None = None
 
 
 class InspectionReport(Message):
