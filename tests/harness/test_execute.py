@@ -314,3 +314,29 @@ def test_sites_are_paired_by_name_as_well_as_by_place() -> None:
             op.attrs["callee"] = names[op.attrs["callee"]]
     verdict = compare.compare(runnable, tpu, site_work)
     assert not verdict.verified and "where the runnable program calls" in verdict.reason
+
+
+def test_the_executor_runs_in_a_process_without_jax(tmp_path: Any) -> None:
+    """The inspection worker never imports jax: the executor's whole request, in a fresh interpreter."""
+    import subprocess
+    import sys
+
+    fn, make = CASES["matmul_grid"]
+    args = make(_rng(4))
+    runnable, tpu = _exports(fn, args)
+    sites, arrays = capture(runnable, [np.asarray(a) for a in args], 1 << 28)
+    request = ExecuteRequest(bounds=dict(BOUNDS.__dict__), sites=sites)
+    (tmp_path / "request.json").write_text(request.model_dump_json())
+    for i, blob in enumerate([tpu, *(a.tobytes() for a in arrays)]):
+        (tmp_path / f"{i}.bin").write_bytes(blob)
+    code = (
+        "import sys, pathlib; from bench.harness.inspection import execute, worker; "
+        "from bench.harness.protocol.messages import ExecuteRequest; d = pathlib.Path(sys.argv[1]); "
+        "r = execute.check_sites(ExecuteRequest.model_validate_json((d / 'request.json').read_text()), "
+        f"[(d / f'{{i}}.bin').read_bytes() for i in range({1 + len(arrays)})]); "
+        "assert r.shown == ['jaxbench_kernel_0'] and not r.unshown, r; "
+        "print(sorted(m for m in sys.modules if m == 'jax' or m.startswith('jax.')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "[]"
