@@ -62,7 +62,8 @@ ATTACKS: dict[str, tuple[set[Status], set[str]]] = {
     # class 2: readiness facts from a program that never runs, or from the build's word
     "attack_platform_switch": ({Status.CORRECT}, set()),  # readiness "unverified" (READINESS below)
     "attack_copy_kernel": ({Status.CORRECT}, {NO_PALLAS}),
-    "attack_dead_branch_kernel": ({Status.CORRECT}, {MOSTLY_XLA}),
+    # the kernel never runs: on CPU no kernel is credited (issue 40 §1, test_executed_work.py)
+    "attack_dead_branch_kernel": ({Status.CORRECT}, {NO_PALLAS}),
     "attack_wasted_kernel": ({Status.CORRECT}, {NO_PALLAS}),
     "attack_forged_reply_lowering": ({Status.CORRECT}, {NO_PALLAS, "static:exit"}),
     "attack_forged_tpu_module": ({Status.CORRECT}, {"static:exit"}),  # readiness "unverified"

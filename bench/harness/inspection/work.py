@@ -42,7 +42,7 @@ from bench.harness.inspection.module import (
     type_bytes,
     type_elements,
 )
-from bench.harness.protocol.messages import Bounds
+from bench.harness.protocol.messages import SITE_FUNCTION, Bounds, coverage_share, credited_kernel_s
 
 #: What a loop of unknown trip count is assumed to repeat its XLA work (its kernels count zero).
 UNKNOWN_TRIPS = 1024
@@ -50,6 +50,8 @@ UNKNOWN_TRIPS = 1024
 TARGET_CHIP = "v6e"
 #: Kernel call sites described in the details (the totals count all of them).
 KERNEL_ENTRIES = 32
+#: Kernel sites whose work the report lists (a site beyond them is credited nothing on a CPU runner).
+SITE_ENTRIES = 256
 
 FREE = frozenset(
     {
@@ -133,6 +135,17 @@ class KernelEntry:
 
 
 @dataclass
+class SiteWork:
+    """One kernel site's work per program call (its dear reading: unknown branches at their dearer side), keyed in
+    Tally.sites by the site function's name: on a CPU runner the parent credits each site at most what the runner
+    measured ran in it (bench.harness.parent.credit)."""
+
+    matmul_flops: float = 0.0
+    other_flops: float = 0.0
+    bytes: float = 0.0
+
+
+@dataclass
 class Tally:
     """Work (seconds on the target chip, FLOPs, bytes) inside and outside kernels."""
 
@@ -149,8 +162,14 @@ class Tally:
     unknown_loops: int = 0
     runtime_branches: int = 0
     uncertain_kernels: int = 0  # live kernels whose work depends on data (branch or grid) or on a runtime branch
+    sites: dict[str, SiteWork] = field(default_factory=dict)  # kernel-site function -> its dear reading
 
     def add(self, other: Tally, kernel_scale: float = 1.0, outside_scale: float = 1.0) -> None:
+        for name, w in other.sites.items():
+            mine = self.sites.setdefault(name, SiteWork())
+            mine.matmul_flops += w.matmul_flops * kernel_scale
+            mine.other_flops += w.other_flops * kernel_scale
+            mine.bytes += w.bytes * kernel_scale
         self.kernel_s += other.kernel_s * kernel_scale
         self.kernel_s_high += other.kernel_s_high * kernel_scale
         self.kernel_flops += other.kernel_flops * kernel_scale
@@ -168,19 +187,15 @@ class Tally:
         self.uncertain_kernels += other.uncertain_kernels
 
     def coverage(self, baseline_s: float | None) -> float:
-        """Kernel time credited over all time (0 without a live kernel that computes). The kernels are credited
-        with their cheap reading (work that certainly runs: undecided branches at their cheaper side, loops of
-        unknown length never), and at most with the part of the work the task needs (`baseline_s`: the workload's
-        own program, same counting) that the XLA side does not already do: kernel time past it (a pass over
-        XLA's answer, work repeated) still counts as time, not as credit."""
-        if self.kernel_s_high <= 0:
-            return 0.0
-        total = self.kernel_s + self.outside_s
-        return round(min(1.0, self.credit(baseline_s) / total), 4) if total > 0 else 0.0
+        """Kernel time credited over all time, by the one formula (messages.coverage_share): the kernels are
+        credited with their cheap reading (work that certainly runs: undecided branches at their cheaper side, loops
+        of unknown length never), and at most with the part of the task's work (`baseline_s`) the XLA side does not
+        already do."""
+        return coverage_share(self.kernel_s, self.kernel_s_high, self.outside_s, baseline_s)
 
     def credit(self, baseline_s: float | None) -> float:
         """The kernel time credited: the cheap reading, at most `baseline_s` less the work outside kernels."""
-        return min(self.kernel_s, max(0.0, baseline_s - self.outside_s)) if baseline_s else self.kernel_s
+        return credited_kernel_s(self.kernel_s, self.outside_s, baseline_s)
 
 
 # ---------------------------------------------------------------- costs of single ops
@@ -544,6 +559,7 @@ class Coverage:
         self.kernel_cache: dict[str, mosaic.KernelWork] = {}
         self.memo: dict[tuple[str, tuple[int, ...]], Tally] = {}
         self.callers = _call_sources(module)
+        self.site = ""  # the kernel-site function being walked ("" outside one)
 
     def run(self) -> Tally:
         f = self.module.funcs[self.module.main]
@@ -553,7 +569,11 @@ class Coverage:
         key = (name, mask)
         if key not in self.memo:
             live, _ = self.liveness.function(name, mask)
-            self.memo[key] = self.block(self.module.funcs[name].body, live)
+            outer, self.site = self.site, (name if re.match(SITE_FUNCTION, name) else self.site)
+            try:
+                self.memo[key] = self.block(self.module.funcs[name].body, live)
+            finally:
+                self.site = outer
         return self.memo[key]
 
     def time(self, flops: float, nbytes: float) -> float:
@@ -619,6 +639,12 @@ class Coverage:
         if t.kernel_s_high > t.kernel_s:
             t.uncertain_kernels += 1
         t.outside_s, t.outside_flops, t.outside_bytes = dearest.outside_s, dearest.outside_flops, dearest.outside_bytes
+        for b in branches:  # each site at its dearer branch
+            for name, w in b.sites.items():
+                mine = t.sites.setdefault(name, SiteWork())
+                mine.matmul_flops = max(mine.matmul_flops, w.matmul_flops)
+                mine.other_flops = max(mine.other_flops, w.other_flops)
+                mine.bytes = max(mine.bytes, w.bytes)
         t.outside_matmul_flops = max(b.outside_matmul_flops for b in branches)
         t.outside_vector_flops = max(b.outside_vector_flops for b in branches)
         t.kernels = [k for b in branches for k in b.kernels]
@@ -658,6 +684,10 @@ class Coverage:
             )
         if not (is_live and computes):
             return
+        site = t.sites.setdefault(self.site, SiteWork())
+        site.matmul_flops += work.matmul_flops_high
+        site.other_flops += work.other_flops_high
+        site.bytes += nbytes
         t.kernel_flops += work.flops
         t.kernel_bytes += nbytes if work.flops > 0 else 0.0
         t.kernel_s += self.time(work.flops, nbytes) if work.flops > 0 else 0.0

@@ -19,7 +19,7 @@ from typing import Literal
 from pydantic import JsonValue
 
 from bench import HARNESS_VERSION, hardware
-from bench.harness.parent import timing
+from bench.harness.parent import credit, timing
 from bench.harness.parent.builder import BuildArtifact
 from bench.harness.parent.inspecting import Inspection
 from bench.harness.protocol.messages import (
@@ -28,6 +28,7 @@ from bench.harness.protocol.messages import (
     MOSTLY_XLA_BELOW,
     PALLAS_FN,
     EvaluateReply,
+    ExecutedReport,
     PrepareReply,
     RunnerHello,
 )
@@ -182,6 +183,19 @@ class Measured:
     traceback: str | None = None
 
 
+def _credited(ctx: BatchContext | None, built: Built, executed: ExecutedReport | None) -> tuple[Built, JsonValue]:
+    """`built` with its Pallas facts bounded by what ran (bench.harness.parent.credit), and how they were decided."""
+    insp = built.inspection
+    coverage = insp.details.get("coverage") if insp is not None else None
+    if ctx is None or insp is None or not isinstance(coverage, dict):
+        return built, None
+    c = credit.bound(coverage, insp.pallas_calls, ctx.hello.env.backend, executed)
+    if c is None:
+        return built, None
+    bounded = replace(insp, pallas_coverage=c.coverage, pallas_calls=min(insp.pallas_calls, c.pallas_calls))
+    return replace(built, inspection=bounded), c.details
+
+
 def _where(ctx: BatchContext | None, task: EvalTask, built: Built) -> Where:
     """The fields every result of a batch that reached the runner carries (its runner, schedule, seeds, timeline)."""
     if ctx is None:
@@ -225,14 +239,18 @@ def _result(
     details: dict[str, JsonValue] | None = None,
     overhead: dict[str, float] | None = None,
     flags: Sequence[str] = (),
+    executed: ExecutedReport | None = None,
 ) -> EvalResult:
-    """The one constructor of an EvalResult: where it ran, what the parent read, what the runner measured."""
+    """The one constructor of an EvalResult: where it ran, what the parent read, what the runner measured
+    (`executed`: what ran in each kernel site, on CPU; without it no kernel is credited there)."""
+    built, kernel_credit = _credited(ctx, built, executed)
     w, m, insp = _where(ctx, task, built), measured, built.inspection
+    credit_details: dict[str, JsonValue] = {"kernel_credit": kernel_credit} if kernel_credit is not None else {}
     integrity = Integrity(
         has_pallas=(insp.pallas_calls > 0) if insp else None,
         pallas_calls=insp.pallas_calls if insp else 0,
         flags=merge_flags(_flags(built), flags),
-        details={**_details(ctx, built), **(details or {})},
+        details={**_details(ctx, built), **credit_details, **(details or {})},
     )
     overhead_s = {"build": round(built.build_s, 4)}
     if ctx is not None:
@@ -471,6 +489,7 @@ def _timed_result(
         interpreted=interpreted,
         overhead=overhead,
         flags=audit.flags,
+        executed=reply.executed,
     )
 
 

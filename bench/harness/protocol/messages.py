@@ -129,6 +129,22 @@ DEFAULT_BOUNDS = Bounds()
 MOSTLY_XLA_BELOW = 0.5
 
 
+def credited_kernel_s(kernel_s: float, outside_s: float, baseline_s: float | None) -> float:
+    """The kernel time credited: the kernels' own (cheap) reading, at most the part of the task's work (`baseline_s`:
+    the workload's own program, same counting) that the XLA side does not already do."""
+    return min(kernel_s, max(0.0, baseline_s - outside_s)) if baseline_s else kernel_s
+
+
+def coverage_share(kernel_s: float, kernel_s_high: float, outside_s: float, baseline_s: float | None) -> float:
+    """Pallas coverage from work on the target chip: credited kernel time over all time (0 without a kernel that
+    computes); kernel time past the credit (a pass over XLA's answer, work repeated) still counts as time. The one
+    formula for the static reading (inspection.work) and for the credit bounded by what ran (parent.credit)."""
+    if kernel_s_high <= 0:
+        return 0.0
+    total = kernel_s + outside_s
+    return round(min(1.0, credited_kernel_s(kernel_s, outside_s, baseline_s) / total), 4) if total > 0 else 0.0
+
+
 class InspectRequest(Message):
     """Read a build's exports (blobs: runnable, TPU; then the baseline's TPU program, exported by the runner, whose
     work bounds a kernel whose work depends on data) and report on them (bench.harness.inspection.report.answer):
@@ -296,6 +312,29 @@ class InterferenceRecord(Message):
     cores: int  # the host's cores (the load average's scale)
 
 
+#: Functions holding one kernel site each (bench.harness.sandbox.lowering: KERNEL_SITE_PREFIX + "_<n>"): the TPU
+#: program's static reading (inspection.work) and the runner's measurement (runner.executed) pair sites by name.
+SITE_FUNCTION = r"^jaxbench_kernel_\d+$"
+
+
+class ExecutedWork(Message):
+    """The work that ran inside one kernel site during one profiled call of the candidate (CPU interpret mode):
+    executed op events times each op's static cost, from the runner's own relabelled program
+    (bench.harness.runner.executed); the least over the profiled calls."""
+
+    site: str  # the kernel-site function's name (jaxbench_kernel_<n>), the same in the TPU program
+    matmul_flops: float = Field(ge=0)  # dot / convolution FLOPs
+    other_flops: float = Field(ge=0)  # other arithmetic on arrays (elements)
+    bytes: float = Field(ge=0)  # read and written by the site's computing ops
+
+
+class ExecutedReport(Message):
+    """What the runner measured ran inside the candidate's kernel sites (None in a reply: nothing measured)."""
+
+    runs: int = Field(ge=0)  # profiled calls of the candidate found in the trace (0: no measurement)
+    sites: list[ExecutedWork] = Field(default_factory=list)  # sites where something computing ran
+
+
 class EvaluateReply(Message):
     ran: bool = True  # False: the candidate's program failed to compile or run (stage, error say how)
     stage: str = ""  # on failure: "compile", "correctness", "timing"
@@ -313,6 +352,7 @@ class EvaluateReply(Message):
     compile_s: float | None = None  # seconds deserializing + compiling the candidate (`load`; None: not compiled)
     calls: int = 0  # timed calls per program the runner decided under the request's policy (0: no timing ran)
     blocks: int = 0  # ABBA blocks it timed
+    executed: ExecutedReport | None = None  # CPU: work that ran inside each kernel site (None: not measured)
 
 
 class TimeBaselineRequest(Message):

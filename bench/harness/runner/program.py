@@ -5,6 +5,7 @@ the trace parser finds its module), and the host/device moves of its arrays: arr
 from __future__ import annotations
 
 import contextlib
+import traceback
 from typing import Any
 
 import jax
@@ -13,14 +14,21 @@ import numpy as np
 
 from bench.harness.protocol.messages import module_name
 from bench.harness.protocol.signature import aval_text
+from bench.harness.runner import executed
 from bench.registry import Signature
 
 
 class Program:
     """One compiled program: deserialized from an export and compiled under a fixed name."""
 
-    def __init__(self, name: str, exported_bytes: bytes, signature: Signature) -> None:
+    def __init__(self, name: str, exported_bytes: bytes, signature: Signature, relabel: bool = False) -> None:
         exp = jax.export.deserialize(bytearray(exported_bytes))
+        self.relabelled = False
+        if relabel:  # our own site labels on every op, for measuring what runs in each kernel (runner.executed)
+            try:
+                exp, self.relabelled = executed.relabel(exp), True
+            except Exception:  # unlabelled, it runs as it came; nothing is measured, so no kernel is credited
+                traceback.print_exc()
         want = [aval_text(a) for a in signature.arrays]
         got = [aval_text(a) for a in exp.in_avals]
         if got != want:

@@ -36,6 +36,7 @@ from bench.harness.protocol.messages import (
     CaptureRequest,
     EvaluateReply,
     EvaluateRequest,
+    ExecutedReport,
     ExitRequest,
     LoadRequest,
     Message,
@@ -51,6 +52,7 @@ from bench.harness.protocol.messages import (
 )
 from bench.harness.protocol.result import Machine
 from bench.harness.protocol.signature import aval_text, export_program
+from bench.harness.runner import executed
 from bench.harness.runner.capture import capture
 from bench.harness.runner.interference import Recorder
 from bench.harness.runner.loop import SelfCheckFailed, TimedRun, time_programs
@@ -282,7 +284,9 @@ def cmd_load(state: State, req: LoadRequest, blobs: list[bytes]) -> Reply:
         raise ValueError("no program to load")
     t_compile = time.perf_counter()
     try:
-        state.candidate = Program(CANDIDATE_FN, blobs[0], state.workload.signature)
+        # on CPU the kernels run interpreted: label the sites to measure what runs in them (runner.executed)
+        relabel = state.env.backend == "cpu"
+        state.candidate = Program(CANDIDATE_FN, blobs[0], state.workload.signature, relabel=relabel)
     except Exception as exc:
         return _failed("compile", exc).model_dump(), []
     return EvaluateReply(compile_s=round(time.perf_counter() - t_compile, 4)).model_dump(), []
@@ -314,7 +318,8 @@ def cmd_capture(state: State, req: CaptureRequest, blobs: list[bytes]) -> Reply:
 
 def cmd_time(state: State, req: EvaluateRequest, blobs: list[bytes]) -> Reply:
     w = state.workload
-    programs = [p for p in (w.baseline, state.loaded_candidate(), state.pallas) if p is not None]
+    candidate = state.loaded_candidate()
+    programs = [p for p in (w.baseline, candidate, state.pallas) if p is not None]
     record = Recorder()
     try:
         retrials = [(seed, state.inputs[seed], state.refs[seed]) for seed in state.seeds]
@@ -337,7 +342,23 @@ def cmd_time(state: State, req: EvaluateRequest, blobs: list[bytes]) -> Reply:
     finally:
         if not req.keep_loaded:  # its buffers go with the next collection (one runs before every timing)
             state.candidate = None
-    return _timed_reply(run, programs, timed=run.timed, interference=record.finish(), timed_verified=run.verified)
+    work = _executed(state, candidate, run.trace, req.policy.traced)
+    return _timed_reply(
+        run, programs, timed=run.timed, interference=record.finish(), timed_verified=run.verified, executed=work
+    )
+
+
+def _executed(state: State, candidate: Program, trace: bytes | None, traced: bool) -> ExecutedReport | None:
+    """CPU: what ran inside each kernel site during the untimed profile pass (bench.harness.runner.executed);
+    None where nothing can be measured (no labelled program, no profile pass): the parent then credits no kernel."""
+    if state.env.backend != "cpu" or traced or trace is None or not candidate.relabelled:
+        return None
+    try:
+        costs = executed.instruction_costs(candidate.compiled.as_text() or "")
+        return executed.measure(executed.trace_events(trace), candidate.module, costs)
+    except Exception:  # the harness's reading failed (its log says why): nothing measured, no kernel credited
+        traceback.print_exc()
+        return None
 
 
 def cmd_time_baseline(state: State, req: TimeBaselineRequest, blobs: list[bytes]) -> Reply:

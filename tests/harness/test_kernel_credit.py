@@ -1,0 +1,215 @@
+"""Issue 40 §1: a kernel is credited at most the work that ran in it.
+
+The runner's attribution (bench.harness.runner.executed) on a recorded HLO text and op events (no jax, no
+clock), on a tiny real program (its own labels replace the candidate's, a real profile pass), and the parent's
+bound (bench.harness.parent.credit) on coverage details and measurements fed by hand.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from bench import hardware
+from bench.harness.parent import credit
+from bench.harness.protocol.messages import ExecutedReport, ExecutedWork
+from bench.harness.runner import executed
+
+#: A compiled candidate's HLO, as the runner reads it (`compiled.as_text()`), cut down: a site's dot in a loop body,
+#: another site's fused slice and multiply, a fusion mixing a site and outside, a forged path naming two sites.
+HLO = (Path(__file__).parent / "fixtures" / "executed_work.hlo").read_text()
+
+DOT_FLOPS = 2.0 * 128 * 128 * 512
+DOT_BYTES = 128 * 512 * 2 + 512 * 128 * 2 + 128 * 128 * 4
+BLOCK = 128 * 128 * 4
+
+
+def test_each_instruction_is_costed_for_its_own_site() -> None:
+    costs = executed.instruction_costs(HLO)
+    assert costs["ynn_fusion"].by_site == {"jaxbench_kernel_0": [DOT_FLOPS, 0.0, DOT_BYTES]}
+    # a parameter read only through a dynamic slice counts the slice (the block), not the whole array
+    assert costs["mul_fusion"].by_site == {"jaxbench_kernel_1": [0.0, 128.0 * 128, BLOCK + 4 + BLOCK]}
+    # FLOPs go to each fused instruction's own site; bytes of a fusion that mixes sites go to none
+    assert costs["mixed"].by_site == {"jaxbench_kernel_0": [0.0, 128.0 * 128, 0.0]}
+    # an unfused computing op counts its operands and result
+    assert costs["negate.1"].by_site == {"jaxbench_kernel_1": [0.0, 128.0 * 128, 2.0 * BLOCK]}
+    # two site labels in one path (or none, or outside) attribute nothing; copies and scalar counters compute nothing
+    assert {"spoof", "outside_add", "copy.1", "next"}.isdisjoint(costs)
+
+
+def test_executed_work_is_events_times_costs_least_over_runs() -> None:
+    events: list[tuple[str, int | None, str]] = [("jit_candidate", 1, "ynn_fusion")] * 6
+    events += [("jit_candidate", 2, "ynn_fusion")] * 5
+    events += [("jit_candidate", run, "mul_fusion") for run in (1, 1, 2, 2)]
+    events += [("jit_candidate", 1, "spoof"), ("jit_candidate", 1, "while.1"), ("jit_candidate", None, "mixed")]
+    events += [("jit_baseline", 1, "ynn_fusion")] * 100  # another program's events never count
+    report = executed.measure(events, "jit_candidate", executed.instruction_costs(HLO))
+    assert report.runs == 2
+    assert report.sites == [
+        ExecutedWork(site="jaxbench_kernel_0", matmul_flops=5 * DOT_FLOPS, other_flops=0.0, bytes=5 * DOT_BYTES),
+        ExecutedWork(site="jaxbench_kernel_1", matmul_flops=0.0, other_flops=2 * 128.0**2, bytes=2 * (2 * BLOCK + 4)),
+    ]
+
+
+def test_no_events_no_measurement() -> None:
+    assert executed.measure([], "jit_candidate", executed.instruction_costs(HLO)) == ExecutedReport(runs=0, sites=[])
+
+
+# ---------------------------------------------------------------- the parent's bound
+
+PEAK_FLOPS, PEAK_BYTES = 918e12, 1640e9
+
+
+def _coverage(sites: dict[str, list[float]], outside_s: float = 1e-6, static: float = 0.9) -> dict:
+    spec = hardware.chip_spec("v6e")
+    assert spec is not None and (spec.peak_bf16_tflops * 1e12, spec.hbm_gb_s * 1e9) == (PEAK_FLOPS, PEAK_BYTES)
+    return {
+        "coverage": static,
+        "outside_s": outside_s,
+        "target_chip": "v6e",
+        "sites": {k: dict(zip(("matmul_flops", "other_flops", "bytes"), v, strict=True)) for k, v in sites.items()},
+    }
+
+
+def test_each_site_is_credited_the_least_of_its_reading_and_what_ran() -> None:
+    cov = _coverage({"jaxbench_kernel_0": [1e12, 0.0, 1e6], "jaxbench_kernel_1": [1e9, 0.0, 1e6], "k2": [1e9, 0, 1]})
+    ran = ExecutedReport(
+        runs=1,
+        sites=[
+            ExecutedWork(site="jaxbench_kernel_0", matmul_flops=1e9, other_flops=0.0, bytes=4e6),  # ran less
+            ExecutedWork(site="jaxbench_kernel_1", matmul_flops=5e12, other_flops=1e12, bytes=1e9),  # ran more
+        ],
+    )
+    c = credit.bound(cov, 3, "cpu", ran)
+    assert c is not None
+    first = max(1e9 / PEAK_FLOPS, 1e6 / PEAK_BYTES)  # FLOPs that ran, bytes of the reading
+    second = max(1e9 / PEAK_FLOPS, 1e6 / PEAK_BYTES)  # the reading: a site is never credited more
+    sites = c.details["sites"]
+    assert isinstance(sites, dict) and sites["k2"] == {"static": [1e9, 0.0, 1.0], "ran": [0.0] * 3, "credited_s": 0.0}
+    assert c.coverage == round((first + second) / (first + second + 1e-6), 4)
+    assert c.pallas_calls == 2 and c.details["source"] == credit.MEASURED
+
+
+def test_a_site_where_only_bookkeeping_ran_is_credited_nothing() -> None:
+    cov = _coverage({"jaxbench_kernel_0": [1e12, 1e6, 1e6]})
+    bookkeeping = ExecutedWork(site="jaxbench_kernel_0", matmul_flops=0, other_flops=0, bytes=1e6)
+    ran = ExecutedReport(runs=1, sites=[bookkeeping])
+    c = credit.bound(cov, 1, "cpu", ran)
+    assert c is not None and (c.coverage, c.pallas_calls) == (0.0, 0)
+
+
+@pytest.mark.parametrize("ran", [None, ExecutedReport(runs=0, sites=[])])
+def test_the_cpu_track_without_a_measurement_credits_no_kernel(ran: ExecutedReport | None) -> None:
+    c = credit.bound(_coverage({"jaxbench_kernel_0": [1e12, 0.0, 1e6]}), 1, "cpu", ran)
+    assert c is not None and (c.coverage, c.pallas_calls, c.details["source"]) == (0.0, 0, credit.UNMEASURED)
+
+
+def test_a_report_without_site_readings_credits_no_kernel_on_cpu() -> None:
+    cov = _coverage({})
+    del cov["sites"]
+    ran = ExecutedReport(runs=1, sites=[ExecutedWork(site="jaxbench_kernel_0", matmul_flops=1, other_flops=0, bytes=1)])
+    c = credit.bound(cov, 1, "cpu", ran)
+    assert c is not None and c.coverage == 0.0
+
+
+def test_a_tpu_runner_keeps_the_static_reading_and_says_so() -> None:
+    c = credit.bound(_coverage({"jaxbench_kernel_0": [1e12, 0.0, 1e6]}, static=0.8), 1, "tpu", None)
+    assert c is not None and (c.coverage, c.pallas_calls, c.details["source"]) == (0.8, 1, credit.STATIC)
+    assert credit.bound({"coverage": None}, 0, "cpu", None) is None  # no TPU program read: nothing to bound
+
+
+# ---------------------------------------------------------------- a tiny real program
+
+
+@pytest.mark.slow
+def test_the_runners_labels_replace_the_candidates_and_the_profile_pass_counts_what_ran() -> None:
+    """A candidate names its XLA matmul after a kernel site (jax.named_scope writes op_name); the runner's labels
+    replace every location, so only the kernel's own matmul is attributed to the site; a real profile pass
+    counts its executions (a 2x3 grid: 6 block matmuls)."""
+    import jax
+    import jax.numpy as jnp
+    from jax.experimental import pallas as pl
+
+    from bench.harness.runner.program import Program
+    from bench.harness.sandbox.lowering import export_jaxpr, trace, with_kernel_sites
+    from bench.registry import spec
+
+    def kernel(a_ref, b_ref, o_ref):
+        o_ref[...] = jnp.dot(a_ref[...], b_ref[...], preferred_element_type=jnp.float32).astype(o_ref.dtype)
+
+    def workload(a, b):
+        with jax.named_scope("jaxbench_site:jaxbench_kernel_0"):
+            decoy = jnp.dot(a, b)  # XLA work the candidate labels as the kernel's
+        out = pl.pallas_call(
+            kernel,
+            out_shape=jax.ShapeDtypeStruct((a.shape[0], b.shape[1]), a.dtype),
+            grid=(2, 3),
+            in_specs=[pl.BlockSpec((128, 512), lambda i, j: (i, 0)), pl.BlockSpec((512, 128), lambda i, j: (0, j))],
+            out_specs=pl.BlockSpec((128, 128), lambda i, j: (i, j)),
+        )(a, b)
+        return out + decoy * 0
+
+    signature = spec("8p_GEMM").signature("small")
+    closed = trace(workload, "candidate", signature)
+    blob = bytes(export_jaxpr(with_kernel_sites(closed, interpret=True), "candidate", ["cpu"]).serialize())
+    unlabelled = executed.instruction_costs(Program("candidate", blob, signature).compiled.as_text() or "")
+    spoofed = sum(c.by_site.get("jaxbench_kernel_0", [0.0])[0] for c in unlabelled.values())
+    assert spoofed == 2.0 * 256 * 512 * 384  # read with the build's locations, the decoy would be the site's work
+
+    program = Program("candidate", blob, signature, relabel=True)
+    args = [jnp.ones(a.shape, a.dtype) for a in signature.arrays]
+    jax.block_until_ready(program.compiled(*args))
+    options = jax.profiler.ProfileOptions()
+    options.python_tracer_level = 0
+    with tempfile.TemporaryDirectory() as logdir:
+        jax.profiler.start_trace(logdir, profiler_options=options)
+        for _ in range(2):
+            jax.block_until_ready(program.compiled(*args))
+        jax.profiler.stop_trace()
+        xspace = sorted(Path(logdir).rglob("*.xplane.pb"))[-1].read_bytes()
+    costs = executed.instruction_costs(program.compiled.as_text() or "")
+    report = executed.measure(executed.trace_events(xspace), program.module, costs)
+    assert report.runs == 2
+    (site,) = report.sites
+    assert site.site == "jaxbench_kernel_0" and site.matmul_flops == 2.0 * 256 * 512 * 384
+
+
+def test_a_data_dependent_kernel_is_credited_what_ran_capped_like_the_static_reading() -> None:
+    """No allowance for kernels whose work depends on data (the static reading's exact semantics removed it): the
+    credit is what ran, at most the baseline's work the XLA side does not do; nothing ran, nothing credited."""
+    cov = {**_coverage({"jaxbench_kernel_0": [1e9, 0.0, 1e6]}, outside_s=1e-6), "uncertain_kernels": 1}
+    cov["baseline_s"] = 5e-6
+    ran = ExecutedReport(
+        runs=1, sites=[ExecutedWork(site="jaxbench_kernel_0", matmul_flops=1e9, other_flops=0, bytes=1e6)]
+    )
+    c = credit.bound(cov, 1, "cpu", ran)
+    assert c is not None
+    site = c.details["sites"]["jaxbench_kernel_0"]  # type: ignore[call-overload,index]
+    seconds = float(site["credited_s"])  # type: ignore[call-overload,index,arg-type]
+    assert 0 < seconds < 4e-6 and c.coverage == round(seconds / (seconds + 1e-6), 4)
+    cov["baseline_s"] = 1.5e-6  # the task's work leaves 0.5e-6 to the kernel
+    c = credit.bound(cov, 1, "cpu", ran)
+    assert c is not None and c.coverage == round(0.5e-6 / (seconds + 1e-6), 4)
+    nothing = ExecutedReport(runs=1, sites=[])
+    c = credit.bound(cov, 1, "cpu", nothing)
+    assert c is not None and (c.coverage, c.pallas_calls) == (0.0, 0)
+
+
+@pytest.mark.parametrize(
+    "backend, traced, trace, relabelled",
+    [("tpu", True, b"x", True), ("cpu", True, b"x", True), ("cpu", False, None, True), ("cpu", False, b"x", False)],
+)
+def test_the_runner_measures_only_an_interpreted_labelled_program_it_profiled(
+    backend: str, traced: bool, trace: bytes | None, relabelled: bool
+) -> None:
+    """No measurement (so no kernel credited on CPU) on an accelerator, when the blocks themselves were traced,
+    without a profile pass, or for a program the runner could not label."""
+    from types import SimpleNamespace
+
+    from bench.harness.runner import server
+
+    state = SimpleNamespace(env=SimpleNamespace(backend=backend))
+    candidate = SimpleNamespace(relabelled=relabelled, compiled=None, module="jit_candidate")
+    assert server._executed(state, candidate, trace, traced) is None  # type: ignore[arg-type]
