@@ -13,6 +13,7 @@ build makes them: one trace, lowered for CPU in interpret mode and for TPU (benc
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -25,8 +26,10 @@ from jax.experimental.pallas import tpu as pltpu
 
 from bench.harness.inspection.report import baseline_work, inspect_programs
 from bench.harness.protocol.messages import DEFAULT_BOUNDS, MOSTLY_XLA_BELOW, InspectionReport
+from bench.harness.protocol.signature import export_program
 from bench.harness.sandbox.child import _tpu_target
 from bench.harness.sandbox.lowering import export_jaxpr, with_kernel_sites
+from bench.registry import spec
 
 WORKLOAD, SIZE = "8p_GEMM", "small"
 A = jax.ShapeDtypeStruct((256, 512), jnp.bfloat16)
@@ -45,8 +48,15 @@ def _both(fn: Callable[..., Any]) -> tuple[bytes, bytes]:
     return bytes(cpu.serialize()), bytes(tpu.serialize())
 
 
+@functools.cache
+def _baseline_tpu() -> bytes:
+    """The workload's own program exported for TPU, as the runner sends it to the worker (bench.harness.runner)."""
+    s = spec(WORKLOAD)
+    return bytes(export_program(s.workload, "baseline_program", s.signature(SIZE), ["tpu"]).serialize())
+
+
 def inspect(fn: Callable[..., Any]) -> InspectionReport:
-    base = baseline_work(WORKLOAD, SIZE, DEFAULT_BOUNDS)
+    base = baseline_work(_baseline_tpu(), DEFAULT_BOUNDS)
     assert base, "the baseline's own work could not be counted"
     return inspect_programs(*_both(fn), "cpu", DEFAULT_BOUNDS, base)
 
