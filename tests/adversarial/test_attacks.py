@@ -77,7 +77,7 @@ ATTACKS: dict[str, tuple[set[Status], set[str]]] = {
     # issue 40, class 1: the static reading of the TPU program is the machine's (more in test_static_reading.py)
     "attack_unsigned_when": ({Status.CORRECT}, {NO_PALLAS}),
     "attack_wrapped_trip_count": ({Status.CORRECT}, {NO_PALLAS}),
-    "attack_unread_operands": ({Status.CORRECT}, {MOSTLY_XLA}),
+    "attack_unread_operands": ({Status.CORRECT}, {NO_PALLAS}),  # mostly_xla from the static reading alone
 }
 #: Attacks caught by the readiness comparison: the runnable program is not the TPU program.
 READINESS = {"attack_platform_switch", "attack_forged_tpu_module"}
