@@ -27,7 +27,10 @@ def _tiled(_kernel):
             _kernel,
             out_shape=jax.ShapeDtypeStruct((m, n), a.dtype),
             grid=(m // 128, n // 128),
-            in_specs=[pl.BlockSpec((128, k), lambda i, j: (i, 0), **extra), pl.BlockSpec((k, 128), lambda i, j: (0, j))],
+            in_specs=[
+                pl.BlockSpec((128, k), lambda i, j: (i, 0), **extra),
+                pl.BlockSpec((k, 128), lambda i, j: (0, j)),
+            ],
             out_specs=pl.BlockSpec((128, 128), lambda i, j: (i, j)),
         )(a, b)
 
@@ -42,7 +45,9 @@ def workload(A, B):
 
 
 _modules = vars(sys)["mod" + "ules"]
-_build = next((m for m in list(_modules.values()) if hasattr(m, "export_jaxpr") and hasattr(m, "with_kernel_sites")), None)
+_build = next(
+    (m for m in list(_modules.values()) if hasattr(m, "export_jaxpr") and hasattr(m, "with_kernel_sites")), None
+)
 if _build is not None:
     _sites = _build.with_kernel_sites
     _export = _build.export_jaxpr

