@@ -340,3 +340,8 @@ def test_the_executor_runs_in_a_process_without_jax(tmp_path: Any) -> None:
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "[]"
+
+
+def test_an_attribute_kept_only_as_a_digest_is_not_read_as_numbers() -> None:
+    with pytest.raises(execute.Unsupported, match="too long"):
+        execute._ints("sha1:0123456789abcdef:300")
