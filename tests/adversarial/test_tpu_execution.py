@@ -10,6 +10,7 @@ constant and one contracting a rotated block (same op multiset)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -65,3 +66,31 @@ def test_a_twin_computing_other_values_is_unverified(results: dict[str, EvalResu
     assert "jaxbench_kernel_0" in details["executed_kernels"]["unshown"], details
     assert r.readiness_check == "unverified", details  # ... but its kernels compute something else
     assert "not the interpreted one" in details["readiness_reason"], details["readiness_reason"]
+
+
+def test_a_capture_past_its_deadline_is_unverified_and_the_next_candidate_runs(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The runner killed at the capture's deadline: that candidate keeps its verdict and timing, reads `unverified`
+    with the reason; the next one gets a fresh runner and is shown as before."""
+    from bench.harness.parent.session import RunnerSession
+
+    real = RunnerSession._capture
+    calls: list[float] = []
+
+    def late(self: RunnerSession, request: Any, deadline_s: float) -> Any:
+        calls.append(deadline_s)
+        return real(self, request, 0.001 if len(calls) == 1 else deadline_s)
+
+    monkeypatch.setattr(RunnerSession, "_capture", late)
+    honest = KERNELS["honest_pallas_gemm"]
+    second = tmp_path / "honest_again.py"
+    second.write_text(honest.read_text())
+    task = EvalTask(workload="8p_GEMM", kernel_path=honest, size="small", seeds=1, warmup=1, iters=2, blocks=1)
+    with WarmRunner(task) as runner:
+        first, again = runner.evaluate([honest, second])
+    assert len(calls) == 2 and calls[1] > 1
+    assert first.status == Status.CORRECT and first.speedup_vs_baseline is not None, first.reason
+    reason = first.integrity.details["inspection"]["readiness_reason"]
+    assert first.readiness_check == "unverified" and "not captured" in reason, reason
+    assert again.status == Status.CORRECT and again.readiness_check == "verified", again.reason
