@@ -238,8 +238,16 @@ def test_a_tpu_program_from_a_twin_is_unverified(case: str) -> None:
     assert named in str(after.readiness_reason), after.readiness_reason
 
 
+def _with_block_max(a_ref, b_ref, o_ref):
+    """A GEMM block scaled by its largest magnitude: a full reduction to one value (Mosaic's vector<1xf32>,
+    StableHLO's tensor<f32>: red team 2 found it read unverified)."""
+    acc = jnp.dot(a_ref[...], b_ref[...], preferred_element_type=jnp.float32)
+    o_ref[...] = (acc / (jnp.max(jnp.abs(acc)) + 1.0)).astype(o_ref.dtype)
+
+
 HONEST: dict[str, Callable] = {
     "gemm": gemm(),
+    "full_reduction": gemm(kernel=_with_block_max),
     "capped_grid": gemm(grid_n=4, col=lambda j: jnp.minimum(j, 2), kernel=_capped),
     "reversed_columns": gemm(col=lambda j: 2 - j),
     "relu": gemm(kernel=relu),

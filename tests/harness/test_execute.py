@@ -345,3 +345,31 @@ def test_the_executor_runs_in_a_process_without_jax(tmp_path: Any) -> None:
 def test_an_attribute_kept_only_as_a_digest_is_not_read_as_numbers() -> None:
     with pytest.raises(execute.Unsupported, match="too long"):
         execute._ints("sha1:0123456789abcdef:300")
+
+
+def test_the_float_comparison_is_per_element_and_not_widened_by_one_huge_element() -> None:
+    """Red team 2 (issue 40 §2): a bound taken from the output's largest magnitude let a twin pass with one 3e38
+    element (any values elsewhere), by scaling every element by 1.02, or by zeroing the small ones. Per element (a
+    few ulps of its own magnitude plus a floor from the median magnitude) all three are refused; 1-2 ulps of
+    accumulation-order difference still pass."""
+    import ml_dtypes
+
+    bf16 = ml_dtypes.bfloat16
+    w = _rng().standard_normal((256, 256)).astype(np.float32) * 8
+    want = w.astype(bf16)
+    one_ulp = np.nextafter(want.astype(np.float32), np.float32(np.inf)).astype(bf16)  # float32 step, bf16 rounding
+    assert execute.mismatch(want.copy(), want) is None
+    two_ulps = (want.astype(np.float64) * (1 + 2 * 2.0**-8)).astype(bf16)  # about two bf16 ulps
+    assert execute.mismatch(two_ulps, want) is None
+    assert execute.mismatch(one_ulp, want) is None
+    huge = want.copy()
+    huge[0, 0] = bf16(3e38)
+    zeros_elsewhere = np.zeros_like(huge)
+    zeros_elsewhere[0, 0] = huge[0, 0]
+    assert execute.mismatch(zeros_elsewhere, huge) is not None
+    assert execute.mismatch((want.astype(np.float64) * 1.02).astype(bf16), want) is not None
+    small = np.abs(want.astype(np.float32)) < 0.03 * np.abs(want.astype(np.float32)).max(axis=1, keepdims=True)
+    assert execute.mismatch(np.where(small, bf16(0), want).astype(bf16), want) is not None
+    f32 = w.astype(np.float32)
+    assert execute.mismatch((f32 * (1 + 2e-7)).astype(np.float32), f32) is None
+    assert execute.mismatch((f32 * 1.001).astype(np.float32), f32) is not None

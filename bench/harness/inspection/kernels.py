@@ -600,9 +600,10 @@ def _body_ops(module: Module, block: Block, out: Counter[tuple[str, str]], depth
 
 
 def _type(t: str) -> str:
-    """'vector<8x128xf32>' and 'tensor<8x128xf32>' -> '8x128xf32'; unsigned integers as Mosaic's signless ones."""
+    """'vector<8x128xf32>' and 'tensor<8x128xf32>' -> '8x128xf32'; unsigned integers as Mosaic's signless ones; a
+    one-element vector as its scalar (a full reduction: Mosaic's vector<1xf32>, StableHLO's tensor<f32>)."""
     m = re.fullmatch(r"(?:tensor|vector)<(.*)>", t.strip())
-    return re.sub(r"(^|x)ui(\d+)$", r"\1i\2", m.group(1) if m else t.strip())
+    return re.sub(r"^(1x)+", "", re.sub(r"(^|x)ui(\d+)$", r"\1i\2", m.group(1) if m else t.strip()))
 
 
 def _expand(name: str, t: str, src: str) -> dict[tuple[str, str], int]:
