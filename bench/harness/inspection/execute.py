@@ -285,9 +285,13 @@ class _Kernel:
             return np.where(v[0], v[1], v[2])
         if short in ("extui", "index_castui", "uitofp"):
             return _unsigned(v[0]) if v[0].dtype != np.bool_ else v[0]
+        if short in ("extsi", "sitofp") and v[0].dtype == np.bool_:
+            return -v[0].astype(np.int64)  # i1 read as signed: true is -1 (MLIR), not numpy's 1
         if short in ("extsi", "trunci", "index_cast", "sitofp", "extf", "truncf", "fptosi", "fptoui"):
-            if short in ("fptosi", "fptoui") and not np.all(np.isfinite(wide[0])):
-                raise Unsupported(f"`{op.name}` of a non-finite value (undefined on a TPU)")
+            if short in ("fptosi", "fptoui"):
+                limits = np.iinfo(np.dtype(result[1]))
+                if not np.all(np.isfinite(wide[0])) or np.any((wide[0] < limits.min) | (wide[0] > limits.max)):
+                    raise Unsupported(f"`{op.name}` of a value out of the integer's range (undefined on a TPU)")
             return wide[0] if short != "truncf" else v[0]
         if short == "bitcast":
             return v[0].view(result[1])
