@@ -74,6 +74,10 @@ ATTACKS: dict[str, tuple[set[Status], set[str]]] = {
     "attack_compile_bomb": ({Status.COMPILE_ERROR}, {"oversized_program"}),
     # the compile deadline, or the runner's memory cap when the compile outgrows it first (a quiet host: ~50 s)
     "attack_compile_bomb_small": ({Status.TIMEOUT, Status.OUT_OF_MEMORY}, set()),
+    # issue 40, class 1: the static reading of the TPU program is the machine's (more in test_static_reading.py)
+    "attack_unsigned_when": ({Status.CORRECT}, {NO_PALLAS}),
+    "attack_wrapped_trip_count": ({Status.CORRECT}, {NO_PALLAS}),
+    "attack_unread_operands": ({Status.CORRECT}, {NO_PALLAS}),  # mostly_xla from the static reading alone
 }
 #: Attacks caught by the readiness comparison: the runnable program is not the TPU program.
 READINESS = {"attack_platform_switch", "attack_forged_tpu_module"}

@@ -59,7 +59,9 @@ def test_kernel_work_that_never_runs_is_not_credited(results: dict[str, EvalResu
     assert r.status == Status.CORRECT, r.reason
     assert r.pallas_coverage == 0.0 and r.integrity.pallas_calls == 0 and NO_PALLAS in r.integrity.flags
     c = _credit(r)
-    assert c["source"] == credit.MEASURED and c["sites"]["jaxbench_kernel_0"]["ran"][0] == 0.0
+    # the exact static reading (issue 40 §1) may already know the kernel never computes and list no site for it
+    site = c["sites"].get("jaxbench_kernel_0", {"ran": [0.0]})
+    assert c["source"] == credit.MEASURED and site["ran"][0] == 0.0
 
 
 @pytest.mark.parametrize("stem", LITTLE_RUNS)

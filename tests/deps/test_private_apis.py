@@ -129,41 +129,6 @@ def test_profile_data_reader_is_jax_profilers():
     assert callable(ProfileData.from_serialized_xspace)
 
 
-def test_relabelling_an_exported_module():
-    """bench/harness/runner/executed.py relabel: an export's VHLO module read with
-    jax._src.lib._jax.mlir.deserialize_portable_artifact, every op's location set (a writable `location` on MLIR
-    operations), written back with jax/_src/export/_export.py `_module_to_bytecode`, the Exported rebuilt with
-    dataclasses.replace; XLA's op_name then joins the locations of the calls an op was inlined through."""
-    import dataclasses
-    import re
-
-    import jax
-    import jax.numpy as jnp
-    from jax._src.export import _export
-    from jax._src.interpreters import mlir
-    from jax._src.lib import _jax
-    from jax._src.lib.mlir import ir
-
-    inner = jax.jit(lambda x: x * 2.0)
-    exp = jax.export.export(jax.jit(lambda x: inner(x) + 1.0))(jax.ShapeDtypeStruct((4,), jnp.float32))
-    with mlir.make_ir_context(), ir.Location.unknown():
-        module = _jax.mlir.deserialize_portable_artifact(exp.mlir_module_serialized)
-        for func in module.body.operations:
-            name = ir.StringAttr(func.attributes["sym_name"]).value
-            stack = [func]
-            while stack:
-                for region in stack.pop().regions:
-                    for block in region.blocks:
-                        for op in block.operations:
-                            op.location = ir.Location.name(f"label_{name}")
-                            stack.append(op)
-        relabelled = dataclasses.replace(exp, mlir_module_serialized=_export._module_to_bytecode(module))
-    compiled = jax.jit(relabelled.call).lower(jax.ShapeDtypeStruct((4,), jnp.float32)).compile()
-    names = set(re.findall(r'op_name="([^"]*)"', compiled.as_text() or ""))
-    assert any("label_main/label_" in n for n in names), names  # the inlined callee's op, under main's call
-    assert float(compiled(jnp.ones(4, jnp.float32))[0]) == 3.0
-
-
 def test_the_export_flatbuffer_slots_and_jaxlib_mlir_the_inspection_worker_reads_without_jax():
     """bench/harness/inspection/exported.py reads jax.export's flatbuffer at fixed vtable slots (the schema only
     appends, but a bump must re-check them: jax/_src/export/serialization.fbs), and module.context() builds jax's
@@ -202,3 +167,38 @@ def test_the_export_flatbuffer_slots_and_jaxlib_mlir_the_inspection_worker_reads
 
     assert callable(_jax_mlir_ext.register_dialects)
     assert isinstance(_mlir.globals.dialect_search_modules, list)
+
+
+def test_relabelling_an_exported_module():
+    """bench/harness/runner/executed.py relabel: an export's VHLO module read with
+    jax._src.lib._jax.mlir.deserialize_portable_artifact, every op's location set (a writable `location` on MLIR
+    operations), written back with jax/_src/export/_export.py `_module_to_bytecode`, the Exported rebuilt with
+    dataclasses.replace; XLA's op_name then joins the locations of the calls an op was inlined through."""
+    import dataclasses
+    import re
+
+    import jax
+    import jax.numpy as jnp
+    from jax._src.export import _export
+    from jax._src.interpreters import mlir
+    from jax._src.lib import _jax
+    from jax._src.lib.mlir import ir
+
+    inner = jax.jit(lambda x: x * 2.0)
+    exp = jax.export.export(jax.jit(lambda x: inner(x) + 1.0))(jax.ShapeDtypeStruct((4,), jnp.float32))
+    with mlir.make_ir_context(), ir.Location.unknown():
+        module = _jax.mlir.deserialize_portable_artifact(exp.mlir_module_serialized)
+        for func in module.body.operations:
+            name = ir.StringAttr(func.attributes["sym_name"]).value
+            stack = [func]
+            while stack:
+                for region in stack.pop().regions:
+                    for block in region.blocks:
+                        for op in block.operations:
+                            op.location = ir.Location.name(f"label_{name}")
+                            stack.append(op)
+        relabelled = dataclasses.replace(exp, mlir_module_serialized=_export._module_to_bytecode(module))
+    compiled = jax.jit(relabelled.call).lower(jax.ShapeDtypeStruct((4,), jnp.float32)).compile()
+    names = set(re.findall(r'op_name="([^"]*)"', compiled.as_text() or ""))
+    assert any("label_main/label_" in n for n in names), names  # the inlined callee's op, under main's call
+    assert float(compiled(jnp.ones(4, jnp.float32))[0]) == 3.0

@@ -176,16 +176,22 @@ def test_the_runners_labels_replace_the_candidates_and_the_profile_pass_counts_w
     assert site.site == "jaxbench_kernel_0" and site.matmul_flops == 2.0 * 256 * 512 * 384
 
 
-def test_the_allowance_for_data_dependent_kernels_needs_kernel_work_that_ran() -> None:
-    """The static reading credits a kernel whose work depends on data at least the baseline's work the XLA side
-    does not do (an honest flash kernel replaces dearer XLA work than its own); only once some of it ran."""
+def test_a_data_dependent_kernel_is_credited_what_ran_capped_like_the_static_reading() -> None:
+    """No allowance for kernels whose work depends on data (the static reading's exact semantics removed it): the
+    credit is what ran, at most the baseline's work the XLA side does not do; nothing ran, nothing credited."""
     cov = {**_coverage({"jaxbench_kernel_0": [1e9, 0.0, 1e6]}, outside_s=1e-6), "uncertain_kernels": 1}
     cov["baseline_s"] = 5e-6
     ran = ExecutedReport(
         runs=1, sites=[ExecutedWork(site="jaxbench_kernel_0", matmul_flops=1e9, other_flops=0, bytes=1e6)]
     )
     c = credit.bound(cov, 1, "cpu", ran)
-    assert c is not None and c.coverage == round(4e-6 / 5e-6, 4)
+    assert c is not None
+    site = c.details["sites"]["jaxbench_kernel_0"]  # type: ignore[call-overload,index]
+    seconds = float(site["credited_s"])  # type: ignore[call-overload,index,arg-type]
+    assert 0 < seconds < 4e-6 and c.coverage == round(seconds / (seconds + 1e-6), 4)
+    cov["baseline_s"] = 1.5e-6  # the task's work leaves 0.5e-6 to the kernel
+    c = credit.bound(cov, 1, "cpu", ran)
+    assert c is not None and c.coverage == round(0.5e-6 / (seconds + 1e-6), 4)
     nothing = ExecutedReport(runs=1, sites=[])
     c = credit.bound(cov, 1, "cpu", nothing)
     assert c is not None and (c.coverage, c.pallas_calls) == (0.0, 0)

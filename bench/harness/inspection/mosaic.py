@@ -5,10 +5,17 @@ choose. A kernel that only copies its input to its output moves bytes but comput
 its body, its arithmetic is zero and so is its share of the work (bench.harness.inspection.work).
 
 Counted: every arithmetic op on vectors that can reach a store (dead vector code counts nothing), times
-the grid (`iteration_bounds`), times constant `scf.for` trip counts. `scf.if` whose condition is a function
-of the grid indices and constants is evaluated at every grid point (`pl.when(program_id == 0)`: once, not
-everywhere); any other condition counts the cheaper branch for coverage (`low`) and the dearer one for
-the comparison with the interpreted twin (`high`). Matmul FLOPs are 2*M*N*K from the operand shapes.
+the grid (`iteration_bounds`), times `scf.for` trip counts; and which of the call's operands the body reads
+(a load, a DMA or a copy from that argument or a view of it, on a path that runs) and which results it writes.
+Conditions (`scf.if`, `scf.index_switch`) and loop bounds are evaluated with the IR's own semantics at every
+distinct value of the grid indices they depend on: integers at their type's width (i1 ... i64, index = 64)
+wrapping as the machine wraps, signed or unsigned as each op says, undefined results (a zero divisor, a shift
+past the width, a broken `nsw`/`nuw` promise) unknown. Anything else is unknown too: floats (NaN), values read
+from memory (data), ops not evaluated; the one exception is a scalar load, at known in-bounds indices, from an
+SMEM argument the program passes as a constant splat and the body never writes (a static block mask).
+What cannot be decided counts the cheaper branch and never a loop of unknown trip count for coverage (`low`:
+the kernel is credited with work that certainly runs), and the dearer branch and one trip for the comparison
+with the interpreted twin (`high`). Matmul FLOPs are 2*M*N*K from the operand shapes.
 """
 
 from __future__ import annotations
@@ -18,9 +25,8 @@ import itertools
 import json
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
 
 from bench.harness.inspection.module import (
     Block,
@@ -35,8 +41,10 @@ from bench.harness.inspection.module import (
 )
 from bench.harness.protocol.messages import Bounds
 
-#: Evaluate grid-dependent conditions at every grid point up to this many points (beyond: unknown).
-GRID_EVAL_LIMIT = 1024
+#: Evaluate grid-dependent conditions at every distinct point of the grid dimensions they depend on, up to this
+#: many points (beyond: unknown) and this many op visits in all (points x ops of the body: the reading's time).
+GRID_EVAL_LIMIT = 4096
+GRID_EVAL_OPS = 4_000_000
 #: Casts, shape changes and data movement: no arithmetic.
 NO_FLOPS = (
     "arith.extf",
@@ -68,6 +76,11 @@ class KernelWork:
     matmul_flops_high: float = 0.0
     other_flops_high: float = 0.0
     unknown_conditions: int = 0
+    #: Indices of the call's operands the body reads and of its results it writes (cheap and dear readings).
+    operands_read: tuple[int, ...] = ()
+    results_written: tuple[int, ...] = ()
+    operands_read_high: tuple[int, ...] = ()
+    results_written_high: tuple[int, ...] = ()
 
     @property
     def flops(self) -> float:
@@ -107,8 +120,10 @@ def _ints(text: str) -> list[int]:
     return [int(x) for x in re.findall(r"-?\d+", text.split(":", 1)[1])] if ":" in text else []
 
 
-def kernel_work(op: Op, bounds: Bounds) -> KernelWork:
-    """Count one tpu_custom_call's work per call from its Mosaic body."""
+def kernel_work(op: Op, bounds: Bounds, constants: dict[int, int] | None = None) -> KernelWork:
+    """Count one tpu_custom_call's work per call from its Mosaic body. `constants`: call operands (by index) that
+    the program passes as a constant with every element equal (scalar prefetch of a static mask): the reading
+    may load from them (bench.harness.inspection.work finds them)."""
     module = parse_kernel(kernel_body(op), bounds)
     if not module.funcs:
         raise Refused("a Mosaic kernel body without a function", "disallowed_op")
@@ -119,35 +134,43 @@ def kernel_work(op: Op, bounds: Bounds) -> KernelWork:
         grid_dims = _ints(func.attrs["iteration_bounds"])
     known = all(d >= 0 for d in grid_dims)
     grid = math.prod(grid_dims) if known else 1
-    work = KernelWork(grid=grid, dynamic_grid=not known)  # a dynamic grid is counted as one step
-    counter = _Counter(module, func, len(grid_dims))
+    work = KernelWork(grid=grid, dynamic_grid=not known)
+    counter = _Counter(module, func, len(grid_dims), constants or {})
     live = counter.live(func.body, set())
-    if known and 0 < grid <= GRID_EVAL_LIMIT and _holds(func.body, lambda op: op.name == "scf.if"):
-        for point in itertools.product(*[range(d) for d in grid_dims]):
-            low, high = counter.block(func.body, live, point)
-            work.matmul_flops += low[0]
-            work.other_flops += low[1]
-            work.matmul_flops_high += high[0]
-            work.other_flops_high += high[1]
-    else:
-        low, high = counter.block(func.body, live, None)
-        work.matmul_flops, work.other_flops = low[0] * grid, low[1] * grid
-        work.matmul_flops_high, work.other_flops_high = high[0] * grid, high[1] * grid
+    varying = counter.grid_dependence() if known else []
+    points = math.prod(grid_dims[i] for i in varying)
+    total = _Sum()
+    body_ops = sum(1 for _ in _walk(func.body))
+    if varying and points <= GRID_EVAL_LIMIT and points * body_ops <= GRID_EVAL_OPS:  # every distinct point
+        rest = grid // points if points else 0
+        for values in itertools.product(*[range(grid_dims[i]) for i in varying]):
+            env: dict[int, int | None] = {counter.grid_args[i]: v for i, v in zip(varying, values, strict=True)}
+            total.add(counter.block(func.body, live, env), rest, rest)
+    elif known:  # nothing depends on the grid indices (or too many points: those conditions are unknown)
+        total.add(counter.block(func.body, live, {}), grid, grid)
+    else:  # a grid sized at run time: as many steps as a loop of unknown trip count (none; one for the dear reading)
+        counter.unknown += 1
+        total.add(counter.block(func.body, live, {}), 0.0, 1.0)
+    work.matmul_flops, work.other_flops = total.lo
+    work.matmul_flops_high, work.other_flops_high = total.hi
+    work.operands_read, work.results_written = counter.operands(total.reads_lo, total.writes_lo, op)
+    work.operands_read_high, work.results_written_high = counter.operands(total.reads_hi, total.writes_hi, op)
     work.unknown_conditions = counter.unknown
     return work
 
 
+def _walk(block: Block) -> Iterator[Op]:
+    """Every op of the block and of the regions inside it, in program order (nesting is within Bounds.depth)."""
+    for op in block.ops:
+        yield op
+        for region in op.regions:
+            for b in region:
+                yield from _walk(b)
+
+
 def _holds(block: Block, test: Callable[[Op], bool]) -> bool:
     """Does the block (or a region inside it) hold an op that passes `test`?"""
-    stack = [block]
-    while stack:
-        b = stack.pop()
-        for op in b.ops:
-            if test(op):
-                return True
-            for r in op.regions:
-                stack.extend(r)
-    return False
+    return any(test(op) for op in _walk(block))
 
 
 def _has_effect(block: Block) -> bool:
@@ -155,13 +178,139 @@ def _has_effect(block: Block) -> bool:
     return _holds(block, lambda op: not op.outs and op.name not in TERMINATORS)
 
 
+@dataclass
+class _Sum:
+    """Work of a block: FLOPs (matmul, other) of the cheap and the dear reading, and the kernel arguments read and
+    written on the paths each reading takes."""
+
+    lo: tuple[float, float] = (0.0, 0.0)
+    hi: tuple[float, float] = (0.0, 0.0)
+    reads_lo: frozenset[int] = frozenset()
+    reads_hi: frozenset[int] = frozenset()
+    writes_lo: frozenset[int] = frozenset()
+    writes_hi: frozenset[int] = frozenset()
+
+    def add(self, other: _Sum, lo_times: float = 1.0, hi_times: float = 1.0) -> None:
+        if lo_times > 0:
+            self.lo = (self.lo[0] + other.lo[0] * lo_times, self.lo[1] + other.lo[1] * lo_times)
+            self.reads_lo |= other.reads_lo
+            self.writes_lo |= other.writes_lo
+        if hi_times > 0:
+            self.hi = (self.hi[0] + other.hi[0] * hi_times, self.hi[1] + other.hi[1] * hi_times)
+            self.reads_hi |= other.reads_hi
+            self.writes_hi |= other.writes_hi
+
+    @staticmethod
+    def undecided(options: list[_Sum]) -> _Sum:
+        """A choice the reading cannot decide: the cheapest option's FLOPs and only what every option reads and
+        writes (the cheap reading), the dearest option's FLOPs and what any option touches (the dear one)."""
+        cheap = min(options, key=lambda s: s.lo[0] + s.lo[1])
+        dear = max(options, key=lambda s: s.hi[0] + s.hi[1])
+        return _Sum(
+            cheap.lo,
+            dear.hi,
+            frozenset.intersection(*(s.reads_lo for s in options)),
+            frozenset.union(*(s.reads_hi for s in options)),
+            frozenset.intersection(*(s.writes_lo for s in options)),
+            frozenset.union(*(s.writes_hi for s in options)),
+        )
+
+
+#: Region ops whose regions run exactly once where the op runs.
+RUN_ONCE = frozenset({"tpu.region", "scf.execute_region", "vector.mask"})
+
+
 class _Counter:
     """Liveness and FLOPs over one kernel function (bounded recursion: nesting is within Bounds.depth)."""
 
-    def __init__(self, module: Module, func: Func, grid_rank: int) -> None:
+    def __init__(self, module: Module, func: Func, grid_rank: int, constants: dict[int, int]) -> None:
         self.module, self.func = module, func
+        self.grid_rank = grid_rank
         self.grid_args = func.body.args[:grid_rank]
+        self.types = {a: t for a, t in zip(func.body.args, func.body.arg_types, strict=True)}
         self.unknown = 0
+        self.roots = self._refs()
+        self.splats = self._splats(constants)
+
+    def _refs(self) -> dict[int, int]:
+        """Memory references: value -> the kernel argument it is a view of (slices, reshapes, bitcasts of it)."""
+        roots = {a: a for a, t in self.types.items() if t.startswith("memref<")}
+        for op in _walk(self.func.body):
+            source = next((a for a in op.args if a in roots), None)
+            if source is None or op.name in TERMINATORS or op.name.startswith("scf."):
+                continue
+            for out, t in zip(op.outs, op.types, strict=False):
+                if t.startswith("memref<"):
+                    roots[out] = roots[source]
+        return roots
+
+    def _splats(self, constants: dict[int, int]) -> dict[int, int]:
+        """Kernel arguments in scalar memory (SMEM) that hold one constant value everywhere and that the body never
+        writes: argument -> that value. Loads from them (at known, in-bounds indices) are known."""
+        args = self.func.body.args[self.grid_rank :]
+        written = frozenset().union(*(self.touched(op)[1] for op in _walk(self.func.body)))
+        splats: dict[int, int] = {}
+        for i, value in constants.items():
+            if i < len(args) and args[i] not in written and "smem" in self.types[args[i]]:
+                splats[args[i]] = value
+        return splats
+
+    def load(self, op: Op, env: dict[int, int | None], depth: int) -> int | None:
+        """A scalar `memref.load` from a constant SMEM argument, every index known and within the shape."""
+        ref = op.args[0] if op.args else None
+        shape = shape_of(self.types.get(ref, "")) if ref is not None else None
+        width = _width(op.types[0]) if op.types else None
+        if ref not in self.splats or shape is None or width is None or len(op.args) != 1 + len(shape[0]):
+            return None
+        for index, dim in zip(op.args[1:], shape[0], strict=True):
+            v = self.value(index, env, depth + 1)
+            if v is None or v >= dim:
+                return None
+        return self.splats[ref] & _mask(width)
+
+    def operands(self, reads: frozenset[int], writes: frozenset[int], call: Op) -> tuple[tuple[int, ...], ...]:
+        """(indices of the call's operands read, indices of its results written): the kernel's arguments after the
+        grid indices are the call's operands, then its results, then scratch buffers."""
+        args = self.func.body.args[self.grid_rank :]
+        n_in, n_out = len(call.args), len(call.types)
+        read = tuple(i for i in range(min(n_in, len(args))) if args[i] in reads)
+        written = tuple(j for j in range(n_out) if n_in + j < len(args) and args[n_in + j] in writes)
+        return read, written
+
+    def touched(self, op: Op) -> tuple[frozenset[int], frozenset[int]]:
+        """(kernel arguments read, kernel arguments written) by one memory op."""
+        refs = [
+            self.roots[a]
+            for a, t in zip(op.args, op.arg_types, strict=False)
+            if a in self.roots and "semaphore" not in t
+        ]
+        if not refs:
+            return frozenset(), frozenset()
+        kind = op.name.rsplit(".", 1)[-1]
+        if "load" in kind or op.name in ("vector.transfer_read", "vector.gather"):
+            return frozenset(refs[:1]), frozenset()
+        if "store" in kind or op.name in ("vector.transfer_write", "vector.scatter"):
+            return frozenset(), frozenset(refs)
+        if ("dma" in kind and kind.startswith("enqueue")) or op.name == "memref.copy":
+            return frozenset(refs[:1]), frozenset(refs[1:])
+        return frozenset(), frozenset()
+
+    def grid_dependence(self) -> list[int]:
+        """The grid dimensions that a region op's operands (a condition, loop bounds) are computed from."""
+        index = {a: i for i, a in enumerate(self.grid_args)}
+        stack = [a for op in _walk(self.func.body) if op.regions for a in op.args]
+        seen: set[int] = set()
+        found: set[int] = set()
+        while stack:
+            v = stack.pop()
+            if v in seen:
+                continue
+            seen.add(v)
+            if v in index:
+                found.add(index[v])
+            elif (d := self.module.defs.get(v)) is not None:
+                stack.extend(d.args)
+        return sorted(found)
 
     # ---- liveness: an op is live when a result is used by a live op, or it has no results (a store, a DMA)
     def live(self, block: Block, roots: set[int]) -> set[int]:
@@ -181,114 +330,255 @@ class _Counter:
                 live |= inner
         return live
 
-    # ---- work: (matmul, other) for the cheaper and the dearer reading of unknown conditions
-    def block(self, block: Block, live: set[int], point: tuple[int, ...] | None) -> tuple[Pair, Pair]:
-        total = [0.0, 0.0, 0.0, 0.0]  # the cheap reading (matmul, other), then the dear one
-
-        def add(lo: Pair, hi: Pair, times: float = 1.0) -> None:
-            for i, flops in enumerate((*lo, *hi)):
-                total[i] += flops * times
-
-        env: dict[int, Any] = {}
-        if point is not None:
-            env.update(zip(self.grid_args, point, strict=False))
+    # ---- work: FLOPs and memory touched, for the cheaper and the dearer reading of what cannot be decided
+    def block(self, block: Block, live: set[int], env: dict[int, int | None]) -> _Sum:
+        total = _Sum()
         for op in block.ops:
             if op.name in TERMINATORS:
                 continue
-            is_live = any(o in live for o in op.outs) or not op.outs or bool(op.regions)
-            if not is_live:
+            if not (any(o in live for o in op.outs) or not op.outs or op.regions):
                 continue
             if op.name == "scf.if":
-                cond = self.value(op.args[0], env, 0)
-                branches = [self.block(b, live, point) for r in op.regions for b in r[:1]]
-                while len(branches) < 2:
-                    branches.append(((0.0, 0.0), (0.0, 0.0)))
+                cond = self.value(op.args[0], env)
+                branches = [self.block(r[0], live, env) if r else _Sum() for r in op.regions[:2]]
+                branches += [_Sum()] * (2 - len(branches))
                 if cond is None:
                     self.unknown += 1
-                    add(
-                        min(branches, key=lambda x: x[0][0] + x[0][1])[0],
-                        max(branches, key=lambda x: x[1][0] + x[1][1])[1],
-                    )
+                    total.add(_Sum.undecided(branches))
                 else:
-                    add(*branches[0 if cond else 1])
+                    total.add(branches[0 if cond & 1 else 1])
+            elif op.name == "scf.index_switch":
+                total.add(self.switch(op, live, env))
             elif op.name == "scf.for":
-                lb, ub, step = (self.value(a, env, 0) for a in op.args[:3])
-                trips = max(0, -(-(ub - lb) // step)) if None not in (lb, ub, step) and step > 0 else None
-                if trips is None:
+                body = self.block(op.regions[0][0], live, env) if op.regions and op.regions[0] else _Sum()
+                trips = self.trips(op, env)
+                if trips is None:  # the dear reading runs it once, the cheap one never
                     self.unknown += 1
-                if op.regions and op.regions[0]:
-                    add(*self.block(op.regions[0][0], live, point), times=1 if trips is None else trips)
-            else:  # regions of scf.while, vector.multi_reduction's combiner, ...: once
+                    total.add(body, 0.0, 1.0)
+                else:
+                    total.add(body, trips, trips)
+            elif op.name in RUN_ONCE or not op.regions:
                 for r in op.regions:
                     for b in r:
-                        add(*self.block(b, live, point))
-                add(op_flops(op), op_flops(op))
-        return (total[0], total[1]), (total[2], total[3])
+                        total.add(self.block(b, live, env))
+                flops = op_flops(op)
+                reads, writes = self.touched(op)
+                total.add(_Sum(flops, flops, reads, reads, writes, writes))
+            else:  # scf.while and anything else with regions: a trip count the reading does not know
+                self.unknown += 1
+                for r in op.regions:
+                    for b in r:
+                        total.add(self.block(b, live, env), 0.0, 1.0)
+        return total
 
-    def value(self, vid: int, env: dict[int, Any], depth: int) -> Any:
-        """A scalar integer value from constants and grid indices (None: unknown)."""
+    def switch(self, op: Op, live: set[int], env: dict[int, int | None]) -> _Sum:
+        """scf.index_switch: regions are the default, then one per case value (`cases`)."""
+        regions = [self.block(r[0], live, env) if r else _Sum() for r in op.regions]
+        if not regions:
+            return _Sum()
+        index = self.value(op.args[0], env) if op.args else None
+        if index is None:
+            self.unknown += 1
+            return _Sum.undecided(regions)
+        cases = _ints(op.attrs.get("cases", ""))  # array<i64: 0, 1>
+        width = _width(op.arg_types[0]) if op.arg_types else None
+        signed = _signed(index, width) if width else index
+        return (
+            regions[1 + cases.index(signed)]
+            if signed in cases and 1 + cases.index(signed) < len(regions)
+            else regions[0]
+        )
+
+    def trips(self, op: Op, env: dict[int, int | None]) -> int | None:
+        """Trips of an scf.for: signed comparison of the induction variable with the bound (unsigned with
+        `unsignedCmp`), a positive step; None when unknown or when the induction variable would wrap."""
+        if len(op.args) < 3 or len(op.arg_types) < 3:
+            return None
+        lb, ub, step = (self.value(a, env) for a in op.args[:3])
+        width = _width(op.arg_types[0])
+        if lb is None or ub is None or step is None or width is None:
+            return None
+        if "unsignedCmp" not in op.attrs:
+            lb, ub, step = _signed(lb, width), _signed(ub, width), _signed(step, width)
+            top = (1 << (width - 1)) - 1
+        else:
+            top = (1 << width) - 1
+        if step <= 0:
+            return None  # undefined behaviour in scf.for
+        if lb >= ub:
+            return 0
+        trips = -(-(ub - lb) // step)
+        return trips if lb + trips * step <= top else None  # past the top the induction variable wraps
+
+    def value(self, vid: int, env: dict[int, int | None], depth: int = 0) -> int | None:
+        """A scalar integer as the machine holds it (its bit pattern, unsigned) from constants and grid indices,
+        evaluated exactly at the type's width (None: unknown: data, floats, an op not evaluated, poison)."""
         if vid in env:
             return env[vid]
         op = self.module.defs.get(vid)
-        if op is None or depth > 32:
+        if op is None or depth > EVAL_DEPTH:
             return None
         if op.name == "arith.constant":
+            width = _width(op.types[0]) if op.types else None
             v = op.scalar
-            return int(v) if isinstance(v, (bool, int)) else None
-        args = [self.value(a, env, depth + 1) for a in op.args]
-        if any(a is None for a in args):
-            return None
-        result = _scalar_op(op, args)
+            result = int(v) & _mask(width) if width and isinstance(v, (bool, int)) else None
+        elif op.name == "memref.load":
+            result = self.load(op, env, depth)
+        else:
+            args = [self.value(a, env, depth + 1) for a in op.args]
+            result = None if any(a is None for a in args) else integer_op(op, [a for a in args if a is not None])
         env[vid] = result
         return result
 
 
-_CMP = {
-    "eq": lambda a, b: a == b,
-    "ne": lambda a, b: a != b,
-    "slt": lambda a, b: a < b,
-    "sle": lambda a, b: a <= b,
-    "sgt": lambda a, b: a > b,
-    "sge": lambda a, b: a >= b,
-    "ult": lambda a, b: a < b,
-    "ule": lambda a, b: a <= b,
-    "ugt": lambda a, b: a > b,
-    "uge": lambda a, b: a >= b,
-}
+#: How deep a chain of scalar ops the evaluator follows (past it: unknown).
+EVAL_DEPTH = 64
 _PREDICATES = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
 
 
-_SCALAR: dict[str, Callable[[list[int]], Any]] = {
-    **dict.fromkeys(
-        ("arith.extui", "arith.extsi", "arith.index_cast", "arith.index_castui", "arith.trunci"), lambda a: int(a[0])
-    ),
-    "arith.addi": lambda a: a[0] + a[1],
-    "arith.subi": lambda a: a[0] - a[1],
-    "arith.muli": lambda a: a[0] * a[1],
-    **dict.fromkeys(("arith.divsi", "arith.divui"), lambda a: int(a[0] / a[1]) if a[1] else None),
-    "arith.floordivsi": lambda a: a[0] // a[1] if a[1] else None,
-    "arith.ceildivsi": lambda a: -(-a[0] // a[1]) if a[1] else None,
-    **dict.fromkeys(("arith.remsi", "arith.remui"), lambda a: int(math.fmod(a[0], a[1])) if a[1] else None),
-    **dict.fromkeys(("arith.maxsi", "arith.maxui"), max),
-    **dict.fromkeys(("arith.minsi", "arith.minui"), min),
-    "arith.andi": lambda a: a[0] & a[1],
-    "arith.ori": lambda a: a[0] | a[1],
-    "arith.xori": lambda a: a[0] ^ a[1],
-    "arith.select": lambda a: a[1] if a[0] else a[2],
-}
+def _width(type_text: str) -> int | None:
+    """Bit width of a scalar integer type (index: 64); None for anything else (floats, vectors, memrefs)."""
+    t = type_text.strip()
+    if t == "index":
+        return 64
+    m = re.fullmatch(r"[su]?i(\d+)", t)
+    return int(m.group(1)) if m and 0 < int(m.group(1)) <= 128 else None
 
 
-def _scalar_op(op: Op, a: list[int]) -> Any:
-    try:
-        if op.name == "arith.cmpi":
-            pred = op.attrs.get("predicate", "")
-            m = re.search(r"(\d+)", pred)
-            name = _PREDICATES[int(m.group(1))] if m and pred.strip()[0].isdigit() else pred.strip().split()[0]
-            return int(_CMP[name](a[0], a[1]))
-        fn = _SCALAR.get(op.name)
-        return None if fn is None else fn(a)
-    except (KeyError, IndexError, ValueError, ZeroDivisionError):
+def _mask(width: int | None) -> int:
+    return (1 << width) - 1 if width else 0
+
+
+def _signed(pattern: int, width: int) -> int:
+    """Two's complement reading of a bit pattern (i1's true is -1)."""
+    return pattern - (1 << width) if (pattern >> (width - 1)) & 1 else pattern
+
+
+def _predicate(text: str) -> str | None:
+    """arith.cmpi's predicate, from its attribute text (the enum's number or its name)."""
+    t = text.strip()
+    if not t:
         return None
+    if t[0].isdigit():
+        n = int(re.match(r"\d+", t).group(0))  # type: ignore[union-attr]
+        return _PREDICATES[n] if n < len(_PREDICATES) else None
+    name = t.split()[0]
+    return name if name in _PREDICATES else None
+
+
+def _compare(pred: str, x: int, y: int, width: int) -> bool:
+    if pred in ("eq", "ne"):
+        return (x == y) == (pred == "eq")
+    if pred[0] == "s":
+        x, y = _signed(x, width), _signed(y, width)
+    return {"lt": x < y, "le": x <= y, "gt": x > y, "ge": x >= y}[pred[1:]]
+
+
+def _division(name: str, x: int, y: int, width: int) -> int | None:
+    """Integer division and remainder at `width` bits; None where the IR leaves it undefined (a zero divisor,
+    the signed minimum divided by -1)."""
+    if name.endswith("ui"):
+        if y == 0:
+            return None
+        if name == "arith.divui":
+            return x // y
+        if name == "arith.ceildivui":
+            return -(-x // y)
+        return x % y if name == "arith.remui" else None
+    a, b = _signed(x, width), _signed(y, width)
+    if b == 0 or (a == -(1 << (width - 1)) and b == -1):
+        return None
+    quotient = abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)  # truncated towards zero
+    results = {
+        "arith.divsi": quotient,
+        "arith.floordivsi": a // b,
+        "arith.ceildivsi": -(-a // b),
+        "arith.remsi": a - b * quotient,
+    }
+    return results.get(name)
+
+
+def _shift(name: str, x: int, y: int, width: int) -> int | None:
+    if y >= width:  # poison
+        return None
+    if name == "arith.shli":
+        return x << y
+    return _signed(x, width) >> y if name == "arith.shrsi" else x >> y
+
+
+def _overflows(op: Op, exact_signed: int, exact_unsigned: int, width: int) -> bool:
+    """An `nsw` / `nuw` flag whose promise the exact result breaks (the result is poison)."""
+    flags = op.attrs.get("overflowFlags", "")
+    lo, hi = -(1 << (width - 1)), (1 << (width - 1)) - 1
+    return ("nsw" in flags and not lo <= exact_signed <= hi) or (
+        "nuw" in flags and not 0 <= exact_unsigned < 1 << width
+    )
+
+
+def integer_op(op: Op, a: list[int]) -> int | None:
+    """One arith op on scalar integers given as bit patterns, evaluated exactly at its type's width (the bit
+    pattern of the result; None for anything not evaluated exactly, a malformed op included)."""
+    try:
+        return _integer_op(op, a)
+    except (IndexError, KeyError, ValueError):
+        return None
+
+
+def _integer_op(op: Op, a: list[int]) -> int | None:
+    if len(op.types) != 1 or not op.arg_types:
+        return None
+    out, inp = _width(op.types[0]), _width(op.arg_types[-1])
+    widths = [_width(t) for t in op.arg_types]
+    if out is None or inp is None or any(w is None for w in widths) or len(a) != len(op.args):
+        return None
+    name = op.name
+    result: int | None
+    if name == "arith.cmpi":
+        pred = _predicate(op.attrs.get("predicate", ""))
+        return None if pred is None else int(_compare(pred, a[0], a[1], inp))
+    if name == "arith.select":
+        return a[1] if a[0] & 1 else a[2]
+    if name in ("arith.extsi", "arith.index_cast"):
+        result = _signed(a[0], inp) if out >= inp else a[0]
+    elif name in ("arith.extui", "arith.trunci", "arith.index_castui"):
+        result = a[0]
+    elif name == "arith.bitcast":
+        result = a[0] if out == inp else None
+    elif name in ("arith.addi", "arith.subi", "arith.muli"):
+        sa, sb = _signed(a[0], inp), _signed(a[1], inp)
+        fn: Callable[[int, int], int] = {
+            "arith.addi": lambda p, q: p + q,
+            "arith.subi": lambda p, q: p - q,
+            "arith.muli": lambda p, q: p * q,
+        }[name]
+        if _overflows(op, fn(sa, sb), fn(a[0], a[1]), inp):
+            return None
+        result = fn(a[0], a[1])
+    elif name in ("arith.shli", "arith.shrsi", "arith.shrui"):
+        result = _shift(name, a[0], a[1], inp)
+        if result is not None and name == "arith.shli" and _overflows(op, _signed(a[0], inp) << a[1], result, inp):
+            return None
+    elif "div" in name or "rem" in name:
+        result = _division(name, a[0], a[1], inp)
+    elif name in ("arith.minsi", "arith.maxsi"):
+        pick = min if name == "arith.minsi" else max
+        result = pick(a[0], a[1], key=lambda v: _signed(v, inp))
+    elif name in ("arith.minui", "arith.maxui"):
+        result = (min if name == "arith.minui" else max)(a[0], a[1])
+    elif name in ("math.absi", "math.ctpop", "math.ctlz", "math.cttz") and len(a) == 1:
+        x = a[0]
+        bits = [(x >> k) & 1 for k in range(inp)]
+        result = {
+            "math.absi": abs(_signed(x, inp)),  # the signed minimum stays itself
+            "math.ctpop": sum(bits),
+            "math.ctlz": next((k for k in range(inp) if bits[inp - 1 - k]), inp),
+            "math.cttz": next((k for k in range(inp) if bits[k]), inp),
+        }[name]
+    elif name in ("arith.andi", "arith.ori", "arith.xori"):
+        result = {"arith.andi": a[0] & a[1], "arith.ori": a[0] | a[1], "arith.xori": a[0] ^ a[1]}[name]
+    else:
+        return None
+    return None if result is None else result & _mask(out)
 
 
 _MATMUL = re.compile(r"dot_dimension_numbers<\[([\d, ]*)\]")

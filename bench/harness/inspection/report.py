@@ -151,6 +151,7 @@ def inspect_programs(
         "kernel_s_high": tally.kernel_s_high,
         "outside_s": tally.outside_s,
         "baseline_s": baseline_s,
+        "kernel_s_credited": tally.credit(baseline_s),  # at most baseline_s less outside_s
         "uncertain_kernels": tally.uncertain_kernels,
         "kernel_flops": tally.kernel_flops,
         "outside_flops": tally.outside_flops,
@@ -173,7 +174,7 @@ def inspect_programs(
     )
     if platform == "tpu":
         return read_so_far(readiness_check="verified", readiness_reason="on a TPU host the TPU program is what runs")
-    verdict = compare.compare(run.module, on_tpu.module, _site_work(bounds))
+    verdict = compare.compare(run.module, on_tpu.module, _site_work(bounds), bounds)
     return read_so_far(
         readiness_check="verified" if verdict.verified else "unverified",
         readiness_reason=verdict.reason,

@@ -5,14 +5,20 @@ output passes through a copy kernel, or to a `pallas_call` in a branch that neve
 
 Every op's work is (FLOPs, HBM bytes) from its shapes, turned into time on the target chip (TPU v6e,
 bench.hardware) as max(FLOPs / peak, bytes / bandwidth), so a matmul and an elementwise pass weigh
-what they would cost. Coverage = kernel time / (kernel time + time outside kernels), where:
-- a kernel's FLOPs are counted from its Mosaic body (bench.harness.inspection.mosaic); its bytes (operands
-  and results) count only when it computes something: a copy kernel counts zero;
+what they would cost. Coverage = kernel time credited / (kernel time + time outside kernels), where:
+- a kernel's FLOPs are counted from its Mosaic body (bench.harness.inspection.mosaic, the IR's exact integer
+  semantics: what cannot be decided counts the cheaper branch and no trips); its bytes are the operands its
+  body reads and the results it writes, and count only when it computes something: a copy kernel counts zero;
 - a kernel counts only when one of its results can reach the program's outputs (liveness through calls,
-  loops and branches); a branch whose index is a constant counts only when taken (`lax.platform_dependent`,
+  loops and branches); a branch whose index folds to a constant counts only when taken (`lax.platform_dependent`,
   a constant `lax.cond`); a branch chosen at run time counts its cheapest kernel work and its dearest XLA work;
 - a `while` counts its trip count when it is a counted loop (fori_loop, scan: induction variable, constant
-  bounds and step); otherwise its kernels count zero and its XLA work UNKNOWN_TRIPS times;
+  bounds and step, the comparison and the counter's wrap as the machine does them); otherwise its kernels
+  count zero and its XLA work UNKNOWN_TRIPS times;
+- constants fold exactly or not at all: integers wrap at their element type, `compare` reads them as its
+  comparison_type says (SIGNED, UNSIGNED), floats (NaN) and anything computed from inputs are unknown;
+- the credit is capped at the work the task needs (the workload's own program, counted the same way) less the
+  work outside kernels: kernel time past it is time, not credit;
 - work outside kernels is counted everywhere it may run (dead XLA code included: erring that way can only
   lower coverage).
 Reshape-like ops are free; data movement (transpose, slices, pads, converts, broadcasts) costs its bytes.
@@ -24,7 +30,6 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from bench.harness.inspection import mosaic
 from bench.harness.inspection.allowlist import MOSAIC_TARGET, custom_call_target
@@ -37,7 +42,7 @@ from bench.harness.inspection.module import (
     type_bytes,
     type_elements,
 )
-from bench.harness.protocol.messages import SITE_FUNCTION, Bounds, coverage_share
+from bench.harness.protocol.messages import SITE_FUNCTION, Bounds, coverage_share, credited_kernel_s
 
 #: What a loop of unknown trip count is assumed to repeat its XLA work (its kernels count zero).
 UNKNOWN_TRIPS = 1024
@@ -126,6 +131,7 @@ class KernelEntry:
     live: bool
     copy_only: bool
     counted: bool
+    bytes: float = 0.0  # the operands it reads and the results it writes (cheap reading)
 
 
 @dataclass
@@ -143,7 +149,7 @@ class SiteWork:
 class Tally:
     """Work (seconds on the target chip, FLOPs, bytes) inside and outside kernels."""
 
-    kernel_s: float = 0.0  # the cheap reading: unknown kernel branches at their cheaper side, dynamic grids 1 step
+    kernel_s: float = 0.0  # the cheap reading: unknown branches at their cheaper side, unknown loops and grids none
     kernel_s_high: float = 0.0  # the dear reading: unknown kernel branches at their dearer side
     outside_s: float = 0.0
     kernel_flops: float = 0.0
@@ -181,8 +187,15 @@ class Tally:
         self.uncertain_kernels += other.uncertain_kernels
 
     def coverage(self, baseline_s: float | None) -> float:
-        """Kernel time over all time, by the one formula (messages.coverage_share)."""
-        return coverage_share(self.kernel_s, self.kernel_s_high, self.outside_s, baseline_s, self.uncertain_kernels > 0)
+        """Kernel time credited over all time, by the one formula (messages.coverage_share): the kernels are
+        credited with their cheap reading (work that certainly runs: undecided branches at their cheaper side, loops
+        of unknown length never), and at most with the part of the task's work (`baseline_s`) the XLA side does not
+        already do."""
+        return coverage_share(self.kernel_s, self.kernel_s_high, self.outside_s, baseline_s)
+
+    def credit(self, baseline_s: float | None) -> float:
+        """The kernel time credited: the cheap reading, at most `baseline_s` less the work outside kernels."""
+        return credited_kernel_s(self.kernel_s, self.outside_s, baseline_s)
 
 
 # ---------------------------------------------------------------- costs of single ops
@@ -251,40 +264,122 @@ def _conv_flops(op: Op) -> float:
 
 
 # ---------------------------------------------------------------- scalar folding (trip counts, branch indices)
+#
+# Exact or unknown: an integer is held at its element type's width (i1 ... i64, ui8 ... ui64), wrapping as the
+# machine wraps; `None` is unknown (floats, NaN, values computed from inputs, ops not folded, results the spec
+# leaves undefined). An unknown branch index counts the cheapest kernel work; an unknown trip count, none.
 
 
-def fold(module: Module, vid: int, depth: int = 0) -> Any:
-    """The value of a scalar computed from constants only (None: not a constant)."""
+def _int_type(type_text: str) -> tuple[int, bool] | None:
+    """(bit width, unsigned) of a one-element integer tensor type; None for floats and anything else."""
+    s = shape_of(type_text)
+    if s is None or math.prod(s[0]) != 1:
+        return None
+    m = re.fullmatch(r"(u?)i(\d+)", s[1])
+    return (int(m.group(2)), bool(m.group(1)) or m.group(2) == "1") if m else None
+
+
+def _wrap(value: int, kind: tuple[int, bool]) -> int:
+    """`value` as the type holds it: modulo 2^width, read as unsigned (ui*, i1) or two's complement."""
+    width, unsigned = kind
+    v = value & ((1 << width) - 1)
+    return v if unsigned or not (v >> (width - 1)) & 1 else v - (1 << width)
+
+
+def fold(module: Module, vid: int, depth: int = 0) -> int | None:
+    """The value of a scalar integer computed from constants only, exactly as its type holds it (None: not a
+    constant, or not an integer)."""
     op = module.defs.get(vid)
-    if op is None or depth > 32:
+    if op is None or depth > 32 or len(op.types) != 1:
+        return None
+    kind = _int_type(op.types[0])
+    if kind is None:
         return None
     if op.name in ("stablehlo.constant", "chlo.constant"):
-        return op.scalar if isinstance(op.scalar, (int, float)) and type_elements(op.types[0]) == 1 else None
-    if op.name in ("stablehlo.convert", "stablehlo.reshape", "stablehlo.broadcast_in_dim"):
-        if type_elements(op.types[0]) != 1:
+        return _wrap(int(op.scalar), kind) if isinstance(op.scalar, (bool, int)) else None
+    args = [fold(module, a, depth + 1) for a in op.args]
+    kinds = [_int_type(t) for t in op.arg_types]
+    if not args or any(a is None for a in args) or any(k is None for k in kinds):
+        return None
+    try:
+        if op.name == "stablehlo.compare":
+            return _fold_compare(op, args[0], args[1], kinds[0])  # type: ignore[arg-type]
+        result = _fold_op(op.name, [a for a in args if a is not None], kinds[0])  # type: ignore[arg-type]
+    except (IndexError, KeyError, ValueError):  # a malformed op: not folded
+        return None
+    return None if result is None else _wrap(result, kind)
+
+
+def _fold_op(name: str, a: list[int], kind: tuple[int, bool]) -> int | None:
+    """One StableHLO integer op on exact operand values (the result before wrapping; None: not folded)."""
+    if name in ("stablehlo.convert", "stablehlo.reshape", "stablehlo.broadcast_in_dim", "stablehlo.bitcast_convert"):
+        return a[0]
+    if name == "stablehlo.select" and len(a) == 3:
+        return a[1] if a[0] else a[2]
+    if name == "stablehlo.clamp" and len(a) == 3:
+        return min(max(a[1], a[0]), a[2])
+    if name in ("stablehlo.negate", "stablehlo.abs", "stablehlo.not") and len(a) == 1:
+        return {"stablehlo.negate": -a[0], "stablehlo.abs": abs(a[0]), "stablehlo.not": ~a[0]}[name]
+    if len(a) != 2:
+        return None
+    x, y = a
+    width = kind[0]
+    if name in ("stablehlo.divide", "stablehlo.remainder"):
+        if y == 0 or (not kind[1] and x == -(1 << (width - 1)) and y == -1):
+            return None  # implementation-defined in StableHLO
+        q = abs(x) // abs(y) * (1 if (x < 0) == (y < 0) else -1)  # truncated towards zero
+        return q if name == "stablehlo.divide" else x - y * q
+    if name.startswith("stablehlo.shift_"):
+        if not 0 <= y < width:
             return None
-        return fold(module, op.args[0], depth + 1)
-    if op.name in _FOLD and len(op.args) == 2:
-        a, b = fold(module, op.args[0], depth + 1), fold(module, op.args[1], depth + 1)
-        return None if a is None or b is None else _FOLD[op.name](a, b)
-    return None
+        pattern = x & ((1 << width) - 1)
+        shifted = {"left": x << y, "right_arithmetic": _wrap(x, (width, False)) >> y, "right_logical": pattern >> y}
+        return shifted.get(name[len("stablehlo.shift_") :])
+    binary: dict[str, Callable[[int, int], int]] = {
+        "stablehlo.add": lambda p, q: p + q,
+        "stablehlo.subtract": lambda p, q: p - q,
+        "stablehlo.multiply": lambda p, q: p * q,
+        "stablehlo.maximum": max,
+        "stablehlo.minimum": min,
+        "stablehlo.and": lambda p, q: p & q,
+        "stablehlo.or": lambda p, q: p | q,
+        "stablehlo.xor": lambda p, q: p ^ q,
+    }
+    fn = binary.get(name)
+    return None if fn is None else fn(x, y)
 
 
-_FOLD: dict[str, Callable[[Any, Any], Any]] = {
-    "stablehlo.add": lambda a, b: a + b,
-    "stablehlo.subtract": lambda a, b: a - b,
-    "stablehlo.multiply": lambda a, b: a * b,
-    "stablehlo.maximum": max,
-    "stablehlo.minimum": min,
-}
+def _compare_type(op: Op, kind: tuple[int, bool]) -> str:
+    """SIGNED, UNSIGNED, FLOAT or TOTALORDER: the op's comparison_type, or the element type's default."""
+    m = re.search(r"(SIGNED|UNSIGNED|FLOAT|TOTALORDER)", op.attrs.get("comparison_type", ""))
+    if m:
+        return m.group(1)
+    return "UNSIGNED" if kind[1] else "SIGNED"
+
+
+def _fold_compare(op: Op, x: int, y: int, kind: tuple[int, bool]) -> int | None:
+    """stablehlo.compare on two integers, each read as its comparison_type says (None for FLOAT/TOTALORDER)."""
+    m = re.search(r"(LT|LE|GT|GE|NE|EQ)", op.attrs.get("comparison_direction", ""))
+    ctype = _compare_type(op, kind)
+    if m is None or ctype not in ("SIGNED", "UNSIGNED"):
+        return None
+    as_read = (kind[0], ctype == "UNSIGNED")
+    return int(_holds_direction(m.group(1), _wrap(x, as_read), _wrap(y, as_read)))
+
+
+def _holds_direction(d: str, x: int, y: int) -> bool:
+    return {"LT": x < y, "LE": x <= y, "GT": x > y, "GE": x >= y, "NE": x != y, "EQ": x == y}[d]
 
 
 def _strip(block: Block, vid: int) -> int:
-    """Look through converts defined in the block (the interpreter compares against a converted bound)."""
+    """Look through reshapes and converts that keep the element type, defined in the block (the interpreter
+    compares against a converted bound); a convert that changes the type changes the value and stops here."""
     local = {o: op for op in block.ops for o in op.outs}
     for _ in range(8):
         op = local.get(vid)
-        if op is None or op.name not in ("stablehlo.convert", "stablehlo.reshape"):
+        if op is None or op.name not in ("stablehlo.convert", "stablehlo.reshape") or not op.arg_types:
+            return vid
+        if (shape_of(op.arg_types[0]) or ((), "?"))[1] != (shape_of(op.types[0]) or ((), ""))[1]:
             return vid
         vid = op.args[0]
     return vid
@@ -292,7 +387,8 @@ def _strip(block: Block, vid: int) -> int:
 
 def trip_count(module: Module, op: Op) -> int | None:
     """Trips of a counted `stablehlo.while` (i from a constant, step a constant, against a constant or a
-    loop-invariant carried constant); None when it is not such a loop."""
+    loop-invariant carried constant), exactly as the machine runs it; None when it is not such a loop or when
+    the counter would wrap before the loop ends."""
     if len(op.regions) != 2 or not op.regions[0] or not op.regions[1]:
         return None
     cond, body = op.regions[0][0], op.regions[1][0]
@@ -301,11 +397,16 @@ def trip_count(module: Module, op: Op) -> int | None:
     ret = cond.ops[-1]
     local = {o: x for x in cond.ops for o in x.outs}
     cmp = local.get(ret.args[0]) if ret.args else None
-    if cmp is None or cmp.name != "stablehlo.compare" or len(cmp.args) != 2:
+    if cmp is None or cmp.name != "stablehlo.compare" or len(cmp.args) != 2 or not cmp.arg_types:
         return None
     direction = re.search(r"(LT|LE|GT|GE|NE|EQ)", cmp.attrs.get("comparison_direction", ""))
-    if direction is None:
+    kind = _int_type(cmp.arg_types[0])
+    if direction is None or kind is None:
         return None
+    ctype = _compare_type(cmp, kind)
+    if ctype not in ("SIGNED", "UNSIGNED"):
+        return None
+    read_as = (kind[0], ctype == "UNSIGNED")
     body_ret = body.ops[-1]
     body_local = {o: x for x in body.ops for o in x.outs}
 
@@ -313,7 +414,7 @@ def trip_count(module: Module, op: Op) -> int | None:
         vid = _strip(cond, vid)
         return cond.args.index(vid) if vid in cond.args else None
 
-    def value(vid: int) -> Any:
+    def value(vid: int) -> int | None:
         i = carried(vid)
         if i is None:
             return fold(module, _strip(cond, vid))
@@ -321,8 +422,8 @@ def trip_count(module: Module, op: Op) -> int | None:
             return fold(module, op.args[i])
         return None
 
-    def step(i: int) -> Any:
-        if i >= len(body_ret.args):
+    def step(i: int) -> int | None:
+        if i >= len(body_ret.args) or _int_type(body.arg_types[i]) != kind:
             return None
         upd = body_local.get(body_ret.args[i])
         if upd is None or upd.name not in ("stablehlo.add", "stablehlo.subtract") or len(upd.args) != 2:
@@ -342,26 +443,34 @@ def trip_count(module: Module, op: Op) -> int | None:
         if i is None:
             continue
         s, start, limit = step(i), fold(module, op.args[i]), value(other)
-        if None in (s, start, limit) or s == 0:
+        if s is None or start is None or limit is None:
             continue
         if flip:
             d = {"LT": "GT", "LE": "GE", "GT": "LT", "GE": "LE"}.get(d, d)
-        return _trips(d, float(start), float(limit), float(s))
+        # the comparison reads the counter's bits as `read_as`; the step adds modulo 2^width either way
+        return _trips(d, _wrap(start, read_as), _wrap(limit, read_as), _wrap(s, (kind[0], False)), read_as)
     return None
 
 
-def _trips(d: str, start: float, limit: float, s: float) -> int | None:
-    """Trips of `for (i = start; i <d> limit; i += s)`; None when the loop does not end that way."""
-    if d == "LT" and s > 0:
-        return max(0, math.ceil((limit - start) / s))
-    if d == "LE" and s > 0:
-        return max(0, math.floor((limit - start) / s) + 1)
-    if d == "GT" and s < 0:
-        return max(0, math.ceil((start - limit) / -s))
-    if d == "GE" and s < 0:
-        return max(0, math.floor((start - limit) / -s) + 1)
-    if d == "NE" and (limit - start) % s == 0 and (limit - start) / s >= 0:
-        return int((limit - start) / s)
+def _trips(d: str, start: int, limit: int, s: int, read_as: tuple[int, bool]) -> int | None:
+    """Trips of `for (i = start; i <d> limit; i += s)` with i held as `read_as` (wrapping); None when the loop
+    does not end before the counter wraps (or never ends)."""
+    width, unsigned = read_as
+    lo, hi = (0, (1 << width) - 1) if unsigned else (-(1 << (width - 1)), (1 << (width - 1)) - 1)
+    if not _holds_direction(d, start, limit):
+        return 0
+    if s == 0:
+        return None
+    if d in ("LT", "LE") and s > 0:
+        n = -(-(limit - start) // s) if d == "LT" else (limit - start) // s + 1
+        return n if start + n * s <= hi else None
+    if d in ("GT", "GE") and s < 0:
+        n = -(-(start - limit) // -s) if d == "GT" else (start - limit) // -s + 1
+        return n if start + n * s >= lo else None
+    if d == "NE" and (limit - start) % s == 0 and (limit - start) // s >= 0:
+        return (limit - start) // s  # reached without leaving the range: start and limit lie in it
+    if d == "EQ":
+        return 1  # start == limit, and one step leaves it
     return None
 
 
@@ -449,6 +558,7 @@ class Coverage:
         self.peak_flops, self.peak_bw = _peaks()
         self.kernel_cache: dict[str, mosaic.KernelWork] = {}
         self.memo: dict[tuple[str, tuple[int, ...]], Tally] = {}
+        self.callers = _call_sources(module)
         self.site = ""  # the kernel-site function being walked ("" outside one)
 
     def run(self) -> Tally:
@@ -545,13 +655,17 @@ class Coverage:
 
     def kernel(self, op: Op, live: set[int], t: Tally) -> None:
         text = op.attrs.get("backend_config", "")
-        work = self.kernel_cache.get(text)
+        aliased = {int(i) for i in re.findall(r"operand_index = (\d+)", op.attrs.get("output_operand_aliases", ""))}
+        constants = {i: v for i, a in enumerate(op.args) if i not in aliased and (v := self.splat(a)) is not None}
+        key = f"{sorted(constants.items())}:{text}"
+        work = self.kernel_cache.get(key)
         if work is None:
-            work = self.kernel_cache[text] = mosaic.kernel_work(op, self.bounds)
+            work = self.kernel_cache[key] = mosaic.kernel_work(op, self.bounds, constants)
         is_live = any(o in live for o in op.outs)
         high = work.matmul_flops_high + work.other_flops_high
         computes = high > 0
-        nbytes = float(sum(type_bytes(x) for x in op.arg_types) + sum(type_bytes(x) for x in op.types))
+        nbytes = self.kernel_bytes(op, work.operands_read, work.results_written)
+        nbytes_high = self.kernel_bytes(op, work.operands_read_high, work.results_written_high)
         uncertain = work.unknown_conditions > 0 or work.dynamic_grid
         if len(t.kernels) < KERNEL_ENTRIES:
             t.kernels.append(
@@ -565,6 +679,7 @@ class Coverage:
                     is_live,
                     not computes,
                     is_live and computes,
+                    nbytes,
                 )
             )
         if not (is_live and computes):
@@ -576,8 +691,53 @@ class Coverage:
         t.kernel_flops += work.flops
         t.kernel_bytes += nbytes if work.flops > 0 else 0.0
         t.kernel_s += self.time(work.flops, nbytes) if work.flops > 0 else 0.0
-        t.kernel_s_high += self.time(high, nbytes)
+        t.kernel_s_high += self.time(high, nbytes_high)
         t.uncertain_kernels += int(uncertain)
+
+    def splat(self, vid: int, depth: int = 0) -> int | None:
+        """The one value of every element of an integer constant (a splat, or a one-element constant broadcast or
+        reshaped), looked up through the calls that pass it (every call site must pass the same); None for anything
+        else (inputs, computed arrays, floats, converts)."""
+        op = self.module.defs.get(vid)
+        if depth > 16:
+            return None
+        if op is None:
+            sources = self.callers.get(vid)
+            values = {self.splat(v, depth + 1) for v in sources or []}
+            return values.pop() if len(values) == 1 else None
+        s = shape_of(op.types[0]) if op.types else None
+        if s is None or not re.fullmatch(r"u?i\d+", s[1]):
+            return None
+        if op.name == "stablehlo.constant":
+            return int(op.scalar) if isinstance(op.scalar, (bool, int)) else None
+        if op.name in ("stablehlo.broadcast_in_dim", "stablehlo.reshape") and op.arg_types:
+            same = (shape_of(op.arg_types[0]) or ((), ""))[1] == s[1]
+            return self.splat(op.args[0], depth + 1) if same else None
+        return None
+
+    @staticmethod
+    def kernel_bytes(op: Op, read: tuple[int, ...], written: tuple[int, ...]) -> float:
+        """HBM bytes of a kernel call: the operands its body reads and the results it writes (an operand passed
+        in and never read moves nothing)."""
+        ins = sum(type_bytes(op.arg_types[i]) for i in read if i < len(op.arg_types))
+        outs = sum(type_bytes(op.types[j]) for j in written if j < len(op.types))
+        return float(ins + outs)
+
+
+def _call_sources(module: Module) -> dict[int, list[int]]:
+    """Each function argument -> the values every `func.call` of that function passes for it."""
+    sources: dict[int, list[int]] = {}
+    stack = [f.body for f in module.funcs.values()]
+    while stack:
+        block = stack.pop()
+        for op in block.ops:
+            callee = module.funcs.get(op.attrs.get("callee", "")) if op.name == "func.call" else None
+            if callee is not None:
+                for arg, passed in zip(callee.body.args, op.args, strict=False):
+                    sources.setdefault(arg, []).append(passed)
+            for region in op.regions:
+                stack.extend(region)
+    return sources
 
 
 def coverage(module: Module, bounds: Bounds) -> Tally:

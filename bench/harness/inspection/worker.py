@@ -25,10 +25,12 @@ def serve(cmd_fd: int, reply_fd: int, memory_mb: int) -> None:
     # dialect, never the jax package (~0.8 s of a core: the worker reads bytes, it lowers nothing)
     from jaxlib.mlir import passmanager  # noqa: F401
     from jaxlib.mosaic.python import tpu  # noqa: F401
+    from pydantic import BaseModel
 
+    from bench.harness.inspection.execute import check_sites
     from bench.harness.inspection.report import READER_RECURSION_LIMIT, answer, error_reply
     from bench.harness.protocol import messages
-    from bench.harness.protocol.messages import InspectRequest
+    from bench.harness.protocol.messages import ExecuteRequest, InspectRequest
 
     if memory_mb:
         limit = int(memory_mb) << 20
@@ -42,8 +44,12 @@ def serve(cmd_fd: int, reply_fd: int, memory_mb: int) -> None:
             return
         if header.get("cmd") == "exit":
             return
+        reply: BaseModel
         try:
-            reply = answer(InspectRequest.model_validate(header), blobs)
+            if header.get("cmd") == "execute":  # the TPU program's kernels run on captured operands
+                reply = check_sites(ExecuteRequest.model_validate(header), blobs)
+            else:
+                reply = answer(InspectRequest.model_validate(header), blobs)
         except Exception as exc:  # a malformed request: the harness's own failure, that candidate's `error`
             reply = error_reply(exc)
         messages.send(reply_fd, reply.model_dump(mode="json"))

@@ -71,9 +71,8 @@ def bound(
         counted += seconds > 0
         per_site[name] = {"static": list(s), "ran": list(r), "credited_s": seconds}
     baseline = coverage.get("baseline_s")
-    uncertain = bool(coverage.get("uncertain_kernels"))
     base = float(baseline) if isinstance(baseline, (int, float)) else None
-    share = coverage_share(credited_s, credited_s, float(outside), base, uncertain)  # the static reading's formula
+    share = coverage_share(credited_s, credited_s, float(outside), base)  # the static reading's formula
     details: dict[str, JsonValue] = {
         "source": MEASURED,
         "static_coverage": float(static),

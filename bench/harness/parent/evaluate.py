@@ -43,13 +43,13 @@ import time
 import traceback
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from bench.hardware import default_size
 from bench.harness.parent import outcome, timing
 from bench.harness.parent.builder import BuildArtifact, BuildProcess
-from bench.harness.parent.inspecting import Inspector
+from bench.harness.parent.inspecting import CAPTURE_MAX_BYTES, Inspector, with_execution
 from bench.harness.parent.outcome import Built
 from bench.harness.parent.sandboxing import Limits, resolve_mode
 from bench.harness.parent.session import RunnerSession
@@ -58,6 +58,7 @@ from bench.harness.protocol.isolation import confined_to, timing_core, timing_is
 from bench.harness.protocol.messages import (
     BaselineRequest,
     BuildRequest,
+    CaptureRequest,
     EvaluateReply,
     EvaluateRequest,
     PrepareRequest,
@@ -110,6 +111,7 @@ class _Ran:
     interpreted: bool
     deadlines: dict[str, float]
     policy: TimingPolicy
+    built: Built  # the build, its inspection's readiness revised by the TPU kernels' execution
 
 
 class WarmRunner:
@@ -385,8 +387,8 @@ class WarmRunner:
         if isinstance(ran, EvalResult):
             return ran
         if not overlap.result():
-            return self._decide_safely(ctx, built, ran)
-        return deciding.submit(self._decide_safely, ctx, built, ran)
+            return self._decide_safely(ctx, ran.built, ran)
+        return deciding.submit(self._decide_safely, ctx, ran.built, ran)
 
     @staticmethod
     def _decide_safely(ctx: outcome.BatchContext, built: Built, ran: _Ran) -> EvalResult:
@@ -414,19 +416,29 @@ class WarmRunner:
         policy = resolve_policy(self.plan.backend, interpreted).for_task(
             self.task.warmup, self.task.iters, self.task.blocks
         )
-        request = EvaluateRequest(policy=policy, schedule_seed=schedule_seed(self.task, self.batches, built.kernel))
         programs = 3 if ctx.prepared.pallas_reference == "ok" else 2
         try:  # a runner replaced after the previous candidate killed it starts over on the same seeds
             self.session.reprepare()
         except WorkerFailure as f:
             return outcome.harness_error(self.task, built, f"restarting the runner failed: {f.message}", ctx.t0)
         deadlines = self.session.deadlines(policy, programs)
+        # "verified" stands only if the TPU program's own kernels, run here, compute what the interpreted ones did
+        verify = interpreted and bool(built.artifact.tpu) and built.inspection.readiness_check == "verified"
+        capture = CaptureRequest(max_bytes=CAPTURE_MAX_BYTES) if verify else None
+        seed = schedule_seed(self.task, self.batches, built.kernel)
+        request = EvaluateRequest(policy=policy, schedule_seed=seed, keep_loaded=verify)
         try:
             with timing_isolation(timing_core()):  # the parent's own threads stay off the timing core
-                reply, trace = self.session.evaluate(built.artifact.runnable, request, deadlines)
+                reply, trace = self.session.evaluate(built.artifact.runnable, request, deadlines, capture)
         except WorkerFailure as f:
             return outcome.runner_failed(ctx, built, f, self.session.phase_s, deadlines, policy)
-        return _Ran(reply, trace, dict(self.session.phase_s), interpreted, deadlines, policy)
+        if verify:
+            captured, arrays = self.session.captured or (None, [])
+            t = time.monotonic()
+            executed = self.inspector.execute(built.artifact.tpu, captured, arrays)
+            self.session.phase_s["kernel_execution"] = round(time.monotonic() - t, 4)
+            built = replace(built, inspection=with_execution(built.inspection, executed))
+        return _Ran(reply, trace, dict(self.session.phase_s), interpreted, deadlines, policy, built)
 
 
 def _pool(stack: contextlib.ExitStack, workers: int) -> ThreadPoolExecutor:

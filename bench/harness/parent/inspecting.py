@@ -22,6 +22,7 @@ The worker stays warm across a batch and is replaced when it fails.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -33,7 +34,16 @@ from typing import Literal
 from pydantic import JsonValue
 
 from bench.harness.protocol import messages
-from bench.harness.protocol.messages import DEFAULT_BOUNDS, Bounds, InspectionReport, InspectReply, InspectRequest
+from bench.harness.protocol.messages import (
+    DEFAULT_BOUNDS,
+    Bounds,
+    CaptureReply,
+    ExecuteReply,
+    ExecuteRequest,
+    InspectionReport,
+    InspectReply,
+    InspectRequest,
+)
 from bench.harness.protocol.process import ChildProcess, WorkerFailure
 from bench.harness.protocol.result import Status
 from bench.harness.protocol.task import STARTUP_TIMEOUT_S
@@ -45,6 +55,9 @@ INSPECTION_TIMEOUT_S = 120.0
 INSPECTION_MEMORY_MB = 4096
 #: A worker's reply (one report: plain values, a few kB for an honest program) is never larger than this.
 REPLY_MAX_BYTES = 1 << 26
+#: Bytes of kernel-site operands and results the runner captures for the TPU kernels' execution (runner/capture.py);
+#: calls past it are not captured, and their kernels not shown.
+CAPTURE_MAX_BYTES = 1 << 28
 #: Signals that may mean the worker hit its address-space cap (an allocation failing in MLIR's C++ aborts).
 MEMORY_SIGNALS = ("SIGKILL", "SIGSEGV", "SIGABRT")
 
@@ -96,6 +109,21 @@ def from_report(report: InspectionReport) -> Inspection:
         report.readiness_reason,
         {k: v for k, v in details.items() if v is not None},
     )
+
+
+def with_execution(inspection: Inspection, executed: ExecuteReply) -> Inspection:
+    """`inspection` with readiness `verified` kept only where every kernel site of the TPU program was shown, by
+    execution, to compute what the interpreted kernel computed on the checked call (the result's details say which)."""
+    ran: dict[str, JsonValue] = {"shown": list[JsonValue](executed.shown), "unshown": {**executed.unshown}}
+    details: dict[str, JsonValue] = {**inspection.details, "executed_kernels": ran}
+    why = executed.error or "; ".join(f"{k}: {v}" for k, v in sorted(executed.unshown.items()))
+    if not why and not executed.shown:
+        why = "no kernel site was run"
+    if not why or inspection.readiness_check != "verified":
+        return replace(inspection, details=details)
+    reason = f"the TPU program's kernels were not shown to compute what ran: {why}"[:2000]
+    details["readiness_reason"] = reason  # where a result records why (details.inspection.readiness_reason)
+    return replace(inspection, readiness_check="unverified", readiness_reason=reason, details=details)
 
 
 def failed(reason: str, status: Status = Status.COMPILE_ERROR, flags: tuple[str, ...] = ()) -> Inspection:
@@ -162,6 +190,13 @@ class WorkerProcess(ChildProcess):
         except ValueError as e:  # pydantic's ValidationError
             raise self.invalid_reply("inspection", e) from None
 
+    def execute(self, request: ExecuteRequest, blobs: list[bytes], timeout_s: float) -> ExecuteReply:
+        """One execution of the TPU program's kernels (WorkerFailure or ValueError when the worker did not answer)."""
+        with contextlib.suppress(OSError):  # the reply read says how the worker ended
+            messages.send(self._cmd_w, request.model_dump(), blobs)
+        header, _ = self.read_reply(timeout_s, "kernel execution", REPLY_MAX_BYTES)
+        return ExecuteReply.model_validate(header)
+
     def close(self) -> None:
         """Kill the worker's process group, reap it, release the pipes. Idempotent (a second os.close could hit a
         file descriptor number reused meanwhile)."""
@@ -206,6 +241,21 @@ class Inspector:
                 return outcome
             result = from_report(outcome)
             return replace(result, details={**result.details, "seconds": round(time.monotonic() - t, 3)})
+
+    def execute(self, tpu: bytes, captured: CaptureReply | None, arrays: list[bytes]) -> ExecuteReply:
+        """Each kernel site of the TPU program run on the operands the runner captured and compared with the results
+        it captured (inspection/execute.py). Never raises: a failure or timeout is every kernel not shown."""
+        if captured is None or captured.error is not None:
+            why = captured.error if captured else "the candidate did not reach a checked call"
+            return ExecuteReply(error=f"the kernel sites' operands were not captured: {why}")
+        request = ExecuteRequest(bounds=dict(self.bounds.__dict__), sites=captured.sites)
+        with self.lock:
+            try:
+                return self._start().execute(request, [tpu, *arrays], self.timeout_s)
+            except Exception as exc:  # WorkerFailure (timeout, crash, memory) or a reply of another shape
+                self.close()
+                why = exc.message if isinstance(exc, WorkerFailure) else f"{type(exc).__name__}: {exc}"
+                return ExecuteReply(error=f"running the TPU program's kernels failed: {why}"[:2000])
 
     def warm(self) -> None:
         """Start the reader now (its imports take ~0.5 s of a core), so the first inspection does not wait for it."""

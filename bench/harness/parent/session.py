@@ -28,6 +28,8 @@ from bench.harness.protocol.isolation import (
 from bench.harness.protocol.messages import (
     OUT_OF_MEMORY_MARKERS,
     BaselineRequest,
+    CaptureReply,
+    CaptureRequest,
     EvaluateReply,
     EvaluateRequest,
     ExitRequest,
@@ -232,6 +234,7 @@ class RunnerSession:
         self.starts = 0
         self.started_at: float | None = None
         self.phase_s: dict[str, float] = {}  # wall seconds of the last evaluation's runner phases
+        self.captured: tuple[CaptureReply, list[bytes]] | None = None  # the last evaluation's kernel-site capture
 
     def start(self) -> RunnerHello:
         with self.lock:
@@ -292,11 +295,18 @@ class RunnerSession:
         }
 
     def evaluate(
-        self, program: bytes, request: EvaluateRequest, deadlines: dict[str, float]
+        self,
+        program: bytes,
+        request: EvaluateRequest,
+        deadlines: dict[str, float],
+        capture: CaptureRequest | None = None,
     ) -> tuple[EvaluateReply, bytes | None]:
         """Load, correctness trials, timing: three requests, each with its deadline. Raises WorkerFailure
-        (timeout / crashed) when the runner did not answer; it is then replaced (call `prepare` again)."""
-        self.phase_s = {}
+        (timeout / crashed) when the runner did not answer; it is then replaced (call `prepare` again).
+        `capture`: after the timing, the kernel sites' operands and results on the checked call's inputs
+        (runner/capture.py: one compile and one run, under those phases' deadlines) are kept in `captured`; its
+        failure is kept there too (the runner replaced), never this evaluation's."""
+        self.phase_s, self.captured = {}, None
         try:
             reply = self._phase(LoadRequest(), deadlines["compile"], "compile", [program])[0]
             if not reply.ran:
@@ -312,7 +322,21 @@ class RunnerSession:
             self._runner().close()
             self.prepared = None
             raise
+        if capture is not None and timed.ran:
+            self.captured = self._capture(capture, deadlines["compile"] + deadlines["correctness"])
         return timed.model_copy(update={"trials": trials.trials, **compiled}), (blobs[0] if blobs else None)
+
+    def _capture(self, request: CaptureRequest, deadline_s: float) -> tuple[CaptureReply, list[bytes]]:
+        t = time.monotonic()
+        try:
+            header, arrays = self._runner().request(request, deadline_s, "capture", 1 << 31)
+            return CaptureReply.model_validate(header), arrays
+        except (WorkerFailure, ValueError) as f:  # the runner is replaced before the next candidate
+            self._runner().close()
+            self.prepared = None
+            return CaptureReply(error=f"the runner failed: {f}"[:2000]), []
+        finally:
+            self.phase_s["capture"] = round(time.monotonic() - t, 4)
 
     def _phase(
         self, message: Message, deadline_s: float, phase: str, blobs: Sequence[bytes] = ()

@@ -129,21 +129,20 @@ DEFAULT_BOUNDS = Bounds()
 MOSTLY_XLA_BELOW = 0.5
 
 
-def coverage_share(
-    kernel_s: float, kernel_s_high: float, outside_s: float, baseline_s: float | None, uncertain: bool
-) -> float:
-    """Pallas coverage from work on the target chip: kernel time over all time (0 without a kernel that computes).
-    Where a kernel's work depends on data (a branch on an input, a dynamic grid), its time is the cheap reading or,
-    if larger, the part of the baseline's work (`baseline_s`, same counting) that the XLA side does not do: a kernel
-    is credited at most with work nobody else does. The one formula for the static reading (inspection.work) and
-    for the credit bounded by what ran (parent.credit)."""
+def credited_kernel_s(kernel_s: float, outside_s: float, baseline_s: float | None) -> float:
+    """The kernel time credited: the kernels' own (cheap) reading, at most the part of the task's work (`baseline_s`:
+    the workload's own program, same counting) that the XLA side does not already do."""
+    return min(kernel_s, max(0.0, baseline_s - outside_s)) if baseline_s else kernel_s
+
+
+def coverage_share(kernel_s: float, kernel_s_high: float, outside_s: float, baseline_s: float | None) -> float:
+    """Pallas coverage from work on the target chip: credited kernel time over all time (0 without a kernel that
+    computes); kernel time past the credit (a pass over XLA's answer, work repeated) still counts as time. The one
+    formula for the static reading (inspection.work) and for the credit bounded by what ran (parent.credit)."""
     if kernel_s_high <= 0:
         return 0.0
-    kernel = kernel_s
-    if uncertain and baseline_s:
-        kernel = max(kernel, baseline_s - outside_s)
-    total = kernel + outside_s
-    return round(min(1.0, kernel / total), 4) if total > 0 else 0.0
+    total = kernel_s + outside_s
+    return round(min(1.0, credited_kernel_s(kernel_s, outside_s, baseline_s) / total), 4) if total > 0 else 0.0
 
 
 class InspectRequest(Message):
@@ -182,6 +181,46 @@ class InspectReply(Message):
     report: InspectionReport | None = None
     memory_error: bool = False
     error: str | None = None
+    traceback: str | None = None
+
+
+class SiteCapture(Message):
+    """One call of a kernel site of the runnable program on the checked call's inputs (runner/capture.py): its
+    arrays (`operands` then `results` of the capture's blobs, calls in order), or why it was not captured."""
+
+    site: str
+    operands: list[str] = Field(default_factory=list)  # aval text of each ("bfloat16[256,512]")
+    results: list[str] = Field(default_factory=list)
+    reason: str | None = None
+
+
+class CaptureRequest(Message):
+    """Run the loaded candidate once more on the checked call's inputs, returning each kernel site's operands and
+    results too (blobs: their bytes, C order), up to `max_bytes` captured."""
+
+    cmd: Literal["capture"] = "capture"
+    max_bytes: int
+
+
+class CaptureReply(Message):
+    sites: list[SiteCapture] = Field(default_factory=list)
+    error: str | None = None  # the capture itself failed (every kernel is then not shown)
+
+
+class ExecuteRequest(Message):
+    """Run each captured site's Mosaic kernel of the TPU program (blob 0) on its captured operands (the blobs after
+    it) and compare with its captured results (bench.harness.inspection.execute): sent to the inspection worker."""
+
+    cmd: Literal["execute"] = "execute"
+    bounds: dict[str, int]
+    sites: list[SiteCapture]
+
+
+class ExecuteReply(Message):
+    ok: Literal[True] = True
+    unshown: dict[str, str] = Field(default_factory=dict)  # site -> why its kernel is not shown to be the one that ran
+    shown: list[str] = Field(default_factory=list)
+    error: str | None = None  # the harness's own failure on this input (every kernel then not shown)
     traceback: str | None = None
 
 
@@ -232,6 +271,7 @@ class EvaluateRequest(Message):
     cmd: Literal["time"] = "time"
     policy: TimingPolicy
     schedule_seed: int | None = None  # block lengths, checked calls, re-trial positions (runner.loop.draw_schedule)
+    keep_loaded: bool = False  # a CaptureRequest follows: the candidate stays loaded for it
 
 
 class TrialReport(Message):

@@ -40,7 +40,7 @@ class Program:
             return exp.call(*arrays)
 
         program.__name__ = program.__qualname__ = name
-        self.name = name
+        self.name, self.exported = name, exported_bytes  # the export, kept for runner/capture.py
         self.module = module_name(name)
         self.out_avals = [aval_text(a) for a in exp.out_avals]
         self.compiled = jax.jit(program).lower(*signature.arrays).compile()

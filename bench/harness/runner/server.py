@@ -32,6 +32,8 @@ from bench.harness.protocol.messages import (
     CANDIDATE_FN,
     PALLAS_FN,
     BaselineRequest,
+    CaptureReply,
+    CaptureRequest,
     EvaluateReply,
     EvaluateRequest,
     ExecutedReport,
@@ -51,6 +53,7 @@ from bench.harness.protocol.messages import (
 from bench.harness.protocol.result import Machine
 from bench.harness.protocol.signature import aval_text, export_program
 from bench.harness.runner import executed
+from bench.harness.runner.capture import capture
 from bench.harness.runner.interference import Recorder
 from bench.harness.runner.loop import SelfCheckFailed, TimedRun, time_programs
 from bench.harness.runner.program import Program, delete, place, resident_bytes, to_host
@@ -301,6 +304,18 @@ def cmd_trials(state: State, req: TrialsRequest, blobs: list[bytes]) -> Reply:
     return EvaluateReply(trials=trials).model_dump(), []
 
 
+def cmd_capture(state: State, req: CaptureRequest, blobs: list[bytes]) -> Reply:
+    """Each kernel site's operands and results on the checked call's inputs (runner/capture.py; blobs: their bytes),
+    after the timing, which leaves the candidate loaded for it. A failure is a reply: the kernels are not shown."""
+    try:
+        sites, arrays = capture(state.loaded_candidate().exported, state.inputs[state.timing_seed], req.max_bytes)
+    except Exception as exc:
+        return CaptureReply(error=f"{type(exc).__name__}: {exc}"[:2000]).model_dump(), []
+    finally:
+        state.candidate = None
+    return CaptureReply(sites=sites).model_dump(), [a.tobytes() for a in arrays]
+
+
 def cmd_time(state: State, req: EvaluateRequest, blobs: list[bytes]) -> Reply:
     w = state.workload
     candidate = state.loaded_candidate()
@@ -325,7 +340,8 @@ def cmd_time(state: State, req: EvaluateRequest, blobs: list[bytes]) -> Reply:
         record.finish()
         return _failed("timing", exc).model_dump(), []
     finally:
-        state.candidate = None  # its buffers go with the next collection (one runs before every timing)
+        if not req.keep_loaded:  # its buffers go with the next collection (one runs before every timing)
+            state.candidate = None
     work = _executed(state, candidate, run.trace, req.policy.traced)
     return _timed_reply(
         run, programs, timed=run.timed, interference=record.finish(), timed_verified=run.verified, executed=work
@@ -374,6 +390,7 @@ COMMANDS: dict[str, tuple[type[Message], Callable[[State, Any, list[bytes]], Rep
     "prepare": (PrepareRequest, cmd_prepare),
     "load": (LoadRequest, cmd_load),
     "trials": (TrialsRequest, cmd_trials),
+    "capture": (CaptureRequest, cmd_capture),
     "time": (EvaluateRequest, cmd_time),
     "time_baseline": (TimeBaselineRequest, cmd_time_baseline),
 }

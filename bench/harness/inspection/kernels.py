@@ -1,0 +1,709 @@
+"""Is each Mosaic kernel of the TPU program the kernel that ran? (TRUSTED; the parent's own proof, per kernel site)
+
+Why: the build runs candidate code, which can make it export the TPU program from a twin that lowers where the
+kernel that ran does not (issue 40 §2). So, from the two modules alone, per kernel site:
+- grid, windows, index maps: the interpreter's grid loop (jax's HLO interpret mode: a `stablehlo.while` that
+  slices a block of each operand, runs the body and writes the blocks back) is run on its integer ops, with the
+  IR's fixed-width semantics, recording each block's start at each step; the Mosaic `transform_indices` are
+  evaluated at the same grid points (row-major, as both run) times `window_bounds`. Step count, block shapes,
+  element types and every start must be equal (up to MAX_STEPS steps; beyond: not shown);
+- the site's data flow (blocks from the site's operands, outputs returned in order), its scratch buffers and the
+  grid axes the body reads (`pl.program_id`);
+- the body: the multiset of (operation, result type) of its arithmetic, Mosaic's names mapped to StableHLO's.
+Not shown (the row is "unverified"): memory space ANY (manual DMA: no windows to compare). Not compared
+(docs/threat-model.md): VMEM vs SMEM placement, how the body's ops are wired (a multiset, not a graph),
+constants in the body.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+import random
+import re
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from bench.harness.inspection import mosaic
+from bench.harness.inspection.module import Block, Func, Module, Op, Refused, shape_of
+from bench.harness.protocol.messages import Bounds
+
+#: Grid steps checked one by one; a kernel with more is not shown (its row is "unverified").
+MAX_STEPS = 1 << 14
+#: Integer ops evaluated per site, all steps together (the loop body's bookkeeping times the steps).
+MAX_EVALS = 4_000_000
+
+# ---------------------------------------------------------------- exact integer semantics
+
+
+@functools.lru_cache(maxsize=4096)
+def _int_type(t: str) -> tuple[int, bool] | None:
+    """(width, signed) of a scalar integer type ('i32', 'tensor<ui8>', 'index'); None for anything else."""
+    t = t.strip()
+    if t.startswith("tensor<") and t.endswith(">"):
+        t = t[7:-1]
+    if t == "index":
+        return 64, True
+    m = re.fullmatch(r"(u?)i(\d+)", t)
+    return (int(m.group(2)), not m.group(1) and m.group(2) != "1") if m else None
+
+
+def _s(u: int, w: int) -> int:
+    """The signed value of a `w`-bit pattern."""
+    return u - (1 << w) if u >> (w - 1) else u
+
+
+def _cmp(pred: str, a: int, b: int, w: int, signed: bool) -> int:
+    x, y = (_s(a, w), _s(b, w)) if signed else (a, b)
+    return int({"eq": x == y, "ne": x != y, "lt": x < y, "le": x <= y, "gt": x > y, "ge": x >= y}[pred])
+
+
+IntFn = Callable[[list[int]], int | None]
+
+
+def scalar(op: Op, a: list[int]) -> int | None:
+    """The result bits of one integer op on scalar operand bits (see `integer_op`)."""
+    fn = integer_op(op)
+    return None if fn is None else fn(a)
+
+
+def integer_op(op: Op) -> IntFn | None:
+    """The integer op as a function of its operands' bits (unsigned patterns of each type's width), with the IR's
+    own semantics: Mosaic's arith ops as `mosaic.integer_op` evaluates them; StableHLO's with two's-complement
+    wrap, the element type's signedness (or the comparison's) and its defined division by zero and wide shifts.
+    None: not an integer op known here; the function returns None where the IR leaves the result undefined.
+    Parsed once per op: the grid loop runs it at every step."""
+    rt = _int_type(op.types[0]) if op.types else None
+    if rt is None:
+        return None
+    w, mask, n = rt[0], (1 << rt[0]) - 1, op.name.split(".", 1)[-1]
+    if n == "constant":
+        if not isinstance(op.scalar, (bool, int)):
+            return None
+        c = int(op.scalar) & mask
+        return lambda a: c
+    if not op.name.startswith("stablehlo."):
+        return lambda a: mosaic.integer_op(op, a)
+    at = [_int_type(t) for t in op.arg_types]
+    signed = rt[1]
+    simple: dict[str, IntFn] = {
+        "add": lambda a: (a[0] + a[1]) & mask,
+        "subtract": lambda a: (a[0] - a[1]) & mask,
+        "multiply": lambda a: (a[0] * a[1]) & mask,
+        "and": lambda a: a[0] & a[1],
+        "or": lambda a: a[0] | a[1],
+        "xor": lambda a: a[0] ^ a[1],
+        "not": lambda a: ~a[0] & mask,
+        "negate": lambda a: -a[0] & mask,
+        "select": lambda a: a[1] if a[0] else a[2],
+    }
+    if n in simple:
+        return simple[n]
+    if n == "compare":
+        d = re.search(r"comparison_direction (\w+)", op.attrs.get("comparison_direction", ""))
+        name = d.group(1).lower() if d else ""
+        sgn = "UNSIGNED" not in op.attrs.get("compare_type", "") and bool(at and at[0] and at[0][1])
+        w0 = at[0][0] if at and at[0] else w
+        return (lambda a: _cmp(name, a[0], a[1], w0, sgn)) if name in ("eq", "ne", "lt", "le", "gt", "ge") else None
+    if n == "convert":
+        src = at[0] if at else None
+        if src is None:
+            return None
+        if w == 1:
+            return lambda a: int(a[0] != 0)
+        return (lambda a: _s(a[0], src[0]) & mask) if src[1] else (lambda a: a[0] & mask)
+    if n in ("maximum", "minimum", "clamp"):
+        pick = max if n == "maximum" else min
+
+        def extreme(a: list[int]) -> int:
+            xs = [_s(x, w) if signed else x for x in a]
+            return (min(max(xs[1], xs[0]), xs[2]) if n == "clamp" else pick(xs)) & mask
+
+        return extreme
+    if n in ("divide", "remainder"):
+
+        def divide(a: list[int]) -> int | None:
+            x, y = (_s(a[0], w), _s(a[1], w)) if signed else (a[0], a[1])
+            if y == 0:  # defined: quotient -1 (all ones), remainder the dividend
+                return mask if n == "divide" else a[0]
+            q = abs(x) // abs(y) * (1 if (x < 0) == (y < 0) else -1)  # truncated towards zero
+            return ((x - q * y) if n == "remainder" else q) & mask
+
+        return divide
+    if n in ("shift_left", "shift_right_logical", "shift_right_arithmetic"):
+
+        def shift(a: list[int]) -> int:
+            if a[1] >= w:  # defined: zeros, or the sign for an arithmetic right shift
+                return mask if n.endswith("arithmetic") and _s(a[0], w) < 0 else 0
+            if n == "shift_left":
+                return (a[0] << a[1]) & mask
+            return (_s(a[0], w) >> a[1]) & mask if n.endswith("arithmetic") else a[0] >> a[1]
+
+        return shift
+    return None
+
+
+# ---------------------------------------------------------------- evaluating a block's integer ops
+
+
+@dataclass(frozen=True)
+class Arr:
+    """A small integer array the parent knows (a scalar-prefetch operand, filled by the parent): bits, row-major."""
+
+    shape: tuple[int, ...]
+    bits: tuple[int, ...]
+
+    def at(self, idx: list[int]) -> int | None:
+        """The element at `idx` (None out of bounds: the TPU would read past the array)."""
+        flat = 0
+        for i, d in zip(idx, self.shape, strict=True):
+            if not 0 <= i < d:
+                return None
+            flat = flat * d + i
+        return self.bits[flat]
+
+
+Value = int | Arr
+
+
+def _array_op(op: Op, args: list[Value]) -> Value | None:
+    """Reading a known array: Mosaic's memref.load, StableHLO's dynamic_slice (starts clamped, as StableHLO does)
+    and reshape; a one-element result of rank 0 is a scalar."""
+    base = args[0]
+    if not isinstance(base, Arr) or any(isinstance(v, Arr) for v in args[1:]):
+        return None
+    idx = [_s(v, 64 if "index" in t else 32) for v, t in zip(args[1:], op.arg_types[1:], strict=True)]  # type: ignore[arg-type]
+    if op.name == "memref.load":
+        return base.at(idx)
+    sizes = _array(op.attrs.get("slice_sizes", "")) if op.name == "stablehlo.dynamic_slice" else None
+    out = shape_of(op.types[0]) if op.types else None
+    if out is None:
+        return None
+    if sizes is not None:
+        starts = [min(max(i, 0), d - n) for i, d, n in zip(idx, base.shape, sizes, strict=True)]
+        bits = tuple(
+            base.at([s + k for s, k in zip(starts, ks, strict=True)]) or 0
+            for ks in itertools.product(*map(range, sizes))
+        )
+        base = Arr(sizes, bits)
+    elif op.name != "stablehlo.reshape":
+        return None
+    return base.bits[0] if out[0] == () else Arr(out[0], base.bits)
+
+
+Key = int | tuple[int, int]  # a value: its id in the module, or (call number, id) inside an inlined call
+
+
+class _Plan:
+    """The integer ops that `wanted` values of one block depend on, calls inlined, in order: evaluated once per
+    grid step, so only these run (the kernel body's array ops never do)."""
+
+    def __init__(self, module: Module, block: Block, wanted: list[int]) -> None:
+        self.module, self.calls = module, 0
+        flat: list[tuple[Op | None, list[Key], Key]] = []
+        self._flatten(block, lambda v: v, flat, 0)
+        self.need = need = set[Key](wanted)
+        self.steps: list[tuple[Op | None, IntFn | None, list[Key], Key]] = []
+        for op, args, out in reversed(flat):
+            if out in need:
+                need.update(args)
+                self.steps.append((op, integer_op(op) if op is not None else None, args, out))
+        self.steps.reverse()
+
+    def _flatten(self, block: Block, rename: Any, out: list[tuple[Op | None, list[Key], Key]], depth: int) -> list[Key]:
+        if depth > 64:
+            raise _NotShown("its calls nest too deep to evaluate")
+        for op in block.ops:
+            if op.name in ("func.return", "stablehlo.return"):
+                return [rename(a) for a in op.args]
+            callee = self.module.funcs.get(op.attrs.get("callee", "")) if op.name == "func.call" else None
+            if callee is not None:
+                self.calls += 1
+                inner = {x: rename(a) for x, a in zip(callee.body.args, op.args, strict=False)}
+                rets = self._flatten(callee.body, lambda v, i=inner, n=self.calls: i.get(v, (n, v)), out, depth + 1)
+                out.extend((None, [r], rename(o)) for o, r in zip(op.outs, rets, strict=False))  # the call's results
+            elif len(op.outs) == 1 and not op.regions:
+                out.append((op, [rename(a) for a in op.args], rename(op.outs[0])))
+        return []
+
+    def run(self, env: dict[Key, Value], counter: list[int]) -> None:
+        """Evaluate into `env` (unknown values stay absent); `counter` bounds the ops evaluated in all."""
+        counter[0] += len(self.steps)
+        if counter[0] > MAX_EVALS:
+            raise _NotShown(f"more than {MAX_EVALS} integer ops to evaluate")
+        for op, fn, args, out in self.steps:
+            vals = [env.get(a) for a in args]
+            if op is None:
+                v = vals[0]
+            elif None in vals:
+                continue
+            elif vals and isinstance(vals[0], Arr):
+                v = _array_op(op, vals)  # type: ignore[arg-type]
+            else:
+                v = fn(vals) if fn is not None else None  # type: ignore[arg-type]
+            if v is not None:
+                env[out] = v
+
+
+class _NotShown(Exception):
+    """The kernels cannot be shown to be the same (the reason is the message)."""
+
+
+Steps = Iterator[list[tuple[int, ...]]]  # per grid step, each window's start offsets
+Blocks = list[tuple[tuple[int, ...], str]]  # per window, (block shape, element type)
+
+
+# ---------------------------------------------------------------- the Mosaic side
+
+
+def _array(text: str) -> tuple[int, ...]:
+    """The integers of a dense array attribute's text ('array<i64: 2, 3>' -> (2, 3); 'array<i64>' -> ())."""
+    return tuple(int(x) for x in re.findall(r"-?\d+", text.split(":", 1)[1])) if ":" in text else ()
+
+
+def _kernel_func(kernel: Module) -> tuple[Func, tuple[int, ...], int]:
+    """The Mosaic kernel's own function (not a transform function), its grid and its number of prefetch operands."""
+    func = next((f for f in kernel.funcs.values() if "scratch_operands" in f.attrs or "window_params" in f.attrs), None)
+    if func is None:
+        raise _NotShown("its Mosaic kernel has no kernel function")
+    if any("memory_space<any>" in t for t in func.body.arg_types):
+        raise _NotShown("its Mosaic kernel copies operands itself (memory space ANY): the interpreter shows no windows")
+    grid = _array(func.attrs.get("iteration_bounds", ""))
+    if any(d < 0 for d in grid):
+        raise _NotShown("its grid is dynamic")
+    return func, grid, int(func.attrs.get("scalar_prefetch", "0").split(":")[0] or 0)
+
+
+def _scratch(types: tuple[str, ...]) -> Blocks:
+    """(shape, element type) of the array buffers among a kernel's scratch operands (semaphores left out)."""
+    shapes = [shape_of(t) for t in types if "semaphore" not in t]
+    return [s for s in shapes if s is not None and s[0]]
+
+
+def _mosaic_steps(
+    kernel: Module, func: Func, grid: tuple[int, ...], fill: list[Arr]
+) -> tuple[Blocks, Steps, int, Blocks]:
+    """Each window's block, an iterator over the grid steps' window starts, the number of steps and the scratch
+    buffers, from the Mosaic kernel's iteration_bounds, window_params and transform functions (prefetch operands
+    hold `fill`). Without window_params (no grid) every operand is one whole block."""
+    first = len(grid) + len(fill)
+    scratch = int(func.attrs.get("scratch_operands", "0").split(":")[0] or 0)
+    operands = func.body.arg_types[first : len(func.body.arg_types) - scratch]
+    wins: list[tuple[str | None, tuple[int, ...] | None]] = []
+    scale: list[bool] = []  # per window: an element window (its index map's results are offsets already)
+    for entry in re.findall(r"\{([^{}]*)\}", func.attrs.get("window_params", "")):
+        fn = re.search(r"transform_indices = @([\w$.-]+)", entry)
+        wb = re.search(r"window_bounds = (array<[^>]*>)", entry)
+        element = re.search(r"element_window<([^>]*)>", entry)  # index maps give element offsets, not block indices
+        if element and re.search(r"[1-9]", element.group(1)):
+            raise _NotShown("an element window is padded")
+        wins.append((fn.group(1) if fn else "", _array(wb.group(1)) if wb else None))
+        scale.append(bool(element))
+    if "window_params" not in func.attrs and not grid:
+        wins = [(None, s[0] if s else None) for s in map(shape_of, operands)]
+        scale = [False] * len(wins)
+    blocks: Blocks = []
+    maps: list[tuple[Func | None, tuple[int, ...]]] = []
+    for i, ((name, bounds), t) in enumerate(zip(wins, operands, strict=True)):
+        s = shape_of(t)
+        if s is None or bounds is None or name is not None and name not in kernel.funcs:
+            raise _NotShown(f"its operand {i} has no readable window")
+        blocks.append((bounds, s[1]))
+        maps.append((kernel.funcs[name] if name is not None else None, (1,) * len(bounds) if scale[i] else bounds))
+    plans = [(f, _Plan(kernel, f.body, list(f.body.ops[-1].args)) if f and f.body.ops else None) for f, _ in maps]
+    counter = [0]
+    steps = 1
+    for d in grid:
+        steps *= d
+    if steps > MAX_STEPS:
+        raise _NotShown(f"its grid has {steps} steps, over the {MAX_STEPS} checked one by one")
+
+    def points() -> Steps:
+        for n in range(steps):
+            point, rest = [], n
+            for d in reversed(grid):
+                point.append(rest % d)
+                rest //= d
+            point.reverse()
+            starts = []
+            for (f, plan), (_, bounds) in zip(plans, maps, strict=True):
+                idx: list[Value | None] = [0] * len(bounds)
+                if f is not None and plan is not None:
+                    env: dict[Key, Value] = dict(
+                        zip(f.body.args, [*[p & 0xFFFFFFFF for p in point], *fill], strict=False)
+                    )
+                    plan.run(env, counter)
+                    idx = [env.get(a) for a in f.body.ops[-1].args]
+                if len(idx) != len(bounds) or not all(isinstance(v, int) for v in idx):
+                    raise _NotShown(f"an index map of its Mosaic kernel cannot be evaluated at {tuple(point)}")
+                starts.append(tuple(_s(v * b & 0xFFFFFFFF, 32) for v, b in zip(idx, bounds, strict=True)))  # type: ignore[operator]
+            yield starts
+
+    return blocks, points(), steps, _scratch(func.body.arg_types[len(func.body.arg_types) - scratch :])
+
+
+# ---------------------------------------------------------------- the interpreted side
+
+
+def _uses(block: Block, value: int) -> Iterator[tuple[Op, bool]]:
+    """Every op of `block` (nested ones included) that uses `value`, with whether it sits at the top level."""
+    stack = [(block, True)]
+    while stack:
+        b, top = stack.pop()
+        for op in b.ops:
+            if value in op.args:
+                yield op, top
+            stack.extend((inner, False) for r in op.regions for inner in r)
+
+
+def _interpreted_steps(module: Module, site: Func, blocks: int, fill: list[Arr]) -> tuple[Blocks, Steps, _Loop]:
+    """Each window's block, an iterator over the grid loop's steps (each window's start), the grid loop, each
+    window's carry position and the scratch buffers (the carries after the windows), from the site's interpreter
+    (its first operands, the prefetched ones, hold `fill`): each window is one carry that the loop body writes
+    back (`dynamic_update_slice`, the last `blocks` of them, in the operands' order) and otherwise only reads,
+    at top level, with `dynamic_slice` at the same start."""
+    loops = [op for op in site.body.ops if op.name == "stablehlo.while"]
+    if len(loops) != 1 or len(loops[0].regions) != 2:
+        raise _NotShown("its interpreted site is not one grid loop")
+    loop = loops[0]
+    counter = [0]
+    outer: dict[Key, Value] = dict(zip(site.body.args, fill, strict=False))
+    _Plan(module, site.body, [o for op in site.body.ops for o in op.outs]).run(outer, counter)  # what the loop sees
+    cond, body = loop.regions[0][0], loop.regions[1][0]
+    ret = body.ops[-1]
+    backs = [
+        op
+        for op in body.ops
+        if op.name == "stablehlo.dynamic_update_slice"
+        and op.args[0] in body.args
+        and ret.args[body.args.index(op.args[0])] == op.outs[0]
+    ][-blocks:]
+    if not blocks or len(backs) != blocks:
+        raise _NotShown("its grid loop does not write back one block of each operand")
+    carries = [body.args.index(op.args[0]) for op in backs]
+    shapes: Blocks = []
+    reads: list[list[Op]] = []
+    limits = []
+    for back, p in zip(backs, carries, strict=True):
+        st, up = shape_of(body.arg_types[p]), shape_of(back.arg_types[1])
+        if st is None or up is None or any(t != "tensor<i32>" for t in back.arg_types[2:]):
+            raise _NotShown("its grid loop carries an unreadable block")
+        shapes.append((up[0], st[1]))
+        limits.append((st[0], up[0]))
+        mine = []
+        for use, top in _uses(body, body.args[p]):
+            if use is back:
+                continue
+            sizes = _array(use.attrs.get("slice_sizes", ""))
+            if not top or use.name != "stablehlo.dynamic_slice" or use.args[0] != body.args[p] or sizes != up[0]:
+                raise _NotShown("its grid loop uses a block otherwise than the interpreter does")
+            mine.append(use)
+        reads.append(mine)
+    state = [outer.get(a) for a in loop.args]
+    known = [p for p, v in enumerate(state) if v is not None]  # the integer carries (and prefetched arrays)
+    keep = set(known)
+    starts_of = [
+        a
+        for back, mine in zip(backs, reads, strict=True)
+        for a in (*back.args[2:], *(a for r in mine for a in r.args[1:]))
+    ]
+    go_plan = _Plan(module, cond, list(cond.ops[-1].args))
+    step_plan = _Plan(module, body, [ret.args[p] for p in known] + starts_of)
+
+    window_ops = {id(op) for back, mine in zip(backs, reads, strict=True) for op in (back, *mine)}
+    kernel_uses = {
+        p: _read_by_kernel(body, body.args[p], step_plan.need, window_ops | {id(ret)})
+        for p in known
+        if _int_type(body.arg_types[p])
+    }
+    history: dict[int, list[int]] = {p: [] for p in kernel_uses}
+
+    def steps() -> Steps:
+        carry = state
+        for _ in range(MAX_STEPS + 1):
+            env: dict[Key, Value] = {**outer, **{cond.args[p]: v for p in known if (v := carry[p]) is not None}}
+            go_plan.run(env, counter)
+            go = env.get(cond.ops[-1].args[0]) if cond.ops[-1].args else None
+            if not isinstance(go, int):
+                raise _NotShown("its grid loop's condition cannot be evaluated")
+            if not go:
+                return
+            for p, seen in history.items():
+                seen.append(carry[p])  # type: ignore[arg-type]
+            env = {**outer, **{body.args[p]: v for p in known if (v := carry[p]) is not None}}
+            step_plan.run(env, counter)
+            carry = [env.get(ret.args[p]) if p in keep else None for p in range(len(ret.args))]
+            starts = []
+            for back, mine, (dims, sizes) in zip(backs, reads, limits, strict=True):
+                written = [env.get(a) for a in back.args[2:]]
+                if not all(isinstance(v, int) for v in written) or any(
+                    [env.get(a) for a in r.args[1:]] != written for r in mine
+                ):
+                    raise _NotShown("a block's start in its grid loop cannot be evaluated")
+                start = tuple(_s(v, 32) for v in written)  # type: ignore[arg-type]
+                if not fill and not all(0 <= x <= d - n for x, d, n in zip(start, dims, sizes, strict=True)):
+                    raise _NotShown(f"a block of its grid loop starts out of range, at {start}")
+                starts.append(start)
+            yield starts
+        raise _NotShown(f"its grid loop runs over {MAX_STEPS} steps")
+
+    scratch = _scratch(body.arg_types[max(carries) + 1 :])
+    return shapes, steps(), _Loop(loop, carries, scratch, history, kernel_uses)
+
+
+def _read_by_kernel(body: Block, carry: int, bookkeeping: set[Key], interpreter: set[int]) -> bool:
+    """Does the kernel body read `carry` (a grid index: `pl.program_id`), directly or through values computed from
+    it? Values the interpreter's own bookkeeping computes from it (`bookkeeping`: block starts, the next grid
+    point) pass it on; the interpreter's block reads and writes and the loop's return (`interpreter`) do not."""
+    tainted, stack = {carry}, [body]
+    while stack:
+        block = stack.pop()
+        for op in block.ops:
+            if id(op) in interpreter or not tainted.intersection(op.args):
+                stack.extend(inner for r in op.regions for inner in r)
+                continue
+            if not bookkeeping.intersection(op.outs):
+                return True
+            tainted.update(op.outs)
+    return False
+
+
+@dataclass
+class _Loop:
+    """The interpreter's grid loop as read: the loop, each window's carry, the scratch buffers, and per integer
+    carry its value at each step and whether the kernel body reads it."""
+
+    op: Op
+    carries: list[int]
+    scratch: Blocks
+    history: dict[int, list[int]]
+    kernel_uses: dict[int, bool]
+
+
+def _axes_read(grid: tuple[int, ...], func: Func, loop: _Loop) -> str | None:
+    """Why the bodies read other grid axes (`pl.program_id`; None: the same ones). An interpreted carry is grid
+    axis k when it held axis k's index at every step; axes of one step are left out (their index is always 0)."""
+    steps, t_axes, c_axes = math.prod(grid), set(), set()
+    for k, d in enumerate(grid):
+        if d < 2:
+            continue
+        stride = math.prod(grid[k + 1 :])
+        sequence = [n // stride % d for n in range(steps)]
+        carries = [p for p, seen in loop.history.items() if seen == sequence]
+        if not carries:
+            return f"grid axis {k} is not among its interpreted loop's carries"
+        if any(loop.kernel_uses[p] for p in carries):
+            c_axes.add(k)
+        if next(_uses(func.body, func.body.args[k]), None) is not None:
+            t_axes.add(k)
+    return (
+        None
+        if t_axes == c_axes
+        else f"its Mosaic body reads grid axes {sorted(t_axes)}, the interpreted {sorted(c_axes)}"
+    )
+
+
+def _site_flow(site: Func, loop: Op, carries: list[int], prefetch: int, aliases: dict[int, int]) -> list[int] | str:
+    """Which output blocks the site returns, in order (or why its data flow is not the interpreter's): the input
+    blocks are sliced from the site's operands after the prefetched ones, in order (padded at most), each output
+    block's first value comes from constants only, or is the operand the Mosaic call aliases to that output
+    (`aliases`: output -> operand), and the site returns written output blocks (sliced at most)."""
+    defs = {o: op for op in site.body.ops for o in op.outs}
+    inputs = list(site.body.args[prefetch:])
+
+    def source(v: int) -> int:
+        while v in defs and defs[v].name in ("stablehlo.pad", "stablehlo.slice"):
+            v = defs[v].args[0]
+        return v
+
+    def constant(v: int, depth: int = 0) -> bool:
+        op = defs.get(v)
+        return op is not None and depth < 8 and not op.regions and all(constant(a, depth + 1) for a in op.args)
+
+    firsts = [loop.args[p] for p in carries]
+    if [source(v) for v in firsts[: len(inputs)]] != inputs:
+        return "its interpreted blocks are not sliced from the kernel's operands"
+    for k, v in enumerate(firsts[len(inputs) :]):
+        if not (source(v) == site.body.args[aliases[k]] if k in aliases else constant(v)):
+            return f"its interpreted output {k} does not start from what its Mosaic output starts from"
+    written = [loop.outs[p] for p in carries[len(inputs) :]]
+    returned = [source(v) for v in site.body.ops[-1].args]
+    if not set(returned) <= set(written):
+        return "its interpreted site does not return the blocks its grid loop wrote"
+    return [written.index(v) for v in returned]
+
+
+# ---------------------------------------------------------------- the body's arithmetic
+
+#: Mosaic's op names (dialect left out) -> StableHLO's, as "stablehlo: mosaic mosaic ...; ...".
+_NAMES = {
+    mosaic_name: name
+    for group in (
+        "add: addf addi; subtract: subf subi negf; multiply: mulf muli; divide: divf divsi divui floordivsi "
+        "ceildivsi; remainder: remf remsi remui; maximum: maximumf maxnumf maxsi maxui; minimum: minimumf minnumf "
+        "minsi minui; compare: cmpf cmpi; convert: extf truncf sitofp uitofp fptosi fptoui extsi extui trunci; "
+        "abs: absf absi; dot_general: matmul contract; and: andi; or: ori; xor: xori; shift_left: shli; "
+        "shift_right_arithmetic: shrsi; shift_right_logical: shrui; bitcast_convert: bitcast; exponential: exp; "
+        "exponential_minus_one: expm1; log_plus_one: log1p; power: powf; round_nearest_even: roundeven"
+    ).split("; ")
+    for name, names in [group.split(": ")]
+    for mosaic_name in names.split()
+}
+#: Ops that move or name data, or structure control: not the body's arithmetic (on either side).
+_MOVES = frozenset(
+    "constant broadcast broadcast_in_dim shape_cast reshape transpose load store vector_store slice dynamic_slice "
+    "dynamic_update_slice concatenate pad extract extract_strided_slice insert iota get_tuple_element tuple "
+    "if case while for yield return call index_cast index_castui optimization_barrier".split()
+)
+
+
+def _body_ops(module: Module, block: Block, out: Counter[tuple[str, str]], depth: int = 0) -> None:
+    """Count the arithmetic of `block` (regions and calls included) into `out`, by normalised name and result type."""
+    if depth > 64:
+        raise _NotShown("its body nests too deep to compare")
+    for op in block.ops:
+        short = op.name.split(".", 1)[-1]
+        if op.name == "func.call" and op.attrs.get("callee") in module.funcs:
+            _body_ops(module, module.funcs[op.attrs["callee"]].body, out, depth + 1)
+            continue
+        if short in ("reduce", "multi_reduction"):
+            kind = re.search(r"<(\w+)>", op.attrs.get("kind", "")) if short == "multi_reduction" else None
+            inner = Counter[tuple[str, str]]()
+            for r in op.regions:
+                for b in r:
+                    _body_ops(module, b, inner, depth + 1)
+            name = kind.group(1) if kind else "+".join(sorted(k[0] for k in inner))
+            out[(f"reduce_{_NAMES.get(name, name)}", _type(op.types[0]) if op.types else "")] += 1
+            continue
+        for r in op.regions:
+            for b in r:
+                _body_ops(module, b, out, depth + 1)
+        if (
+            short in _MOVES
+            or not op.types
+            or _int_type(op.types[0]) is not None
+            and not op.types[0].startswith("vector")
+        ):
+            continue
+        t = _type(op.types[0])
+        if short in ("convert", "extf", "truncf") and op.arg_types and _type(op.arg_types[0]) == t:
+            continue  # a conversion to its own type (jax's weak-type casts): nothing on the other side
+        src = _type(op.arg_types[0]) if op.arg_types else ""
+        out.update(
+            _expand(_NAMES.get(short, short), t, src)
+            if op.name.startswith("stablehlo.")
+            else {(_NAMES.get(short, short), t): 1}
+        )
+
+
+def _type(t: str) -> str:
+    """'vector<8x128xf32>' and 'tensor<8x128xf32>' -> '8x128xf32'; unsigned integers as Mosaic's signless ones; a
+    one-element vector as its scalar (a full reduction: Mosaic's vector<1xf32>, StableHLO's tensor<f32>)."""
+    m = re.fullmatch(r"(?:tensor|vector)<(.*)>", t.strip())
+    return re.sub(r"^(1x)+", "", re.sub(r"(^|x)ui(\d+)$", r"\1i\2", m.group(1) if m else t.strip()))
+
+
+def _expand(name: str, t: str, src: str) -> dict[tuple[str, str], int]:
+    """The Mosaic ops an interpreted op of type `t` stands for, where Mosaic lowers it as several (jax's
+    pallas/mosaic/lowering.py: `lower_fun` rules); every other op stands for itself."""
+    shape, elem = t.rsplit("x", 1) if "x" in t else ("", t)
+    like = (shape + "x") if shape else ""
+    pred, bits = like + "i1", like + "i" + re.sub(r"\D", "", elem)
+    if name == "negate":
+        return {("subtract", t): 1}
+    if name == "convert" and src.endswith("i1") and elem.startswith(("f", "bf")):
+        return {("convert", like + "i32"): 1, ("convert", t): 1}  # Mosaic: i1 -> i32 -> float
+    if name == "clamp":
+        return {("maximum", t): 1, ("minimum", t): 1}
+    if name == "sign" and elem.startswith("i"):
+        return {("compare", pred): 2, ("convert", t): 2, ("subtract", t): 1}
+    if name == "sign" and elem in ("f32", "bf16"):
+        moves = {("bitcast_convert", bits): 1, ("and", bits): 1, ("or", bits): 1, ("bitcast_convert", t): 1}
+        return {**moves, ("abs", t): 1, ("compare", pred): 1, ("select", t): 1}
+    return {(name, t): 1}
+
+
+# ---------------------------------------------------------------- the check
+
+
+def _fills(types: tuple[str, ...], seed: int) -> list[list[Arr]]:
+    """Contents for the prefetched operands (types as Mosaic declares them): zeros, then small pseudo-random
+    integers from a seed the candidate cannot know. None of them when there are none."""
+    if not types:
+        return [[]]
+    rng = random.Random(seed)
+    shapes = [shape_of(t) for t in types]
+    if any(s is None or _int_type(s[1]) is None for s in shapes):
+        raise _NotShown("its prefetched operands are not integer arrays")
+    sizes = [math.prod(s[0]) for s in shapes]  # type: ignore[index]
+    if sum(sizes) > MAX_STEPS:
+        raise _NotShown("its prefetched operands are too large to fill")
+    return [
+        [Arr(s[0], tuple(0 if z else rng.randrange(16) for _ in range(n))) for s, n in zip(shapes, sizes, strict=True)]  # type: ignore[index]
+        for z in (True, False)
+    ]
+
+
+def mismatch(
+    runnable: Module, cpu_site: str, tpu: Module, tpu_site: str, bounds: Bounds, seed: int | None = None
+) -> str | None:
+    """Why the Mosaic kernel of TPU site `tpu_site` cannot be shown to be the kernel interpreted at `cpu_site`
+    (None: grid, windows, index maps at every step, element types, data flow and body arithmetic all agree).
+    Index maps that read prefetched operands are compared on each of `_fills` (`seed`: a fresh one by default)."""
+    try:
+        call = next(op for op in tpu.funcs[tpu_site].body.ops if op.name == "stablehlo.custom_call")
+        kernel = mosaic.parse_kernel(mosaic.kernel_body(call), bounds)
+        func, grid, prefetch = _kernel_func(kernel)
+        site = runnable.funcs[cpu_site]
+        declared = func.body.arg_types[len(grid) : len(grid) + prefetch]
+        if [shape_of(t) for t in declared] != [shape_of(t) for t in site.body.arg_types[:prefetch]]:
+            return "its Mosaic kernel prefetches other operands than the interpreted one"
+        for fill in _fills(declared, random.SystemRandom().randrange(1 << 62) if seed is None else seed):
+            t_blocks, t_steps, n_steps, t_scratch = _mosaic_steps(kernel, func, grid, fill)
+            c_blocks, c_steps, info = _interpreted_steps(runnable, site, len(t_blocks), fill)
+            loop, carries = info.op, info.carries
+            if t_blocks != c_blocks:
+                return f"its Mosaic blocks {t_blocks} are not the interpreted blocks {c_blocks}"
+            if t_scratch != info.scratch:
+                return f"its Mosaic scratch buffers {t_scratch} are not the interpreted ones {info.scratch}"
+            aliases = {
+                int(k or 0): int(j)
+                for k, j in re.findall(
+                    r"output_tuple_indices = \[(\d*)\], operand_index = (\d+)",
+                    call.attrs.get("output_operand_aliases", ""),
+                )
+            }
+            flow = _site_flow(site, loop, carries, prefetch, aliases)
+            if isinstance(flow, str):
+                return flow
+            tpu_ret = tpu.funcs[tpu_site].body.ops[-1].args
+            if flow != [call.outs.index(v) for v in tpu_ret]:
+                return f"its interpreted site returns outputs {flow}, its Mosaic site others"
+            count = 0
+            for n, (t, c) in enumerate(zip(t_steps, c_steps, strict=False)):
+                if t != c:
+                    return f"at grid step {n} its Mosaic blocks start at {t}, the interpreted ones at {c}"
+                count += 1
+            if count != n_steps or next(c_steps, None) is not None:
+                got = "more" if count == n_steps else count
+                return f"its Mosaic grid has {n_steps} steps, its interpreted grid loop {got}"
+            axes = _axes_read(grid, func, info)
+            if axes:
+                return axes
+        t_ops: Counter[tuple[str, str]] = Counter()
+        c_ops: Counter[tuple[str, str]] = Counter()
+        _body_ops(kernel, func.body, t_ops)
+        _body_ops(runnable, loop.regions[1][0], c_ops)
+        if t_ops != c_ops:
+            extra, missing = sorted((t_ops - c_ops).items())[:4], sorted((c_ops - t_ops).items())[:4]
+            return f"its Mosaic body's arithmetic differs (Mosaic only: {extra}; interpreted only: {missing})"
+    except _NotShown as why:
+        return f"not shown to be the interpreted kernel: {why}"
+    except (ValueError, IndexError, KeyError, StopIteration, TypeError) as exc:  # a shape no honest lowering has
+        return f"not shown to be the interpreted kernel: its structure could not be followed ({type(exc).__name__})"
+    except Refused as r:
+        return f"its Mosaic kernel could not be read: {r.reason}"
+    return None

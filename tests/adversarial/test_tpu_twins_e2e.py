@@ -1,0 +1,52 @@
+"""Issue 40 §2 end to end: kernels whose build swaps the TPU export for a twin's (through `sys.modules`, as the
+reported attack did) run correct in interpret mode and send a TPU program that reads fine; the parent's
+per-kernel check (bench.harness.inspection.kernels) makes their readiness "unverified", while the honest GEMM in
+the same batch stays "verified". Without that check both attacks read `tpu_lowering: ok`, `verified`
+(test_tpu_twins.py shows the same twins against the check switched off)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bench.harness.parent.evaluate import WarmRunner
+from bench.harness.protocol.result import EvalResult, Status
+from bench.harness.protocol.task import EvalTask
+
+HERE = Path(__file__).parent
+KERNELS = {
+    "honest_pallas_gemm": HERE / "kernels" / "honest_pallas_gemm.py",
+    "attack_twin_blocks_96": HERE / "twin_kernels" / "attack_twin_blocks_96.py",
+    "attack_twin_bf16_body": HERE / "twin_kernels" / "attack_twin_bf16_body.py",
+}
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def results() -> dict[str, EvalResult]:
+    paths = list(KERNELS.values())
+    task = EvalTask(
+        workload="8p_GEMM", kernel_path=paths[0], size="small", seeds=2, warmup=1, iters=4, blocks=2, timeout_s=180
+    )
+    with WarmRunner(task) as runner:
+        return dict(zip(KERNELS, runner.evaluate(paths), strict=True))
+
+
+def test_every_twin_kernel_is_evaluated_here() -> None:
+    assert {p.stem for p in (HERE / "twin_kernels").glob("*.py")} <= set(KERNELS)
+
+
+def test_the_honest_kernel_stays_verified(results: dict[str, EvalResult]) -> None:
+    r = results["honest_pallas_gemm"]
+    assert r.status == Status.CORRECT and r.tpu_lowering == "ok" and r.readiness_check == "verified", r.reason
+
+
+@pytest.mark.parametrize("stem", ["attack_twin_blocks_96", "attack_twin_bf16_body"])
+def test_a_tpu_export_from_a_twin_is_unverified(results: dict[str, EvalResult], stem: str) -> None:
+    r = results[stem]
+    details = r.integrity.details["inspection"]
+    assert r.status == Status.CORRECT, r.reason  # the kernel that ran is fine on the CPU track ...
+    assert r.tpu_lowering == "ok", r.tpu_lowering  # ... and the TPU program it sent reads fine ...
+    assert r.readiness_check == "unverified", details  # ... but it is not the kernel that ran
+    assert "Mosaic" in details["readiness_reason"], details["readiness_reason"]
