@@ -10,7 +10,7 @@ It is loaded on first use, so `import bench` (done by every worker process) stay
 from typing import Any
 
 __version__ = "0.1.0"
-HARNESS_VERSION = "15"  # 15: the harness cut by process, one timing policy, bounded builds (CHANGELOG.md)
+HARNESS_VERSION = "16"  # 16: credit from what ran, TPU kernels shown by execution (CHANGELOG.md)
 
 API = (
     "EvalOptions",

@@ -607,8 +607,8 @@ def _type(t: str) -> str:
 
 
 def _expand(name: str, t: str, src: str) -> dict[tuple[str, str], int]:
-    """The Mosaic ops an interpreted op of type `t` stands for, where Mosaic lowers it as several (jax's
-    pallas/mosaic/lowering.py: `lower_fun` rules); every other op stands for itself."""
+    """The Mosaic ops an interpreted op of type `t` stands for, where Mosaic lowers it as several
+    (the `lower_fun` rules of jax's Pallas-to-Mosaic lowering); every other op stands for itself."""
     shape, elem = t.rsplit("x", 1) if "x" in t else ("", t)
     like = (shape + "x") if shape else ""
     pred, bits = like + "i1", like + "i" + re.sub(r"\D", "", elem)
