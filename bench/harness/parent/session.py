@@ -58,8 +58,13 @@ COMPILATION_CACHE_MAX_BYTES = 1 << 30
 
 def compilation_cache_env(folder: Path) -> dict[str, str]:
     """jax's persistent compilation cache, for TRUSTED workers only (drawing inputs compiles dozens of small eager
-    ops: ~8 s cold on a loaded 2-core box, ~1 s cached). The candidate never gets it: it must not poison it."""
+    ops: ~8 s cold on a loaded 2-core box, ~1 s cached). The candidate never gets it: it must not poison it.
+    Locations are part of the key: the runner relabels a candidate's ops by kernel site before compiling
+    (runner/executed.py) and reads the labels back from the executable; by default jax strips them from the key, so
+    an executable compiled under other labels (an earlier harness, no labels) was reused and its kernels read as
+    never run."""
     return {
+        "JAX_COMPILATION_CACHE_INCLUDE_METADATA_IN_KEY": "true",
         "JAX_COMPILATION_CACHE_DIR": str(folder),
         "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
         "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0",
