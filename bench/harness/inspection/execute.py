@@ -52,7 +52,7 @@ ULPS = {"bfloat16": 2, "float16": 2, "float32": 64, "float64": 1 << 20}
 FLOAT_TOLERANCE = {"bfloat16": 2.0**-7, "float16": 2.0**-10, "float32": 2.0**-12, "float64": 2.0**-40}
 _MANTISSA_BITS = {"bfloat16": 7, "float16": 10, "float32": 23, "float64": 52}
 
-_DTYPES: dict[str, Any] = {
+_DTYPES: dict[str, type] = {
     "f64": np.float64,
     "f32": np.float32,
     "f16": np.float16,
@@ -68,7 +68,7 @@ _CMPF = "false oeq ogt oge olt ole one ord ueq ugt uge ult ule une uno true".spl
 _CMPI = "eq ne slt sle sgt sge ult ule ugt uge".split()
 
 
-def _numpy(table: str) -> dict[str, Any]:
+def _numpy(table: str) -> dict[str, np.ufunc]:
     """'addf:add subf:subtract' -> {'addf': np.add, 'subf': np.subtract}: an IR op name to its numpy function."""
     return {k: getattr(np, v) for k, v in (pair.split(":") for pair in table.split())}
 
