@@ -41,7 +41,7 @@ from pydantic import BaseModel, Field
 
 from bench.audit.shortcuts import shortcut_for
 from bench.harness.protocol.correctness import Tolerance, compare
-from bench.harness.protocol.messages import OUT_OF_MEMORY_MARKERS
+from bench.harness.protocol.wire import OUT_OF_MEMORY_MARKERS
 from bench.registry import load_workload, resolve_id, spec_of
 
 SEEDS: tuple[int | None, ...] = (None, 11, 12)  # upstream's own inputs, then two fresh draws

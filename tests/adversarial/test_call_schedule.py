@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from bench.harness.protocol.correctness import Tolerance
-from bench.harness.protocol.messages import BASELINE_FN, CANDIDATE_FN
 from bench.harness.protocol.policy import resolve
 from bench.harness.protocol.signature import export_program
+from bench.harness.protocol.wire import BASELINE_FN, CANDIDATE_FN
 from bench.harness.runner.loop import draw_schedule, time_programs
 from bench.harness.runner.program import Program
 from bench.registry import spec

@@ -114,7 +114,7 @@ def test_the_changelog_records_the_current_versions():
 HARNESS = BENCH / "harness"
 #: a rule -> (a pattern that states it, the one module allowed to state it)
 RULES_ONCE = {
-    "out-of-memory error text": (re.compile(r"RESOURCE_EXHAUSTED\"|std::bad_alloc"), "harness/protocol/messages.py"),
+    "out-of-memory error text": (re.compile(r"RESOURCE_EXHAUSTED\"|std::bad_alloc"), "harness/protocol/wire.py"),
     "the workload's abstract signature": (re.compile(r"inputs\[i\] for i in|eval_shape\(draw"), "registry.py"),
     "the default size": (re.compile(r"else \"(small|full)\"|\"(small|full)\" if "), "hardware.py"),
     "XLA:CPU single-thread flags": (re.compile(r"--xla_cpu_multi_thread_eigen"), "harness/protocol/isolation.py"),

@@ -3,8 +3,7 @@
 import pytest
 
 from bench.hardware import CHIPS
-from bench.integrity.measurement import audit_measurement, sandbox_flags
-from bench.integrity.physics import SAFETY, floor_ms, output_floor_ms
+from bench.integrity.measurement import SAFETY, audit_measurement, floor_ms, output_floor_ms, sandbox_flags
 
 
 def test_floor_is_the_roofline_times_safety() -> None:

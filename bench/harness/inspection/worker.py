@@ -29,18 +29,18 @@ def serve(cmd_fd: int, reply_fd: int, memory_mb: int) -> None:
 
     from bench.harness.inspection.execute import check_sites
     from bench.harness.inspection.report import READER_RECURSION_LIMIT, answer, error_reply
-    from bench.harness.protocol import messages
+    from bench.harness.protocol import wire
     from bench.harness.protocol.messages import ExecuteRequest, InspectRequest
 
     if memory_mb:
         limit = int(memory_mb) << 20
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     sys.setrecursionlimit(READER_RECURSION_LIMIT)
-    messages.send(reply_fd, {"ok": True, "pid": os.getpid()})
+    wire.send(reply_fd, {"ok": True, "pid": os.getpid()})
     while True:
         try:
-            header, blobs = messages.recv(cmd_fd)
-        except messages.ChannelClosed:
+            header, blobs = wire.recv(cmd_fd)
+        except wire.ChannelClosed:
             return
         if header.get("cmd") == "exit":
             return
@@ -52,7 +52,7 @@ def serve(cmd_fd: int, reply_fd: int, memory_mb: int) -> None:
                 reply = answer(InspectRequest.model_validate(header), blobs)
         except Exception as exc:  # a malformed request: the harness's own failure, that candidate's `error`
             reply = error_reply(exc)
-        messages.send(reply_fd, reply.model_dump(mode="json"))
+        wire.send(reply_fd, reply.model_dump(mode="json"))
 
 
 def main() -> None:

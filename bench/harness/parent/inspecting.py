@@ -33,7 +33,7 @@ from typing import Literal
 
 from pydantic import JsonValue
 
-from bench.harness.protocol import messages
+from bench.harness.protocol import wire
 from bench.harness.protocol.messages import (
     DEFAULT_BOUNDS,
     Bounds,
@@ -181,7 +181,7 @@ class WorkerProcess(ChildProcess):
         """Send one request and read its reply (WorkerFailure: TIMEOUT, the worker killed; CRASHED, also for a reply
         the model refuses)."""
         try:
-            messages.send(self._cmd_w, request.model_dump(), blobs)
+            wire.send(self._cmd_w, request.model_dump(), blobs)
         except OSError:  # BrokenPipeError included: the reply read says how the worker ended
             pass
         header, _ = self.read_reply(timeout_s, "inspection", REPLY_MAX_BYTES)
@@ -193,7 +193,7 @@ class WorkerProcess(ChildProcess):
     def execute(self, request: ExecuteRequest, blobs: list[bytes], timeout_s: float) -> ExecuteReply:
         """One execution of the TPU program's kernels (WorkerFailure or ValueError when the worker did not answer)."""
         with contextlib.suppress(OSError):  # the reply read says how the worker ended
-            messages.send(self._cmd_w, request.model_dump(), blobs)
+            wire.send(self._cmd_w, request.model_dump(), blobs)
         header, _ = self.read_reply(timeout_s, "kernel execution", REPLY_MAX_BYTES)
         return ExecuteReply.model_validate(header)
 

@@ -22,16 +22,7 @@ from bench import HARNESS_VERSION, hardware
 from bench.harness.parent import credit, timing
 from bench.harness.parent.builder import BuildArtifact
 from bench.harness.parent.inspecting import Inspection
-from bench.harness.protocol.messages import (
-    BASELINE_FN,
-    CANDIDATE_FN,
-    MOSTLY_XLA_BELOW,
-    PALLAS_FN,
-    EvaluateReply,
-    ExecutedReport,
-    PrepareReply,
-    RunnerHello,
-)
+from bench.harness.protocol.messages import MOSTLY_XLA_BELOW, EvaluateReply, ExecutedReport, PrepareReply, RunnerHello
 from bench.harness.protocol.policy import TimingPolicy
 from bench.harness.protocol.process import WorkerFailure, one_line
 from bench.harness.protocol.result import (
@@ -48,6 +39,7 @@ from bench.harness.protocol.result import (
 )
 from bench.harness.protocol.schedule import Plan
 from bench.harness.protocol.task import EvalTask
+from bench.harness.protocol.wire import BASELINE_FN, CANDIDATE_FN, PALLAS_FN
 from bench.integrity.flags import MOSTLY_XLA, NO_PALLAS, merge_flags
 from bench.integrity.measurement import audit_measurement, sandbox_flags
 from bench.integrity.static_scan import scan_source

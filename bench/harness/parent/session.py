@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from bench.harness.parent.sandboxing import release_group, runner_group
-from bench.harness.protocol import messages
+from bench.harness.protocol import wire
 from bench.harness.protocol.isolation import (
     TIMING_NICE,
     pin_threads,
@@ -26,7 +26,6 @@ from bench.harness.protocol.isolation import (
     worker_env,
 )
 from bench.harness.protocol.messages import (
-    OUT_OF_MEMORY_MARKERS,
     BaselineRequest,
     CaptureReply,
     CaptureRequest,
@@ -45,6 +44,7 @@ from bench.harness.protocol.policy import TimingPolicy
 from bench.harness.protocol.process import ChildProcess, WorkerFailure, one_line
 from bench.harness.protocol.result import Status
 from bench.harness.protocol.task import STARTUP_TIMEOUT_S, EvalTask
+from bench.harness.protocol.wire import OUT_OF_MEMORY_MARKERS
 from bench.paths import JAX_CACHE_DIR, ROOT  # JAX_CACHE_DIR: the runner's compilation cache (trusted only)
 
 #: A runner killed by a signal had run out of memory when its peak resident memory reached this share of its
@@ -126,7 +126,7 @@ class RunnerProcess(ChildProcess):
 
     def send(self, message: Message, blobs: Sequence[bytes] = ()) -> None:
         try:
-            messages.send(self._cmd_w, message.model_dump(), blobs)
+            wire.send(self._cmd_w, message.model_dump(), blobs)
         except OSError:  # BrokenPipeError included
             pass  # the reply read will report how the runner ended
 

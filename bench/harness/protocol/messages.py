@@ -1,17 +1,11 @@
-"""Typed messages between the harness's processes (pydantic, frozen, unknown fields refused), and their framing
-(`send` / `recv`: a JSON header validated against its model, plus raw blobs; no pickle). The only untyped value is a
+"""Typed messages between the harness's processes (pydantic, frozen, unknown fields refused); they travel as the
+JSON headers of protocol/wire.py's frames, each validated against its model. The only untyped value is a
 workload's CONFIG (`PrepareReply.config`). What the build sends is validated like any untrusted input: a malformed
 reply is a failed build (`crashed`), never an error of the harness, and no field of it can carry a status.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import select
-import struct
-import time
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -19,27 +13,6 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from bench.harness.protocol.policy import TimingPolicy
 from bench.harness.protocol.result import Correctness, Machine
-
-#: The names programs are exported and compiled under; the trace parser finds each by `module_name` (jit_<name>).
-BASELINE_FN = "baseline_program"
-CANDIDATE_FN = "candidate_program"
-PALLAS_FN = "pallas_reference_program"
-
-
-def module_name(fn_name: str) -> str:
-    """The HLO module jax names after a jitted function: what the trace parser looks for."""
-    return f"jit_{fn_name}"
-
-
-#: Error text that means the program ran out of memory (XLA, the allocator, the C++ runtime). One list for the
-#: build and the runner: the same message gives `out_of_memory` wherever it happens.
-OUT_OF_MEMORY_MARKERS = ("RESOURCE_EXHAUSTED", "Out of memory", "out of memory", "std::bad_alloc", "failed to allocate")
-
-
-def is_memory_error(exc: BaseException) -> bool:
-    """Whether a failure is the program running out of memory (the `memory_error` field of every reply)."""
-    text = f"{type(exc).__name__}: {exc}"
-    return isinstance(exc, MemoryError) or any(m in text for m in OUT_OF_MEMORY_MARKERS)
 
 
 class Message(BaseModel):
@@ -295,7 +268,7 @@ class Segment(Message):
     (bench.harness.runner.interference): the decision pairs blocks by `block` and judges interference."""
 
     block: int
-    program: str  # the program's function name (messages.BASELINE_FN, CANDIDATE_FN, PALLAS_FN)
+    program: str  # the program's function name (wire.BASELINE_FN, CANDIDATE_FN, PALLAS_FN)
     calls: int  # timed calls of this segment: its share of the program's wall_ms, in order
     wall_s: float
     cpu_s: float  # the runner's CPU time (all threads)
@@ -366,67 +339,3 @@ class ExitRequest(Message):
     """The parent closes a runner: it returns from its loop and exits (killed if it does not, within 2 s)."""
 
     cmd: Literal["exit"] = "exit"
-
-
-# ------------------------------------------------------------------ framing: how messages travel
-# Over dedicated pipes (pass_fds), never a process's stdout: an 8-byte length, the JSON header, then the raw bytes of
-# its blobs. Inputs never travel: the runner draws them itself.
-
-_LEN = struct.Struct(">Q")
-MAX_HEADER_BYTES = 16 << 20
-
-
-class ChannelClosed(Exception):
-    """The peer closed its end (exited or crashed) before a whole message arrived."""
-
-
-class ChannelTimeout(Exception):
-    """No whole message before the deadline."""
-
-
-class ChannelViolation(Exception):
-    """The peer sent something malformed or larger than allowed."""
-
-
-def _write_all(fd: int, data: bytes | memoryview) -> None:
-    view = memoryview(data)
-    while view:
-        n = os.write(fd, view)
-        view = view[n:]
-
-
-def send(fd: int, header: dict[str, Any], blobs: Sequence[bytes] = ()) -> None:
-    head = json.dumps({**header, "_blobs": [len(b) for b in blobs]}).encode()
-    _write_all(fd, _LEN.pack(len(head)) + head)
-    for b in blobs:
-        _write_all(fd, b)
-
-
-def _read_exact(fd: int, n: int, deadline: float | None) -> bytes:
-    chunks, got = [], 0
-    while got < n:
-        if deadline is not None:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
-                raise ChannelTimeout()
-        chunk = os.read(fd, min(n - got, 1 << 22))
-        if not chunk:
-            raise ChannelClosed()
-        chunks.append(chunk)
-        got += len(chunk)
-    return b"".join(chunks)
-
-
-def recv(fd: int, deadline: float | None = None, max_bytes: int = 1 << 40) -> tuple[dict[str, Any], list[bytes]]:
-    """One message: (header, blobs). `deadline` is time.monotonic() based; None blocks."""
-    (head_len,) = _LEN.unpack(_read_exact(fd, _LEN.size, deadline))
-    if head_len > MAX_HEADER_BYTES:
-        raise ChannelViolation(f"header of {head_len} bytes")
-    try:
-        header = json.loads(_read_exact(fd, head_len, deadline))
-        sizes = [int(s) for s in header.pop("_blobs")]
-    except (ValueError, KeyError, TypeError) as e:
-        raise ChannelViolation(f"malformed header: {e}") from e
-    if not isinstance(header, dict) or sum(sizes) > max_bytes or min(sizes, default=0) < 0:
-        raise ChannelViolation(f"message of {sum(sizes)} bytes exceeds the allowed {max_bytes}")
-    return header, [_read_exact(fd, s, deadline) for s in sizes]

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import IO, Any
 
-from bench.harness.protocol import messages
+from bench.harness.protocol import wire
 from bench.harness.protocol.result import Status
 
 LOG_LIMIT = 64 << 10  # a child's output kept: head and tail, half each
@@ -144,15 +144,15 @@ class ChildProcess:
         """The next whole reply frame, or a WorkerFailure: TIMEOUT past the deadline (the child is killed),
         CRASHED when it closed the channel (how it ended is said) or sent a malformed frame (killed)."""
         try:
-            return messages.recv(self.reply_fd, time.monotonic() + timeout_s, max_bytes)
-        except messages.ChannelTimeout:
+            return wire.recv(self.reply_fd, time.monotonic() + timeout_s, max_bytes)
+        except wire.ChannelTimeout:
             self.kill()
             raise WorkerFailure(
                 Status.TIMEOUT, f"{self.name} exceeded the {phase} time limit of {timeout_s:g} s"
             ) from None
-        except messages.ChannelClosed:
+        except wire.ChannelClosed:
             raise WorkerFailure(Status.CRASHED, f"{self.name} {self.describe_exit()} during {phase}") from None
-        except messages.ChannelViolation as e:
+        except wire.ChannelViolation as e:
             raise self.invalid_reply(phase, e) from None
 
     def invalid_reply(self, phase: str, error: Exception) -> WorkerFailure:

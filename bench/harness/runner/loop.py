@@ -22,8 +22,9 @@ import jax
 import numpy as np
 
 from bench.harness.protocol.correctness import Tolerance, compare
-from bench.harness.protocol.messages import BASELINE_FN, CANDIDATE_FN, TrialReport
+from bench.harness.protocol.messages import TrialReport
 from bench.harness.protocol.policy import TimingPolicy
+from bench.harness.protocol.wire import BASELINE_FN, CANDIDATE_FN
 from bench.harness.runner.interference import Recorder
 from bench.harness.runner.program import Program, delete, place, to_host
 from bench.harness.runner.verify import Expected

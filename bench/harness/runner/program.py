@@ -12,8 +12,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from bench.harness.protocol.messages import module_name
 from bench.harness.protocol.signature import aval_text
+from bench.harness.protocol.wire import module_name
 from bench.harness.runner import executed
 from bench.registry import Signature
 

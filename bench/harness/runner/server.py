@@ -24,13 +24,10 @@ import jax
 import jax.numpy as jnp
 
 from bench.hardware import default_size, detect
-from bench.harness.protocol import messages
+from bench.harness.protocol import wire
 from bench.harness.protocol.correctness import Tolerance, compare
 from bench.harness.protocol.isolation import confine_self
 from bench.harness.protocol.messages import (
-    BASELINE_FN,
-    CANDIDATE_FN,
-    PALLAS_FN,
     BaselineRequest,
     CaptureReply,
     CaptureRequest,
@@ -48,10 +45,10 @@ from bench.harness.protocol.messages import (
     TimeBaselineRequest,
     TrialReport,
     TrialsRequest,
-    is_memory_error,
 )
 from bench.harness.protocol.result import Machine
 from bench.harness.protocol.signature import aval_text, export_program
+from bench.harness.protocol.wire import BASELINE_FN, CANDIDATE_FN, PALLAS_FN, is_memory_error
 from bench.harness.runner import executed
 from bench.harness.runner.capture import capture
 from bench.harness.runner.interference import Recorder
@@ -414,11 +411,11 @@ def serve(cmd_fd: int, reply_fd: int, memory_mb: int | None, core: int | None) -
     state = State(env)
     memory = _cap_memory(memory_mb, env.backend)
     hello = RunnerHello(pid=os.getpid(), env=env, memory_cap=memory, cpu_affinity=affinity)
-    messages.send(reply_fd, {"ok": True, **hello.model_dump()})
+    wire.send(reply_fd, {"ok": True, **hello.model_dump()})
     while True:
         try:
-            header, blobs = messages.recv(cmd_fd)
-        except messages.ChannelClosed:
+            header, blobs = wire.recv(cmd_fd)
+        except wire.ChannelClosed:
             return
         command = header.get("cmd", "")
         if command == ExitRequest().cmd:
@@ -426,14 +423,14 @@ def serve(cmd_fd: int, reply_fd: int, memory_mb: int | None, core: int | None) -
         try:
             model, fn = COMMANDS[command]
             reply, out = fn(state, model.model_validate(header), blobs)
-            messages.send(reply_fd, {"ok": True, **reply}, out)
+            wire.send(reply_fd, {"ok": True, **reply}, out)
         except BaseException as exc:  # a harness-side failure (the candidate's failures are replies above)
             tb = traceback.format_exc()
             print(tb, file=sys.stderr, flush=True)
             failure = RunnerFailure(
                 error=f"{type(exc).__name__}: {exc}"[:4000], traceback=tb[-4000:], memory_error=is_memory_error(exc)
             )
-            messages.send(reply_fd, failure.model_dump())
+            wire.send(reply_fd, failure.model_dump())
 
 
 def main() -> None:

@@ -1,8 +1,10 @@
 """UNTRUSTED: the build step, run only inside the build sandbox (`python -m bench.harness.sandbox.child --reply-fd N`,
 started by bench.harness.parent.builder). Reads one BuildRequest from stdin, imports the kernel file, traces its
 `workload` once on abstract inputs (no input value exists here, none is drawn yet), lowers that trace for the
-runner's platform (Pallas in HLO interpret mode on CPU) and for "tpu" (sandbox/lowering.py), replies a BuildReply
-and the exports, and exits. The parent trusts none of it.
+runner's platform (Pallas in HLO interpret mode on CPU) and for "tpu" (sandbox/lowering.py), replies and exits.
+The parent trusts none of it: it validates the reply against messages.BuildReply. Request and reply are read and
+written as the plain JSON of messages.BuildRequest / BuildReply, so that a build imports neither pydantic nor the
+typed messages (protocol/wire.py says why).
 """
 
 from __future__ import annotations
@@ -10,14 +12,15 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib.util
+import json
 import os
 import sys
 import traceback
 from collections.abc import Iterator
 from typing import Any
 
-from bench.harness.protocol import messages
-from bench.harness.protocol.messages import CANDIDATE_FN, BuildReply, BuildRequest, is_memory_error
+from bench.harness.protocol import wire
+from bench.harness.protocol.wire import CANDIDATE_FN, is_memory_error
 from bench.harness.sandbox.lowering import export_jaxpr, trace, with_kernel_sites
 from bench.registry import spec
 
@@ -32,23 +35,25 @@ def _import_kernel(path: str) -> Any:
     return module
 
 
-def build(request: BuildRequest) -> tuple[BuildReply, list[bytes]]:
-    """The BuildReply and the export blobs (runnable first, then TPU when it lowered)."""
-    signature = spec(request.workload).signature(request.size)
-    fn = getattr(_import_kernel(request.kernel_path), "workload", None)
+def build(request: Any) -> tuple[dict[str, object], list[bytes]]:
+    """The reply (messages.BuildReply's fields) and the export blobs (runnable first, then TPU when it lowered),
+    for `request`, the parsed JSON of a messages.BuildRequest."""
+    platforms = list(request["platforms"])
+    signature = spec(request["workload"]).signature(request["size"])
+    fn = getattr(_import_kernel(request["kernel_path"]), "workload", None)
     if not callable(fn):
-        return BuildReply(ok=False, error="the kernel file defines no callable `workload`"), []
+        return {"ok": False, "error": "the kernel file defines no callable `workload`"}, []
     closed = trace(fn, CANDIDATE_FN, signature)  # the one trace both programs come from
-    runnable = export_jaxpr(with_kernel_sites(closed, interpret=request.interpret), CANDIDATE_FN, request.platforms)
+    runnable = export_jaxpr(with_kernel_sites(closed, interpret=bool(request["interpret"])), CANDIDATE_FN, platforms)
     blobs = [bytes(runnable.serialize())]
-    if request.platforms == ["tpu"]:  # on a TPU host the runnable program is the TPU one
-        return BuildReply(ok=True), blobs
+    if platforms == ["tpu"]:  # on a TPU host the runnable program is the TPU one
+        return {"ok": True}, blobs
     try:
         with _tpu_target():
             tpu = export_jaxpr(with_kernel_sites(closed, interpret=False), CANDIDATE_FN, ["tpu"])
     except Exception as exc:  # the kernel runs (interpret mode) but would not lower for a TPU: say why
-        return BuildReply(ok=True, tpu_lowering_error=f"{type(exc).__name__}: {exc}"[:2000]), blobs
-    return BuildReply(ok=True, tpu_exported=True), [*blobs, bytes(tpu.serialize())]
+        return {"ok": True, "tpu_lowering_error": f"{type(exc).__name__}: {exc}"[:2000]}, blobs
+    return {"ok": True, "tpu_exported": True}, [*blobs, bytes(tpu.serialize())]
 
 
 #: The chip a host without a TPU cross-lowers for (the paper's target, v6e). Mosaic asks the default device
@@ -86,23 +91,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--reply-fd", type=int, required=True)
     args = parser.parse_args()
-    serve(BuildRequest.model_validate_json(sys.stdin.read()), args.reply_fd)
+    serve(sys.stdin.read(), args.reply_fd)
 
 
-def serve(request: BuildRequest, reply_fd: int) -> None:
-    """Build, reply on `reply_fd`, exit."""
+def serve(request: str, reply_fd: int) -> None:
+    """Build from `request` (a BuildRequest's JSON), reply on `reply_fd`, exit."""
     try:
-        reply, blobs = build(request)
+        reply, blobs = build(json.loads(request))
     except BaseException as exc:  # every failure is a reply; the parent decides the status
-        reply = BuildReply(
-            ok=False,
-            error=f"{type(exc).__name__}: {exc}"[:4000],
-            traceback=traceback.format_exc()[-4000:],
-            memory_error=is_memory_error(exc),
-        )
+        tb = traceback.format_exc()[-4000:]
+        reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:4000], "traceback": tb}
+        reply["memory_error"] = is_memory_error(exc)
         blobs = []
-        print(reply.traceback, file=sys.stderr, flush=True)
-    messages.send(reply_fd, reply.model_dump(), blobs)
+        print(tb, file=sys.stderr, flush=True)
+    wire.send(reply_fd, reply, blobs)
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)  # skip jax's teardown: everything worth keeping was sent
