@@ -21,7 +21,11 @@ Why each transform defeats its shortcut:
 - 25k: gamma spread (x 20, signs alternating): the mean of gamma * normalised no longer vanishes;
 - 36k: x scaled up (x 8): the sigmoid leaves its linear range, so the GEMV linearisation is far off;
 - 39k: x scaled up (x 8): batch elements' pooled GELUs differ, so broadcasting element 0 is wrong;
-- 38k, 43k, 50k (softmax rows; the shortcut passes only the old gate): x scaled up (x 8), rows not uniform.
+- 38k, 43k, 50k (softmax rows; the shortcut passes only the old gate): x scaled up (x 4), rows not uniform.
+  Not x 8: the logits' bf16 rounding grows with them, and an honest bf16 kernel (jaxbench-team's 43k) used up to
+  0.995 of the elementwise tolerance over 20 draws at x 8 (one ingest failed it by one element of 131,072); at x 4
+  honest kernels use at most 0.32 of it (38k 0.32, 43k 0.22, 50k 0.18, 20 draws each) while the uniform-rows
+  shortcut is at least 3.8 times over it (benchmarks/stress_margin.py prints both).
 """
 
 from __future__ import annotations
@@ -78,10 +82,10 @@ STRESS: dict[str, Stress] = {
     "16p": Stress("q, k + 1 and A_log + 10: positive scores, slow decay", _ssd_long_memory),
     "25k": Stress("gamma x 20, alternating signs", _spread_gamma),
     "36k": Stress("x x 8: sigmoid outside its linear range", _scale(0, 8.0)),
-    "38k": Stress("x x 8: non-uniform softmax rows", _scale(0, 8.0)),
+    "38k": Stress("x x 4: non-uniform softmax rows", _scale(0, 4.0)),
     "39k": Stress("x x 8: batch elements differ", _scale(0, 8.0)),
-    "43k": Stress("x x 8: non-uniform softmax rows", _scale(0, 8.0)),
-    "50k": Stress("x x 8: non-uniform softmax rows", _scale(0, 8.0)),
+    "43k": Stress("x x 4: non-uniform softmax rows", _scale(0, 4.0)),
+    "50k": Stress("x x 4: non-uniform softmax rows", _scale(0, 4.0)),
 }
 
 

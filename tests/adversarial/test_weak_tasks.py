@@ -56,3 +56,34 @@ def test_every_approximate_shortcut_that_passes_has_a_second_distribution() -> N
     """Exact rewrites are legitimate (no gate can refuse them); every other listed shortcut has one."""
     approximate = {k for k, sc in SHORTCUTS.items() if not sc.exact}
     assert approximate - set(STRESS) == set()
+
+
+@pytest.mark.parametrize("workload", ["38k_Matmul_Dropout_Softmax", "43k_Gemm_BatchNorm_Scaling_Softmax"])
+def test_the_softmax_rows_second_distribution_leaves_honest_bf16_kernels_room(workload: str) -> None:
+    """An honest bf16 kernel must pass the second distribution with room to spare, not by luck: at x 8 jaxbench-team's
+    43k used up to 0.995 of the elementwise tolerance and an ingest failed it by one element (bench/weak_tasks.py).
+    On 4 fixed draws the honest kernel stays under half the tolerance; the uniform-rows shortcut fails every one."""
+    import importlib.util
+
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    from jax.experimental.pallas import tpu as pltpu
+
+    from bench.harness.protocol.correctness import Tolerance, compare
+    from bench.registry import load_workload, spec
+
+    s, stress, tol = spec(workload), STRESS[workload.split("_")[0]], Tolerance.for_workload(spec(workload))
+    path = ROOT / f"submissions/jaxbench-team-pallas/kernels/{workload}.py"
+    module = importlib.util.module_from_spec(importlib.util.spec_from_file_location("honest", path))  # type: ignore[arg-type]
+    module.__loader__.exec_module(module)  # type: ignore[union-attr]
+    shortcut = SHORTCUTS[workload.split("_")[0]]
+    for seed in range(4):
+        x = stress.transform(tuple(s.create_inputs(dtype=jnp.bfloat16, size="small", seed=2000 + seed)))
+        ref = np.asarray(jax.jit(s.workload)(*x).astype(jnp.float32))
+        with pltpu.force_tpu_interpret_mode(True):  # type: ignore[arg-type]  # HLO interpret mode
+            out = np.asarray(jax.jit(module.workload)(*x).astype(jnp.float32))
+        slack = np.abs(ref - out) / (tol.atol + tol.rtol * np.abs(ref))
+        assert compare(ref, out, tol).correct and slack.max() < 0.5, f"seed {seed}: {slack.max():.3f} of the tolerance"
+        cheap = np.asarray(jnp.asarray(shortcut.fn(load_workload(workload), *x)).astype(jnp.float32))
+        assert not compare(ref, cheap, tol).correct
