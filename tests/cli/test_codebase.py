@@ -243,6 +243,18 @@ def test_child_process_folders_are_not_imported_outside_the_harness():
     assert offenders == [], "\n".join(offenders)
 
 
+def test_the_build_process_imports_neither_pydantic_nor_the_typed_messages():
+    """A build is one process per candidate: what it imports, every candidate pays (pydantic and the messages' models
+    ~0.2 s of CPU). It speaks the wire format (protocol/wire.py); the parent validates its reply."""
+    code = (
+        "import sys, bench.harness.sandbox.child; print(sorted(m for m in sys.modules"
+        " if m.split('.')[0] == 'pydantic' or m == 'bench.harness.protocol.messages'))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "[]", out.stdout
+
+
 def test_function_local_imports_in_the_harness_say_why():
     """A function-local import hides a dependency; it is allowed only where a process must not load the module
     (jax in the parent, Pallas's TPU stack where no Pallas runs), with the reason on its line."""
