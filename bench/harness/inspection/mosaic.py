@@ -37,6 +37,7 @@ from bench.harness.inspection.module import (
     context,
     read,
     shape_of,
+    type_bytes,
     type_elements,
 )
 from bench.harness.protocol.messages import Bounds
@@ -81,6 +82,12 @@ class KernelWork:
     results_written: tuple[int, ...] = ()
     operands_read_high: tuple[int, ...] = ()
     results_written_high: tuple[int, ...] = ()
+    #: The upper bound (the CPU credit's static side, bench.harness.parent.credit): unknown branches at their dearer
+    #: side, loops of unknown trip count and a grid sized at run time unbounded (math.inf); bytes: every block window
+    #: of the call's operands and results once per grid step, and every DMA's transfer each time it runs.
+    matmul_flops_top: float = 0.0
+    other_flops_top: float = 0.0
+    bytes_top: float = 0.0
 
     @property
     def flops(self) -> float:
@@ -150,9 +157,11 @@ def kernel_work(op: Op, bounds: Bounds, constants: dict[int, int] | None = None)
         total.add(counter.block(func.body, live, {}), grid, grid)
     else:  # a grid sized at run time: as many steps as a loop of unknown trip count (none; one for the dear reading)
         counter.unknown += 1
-        total.add(counter.block(func.body, live, {}), 0.0, 1.0)
+        total.add(counter.block(func.body, live, {}), 0.0, 1.0, math.inf)
     work.matmul_flops, work.other_flops = total.lo
     work.matmul_flops_high, work.other_flops_high = total.hi
+    work.matmul_flops_top, work.other_flops_top = total.top
+    work.bytes_top = total.top_bytes + _times(counter.window_bytes(op), grid if known else math.inf)
     work.operands_read, work.results_written = counter.operands(total.reads_lo, total.writes_lo, op)
     work.operands_read_high, work.results_written_high = counter.operands(total.reads_hi, total.writes_hi, op)
     work.unknown_conditions = counter.unknown
@@ -189,8 +198,15 @@ class _Sum:
     reads_hi: frozenset[int] = frozenset()
     writes_lo: frozenset[int] = frozenset()
     writes_hi: frozenset[int] = frozenset()
+    top: tuple[float, float] = (0.0, 0.0)  # the upper bound's FLOPs (math.inf: unbounded)
+    top_bytes: float = 0.0  # the upper bound's DMA bytes
 
-    def add(self, other: _Sum, lo_times: float = 1.0, hi_times: float = 1.0) -> None:
+    def add(self, other: _Sum, lo_times: float = 1.0, hi_times: float = 1.0, top_times: float | None = None) -> None:
+        """Add `other` run `lo_times` (cheap reading), `hi_times` (dear) and `top_times` (upper bound; default
+        hi_times) times."""
+        n = hi_times if top_times is None else top_times
+        self.top = (self.top[0] + _times(other.top[0], n), self.top[1] + _times(other.top[1], n))
+        self.top_bytes += _times(other.top_bytes, n)
         if lo_times > 0:
             self.lo = (self.lo[0] + other.lo[0] * lo_times, self.lo[1] + other.lo[1] * lo_times)
             self.reads_lo |= other.reads_lo
@@ -213,7 +229,21 @@ class _Sum:
             frozenset.union(*(s.reads_hi for s in options)),
             frozenset.intersection(*(s.writes_lo for s in options)),
             frozenset.union(*(s.writes_hi for s in options)),
+            (max(s.top[0] for s in options), max(s.top[1] for s in options)),
+            max(s.top_bytes for s in options),
         )
+
+
+def _times(x: float, n: float) -> float:
+    """`x` repeated `n` times, where nothing repeated is nothing (also unboundedly often: no 0 * inf)."""
+    return x * n if x else 0.0
+
+
+def _dma_bytes(op: Op) -> float:
+    """Bytes one DMA moves (its source's type: a view of the window it copies); zero for any other op."""
+    if not (op.name.startswith("tpu.enqueue") and "dma" in op.name) or not op.arg_types:
+        return 0.0
+    return float(type_bytes(op.arg_types[0]))
 
 
 #: Region ops whose regions run exactly once where the op runs.
@@ -276,6 +306,14 @@ class _Counter:
         read = tuple(i for i in range(min(n_in, len(args))) if args[i] in reads)
         written = tuple(j for j in range(n_out) if n_in + j < len(args) and args[n_in + j] in writes)
         return read, written
+
+    def window_bytes(self, call: Op) -> float:
+        """Bytes of one grid step's blocks of the call's operands and results (the kernel argument's type is its
+        block): what a pipeline moves at most per step. Operands left in HBM (memory space `any`) move only by DMA
+        (counted where the DMAs run); scratch buffers and semaphores are not the call's."""
+        args = self.func.body.args[self.grid_rank :][: len(call.args) + len(call.types)]
+        types = [self.types[a] for a in args]
+        return float(sum(type_bytes(t) for t in types if "memory_space<any>" not in t and "semaphore" not in t))
 
     def touched(self, op: Op) -> tuple[frozenset[int], frozenset[int]]:
         """(kernel arguments read, kernel arguments written) by one memory op."""
@@ -352,9 +390,9 @@ class _Counter:
             elif op.name == "scf.for":
                 body = self.block(op.regions[0][0], live, env) if op.regions and op.regions[0] else _Sum()
                 trips = self.trips(op, env)
-                if trips is None:  # the dear reading runs it once, the cheap one never
+                if trips is None:  # the dear reading runs it once, the cheap one never, the upper bound unboundedly
                     self.unknown += 1
-                    total.add(body, 0.0, 1.0)
+                    total.add(body, 0.0, 1.0, math.inf)
                 else:
                     total.add(body, trips, trips)
             elif op.name in RUN_ONCE or not op.regions:
@@ -363,12 +401,12 @@ class _Counter:
                         total.add(self.block(b, live, env))
                 flops = op_flops(op)
                 reads, writes = self.touched(op)
-                total.add(_Sum(flops, flops, reads, reads, writes, writes))
+                total.add(_Sum(flops, flops, reads, reads, writes, writes, flops, _dma_bytes(op)))
             else:  # scf.while and anything else with regions: a trip count the reading does not know
                 self.unknown += 1
                 for r in op.regions:
                     for b in r:
-                        total.add(self.block(b, live, env), 0.0, 1.0)
+                        total.add(self.block(b, live, env), 0.0, 1.0, math.inf)
         return total
 
     def switch(self, op: Op, live: set[int], env: dict[int, int | None]) -> _Sum:

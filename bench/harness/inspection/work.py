@@ -31,6 +31,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+from pydantic import JsonValue
+
 from bench.harness.inspection import mosaic
 from bench.harness.inspection.allowlist import MOSAIC_TARGET, custom_call_target
 from bench.harness.inspection.module import (
@@ -134,15 +136,36 @@ class KernelEntry:
     bytes: float = 0.0  # the operands it reads and the results it writes (cheap reading)
 
 
+#: How the report writes a quantity that has no static upper bound (math.inf here).
+UNBOUNDED = "unbounded"
+
+
 @dataclass
 class SiteWork:
-    """One kernel site's work per program call (its dear reading: unknown branches at their dearer side), keyed in
-    Tally.sites by the site function's name: on a CPU runner the parent credits each site at most what the runner
-    measured ran in it (bench.harness.parent.credit)."""
+    """An upper bound of one kernel site's work per program call, keyed in Tally.sites by the site function's name:
+    unknown branches at their dearer side; loops of unknown trip count (in the kernel or around its call), a grid
+    sized at run time: unbounded (math.inf); bytes: each grid step's block windows and each DMA's transfer, every
+    time they run. On a CPU runner the parent credits each site the lesser of this and what the runner measured ran
+    in it (bench.harness.parent.credit): what cannot be decided here is decided by what ran."""
 
     matmul_flops: float = 0.0
     other_flops: float = 0.0
     bytes: float = 0.0
+
+    def add(self, other: SiteWork, times: float = 1.0) -> None:
+        self.matmul_flops += _times(other.matmul_flops, times)
+        self.other_flops += _times(other.other_flops, times)
+        self.bytes += _times(other.bytes, times)
+
+    def report(self) -> dict[str, JsonValue]:
+        """As the coverage details carry it (JSON has no infinity): each quantity a number or UNBOUNDED."""
+        values = {"matmul_flops": self.matmul_flops, "other_flops": self.other_flops, "bytes": self.bytes}
+        return {k: v if math.isfinite(v) else UNBOUNDED for k, v in values.items()}
+
+
+def _times(x: float, n: float) -> float:
+    """`x` repeated `n` times, where nothing repeated is nothing (also unboundedly often: no 0 * inf)."""
+    return x * n if x else 0.0
 
 
 @dataclass
@@ -164,12 +187,13 @@ class Tally:
     uncertain_kernels: int = 0  # live kernels whose work depends on data (branch or grid) or on a runtime branch
     sites: dict[str, SiteWork] = field(default_factory=dict)  # kernel-site function -> its dear reading
 
-    def add(self, other: Tally, kernel_scale: float = 1.0, outside_scale: float = 1.0) -> None:
+    def add(
+        self, other: Tally, kernel_scale: float = 1.0, outside_scale: float = 1.0, site_scale: float | None = None
+    ) -> None:
+        """Add `other` repeated: its kernels' readings `kernel_scale` times, its XLA work `outside_scale` times, its
+        sites' upper bounds `site_scale` times (default kernel_scale; math.inf: unboundedly often)."""
         for name, w in other.sites.items():
-            mine = self.sites.setdefault(name, SiteWork())
-            mine.matmul_flops += w.matmul_flops * kernel_scale
-            mine.other_flops += w.other_flops * kernel_scale
-            mine.bytes += w.bytes * kernel_scale
+            self.sites.setdefault(name, SiteWork()).add(w, kernel_scale if site_scale is None else site_scale)
         self.kernel_s += other.kernel_s * kernel_scale
         self.kernel_s_high += other.kernel_s_high * kernel_scale
         self.kernel_flops += other.kernel_flops * kernel_scale
@@ -611,9 +635,9 @@ class Coverage:
             for b in region:
                 inner.add(self.block(b, live))
         t = Tally()
-        if trips is None:
+        if trips is None:  # kernels: none in the cheap reading, unboundedly many in the sites' upper bound
             t.unknown_loops += 1
-            t.add(inner, kernel_scale=0.0, outside_scale=float(self.unknown_trips))
+            t.add(inner, kernel_scale=0.0, outside_scale=float(self.unknown_trips), site_scale=math.inf)
             for k in t.kernels:
                 k.counted = False
         else:
@@ -684,10 +708,9 @@ class Coverage:
             )
         if not (is_live and computes):
             return
-        site = t.sites.setdefault(self.site, SiteWork())
-        site.matmul_flops += work.matmul_flops_high
-        site.other_flops += work.other_flops_high
-        site.bytes += nbytes
+        t.sites.setdefault(self.site, SiteWork()).add(
+            SiteWork(work.matmul_flops_top, work.other_flops_top, work.bytes_top)
+        )
         t.kernel_flops += work.flops
         t.kernel_bytes += nbytes if work.flops > 0 else 0.0
         t.kernel_s += self.time(work.flops, nbytes) if work.flops > 0 else 0.0
