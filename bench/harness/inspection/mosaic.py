@@ -37,7 +37,6 @@ from bench.harness.inspection.module import (
     context,
     read,
     shape_of,
-    type_bytes,
     type_elements,
 )
 from bench.harness.protocol.messages import Bounds
@@ -82,12 +81,10 @@ class KernelWork:
     results_written: tuple[int, ...] = ()
     operands_read_high: tuple[int, ...] = ()
     results_written_high: tuple[int, ...] = ()
-    #: The upper bound (the CPU credit's static side, bench.harness.parent.credit): unknown branches at their dearer
-    #: side, loops of unknown trip count and a grid sized at run time unbounded (math.inf); bytes: every block window
-    #: of the call's operands and results once per grid step, and every DMA's transfer each time it runs.
+    #: The upper bound of the FLOPs (the CPU credit's static side, bench.harness.parent.credit): unknown branches at
+    #: their dearer side, loops of unknown trip count and a grid sized at run time unbounded (math.inf).
     matmul_flops_top: float = 0.0
     other_flops_top: float = 0.0
-    bytes_top: float = 0.0
 
     @property
     def flops(self) -> float:
@@ -161,9 +158,9 @@ def kernel_work(op: Op, bounds: Bounds, constants: dict[int, int] | None = None)
     work.matmul_flops, work.other_flops = total.lo
     work.matmul_flops_high, work.other_flops_high = total.hi
     work.matmul_flops_top, work.other_flops_top = total.top
-    work.bytes_top = total.top_bytes + _times(counter.window_bytes(op), grid if known else math.inf)
-    work.operands_read, work.results_written = counter.operands(total.reads_lo, total.writes_lo, op)
-    work.operands_read_high, work.results_written_high = counter.operands(total.reads_hi, total.writes_hi, op)
+    sizes = sum(1 for d in grid_dims if d < 0)  # a dynamic dimension's size is passed as a leading operand
+    work.operands_read, work.results_written = counter.operands(total.reads_lo, total.writes_lo, op, sizes)
+    work.operands_read_high, work.results_written_high = counter.operands(total.reads_hi, total.writes_hi, op, sizes)
     work.unknown_conditions = counter.unknown
     return work
 
@@ -199,14 +196,12 @@ class _Sum:
     writes_lo: frozenset[int] = frozenset()
     writes_hi: frozenset[int] = frozenset()
     top: tuple[float, float] = (0.0, 0.0)  # the upper bound's FLOPs (math.inf: unbounded)
-    top_bytes: float = 0.0  # the upper bound's DMA bytes
 
     def add(self, other: _Sum, lo_times: float = 1.0, hi_times: float = 1.0, top_times: float | None = None) -> None:
         """Add `other` run `lo_times` (cheap reading), `hi_times` (dear) and `top_times` (upper bound; default
         hi_times) times."""
         n = hi_times if top_times is None else top_times
         self.top = (self.top[0] + _times(other.top[0], n), self.top[1] + _times(other.top[1], n))
-        self.top_bytes += _times(other.top_bytes, n)
         if lo_times > 0:
             self.lo = (self.lo[0] + other.lo[0] * lo_times, self.lo[1] + other.lo[1] * lo_times)
             self.reads_lo |= other.reads_lo
@@ -230,20 +225,12 @@ class _Sum:
             frozenset.intersection(*(s.writes_lo for s in options)),
             frozenset.union(*(s.writes_hi for s in options)),
             (max(s.top[0] for s in options), max(s.top[1] for s in options)),
-            max(s.top_bytes for s in options),
         )
 
 
 def _times(x: float, n: float) -> float:
     """`x` repeated `n` times, where nothing repeated is nothing (also unboundedly often: no 0 * inf)."""
     return x * n if x else 0.0
-
-
-def _dma_bytes(op: Op) -> float:
-    """Bytes one DMA moves (its source's type: a view of the window it copies); zero for any other op."""
-    if not (op.name.startswith("tpu.enqueue") and "dma" in op.name) or not op.arg_types:
-        return 0.0
-    return float(type_bytes(op.arg_types[0]))
 
 
 #: Region ops whose regions run exactly once where the op runs.
@@ -298,22 +285,17 @@ class _Counter:
                 return None
         return self.splats[ref] & _mask(width)
 
-    def operands(self, reads: frozenset[int], writes: frozenset[int], call: Op) -> tuple[tuple[int, ...], ...]:
+    def operands(
+        self, reads: frozenset[int], writes: frozenset[int], call: Op, sizes: int = 0
+    ) -> tuple[tuple[int, ...], ...]:
         """(indices of the call's operands read, indices of its results written): the kernel's arguments after the
-        grid indices are the call's operands, then its results, then scratch buffers."""
+        grid indices are the call's operands, then its results, then scratch buffers; the call's first `sizes`
+        operands are the sizes of a grid sized at run time, no argument of the kernel."""
         args = self.func.body.args[self.grid_rank :]
-        n_in, n_out = len(call.args), len(call.types)
-        read = tuple(i for i in range(min(n_in, len(args))) if args[i] in reads)
+        n_in, n_out = len(call.args) - sizes, len(call.types)
+        read = tuple(sizes + i for i in range(min(n_in, len(args))) if args[i] in reads)
         written = tuple(j for j in range(n_out) if n_in + j < len(args) and args[n_in + j] in writes)
         return read, written
-
-    def window_bytes(self, call: Op) -> float:
-        """Bytes of one grid step's blocks of the call's operands and results (the kernel argument's type is its
-        block): what a pipeline moves at most per step. Operands left in HBM (memory space `any`) move only by DMA
-        (counted where the DMAs run); scratch buffers and semaphores are not the call's."""
-        args = self.func.body.args[self.grid_rank :][: len(call.args) + len(call.types)]
-        types = [self.types[a] for a in args]
-        return float(sum(type_bytes(t) for t in types if "memory_space<any>" not in t and "semaphore" not in t))
 
     def touched(self, op: Op) -> tuple[frozenset[int], frozenset[int]]:
         """(kernel arguments read, kernel arguments written) by one memory op."""
@@ -401,7 +383,7 @@ class _Counter:
                         total.add(self.block(b, live, env))
                 flops = op_flops(op)
                 reads, writes = self.touched(op)
-                total.add(_Sum(flops, flops, reads, reads, writes, writes, flops, _dma_bytes(op)))
+                total.add(_Sum(flops, flops, reads, reads, writes, writes, flops))
             else:  # scf.while and anything else with regions: a trip count the reading does not know
                 self.unknown += 1
                 for r in op.regions:

@@ -144,8 +144,9 @@ UNBOUNDED = "unbounded"
 class SiteWork:
     """An upper bound of one kernel site's work per program call, keyed in Tally.sites by the site function's name:
     unknown branches at their dearer side; loops of unknown trip count (in the kernel or around its call), a grid
-    sized at run time: unbounded (math.inf); bytes: each grid step's block windows and each DMA's transfer, every
-    time they run. On a CPU runner the parent credits each site the lesser of this and what the runner measured ran
+    sized at run time: unbounded (math.inf); bytes: the operands any path of the body reads and every result, once
+    per call (the model the task's own work is counted in), unbounded only where the call repeats unboundedly. On a
+    CPU runner the parent credits each site the lesser of this and what the runner measured ran
     in it (bench.harness.parent.credit): what cannot be decided here is decided by what ran."""
 
     matmul_flops: float = 0.0
@@ -708,9 +709,11 @@ class Coverage:
             )
         if not (is_live and computes):
             return
-        t.sites.setdefault(self.site, SiteWork()).add(
-            SiteWork(work.matmul_flops_top, work.other_flops_top, work.bytes_top)
-        )
+        # bytes as the reading counts them (each operand and result once, as the task's own program is counted): the
+        # operands any path reads, and every result (a write the reading does not follow, e.g. a DMA to a view
+        # carried through a loop, is still bounded)
+        most = self.kernel_bytes(op, work.operands_read_high, tuple(range(len(op.types))))
+        t.sites.setdefault(self.site, SiteWork()).add(SiteWork(work.matmul_flops_top, work.other_flops_top, most))
         t.kernel_flops += work.flops
         t.kernel_bytes += nbytes if work.flops > 0 else 0.0
         t.kernel_s += self.time(work.flops, nbytes) if work.flops > 0 else 0.0

@@ -6,8 +6,8 @@ data all read as work. On a CPU runner the kernels run (interpret mode), and the
 each site during its untimed profile pass (bench.harness.runner.executed). Here each site (the function
 `jaxbench_kernel_<n>` holding one pallas_call, the same in both programs) is credited the lesser of what ran and the
 static reading's UPPER bound of the site (work.SiteWork: unknown branches at their dearer side; loops of unknown or
-undecidable trip count, in the kernel or around its call, and a grid sized at run time unbounded; bytes: each grid
-step's block windows and each DMA's transfer every time it runs), FLOPs and bytes each:
+undecidable trip count, in the kernel or around its call, and a grid sized at run time unbounded; bytes: the operands
+any path reads and the results, once per call, the model the task's own work is counted in), FLOPs and bytes each:
 
     credited = time(min(upper FLOPs, FLOPs that ran), min(upper bytes, bytes that ran)), zero where no FLOPs
 
