@@ -3,7 +3,9 @@
 A static reading cannot bound a loop whose trip count comes from the data (scalar prefetch, a loaded value), so on
 the CPU track such a site is credited what the runner measured ran in it (bench.harness.parent.credit), capped at
 the task's work less XLA's work outside the kernels. An attacker who read this makes a data-dependent loop run work:
-- work the task does not need, next to XLA's answer (attack_pumped_loop): the cap leaves nothing to credit;
+- work the task does not need, next to XLA's answer (attack_pumped_loop), or run only in interpret mode (a trip count
+  read from uninitialized scratch, which the interpreter fills with INT32_MIN: attack_interpret_only): the cap
+  leaves nothing to credit;
 - the task's own work repeated 32 times (attack_repeated_work): credited once, the repeats count as kernel time;
 - half the task in the kernel, pumped 16 times, XLA the other half (attack_half_pumped): no more than the honest
   split's share, and in fact far less.
@@ -26,7 +28,7 @@ from bench.integrity.flags import MOSTLY_XLA, NO_PALLAS, excluding
 
 pytestmark = pytest.mark.slow
 KERNELS = Path(__file__).parent / "dear_kernels"
-ATTACKS = ("attack_pumped_loop", "attack_repeated_work", "attack_half_pumped")
+ATTACKS = ("attack_pumped_loop", "attack_interpret_only", "attack_repeated_work", "attack_half_pumped")
 GEMM = 2.0 * 256 * 512 * 384  # 8p_GEMM small: the task's matmul FLOPs
 PEAK_FLOPS = 918e12  # the target chip's (v6e) FLOP/s the credit weighs FLOPs with
 
@@ -58,6 +60,15 @@ def test_useless_work_that_runs_earns_nothing(results: dict[str, EvalResult]) ->
     site = _site(r)
     # the loop really ran (16 trips of a 128x512x128 matmul per program, 6 programs) and nothing bounds it statically
     assert site["static"][0] == credit.UNBOUNDED and site["ran"][0] >= 16 * GEMM
+    assert r.pallas_coverage is not None and r.pallas_coverage < 0.05, site
+    assert {MOSTLY_XLA, NO_PALLAS} & set(r.integrity.flags)
+
+
+def test_work_inflated_only_in_interpret_mode_earns_nothing(results: dict[str, EvalResult]) -> None:
+    r = results["attack_interpret_only"]
+    assert r.status == Status.CORRECT, r.reason
+    site = _site(r)
+    assert site["static"][0] == credit.UNBOUNDED and site["ran"][0] >= 16 * GEMM  # it ran, on the interpreter
     assert r.pallas_coverage is not None and r.pallas_coverage < 0.05, site
     assert {MOSTLY_XLA, NO_PALLAS} & set(r.integrity.flags)
 
