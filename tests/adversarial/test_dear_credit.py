@@ -9,7 +9,8 @@ the task's work less XLA's work outside the kernels. An attacker who read this m
 - the task's own work repeated 32 times (attack_repeated_work): credited once, the repeats count as kernel time;
 - half the task in the kernel, pumped 16 times, XLA the other half (attack_half_pumped): no more than the honest
   split's share, and in fact far less.
-The honest control runs its K loop a trip count read from scalar memory and keeps full coverage. All are evaluated
+The honest controls run their K loop a trip count read from scalar memory (full coverage), or are called in a
+StableHLO while loop of data-dependent trips (credited its one run, counted as a Pallas kernel). All are evaluated
 once, as one batch through one warm runner (8p_GEMM, small). No verdict depends on time: FLOPs and bytes are counted.
 """
 
@@ -21,7 +22,7 @@ import pytest
 
 from bench.harness.parent import credit
 from bench.harness.parent.evaluate import WarmRunner
-from bench.harness.protocol.messages import MOSTLY_XLA_BELOW
+from bench.harness.protocol.messages import MOSTLY_XLA_BELOW, coverage_share
 from bench.harness.protocol.result import EvalResult, Status
 from bench.harness.protocol.task import EvalTask
 from bench.integrity.flags import MOSTLY_XLA, NO_PALLAS, excluding
@@ -29,13 +30,14 @@ from bench.integrity.flags import MOSTLY_XLA, NO_PALLAS, excluding
 pytestmark = pytest.mark.slow
 KERNELS = Path(__file__).parent / "dear_kernels"
 ATTACKS = ("attack_pumped_loop", "attack_interpret_only", "attack_repeated_work", "attack_half_pumped")
+HONEST = ("honest_prefetch_trips", "honest_xla_loop")
 GEMM = 2.0 * 256 * 512 * 384  # 8p_GEMM small: the task's matmul FLOPs
-PEAK_FLOPS = 918e12  # the target chip's (v6e) FLOP/s the credit weighs FLOPs with
+PEAK_FLOPS, PEAK_BYTES = 918e12, 1640e9  # the target chip (v6e) the credit weighs FLOPs and bytes on
 
 
 @pytest.fixture(scope="module")
 def results() -> dict[str, EvalResult]:
-    stems = [*ATTACKS, "honest_prefetch_trips"]
+    stems = [*ATTACKS, *HONEST]
     paths = [KERNELS / f"{s}.py" for s in stems]
     task = EvalTask(
         workload="8p_GEMM", kernel_path=paths[0], size="small", seeds=1, warmup=1, iters=2, blocks=1, timeout_s=300
@@ -51,7 +53,7 @@ def _site(r: EvalResult) -> dict:
 
 
 def test_every_kernel_is_covered() -> None:
-    assert {p.stem for p in KERNELS.glob("*.py")} == {*ATTACKS, "honest_prefetch_trips"}
+    assert {p.stem for p in KERNELS.glob("*.py")} == {*ATTACKS, *HONEST}
 
 
 def test_useless_work_that_runs_earns_nothing(results: dict[str, EvalResult]) -> None:
@@ -104,3 +106,18 @@ def test_an_honest_data_dependent_loop_keeps_its_measured_credit(results: dict[s
     # the trip count is data to the static reading; the runner saw the whole product run in the kernel
     assert site["static"][0] == credit.UNBOUNDED and site["ran"][0] == GEMM
     assert r.pallas_coverage is not None and r.pallas_coverage >= 0.99 and r.integrity.pallas_calls == 1
+
+
+def test_an_honest_kernel_in_a_data_dependent_xla_loop_is_credited_and_counted(results: dict[str, EvalResult]) -> None:
+    r = results["honest_xla_loop"]
+    assert r.status == Status.CORRECT and excluding(r.integrity.flags) == [], r.reason
+    site = _site(r)
+    # the loop's trip count is data: the call's FLOPs are unbounded statically, its bytes count once per call
+    assert site["static"][:2] == [credit.UNBOUNDED, 0.0] and site["ran"][0] == GEMM
+    nbytes = min(site["static"][2], site["ran"][2])
+    seconds = max(GEMM / PEAK_FLOPS, nbytes / PEAK_BYTES)
+    assert site["credited_s"] == pytest.approx(seconds, rel=1e-9)
+    cov = r.integrity.details["inspection"]["coverage"]
+    assert r.pallas_coverage == coverage_share(seconds, seconds, cov["outside_s"], cov["baseline_s"]) > 0
+    # counted as the Pallas kernel it is, though the static reading could not count its calls
+    assert r.integrity.pallas_calls == 1 and NO_PALLAS not in r.integrity.flags

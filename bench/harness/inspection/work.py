@@ -145,18 +145,19 @@ class SiteWork:
     """An upper bound of one kernel site's work per program call, keyed in Tally.sites by the site function's name:
     unknown branches at their dearer side; loops of unknown trip count (in the kernel or around its call), a grid
     sized at run time: unbounded (math.inf); bytes: the operands any path of the body reads and every result, once
-    per call (the model the task's own work is counted in), unbounded only where the call repeats unboundedly. On a
-    CPU runner the parent credits each site the lesser of this and what the runner measured ran
-    in it (bench.harness.parent.credit): what cannot be decided here is decided by what ran."""
+    per call (the model the task's own work is counted in; a call repeated by a loop of unknown trip count counts
+    them once: conservative, where the FLOPs that ran credit the repeats). On a CPU runner the parent credits each
+    site the lesser of this and what the runner measured ran in it (bench.harness.parent.credit): what cannot be
+    decided here is decided by what ran."""
 
     matmul_flops: float = 0.0
     other_flops: float = 0.0
     bytes: float = 0.0
 
-    def add(self, other: SiteWork, times: float = 1.0) -> None:
+    def add(self, other: SiteWork, times: float = 1.0, bytes_times: float | None = None) -> None:
         self.matmul_flops += _times(other.matmul_flops, times)
         self.other_flops += _times(other.other_flops, times)
-        self.bytes += _times(other.bytes, times)
+        self.bytes += _times(other.bytes, times if bytes_times is None else bytes_times)
 
     def report(self) -> dict[str, JsonValue]:
         """As the coverage details carry it (JSON has no infinity): each quantity a number or UNBOUNDED."""
@@ -189,12 +190,21 @@ class Tally:
     sites: dict[str, SiteWork] = field(default_factory=dict)  # kernel-site function -> its dear reading
 
     def add(
-        self, other: Tally, kernel_scale: float = 1.0, outside_scale: float = 1.0, site_scale: float | None = None
+        self,
+        other: Tally,
+        kernel_scale: float = 1.0,
+        outside_scale: float = 1.0,
+        site_scale: float | None = None,
+        site_bytes_scale: float | None = None,
     ) -> None:
         """Add `other` repeated: its kernels' readings `kernel_scale` times, its XLA work `outside_scale` times, its
-        sites' upper bounds `site_scale` times (default kernel_scale; math.inf: unboundedly often)."""
+        sites' FLOPs `site_scale` times (default kernel_scale; math.inf: unboundedly often) and bytes
+        `site_bytes_scale` times (default site_scale)."""
+        times = kernel_scale if site_scale is None else site_scale
         for name, w in other.sites.items():
-            self.sites.setdefault(name, SiteWork()).add(w, kernel_scale if site_scale is None else site_scale)
+            self.sites.setdefault(name, SiteWork()).add(
+                w, times, times if site_bytes_scale is None else site_bytes_scale
+            )
         self.kernel_s += other.kernel_s * kernel_scale
         self.kernel_s_high += other.kernel_s_high * kernel_scale
         self.kernel_flops += other.kernel_flops * kernel_scale
@@ -636,9 +646,17 @@ class Coverage:
             for b in region:
                 inner.add(self.block(b, live))
         t = Tally()
-        if trips is None:  # kernels: none in the cheap reading, unboundedly many in the sites' upper bound
+        if trips is None:  # kernels: none in the cheap reading, unboundedly many FLOPs in the sites' upper bound
             t.unknown_loops += 1
-            t.add(inner, kernel_scale=0.0, outside_scale=float(self.unknown_trips), site_scale=math.inf)
+            # their bytes once: in the once-per-call model the task's work is counted in, a repeated call's bytes
+            # are not measured (the runner counts a pipeline's every block); the FLOPs that ran credit the repeats
+            t.add(
+                inner,
+                kernel_scale=0.0,
+                outside_scale=float(self.unknown_trips),
+                site_scale=math.inf,
+                site_bytes_scale=1.0,
+            )
             for k in t.kernels:
                 k.counted = False
         else:
