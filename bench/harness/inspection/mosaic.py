@@ -14,8 +14,10 @@ past the width, a broken `nsw`/`nuw` promise) unknown. Anything else is unknown 
 from memory (data), ops not evaluated; the one exception is a scalar load, at known in-bounds indices, from an
 SMEM argument the program passes as a constant splat and the body never writes (a static block mask).
 What cannot be decided counts the cheaper branch and never a loop of unknown trip count for coverage (`low`:
-the kernel is credited with work that certainly runs), and the dearer branch and one trip for the comparison
-with the interpreted twin (`high`). Matmul FLOPs are 2*M*N*K from the operand shapes.
+the kernel is credited with work that certainly runs), the dearer branch and one trip for the comparison
+with the interpreted twin (`high`), and the dearer branch and unboundedly many trips (math.inf) for the upper
+bound that the CPU track's measurement of what ran is credited within (`top`: bench.harness.parent.credit).
+Matmul FLOPs are 2*M*N*K from the operand shapes.
 """
 
 from __future__ import annotations

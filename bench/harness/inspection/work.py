@@ -20,7 +20,10 @@ what they would cost. Coverage = kernel time credited / (kernel time + time outs
 - the credit is capped at the work the task needs (the workload's own program, counted the same way) less the
   work outside kernels: kernel time past it is time, not credit;
 - work outside kernels is counted everywhere it may run (dead XLA code included: erring that way can only
-  lower coverage).
+  lower coverage);
+- per kernel site, an upper bound of its work (SiteWork: undecided branches at their dearer side, unknown trip
+  counts and run-time grids unbounded): on a CPU runner the parent credits each site the work that ran in it within
+  that bound (bench.harness.parent.credit); elsewhere the cheap reading above stands.
 Reshape-like ops are free; data movement (transpose, slices, pads, converts, broadcasts) costs its bytes.
 """
 
