@@ -14,8 +14,10 @@ past the width, a broken `nsw`/`nuw` promise) unknown. Anything else is unknown 
 from memory (data), ops not evaluated; the one exception is a scalar load, at known in-bounds indices, from an
 SMEM argument the program passes as a constant splat and the body never writes (a static block mask).
 What cannot be decided counts the cheaper branch and never a loop of unknown trip count for coverage (`low`:
-the kernel is credited with work that certainly runs), and the dearer branch and one trip for the comparison
-with the interpreted twin (`high`). Matmul FLOPs are 2*M*N*K from the operand shapes.
+the kernel is credited with work that certainly runs), the dearer branch and one trip for the comparison
+with the interpreted twin (`high`), and the dearer branch and unboundedly many trips (math.inf) for the upper
+bound that the CPU track's measurement of what ran is credited within (`top`: bench.harness.parent.credit).
+Matmul FLOPs are 2*M*N*K from the operand shapes.
 """
 
 from __future__ import annotations
@@ -81,6 +83,10 @@ class KernelWork:
     results_written: tuple[int, ...] = ()
     operands_read_high: tuple[int, ...] = ()
     results_written_high: tuple[int, ...] = ()
+    #: The upper bound of the FLOPs (the CPU credit's static side, bench.harness.parent.credit): unknown branches at
+    #: their dearer side, loops of unknown trip count and a grid sized at run time unbounded (math.inf).
+    matmul_flops_top: float = 0.0
+    other_flops_top: float = 0.0
 
     @property
     def flops(self) -> float:
@@ -150,11 +156,13 @@ def kernel_work(op: Op, bounds: Bounds, constants: dict[int, int] | None = None)
         total.add(counter.block(func.body, live, {}), grid, grid)
     else:  # a grid sized at run time: as many steps as a loop of unknown trip count (none; one for the dear reading)
         counter.unknown += 1
-        total.add(counter.block(func.body, live, {}), 0.0, 1.0)
+        total.add(counter.block(func.body, live, {}), 0.0, 1.0, math.inf)
     work.matmul_flops, work.other_flops = total.lo
     work.matmul_flops_high, work.other_flops_high = total.hi
-    work.operands_read, work.results_written = counter.operands(total.reads_lo, total.writes_lo, op)
-    work.operands_read_high, work.results_written_high = counter.operands(total.reads_hi, total.writes_hi, op)
+    work.matmul_flops_top, work.other_flops_top = total.top
+    sizes = sum(1 for d in grid_dims if d < 0)  # a dynamic dimension's size is passed as a leading operand
+    work.operands_read, work.results_written = counter.operands(total.reads_lo, total.writes_lo, op, sizes)
+    work.operands_read_high, work.results_written_high = counter.operands(total.reads_hi, total.writes_hi, op, sizes)
     work.unknown_conditions = counter.unknown
     return work
 
@@ -189,8 +197,13 @@ class _Sum:
     reads_hi: frozenset[int] = frozenset()
     writes_lo: frozenset[int] = frozenset()
     writes_hi: frozenset[int] = frozenset()
+    top: tuple[float, float] = (0.0, 0.0)  # the upper bound's FLOPs (math.inf: unbounded)
 
-    def add(self, other: _Sum, lo_times: float = 1.0, hi_times: float = 1.0) -> None:
+    def add(self, other: _Sum, lo_times: float = 1.0, hi_times: float = 1.0, top_times: float | None = None) -> None:
+        """Add `other` run `lo_times` (cheap reading), `hi_times` (dear) and `top_times` (upper bound; default
+        hi_times) times."""
+        n = hi_times if top_times is None else top_times
+        self.top = (self.top[0] + _times(other.top[0], n), self.top[1] + _times(other.top[1], n))
         if lo_times > 0:
             self.lo = (self.lo[0] + other.lo[0] * lo_times, self.lo[1] + other.lo[1] * lo_times)
             self.reads_lo |= other.reads_lo
@@ -213,7 +226,13 @@ class _Sum:
             frozenset.union(*(s.reads_hi for s in options)),
             frozenset.intersection(*(s.writes_lo for s in options)),
             frozenset.union(*(s.writes_hi for s in options)),
+            (max(s.top[0] for s in options), max(s.top[1] for s in options)),
         )
+
+
+def _times(x: float, n: float) -> float:
+    """`x` repeated `n` times, where nothing repeated is nothing (also unboundedly often: no 0 * inf)."""
+    return x * n if x else 0.0
 
 
 #: Region ops whose regions run exactly once where the op runs.
@@ -268,12 +287,15 @@ class _Counter:
                 return None
         return self.splats[ref] & _mask(width)
 
-    def operands(self, reads: frozenset[int], writes: frozenset[int], call: Op) -> tuple[tuple[int, ...], ...]:
+    def operands(
+        self, reads: frozenset[int], writes: frozenset[int], call: Op, sizes: int = 0
+    ) -> tuple[tuple[int, ...], ...]:
         """(indices of the call's operands read, indices of its results written): the kernel's arguments after the
-        grid indices are the call's operands, then its results, then scratch buffers."""
+        grid indices are the call's operands, then its results, then scratch buffers; the call's first `sizes`
+        operands are the sizes of a grid sized at run time, no argument of the kernel."""
         args = self.func.body.args[self.grid_rank :]
-        n_in, n_out = len(call.args), len(call.types)
-        read = tuple(i for i in range(min(n_in, len(args))) if args[i] in reads)
+        n_in, n_out = len(call.args) - sizes, len(call.types)
+        read = tuple(sizes + i for i in range(min(n_in, len(args))) if args[i] in reads)
         written = tuple(j for j in range(n_out) if n_in + j < len(args) and args[n_in + j] in writes)
         return read, written
 
@@ -352,9 +374,9 @@ class _Counter:
             elif op.name == "scf.for":
                 body = self.block(op.regions[0][0], live, env) if op.regions and op.regions[0] else _Sum()
                 trips = self.trips(op, env)
-                if trips is None:  # the dear reading runs it once, the cheap one never
+                if trips is None:  # the dear reading runs it once, the cheap one never, the upper bound unboundedly
                     self.unknown += 1
-                    total.add(body, 0.0, 1.0)
+                    total.add(body, 0.0, 1.0, math.inf)
                 else:
                     total.add(body, trips, trips)
             elif op.name in RUN_ONCE or not op.regions:
@@ -363,12 +385,12 @@ class _Counter:
                         total.add(self.block(b, live, env))
                 flops = op_flops(op)
                 reads, writes = self.touched(op)
-                total.add(_Sum(flops, flops, reads, reads, writes, writes))
+                total.add(_Sum(flops, flops, reads, reads, writes, writes, flops))
             else:  # scf.while and anything else with regions: a trip count the reading does not know
                 self.unknown += 1
                 for r in op.regions:
                     for b in r:
-                        total.add(self.block(b, live, env), 0.0, 1.0)
+                        total.add(self.block(b, live, env), 0.0, 1.0, math.inf)
         return total
 
     def switch(self, op: Op, live: set[int], env: dict[int, int | None]) -> _Sum:

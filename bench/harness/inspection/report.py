@@ -158,7 +158,7 @@ def inspect_programs(
         "kernel_bytes": tally.kernel_bytes,
         "outside_bytes": tally.outside_bytes,
         "kernels": [asdict(k) for k in tally.kernels],
-        "sites": {name: asdict(w) for name, w in sorted(tally.sites.items())[: work.SITE_ENTRIES]},
+        "sites": {name: w.report() for name, w in sorted(tally.sites.items())[: work.SITE_ENTRIES]},
         "unknown_loops": tally.unknown_loops,
         "runtime_branches": tally.runtime_branches,
         "target_chip": work.TARGET_CHIP,

@@ -20,7 +20,10 @@ what they would cost. Coverage = kernel time credited / (kernel time + time outs
 - the credit is capped at the work the task needs (the workload's own program, counted the same way) less the
   work outside kernels: kernel time past it is time, not credit;
 - work outside kernels is counted everywhere it may run (dead XLA code included: erring that way can only
-  lower coverage).
+  lower coverage);
+- per kernel site, an upper bound of its work (SiteWork: undecided branches at their dearer side, unknown trip
+  counts and run-time grids unbounded): on a CPU runner the parent credits each site the work that ran in it within
+  that bound (bench.harness.parent.credit); elsewhere the cheap reading above stands.
 Reshape-like ops are free; data movement (transpose, slices, pads, converts, broadcasts) costs its bytes.
 """
 
@@ -30,6 +33,8 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+
+from pydantic import JsonValue
 
 from bench.harness.inspection import mosaic
 from bench.harness.inspection.allowlist import MOSAIC_TARGET, custom_call_target
@@ -134,15 +139,38 @@ class KernelEntry:
     bytes: float = 0.0  # the operands it reads and the results it writes (cheap reading)
 
 
+#: How the report writes a quantity that has no static upper bound (math.inf here).
+UNBOUNDED = "unbounded"
+
+
 @dataclass
 class SiteWork:
-    """One kernel site's work per program call (its dear reading: unknown branches at their dearer side), keyed in
-    Tally.sites by the site function's name: on a CPU runner the parent credits each site at most what the runner
-    measured ran in it (bench.harness.parent.credit)."""
+    """An upper bound of one kernel site's work per program call, keyed in Tally.sites by the site function's name:
+    unknown branches at their dearer side; loops of unknown trip count (in the kernel or around its call), a grid
+    sized at run time: unbounded (math.inf); bytes: the operands any path of the body reads and every result, once
+    per call (the model the task's own work is counted in; a call repeated by a loop of unknown trip count counts
+    them once: conservative, where the FLOPs that ran credit the repeats). On a CPU runner the parent credits each
+    site the lesser of this and what the runner measured ran in it (bench.harness.parent.credit): what cannot be
+    decided here is decided by what ran."""
 
     matmul_flops: float = 0.0
     other_flops: float = 0.0
     bytes: float = 0.0
+
+    def add(self, other: SiteWork, times: float = 1.0, bytes_times: float | None = None) -> None:
+        self.matmul_flops += _times(other.matmul_flops, times)
+        self.other_flops += _times(other.other_flops, times)
+        self.bytes += _times(other.bytes, times if bytes_times is None else bytes_times)
+
+    def report(self) -> dict[str, JsonValue]:
+        """As the coverage details carry it (JSON has no infinity): each quantity a number or UNBOUNDED."""
+        values = {"matmul_flops": self.matmul_flops, "other_flops": self.other_flops, "bytes": self.bytes}
+        return {k: v if math.isfinite(v) else UNBOUNDED for k, v in values.items()}
+
+
+def _times(x: float, n: float) -> float:
+    """`x` repeated `n` times, where nothing repeated is nothing (also unboundedly often: no 0 * inf)."""
+    return x * n if x else 0.0
 
 
 @dataclass
@@ -164,12 +192,22 @@ class Tally:
     uncertain_kernels: int = 0  # live kernels whose work depends on data (branch or grid) or on a runtime branch
     sites: dict[str, SiteWork] = field(default_factory=dict)  # kernel-site function -> its dear reading
 
-    def add(self, other: Tally, kernel_scale: float = 1.0, outside_scale: float = 1.0) -> None:
+    def add(
+        self,
+        other: Tally,
+        kernel_scale: float = 1.0,
+        outside_scale: float = 1.0,
+        site_scale: float | None = None,
+        site_bytes_scale: float | None = None,
+    ) -> None:
+        """Add `other` repeated: its kernels' readings `kernel_scale` times, its XLA work `outside_scale` times, its
+        sites' FLOPs `site_scale` times (default kernel_scale; math.inf: unboundedly often) and bytes
+        `site_bytes_scale` times (default site_scale)."""
+        times = kernel_scale if site_scale is None else site_scale
         for name, w in other.sites.items():
-            mine = self.sites.setdefault(name, SiteWork())
-            mine.matmul_flops += w.matmul_flops * kernel_scale
-            mine.other_flops += w.other_flops * kernel_scale
-            mine.bytes += w.bytes * kernel_scale
+            self.sites.setdefault(name, SiteWork()).add(
+                w, times, times if site_bytes_scale is None else site_bytes_scale
+            )
         self.kernel_s += other.kernel_s * kernel_scale
         self.kernel_s_high += other.kernel_s_high * kernel_scale
         self.kernel_flops += other.kernel_flops * kernel_scale
@@ -611,9 +649,17 @@ class Coverage:
             for b in region:
                 inner.add(self.block(b, live))
         t = Tally()
-        if trips is None:
+        if trips is None:  # kernels: none in the cheap reading, unboundedly many FLOPs in the sites' upper bound
             t.unknown_loops += 1
-            t.add(inner, kernel_scale=0.0, outside_scale=float(self.unknown_trips))
+            # their bytes once: in the once-per-call model the task's work is counted in, a repeated call's bytes
+            # are not measured (the runner counts a pipeline's every block); the FLOPs that ran credit the repeats
+            t.add(
+                inner,
+                kernel_scale=0.0,
+                outside_scale=float(self.unknown_trips),
+                site_scale=math.inf,
+                site_bytes_scale=1.0,
+            )
             for k in t.kernels:
                 k.counted = False
         else:
@@ -684,10 +730,11 @@ class Coverage:
             )
         if not (is_live and computes):
             return
-        site = t.sites.setdefault(self.site, SiteWork())
-        site.matmul_flops += work.matmul_flops_high
-        site.other_flops += work.other_flops_high
-        site.bytes += nbytes
+        # bytes as the reading counts them (each operand and result once, as the task's own program is counted): the
+        # operands any path reads, and every result (a write the reading does not follow, e.g. a DMA to a view
+        # carried through a loop, is still bounded)
+        most = self.kernel_bytes(op, work.operands_read_high, tuple(range(len(op.types))))
+        t.sites.setdefault(self.site, SiteWork()).add(SiteWork(work.matmul_flops_top, work.other_flops_top, most))
         t.kernel_flops += work.flops
         t.kernel_bytes += nbytes if work.flops > 0 else 0.0
         t.kernel_s += self.time(work.flops, nbytes) if work.flops > 0 else 0.0

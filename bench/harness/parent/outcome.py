@@ -184,7 +184,10 @@ def _credited(ctx: BatchContext | None, built: Built, executed: ExecutedReport |
     c = credit.bound(coverage, insp.pallas_calls, ctx.hello.env.backend, executed)
     if c is None:
         return built, None
-    bounded = replace(insp, pallas_coverage=c.coverage, pallas_calls=min(insp.pallas_calls, c.pallas_calls))
+    # measured (CPU): the kernels credited, also where the static reading could not count their calls (a loop of
+    # unknown trip count around them); otherwise at most the static reading's
+    calls = c.pallas_calls if c.details.get("source") == credit.MEASURED else min(insp.pallas_calls, c.pallas_calls)
+    bounded = replace(insp, pallas_coverage=c.coverage, pallas_calls=calls)
     return replace(built, inspection=bounded), c.details
 
 

@@ -1,0 +1,39 @@
+"""Attack on the CPU credit's upper bound (issue 40 §1): the kernel computes the whole product itself, honestly, and
+then again and again in a fori_loop whose trip count comes from the input (32 on the task's inputs): every pass runs,
+so what ran is 32 times the task's work, and no static reading bounds it. Credit is capped at the task's work while
+the repeated passes still count as kernel time: must read low, flagged, never more than the honest kernel."""
+
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+REPEATS = 32
+
+
+def _kernel(reps_ref, a_ref, b_ref, o_ref, acc_ref):
+    def body(k, carry):
+        scale = (k + 1).astype(jnp.float32)
+        a = (a_ref[...].astype(jnp.float32) * scale).astype(a_ref.dtype)
+        acc_ref[...] = jnp.dot(a, b_ref[...], preferred_element_type=jnp.float32) / scale
+        return carry
+
+    jax.lax.fori_loop(0, reps_ref[0], body, jnp.int32(0))
+    o_ref[...] = acc_ref[...].astype(o_ref.dtype)
+
+
+def workload(A, B):
+    m, n = A.shape[0], B.shape[1]
+    reps = jnp.where(jnp.abs(A[0, :1]) < 1e30, REPEATS, 1).astype(jnp.int32)
+    return pl.pallas_call(
+        _kernel,
+        out_shape=jax.ShapeDtypeStruct((m, n), A.dtype),
+        grid=(m // 128, n // 128),
+        in_specs=[
+            pl.BlockSpec(memory_space=pltpu.SMEM),
+            pl.BlockSpec((128, A.shape[1]), lambda i, j: (i, 0)),
+            pl.BlockSpec((B.shape[0], 128), lambda i, j: (0, j)),
+        ],
+        out_specs=pl.BlockSpec((128, 128), lambda i, j: (i, j)),
+        scratch_shapes=[pltpu.VMEM((128, 128), jnp.float32)],
+    )(reps, A, B)
