@@ -1,7 +1,7 @@
 """Issue 40 §1, the CPU credit's static side is an UPPER bound: what measurably ran decides, under the task's cap.
 
 A static reading cannot bound a loop whose trip count comes from the data (scalar prefetch, a loaded value), so on
-the CPU track such a site is credited what the runner measured ran in it (bench.harness.parent.credit), capped at
+the CPU track such a site is credited what the runner measured ran in it (parent/outcome.py), capped at
 the task's work less XLA's work outside the kernels. An attacker who read this makes a data-dependent loop run work:
 - work the task does not need, next to XLA's answer (attack_pumped_loop), or run only in interpret mode (a trip count
   read from uninitialized scratch, which the interpreter fills with INT32_MIN: attack_interpret_only): the cap
@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from bench.harness.parent import credit
+from bench.harness.parent import outcome
 from bench.harness.parent.evaluate import WarmRunner
-from bench.harness.protocol.messages import MOSTLY_XLA_BELOW, coverage_share
+from bench.harness.protocol.messages import MOSTLY_XLA_BELOW, UNBOUNDED, coverage_share
 from bench.harness.protocol.result import EvalResult, Status
 from bench.harness.protocol.task import EvalTask
 from bench.integrity.flags import MOSTLY_XLA, NO_PALLAS, excluding
@@ -48,7 +48,7 @@ def results() -> dict[str, EvalResult]:
 
 def _site(r: EvalResult) -> dict:
     c = r.integrity.details.get("kernel_credit")
-    assert isinstance(c, dict) and c["source"] == credit.MEASURED, r.integrity.details
+    assert isinstance(c, dict) and c["source"] == outcome.CREDIT_MEASURED, r.integrity.details
     return c["sites"]["jaxbench_kernel_0"]
 
 
@@ -61,7 +61,7 @@ def test_useless_work_that_runs_earns_nothing(results: dict[str, EvalResult]) ->
     assert r.status == Status.CORRECT, r.reason
     site = _site(r)
     # the loop really ran (16 trips of a 128x512x128 matmul per program, 6 programs) and nothing bounds it statically
-    assert site["static"][0] == credit.UNBOUNDED and site["ran"][0] >= 16 * GEMM
+    assert site["static"][0] == UNBOUNDED and site["ran"][0] >= 16 * GEMM
     assert r.pallas_coverage is not None and r.pallas_coverage < 0.05, site
     assert {MOSTLY_XLA, NO_PALLAS} & set(r.integrity.flags)
 
@@ -70,7 +70,7 @@ def test_work_inflated_only_in_interpret_mode_earns_nothing(results: dict[str, E
     r = results["attack_interpret_only"]
     assert r.status == Status.CORRECT, r.reason
     site = _site(r)
-    assert site["static"][0] == credit.UNBOUNDED and site["ran"][0] >= 16 * GEMM  # it ran, on the interpreter
+    assert site["static"][0] == UNBOUNDED and site["ran"][0] >= 16 * GEMM  # it ran, on the interpreter
     assert r.pallas_coverage is not None and r.pallas_coverage < 0.05, site
     assert {MOSTLY_XLA, NO_PALLAS} & set(r.integrity.flags)
 
@@ -79,7 +79,7 @@ def test_the_task_s_work_repeated_is_credited_once(results: dict[str, EvalResult
     r = results["attack_repeated_work"]
     assert r.status == Status.CORRECT, r.reason
     site = _site(r)
-    assert site["static"][0] == credit.UNBOUNDED and site["ran"][0] >= 32 * GEMM
+    assert site["static"][0] == UNBOUNDED and site["ran"][0] >= 32 * GEMM
     # the 32 passes are kernel time; the credit is at most the task's work less XLA's (the coverage formula)
     cov = r.integrity.details["inspection"]["coverage"]
     seconds, outside, base = site["credited_s"], cov["outside_s"], cov["baseline_s"]
@@ -93,7 +93,7 @@ def test_pumping_half_the_task_buys_no_coverage(results: dict[str, EvalResult]) 
     r = results["attack_half_pumped"]
     assert r.status == Status.CORRECT, r.reason
     site = _site(r)
-    assert site["static"][0] == credit.UNBOUNDED and site["ran"][0] >= 16 * GEMM / 2
+    assert site["static"][0] == UNBOUNDED and site["ran"][0] >= 16 * GEMM / 2
     # the honest split's share would be ~0.5 (half the work outside); the 16 passes count as kernel time
     assert r.pallas_coverage is not None and r.pallas_coverage < MOSTLY_XLA_BELOW / 2, site
     assert MOSTLY_XLA in r.integrity.flags
@@ -104,7 +104,7 @@ def test_an_honest_data_dependent_loop_keeps_its_measured_credit(results: dict[s
     assert r.status == Status.CORRECT and excluding(r.integrity.flags) == [], r.reason
     site = _site(r)
     # the trip count is data to the static reading; the runner saw the whole product run in the kernel
-    assert site["static"][0] == credit.UNBOUNDED and site["ran"][0] == GEMM
+    assert site["static"][0] == UNBOUNDED and site["ran"][0] == GEMM
     assert r.pallas_coverage is not None and r.pallas_coverage >= 0.99 and r.integrity.pallas_calls == 1
 
 
@@ -113,7 +113,7 @@ def test_an_honest_kernel_in_a_data_dependent_xla_loop_is_credited_and_counted(r
     assert r.status == Status.CORRECT and excluding(r.integrity.flags) == [], r.reason
     site = _site(r)
     # the loop's trip count is data: the call's FLOPs are unbounded statically, its bytes count once per call
-    assert site["static"][:2] == [credit.UNBOUNDED, 0.0] and site["ran"][0] == GEMM
+    assert site["static"][:2] == [UNBOUNDED, 0.0] and site["ran"][0] == GEMM
     nbytes = min(site["static"][2], site["ran"][2])
     seconds = max(GEMM / PEAK_FLOPS, nbytes / PEAK_BYTES)
     assert site["credited_s"] == pytest.approx(seconds, rel=1e-9)

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from bench.harness.parent import credit
+from bench.harness.parent import outcome
 from bench.harness.parent.evaluate import evaluate
-from bench.harness.protocol.messages import coverage_share
+from bench.harness.protocol.messages import UNBOUNDED, coverage_share
 from bench.harness.protocol.result import Status
 from bench.harness.protocol.task import EvalTask
 
@@ -41,11 +41,11 @@ def test_an_honest_data_dependent_reference_is_credited_what_ran(workload: str) 
     r = evaluate(task)
     assert r.status == Status.CORRECT, r.reason
     c = r.integrity.details["kernel_credit"]
-    assert isinstance(c, dict) and c["source"] == credit.MEASURED
+    assert isinstance(c, dict) and c["source"] == outcome.CREDIT_MEASURED
     (name, site), *_ = c["sites"].items()
     upper, ran = site["static"], site["ran"]
     # the kernel's work depends on its inputs: no static bound on its FLOPs, so what ran decides them
-    assert upper[0] == upper[1] == credit.UNBOUNDED and ran[0] > 0
+    assert upper[0] == upper[1] == UNBOUNDED and ran[0] > 0
     cov = r.integrity.details["inspection"]["coverage"]
     outside, base = cov["outside_s"], cov["baseline_s"]
     # credited exactly the roofline time of what ran, its bytes within the static bound (each operand once)

@@ -5,7 +5,7 @@ of the TPU program credits but that do not run: behind an unsigned, a wrapped, a
 condition, in a loop whose int32 trip count wraps below zero or comes from the input, or in all but one program of
 the grid. On harness 15
 (static reading alone) they read coverage 0.55-0.93, unflagged. On the CPU track the runner measures what ran in
-each kernel site (bench.harness.runner.executed) and the parent credits at most that (bench.harness.parent.credit):
+each kernel site (bench.harness.runner.executed) and the parent credits at most that (parent/outcome.py):
 each reads no kernel credit, or the one grid program's block that really ran, flagged. The honest tiled GEMM keeps
 its full coverage. All are evaluated once, as one batch through one warm runner.
 """
@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from bench.harness.parent import credit
+from bench.harness.parent import outcome
 from bench.harness.parent.evaluate import WarmRunner
-from bench.harness.protocol.messages import MOSTLY_XLA_BELOW
+from bench.harness.protocol.messages import MOSTLY_XLA_BELOW, UNBOUNDED
 from bench.harness.protocol.result import EvalResult, Status
 from bench.harness.protocol.task import EvalTask
 from bench.integrity.flags import MOSTLY_XLA, NO_PALLAS, excluding
@@ -61,7 +61,7 @@ def test_kernel_work_that_never_runs_is_not_credited(results: dict[str, EvalResu
     c = _credit(r)
     # the exact static reading (issue 40 §1) may already know the kernel never computes and list no site for it
     site = c["sites"].get("jaxbench_kernel_0", {"ran": [0.0]})
-    assert c["source"] == credit.MEASURED and site["ran"][0] == 0.0
+    assert c["source"] == outcome.CREDIT_MEASURED and site["ran"][0] == 0.0
 
 
 @pytest.mark.parametrize("stem", LITTLE_RUNS)
@@ -74,7 +74,7 @@ def test_kernel_work_that_mostly_does_not_run_reads_low(results: dict[str, EvalR
     static_matmul = site["static"][0]  # the static upper bound: a trip count from the input has none
     one_block = 2.0 * 128 * 512 * 128
     assert site["ran"][0] == (one_block if stem == "attack_skip_grid" else 0.0)
-    assert static_matmul == credit.UNBOUNDED if stem == "attack_data_trips" else site["ran"][0] < static_matmul
+    assert static_matmul == UNBOUNDED if stem == "attack_data_trips" else site["ran"][0] < static_matmul
 
 
 def test_the_honest_kernel_keeps_its_credit(results: dict[str, EvalResult]) -> None:
@@ -82,4 +82,4 @@ def test_the_honest_kernel_keeps_its_credit(results: dict[str, EvalResult]) -> N
     assert r.status == Status.CORRECT and excluding(r.integrity.flags) == [], r.reason
     assert r.pallas_coverage is not None and r.pallas_coverage >= 0.99 and r.integrity.pallas_calls == 1
     site = _credit(r)["sites"]["jaxbench_kernel_0"]
-    assert site["ran"][0] == 2.0 * 256 * 512 * 384 and _credit(r)["source"] == credit.MEASURED
+    assert site["ran"][0] == 2.0 * 256 * 512 * 384 and _credit(r)["source"] == outcome.CREDIT_MEASURED

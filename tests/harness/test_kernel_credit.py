@@ -2,7 +2,7 @@
 
 The runner's attribution (bench.harness.runner.executed) on a recorded HLO text and op events (no jax, no
 clock), on a tiny real program (its own labels replace the candidate's, a real profile pass), and the parent's
-bound (bench.harness.parent.credit) on coverage details and measurements fed by hand.
+bound (parent/outcome.py) on coverage details and measurements fed by hand.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from bench import hardware
-from bench.harness.parent import credit
+from bench.harness.parent import outcome
 from bench.harness.protocol.messages import ExecutedReport, ExecutedWork
 from bench.harness.runner import executed
 
@@ -82,42 +82,42 @@ def test_each_site_is_credited_the_least_of_its_reading_and_what_ran() -> None:
             ExecutedWork(site="jaxbench_kernel_1", matmul_flops=5e12, other_flops=1e12, bytes=1e9),  # ran more
         ],
     )
-    c = credit.bound(cov, 3, "cpu", ran)
+    c = outcome.credit_bound(cov, 3, "cpu", ran)
     assert c is not None
     first = max(1e9 / PEAK_FLOPS, 1e6 / PEAK_BYTES)  # FLOPs that ran, bytes of the reading
     second = max(1e9 / PEAK_FLOPS, 1e6 / PEAK_BYTES)  # the reading: a site is never credited more
     sites = c.details["sites"]
     assert isinstance(sites, dict) and sites["k2"] == {"static": [1e9, 0.0, 1.0], "ran": [0.0] * 3, "credited_s": 0.0}
     assert c.coverage == round((first + second) / (first + second + 1e-6), 4)
-    assert c.pallas_calls == 2 and c.details["source"] == credit.MEASURED
+    assert c.pallas_calls == 2 and c.details["source"] == outcome.CREDIT_MEASURED
 
 
 def test_a_site_where_only_bookkeeping_ran_is_credited_nothing() -> None:
     cov = _coverage({"jaxbench_kernel_0": [1e12, 1e6, 1e6]})
     bookkeeping = ExecutedWork(site="jaxbench_kernel_0", matmul_flops=0, other_flops=0, bytes=1e6)
     ran = ExecutedReport(runs=1, sites=[bookkeeping])
-    c = credit.bound(cov, 1, "cpu", ran)
+    c = outcome.credit_bound(cov, 1, "cpu", ran)
     assert c is not None and (c.coverage, c.pallas_calls) == (0.0, 0)
 
 
 @pytest.mark.parametrize("ran", [None, ExecutedReport(runs=0, sites=[])])
 def test_the_cpu_track_without_a_measurement_credits_no_kernel(ran: ExecutedReport | None) -> None:
-    c = credit.bound(_coverage({"jaxbench_kernel_0": [1e12, 0.0, 1e6]}), 1, "cpu", ran)
-    assert c is not None and (c.coverage, c.pallas_calls, c.details["source"]) == (0.0, 0, credit.UNMEASURED)
+    c = outcome.credit_bound(_coverage({"jaxbench_kernel_0": [1e12, 0.0, 1e6]}), 1, "cpu", ran)
+    assert c is not None and (c.coverage, c.pallas_calls, c.details["source"]) == (0.0, 0, outcome.CREDIT_UNMEASURED)
 
 
 def test_a_report_without_site_readings_credits_no_kernel_on_cpu() -> None:
     cov = _coverage({})
     del cov["sites"]
     ran = ExecutedReport(runs=1, sites=[ExecutedWork(site="jaxbench_kernel_0", matmul_flops=1, other_flops=0, bytes=1)])
-    c = credit.bound(cov, 1, "cpu", ran)
+    c = outcome.credit_bound(cov, 1, "cpu", ran)
     assert c is not None and c.coverage == 0.0
 
 
 def test_a_tpu_runner_keeps_the_static_reading_and_says_so() -> None:
-    c = credit.bound(_coverage({"jaxbench_kernel_0": [1e12, 0.0, 1e6]}, static=0.8), 1, "tpu", None)
-    assert c is not None and (c.coverage, c.pallas_calls, c.details["source"]) == (0.8, 1, credit.STATIC)
-    assert credit.bound({"coverage": None}, 0, "cpu", None) is None  # no TPU program read: nothing to bound
+    c = outcome.credit_bound(_coverage({"jaxbench_kernel_0": [1e12, 0.0, 1e6]}, static=0.8), 1, "tpu", None)
+    assert c is not None and (c.coverage, c.pallas_calls, c.details["source"]) == (0.8, 1, outcome.CREDIT_STATIC)
+    assert outcome.credit_bound({"coverage": None}, 0, "cpu", None) is None  # no TPU program read: nothing to bound
 
 
 # ---------------------------------------------------------------- a tiny real program
@@ -184,16 +184,16 @@ def test_a_data_dependent_kernel_is_credited_what_ran_capped_like_the_static_rea
     ran = ExecutedReport(
         runs=1, sites=[ExecutedWork(site="jaxbench_kernel_0", matmul_flops=1e9, other_flops=0, bytes=1e6)]
     )
-    c = credit.bound(cov, 1, "cpu", ran)
+    c = outcome.credit_bound(cov, 1, "cpu", ran)
     assert c is not None
     site = c.details["sites"]["jaxbench_kernel_0"]  # type: ignore[call-overload,index]
     seconds = float(site["credited_s"])  # type: ignore[call-overload,index,arg-type]
     assert 0 < seconds < 4e-6 and c.coverage == round(seconds / (seconds + 1e-6), 4)
     cov["baseline_s"] = 1.5e-6  # the task's work leaves 0.5e-6 to the kernel
-    c = credit.bound(cov, 1, "cpu", ran)
+    c = outcome.credit_bound(cov, 1, "cpu", ran)
     assert c is not None and c.coverage == round(0.5e-6 / (seconds + 1e-6), 4)
     nothing = ExecutedReport(runs=1, sites=[])
-    c = credit.bound(cov, 1, "cpu", nothing)
+    c = outcome.credit_bound(cov, 1, "cpu", nothing)
     assert c is not None and (c.coverage, c.pallas_calls) == (0.0, 0)
 
 

@@ -4,7 +4,7 @@ Read from real TPU exports (one trace lowered for TPU, as the build makes it): w
 (a counted loop, a branch that never runs), what it cannot (a trip count from the data, a grid sized at run time, a
 `while` around the call) is unbounded and left to what ran; bytes are the operands read and the results, once per
 call, as the task's own work is counted (once also for a call repeated an unknown number of times). And the parent's
-bound (bench.harness.parent.credit) on readings fed by hand: an unbounded site is credited what ran, only under the
+bound (parent/outcome.py) on readings fed by hand: an unbounded site is credited what ran, only under the
 task's cap, and a malformed quantity credits nothing.
 """
 
@@ -23,7 +23,7 @@ from jax.experimental.pallas import tpu as pltpu
 from bench import hardware
 from bench.harness.inspection import work
 from bench.harness.inspection.report import read_program
-from bench.harness.parent import credit
+from bench.harness.parent import outcome
 from bench.harness.protocol.messages import DEFAULT_BOUNDS, ExecutedReport, ExecutedWork
 from bench.harness.sandbox.child import _tpu_target
 from bench.harness.sandbox.lowering import export_jaxpr, with_kernel_sites
@@ -172,31 +172,30 @@ UNBOUNDED_SITE = {"matmul_flops": work.UNBOUNDED, "other_flops": work.UNBOUNDED,
 
 def test_an_unbounded_site_is_credited_what_ran_under_the_task_s_cap() -> None:
     ran = _ran(1e9, 3.28e6)  # 2e-6 s of bytes on the roofline
-    c = credit.bound(_coverage(UNBOUNDED_SITE, baseline_s=1e-5), 1, "cpu", ran)
+    c = outcome.credit_bound(_coverage(UNBOUNDED_SITE, baseline_s=1e-5), 1, "cpu", ran)
     assert c is not None and c.coverage == round(2e-6 / 3e-6, 4) and c.pallas_calls == 1
     assert c.details["sites"][SITE]["static"] == [work.UNBOUNDED] * 3  # type: ignore[call-overload,index]
     # ten times the work ran: credited at most the task's work less XLA's, the rest is kernel time
-    c = credit.bound(_coverage(UNBOUNDED_SITE, baseline_s=1e-5), 1, "cpu", _ran(1e10, 32.8e6))
+    c = outcome.credit_bound(_coverage(UNBOUNDED_SITE, baseline_s=1e-5), 1, "cpu", _ran(1e10, 32.8e6))
     assert c is not None and c.coverage == round(9e-6 / 21e-6, 4)
 
 
 def test_an_unbounded_site_counts_nothing_without_the_cap_or_without_a_run() -> None:
-    assert credit.UNBOUNDED == work.UNBOUNDED
     for baseline in (None, 0.0):
-        c = credit.bound(_coverage(UNBOUNDED_SITE, baseline_s=baseline), 1, "cpu", _ran(1e9, 1e6))
+        c = outcome.credit_bound(_coverage(UNBOUNDED_SITE, baseline_s=baseline), 1, "cpu", _ran(1e9, 1e6))
         assert c is not None and (c.coverage, c.pallas_calls) == (0.0, 0)
-    c = credit.bound(_coverage(UNBOUNDED_SITE, baseline_s=1e-5), 1, "cpu", ExecutedReport(runs=1, sites=[]))
+    c = outcome.credit_bound(_coverage(UNBOUNDED_SITE, baseline_s=1e-5), 1, "cpu", ExecutedReport(runs=1, sites=[]))
     assert c is not None and (c.coverage, c.pallas_calls) == (0.0, 0)
 
 
 def test_bounded_bytes_still_bound_an_unbounded_flop_count() -> None:
     site = {"matmul_flops": work.UNBOUNDED, "other_flops": 0.0, "bytes": 1.64e6}  # 1e-6 s of bytes at most
-    c = credit.bound(_coverage(site, baseline_s=1e-5), 1, "cpu", _ran(1e6, 1e9))
+    c = outcome.credit_bound(_coverage(site, baseline_s=1e-5), 1, "cpu", _ran(1e6, 1e9))
     assert c is not None and c.coverage == round(1e-6 / 2e-6, 4)
 
 
 @pytest.mark.parametrize("value", ["Infinity", "UNBOUNDED", "inf", True, float("nan"), float("inf"), -1e12, None])
 def test_a_malformed_quantity_credits_nothing(value: Any) -> None:
     site = {"matmul_flops": value, "other_flops": value, "bytes": 1e9}
-    c = credit.bound(_coverage(site, baseline_s=1e-5), 1, "cpu", _ran(1e12, 1e9))
+    c = outcome.credit_bound(_coverage(site, baseline_s=1e-5), 1, "cpu", _ran(1e12, 1e9))
     assert c is not None and (c.coverage, c.pallas_calls) == (0.0, 0)

@@ -16,7 +16,7 @@ SMEM argument the program passes as a constant splat and the body never writes (
 What cannot be decided counts the cheaper branch and never a loop of unknown trip count for coverage (`low`:
 the kernel is credited with work that certainly runs), the dearer branch and one trip for the comparison
 with the interpreted twin (`high`), and the dearer branch and unboundedly many trips (math.inf) for the upper
-bound that the CPU track's measurement of what ran is credited within (`top`: bench.harness.parent.credit).
+bound that the CPU track's measurement of what ran is credited within (`top`: parent/outcome.py).
 Matmul FLOPs are 2*M*N*K from the operand shapes.
 """
 
@@ -83,7 +83,7 @@ class KernelWork:
     results_written: tuple[int, ...] = ()
     operands_read_high: tuple[int, ...] = ()
     results_written_high: tuple[int, ...] = ()
-    #: The upper bound of the FLOPs (the CPU credit's static side, bench.harness.parent.credit): unknown branches at
+    #: The upper bound of the FLOPs (the CPU credit's static side, parent/outcome.py): unknown branches at
     #: their dearer side, loops of unknown trip count and a grid sized at run time unbounded (math.inf).
     matmul_flops_top: float = 0.0
     other_flops_top: float = 0.0

@@ -23,7 +23,7 @@ what they would cost. Coverage = kernel time credited / (kernel time + time outs
   lower coverage);
 - per kernel site, an upper bound of its work (SiteWork: undecided branches at their dearer side, unknown trip
   counts and run-time grids unbounded): on a CPU runner the parent credits each site the work that ran in it within
-  that bound (bench.harness.parent.credit); elsewhere the cheap reading above stands.
+  that bound (parent/outcome.py); elsewhere the cheap reading above stands.
 Reshape-like ops are free; data movement (transpose, slices, pads, converts, broadcasts) costs its bytes.
 """
 
@@ -47,7 +47,7 @@ from bench.harness.inspection.module import (
     type_bytes,
     type_elements,
 )
-from bench.harness.protocol.messages import SITE_FUNCTION, Bounds, coverage_share, credited_kernel_s
+from bench.harness.protocol.messages import SITE_FUNCTION, UNBOUNDED, Bounds, coverage_share, credited_kernel_s
 
 #: What a loop of unknown trip count is assumed to repeat its XLA work (its kernels count zero).
 UNKNOWN_TRIPS = 1024
@@ -139,10 +139,6 @@ class KernelEntry:
     bytes: float = 0.0  # the operands it reads and the results it writes (cheap reading)
 
 
-#: How the report writes a quantity that has no static upper bound (math.inf here).
-UNBOUNDED = "unbounded"
-
-
 @dataclass
 class SiteWork:
     """An upper bound of one kernel site's work per program call, keyed in Tally.sites by the site function's name:
@@ -150,7 +146,7 @@ class SiteWork:
     sized at run time: unbounded (math.inf); bytes: the operands any path of the body reads and every result, once
     per call (the model the task's own work is counted in; a call repeated by a loop of unknown trip count counts
     them once: conservative, where the FLOPs that ran credit the repeats). On a CPU runner the parent credits each
-    site the lesser of this and what the runner measured ran in it (bench.harness.parent.credit): what cannot be
+    site the lesser of this and what the runner measured ran in it (parent/outcome.py): what cannot be
     decided here is decided by what ran."""
 
     matmul_flops: float = 0.0

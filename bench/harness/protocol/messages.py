@@ -100,6 +100,9 @@ DEFAULT_BOUNDS = Bounds()
 
 #: Below this Pallas coverage a row is labelled "mostly XLA" (docs/threat-model.md; the inspection measures it).
 MOSTLY_XLA_BELOW = 0.5
+#: How a kernel site's static upper bound writes a quantity it cannot bound (JSON has no infinity): written by the
+#: inspection (inspection/work.py), read by the parent's kernel credit (parent/outcome.py).
+UNBOUNDED = "unbounded"
 
 
 def credited_kernel_s(kernel_s: float, outside_s: float, baseline_s: float | None) -> float:
@@ -111,7 +114,7 @@ def credited_kernel_s(kernel_s: float, outside_s: float, baseline_s: float | Non
 def coverage_share(kernel_s: float, kernel_s_high: float, outside_s: float, baseline_s: float | None) -> float:
     """Pallas coverage from work on the target chip: credited kernel time over all time (0 without a kernel that
     computes); kernel time past the credit (a pass over XLA's answer, work repeated) still counts as time. The one
-    formula for the static reading (inspection.work) and for the credit bounded by what ran (parent.credit)."""
+    formula for the static reading (inspection.work) and for the credit bounded by what ran (parent/outcome.py)."""
     if kernel_s_high <= 0:
         return 0.0
     total = kernel_s + outside_s

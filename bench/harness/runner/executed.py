@@ -4,7 +4,7 @@ Why: coverage credits a kernel with the work of its TPU program, read statically
 A static reading can be wrong about what runs (a branch that never runs, a trip count that wraps to zero, a
 condition on the data), and a kernel author who read it will aim at exactly that. On a CPU runner the kernels DO
 run (Pallas interpret mode), so the runner counts what executed inside each site during the untimed profile pass
-(bench.harness.runner.loop), and the parent credits a site at most that (bench.harness.parent.credit).
+(bench.harness.runner.loop), and the parent credits a site at most that (parent/outcome.py).
 
 How, deterministically (no wall time anywhere, so no verdict depends on the host's load):
 1. `relabel`: before compiling, every op of the candidate's module gets a location WE set: `jaxbench_site:<f>`
