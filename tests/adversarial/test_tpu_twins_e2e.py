@@ -10,9 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.harness.parent.evaluate import WarmRunner
 from bench.harness.protocol.result import EvalResult, Status
-from bench.harness.protocol.task import EvalTask
 
 HERE = Path(__file__).parent
 KERNELS = {
@@ -20,17 +18,7 @@ KERNELS = {
     "attack_twin_blocks_96": HERE / "twin_kernels" / "attack_twin_blocks_96.py",
     "attack_twin_bf16_body": HERE / "twin_kernels" / "attack_twin_bf16_body.py",
 }
-pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def results() -> dict[str, EvalResult]:
-    paths = list(KERNELS.values())
-    task = EvalTask(
-        workload="8p_GEMM", kernel_path=paths[0], size="small", seeds=2, warmup=1, iters=4, blocks=2, timeout_s=180
-    )
-    with WarmRunner(task) as runner:
-        return dict(zip(KERNELS, runner.evaluate(paths), strict=True))
+pytestmark = pytest.mark.slow  # `results`: tests/adversarial/conftest.py
 
 
 def test_every_twin_kernel_is_evaluated_here() -> None:

@@ -269,8 +269,6 @@ def _kernel_func(kernel: Module) -> tuple[Func, tuple[int, ...], int]:
     func = next((f for f in kernel.funcs.values() if "scratch_operands" in f.attrs or "window_params" in f.attrs), None)
     if func is None:
         raise _NotShown("its Mosaic kernel has no kernel function")
-    if any("memory_space<any>" in t for t in func.body.arg_types):
-        raise _NotShown("its Mosaic kernel copies operands itself (memory space ANY): the interpreter shows no windows")
     grid = _array(func.attrs.get("iteration_bounds", ""))
     if any(d < 0 for d in grid):
         raise _NotShown("its grid is dynamic")
@@ -278,8 +276,9 @@ def _kernel_func(kernel: Module) -> tuple[Func, tuple[int, ...], int]:
 
 
 def _scratch(types: tuple[str, ...]) -> Blocks:
-    """(shape, element type) of the array buffers among a kernel's scratch operands (semaphores left out)."""
-    shapes = [shape_of(t) for t in types if "semaphore" not in t]
+    """(shape, element type) of a kernel's scratch arrays, semaphore arrays as the interpreter holds them (i16
+    counts); one-element ones are left out (the interpreter's scalar carries cannot be told from its counters)."""
+    shapes = [shape_of(re.sub(r"!tpu\.(dma_)?semaphore", "i16", t)) for t in types]
     return [s for s in shapes if s is not None and s[0]]
 
 
@@ -303,8 +302,11 @@ def _mosaic_steps(
         wins.append((fn.group(1) if fn else "", _array(wb.group(1)) if wb else None))
         scale.append(bool(element))
     if "window_params" not in func.attrs and not grid:
-        wins = [(None, s[0] if s else None) for s in map(shape_of, operands)]
+        wins = [(None, None)] * len(operands)
         scale = [False] * len(wins)
+    for i, t in enumerate(operands):  # no window: the whole operand at every step, as the interpreter slices it
+        if wins[i] == ("", None) and "memory_space<any>" in t or wins[i] == (None, None):
+            wins[i] = (None, shape_of(t)[0] if shape_of(t) else None)  # type: ignore[index]
     blocks: Blocks = []
     maps: list[tuple[Func | None, tuple[int, ...]]] = []
     for i, ((name, bounds), t) in enumerate(zip(wins, operands, strict=True)):
@@ -556,8 +558,53 @@ _NAMES = {
 _MOVES = frozenset(
     "constant broadcast broadcast_in_dim shape_cast reshape transpose load store vector_store slice dynamic_slice "
     "dynamic_update_slice concatenate pad extract extract_strided_slice insert iota get_tuple_element tuple "
-    "if case while for yield return call index_cast index_castui optimization_barrier".split()
+    "if case while for yield return call index_cast index_castui optimization_barrier memref_slice memref_squeeze "
+    "alloca sem_alloc region".split()
 )
+
+
+def _never_entered(module: Module, op: Op) -> bool:
+    """An `scf.for` whose bounds are one value: Mosaic's empty remainder loop after a loop of dynamic trip count
+    (`_lower_jaxpr_to_for_loop` with unroll 1: `lb + (n / 1) * 1` to `lb + n`), a second copy of the body that
+    never runs."""
+
+    def canon(v: int, depth: int = 0) -> Any:
+        d = module.defs.get(v)
+        if d is None or depth > 16 or len(d.args) != 2:
+            return v
+        a, b = (canon(x, depth + 1) for x in d.args)
+        if d.name in ("arith.divsi", "arith.muli") and module.defs.get(d.args[1]) is not None:
+            if module.defs[d.args[1]].name == "arith.constant" and module.defs[d.args[1]].scalar == 1:
+                return a
+        return (d.name, a, b) if d.name == "arith.addi" else v
+
+    return op.name == "scf.for" and len(op.args) >= 2 and canon(op.args[0]) == canon(op.args[1])
+
+
+def _taken(module: Module, op: Op) -> list[list[Block]]:
+    """The regions of `op` that can run: of a `stablehlo.case` on a constant, its one branch (an index out of
+    range takes the last, as StableHLO defines); of an `scf.if` on a constant, its one branch; else all."""
+    d = module.defs.get(op.args[0]) if op.args and op.name in ("stablehlo.case", "scf.if") else None
+    if d is None or d.name not in ("stablehlo.constant", "arith.constant") or not isinstance(d.scalar, int):
+        return op.regions
+    n, k = len(op.regions), d.scalar
+    if op.name == "scf.if":
+        return op.regions[:1] if k & 1 else op.regions[1:]
+    return [op.regions[k if 0 <= k < n else n - 1]]
+
+
+def _dot_operand(module: Module, v: int, out: Counter[tuple[str, str]]) -> str:
+    """The element type of a dot's operand before a float conversion feeding it (uncounted: the interpreter
+    converts a mixed-precision dot's operand where Mosaic's matmul takes it as it is)."""
+    d = module.defs.get(v)
+    while d is not None and d.name == "stablehlo.convert" and d.arg_types and d.arg_types[0] == d.types[0]:
+        d = module.defs.get(d.args[0])  # jax's weak-type casts (uncounted)
+    if d is not None and d.name in ("stablehlo.convert", "arith.extf", "arith.truncf") and d.arg_types:
+        t, src = _type(d.types[0]), _type(d.arg_types[0])
+        if t != src and "f" in t.rsplit("x", 1)[-1] and "f" in src.rsplit("x", 1)[-1]:
+            out[("convert", t)] -= 1
+            return src.rsplit("x", 1)[-1]
+    return _type(d.types[0] if d is not None else "").rsplit("x", 1)[-1]
 
 
 def _body_ops(module: Module, block: Block, out: Counter[tuple[str, str]], depth: int = 0) -> None:
@@ -578,9 +625,13 @@ def _body_ops(module: Module, block: Block, out: Counter[tuple[str, str]], depth
             name = kind.group(1) if kind else "+".join(sorted(k[0] for k in inner))
             out[(f"reduce_{_NAMES.get(name, name)}", _type(op.types[0]) if op.types else "")] += 1
             continue
-        for r in op.regions:
+        if _never_entered(module, op):
+            continue
+        for r in _taken(module, op):
             for b in r:
                 _body_ops(module, b, out, depth + 1)
+        if short in ("dot_general", "matmul"):  # the operands' element types too, before conversions
+            out[("dot_operands", ",".join(_dot_operand(module, a, out) for a in op.args[:2]))] += 1
         if (
             short in _MOVES
             or not op.types
