@@ -16,14 +16,16 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 
-from bench.harness.inspection import kernels
+from bench.harness.inspection import execute, kernels
 from bench.harness.inspection.module import Op
 from bench.harness.inspection.report import inspect_programs
-from bench.harness.protocol.messages import InspectionReport
+from bench.harness.protocol.messages import Bounds, ExecuteRequest, InspectionReport
+from bench.harness.runner.capture import capture
 from bench.harness.sandbox.child import _tpu_target
 from bench.harness.sandbox.lowering import export_jaxpr, with_kernel_sites
 from bench.paths import SUBMISSIONS_DIR
@@ -195,6 +197,44 @@ def _scaled_by(axis: int) -> Callable:
     return kernel
 
 
+def gemm_dma(
+    bn: int = 128, start: Callable = lambda j: j * 128, dma: bool = True, sem: int = 0, extra: bool = False
+) -> Callable:
+    """B's column block j copied by the kernel into VMEM scratch: from HBM (memory space ANY) by a DMA on
+    semaphore `sem` starting at column `start(j)`, or (`dma` False) from a whole VMEM block by vector loads and
+    stores (the semaphores unused); `extra`: a second DMA into a second buffer, never read."""
+
+    def kernel(a_ref, b_src, o_ref, b_vmem, *rest):
+        *spare, sems = rest
+        cols = pl.ds(pl.multiple_of(start(pl.program_id(1)), 32), bn)
+        if dma:
+            copy = pltpu.make_async_copy(b_src.at[:, cols], b_vmem, sems.at[sem])
+            copy.start()
+            if extra:
+                more = pltpu.make_async_copy(b_src.at[:, cols], spare[0], sems.at[1 - sem])
+                more.start()
+                more.wait()
+            copy.wait()
+        else:
+            b_vmem[...] = b_src[:, cols]
+        o_ref[...] = jnp.dot(a_ref[...], b_vmem[...], preferred_element_type=jnp.float32).astype(o_ref.dtype)
+
+    def program(a: Any, b: Any) -> Any:
+        return pl.pallas_call(
+            kernel,
+            out_shape=jax.ShapeDtypeStruct((256, 384), a.dtype),
+            grid=(2, 384 // bn),
+            in_specs=[
+                pl.BlockSpec((128, 512), lambda i, j: (i, 0)),
+                pl.BlockSpec(memory_space=pl.ANY) if dma else pl.BlockSpec((512, 384), lambda i, j: (0, 0)),
+            ],
+            out_specs=pl.BlockSpec((128, bn), lambda i, j: (i, j)),
+            scratch_shapes=[pltpu.VMEM((512, bn), jnp.bfloat16)] * (1 + extra) + [pltpu.SemaphoreType.DMA((2,))],
+        )(a, b)
+
+    return program
+
+
 relu = _mm(epilogue=lambda x: jnp.maximum(x, 0.0))
 negative_part = _mm(epilogue=lambda x: jnp.minimum(x, 0.0))
 
@@ -223,6 +263,15 @@ TWINS: dict[str, tuple[Callable, Callable, str]] = {
     "grid_axis_read": (gemm(kernel=_scaled_by(0)), gemm(kernel=_scaled_by(1)), "grid axes"),
     # the output written over an input on one side only
     "output_alias": (accumulate(aliased=True), accumulate(aliased=False), "start from"),
+    # manual DMA (issue 40 §2): a DMA of 96-column slices (and blocks) exported as one of 128 ...
+    "dma_slice_shape": (gemm_dma(bn=96, start=lambda j: j * 96), gemm_dma(), "blocks"),
+    # ... a kernel reading B from a whole VMEM block (too large for VMEM at scale) exported as one that DMAs it
+    # from HBM (the semaphores it declares but never signals are not in its interpreted loop), and the reverse
+    # (the semaphores the interpreted kernel counts on, never signalled by the Mosaic one) ...
+    "dma_source_space": (gemm_dma(dma=False), gemm_dma(), "scratch"),
+    "dma_missing": (gemm_dma(), gemm_dma(dma=False), "semaphores"),
+    # ... an extra DMA into a second buffer
+    "dma_extra_copy": (gemm_dma(), gemm_dma(extra=True), "scratch"),
     # an index map reading a prefetched table, exported as one that ignores it
     "prefetched_index_map": (gemm_prefetched(lambda t, j: t[j]), gemm_prefetched(lambda t, j: j), "start"),
 }
@@ -253,6 +302,8 @@ HONEST: dict[str, Callable] = {
     "relu": gemm(kernel=relu),
     "whole_b": gemm_whole_b,
     "through_hbm": gemm_through_hbm,  # B in memory space ANY, copied by the kernel (manual DMA)
+    "dma_blocks": gemm_dma(),
+    "dma_two_copies": gemm_dma(extra=True),
     "element_rows": gemm_element_rows,
     "two_sites": two_sites(gemm(kernel=relu), gemm(kernel=negative_part)),
     "prefetched": gemm_prefetched(lambda t, j: t[j]),
@@ -341,3 +392,28 @@ def test_honest_dataset_kernels_stay_verified(path: str) -> None:
 
     r = _read(program, program, *signature.arrays)
     assert r.tpu_lowering == "ok" and r.readiness_check == "verified", r.readiness_reason
+
+
+#: Twins the structure cannot tell apart (the same DMAs, buffers, semaphores and arithmetic; only a DMA's offset
+#: or its semaphore differs): execution on the captured operands tells the first apart (issue 40 §2).
+EXECUTED = {
+    "dma_offset_next_block": (gemm_dma(), gemm_dma(start=lambda j: (j + 1) % 3 * 128), False),
+    "dma_offset_prefetch_mirror": (gemm_dma(), gemm_dma(start=lambda j: (2 - j) * 128), False),
+    # a semaphore swap changes no value on a sequential machine: structure and execution both pass it (the gap
+    # docs/threat-model.md names)
+    "dma_semaphore_swap": (gemm_dma(), gemm_dma(sem=1), True),
+}
+
+
+@pytest.mark.parametrize("case", sorted(EXECUTED))
+def test_dma_twins_of_the_same_structure_are_told_apart_by_execution(case: str) -> None:
+    real, twin, passes = EXECUTED[case]
+    assert _read(real, twin, A, B).readiness_check == "verified"  # structurally the same kernel
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal(s.shape).astype(s.dtype) for s in (A, B)]
+    sites, arrays = capture(_export(real, True, A, B), args, 1 << 28)
+    request = ExecuteRequest(bounds=dict(Bounds().__dict__), sites=sites)
+    reply = execute.check_sites(request, [_export(twin, False, A, B), *(a.tobytes() for a in arrays)])
+    assert (reply.shown == ["jaxbench_kernel_0"]) is passes, reply.unshown
+    if not passes:
+        assert "not the interpreted one" in reply.unshown["jaxbench_kernel_0"], reply.unshown

@@ -593,7 +593,7 @@ def _taken(module: Module, op: Op) -> list[list[Block]]:
     return [op.regions[k if 0 <= k < n else n - 1]]
 
 
-def _dot_operand(module: Module, v: int, out: Counter[tuple[str, str]]) -> str:
+def _dot_operand(module: Module, v: int, vt: str, out: Counter[tuple[str, str]]) -> str:
     """The element type of a dot's operand before a float conversion feeding it (uncounted: the interpreter
     converts a mixed-precision dot's operand where Mosaic's matmul takes it as it is)."""
     d = module.defs.get(v)
@@ -604,7 +604,7 @@ def _dot_operand(module: Module, v: int, out: Counter[tuple[str, str]]) -> str:
         if t != src and "f" in t.rsplit("x", 1)[-1] and "f" in src.rsplit("x", 1)[-1]:
             out[("convert", t)] -= 1
             return src.rsplit("x", 1)[-1]
-    return _type(d.types[0] if d is not None else "").rsplit("x", 1)[-1]
+    return _type(d.types[0] if d is not None else vt).rsplit("x", 1)[-1]
 
 
 def _body_ops(module: Module, block: Block, out: Counter[tuple[str, str]], depth: int = 0) -> None:
@@ -631,7 +631,7 @@ def _body_ops(module: Module, block: Block, out: Counter[tuple[str, str]], depth
             for b in r:
                 _body_ops(module, b, out, depth + 1)
         if short in ("dot_general", "matmul"):  # the operands' element types too, before conversions
-            out[("dot_operands", ",".join(_dot_operand(module, a, out) for a in op.args[:2]))] += 1
+            out[("dot_operands", ",".join(_dot_operand(module, a, t, out) for a, t in zip(op.args[:2], op.arg_types, strict=False)))] += 1
         if (
             short in _MOVES
             or not op.types
@@ -680,6 +680,23 @@ def _expand(name: str, t: str, src: str) -> dict[tuple[str, str], int]:
 # ---------------------------------------------------------------- the check
 
 
+def _signalled(func: Func) -> list[bool]:
+    """Per semaphore array among the Mosaic kernel's scratch operands (one-element ones left out, as `_scratch`
+    does): does the body use it (a DMA's signal or wait, or a view of it)?"""
+    n = int(func.attrs.get("scratch_operands", "0").split(":")[0] or 0)
+    pairs = zip(func.body.args[len(func.body.args) - n :], func.body.arg_types[len(func.body.args) - n :], strict=True)
+    return [next(_uses(func.body, a), None) is not None for a, t in pairs if "semaphore" in t and shape_of(t)[0]]  # type: ignore[index]
+
+
+def _counted(loop: Op, carries: list[int]) -> list[bool]:
+    """Per i16 scratch carry of the interpreted grid loop (the interpreter's semaphore counts; one-element ones
+    left out): does a step change it (a DMA's start adds its size, its wait takes it back)?"""
+    body = loop.regions[1][0]
+    ret = body.ops[-1].args
+    rest = range(max(carries) + 1, len(body.args))
+    return [ret[p] != body.args[p] for p in rest if (s := shape_of(body.arg_types[p])) and s[0] and s[1] == "i16"]
+
+
 def _fills(types: tuple[str, ...], seed: int) -> list[list[Arr]]:
     """Contents for the prefetched operands (types as Mosaic declares them): zeros, then small pseudo-random
     integers from a seed the candidate cannot know. None of them when there are none."""
@@ -720,6 +737,8 @@ def mismatch(
                 return f"its Mosaic blocks {t_blocks} are not the interpreted blocks {c_blocks}"
             if t_scratch != info.scratch:
                 return f"its Mosaic scratch buffers {t_scratch} are not the interpreted ones {info.scratch}"
+            if _signalled(func) != _counted(loop, carries):
+                return "its Mosaic kernel uses other semaphores for its DMAs than the interpreted one counts on"
             aliases = {
                 int(k or 0): int(j)
                 for k, j in re.findall(
