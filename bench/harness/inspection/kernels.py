@@ -631,7 +631,8 @@ def _body_ops(module: Module, block: Block, out: Counter[tuple[str, str]], depth
             for b in r:
                 _body_ops(module, b, out, depth + 1)
         if short in ("dot_general", "matmul"):  # the operands' element types too, before conversions
-            out[("dot_operands", ",".join(_dot_operand(module, a, t, out) for a, t in zip(op.args[:2], op.arg_types, strict=False)))] += 1
+            operands = zip(op.args[:2], op.arg_types, strict=False)
+            out[("dot_operands", ",".join(_dot_operand(module, a, t, out) for a, t in operands))] += 1
         if (
             short in _MOVES
             or not op.types
