@@ -453,7 +453,7 @@ def _interpreted_steps(module: Module, site: Func, blocks: int, fill: list[Arr])
         raise _NotShown(f"its grid loop runs over {MAX_STEPS} steps")
 
     scratch = _scratch(body.arg_types[max(carries) + 1 :])
-    return shapes, steps(), _Loop(loop, carries, scratch, history, kernel_uses)
+    return shapes, steps(), _Loop(loop, carries, scratch, history, kernel_uses, window_ops)
 
 
 def _read_by_kernel(body: Block, carry: int, bookkeeping: set[Key], interpreter: set[int]) -> bool:
@@ -483,6 +483,7 @@ class _Loop:
     scratch: Blocks
     history: dict[int, list[int]]
     kernel_uses: dict[int, bool]
+    window_ops: set[int]  # ids of the interpreter's own block reads and write-backs
 
 
 def _axes_read(grid: tuple[int, ...], func: Func, loop: _Loop) -> str | None:
@@ -678,24 +679,162 @@ def _expand(name: str, t: str, src: str) -> dict[tuple[str, str], int]:
     return {(name, t): 1}
 
 
-# ---------------------------------------------------------------- the check
+# ---------------------------------------------------------------- the DMA copies
+
+Root = tuple[Any, ...]  # a buffer: ("operand", i), ("scratch", j), ("scalar", type) or ("scoped", shape, type)
+Copy = tuple[Any, ...]  # (source root, copied shape and type, destination root)
+Signal = tuple[Any, ...]  # ("start" | "wait", semaphore root, its index when constant, count)
+_VIEWS = ("reshape", "broadcast_in_dim", "dynamic_slice", "slice", "memref_slice", "memref_squeeze")
+_SEM_MAX = 32767  # a DMA's count on the interpreter's semaphore (jax's SEMAPHORE_MAX_VALUE)
 
 
-def _signalled(func: Func) -> list[bool]:
-    """Per semaphore array among the Mosaic kernel's scratch operands (one-element ones left out, as `_scratch`
-    does): does the body use it (a DMA's signal or wait, or a view of it)?"""
+def _squeezed(t: str) -> tuple[tuple[int, ...], str]:
+    s = shape_of(re.sub(r"!tpu\.(dma_)?semaphore", "i16", t)) or ((), t)
+    return tuple(d for d in s[0] if d != 1), s[1]
+
+
+def _labels(types: tuple[str, ...], args: tuple[int, ...], windows: list[int]) -> dict[int, Root]:
+    """Root labels of a kernel's buffers: its windows in order, then its scratch arrays in order (one-element ones
+    by type, as `_scratch` leaves them out); `windows` are the positions of the windows among `args`."""
+    out: dict[int, Root] = {args[p]: ("operand", i) for i, p in enumerate(windows)}
+    j = 0
+    for a, t in zip(args[max(windows, default=-1) + 1 :], types[max(windows, default=-1) + 1 :], strict=True):
+        shape, elem = _squeezed(t)
+        out[a] = ("scratch", j) if (shape_of(t) or ((),))[0] else ("scalar", elem)
+        j += bool((shape_of(t) or ((),))[0])
+    return out
+
+
+def _const(module: Module, v: int, depth: int = 0) -> int | None:
+    """The value of an integer expression of constants only (None: it depends on something else)."""
+    d = module.defs.get(v)
+    fn = integer_op(d) if d is not None and not d.regions and depth < 32 else None
+    if fn is None:
+        return None
+    args = [_const(module, a, depth + 1) for a in d.args]  # type: ignore[union-attr]
+    return None if None in args else fn(args)  # type: ignore[arg-type]
+
+
+class _Buffers:
+    """Which buffer each value of a kernel body is (its root), and the copies and semaphore signals in it."""
+
+    def __init__(self, module: Module, roots: dict[int, Root], skip: set[int]) -> None:
+        self.module, self.roots, self.skip = module, roots, skip
+        self.copies: set[Copy] = set()
+        self.signals: set[Signal] = set()
+        self.arg_types: dict[int, str] = {}
+
+    def origin(self, v: int) -> tuple[Root | None, tuple[tuple[int, ...], str], int | None]:
+        """The buffer a value was sliced from through views (and, through an update, the data written into
+        it), the smallest shape on the way (the copied slice) and the constant index of a one-element slice."""
+        best, index = _squeezed(self.module_type(v)), None
+        for _ in range(64):
+            if v in self.roots:
+                return self.roots[v], best, index
+            d = self.module.defs.get(v)
+            if d is None or d.name.split(".", 1)[-1] not in (*_VIEWS, "dynamic_update_slice", "convert"):
+                return None, best, index
+            if d.name.endswith("convert") and d.types[0] != d.arg_types[0]:
+                return None, best, index
+            if d.name.endswith(("dynamic_slice", "memref_slice")) and len(d.args) == 2:
+                index = _const(self.module, d.args[1])
+            shape = _squeezed(d.types[0])
+            best = shape if math.prod(shape[0]) < math.prod(best[0]) else best
+            v = d.args[1] if d.name.endswith("dynamic_update_slice") else d.args[0]
+        return None, best, index
+
+    def walk(self, block: Block, depth: int = 0) -> None:
+        if depth > 64:
+            raise _NotShown("its body nests too deep to compare")
+        self.arg_types.update(zip(block.args, block.arg_types, strict=True))
+        roots = self.roots
+        for op in block.ops:
+            short = op.name.split(".", 1)[-1]
+            if short == "while" and len(op.regions) == 2:  # carried buffers keep their identity
+                for values in (op.regions[0][0].args, op.regions[1][0].args, op.outs):
+                    self.roots.update({a: self.roots[o] for a, o in zip(values, op.args, strict=False) if o in roots})
+            for r in op.regions:
+                for b in r:
+                    self.walk(b, depth + 1)
+            if short == "case" and op.regions and op.regions[0]:
+                ret = op.regions[0][0].ops[-1].args
+                self.roots.update({o: self.roots[a] for o, a in zip(op.outs, ret, strict=False) if a in self.roots})
+            if id(op) in self.skip:  # the interpreter's block read: the block is its operand's buffer
+                if short == "dynamic_slice" and op.args[0] in self.roots:
+                    self.roots[op.outs[0]] = self.roots[op.args[0]]
+                continue
+            if short == "dynamic_update_slice" and op.args[0] in self.roots:
+                self.roots[op.outs[0]] = self.roots[op.args[0]]
+            if short in ("dynamic_update_slice", "enqueue_dma"):
+                self.copied(*((op.args[1], op.args[0]) if short == "dynamic_update_slice" else op.args[:2]))
+            if short == "return" and len(op.args) == len(block.args):  # a loop's buffer replaced whole
+                for arg, returned in zip(block.args, op.args, strict=True):
+                    self.copied(returned, arg)
+            if short == "enqueue_dma" and _array(op.attrs.get("operandSegmentSizes", "")) != (1, 0, 1, 1, 0, 0, 0):
+                raise _NotShown("its Mosaic kernel has a remote DMA")
+            if short == "broadcast_in_dim" and not op.regions and self.module.defs.get(op.args[0]) is not None:
+                if self.module.defs[op.args[0]].name.endswith("constant") and shape_of(op.types[0]):
+                    self.roots.setdefault(op.outs[0], ("scoped", *_squeezed(op.types[0])))
+            if short in ("alloca", "sem_alloc"):
+                self.roots[op.outs[0]] = ("scoped", *_squeezed(op.types[0]))
+            self.signal(op, short)
+
+    def signal(self, op: Op, short: str) -> None:
+        """A DMA's start or wait on a semaphore: Mosaic's ops, or the interpreter's i16 count plus or minus the
+        copy's element count (at most _SEM_MAX)."""
+        if short in ("enqueue_dma", "wait_dma2"):
+            sem, data = (op.args[2], op.args[0]) if short == "enqueue_dma" else (op.args[0], op.args[2])
+            count = min(math.prod((shape_of(self.module_type(data)) or ((),))[0]), _SEM_MAX)
+            root, _, index = self.origin(sem)
+            self.signals.add(("start" if short == "enqueue_dma" else "wait", root, index, count))
+        elif short in ("add", "subtract") and op.types and _type(op.types[0]) == "i16" and len(op.args) == 2:
+            d = self.module.defs.get(op.args[1])
+            m = self.module.defs.get(d.args[0]) if d is not None and d.name.endswith("convert") else None
+            if m is not None and m.name.endswith("minimum"):
+                size = _const(self.module, m.args[0])
+                root, _, index = self.origin(op.args[0])
+                if size is not None and root is not None:
+                    self.signals.add(("start" if short == "add" else "wait", root, index, min(size, _SEM_MAX)))
+
+    def module_type(self, v: int) -> str:
+        d = self.module.defs.get(v)
+        return d.types[0] if d is not None else self.arg_types.get(v, "")
+
+    def copied(self, src: int, dst: int) -> None:
+        """`src`'s data written into `dst`'s buffer: a copy when both are buffers and not the same one."""
+        (r_src, shape, _), (r_dst, _, _) = self.origin(src), self.origin(dst)
+        if r_src is not None and r_dst is not None and r_src != r_dst:
+            self.copies.add((r_src, shape, r_dst))
+
+
+def _dma_mismatch(kernel: Module, func: Func, first: int, runnable: Module, loop: _Loop) -> str | None:
+    """Why the Mosaic kernel's DMAs are not the interpreted kernel's copies (None: they are). Compared as sets of
+    (source buffer, copied shape and type, destination buffer): every Mosaic DMA is a copy of the interpreted
+    body, every interpreted copy out of or into an operand the Mosaic kernel leaves in HBM (ANY: only a DMA can
+    reach it) is a Mosaic DMA; and the DMAs' starts and waits on scratch semaphores (with their constant index
+    and element count) are the interpreted semaphore counts' changes."""
     n = int(func.attrs.get("scratch_operands", "0").split(":")[0] or 0)
-    pairs = zip(func.body.args[len(func.body.args) - n :], func.body.arg_types[len(func.body.args) - n :], strict=True)
-    return [next(_uses(func.body, a), None) is not None for a, t in pairs if "semaphore" in t and shape_of(t)[0]]  # type: ignore[index]
+    args, types = func.body.args[first:], func.body.arg_types[first:]
+    t_side = _Buffers(kernel, _labels(types, args, list(range(len(args) - n))), set())
+    t_side.walk(func.body)
+    body = loop.op.regions[1][0]
+    c_side = _Buffers(runnable, _labels(body.arg_types, body.args, loop.carries), loop.window_ops)
+    c_side.walk(body)
+    dmas = {c for c in t_side.copies}
+    hbm = {("operand", i) for i, t in enumerate(types[: len(args) - n]) if "memory_space<any>" in t}
+    through_hbm = {c for c in c_side.copies if c[0] in hbm or c[2] in hbm}
+    if not dmas <= c_side.copies or not through_hbm <= dmas:
+        extra, missing = sorted(map(str, dmas - c_side.copies))[:3], sorted(map(str, through_hbm - dmas))[:3]
+        return f"its Mosaic DMAs are not the interpreted copies (Mosaic only: {extra}; interpreted only: {missing})"
+    scratch_sems = {s for s in t_side.signals if s[1] is not None and s[1][0] == "scratch"}
+    counted = {s for s in c_side.signals if s[1] is not None and s[1][0] == "scratch"}
+    if scratch_sems != counted:
+        extra, missing = sorted(map(str, scratch_sems - counted))[:3], sorted(map(str, counted - scratch_sems))[:3]
+        return f"its Mosaic DMAs signal other semaphores (Mosaic only: {extra}; interpreted only: {missing})"
+    return None
 
 
-def _counted(loop: Op, carries: list[int]) -> list[bool]:
-    """Per i16 scratch carry of the interpreted grid loop (the interpreter's semaphore counts; one-element ones
-    left out): does a step change it (a DMA's start adds its size, its wait takes it back)?"""
-    body = loop.regions[1][0]
-    ret = body.ops[-1].args
-    rest = range(max(carries) + 1, len(body.args))
-    return [ret[p] != body.args[p] for p in rest if (s := shape_of(body.arg_types[p])) and s[0] and s[1] == "i16"]
+# ---------------------------------------------------------------- the check
 
 
 def _fills(types: tuple[str, ...], seed: int) -> list[list[Arr]]:
@@ -738,8 +877,9 @@ def mismatch(
                 return f"its Mosaic blocks {t_blocks} are not the interpreted blocks {c_blocks}"
             if t_scratch != info.scratch:
                 return f"its Mosaic scratch buffers {t_scratch} are not the interpreted ones {info.scratch}"
-            if _signalled(func) != _counted(loop, carries):
-                return "its Mosaic kernel uses other semaphores for its DMAs than the interpreted one counts on"
+            dma = _dma_mismatch(kernel, func, len(grid) + prefetch, runnable, info)
+            if dma:
+                return dma
             aliases = {
                 int(k or 0): int(j)
                 for k, j in re.findall(
