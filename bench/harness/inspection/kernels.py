@@ -9,10 +9,12 @@ kernel that ran does not (issue 40 §2). So, from the two modules alone, per ker
   element types and every start must be equal (up to MAX_STEPS steps; beyond: not shown);
 - the site's data flow (blocks from the site's operands, outputs returned in order), its scratch buffers and the
   grid axes the body reads (`pl.program_id`);
-- the body: the multiset of (operation, result type) of its arithmetic, Mosaic's names mapped to StableHLO's.
-Not shown (the row is "unverified"): memory space ANY (manual DMA: no windows to compare). Not compared
-(docs/threat-model.md): VMEM vs SMEM placement, how the body's ops are wired (a multiset, not a graph),
-constants in the body.
+- the body: the multiset of (operation, result type) of its arithmetic, Mosaic's names mapped to StableHLO's;
+- manual DMA: an operand in memory space ANY is the whole array at every step (as the interpreter slices it); the
+  DMA copies as sets of (source buffer, shape, destination buffer) and the scratch semaphores' starts and waits
+  (`_dma_mismatch`).
+Not compared (docs/threat-model.md; execution, inspection/execute.py, shows the values): VMEM vs SMEM placement,
+how the body's ops are wired (a multiset, not a graph), constants in the body, a DMA's offsets and how often it runs.
 """
 
 from __future__ import annotations
