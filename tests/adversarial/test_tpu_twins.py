@@ -242,6 +242,17 @@ def gemm_dma(
     return program
 
 
+def _doubled_a(narrow: bool) -> Callable:
+    """The GEMM of 2A in float32 (`narrow`: 2A rounded to bf16 before the product)."""
+
+    def kernel(a_ref, b_ref, o_ref):
+        x = a_ref[...].astype(jnp.float32) * 2.0
+        x = x.astype(jnp.bfloat16) if narrow else x
+        o_ref[...] = jnp.dot(x, b_ref[...], preferred_element_type=jnp.float32).astype(o_ref.dtype)
+
+    return kernel
+
+
 relu = _mm(epilogue=lambda x: jnp.maximum(x, 0.0))
 negative_part = _mm(epilogue=lambda x: jnp.minimum(x, 0.0))
 
@@ -255,6 +266,8 @@ TWINS: dict[str, tuple[Callable, Callable, str]] = {
     "index_map": (gemm(), gemm(col=lambda j: 2 - j), "start"),
     # an element type inside the body: the product accumulated in bf16 (Mosaic refuses it), exported as f32
     "body_dtype": (gemm(kernel=_mm(acc_dtype=jnp.bfloat16)), gemm(), "arithmetic"),
+    # a dot's operand rounded to bf16 first (the interpreter's own widening of a mixed dot's operand is uncounted)
+    "dot_operand_precision": (gemm(kernel=_doubled_a(False)), gemm(kernel=_doubled_a(True)), "arithmetic"),
     # another elementwise op of the same cost in the body
     "body_op": (gemm(kernel=relu), gemm(kernel=negative_part), "arithmetic"),
     # memory space: B copied from HBM by the kernel, exported as a plain VMEM block (and the reverse)
@@ -312,6 +325,7 @@ HONEST: dict[str, Callable] = {
     "capped_grid": gemm(grid_n=4, col=lambda j: jnp.minimum(j, 2), kernel=_capped),
     "reversed_columns": gemm(col=lambda j: 2 - j),
     "relu": gemm(kernel=relu),
+    "mixed_precision_dot": gemm(kernel=_doubled_a(False)),
     "whole_b": gemm_whole_b,
     "through_hbm": gemm_through_hbm,  # B in memory space ANY, copied by the kernel (manual DMA)
     "dma_blocks": gemm_dma(),

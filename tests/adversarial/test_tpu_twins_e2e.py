@@ -17,6 +17,7 @@ KERNELS = {
     "honest_pallas_gemm": HERE / "kernels" / "honest_pallas_gemm.py",
     "attack_twin_blocks_96": HERE / "twin_kernels" / "attack_twin_blocks_96.py",
     "attack_twin_bf16_body": HERE / "twin_kernels" / "attack_twin_bf16_body.py",
+    "attack_twin_dma_semaphore": HERE / "twin_kernels" / "attack_twin_dma_semaphore.py",
 }
 pytestmark = pytest.mark.slow  # `results`: tests/adversarial/conftest.py
 
@@ -30,7 +31,7 @@ def test_the_honest_kernel_stays_verified(results: dict[str, EvalResult]) -> Non
     assert r.status == Status.CORRECT and r.tpu_lowering == "ok" and r.readiness_check == "verified", r.reason
 
 
-@pytest.mark.parametrize("stem", ["attack_twin_blocks_96", "attack_twin_bf16_body"])
+@pytest.mark.parametrize("stem", ["attack_twin_blocks_96", "attack_twin_bf16_body", "attack_twin_dma_semaphore"])
 def test_a_tpu_export_from_a_twin_is_unverified(results: dict[str, EvalResult], stem: str) -> None:
     r = results[stem]
     details = r.integrity.details["inspection"]

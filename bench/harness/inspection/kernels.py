@@ -597,16 +597,16 @@ def _taken(module: Module, op: Op) -> list[list[Block]]:
 
 
 def _dot_operand(module: Module, v: int, vt: str, out: Counter[tuple[str, str]]) -> str:
-    """The element type of a dot's operand before a float conversion feeding it (uncounted: the interpreter
-    converts a mixed-precision dot's operand where Mosaic's matmul takes it as it is)."""
+    """The element type of a dot's operand before a widening float conversion feeding it (uncounted: the
+    interpreter widens a mixed-precision dot's narrower operand where Mosaic's matmul takes it as it is)."""
     d = module.defs.get(v)
     while d is not None and d.name == "stablehlo.convert" and d.arg_types and d.arg_types[0] == d.types[0]:
         d = module.defs.get(d.args[0])  # jax's weak-type casts (uncounted)
-    if d is not None and d.name in ("stablehlo.convert", "arith.extf", "arith.truncf") and d.arg_types:
-        t, src = _type(d.types[0]), _type(d.arg_types[0])
-        if t != src and "f" in t.rsplit("x", 1)[-1] and "f" in src.rsplit("x", 1)[-1]:
-            out[("convert", t)] -= 1
-            return src.rsplit("x", 1)[-1]
+    if d is not None and d.name in ("stablehlo.convert", "arith.extf") and d.arg_types:
+        t, src = (_type(x).rsplit("x", 1)[-1] for x in (d.types[0], d.arg_types[0]))
+        if re.fullmatch(r"b?f\d+", t) and re.fullmatch(r"b?f\d+", src) and int(t.lstrip("bf")) > int(src.lstrip("bf")):
+            out[("convert", _type(d.types[0]))] -= 1
+            return src
     return _type(d.types[0] if d is not None else vt).rsplit("x", 1)[-1]
 
 
