@@ -205,14 +205,17 @@ def gemm_dma(
     sem: int = 0,
     extra: bool = False,
     skip: bool = False,
+    table: Callable | None = None,
 ) -> Callable:
     """B's column block j copied by the kernel into VMEM scratch: from HBM (memory space ANY) by a DMA on
-    semaphore `sem` starting at column `start(j)`, or (`dma` False) from a whole VMEM block by vector loads and
-    stores (the semaphores unused); `extra`: a second DMA into a second buffer, never read."""
+    semaphore `sem` starting at column `start(j)` (or `table(t, j) * 128`, t = [0, 1, 2] an SMEM operand the
+    program computes: data to the parent), or (`dma` False) from a whole VMEM block by vector loads and stores
+    (the semaphores unused); `extra`: a second DMA into a second buffer, never read (`skip`: never started)."""
 
-    def kernel(a_ref, b_src, o_ref, b_vmem, *rest):
-        *spare, sems = rest
-        cols = pl.ds(pl.multiple_of(start(pl.program_id(1)), 32), bn)
+    def kernel(*refs):
+        t_ref, (a_ref, b_src, o_ref, b_vmem, *spare, sems) = (refs[0], refs[1:]) if table else (None, refs)
+        j = pl.program_id(1)
+        cols = pl.ds(pl.multiple_of(table(t_ref, j) * 128 if table else start(j), 32), bn)
         if dma:
             copy = pltpu.make_async_copy(b_src.at[:, cols], b_vmem, sems.at[sem])
             copy.start()
@@ -227,17 +230,19 @@ def gemm_dma(
         o_ref[...] = jnp.dot(a_ref[...], b_vmem[...], preferred_element_type=jnp.float32).astype(o_ref.dtype)
 
     def program(a: Any, b: Any) -> Any:
+        smem = [pl.BlockSpec(memory_space=pltpu.SMEM)] if table else []
         return pl.pallas_call(
             kernel,
             out_shape=jax.ShapeDtypeStruct((256, 384), a.dtype),
             grid=(2, 384 // bn),
             in_specs=[
+                *smem,
                 pl.BlockSpec((128, 512), lambda i, j: (i, 0)),
                 pl.BlockSpec(memory_space=pl.ANY) if dma else pl.BlockSpec((512, 384), lambda i, j: (0, 0)),
             ],
             out_specs=pl.BlockSpec((128, bn), lambda i, j: (i, j)),
             scratch_shapes=[pltpu.VMEM((512, bn), jnp.bfloat16)] * (1 + extra) + [pltpu.SemaphoreType.DMA((2,))],
-        )(a, b)
+        )(*([jnp.arange(3, dtype=jnp.int32)] if table else []), a, b)
 
     return program
 
@@ -295,8 +300,11 @@ TWINS: dict[str, tuple[Callable, Callable, str]] = {
     # ... the DMA on another semaphore of the array (no value changes on a sequential machine: execution cannot
     # tell; two DMAs of one size swapping their semaphores are not told apart, docs/threat-model.md) ...
     "dma_semaphore_swap": (gemm_dma(), gemm_dma(sem=1), "semaphores"),
-    # ... one DMA of two left out (its buffer never read: no value changes either)
+    # ... one DMA of two left out (its buffer never read: no value changes either) ...
     "dma_missing_one": (gemm_dma(extra=True), gemm_dma(extra=True, skip=True), "DMAs"),
+    # ... a DMA's source offset one block on (the top-level DMAs' source slices evaluated at every grid step)
+    "dma_offset_next_block": (gemm_dma(), gemm_dma(start=lambda j: (j + 1) % 3 * 128), "start"),
+    "dma_offset_mirror": (gemm_dma(), gemm_dma(start=lambda j: (2 - j) * 128), "start"),
     # an index map reading a prefetched table, exported as one that ignores it
     "prefetched_index_map": (gemm_prefetched(lambda t, j: t[j]), gemm_prefetched(lambda t, j: j), "start"),
 }
@@ -429,10 +437,11 @@ def test_honest_dataset_kernels_stay_verified(file: Path) -> None:
 
 
 #: Twins the structure does not tell apart (the same DMAs, buffers, semaphores and arithmetic; only a DMA's
-#: source offset differs, as a grid-dependent expression): execution on the captured operands does (issue 40 §2).
+#: source offset differs, and it depends on data the parent does not know: an operand's contents): execution on
+#: the captured operands does (issue 40 §2).
 EXECUTED = {
-    "dma_offset_next_block": (gemm_dma(), gemm_dma(start=lambda j: (j + 1) % 3 * 128), False),
-    "dma_offset_prefetch_mirror": (gemm_dma(), gemm_dma(start=lambda j: (2 - j) * 128), False),
+    "dma_offset_from_data": (gemm_dma(table=lambda t, j: t[j]), gemm_dma(table=lambda t, j: t[(j + 1) % 3]), False),
+    "dma_offset_from_data_honest": (gemm_dma(table=lambda t, j: t[j]), gemm_dma(table=lambda t, j: t[j]), True),
 }
 
 

@@ -87,6 +87,9 @@ def integer_op(op: Op) -> IntFn | None:
             return None
         c = int(op.scalar) & mask
         return lambda a: c
+    if op.name == "tpu.assume_multiple":  # `pl.multiple_of`: the value, where the promise holds
+        m = int(op.attrs.get("multiple", "0").split(":")[0] or 0)
+        return lambda a: a[0] if m > 0 and _s(a[0], w) % m == 0 else None
     if not op.name.startswith("stablehlo."):
         return lambda a: mosaic.integer_op(op, a)
     at = [_int_type(t) for t in op.arg_types]
@@ -229,6 +232,8 @@ class _Plan:
                 out.extend((None, [r], rename(o)) for o, r in zip(op.outs, rets, strict=False))  # the call's results
             elif len(op.outs) == 1 and not op.regions:
                 out.append((op, [rename(a) for a in op.args], rename(op.outs[0])))
+            elif op.name == "tpu.region" and op.regions and op.regions[0]:  # runs once, in place
+                self._flatten(op.regions[0][0], rename, out, depth + 1)
         return []
 
     def run(self, env: dict[Key, Value], counter: list[int]) -> None:
@@ -285,11 +290,12 @@ def _scratch(types: tuple[str, ...]) -> Blocks:
 
 
 def _mosaic_steps(
-    kernel: Module, func: Func, grid: tuple[int, ...], fill: list[Arr]
+    kernel: Module, func: Func, grid: tuple[int, ...], fill: list[Arr], dmas: _Buffers
 ) -> tuple[Blocks, Steps, int, Blocks]:
-    """Each window's block, an iterator over the grid steps' window starts, the number of steps and the scratch
-    buffers, from the Mosaic kernel's iteration_bounds, window_params and transform functions (prefetch operands
-    hold `fill`). Without window_params (no grid) every operand is one whole block."""
+    """Each window's block, an iterator over the grid steps' window starts (then the top-level DMAs' source
+    slices), the number of steps and the scratch buffers, from the Mosaic kernel's iteration_bounds, window_params
+    and transform functions (prefetch operands hold `fill`). Without window_params (no grid) every operand is one
+    whole block."""
     first = len(grid) + len(fill)
     scratch = int(func.attrs.get("scratch_operands", "0").split(":")[0] or 0)
     operands = func.body.arg_types[first : len(func.body.arg_types) - scratch]
@@ -319,6 +325,7 @@ def _mosaic_steps(
         maps.append((kernel.funcs[name] if name is not None else None, (1,) * len(bounds) if scale[i] else bounds))
     plans = [(f, _Plan(kernel, f.body, list(f.body.ops[-1].args)) if f and f.body.ops else None) for f, _ in maps]
     counter = [0]
+    body_plan = _Plan(kernel, func.body, dmas.wanted())
     steps = 1
     for d in grid:
         steps *= d
@@ -344,7 +351,9 @@ def _mosaic_steps(
                 if len(idx) != len(bounds) or not all(isinstance(v, int) for v in idx):
                     raise _NotShown(f"an index map of its Mosaic kernel cannot be evaluated at {tuple(point)}")
                 starts.append(tuple(_s(v * b & 0xFFFFFFFF, 32) for v, b in zip(idx, bounds, strict=True)))  # type: ignore[operator]
-            yield starts
+            env = dict(zip(func.body.args, [*[p & 0xFFFFFFFF for p in point], *fill], strict=False))
+            body_plan.run(env, counter)
+            yield [*starts, dmas.offsets(env)]  # type: ignore[list-item]
 
     return blocks, points(), steps, _scratch(func.body.arg_types[len(func.body.arg_types) - scratch :])
 
@@ -363,7 +372,9 @@ def _uses(block: Block, value: int) -> Iterator[tuple[Op, bool]]:
             stack.extend((inner, False) for r in op.regions for inner in r)
 
 
-def _interpreted_steps(module: Module, site: Func, blocks: int, fill: list[Arr]) -> tuple[Blocks, Steps, _Loop]:
+def _interpreted_steps(
+    module: Module, site: Func, blocks: int, fill: list[Arr], dmas: set[str]
+) -> tuple[Blocks, Steps, _Loop]:
     """Each window's block, an iterator over the grid loop's steps (each window's start), the grid loop, each
     window's carry position and the scratch buffers (the carries after the windows), from the site's interpreter
     (its first operands, the prefetched ones, hold `fill`): each window is one carry that the loop body writes
@@ -415,9 +426,12 @@ def _interpreted_steps(module: Module, site: Func, blocks: int, fill: list[Arr])
         for a in (*back.args[2:], *(a for r in mine for a in r.args[1:]))
     ]
     go_plan = _Plan(module, cond, list(cond.ops[-1].args))
-    step_plan = _Plan(module, body, [ret.args[p] for p in known] + starts_of)
-
     window_ops = {id(op) for back, mine in zip(backs, reads, strict=True) for op in (back, *mine)}
+    copies = _Buffers(module, _labels(body.arg_types, body.args, carries), window_ops)
+    copies.walk(body)
+    copies.top_copies = [c for c in copies.top_copies if str(c[0]) in dmas]  # the Mosaic DMAs' kinds
+    step_plan = _Plan(module, body, [ret.args[p] for p in known] + starts_of + copies.wanted())
+
     kernel_uses = {
         p: _read_by_kernel(body, body.args[p], step_plan.need, window_ops | {id(ret)})
         for p in known
@@ -451,11 +465,11 @@ def _interpreted_steps(module: Module, site: Func, blocks: int, fill: list[Arr])
                 if not fill and not all(0 <= x <= d - n for x, d, n in zip(start, dims, sizes, strict=True)):
                     raise _NotShown(f"a block of its grid loop starts out of range, at {start}")
                 starts.append(start)
-            yield starts
+            yield [*starts, copies.offsets(env)]  # type: ignore[list-item]
         raise _NotShown(f"its grid loop runs over {MAX_STEPS} steps")
 
     scratch = _scratch(body.arg_types[max(carries) + 1 :])
-    return shapes, steps(), _Loop(loop, carries, scratch, history, kernel_uses, window_ops)
+    return shapes, steps(), _Loop(loop, carries, scratch, history, kernel_uses, copies)
 
 
 def _read_by_kernel(body: Block, carry: int, bookkeeping: set[Key], interpreter: set[int]) -> bool:
@@ -485,7 +499,7 @@ class _Loop:
     scratch: Blocks
     history: dict[int, list[int]]
     kernel_uses: dict[int, bool]
-    window_ops: set[int]  # ids of the interpreter's own block reads and write-backs
+    copies: _Buffers  # the body's buffers and copies
 
 
 def _axes_read(grid: tuple[int, ...], func: Func, loop: _Loop) -> str | None:
@@ -686,6 +700,7 @@ def _expand(name: str, t: str, src: str) -> dict[tuple[str, str], int]:
 Root = tuple[Any, ...]  # a buffer: ("operand", i), ("scratch", j), ("scalar", type) or ("scoped", shape, type)
 Copy = tuple[Any, ...]  # (source root, copied shape and type, destination root)
 Signal = tuple[Any, ...]  # ("start" | "wait", semaphore root, its index when constant, count)
+Slice = tuple[tuple[Any, ...], tuple[int, ...], tuple[int, ...], bool]  # starts, dims, sizes, clamped (StableHLO)
 _VIEWS = ("reshape", "broadcast_in_dim", "dynamic_slice", "slice", "memref_slice", "memref_squeeze")
 _SEM_MAX = 32767  # a DMA's count on the interpreter's semaphore (jax's SEMAPHORE_MAX_VALUE)
 
@@ -725,13 +740,18 @@ class _Buffers:
         self.copies: set[Copy] = set()
         self.signals: set[Signal] = set()
         self.arg_types: dict[int, str] = {}
+        self.top, self.top_copies = True, list[tuple[Copy, list[Slice]]]()
 
     def origin(self, v: int) -> tuple[Root | None, tuple[tuple[int, ...], str], int | None]:
         """The buffer a value was sliced from through views (and, through an update, the data written into
-        it), the smallest shape on the way (the copied slice) and the constant index of a one-element slice."""
+        it), the smallest shape on the way (the copied slice) and the constant index of a one-element slice;
+        `self.slices`: the slices on the way, the buffer's first (their start values, the sliced and the slice's
+        dimensions)."""
         best, index = _squeezed(self.module_type(v)), None
+        self.slices: list[Slice] = []
         for _ in range(64):
             if v in self.roots:
+                self.slices.reverse()
                 return self.roots[v], best, index
             d = self.module.defs.get(v)
             if d is None or d.name.split(".", 1)[-1] not in (*_VIEWS, "dynamic_update_slice", "convert"):
@@ -740,6 +760,12 @@ class _Buffers:
                 return None, best, index
             if d.name.endswith(("dynamic_slice", "memref_slice")) and len(d.args) == 2:
                 index = _const(self.module, d.args[1])
+            if d.name.endswith(("dynamic_slice", "memref_slice")):
+                dims, sizes = (shape_of(d.arg_types[0]) or ((),))[0], (shape_of(d.types[0]) or ((),))[0]
+                self.slices.append((d.args[1:], dims, sizes, d.name.startswith("stablehlo")))
+            elif d.name.endswith(".slice"):
+                starts = _array(d.attrs.get("start_indices", ""))
+                self.slices.append((tuple(f"c{x}" for x in starts), (), (), False))
             shape = _squeezed(d.types[0])
             best = shape if math.prod(shape[0]) < math.prod(best[0]) else best
             v = d.args[1] if d.name.endswith("dynamic_update_slice") else d.args[0]
@@ -755,9 +781,11 @@ class _Buffers:
             if short == "while" and len(op.regions) == 2:  # carried buffers keep their identity
                 for values in (op.regions[0][0].args, op.regions[1][0].args, op.outs):
                     self.roots.update({a: self.roots[o] for a, o in zip(values, op.args, strict=False) if o in roots})
+            top, self.top = self.top, self.top and short == "region"  # a tpu.region runs once, in place
             for r in op.regions:
                 for b in r:
                     self.walk(b, depth + 1)
+            self.top = top
             if short == "case" and op.regions and op.regions[0]:
                 ret = op.regions[0][0].ops[-1].args
                 self.roots.update({o: self.roots[a] for o, a in zip(op.outs, ret, strict=False) if a in self.roots})
@@ -803,27 +831,51 @@ class _Buffers:
         return d.types[0] if d is not None else self.arg_types.get(v, "")
 
     def copied(self, src: int, dst: int) -> None:
-        """`src`'s data written into `dst`'s buffer: a copy when both are buffers and not the same one."""
-        (r_src, shape, _), (r_dst, _, _) = self.origin(src), self.origin(dst)
+        """`src`'s data written into `dst`'s buffer: a copy when both are buffers and not the same one (at the
+        body's top level: with the slices it copies from, evaluated at every grid step)."""
+        r_src, shape, _ = self.origin(src)
+        slices = self.slices
+        r_dst = self.origin(dst)[0]
         if r_src is not None and r_dst is not None and r_src != r_dst:
             self.copies.add((r_src, shape, r_dst))
+            if self.top:
+                self.top_copies.append(((r_src, shape, r_dst), slices))
+
+    def wanted(self) -> list[int]:
+        """The start values of the top-level copies' slices (to evaluate at each grid step)."""
+        return [v for _, slices in self.top_copies for starts, *_ in slices for v in starts if isinstance(v, int)]
+
+    def offsets(self, env: dict[Key, Value]) -> tuple[tuple[str, Any], ...]:
+        """Each top-level copy with the starts of the slices it copies from, evaluated in `env` (StableHLO's
+        starts clamped as it clamps them; Mosaic's out of bounds: not shown; unknown: '?'), in a fixed order."""
+        out = set()
+        for sig, slices in self.top_copies:
+            where: list[Any] = []
+            for starts, dims, sizes, clamped in slices:
+                raw = [x if isinstance(x, str) else env.get(x) for x in starts]
+                if not all(isinstance(x, (int, str)) for x in raw):
+                    where.append("?")
+                    continue
+                at = [_s(x, 32) if isinstance(x, int) else int(str(x)[1:]) for x in raw]
+                if dims and clamped:
+                    at = [min(max(x, 0), d - n) for x, d, n in zip(at, dims, sizes, strict=True)]
+                elif dims and not all(0 <= x <= d - n for x, d, n in zip(at, dims, sizes, strict=True)):
+                    raise _NotShown(f"a DMA of its Mosaic kernel reads outside its buffer, at {at}")
+                where.append(tuple(at))
+            out.add((str(sig), tuple(where)))
+        return tuple(sorted(out))
 
 
-def _dma_mismatch(kernel: Module, func: Func, first: int, runnable: Module, loop: _Loop) -> str | None:
+def _dma_mismatch(func: Func, first: int, t_side: _Buffers, c_side: _Buffers) -> str | None:
     """Why the Mosaic kernel's DMAs are not the interpreted kernel's copies (None: they are). Compared as sets of
     (source buffer, copied shape and type, destination buffer): every Mosaic DMA is a copy of the interpreted
     body, every interpreted copy out of or into an operand the Mosaic kernel leaves in HBM (ANY: only a DMA can
     reach it) is a Mosaic DMA; and the DMAs' starts and waits on scratch semaphores (with their constant index
     and element count) are the interpreted semaphore counts' changes."""
     n = int(func.attrs.get("scratch_operands", "0").split(":")[0] or 0)
-    args, types = func.body.args[first:], func.body.arg_types[first:]
-    t_side = _Buffers(kernel, _labels(types, args, list(range(len(args) - n))), set())
-    t_side.walk(func.body)
-    body = loop.op.regions[1][0]
-    c_side = _Buffers(runnable, _labels(body.arg_types, body.args, loop.carries), loop.window_ops)
-    c_side.walk(body)
-    dmas = {c for c in t_side.copies}
-    hbm = {("operand", i) for i, t in enumerate(types[: len(args) - n]) if "memory_space<any>" in t}
+    types = func.body.arg_types[first:]
+    dmas = t_side.copies
+    hbm = {("operand", i) for i, t in enumerate(types[: len(types) - n]) if "memory_space<any>" in t}
     through_hbm = {c for c in c_side.copies if c[0] in hbm or c[2] in hbm}
     if not dmas <= c_side.copies or not through_hbm <= dmas:
         extra, missing = sorted(map(str, dmas - c_side.copies))[:3], sorted(map(str, through_hbm - dmas))[:3]
@@ -871,15 +923,20 @@ def mismatch(
         declared = func.body.arg_types[len(grid) : len(grid) + prefetch]
         if [shape_of(t) for t in declared] != [shape_of(t) for t in site.body.arg_types[:prefetch]]:
             return "its Mosaic kernel prefetches other operands than the interpreted one"
+        first, n = len(grid) + prefetch, int(func.attrs.get("scratch_operands", "0").split(":")[0] or 0)
+        args, types = func.body.args[first:], func.body.arg_types[first:]
+        dmas = _Buffers(kernel, _labels(types, args, list(range(len(args) - n))), set())
+        dmas.walk(func.body)
         for fill in _fills(declared, random.SystemRandom().randrange(1 << 62) if seed is None else seed):
-            t_blocks, t_steps, n_steps, t_scratch = _mosaic_steps(kernel, func, grid, fill)
-            c_blocks, c_steps, info = _interpreted_steps(runnable, site, len(t_blocks), fill)
+            t_blocks, t_steps, n_steps, t_scratch = _mosaic_steps(kernel, func, grid, fill, dmas)
+            kinds = set(map(str, dmas.copies))
+            c_blocks, c_steps, info = _interpreted_steps(runnable, site, len(t_blocks), fill, kinds)
             loop, carries = info.op, info.carries
             if t_blocks != c_blocks:
                 return f"its Mosaic blocks {t_blocks} are not the interpreted blocks {c_blocks}"
             if t_scratch != info.scratch:
                 return f"its Mosaic scratch buffers {t_scratch} are not the interpreted ones {info.scratch}"
-            dma = _dma_mismatch(kernel, func, len(grid) + prefetch, runnable, info)
+            dma = _dma_mismatch(func, first, dmas, info.copies)
             if dma:
                 return dma
             aliases = {
@@ -898,7 +955,8 @@ def mismatch(
             count = 0
             for n, (t, c) in enumerate(zip(t_steps, c_steps, strict=False)):
                 if t != c:
-                    return f"at grid step {n} its Mosaic blocks start at {t}, the interpreted ones at {c}"
+                    where = "blocks (then top-level DMA sources)"
+                    return f"at grid step {n} its Mosaic {where} start at {t}, the interpreted ones at {c}"
                 count += 1
             if count != n_steps or next(c_steps, None) is not None:
                 got = "more" if count == n_steps else count
