@@ -12,9 +12,10 @@ kernel that ran does not (issue 40 §2). So, from the two modules alone, per ker
 - the body: the multiset of (operation, result type) of its arithmetic, Mosaic's names mapped to StableHLO's;
 - manual DMA: an operand in memory space ANY is the whole array at every step (as the interpreter slices it); the
   DMA copies as sets of (source buffer, shape, destination buffer) and the scratch semaphores' starts and waits
-  (`_dma_mismatch`).
+  (`_dma_mismatch`); the top-level DMAs' source slices at every grid step, with the windows' starts.
 Not compared (docs/threat-model.md; execution, inspection/execute.py, shows the values): VMEM vs SMEM placement,
-how the body's ops are wired (a multiset, not a graph), constants in the body, a DMA's offsets and how often it runs.
+how the body's ops are wired (a multiset, not a graph), constants in the body, the offsets of DMAs in loops or
+branches, how often a DMA runs.
 """
 
 from __future__ import annotations
