@@ -28,17 +28,7 @@ KERNELS = {
     "attack_twin_constant": HERE / "run_twins" / "attack_twin_constant.py",
     "attack_twin_data_flow": HERE / "run_twins" / "attack_twin_data_flow.py",
 }
-pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def results() -> dict[str, EvalResult]:
-    paths = list(KERNELS.values())
-    task = EvalTask(
-        workload="8p_GEMM", kernel_path=paths[0], size="small", seeds=2, warmup=1, iters=4, blocks=2, timeout_s=180
-    )
-    with WarmRunner(task) as runner:
-        return dict(zip(KERNELS, runner.evaluate(paths), strict=True))
+pytestmark = pytest.mark.slow  # `results`: tests/adversarial/conftest.py
 
 
 def test_every_twin_kernel_is_evaluated_here() -> None:

@@ -10,27 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from bench.harness.parent.evaluate import WarmRunner
 from bench.harness.protocol.result import EvalResult, Status
-from bench.harness.protocol.task import EvalTask
 
 HERE = Path(__file__).parent
 KERNELS = {
     "honest_pallas_gemm": HERE / "kernels" / "honest_pallas_gemm.py",
     "attack_twin_blocks_96": HERE / "twin_kernels" / "attack_twin_blocks_96.py",
     "attack_twin_bf16_body": HERE / "twin_kernels" / "attack_twin_bf16_body.py",
+    "attack_twin_dma_semaphore": HERE / "twin_kernels" / "attack_twin_dma_semaphore.py",
 }
-pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def results() -> dict[str, EvalResult]:
-    paths = list(KERNELS.values())
-    task = EvalTask(
-        workload="8p_GEMM", kernel_path=paths[0], size="small", seeds=2, warmup=1, iters=4, blocks=2, timeout_s=180
-    )
-    with WarmRunner(task) as runner:
-        return dict(zip(KERNELS, runner.evaluate(paths), strict=True))
+pytestmark = pytest.mark.slow  # `results`: tests/adversarial/conftest.py
 
 
 def test_every_twin_kernel_is_evaluated_here() -> None:
@@ -42,7 +31,7 @@ def test_the_honest_kernel_stays_verified(results: dict[str, EvalResult]) -> Non
     assert r.status == Status.CORRECT and r.tpu_lowering == "ok" and r.readiness_check == "verified", r.reason
 
 
-@pytest.mark.parametrize("stem", ["attack_twin_blocks_96", "attack_twin_bf16_body"])
+@pytest.mark.parametrize("stem", ["attack_twin_blocks_96", "attack_twin_bf16_body", "attack_twin_dma_semaphore"])
 def test_a_tpu_export_from_a_twin_is_unverified(results: dict[str, EvalResult], stem: str) -> None:
     r = results[stem]
     details = r.integrity.details["inspection"]

@@ -231,6 +231,11 @@ class _Kernel:
             return []
         if op.name in ("tpu.trace_start", "tpu.trace_stop"):
             return []
+        if op.name == "tpu.assume_multiple":  # `pl.multiple_of`: the value itself, a promise broken is undefined
+            m = _ints(op.attrs.get("multiple", "").split(":")[0])
+            if len(m) != 1 or m[0] < 1 or int(np.asarray(v[0])) % m[0]:
+                raise Unsupported("`tpu.assume_multiple` of a value that is not a multiple (undefined on a TPU)")
+            return out(v[0])
         if op.name == "tpu.region":
             return self.run(op.regions[0][0], [])
         if op.name == "scf.if":

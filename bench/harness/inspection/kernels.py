@@ -9,10 +9,13 @@ kernel that ran does not (issue 40 §2). So, from the two modules alone, per ker
   element types and every start must be equal (up to MAX_STEPS steps; beyond: not shown);
 - the site's data flow (blocks from the site's operands, outputs returned in order), its scratch buffers and the
   grid axes the body reads (`pl.program_id`);
-- the body: the multiset of (operation, result type) of its arithmetic, Mosaic's names mapped to StableHLO's.
-Not shown (the row is "unverified"): memory space ANY (manual DMA: no windows to compare). Not compared
-(docs/threat-model.md): VMEM vs SMEM placement, how the body's ops are wired (a multiset, not a graph),
-constants in the body.
+- the body: the multiset of (operation, result type) of its arithmetic, Mosaic's names mapped to StableHLO's;
+- manual DMA: an operand in memory space ANY is the whole array at every step (as the interpreter slices it); the
+  DMA copies as sets of (source buffer, shape, destination buffer) and the scratch semaphores' starts and waits
+  (`_dma_mismatch`); the top-level DMAs' source slices at every grid step, with the windows' starts.
+Not compared (docs/threat-model.md; execution, inspection/execute.py, shows the values): VMEM vs SMEM placement,
+how the body's ops are wired (a multiset, not a graph), constants in the body, the offsets of DMAs in loops or
+branches, how often a DMA runs.
 """
 
 from __future__ import annotations
@@ -85,6 +88,9 @@ def integer_op(op: Op) -> IntFn | None:
             return None
         c = int(op.scalar) & mask
         return lambda a: c
+    if op.name == "tpu.assume_multiple":  # `pl.multiple_of`: the value, where the promise holds
+        m = int(op.attrs.get("multiple", "0").split(":")[0] or 0)
+        return lambda a: a[0] if m > 0 and _s(a[0], w) % m == 0 else None
     if not op.name.startswith("stablehlo."):
         return lambda a: mosaic.integer_op(op, a)
     at = [_int_type(t) for t in op.arg_types]
@@ -227,6 +233,8 @@ class _Plan:
                 out.extend((None, [r], rename(o)) for o, r in zip(op.outs, rets, strict=False))  # the call's results
             elif len(op.outs) == 1 and not op.regions:
                 out.append((op, [rename(a) for a in op.args], rename(op.outs[0])))
+            elif op.name == "tpu.region" and op.regions and op.regions[0]:  # runs once, in place
+                self._flatten(op.regions[0][0], rename, out, depth + 1)
         return []
 
     def run(self, env: dict[Key, Value], counter: list[int]) -> None:
@@ -269,8 +277,6 @@ def _kernel_func(kernel: Module) -> tuple[Func, tuple[int, ...], int]:
     func = next((f for f in kernel.funcs.values() if "scratch_operands" in f.attrs or "window_params" in f.attrs), None)
     if func is None:
         raise _NotShown("its Mosaic kernel has no kernel function")
-    if any("memory_space<any>" in t for t in func.body.arg_types):
-        raise _NotShown("its Mosaic kernel copies operands itself (memory space ANY): the interpreter shows no windows")
     grid = _array(func.attrs.get("iteration_bounds", ""))
     if any(d < 0 for d in grid):
         raise _NotShown("its grid is dynamic")
@@ -278,17 +284,19 @@ def _kernel_func(kernel: Module) -> tuple[Func, tuple[int, ...], int]:
 
 
 def _scratch(types: tuple[str, ...]) -> Blocks:
-    """(shape, element type) of the array buffers among a kernel's scratch operands (semaphores left out)."""
-    shapes = [shape_of(t) for t in types if "semaphore" not in t]
+    """(shape, element type) of a kernel's scratch arrays, semaphore arrays as the interpreter holds them (i16
+    counts); one-element ones are left out (the interpreter's scalar carries cannot be told from its counters)."""
+    shapes = [shape_of(re.sub(r"!tpu\.(dma_)?semaphore", "i16", t)) for t in types]
     return [s for s in shapes if s is not None and s[0]]
 
 
 def _mosaic_steps(
-    kernel: Module, func: Func, grid: tuple[int, ...], fill: list[Arr]
+    kernel: Module, func: Func, grid: tuple[int, ...], fill: list[Arr], dmas: _Buffers
 ) -> tuple[Blocks, Steps, int, Blocks]:
-    """Each window's block, an iterator over the grid steps' window starts, the number of steps and the scratch
-    buffers, from the Mosaic kernel's iteration_bounds, window_params and transform functions (prefetch operands
-    hold `fill`). Without window_params (no grid) every operand is one whole block."""
+    """Each window's block, an iterator over the grid steps' window starts (then the top-level DMAs' source
+    slices), the number of steps and the scratch buffers, from the Mosaic kernel's iteration_bounds, window_params
+    and transform functions (prefetch operands hold `fill`). Without window_params (no grid) every operand is one
+    whole block."""
     first = len(grid) + len(fill)
     scratch = int(func.attrs.get("scratch_operands", "0").split(":")[0] or 0)
     operands = func.body.arg_types[first : len(func.body.arg_types) - scratch]
@@ -303,8 +311,11 @@ def _mosaic_steps(
         wins.append((fn.group(1) if fn else "", _array(wb.group(1)) if wb else None))
         scale.append(bool(element))
     if "window_params" not in func.attrs and not grid:
-        wins = [(None, s[0] if s else None) for s in map(shape_of, operands)]
+        wins = [(None, None)] * len(operands)
         scale = [False] * len(wins)
+    for i, t in enumerate(operands):  # no window: the whole operand at every step, as the interpreter slices it
+        if wins[i] == ("", None) and "memory_space<any>" in t or wins[i] == (None, None):
+            wins[i] = (None, shape_of(t)[0] if shape_of(t) else None)  # type: ignore[index]
     blocks: Blocks = []
     maps: list[tuple[Func | None, tuple[int, ...]]] = []
     for i, ((name, bounds), t) in enumerate(zip(wins, operands, strict=True)):
@@ -315,6 +326,7 @@ def _mosaic_steps(
         maps.append((kernel.funcs[name] if name is not None else None, (1,) * len(bounds) if scale[i] else bounds))
     plans = [(f, _Plan(kernel, f.body, list(f.body.ops[-1].args)) if f and f.body.ops else None) for f, _ in maps]
     counter = [0]
+    body_plan = _Plan(kernel, func.body, dmas.wanted())
     steps = 1
     for d in grid:
         steps *= d
@@ -340,7 +352,9 @@ def _mosaic_steps(
                 if len(idx) != len(bounds) or not all(isinstance(v, int) for v in idx):
                     raise _NotShown(f"an index map of its Mosaic kernel cannot be evaluated at {tuple(point)}")
                 starts.append(tuple(_s(v * b & 0xFFFFFFFF, 32) for v, b in zip(idx, bounds, strict=True)))  # type: ignore[operator]
-            yield starts
+            env = dict(zip(func.body.args, [*[p & 0xFFFFFFFF for p in point], *fill], strict=False))
+            body_plan.run(env, counter)
+            yield [*starts, dmas.offsets(env)]  # type: ignore[list-item]
 
     return blocks, points(), steps, _scratch(func.body.arg_types[len(func.body.arg_types) - scratch :])
 
@@ -359,7 +373,9 @@ def _uses(block: Block, value: int) -> Iterator[tuple[Op, bool]]:
             stack.extend((inner, False) for r in op.regions for inner in r)
 
 
-def _interpreted_steps(module: Module, site: Func, blocks: int, fill: list[Arr]) -> tuple[Blocks, Steps, _Loop]:
+def _interpreted_steps(
+    module: Module, site: Func, blocks: int, fill: list[Arr], dmas: set[str]
+) -> tuple[Blocks, Steps, _Loop]:
     """Each window's block, an iterator over the grid loop's steps (each window's start), the grid loop, each
     window's carry position and the scratch buffers (the carries after the windows), from the site's interpreter
     (its first operands, the prefetched ones, hold `fill`): each window is one carry that the loop body writes
@@ -411,9 +427,12 @@ def _interpreted_steps(module: Module, site: Func, blocks: int, fill: list[Arr])
         for a in (*back.args[2:], *(a for r in mine for a in r.args[1:]))
     ]
     go_plan = _Plan(module, cond, list(cond.ops[-1].args))
-    step_plan = _Plan(module, body, [ret.args[p] for p in known] + starts_of)
-
     window_ops = {id(op) for back, mine in zip(backs, reads, strict=True) for op in (back, *mine)}
+    copies = _Buffers(module, _labels(body.arg_types, body.args, carries), window_ops)
+    copies.walk(body)
+    copies.top_copies = [c for c in copies.top_copies if str(c[0]) in dmas]  # the Mosaic DMAs' kinds
+    step_plan = _Plan(module, body, [ret.args[p] for p in known] + starts_of + copies.wanted())
+
     kernel_uses = {
         p: _read_by_kernel(body, body.args[p], step_plan.need, window_ops | {id(ret)})
         for p in known
@@ -447,11 +466,11 @@ def _interpreted_steps(module: Module, site: Func, blocks: int, fill: list[Arr])
                 if not fill and not all(0 <= x <= d - n for x, d, n in zip(start, dims, sizes, strict=True)):
                     raise _NotShown(f"a block of its grid loop starts out of range, at {start}")
                 starts.append(start)
-            yield starts
+            yield [*starts, copies.offsets(env)]  # type: ignore[list-item]
         raise _NotShown(f"its grid loop runs over {MAX_STEPS} steps")
 
     scratch = _scratch(body.arg_types[max(carries) + 1 :])
-    return shapes, steps(), _Loop(loop, carries, scratch, history, kernel_uses)
+    return shapes, steps(), _Loop(loop, carries, scratch, history, kernel_uses, copies)
 
 
 def _read_by_kernel(body: Block, carry: int, bookkeeping: set[Key], interpreter: set[int]) -> bool:
@@ -481,6 +500,7 @@ class _Loop:
     scratch: Blocks
     history: dict[int, list[int]]
     kernel_uses: dict[int, bool]
+    copies: _Buffers  # the body's buffers and copies
 
 
 def _axes_read(grid: tuple[int, ...], func: Func, loop: _Loop) -> str | None:
@@ -556,8 +576,53 @@ _NAMES = {
 _MOVES = frozenset(
     "constant broadcast broadcast_in_dim shape_cast reshape transpose load store vector_store slice dynamic_slice "
     "dynamic_update_slice concatenate pad extract extract_strided_slice insert iota get_tuple_element tuple "
-    "if case while for yield return call index_cast index_castui optimization_barrier".split()
+    "if case while for yield return call index_cast index_castui optimization_barrier memref_slice memref_squeeze "
+    "alloca sem_alloc region".split()
 )
+
+
+def _never_entered(module: Module, op: Op) -> bool:
+    """An `scf.for` whose bounds are one value: Mosaic's empty remainder loop after a loop of dynamic trip count
+    (`_lower_jaxpr_to_for_loop` with unroll 1: `lb + (n / 1) * 1` to `lb + n`), a second copy of the body that
+    never runs."""
+
+    def canon(v: int, depth: int = 0) -> Any:
+        d = module.defs.get(v)
+        if d is None or depth > 16 or len(d.args) != 2:
+            return v
+        a, b = (canon(x, depth + 1) for x in d.args)
+        if d.name in ("arith.divsi", "arith.muli") and module.defs.get(d.args[1]) is not None:
+            if module.defs[d.args[1]].name == "arith.constant" and module.defs[d.args[1]].scalar == 1:
+                return a
+        return (d.name, a, b) if d.name == "arith.addi" else v
+
+    return op.name == "scf.for" and len(op.args) >= 2 and canon(op.args[0]) == canon(op.args[1])
+
+
+def _taken(module: Module, op: Op) -> list[list[Block]]:
+    """The regions of `op` that can run: of a `stablehlo.case` on a constant, its one branch (an index out of
+    range takes the last, as StableHLO defines); of an `scf.if` on a constant, its one branch; else all."""
+    d = module.defs.get(op.args[0]) if op.args and op.name in ("stablehlo.case", "scf.if") else None
+    if d is None or d.name not in ("stablehlo.constant", "arith.constant") or not isinstance(d.scalar, int):
+        return op.regions
+    n, k = len(op.regions), d.scalar
+    if op.name == "scf.if":
+        return op.regions[:1] if k & 1 else op.regions[1:]
+    return [op.regions[k if 0 <= k < n else n - 1]]
+
+
+def _dot_operand(module: Module, v: int, vt: str, out: Counter[tuple[str, str]]) -> str:
+    """The element type of a dot's operand before a widening float conversion feeding it (uncounted: the
+    interpreter widens a mixed-precision dot's narrower operand where Mosaic's matmul takes it as it is)."""
+    d = module.defs.get(v)
+    while d is not None and d.name == "stablehlo.convert" and d.arg_types and d.arg_types[0] == d.types[0]:
+        d = module.defs.get(d.args[0])  # jax's weak-type casts (uncounted)
+    if d is not None and d.name in ("stablehlo.convert", "arith.extf") and d.arg_types:
+        t, src = (_type(x).rsplit("x", 1)[-1] for x in (d.types[0], d.arg_types[0]))
+        if re.fullmatch(r"b?f\d+", t) and re.fullmatch(r"b?f\d+", src) and int(t.lstrip("bf")) > int(src.lstrip("bf")):
+            out[("convert", _type(d.types[0]))] -= 1
+            return src
+    return _type(d.types[0] if d is not None else vt).rsplit("x", 1)[-1]
 
 
 def _body_ops(module: Module, block: Block, out: Counter[tuple[str, str]], depth: int = 0) -> None:
@@ -578,9 +643,14 @@ def _body_ops(module: Module, block: Block, out: Counter[tuple[str, str]], depth
             name = kind.group(1) if kind else "+".join(sorted(k[0] for k in inner))
             out[(f"reduce_{_NAMES.get(name, name)}", _type(op.types[0]) if op.types else "")] += 1
             continue
-        for r in op.regions:
+        if _never_entered(module, op):
+            continue
+        for r in _taken(module, op):
             for b in r:
                 _body_ops(module, b, out, depth + 1)
+        if short in ("dot_general", "matmul"):  # the operands' element types too, before conversions
+            operands = zip(op.args[:2], op.arg_types, strict=False)
+            out[("dot_operands", ",".join(_dot_operand(module, a, t, out) for a, t in operands))] += 1
         if (
             short in _MOVES
             or not op.types
@@ -626,6 +696,199 @@ def _expand(name: str, t: str, src: str) -> dict[tuple[str, str], int]:
     return {(name, t): 1}
 
 
+# ---------------------------------------------------------------- the DMA copies
+
+Root = tuple[Any, ...]  # a buffer: ("operand", i), ("scratch", j), ("scalar", type) or ("scoped", shape, type)
+Copy = tuple[Any, ...]  # (source root, copied shape and type, destination root)
+Signal = tuple[Any, ...]  # ("start" | "wait", semaphore root, its index when constant, count)
+Slice = tuple[tuple[Any, ...], tuple[int, ...], tuple[int, ...], bool]  # starts, dims, sizes, clamped (StableHLO)
+_VIEWS = ("reshape", "broadcast_in_dim", "dynamic_slice", "slice", "memref_slice", "memref_squeeze")
+_SEM_MAX = 32767  # a DMA's count on the interpreter's semaphore (jax's SEMAPHORE_MAX_VALUE)
+
+
+def _squeezed(t: str) -> tuple[tuple[int, ...], str]:
+    s = shape_of(re.sub(r"!tpu\.(dma_)?semaphore", "i16", t)) or ((), t)
+    return tuple(d for d in s[0] if d != 1), s[1]
+
+
+def _labels(types: tuple[str, ...], args: tuple[int, ...], windows: list[int]) -> dict[int, Root]:
+    """Root labels of a kernel's buffers: its windows in order, then its scratch arrays in order (one-element ones
+    by type, as `_scratch` leaves them out); `windows` are the positions of the windows among `args`."""
+    out: dict[int, Root] = {args[p]: ("operand", i) for i, p in enumerate(windows)}
+    j = 0
+    for a, t in zip(args[max(windows, default=-1) + 1 :], types[max(windows, default=-1) + 1 :], strict=True):
+        shape, elem = _squeezed(t)
+        out[a] = ("scratch", j) if (shape_of(t) or ((),))[0] else ("scalar", elem)
+        j += bool((shape_of(t) or ((),))[0])
+    return out
+
+
+def _const(module: Module, v: int, depth: int = 0) -> int | None:
+    """The value of an integer expression of constants only (None: it depends on something else)."""
+    d = module.defs.get(v)
+    fn = integer_op(d) if d is not None and not d.regions and depth < 32 else None
+    if fn is None:
+        return None
+    args = [_const(module, a, depth + 1) for a in d.args]  # type: ignore[union-attr]
+    return None if None in args else fn(args)  # type: ignore[arg-type]
+
+
+class _Buffers:
+    """Which buffer each value of a kernel body is (its root), and the copies and semaphore signals in it."""
+
+    def __init__(self, module: Module, roots: dict[int, Root], skip: set[int]) -> None:
+        self.module, self.roots, self.skip = module, roots, skip
+        self.copies: set[Copy] = set()
+        self.signals: set[Signal] = set()
+        self.arg_types: dict[int, str] = {}
+        self.top, self.top_copies = True, list[tuple[Copy, list[Slice]]]()
+
+    def origin(self, v: int) -> tuple[Root | None, tuple[tuple[int, ...], str], int | None]:
+        """The buffer a value was sliced from through views (and, through an update, the data written into
+        it), the smallest shape on the way (the copied slice) and the constant index of a one-element slice;
+        `self.slices`: the slices on the way, the buffer's first (their start values, the sliced and the slice's
+        dimensions)."""
+        best, index = _squeezed(self.module_type(v)), None
+        self.slices: list[Slice] = []
+        for _ in range(64):
+            if v in self.roots:
+                self.slices.reverse()
+                return self.roots[v], best, index
+            d = self.module.defs.get(v)
+            if d is None or d.name.split(".", 1)[-1] not in (*_VIEWS, "dynamic_update_slice", "convert"):
+                return None, best, index
+            if d.name.endswith("convert") and d.types[0] != d.arg_types[0]:
+                return None, best, index
+            if d.name.endswith(("dynamic_slice", "memref_slice")) and len(d.args) == 2:
+                index = _const(self.module, d.args[1])
+            if d.name.endswith(("dynamic_slice", "memref_slice")):
+                dims, sizes = (shape_of(d.arg_types[0]) or ((),))[0], (shape_of(d.types[0]) or ((),))[0]
+                self.slices.append((d.args[1:], dims, sizes, d.name.startswith("stablehlo")))
+            elif d.name.endswith(".slice"):
+                starts = _array(d.attrs.get("start_indices", ""))
+                self.slices.append((tuple(f"c{x}" for x in starts), (), (), False))
+            shape = _squeezed(d.types[0])
+            best = shape if math.prod(shape[0]) < math.prod(best[0]) else best
+            v = d.args[1] if d.name.endswith("dynamic_update_slice") else d.args[0]
+        return None, best, index
+
+    def walk(self, block: Block, depth: int = 0) -> None:
+        if depth > 64:
+            raise _NotShown("its body nests too deep to compare")
+        self.arg_types.update(zip(block.args, block.arg_types, strict=True))
+        roots = self.roots
+        for op in block.ops:
+            short = op.name.split(".", 1)[-1]
+            if short == "while" and len(op.regions) == 2:  # carried buffers keep their identity
+                for values in (op.regions[0][0].args, op.regions[1][0].args, op.outs):
+                    self.roots.update({a: self.roots[o] for a, o in zip(values, op.args, strict=False) if o in roots})
+            top, self.top = self.top, self.top and short == "region"  # a tpu.region runs once, in place
+            for r in op.regions:
+                for b in r:
+                    self.walk(b, depth + 1)
+            self.top = top
+            if short == "case" and op.regions and op.regions[0]:
+                ret = op.regions[0][0].ops[-1].args
+                self.roots.update({o: self.roots[a] for o, a in zip(op.outs, ret, strict=False) if a in self.roots})
+            if id(op) in self.skip:  # the interpreter's block read: the block is its operand's buffer
+                if short == "dynamic_slice" and op.args[0] in self.roots:
+                    self.roots[op.outs[0]] = self.roots[op.args[0]]
+                continue
+            if short == "dynamic_update_slice" and op.args[0] in self.roots:
+                self.roots[op.outs[0]] = self.roots[op.args[0]]
+            if short in ("dynamic_update_slice", "enqueue_dma"):
+                self.copied(*((op.args[1], op.args[0]) if short == "dynamic_update_slice" else op.args[:2]))
+            if short == "return" and len(op.args) == len(block.args):  # a loop's buffer replaced whole
+                for arg, returned in zip(block.args, op.args, strict=True):
+                    self.copied(returned, arg)
+            if short == "enqueue_dma" and _array(op.attrs.get("operandSegmentSizes", "")) != (1, 0, 1, 1, 0, 0, 0):
+                raise _NotShown("its Mosaic kernel has a remote DMA")
+            if short == "broadcast_in_dim" and not op.regions and self.module.defs.get(op.args[0]) is not None:
+                if self.module.defs[op.args[0]].name.endswith("constant") and shape_of(op.types[0]):
+                    self.roots.setdefault(op.outs[0], ("scoped", *_squeezed(op.types[0])))
+            if short in ("alloca", "sem_alloc"):
+                self.roots[op.outs[0]] = ("scoped", *_squeezed(op.types[0]))
+            self.signal(op, short)
+
+    def signal(self, op: Op, short: str) -> None:
+        """A DMA's start or wait on a semaphore: Mosaic's ops, or the interpreter's i16 count plus or minus the
+        copy's element count (at most _SEM_MAX)."""
+        if short in ("enqueue_dma", "wait_dma2"):
+            sem, data = (op.args[2], op.args[0]) if short == "enqueue_dma" else (op.args[0], op.args[2])
+            count = min(math.prod((shape_of(self.module_type(data)) or ((),))[0]), _SEM_MAX)
+            root, _, index = self.origin(sem)
+            self.signals.add(("start" if short == "enqueue_dma" else "wait", root, index, count))
+        elif short in ("add", "subtract") and op.types and _type(op.types[0]) == "i16" and len(op.args) == 2:
+            d = self.module.defs.get(op.args[1])
+            m = self.module.defs.get(d.args[0]) if d is not None and d.name.endswith("convert") else None
+            if m is not None and m.name.endswith("minimum"):
+                size = _const(self.module, m.args[0])
+                root, _, index = self.origin(op.args[0])
+                if size is not None and root is not None:
+                    self.signals.add(("start" if short == "add" else "wait", root, index, min(size, _SEM_MAX)))
+
+    def module_type(self, v: int) -> str:
+        d = self.module.defs.get(v)
+        return d.types[0] if d is not None else self.arg_types.get(v, "")
+
+    def copied(self, src: int, dst: int) -> None:
+        """`src`'s data written into `dst`'s buffer: a copy when both are buffers and not the same one (at the
+        body's top level: with the slices it copies from, evaluated at every grid step)."""
+        r_src, shape, _ = self.origin(src)
+        slices = self.slices
+        r_dst = self.origin(dst)[0]
+        if r_src is not None and r_dst is not None and r_src != r_dst:
+            self.copies.add((r_src, shape, r_dst))
+            if self.top:
+                self.top_copies.append(((r_src, shape, r_dst), slices))
+
+    def wanted(self) -> list[int]:
+        """The start values of the top-level copies' slices (to evaluate at each grid step)."""
+        return [v for _, slices in self.top_copies for starts, *_ in slices for v in starts if isinstance(v, int)]
+
+    def offsets(self, env: dict[Key, Value]) -> tuple[tuple[str, Any], ...]:
+        """Each top-level copy with the starts of the slices it copies from, evaluated in `env` (StableHLO's
+        starts clamped as it clamps them; Mosaic's out of bounds: not shown; unknown: '?'), in a fixed order."""
+        out = set()
+        for sig, slices in self.top_copies:
+            where: list[Any] = []
+            for starts, dims, sizes, clamped in slices:
+                raw = [x if isinstance(x, str) else env.get(x) for x in starts]
+                if not all(isinstance(x, (int, str)) for x in raw):
+                    where.append("?")
+                    continue
+                at = [_s(x, 32) if isinstance(x, int) else int(str(x)[1:]) for x in raw]
+                if dims and clamped:
+                    at = [min(max(x, 0), d - n) for x, d, n in zip(at, dims, sizes, strict=True)]
+                elif dims and not all(0 <= x <= d - n for x, d, n in zip(at, dims, sizes, strict=True)):
+                    raise _NotShown(f"a DMA of its Mosaic kernel reads outside its buffer, at {at}")
+                where.append(tuple(at))
+            out.add((str(sig), tuple(where)))
+        return tuple(sorted(out))
+
+
+def _dma_mismatch(func: Func, first: int, t_side: _Buffers, c_side: _Buffers) -> str | None:
+    """Why the Mosaic kernel's DMAs are not the interpreted kernel's copies (None: they are). Compared as sets of
+    (source buffer, copied shape and type, destination buffer): every Mosaic DMA is a copy of the interpreted
+    body, every interpreted copy out of or into an operand the Mosaic kernel leaves in HBM (ANY: only a DMA can
+    reach it) is a Mosaic DMA; and the DMAs' starts and waits on scratch semaphores (with their constant index
+    and element count) are the interpreted semaphore counts' changes."""
+    n = int(func.attrs.get("scratch_operands", "0").split(":")[0] or 0)
+    types = func.body.arg_types[first:]
+    dmas = t_side.copies
+    hbm = {("operand", i) for i, t in enumerate(types[: len(types) - n]) if "memory_space<any>" in t}
+    through_hbm = {c for c in c_side.copies if c[0] in hbm or c[2] in hbm}
+    if not dmas <= c_side.copies or not through_hbm <= dmas:
+        extra, missing = sorted(map(str, dmas - c_side.copies))[:3], sorted(map(str, through_hbm - dmas))[:3]
+        return f"its Mosaic DMAs are not the interpreted copies (Mosaic only: {extra}; interpreted only: {missing})"
+    scratch_sems = {s for s in t_side.signals if s[1] is not None and s[1][0] == "scratch"}
+    counted = {s for s in c_side.signals if s[1] is not None and s[1][0] == "scratch"}
+    if scratch_sems != counted:
+        extra, missing = sorted(map(str, scratch_sems - counted))[:3], sorted(map(str, counted - scratch_sems))[:3]
+        return f"its Mosaic DMAs signal other semaphores (Mosaic only: {extra}; interpreted only: {missing})"
+    return None
+
+
 # ---------------------------------------------------------------- the check
 
 
@@ -661,14 +924,22 @@ def mismatch(
         declared = func.body.arg_types[len(grid) : len(grid) + prefetch]
         if [shape_of(t) for t in declared] != [shape_of(t) for t in site.body.arg_types[:prefetch]]:
             return "its Mosaic kernel prefetches other operands than the interpreted one"
+        first, n = len(grid) + prefetch, int(func.attrs.get("scratch_operands", "0").split(":")[0] or 0)
+        args, types = func.body.args[first:], func.body.arg_types[first:]
+        dmas = _Buffers(kernel, _labels(types, args, list(range(len(args) - n))), set())
+        dmas.walk(func.body)
         for fill in _fills(declared, random.SystemRandom().randrange(1 << 62) if seed is None else seed):
-            t_blocks, t_steps, n_steps, t_scratch = _mosaic_steps(kernel, func, grid, fill)
-            c_blocks, c_steps, info = _interpreted_steps(runnable, site, len(t_blocks), fill)
+            t_blocks, t_steps, n_steps, t_scratch = _mosaic_steps(kernel, func, grid, fill, dmas)
+            kinds = set(map(str, dmas.copies))
+            c_blocks, c_steps, info = _interpreted_steps(runnable, site, len(t_blocks), fill, kinds)
             loop, carries = info.op, info.carries
             if t_blocks != c_blocks:
                 return f"its Mosaic blocks {t_blocks} are not the interpreted blocks {c_blocks}"
             if t_scratch != info.scratch:
                 return f"its Mosaic scratch buffers {t_scratch} are not the interpreted ones {info.scratch}"
+            dma = _dma_mismatch(func, first, dmas, info.copies)
+            if dma:
+                return dma
             aliases = {
                 int(k or 0): int(j)
                 for k, j in re.findall(
@@ -685,7 +956,8 @@ def mismatch(
             count = 0
             for n, (t, c) in enumerate(zip(t_steps, c_steps, strict=False)):
                 if t != c:
-                    return f"at grid step {n} its Mosaic blocks start at {t}, the interpreted ones at {c}"
+                    where = "blocks (then top-level DMA sources)"
+                    return f"at grid step {n} its Mosaic {where} start at {t}, the interpreted ones at {c}"
                 count += 1
             if count != n_steps or next(c_steps, None) is not None:
                 got = "more" if count == n_steps else count
