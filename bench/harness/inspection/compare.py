@@ -71,6 +71,9 @@ class Verdict:
     verified: bool
     reason: str  # why not, or what was compared
     sites: list[SiteArithmetic] = field(default_factory=list)
+    #: the two programs are the same outside their kernel sites, which call the same kernels at the same places: the
+    #: XLA work the TPU program's reading weighs a kernel's credit against is the work the runnable program does
+    outside_same: bool = False
 
 
 class _Numbering:
@@ -179,8 +182,9 @@ def compare(runnable: Module, tpu: Module, site_work: SiteWork, bounds: Bounds =
             why = _arithmetic_differs(t_mm, t_other, c_mm, c_other, loose)
             why = why or kernels.mismatch(runnable, cpu_name, tpu, tpu_name, bounds)
             if why:
-                return Verdict(False, f"kernel @{tpu_name}: {why}", per_site)
-    return Verdict(True, f"same program outside {len(per_site)} kernel site(s), each the interpreted kernel", per_site)
+                return Verdict(False, f"kernel @{tpu_name}: {why}", per_site, outside_same=True)
+    said = f"same program outside {len(per_site)} kernel site(s), each the interpreted kernel"
+    return Verdict(True, said, per_site, outside_same=True)
 
 
 def _arithmetic_differs(t_mm: float, t_other: float, c_mm: float, c_other: float, loose: bool) -> str | None:

@@ -175,6 +175,7 @@ def inspect_programs(
     if platform == "tpu":
         return read_so_far(readiness_check="verified", readiness_reason="on a TPU host the TPU program is what runs")
     verdict = compare.compare(run.module, on_tpu.module, _site_work(bounds), bounds)
+    coverage["programs_match_outside_kernels"] = verdict.outside_same  # the CPU credit needs it (parent/outcome.py)
     return read_so_far(
         readiness_check="verified" if verdict.verified else "unverified",
         readiness_reason=verdict.reason,

@@ -629,6 +629,8 @@ class Coverage:
                 self.kernel(op, live, t)
             else:
                 flops, nbytes = op_cost(op)
+                if op.name in REGION_OPS_WITH_COMBINERS and op.regions:
+                    flops *= max(1.0, self.combiner_flops(op, live))
                 if op.name in MATMUL_OPS:
                     t.outside_matmul_flops += flops
                 elif flops and op.types and (shape_of(op.types[0]) or ((), ""))[0]:
@@ -637,6 +639,16 @@ class Coverage:
                 t.outside_bytes += nbytes
                 t.outside_s += self.time(flops, nbytes)
         return t
+
+    def combiner_flops(self, op: Op, live: set[int]) -> float:
+        """The arithmetic of one application of a region op's body (a reduce's, scatter's, sort's ... combiner): op_cost
+        counts one FLOP per application, which a body of many ops (a whole epilogue inside a scatter's combiner, red
+        team 3) would hide from the work outside kernels."""
+        body = Tally()
+        for region in op.regions:
+            for b in region:
+                body.add(self.block(b, live))
+        return body.outside_flops + body.kernel_flops
 
     def loop(self, op: Op, live: set[int]) -> Tally:
         trips = trip_count(self.module, op)

@@ -573,6 +573,13 @@ CREDIT_MEASURED = (
     "measured: what ran in each kernel site in the CPU runner's profile pass, within the static upper bound"
 )
 CREDIT_STATIC = "static: the TPU program's reading (kernels run natively on this runner, not interpreted)"
+#: The work that ran is weighed against the XLA work the TPU program's reading finds outside its kernels, and capped
+#: at the task's work less that: only sound where the runnable program does the same outside its kernels (red team 3:
+#: an XLA answer plus zero times a kernel that ran, beside a TPU program without the XLA answer, read 1.0).
+CREDIT_UNMATCHED = (
+    "none: the runnable program differs from the TPU program outside its kernels, so the XLA work the kernels' "
+    "credit is weighed against is not known"
+)
 CREDIT_UNMEASURED = "none: nothing ran measurably in a profile pass of this program, so no kernel is credited"
 
 
@@ -596,6 +603,8 @@ def credit_bound(
         return Credit(float(static), static_calls, {"source": CREDIT_STATIC, "coverage": float(static)})
     if executed is None or executed.runs == 0:
         return Credit(0.0, 0, {"source": CREDIT_UNMEASURED, "static_coverage": float(static), "coverage": 0.0})
+    if coverage.get("programs_match_outside_kernels") is not True:
+        return Credit(0.0, 0, {"source": CREDIT_UNMATCHED, "static_coverage": float(static), "coverage": 0.0})
     peaks = _chip_peaks(coverage.get("target_chip"))
     outside = coverage.get("outside_s")
     sites = coverage.get("sites")

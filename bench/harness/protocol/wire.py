@@ -90,11 +90,14 @@ def recv(fd: int, deadline: float | None = None, max_bytes: int = 1 << 40) -> tu
     (head_len,) = _LEN.unpack(_read_exact(fd, _LEN.size, deadline))
     if head_len > MAX_HEADER_BYTES:
         raise ChannelViolation(f"header of {head_len} bytes")
-    try:
-        header = json.loads(_read_exact(fd, head_len, deadline))
+    raw = _read_exact(fd, head_len, deadline)
+    try:  # a hostile peer's header: not an object, nested past the recursion limit, ... is a violation
+        header = json.loads(raw)
+        if not isinstance(header, dict):
+            raise TypeError(f"a JSON {type(header).__name__}, not an object")
         sizes = [int(s) for s in header.pop("_blobs")]
-    except (ValueError, KeyError, TypeError) as e:
-        raise ChannelViolation(f"malformed header: {e}") from e
-    if not isinstance(header, dict) or sum(sizes) > max_bytes or min(sizes, default=0) < 0:
+    except (ValueError, KeyError, TypeError, RecursionError) as e:
+        raise ChannelViolation(f"malformed header: {type(e).__name__}: {str(e)[:200]}") from None
+    if sum(sizes) > max_bytes or min(sizes, default=0) < 0:
         raise ChannelViolation(f"message of {sum(sizes)} bytes exceeds the allowed {max_bytes}")
     return header, [_read_exact(fd, s, deadline) for s in sizes]
