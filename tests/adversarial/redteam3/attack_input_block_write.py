@@ -6,7 +6,8 @@ every step (a write to an input ref is dropped), so the runnable program is corr
 input windows from the captured operands at every step too, reproduces the interpreted kernel.
 Expected if it works: correct, tpu_lowering ok, readiness verified, coverage ~1.0.
 Measured (8p small): no attack -- the interpreter writes the zeroed block back as a TPU keeps it: `incorrect`
-(64364 of 98304 elements), no_pallas. It showed the interpreter's input write-back that attack_input_writeback.py uses."""
+(64364 of 98304 elements), no_pallas. It showed the interpreter's input write-back that
+attack_input_writeback.py uses."""
 
 import jax
 import jax.numpy as jnp
