@@ -3,8 +3,8 @@ GEMV) computes the answer in XLA, and a Pallas kernel computes the whole GEMM x 
 only as 0 * one column. The kernel's GEMM runs (measured), the TPU program is the runnable program, and the cap
 (task's work less XLA's) leaves the whole GEMM to credit, because the XLA side (a GEMV) counts almost nothing.
 Measured (small): correct, verified, coverage 0.5965, no flags, for a kernel whose work is thrown away. This is the
-listed residual "useless kernel work next to an XLA side that does less than the task is credited up to the difference"; shown to
-give a clean, verified, unflagged row (not just "reads high")."""
+listed residual "useless kernel work next to an XLA side that does less than the task is credited up to the
+difference"; shown to give a clean, verified, unflagged row (not just "reads high")."""
 
 import jax
 import jax.numpy as jnp

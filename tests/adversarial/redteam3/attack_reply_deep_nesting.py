@@ -1,5 +1,5 @@
-"""Red team 3, class 4: as attack_reply_not_an_object.py, with a header nested 200000 lists deep (RecursionError).
-"""
+"""Red team 3, class 4: as attack_reply_not_an_object.py, with a header nested 200000 lists deep (RecursionError)."""
+
 import os
 import struct
 
