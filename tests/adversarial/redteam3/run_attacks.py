@@ -18,6 +18,7 @@ ATTACKS = {  # kernel file -> workload it attacks
     "attack_credit_from_twin": "8p_GEMM",
     "attack_credit_platform_switch": "8p_GEMM",
     "attack_credit_exact_rewrite": "21k_Gemm_Divide_Sum_Scaling",
+    "attack_credit_scatter_body": "47k_Matmul_Add_Swish_Tanh_GELU_Hardtanh",
     "attack_revisited_output": "8p_GEMM",
     "attack_alias_hazard": "8p_GEMM",
     "attack_input_block_write": "8p_GEMM",
