@@ -4,11 +4,11 @@ combiner region, whatever the combiner computes. Here the whole epilogue of 47k 
 hardtanh: about ten ops that the baseline program is counted for op by op, each reading and writing the whole
 (batch, out) array) runs inside the combiner of ONE scatter (unique row indices: each element combined once, so the
 result is exact), so the XLA side (the dot and that scatter) counts a fraction of the task's work. A Pallas kernel
-fills the gap with work that looks like the task's: it computes x @ W 32 times (a static loop; the product is
+fills the gap with work that looks like the task's: it computes x @ W 64 times (a static loop; the product is
 multiplied by 0) and adds the bias. It ran, so it is credited, up to the task's work less the undercounted XLA side.
 The TPU program is the runnable program (one trace, no tampering): readiness can be `verified`.
-Measured (47k small): correct, verified, coverage 0.6763 (static 0.6763), no flags, while XLA computes every output
-value: outside_s 2.25e-6 s against the baseline's 1.23e-5 s; the kernel's 32 GEMMs (4.29 GFLOP) all ran.
+Measured (47k small): correct, verified, coverage 0.8069, no flags (REPEATS 32: 0.6763), while XLA computes every
+output value: outside_s 2.25e-6 s against the baseline's 1.23e-5 s; every one of the kernel's GEMMs ran.
 (A first try with `lax.reduce` over a size-1 axis was wrong: XLA assumes the init is the reducer's identity.)"""
 
 import jax
@@ -19,7 +19,7 @@ from jax._src.lax import lax as lax_impl
 from jax._src.lax import slicing
 from jax.experimental import pallas as pl
 
-REPEATS = 32
+REPEATS = 64
 
 
 def _kernel(x_ref, w_ref, b_ref, o_ref):
