@@ -39,7 +39,7 @@ def inspect_in_process(
     size: str | None = None,
 ) -> Inspection:
     """The inspection worker's reading, in this process (the harness reads in the worker: Inspector)."""
-    base = baseline_work(_baseline_tpu(workload, size), bounds) if workload and size else None
+    base = (baseline_work(_baseline_tpu(workload, size), bounds) or (None, None))[0] if workload and size else None
     return from_report(inspect_programs(runnable, tpu, platform, bounds, base))
 
 

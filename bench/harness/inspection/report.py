@@ -113,7 +113,12 @@ def read_program(blob: bytes, what: str, bounds: Bounds) -> Program:
 
 
 def inspect_programs(
-    runnable: bytes, tpu: bytes, platform: str, bounds: Bounds = DEFAULT_BOUNDS, baseline_s: float | None = None
+    runnable: bytes,
+    tpu: bytes,
+    platform: str,
+    bounds: Bounds = DEFAULT_BOUNDS,
+    baseline_s: float | None = None,
+    baseline_flops: float | None = None,
 ) -> InspectionReport:
     """The report on one build's exports (see the module docstring). `baseline_s`: the workload's own work on the
     target chip, counted the same way (`baseline_work`). Raises only on a harness bug."""
@@ -151,6 +156,7 @@ def inspect_programs(
         "kernel_s_high": tally.kernel_s_high,
         "outside_s": tally.outside_s,
         "baseline_s": baseline_s,
+        "baseline_flops": baseline_flops,  # the CPU credit's FLOP cap (parent/outcome.py)
         "kernel_s_credited": tally.credit(baseline_s),  # at most baseline_s less outside_s
         "uncertain_kernels": tally.uncertain_kernels,
         "kernel_flops": tally.kernel_flops,
@@ -199,12 +205,12 @@ def _site_work(bounds: Bounds) -> compare.SiteWork:
     return site_work
 
 
-_BASELINES: dict[str, float | None] = {}
+_BASELINES: dict[str, tuple[float, float] | None] = {}
 
 
-def baseline_work(blob: bytes, bounds: Bounds = DEFAULT_BOUNDS) -> float | None:
-    """The seconds of work on the target chip of the workload's own XLA program exported for TPU (`blob`, from the
-    trusted runner: bench.harness.runner.server.cmd_baseline), counted like a candidate's. Cached per blob; None
+def baseline_work(blob: bytes, bounds: Bounds = DEFAULT_BOUNDS) -> tuple[float, float] | None:
+    """(seconds of work on the target chip, FLOPs) of the workload's own XLA program exported for TPU (`blob`, from
+    the trusted runner: bench.harness.runner.server.cmd_baseline), counted like a candidate's. Cached per blob; None
     without one or when it cannot be read."""
     if not blob:
         return None
@@ -213,7 +219,7 @@ def baseline_work(blob: bytes, bounds: Bounds = DEFAULT_BOUNDS) -> float | None:
         try:
             serialized = deserialize(blob, "baseline's TPU program").mlir_module_serialized
             tally = work.coverage(read(parse_stablehlo(serialized, bounds), bounds), bounds)
-            _BASELINES[key] = tally.outside_s + tally.kernel_s
+            _BASELINES[key] = (tally.outside_s + tally.kernel_s, tally.outside_flops + tally.kernel_flops)
         except Exception:
             _BASELINES[key] = None
     return _BASELINES[key]
@@ -226,9 +232,9 @@ def answer(request: InspectRequest, blobs: list[bytes]) -> InspectReply:
     try:
         runnable, tpu_blob, baseline = (blobs + [b"", b"", b""])[:3]
         bounds = Bounds(**request.bounds)
-        return InspectReply(
-            report=inspect_programs(runnable, tpu_blob, request.platform, bounds, baseline_work(baseline, bounds))
-        )
+        base = baseline_work(baseline, bounds)
+        seconds, flops = base if base is not None else (None, None)
+        return InspectReply(report=inspect_programs(runnable, tpu_blob, request.platform, bounds, seconds, flops))
     except MemoryError:
         return InspectReply(memory_error=True)
     except Exception as exc:

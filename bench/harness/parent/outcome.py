@@ -613,27 +613,47 @@ def credit_bound(
     ran = {w.site: w for w in executed.sites}
     baseline = coverage.get("baseline_s")
     base = float(baseline) if isinstance(baseline, (int, float)) and baseline > 0 else None
-    credited_s, counted = 0.0, 0
+    credited: dict[str, tuple[float, float]] = {}  # site -> (FLOPs, bytes) within its upper bound and what ran
     per_site: dict[str, JsonValue] = {}
     for name, reading in sites.items():
         s = _credit_triple(reading, capped=base is not None)
         w = ran.get(name)
         r = (w.matmul_flops, w.other_flops, w.bytes) if w is not None else (0.0, 0.0, 0.0)
-        flops = min(s[0] + s[1], r[0] + r[1])  # by total: XLA may rewrite a small dot as multiply + reduce
-        seconds = max(flops / peaks[0], min(s[2], r[2]) / peaks[1]) if flops > 0 else 0.0
+        # FLOPs by total: XLA may rewrite a small dot as multiply + reduce
+        credited[name] = (min(s[0] + s[1], r[0] + r[1]), min(s[2], r[2]))
+        upper: list[JsonValue] = [v if math.isfinite(v) else UNBOUNDED for v in s]
+        per_site[name] = {"static": upper, "ran": list(r)}
+    share_of_task = _flop_share(credited, coverage)
+    credited_s, counted = 0.0, 0
+    for name, (flops, nbytes) in credited.items():
+        flops, nbytes = flops * share_of_task, nbytes * share_of_task
+        seconds = max(flops / peaks[0], nbytes / peaks[1]) if flops > 0 else 0.0
         credited_s += seconds
         counted += seconds > 0
-        upper: list[JsonValue] = [v if math.isfinite(v) else UNBOUNDED for v in s]
-        per_site[name] = {"static": upper, "ran": list(r), "credited_s": seconds}
+        per_site[name] = {**per_site[name], "credited_s": seconds}  # type: ignore[dict-item]
     share = coverage_share(credited_s, credited_s, float(outside), base)  # the static reading's formula
     details: dict[str, JsonValue] = {
         "source": CREDIT_MEASURED,
         "static_coverage": float(static),
         "coverage": share,
         "profiled_calls": executed.runs,
+        "task_flops_share": share_of_task,
         "sites": per_site,
     }
     return Credit(share, counted, details)
+
+
+def _flop_share(credited: dict[str, tuple[float, float]], coverage: dict[str, JsonValue]) -> float:
+    """The part of the kernels' credited work that the task's FLOPs leave room for: at most the workload's own FLOPs
+    less the FLOPs of the XLA work outside the kernels, for the kernels' FLOPs and (in proportion) their bytes. Why in
+    FLOPs too: the time cap weighs the baseline's elementwise chain unfused, byte pass by byte pass, while the same
+    work written as one pass (an epilogue inside a scatter's combiner: red team 3) costs the XLA side one pass, so the
+    time cap left room for kernel work the task does not need. 1.0 where the FLOPs are not known."""
+    base, outside = coverage.get("baseline_flops"), coverage.get("outside_flops")
+    total = sum(f for f, _ in credited.values())
+    if not isinstance(base, (int, float)) or not isinstance(outside, (int, float)) or base <= 0 or total <= 0:
+        return 1.0
+    return min(1.0, max(0.0, float(base) - float(outside)) / total)
 
 
 def _credit_triple(reading: JsonValue, capped: bool) -> tuple[float, float, float]:
