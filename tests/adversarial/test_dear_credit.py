@@ -75,6 +75,14 @@ def test_work_inflated_only_in_interpret_mode_earns_nothing(results: dict[str, E
     assert {MOSTLY_XLA, NO_PALLAS} & set(r.integrity.flags)
 
 
+def _expected(r: EvalResult, seconds: float) -> float:
+    """The coverage formula on the credited kernel time, with the FLOP cap's share (parent/outcome.py)."""
+    cov, credit = r.integrity.details["inspection"]["coverage"], r.integrity.details["kernel_credit"]
+    outside, share = cov["outside_s"], credit["task_flops_share"]
+    expected = coverage_share(seconds, seconds, outside, cov["baseline_s"])
+    return min(expected, round(seconds * share / (seconds + outside), 4)) if share < 1 else expected
+
+
 def test_the_task_s_work_repeated_is_credited_once(results: dict[str, EvalResult]) -> None:
     r = results["attack_repeated_work"]
     assert r.status == Status.CORRECT, r.reason
@@ -82,9 +90,9 @@ def test_the_task_s_work_repeated_is_credited_once(results: dict[str, EvalResult
     assert site["static"][0] == UNBOUNDED and site["ran"][0] >= 32 * GEMM
     # the 32 passes are kernel time; the credit is at most the task's work less XLA's (the coverage formula)
     cov = r.integrity.details["inspection"]["coverage"]
-    seconds, outside, base = site["credited_s"], cov["outside_s"], cov["baseline_s"]
+    seconds, base = site["credited_s"], cov["baseline_s"]
     assert seconds >= 32 * GEMM / PEAK_FLOPS and 0 < base < seconds / 4
-    assert r.pallas_coverage == round(min(seconds, base - outside) / (seconds + outside), 4) < 0.25
+    assert r.pallas_coverage == _expected(r, seconds) < 0.25
     assert MOSTLY_XLA in r.integrity.flags
     assert r.pallas_coverage < results["honest_prefetch_trips"].pallas_coverage  # type: ignore[operator]
 
@@ -117,7 +125,6 @@ def test_an_honest_kernel_in_a_data_dependent_xla_loop_is_credited_and_counted(r
     nbytes = min(site["static"][2], site["ran"][2])
     seconds = max(GEMM / PEAK_FLOPS, nbytes / PEAK_BYTES)
     assert site["credited_s"] == pytest.approx(seconds, rel=1e-9)
-    cov = r.integrity.details["inspection"]["coverage"]
-    assert r.pallas_coverage == coverage_share(seconds, seconds, cov["outside_s"], cov["baseline_s"]) > 0
+    assert r.pallas_coverage == _expected(r, seconds) > 0
     # counted as the Pallas kernel it is, though the static reading could not count its calls
     assert r.integrity.pallas_calls == 1 and NO_PALLAS not in r.integrity.flags

@@ -69,6 +69,7 @@ def _coverage(sites: dict[str, list[float]], outside_s: float = 1e-6, static: fl
         "coverage": static,
         "outside_s": outside_s,
         "target_chip": "v6e",
+        "programs_match_outside_kernels": True,
         "sites": {k: dict(zip(("matmul_flops", "other_flops", "bytes"), v, strict=True)) for k, v in sites.items()},
     }
 
@@ -213,3 +214,31 @@ def test_the_runner_measures_only_an_interpreted_labelled_program_it_profiled(
     state = SimpleNamespace(env=SimpleNamespace(backend=backend))
     candidate = SimpleNamespace(relabelled=relabelled, compiled=None, module="jit_candidate")
     assert server._executed(state, candidate, trace, traced) is None  # type: ignore[arg-type]
+
+
+def test_no_credit_where_the_programs_differ_outside_their_kernels() -> None:
+    """The credit is weighed against the TPU program's XLA work: where the runnable program does other XLA work (red
+    team 3: an XLA answer plus zero times a kernel that ran), what ran in its kernels is credited nothing."""
+    cov = _coverage({"jaxbench_kernel_0": [1e12, 0.0, 1e6]})
+    ran = ExecutedReport(
+        runs=1, sites=[ExecutedWork(site="jaxbench_kernel_0", matmul_flops=1e12, other_flops=0.0, bytes=1e6)]
+    )
+    assert outcome.credit_bound(cov, 1, "cpu", ran).coverage > 0.5  # type: ignore[union-attr]
+    for match in (False, None):
+        c = outcome.credit_bound({**cov, "programs_match_outside_kernels": match}, 1, "cpu", ran)
+        assert c is not None and c.coverage == 0.0 and c.details["source"] == outcome.CREDIT_UNMATCHED
+
+
+def test_the_credit_is_capped_by_the_task_s_flops_less_the_xla_side_s() -> None:
+    """Only the part of the kernels' time the task's FLOPs leave room for is credited; all of it counts as time."""
+    cov = {**_coverage({"jaxbench_kernel_0": [1e12, 0.0, 1e6]}, outside_s=1e-6), "baseline_s": 1.0}
+    ran = ExecutedReport(
+        runs=1, sites=[ExecutedWork(site="jaxbench_kernel_0", matmul_flops=1e12, other_flops=0.0, bytes=1e6)]
+    )
+    seconds = 1e12 / PEAK_FLOPS
+    full = outcome.credit_bound(cov, 1, "cpu", ran)
+    assert full is not None and full.coverage == round(seconds / (seconds + 1e-6), 4)
+    for base, outside, share in ((1e12, 0.0, 1.0), (1.1e12, 0.6e12, 0.5), (1e12, 1e12, 0.0), (1e12, 2e12, 0.0)):
+        c = outcome.credit_bound({**cov, "baseline_flops": base, "outside_flops": outside}, 1, "cpu", ran)
+        assert c is not None and c.details["task_flops_share"] == pytest.approx(share)
+        assert c.coverage == min(full.coverage, round(seconds * share / (seconds + 1e-6), 4))

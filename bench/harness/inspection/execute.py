@@ -9,8 +9,9 @@ results. The interpreter follows the IR, never a guess:
 - the grid in `iteration_bounds` order (row-major, last index fastest, as Mosaic pipelines it), each window's
   block at `transform_indices(grid point, prefetch refs) * window_bounds` (integer ops with fixed-width wrap and
   each op's signedness; a block outside its operand is undefined on a TPU: not run);
-- input blocks copied in before each step, output blocks read from and written back to the output after it, scratch
-  buffers kept across steps (the interpreter's semantics; a TPU leaves an unwritten output block undefined);
+- input blocks copied in before each step; an output block kept while its index stays, written back after each
+  step, and undefined (NaN) whenever its index changes, as a TPU's output buffer is (it never reads a block back);
+  scratch buffers kept across steps;
 - the body's ops: arith, math, vector, scf, memref (SMEM scalars) and tpu's load/store/matmul/iota; float ops on
   bf16/f16 are computed in float32 and rounded to the result type, a matmul accumulates in float32 (or int32)
   into its accumulator's type.
@@ -447,6 +448,7 @@ def _run_site(tpu: Module, site: str, kernel: Module, operands: list[np.ndarray]
             raise Unsupported(f"its operand {i} has no index map")
         wins.append((kernel.funcs[fn.group(1)] if fn else None, tuple(_ints(wb.group(1))) if wb else a.shape))
     bufs = [np.zeros(*_ty(t)) for t in types[len(types) - scratch :]]
+    last: dict[int, list[int]] = {}  # output window -> the block start of the step before
     for point in itertools.product(*map(range, grid)):
         ids = [np.asarray(p, np.int32) for p in point]
         views: list[tuple[np.ndarray, np.ndarray, tuple[slice, ...]]] = []
@@ -470,13 +472,28 @@ def _run_site(tpu: Module, site: str, kernel: Module, operands: list[np.ndarray]
                 views.append((view, view, ()))
                 continue
             buf = np.zeros(bounds, a.dtype)
-            buf[clip] = view
+            if i >= len(ins) and last.get(i) != starts:
+                # a TPU gives an output block a buffer of its own when the block index changes and never reads the
+                # block back from HBM: what the kernel reads there before writing it is undefined (NaN here), also
+                # when it returns to a block it left (red team 3: accumulating into a revisited block)
+                buf[...] = _undefined(a.dtype)
+            else:
+                buf[clip] = view
+            last[i] = starts
             views.append((view, buf.reshape(_ty(t)[0]), clip))
         k.run(func.body, [*ids, *pre, *(b for _, b, _ in views), *bufs])
         for (view, buf, clip), (_, bounds) in list(zip(views, wins, strict=True))[len(ins) :]:
             if buf is not view:
                 view[...] = buf.reshape(bounds)[clip]
     return [outs[i] for i in (call.outs.index(r) for r in ops[1].args)]
+
+
+def _undefined(dtype: np.dtype[Any]) -> Any:
+    """What an unwritten TPU buffer stands for: NaN, or the integer type's least value (a kernel that reads it
+    before writing computes something the interpreter, which zero-fills, does not)."""
+    if np.issubdtype(dtype, np.floating) or dtype.kind == "V":
+        return np.nan
+    return np.iinfo(dtype).min if np.issubdtype(dtype, np.integer) else True
 
 
 def mismatch(got: np.ndarray, want: np.ndarray) -> str | None:

@@ -910,31 +910,6 @@ def _fills(types: tuple[str, ...], seed: int) -> list[list[Arr]]:
     ]
 
 
-class _Revisits:
-    """Output windows whose block comes back after another block was visited. A TPU writes an output block back
-    to HBM when its block index changes and never reads it back; the interpreter (and inspection/execute.py) keep
-    the whole output, so a kernel that accumulates into a block it left (a reduction axis outside the output's
-    axes) is right here and wrong on a TPU (red team 3). Such a kernel is not shown to be what runs there."""
-
-    def __init__(self, first: int, end: int) -> None:
-        self.windows = range(max(first, 0), end)
-        self.seen: dict[int, set[Any]] = {w: set() for w in self.windows}
-        self.last: dict[int, Any] = {}
-
-    def step(self, n: int, starts: list[Any]) -> str | None:
-        for w in self.windows:
-            start = starts[w]
-            if w in self.last and start != self.last[w] and start in self.seen[w]:
-                return (
-                    f"at grid step {n} its output window {w - self.windows.start} returns to the block at {start} "
-                    "after another block: a TPU writes an output block back when its index changes and never reads "
-                    "it back, so what the kernel kept there is lost on a TPU (the interpreter keeps it)"
-                )
-            self.seen[w].add(start)
-            self.last[w] = start
-        return None
-
-
 def mismatch(
     runnable: Module, cpu_site: str, tpu: Module, tpu_site: str, bounds: Bounds, seed: int | None = None
 ) -> str | None:
@@ -979,14 +954,10 @@ def mismatch(
             if flow != [call.outs.index(v) for v in tpu_ret]:
                 return f"its interpreted site returns outputs {flow}, its Mosaic site others"
             count = 0
-            revisit = _Revisits(len(t_blocks) - len(call.types), len(t_blocks))
             for n, (t, c) in enumerate(zip(t_steps, c_steps, strict=False)):
                 if t != c:
                     where = "blocks (then top-level DMA sources)"
                     return f"at grid step {n} its Mosaic {where} start at {t}, the interpreted ones at {c}"
-                again = revisit.step(n, t)
-                if again:
-                    return again
                 count += 1
             if count != n_steps or next(c_steps, None) is not None:
                 got = "more" if count == n_steps else count

@@ -623,15 +623,16 @@ def credit_bound(
         credited[name] = (min(s[0] + s[1], r[0] + r[1]), min(s[2], r[2]))
         upper: list[JsonValue] = [v if math.isfinite(v) else UNBOUNDED for v in s]
         per_site[name] = {"static": upper, "ran": list(r)}
-    share_of_task = _flop_share(credited, coverage)
     credited_s, counted = 0.0, 0
     for name, (flops, nbytes) in credited.items():
-        flops, nbytes = flops * share_of_task, nbytes * share_of_task
         seconds = max(flops / peaks[0], nbytes / peaks[1]) if flops > 0 else 0.0
         credited_s += seconds
         counted += seconds > 0
         per_site[name] = {**per_site[name], "credited_s": seconds}  # type: ignore[dict-item]
     share = coverage_share(credited_s, credited_s, float(outside), base)  # the static reading's formula
+    share_of_task = _flop_share(credited, coverage)
+    if share_of_task < 1.0:  # the FLOP cap: that part of the kernels' time credited, all of it still counted as time
+        share = min(share, round(credited_s * share_of_task / (credited_s + float(outside)), 4))
     details: dict[str, JsonValue] = {
         "source": CREDIT_MEASURED,
         "static_coverage": float(static),
@@ -644,11 +645,11 @@ def credit_bound(
 
 
 def _flop_share(credited: dict[str, tuple[float, float]], coverage: dict[str, JsonValue]) -> float:
-    """The part of the kernels' credited work that the task's FLOPs leave room for: at most the workload's own FLOPs
-    less the FLOPs of the XLA work outside the kernels, for the kernels' FLOPs and (in proportion) their bytes. Why in
-    FLOPs too: the time cap weighs the baseline's elementwise chain unfused, byte pass by byte pass, while the same
-    work written as one pass (an epilogue inside a scatter's combiner: red team 3) costs the XLA side one pass, so the
-    time cap left room for kernel work the task does not need. 1.0 where the FLOPs are not known."""
+    """The part of the kernels' work the task's FLOPs leave room for: the workload's own FLOPs less the XLA side's,
+    over the kernels' credited FLOPs (at most 1). Why in FLOPs too: the time cap weighs the baseline's elementwise
+    chain unfused, byte pass by byte pass, while the same work written as one pass (an epilogue inside a scatter's
+    combiner: red team 3) costs the XLA side one pass, so the time cap left room for kernel work the task does not
+    need. 1.0 where the FLOPs are not known."""
     base, outside = coverage.get("baseline_flops"), coverage.get("outside_flops")
     total = sum(f for f, _ in credited.values())
     if not isinstance(base, (int, float)) or not isinstance(outside, (int, float)) or base <= 0 or total <= 0:
