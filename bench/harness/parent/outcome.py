@@ -644,17 +644,23 @@ def credit_bound(
     return Credit(share, counted, details)
 
 
+#: How many times the FLOPs the task leaves to the kernels they may do before the cap bites: a kernel's bookkeeping
+#: (accumulators, conversions, masks, online-softmax rescaling) is arithmetic the workload's own program does not
+#: count (an honest tiled GEMM: 0.1 % more); the attacks it stops do 30 to 1000 times the room (red team 3's 0.001).
+FLOP_ROOM = 2.0
+
+
 def _flop_share(credited: dict[str, tuple[float, float]], coverage: dict[str, JsonValue]) -> float:
-    """The part of the kernels' work the task's FLOPs leave room for: the workload's own FLOPs less the XLA side's,
-    over the kernels' credited FLOPs (at most 1). Why in FLOPs too: the time cap weighs the baseline's elementwise
-    chain unfused, byte pass by byte pass, while the same work written as one pass (an epilogue inside a scatter's
-    combiner: red team 3) costs the XLA side one pass, so the time cap left room for kernel work the task does not
-    need. 1.0 where the FLOPs are not known."""
+    """The part of the kernels' work the task's FLOPs leave room for: FLOP_ROOM times the workload's own FLOPs less
+    the XLA side's, over the kernels' credited FLOPs (at most 1). Why in FLOPs too: the time cap weighs the
+    baseline's elementwise chain unfused, byte pass by byte pass, while the same work written as one pass (an epilogue
+    inside a scatter's combiner: red team 3) costs the XLA side one pass, so the time cap left room for kernel work
+    the task does not need. 1.0 where the FLOPs are not known."""
     base, outside = coverage.get("baseline_flops"), coverage.get("outside_flops")
     total = sum(f for f, _ in credited.values())
     if not isinstance(base, (int, float)) or not isinstance(outside, (int, float)) or base <= 0 or total <= 0:
         return 1.0
-    return min(1.0, max(0.0, float(base) - float(outside)) / total)
+    return min(1.0, FLOP_ROOM * max(0.0, float(base) - float(outside)) / total)
 
 
 def _credit_triple(reading: JsonValue, capped: bool) -> tuple[float, float, float]:
