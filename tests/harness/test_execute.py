@@ -373,3 +373,20 @@ def test_the_float_comparison_is_per_element_and_not_widened_by_one_huge_element
     f32 = w.astype(np.float32)
     assert execute.mismatch((f32 * (1 + 2e-7)).astype(np.float32), f32) is None
     assert execute.mismatch((f32 * 1.001).astype(np.float32), f32) is not None
+
+
+def test_the_float_floor_ignores_exact_zeros() -> None:
+    """3p's flash attention pads its head dim with zeros: half the output is 0, so a median taken over every element
+    gave no floor and a few cancelled elements (bf16 rounding of p before p @ v) read unverified. The floor comes
+    from the nonzero elements; a twin that scales them by 1.02 is still refused."""
+    import ml_dtypes
+
+    bf16 = ml_dtypes.bfloat16
+    w = _rng().standard_normal((256, 128)).astype(np.float32) * 0.01
+    want = np.concatenate([w, np.zeros_like(w)], axis=1).astype(bf16)
+    cancelled = want.astype(np.float64)
+    cancelled[0, 0] = 1e-4  # an element near zero off by ~8% of itself, ~1% of the typical element
+    want[0, 0] = bf16(1.08e-4)
+    assert execute.mismatch(cancelled.astype(bf16), want) is None
+    assert execute.mismatch((want.astype(np.float64) * 1.02).astype(bf16), want) is not None
+    assert execute.mismatch(np.zeros_like(want), np.zeros_like(want)) is None
