@@ -1,0 +1,40 @@
+"""Red team 4's attacks on harness 18 (tests/adversarial/redteam4/README.md). Verdicts only, never a time.
+
+- one array passed to a kernel as 21 operands, summed times 0.0: each operand's bytes were credited as the task's
+  work (47k: 0.89 against 0.37 for the same kernel reading it once); a kernel's bytes now count each array once,
+  followed through reshapes, bitcasts and the calls that pass it (inspection/work.py `Coverage.array_of`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bench.harness.parent.evaluate import WarmRunner
+from bench.harness.protocol.result import Status
+from bench.harness.protocol.task import EvalTask
+
+pytestmark = pytest.mark.slow
+HERE = Path(__file__).parent / "redteam4"
+
+
+def test_an_array_passed_many_times_is_credited_its_bytes_once() -> None:
+    names = ("attack_credit_reread_bytes", "attack_honest_epilogue")
+    paths = [HERE / f"{n}.py" for n in names]
+    task = EvalTask(
+        workload="47k_Matmul_Add_Swish_Tanh_GELU_Hardtanh",
+        kernel_path=paths[0],
+        size="small",
+        seeds=2,
+        warmup=1,
+        iters=4,
+        blocks=2,
+        timeout_s=180,
+    )
+    with WarmRunner(task) as runner:
+        attack, honest = runner.evaluate(paths)
+    assert attack.status == honest.status == Status.CORRECT, (attack.reason, honest.reason)
+    assert attack.pallas_coverage is not None and honest.pallas_coverage is not None
+    # the re-reads add nothing: the attack reads what the honest kernel reads (0.37 here; was 0.89)
+    assert attack.pallas_coverage <= honest.pallas_coverage + 0.01, (attack.pallas_coverage, honest.pallas_coverage)
