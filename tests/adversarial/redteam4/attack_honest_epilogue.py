@@ -1,4 +1,5 @@
-"""Red team 4, control for attack_credit_reread_bytes.py (R = 0: no re-reads). Coverage inflation through BYTES, within harness 18's FLOP cap). Read: parent/outcome.py
+"""Red team 4, control for attack_credit_reread_bytes.py (R = 0: no re-reads). Coverage inflation through BYTES,
+within harness 18's FLOP cap. Read: parent/outcome.py
 (credit_bound: a site's credited time is max(FLOPs / peak, bytes / bandwidth) of min(static, ran), then the time cap
 and `_flop_share`, which caps FLOPs only), inspection/work.py (Coverage.kernel: a kernel's bytes are each operand
 it reads, once), runner/executed.py (_flops, instruction_costs: a computing instruction's bytes are its operands'
