@@ -2,7 +2,11 @@
 
 - one array passed to a kernel as 21 operands, summed times 0.0: each operand's bytes were credited as the task's
   work (47k: 0.89 against 0.37 for the same kernel reading it once); a kernel's bytes now count each array once,
-  followed through reshapes, bitcasts and the calls that pass it (inspection/work.py `Coverage.array_of`).
+  followed through reshapes, bitcasts and the calls that pass it (inspection/work.py `Coverage.array_of`);
+- a TPU twin computing zeros where the interpreted kernel writes a padded (1e30 columns XLA slices away) or offset
+  (+16384, subtracted by XLA) result read `verified`: the executed-kernel float bound takes its scale from the kernel's
+  output, which its author chose. Now the executed results are also put back into the program (runner/capture.py
+  `substitute`), whose outputs must be the checked call's on the task's own scale.
 """
 
 from __future__ import annotations
@@ -38,3 +42,18 @@ def test_an_array_passed_many_times_is_credited_its_bytes_once() -> None:
     assert attack.pallas_coverage is not None and honest.pallas_coverage is not None
     # the re-reads add nothing: the attack reads what the honest kernel reads (0.37 here; was 0.89)
     assert attack.pallas_coverage <= honest.pallas_coverage + 0.01, (attack.pallas_coverage, honest.pallas_coverage)
+
+
+def test_a_twin_hidden_by_a_kernel_outputs_own_scale_is_not_verified() -> None:
+    names = ("attack_median_floor_pad", "attack_median_floor_offset")
+    paths = [HERE / f"{n}.py" for n in names]
+    task = EvalTask(
+        workload="8p_GEMM", kernel_path=paths[0], size="small", seeds=2, warmup=1, iters=4, blocks=2, timeout_s=180
+    )
+    with WarmRunner(task) as runner:
+        results = runner.evaluate(paths)
+    for name, r in zip(names, results, strict=True):
+        assert r.status == Status.CORRECT, (name, r.reason)
+        assert r.readiness_check == "unverified", (name, r.readiness_check)
+        why = str(r.integrity.details["inspection"]["readiness_reason"])  # type: ignore[index]
+        assert "given the executed kernels' results" in why, (name, why)

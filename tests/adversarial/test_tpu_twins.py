@@ -451,9 +451,9 @@ def test_dma_twins_of_the_same_structure_are_told_apart_by_execution(case: str) 
     assert _read(real, twin, A, B).readiness_check == "verified"  # structurally the same kernel
     rng = np.random.default_rng(0)
     args = [rng.standard_normal(s.shape).astype(s.dtype) for s in (A, B)]
-    sites, arrays = capture(_export(real, True, A, B), args, 1 << 28)
+    sites, arrays, _ = capture(_export(real, True, A, B), args, 1 << 28)
     request = ExecuteRequest(bounds=dict(Bounds().__dict__), sites=sites)
-    reply = execute.check_sites(request, [_export(twin, False, A, B), *(a.tobytes() for a in arrays)])
+    reply, _ = execute.check_sites(request, [_export(twin, False, A, B), *(a.tobytes() for a in arrays)])
     assert (reply.shown == ["jaxbench_kernel_0"]) is passes, reply.unshown
     if not passes:
         assert "not the interpreted one" in reply.unshown["jaxbench_kernel_0"], reply.unshown

@@ -17,8 +17,16 @@ from bench.harness.inspection import compare, execute, mosaic
 from bench.harness.inspection.module import Module, parse_stablehlo, read
 from bench.harness.inspection.report import read_program
 from bench.harness.parent.inspecting import Inspection, Inspector, with_execution
-from bench.harness.protocol.messages import Bounds, CaptureReply, ExecuteReply, ExecuteRequest, SiteCapture
-from bench.harness.runner.capture import capture
+from bench.harness.protocol.floats import array_from, mismatch
+from bench.harness.protocol.messages import (
+    Bounds,
+    CaptureReply,
+    ExecuteReply,
+    ExecuteRequest,
+    SiteCapture,
+    SubstituteReply,
+)
+from bench.harness.runner.capture import capture, substitute
 from bench.harness.sandbox.child import _tpu_target
 from bench.harness.sandbox.lowering import export_jaxpr, with_kernel_sites
 
@@ -215,7 +223,7 @@ def _exports(fn: Any, args: tuple[Any, ...]) -> tuple[bytes, bytes]:
 
 def _check(tpu: bytes, sites: list[SiteCapture], arrays: list[np.ndarray]) -> ExecuteReply:
     request = ExecuteRequest(bounds=dict(BOUNDS.__dict__), sites=sites)
-    return execute.check_sites(request, [tpu, *(a.tobytes() for a in arrays)])
+    return execute.check_sites(request, [tpu, *(a.tobytes() for a in arrays)])[0]
 
 
 def test_capture_through_a_jit_then_execution_shows_the_kernel() -> None:
@@ -227,7 +235,7 @@ def test_capture_through_a_jit_then_execution_shows_the_kernel() -> None:
         return jax.jit(_matmul)(a * 2, b) + 1
 
     runnable, tpu = _exports(program, args)
-    sites, arrays = capture(runnable, [np.asarray(a) for a in args], 1 << 28)
+    sites, arrays, _ = capture(runnable, [np.asarray(a) for a in args], 1 << 28)
     assert [s.site for s in sites] == ["jaxbench_kernel_0"] and sites[0].reason is None
     np.testing.assert_array_equal(arrays[0], np.asarray(args[0] * 2))
     np.testing.assert_array_equal(arrays[2], interpreted(_matmul, (args[0] * 2, args[1]))[0])
@@ -240,6 +248,45 @@ def test_capture_through_a_jit_then_execution_shows_the_kernel() -> None:
     assert reply.shown == [] and "not the interpreted one" in reply.unshown["jaxbench_kernel_0"]
 
 
+def test_results_put_back_give_the_programs_outputs_on_the_programs_scale() -> None:
+    """runner/capture.py `substitute`: the executed kernels' results put back into the program (a kernel called twice
+    inside a jitted function called twice: each call its own results) give the capture's outputs; zeros put back in
+    place of a result that XLA offsets and slices (red team 4: a kernel output's scale is its author's) do not."""
+    args = CASES["matmul_grid"][1](_rng(3))
+    inner = jax.jit(lambda a, b: _matmul(a, b) + _matmul(a * 2, b))
+
+    def program(a: Any, b: Any) -> Any:
+        return inner(a, b) - inner(a * 0.5, b)
+
+    runnable, tpu = _exports(program, args)
+    host = [np.asarray(a) for a in args]
+    sites, arrays, outputs = capture(runnable, host, 1 << 28)
+    assert len(sites) == 4 and all(s.reason is None for s in sites)
+    reply, executed = execute.check_sites(
+        ExecuteRequest(bounds=dict(BOUNDS.__dict__), sites=sites), [tpu, *(a.tobytes() for a in arrays)]
+    )
+    assert reply.shown == ["jaxbench_kernel_0", "jaxbench_kernel_1"] and len(executed) == 4
+    results = [array_from(t, b) for t, b in zip([t for s in sites for t in s.results], executed, strict=True)]
+    got = substitute(runnable, host, results)
+    assert [mismatch(g, w, "the checked call") for g, w in zip(got, outputs, strict=True)] == [None]
+    zeroed = [np.zeros_like(results[0]), *results[1:]]
+    why = mismatch(substitute(runnable, host, zeroed)[0], outputs[0], "the checked call")
+    assert why is not None and "the checked call gave" in why
+
+    def offset(a: Any) -> Any:  # a kernel output far from the task's scale, brought back by XLA
+        shifted = pl.pallas_call(
+            lambda x_ref, o_ref: o_ref.__setitem__(..., x_ref[...] + 16384.0),
+            out_shape=jax.ShapeDtypeStruct(a.shape, jnp.float32),
+        )(a.astype(jnp.float32) * 0.5)
+        return shifted - 16384.0
+
+    runnable, _ = _exports(offset, args[:1])
+    sites, arrays, outputs = capture(runnable, host[:1], 1 << 28)
+    nothing = np.full_like(arrays[-1], 16384.0)  # a twin that adds nothing: within the kernel output's own bound
+    assert mismatch(nothing, arrays[-1]) is None
+    assert mismatch(substitute(runnable, host[:1], [nothing])[0], outputs[0], "the checked call") is not None
+
+
 def test_a_site_in_a_loop_or_past_the_byte_bound_is_not_captured_and_not_shown() -> None:
     args = CASES["elementwise"][1](_rng(2))
 
@@ -247,11 +294,11 @@ def test_a_site_in_a_loop_or_past_the_byte_bound_is_not_captured_and_not_shown()
         return jax.lax.fori_loop(0, 2, lambda i, c: _elementwise(c, y), x)
 
     runnable, tpu = _exports(looped, args)
-    sites, arrays = capture(runnable, [np.asarray(a) for a in args], 1 << 28)
+    sites, arrays, _ = capture(runnable, [np.asarray(a) for a in args], 1 << 28)
     assert arrays == [] and "not captured" in (sites[0].reason or "")
     assert "not captured" in _check(tpu, sites, arrays).unshown["jaxbench_kernel_0"]
     runnable, tpu = _exports(_elementwise, args)
-    sites, arrays = capture(runnable, [np.asarray(a) for a in args], 1000)
+    sites, arrays, _ = capture(runnable, [np.asarray(a) for a in args], 1000)
     assert arrays == [] and "over 1000" in (sites[0].reason or "")
     assert _check(tpu, sites, arrays).shown == []
 
@@ -275,9 +322,9 @@ def test_a_failed_capture_or_execution_reads_unverified_never_a_crash() -> None:
     verified = Inspection(None, None, readiness_check="verified")
     inspector = Inspector(timeout_s=0.01)
     try:
-        failed_capture = inspector.execute(b"", CaptureReply(error="boom"), [])
+        failed_capture, _ = inspector.execute(b"", CaptureReply(error="boom"), [])
         site = SiteCapture(site="jaxbench_kernel_0", operands=["float32[2]"], results=["float32[2]"])
-        late_or_unreadable = inspector.execute(b"not an export", CaptureReply(sites=[site]), [b"\0" * 8] * 2)
+        late_or_unreadable, _ = inspector.execute(b"not an export", CaptureReply(sites=[site]), [b"\0" * 8] * 2)
     finally:
         inspector.close()
     assert failed_capture.error is not None and "boom" in failed_capture.error
@@ -285,11 +332,15 @@ def test_a_failed_capture_or_execution_reads_unverified_never_a_crash() -> None:
         after = with_execution(verified, executed)
         assert after.readiness_check == "unverified" and after.readiness_reason
         assert after.details["readiness_reason"] == after.readiness_reason
-    shown = with_execution(verified, ExecuteReply(shown=["jaxbench_kernel_0"]))
+    ran = ExecuteReply(shown=["jaxbench_kernel_0"])
+    shown = with_execution(verified, ran, SubstituteReply())
     assert shown.readiness_check == "verified" and shown.details["executed_kernels"] == {
         "shown": ["jaxbench_kernel_0"],
         "unshown": {},
+        "put_back": "the checked call's outputs",
     }
+    for put_back in (None, SubstituteReply(mismatch="output 0: 5 of 8 elements differ"), SubstituteReply(error="x")):
+        assert with_execution(verified, ran, put_back).readiness_check == "unverified"
 
 
 def test_sites_are_paired_by_name_as_well_as_by_place() -> None:
@@ -324,7 +375,7 @@ def test_the_executor_runs_in_a_process_without_jax(tmp_path: Any) -> None:
     fn, make = CASES["matmul_grid"]
     args = make(_rng(4))
     runnable, tpu = _exports(fn, args)
-    sites, arrays = capture(runnable, [np.asarray(a) for a in args], 1 << 28)
+    sites, arrays, _ = capture(runnable, [np.asarray(a) for a in args], 1 << 28)
     request = ExecuteRequest(bounds=dict(BOUNDS.__dict__), sites=sites)
     (tmp_path / "request.json").write_text(request.model_dump_json())
     for i, blob in enumerate([tpu, *(a.tobytes() for a in arrays)]):
@@ -332,7 +383,7 @@ def test_the_executor_runs_in_a_process_without_jax(tmp_path: Any) -> None:
     code = (
         "import sys, pathlib; from bench.harness.inspection import execute, worker; "
         "from bench.harness.protocol.messages import ExecuteRequest; d = pathlib.Path(sys.argv[1]); "
-        "r = execute.check_sites(ExecuteRequest.model_validate_json((d / 'request.json').read_text()), "
+        "r, _ = execute.check_sites(ExecuteRequest.model_validate_json((d / 'request.json').read_text()), "
         f"[(d / f'{{i}}.bin').read_bytes() for i in range({1 + len(arrays)})]); "
         "assert r.shown == ['jaxbench_kernel_0'] and not r.unshown, r; "
         "print(sorted(m for m in sys.modules if m == 'jax' or m.startswith('jax.')))"

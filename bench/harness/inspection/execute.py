@@ -33,6 +33,7 @@ from bench.harness.inspection import mosaic
 from bench.harness.inspection.compare import KERNEL_SITE_PREFIX
 from bench.harness.inspection.module import Block, Func, Module, Op, Refused, shape_of
 from bench.harness.inspection.report import read_program
+from bench.harness.protocol.floats import array_from, mismatch
 from bench.harness.protocol.messages import Bounds, ExecuteReply, ExecuteRequest
 
 #: Op executions per site (all steps, loops and nested regions together): a bound on the harness's own time.
@@ -41,19 +42,6 @@ MAX_OPS = 2_000_000
 MAX_VALUE_ELEMENTS = 1 << 26
 #: Elements computed per site (results of every vector op), the same bound in data terms.
 MAX_ELEMENTS = 4_000_000_000
-#: Allowed |executed - captured| per ELEMENT, per float type: ULPS units in the last place at that element's own
-#: magnitude, plus FLOAT_TOLERANCE times the median nonzero magnitude of the output (cancellation: an element near zero
-#: computed from large terms; XLA keeps some bf16 chains in float32). Why not exact: the two implementations
-#: accumulate in other orders and XLA's exp/tanh are not numpy's; measured on the 27 honest kernels of submissions/
-#: and pallas_refs/ that run here (small size): at most 2 bf16 ulps (24k at 39), 1.1e-5 of the largest magnitude for
-#: float32 outputs. Why per element and from the median, not from the largest magnitude: one huge element (an extra
-#: block XLA slices away) widened a max-based bound to any value, and 2^-5 of the maximum let a twin scale every
-#: element by 1.02 or zero the small ones (red team 2, docs/threat-model.md). Why nonzero: 3p's flash attention pads
-#: its head dim to 256 with zeros, so the plain median was ~5e-8 and 2-9 of its 262144 elements (bf16 rounding of p
-#: before p @ v, where the sum cancels) read unverified on every draw.
-ULPS = {"bfloat16": 2, "float16": 2, "float32": 64, "float64": 1 << 20}
-FLOAT_TOLERANCE = {"bfloat16": 2.0**-7, "float16": 2.0**-10, "float32": 2.0**-12, "float64": 2.0**-40}
-_MANTISSA_BITS = {"bfloat16": 7, "float16": 10, "float32": 23, "float64": 52}
 
 _DTYPES: dict[str, type] = {
     "f64": np.float64,
@@ -498,96 +486,61 @@ def _undefined(dtype: np.dtype[Any]) -> Any:
     return np.iinfo(dtype).min if np.issubdtype(dtype, np.integer) else True
 
 
-def mismatch(got: np.ndarray, want: np.ndarray) -> str | None:
-    """Why `got` (executed) is not `want` (captured): exact for integers and bools; for floats every element within
-    ULPS of its own magnitude plus FLOAT_TOLERANCE of the output's median nonzero magnitude (NaN where NaN, infinities
-    equal)."""
-    if got.shape != want.shape or got.dtype != want.dtype:
-        return f"{got.dtype}{list(got.shape)} where the interpreted kernel gave {want.dtype}{list(want.shape)}"
-    name = want.dtype.name
-    if name not in FLOAT_TOLERANCE:
-        bad = int(np.count_nonzero(got != want))
-        return f"{bad} of {want.size} elements differ" if bad else None
-    g, w = got.astype(np.float64), want.astype(np.float64)
-    if not np.array_equal(np.isnan(g), np.isnan(w)) or not np.array_equal(g[np.isinf(w)], w[np.isinf(w)]):
-        return "NaN or infinite elements differ"
-    finite = np.isfinite(w)
-    if np.any(np.isinf(g[finite])):
-        return "infinite elements where the interpreted kernel's are finite"
-    g, w = g[finite], w[finite]
-    if not w.size:
-        return None
-    magnitude = np.abs(w)
-    nonzero = magnitude[magnitude > 0]  # exact zeros (a padded head dim: half of 3p's output) are no scale
-    floor = FLOAT_TOLERANCE[name] * float(np.median(nonzero)) if nonzero.size else 0.0
-    ulps = ULPS[name] * np.exp2(
-        np.floor(np.log2(np.maximum(magnitude, np.finfo(np.float64).tiny))) - _MANTISSA_BITS[name]
-    )
-    err = np.abs(g - w)
-    bad = err > ulps + floor
-    if not np.any(bad):
-        return None
-    i = int(np.argmax(np.where(bad, err / (ulps + floor), 0.0)))
-    return (
-        f"{int(np.count_nonzero(bad))} of {w.size} elements differ beyond {ULPS[name]} ulps + {floor:.3g} "
-        f"(worst: {g[i]:.6g} where the interpreted kernel gave {w[i]:.6g})"
-    )
-
-
-def check_sites(request: ExecuteRequest, blobs: list[bytes]) -> ExecuteReply:
+def check_sites(request: ExecuteRequest, blobs: list[bytes]) -> tuple[ExecuteReply, list[bytes]]:
     """The worker's answer to an ExecuteRequest: each kernel site of the TPU program (blob 0) shown (its Mosaic
-    kernel, run on every captured call's operands, gave the captured results) or not, with why."""
+    kernel, run on every captured call's operands, gave the captured results) or not, with why; and, when every
+    site is shown, the executed results of every call in capture order (the runner puts them back into the program:
+    runner/capture.py `substitute`)."""
     bounds = Bounds(**request.bounds)
     try:
         tpu = read_program(blobs[0] if blobs else b"", "TPU program", bounds).module
     except Refused as r:
-        return ExecuteReply(unshown={"*": f"the TPU program could not be read: {r.reason}"})
+        return ExecuteReply(unshown={"*": f"the TPU program could not be read: {r.reason}"}), []
     unshown: dict[str, str] = {}
     shown: set[str] = set()
+    executed: list[bytes] = []
     arrays = iter(blobs[1:])
     for n, s in enumerate(request.sites):
         try:
-            operands, results = [[_array(t, next(arrays)) for t in ts] for ts in (s.operands, s.results)]
+            operands, results = [[array_from(t, next(arrays)) for t in ts] for ts in (s.operands, s.results)]
         except (StopIteration, ValueError, TypeError) as exc:
-            return ExecuteReply(unshown={"*": f"the captured arrays are not the sites' ({exc})"})
-        why = s.reason if s.reason is not None else _site(tpu, s.site, operands, results, bounds)
+            return ExecuteReply(unshown={"*": f"the captured arrays are not the sites' ({exc})"}), []
+        why, got = (s.reason, []) if s.reason is not None else _site(tpu, s.site, operands, results, bounds)
         if why is None:
             shown.add(s.site)
+            executed += [np.ascontiguousarray(g).tobytes() for g in got]
         else:
             unshown.setdefault(s.site, f"call {n}: {why}")
     for name in tpu.funcs:
         if name.startswith(KERNEL_SITE_PREFIX) and name not in shown and name not in unshown:
             unshown[name] = "the runnable program's call of it was not captured"
-    return ExecuteReply(unshown=unshown, shown=sorted(shown - set(unshown)))
+    reply = ExecuteReply(unshown=unshown, shown=sorted(shown - set(unshown)))
+    return reply, ([] if unshown else executed)
 
 
-def _site(tpu: Module, site: str, operands: list[np.ndarray], results: list[np.ndarray], bounds: Bounds) -> str | None:
-    """Why the TPU program's kernel at `site` is not shown to compute `results` from `operands` (None: it is)."""
+def _site(
+    tpu: Module, site: str, operands: list[np.ndarray], results: list[np.ndarray], bounds: Bounds
+) -> tuple[str | None, list[np.ndarray]]:
+    """Why the TPU program's kernel at `site` is not shown to compute `results` from `operands` (None: it is), and
+    what it computed."""
     try:
         if site not in tpu.funcs or not tpu.funcs[site].body.ops:
-            return "the TPU program has no such kernel site"
+            return "the TPU program has no such kernel site", []
         kernel = mosaic.parse_kernel(mosaic.kernel_body(tpu.funcs[site].body.ops[0]), bounds)
         got = run_site(tpu, site, kernel, operands)
     except Refused as r:
-        return f"its Mosaic kernel could not be read: {r.reason}"
+        return f"its Mosaic kernel could not be read: {r.reason}", []
     except Unsupported as u:
-        return f"not run: {u}"
+        return f"not run: {u}", []
     except Exception as exc:  # hostile input our executor did not foresee: not shown, never a crash
-        return f"the harness could not run it: {type(exc).__name__}: {exc}"[:500]
+        return f"the harness could not run it: {type(exc).__name__}: {exc}"[:500], []
     if len(got) != len(results):
-        return f"its Mosaic kernel returns {len(got)} arrays, the interpreted one {len(results)}"
+        return f"its Mosaic kernel returns {len(got)} arrays, the interpreted one {len(results)}", []
     for i, (g, w) in enumerate(zip(got, results, strict=True)):
         why = mismatch(g, w)
         if why is not None:
-            return f"output {i} of its Mosaic kernel, run on the captured operands, is not the interpreted one: {why}"
-    return None
-
-
-def _array(text: str, blob: bytes) -> np.ndarray:
-    """The captured array of aval text `text` ("bfloat16[256,512]") from its bytes (C order)."""
-    name, dims = text.rstrip("]").split("[")
-    shape = tuple(int(d) for d in dims.split(",") if d)
-    dtype = np.dtype(getattr(ml_dtypes, name, name))
-    if len(blob) != int(np.prod(shape)) * dtype.itemsize:
-        raise ValueError(f"{len(blob)} bytes for {text}")
-    return np.frombuffer(blob, dtype).reshape(shape)
+            return (
+                f"output {i} of its Mosaic kernel, run on the captured operands, is not the interpreted one: {why}",
+                [],
+            )
+    return None, [g.astype(w.dtype, copy=False) for g, w in zip(got, results, strict=True)]

@@ -45,14 +45,15 @@ def serve(cmd_fd: int, reply_fd: int, memory_mb: int) -> None:
         if header.get("cmd") == "exit":
             return
         reply: BaseModel
+        out: list[bytes] = []
         try:
             if header.get("cmd") == "execute":  # the TPU program's kernels run on captured operands
-                reply = check_sites(ExecuteRequest.model_validate(header), blobs)
+                reply, out = check_sites(ExecuteRequest.model_validate(header), blobs)
             else:
                 reply = answer(InspectRequest.model_validate(header), blobs)
         except Exception as exc:  # a malformed request: the harness's own failure, that candidate's `error`
-            reply = error_reply(exc)
-        wire.send(reply_fd, reply.model_dump(mode="json"))
+            reply, out = error_reply(exc), []
+        wire.send(reply_fd, reply.model_dump(mode="json"), out)
 
 
 def main() -> None:

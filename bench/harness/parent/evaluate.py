@@ -63,6 +63,7 @@ from bench.harness.protocol.messages import (
     EvaluateRequest,
     PrepareRequest,
     RunnerHello,
+    SubstituteRequest,
 )
 from bench.harness.protocol.policy import TimingPolicy
 from bench.harness.protocol.policy import resolve as resolve_policy
@@ -435,9 +436,15 @@ class WarmRunner:
         if verify:
             captured, arrays = self.session.captured or (None, [])
             t = time.monotonic()
-            executed = self.inspector.execute(built.artifact.tpu, captured, arrays)
+            executed, results = self.inspector.execute(built.artifact.tpu, captured, arrays)
             self.session.phase_s["kernel_execution"] = round(time.monotonic() - t, 4)
-            built = replace(built, inspection=with_execution(built.inspection, executed))
+            put_back = None
+            if captured is not None and executed.shown and not executed.unshown and not executed.error:
+                # the executed kernels' results, put back into the program: its outputs must be the checked ones
+                avals = [a for site in captured.sites for a in site.results]
+                substitute = SubstituteRequest(results=avals)
+                put_back = self.session.substitute(substitute, results, deadlines["compile"] + deadlines["correctness"])
+            built = replace(built, inspection=with_execution(built.inspection, executed, put_back))
         return _Ran(reply, trace, dict(self.session.phase_s), interpreted, deadlines, policy, built)
 
 

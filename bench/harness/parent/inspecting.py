@@ -43,6 +43,7 @@ from bench.harness.protocol.messages import (
     InspectionReport,
     InspectReply,
     InspectRequest,
+    SubstituteReply,
 )
 from bench.harness.protocol.process import ChildProcess, WorkerFailure
 from bench.harness.protocol.result import Status
@@ -111,14 +112,29 @@ def from_report(report: InspectionReport) -> Inspection:
     )
 
 
-def with_execution(inspection: Inspection, executed: ExecuteReply) -> Inspection:
+def with_execution(
+    inspection: Inspection, executed: ExecuteReply, put_back: SubstituteReply | None = None
+) -> Inspection:
     """`inspection` with readiness `verified` kept only where every kernel site of the TPU program was shown, by
-    execution, to compute what the interpreted kernel computed on the checked call (the result's details say which)."""
+    execution, to compute what the interpreted kernel computed on the checked call, and the program, with those
+    executed results put back (`put_back`), to give the checked call's outputs (the result's details say which)."""
     ran: dict[str, JsonValue] = {"shown": list[JsonValue](executed.shown), "unshown": {**executed.unshown}}
     details: dict[str, JsonValue] = {**inspection.details, "executed_kernels": ran}
     why = executed.error or "; ".join(f"{k}: {v}" for k, v in sorted(executed.unshown.items()))
     if not why and not executed.shown:
         why = "no kernel site was run"
+    if not why:
+        if put_back is None:
+            why = "the executed kernels' results were not put back into the program"
+        elif put_back.error or put_back.mismatch:
+            ran["put_back"] = put_back.error or put_back.mismatch
+            why = (
+                f"putting the executed kernels' results back into the program failed: {put_back.error}"
+                if put_back.error
+                else f"the program, given the executed kernels' results, has other outputs: {put_back.mismatch}"
+            )
+        else:
+            ran["put_back"] = "the checked call's outputs"
     if not why or inspection.readiness_check != "verified":
         return replace(inspection, details=details)
     reason = f"the TPU program's kernels were not shown to compute what ran: {why}"[:2000]
@@ -190,12 +206,15 @@ class WorkerProcess(ChildProcess):
         except ValueError as e:  # pydantic's ValidationError
             raise self.invalid_reply("inspection", e) from None
 
-    def execute(self, request: ExecuteRequest, blobs: list[bytes], timeout_s: float) -> ExecuteReply:
-        """One execution of the TPU program's kernels (WorkerFailure or ValueError when the worker did not answer)."""
+    def execute(
+        self, request: ExecuteRequest, blobs: list[bytes], timeout_s: float
+    ) -> tuple[ExecuteReply, list[bytes]]:
+        """One execution of the TPU program's kernels and their results (WorkerFailure or ValueError when the worker
+        did not answer)."""
         with contextlib.suppress(OSError):  # the reply read says how the worker ended
             wire.send(self._cmd_w, request.model_dump(), blobs)
-        header, _ = self.read_reply(timeout_s, "kernel execution", REPLY_MAX_BYTES)
-        return ExecuteReply.model_validate(header)
+        header, results = self.read_reply(timeout_s, "kernel execution", REPLY_MAX_BYTES + sum(map(len, blobs)))
+        return ExecuteReply.model_validate(header), results
 
     def close(self) -> None:
         """Kill the worker's process group, reap it, release the pipes. Idempotent (a second os.close could hit a
@@ -242,12 +261,15 @@ class Inspector:
             result = from_report(outcome)
             return replace(result, details={**result.details, "seconds": round(time.monotonic() - t, 3)})
 
-    def execute(self, tpu: bytes, captured: CaptureReply | None, arrays: list[bytes]) -> ExecuteReply:
+    def execute(
+        self, tpu: bytes, captured: CaptureReply | None, arrays: list[bytes]
+    ) -> tuple[ExecuteReply, list[bytes]]:
         """Each kernel site of the TPU program run on the operands the runner captured and compared with the results
-        it captured (inspection/execute.py). Never raises: a failure or timeout is every kernel not shown."""
+        it captured (inspection/execute.py), and the executed results when every site was shown. Never raises: a
+        failure or timeout is every kernel not shown."""
         if captured is None or captured.error is not None:
             why = captured.error if captured else "the candidate did not reach a checked call"
-            return ExecuteReply(error=f"the kernel sites' operands were not captured: {why}")
+            return ExecuteReply(error=f"the kernel sites' operands were not captured: {why}"), []
         request = ExecuteRequest(bounds=dict(self.bounds.__dict__), sites=captured.sites)
         with self.lock:
             try:
@@ -255,7 +277,7 @@ class Inspector:
             except Exception as exc:  # WorkerFailure (timeout, crash, memory) or a reply of another shape
                 self.close()
                 why = exc.message if isinstance(exc, WorkerFailure) else f"{type(exc).__name__}: {exc}"
-                return ExecuteReply(error=f"running the TPU program's kernels failed: {why}"[:2000])
+                return ExecuteReply(error=f"running the TPU program's kernels failed: {why}"[:2000]), []
 
     def warm(self) -> None:
         """Start the reader now (its imports take ~0.5 s of a core), so the first inspection does not wait for it."""

@@ -38,6 +38,8 @@ from bench.harness.protocol.messages import (
     PrepareRequest,
     RunnerFailure,
     RunnerHello,
+    SubstituteReply,
+    SubstituteRequest,
     TrialsRequest,
 )
 from bench.harness.protocol.policy import TimingPolicy
@@ -342,6 +344,21 @@ class RunnerSession:
             return CaptureReply(error=f"the runner failed: {f}"[:2000]), []
         finally:
             self.phase_s["capture"] = round(time.monotonic() - t, 4)
+
+    def substitute(self, request: SubstituteRequest, results: list[bytes], deadline_s: float) -> SubstituteReply:
+        """The last capture's program run again with the executed TPU kernels' results put back, its outputs
+        compared with the capture's (runner/capture.py `substitute`). Never raises: the runner's failure is the
+        reply's error (the runner replaced), never the candidate's status."""
+        t = time.monotonic()
+        try:
+            header, _ = self._runner().request(request, deadline_s, "substitute", 1 << 20, blobs=results)
+            return SubstituteReply.model_validate(header)
+        except (WorkerFailure, ValueError) as f:  # the runner is replaced before the next candidate
+            self._runner().close()
+            self.prepared = None
+            return SubstituteReply(error=f"the runner failed: {f}"[:2000])
+        finally:
+            self.phase_s["substitute"] = round(time.monotonic() - t, 4)
 
     def _phase(
         self, message: Message, deadline_s: float, phase: str, blobs: Sequence[bytes] = ()

@@ -183,6 +183,20 @@ class CaptureReply(Message):
     error: str | None = None  # the capture itself failed (every kernel is then not shown)
 
 
+class SubstituteRequest(Message):
+    """Run the program the last capture ran, on the same inputs, with each captured kernel call's results replaced
+    by the blobs (the executed TPU kernels' results, call by call, each result in `results`' aval text), and compare
+    its outputs with the capture's (runner/capture.py `substitute`)."""
+
+    cmd: Literal["substitute"] = "substitute"
+    results: list[str]
+
+
+class SubstituteReply(Message):
+    mismatch: str | None = None  # why the outputs differ (None: they are the capture's, within the float bound)
+    error: str | None = None  # the substitution itself failed (the kernels are then not shown)
+
+
 class ExecuteRequest(Message):
     """Run each captured site's Mosaic kernel of the TPU program (blob 0) on its captured operands (the blobs after
     it) and compare with its captured results (bench.harness.inspection.execute): sent to the inspection worker."""

@@ -88,8 +88,11 @@ class _Rewrite:
         return [*op.operands, *op.results]
 
 
-def capture(exported_bytes: bytes, host: list[Any], max_bytes: int) -> tuple[list[SiteCapture], list[np.ndarray]]:
-    """Each kernel site's call (captured, or why not) and the captured arrays, operands then results, call by call."""
+def capture(
+    exported_bytes: bytes, host: list[Any], max_bytes: int
+) -> tuple[list[SiteCapture], list[np.ndarray], list[np.ndarray]]:
+    """Each kernel site's call (captured, or why not), the captured arrays (operands then results, call by call) and
+    the program's own outputs on this run (what `substitute` compares with; empty when nothing was captured)."""
     exp = jax.export.deserialize(bytearray(exported_bytes))
     with jax_mlir.make_ir_context():
         module = ir.Module.parse(exp.mlir_module())
@@ -105,7 +108,7 @@ def capture(exported_bytes: bytes, host: list[Any], max_bytes: int) -> tuple[lis
             if n.startswith(KERNEL_SITE_PREFIX) and n not in seen
         ]
         if not extra:
-            return sites, []
+            return sites, [], []
         _return_also(main, extra)
         text = str(module)
     backend = xla_bridge.get_backend()
@@ -115,7 +118,55 @@ def capture(exported_bytes: bytes, host: list[Any], max_bytes: int) -> tuple[lis
     want = [t for s in sites for t in (*s.operands, *s.results)]
     if [aval_text(a) for a in arrays] != want:  # the compiled program returns what the rewrite asked for
         raise ValueError(f"the capture returned {[aval_text(a) for a in arrays]}, not {want}")
-    return sites, arrays
+    return sites, arrays, [np.array(r, copy=True) for r in out[:kept]]
+
+
+class _Substitute(_Rewrite):
+    """The rewrite that puts results back: each kernel-site call reached as `capture` reaches it (same walk, same
+    per-call copies, same order) is replaced by constants holding the next arrays of `results`."""
+
+    def __init__(self, module: Any, results: list[np.ndarray]) -> None:
+        super().__init__(module, 0)
+        self.results = iter(results)
+
+    def plumb(self, name: str) -> list[Any]:
+        block = self.funcs[name].regions[0].blocks[0]
+        for op in list(block.operations):
+            if op.name != "func.call":
+                continue
+            callee = _callee(op)
+            if callee.startswith(KERNEL_SITE_PREFIX):
+                self.put_back(op)
+            elif callee in self.funcs:
+                self.plumb(self.copy(op, callee) if self.calls[callee] > 1 else callee)
+        return []
+
+    def put_back(self, op: Any) -> None:
+        with ir.InsertionPoint(op), ir.Location.unknown():
+            for r in op.results:
+                value = jax_mlir.ir_constant(np.asarray(next(self.results)))
+                if str(value.type) != str(r.type):
+                    raise ValueError(f"a result of type {value.type} for {r.type}")
+                r.replace_all_uses_with(value)
+        op.erase()
+
+
+def substitute(exported_bytes: bytes, host: list[Any], results: list[np.ndarray]) -> list[np.ndarray]:
+    """The program's outputs on `host` with every kernel-site call `capture` captured replaced by `results` (each
+    call's results, in capture order): the executed TPU kernels' results put back into the candidate's own XLA code.
+    Why: a kernel's output alone has the scale its author chose (padding XLA slices away, an offset XLA subtracts:
+    red team 4), the program's outputs have the task's, checked against the reference."""
+    exp = jax.export.deserialize(bytearray(exported_bytes))
+    with jax_mlir.make_ir_context():
+        module = ir.Module.parse(exp.mlir_module())
+        rewrite = _Substitute(module, results)
+        rewrite.plumb("main")
+        if next(rewrite.results, None) is not None:
+            raise ValueError("more results than the program's captured kernel calls")
+        text = str(module)
+    backend = xla_bridge.get_backend()
+    exe = backend.compile_and_load(text, xc.DeviceList(tuple(backend.local_devices()[:1])), xc.CompileOptions())
+    return [np.array(r, copy=True) for r in exe.execute([jax.device_put(np.asarray(a)) for a in host])]
 
 
 def _walk(block: Any) -> Any:

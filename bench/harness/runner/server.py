@@ -26,6 +26,7 @@ import jax.numpy as jnp
 from bench.hardware import default_size, detect
 from bench.harness.protocol import wire
 from bench.harness.protocol.correctness import Tolerance, compare
+from bench.harness.protocol.floats import array_from, mismatch
 from bench.harness.protocol.isolation import confine_self
 from bench.harness.protocol.messages import (
     BaselineRequest,
@@ -42,6 +43,8 @@ from bench.harness.protocol.messages import (
     ProgramRun,
     RunnerFailure,
     RunnerHello,
+    SubstituteReply,
+    SubstituteRequest,
     TimeBaselineRequest,
     TrialReport,
     TrialsRequest,
@@ -50,7 +53,7 @@ from bench.harness.protocol.result import Machine
 from bench.harness.protocol.signature import aval_text, export_program
 from bench.harness.protocol.wire import BASELINE_FN, CANDIDATE_FN, PALLAS_FN, is_memory_error
 from bench.harness.runner import executed
-from bench.harness.runner.capture import capture
+from bench.harness.runner.capture import capture, substitute
 from bench.harness.runner.interference import Recorder
 from bench.harness.runner.loop import SelfCheckFailed, TimedRun, time_programs
 from bench.harness.runner.program import Program, delete, place, resident_bytes, to_host
@@ -90,6 +93,7 @@ class State:
         self.timing_seed: Seed = None
         self.candidate: Program | None = None  # loaded by `load`, dropped after `time` or the next `load`
         self.stress_key: str | None = None  # the inputs/refs key of the weak task's second distribution
+        self.captured: tuple[bytes, list[Any]] | None = None  # the last capture's program and outputs (`substitute`)
 
     @property
     def workload(self) -> Workload:
@@ -303,14 +307,45 @@ def cmd_trials(state: State, req: TrialsRequest, blobs: list[bytes]) -> Reply:
 
 def cmd_capture(state: State, req: CaptureRequest, blobs: list[bytes]) -> Reply:
     """Each kernel site's operands and results on the checked call's inputs (runner/capture.py; blobs: their bytes),
-    after the timing, which leaves the candidate loaded for it. A failure is a reply: the kernels are not shown."""
+    after the timing, which leaves the candidate loaded for it; the program and its outputs are kept for
+    `substitute`. A failure is a reply: the kernels are not shown."""
+    state.captured = None
     try:
-        sites, arrays = capture(state.loaded_candidate().exported, state.inputs[state.timing_seed], req.max_bytes)
+        exported = state.loaded_candidate().exported
+        sites, arrays, outputs = capture(exported, state.inputs[state.timing_seed], req.max_bytes)
     except Exception as exc:
         return CaptureReply(error=f"{type(exc).__name__}: {exc}"[:2000]).model_dump(), []
     finally:
         state.candidate = None
+    state.captured = (exported, outputs)
     return CaptureReply(sites=sites).model_dump(), [a.tobytes() for a in arrays]
+
+
+def cmd_substitute(state: State, req: SubstituteRequest, blobs: list[bytes]) -> Reply:
+    """The captured program's outputs with the executed TPU kernels' results put back (blobs), compared with its own
+    outputs: the float bound's scale is then the program's outputs', which the gate checked against the reference,
+    not a kernel output's, which its author chose. A failure is a reply: the kernels are not shown."""
+    if state.captured is None:
+        return SubstituteReply(error="no capture to put results back into").model_dump(), []
+    exported, want = state.captured
+    state.captured = None
+    try:
+        if len(blobs) != len(req.results):
+            raise ValueError(f"{len(blobs)} results for {len(req.results)} avals")
+        got = substitute(
+            exported,
+            state.inputs[state.timing_seed],
+            [array_from(t, b) for t, b in zip(req.results, blobs, strict=True)],
+        )
+        if len(got) != len(want):
+            raise ValueError(f"{len(got)} outputs where the capture had {len(want)}")
+    except Exception as exc:
+        return SubstituteReply(error=f"{type(exc).__name__}: {exc}"[:2000]).model_dump(), []
+    for i, (g, w) in enumerate(zip(got, want, strict=True)):
+        why = mismatch(g, w, "the checked call")
+        if why is not None:
+            return SubstituteReply(mismatch=f"output {i}: {why}").model_dump(), []
+    return SubstituteReply().model_dump(), []
 
 
 def cmd_time(state: State, req: EvaluateRequest, blobs: list[bytes]) -> Reply:
@@ -388,6 +423,7 @@ COMMANDS: dict[str, tuple[type[Message], Callable[[State, Any, list[bytes]], Rep
     "load": (LoadRequest, cmd_load),
     "trials": (TrialsRequest, cmd_trials),
     "capture": (CaptureRequest, cmd_capture),
+    "substitute": (SubstituteRequest, cmd_substitute),
     "time": (EvaluateRequest, cmd_time),
     "time_baseline": (TimeBaselineRequest, cmd_time_baseline),
 }
