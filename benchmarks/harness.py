@@ -4,8 +4,8 @@
    (target 1.00 +/- 0.02) and, for 8p, of a kernel doing twice the work (target 0.50 +/- 0.05);
 2. evaluations per hour: (a) one-off `bench evaluate` processes (and their median wall), paired with the
    original harness's method (benchmarks/original_method.py: the A/B wall, issue 26's goal <= 1.0), (b) one warm runner
-   evaluating a batch of 20 candidates of one workload (bench.harness.parent.evaluate.WarmRunner; runner and build
-   zygotes started in it), (c) a second batch on the same runner; for (b) and (c) the warm ratio: wall per
+   evaluating a batch of 20 candidates of one workload (bench.harness.parent.evaluate.WarmRunner: one runner, each
+   build its own sandboxed process), (c) a second batch on the same runner; for (b) and (c) the warm ratio: wall per
    candidate / the candidate's own timed iterations (issue 26: at most 3);
 3. process start-up: a bare python, `import ml_dtypes`, `import jax` (every build, runner and inspection worker
    pays it) and the parent's imports; the sandbox's start-up cost.
