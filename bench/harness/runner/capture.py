@@ -111,37 +111,23 @@ def capture(
             return sites, [], []
         _return_also(main, extra)
         text = str(module)
-    backend = xla_bridge.get_backend()
-    exe = backend.compile_and_load(text, xc.DeviceList(tuple(backend.local_devices()[:1])), xc.CompileOptions())
-    out = exe.execute([jax.device_put(np.asarray(a)) for a in host])
-    arrays = [np.array(r, copy=True) for r in out[kept:]]
+    out = _run(text, host)
+    arrays = out[kept:]
     want = [t for s in sites for t in (*s.operands, *s.results)]
     if [aval_text(a) for a in arrays] != want:  # the compiled program returns what the rewrite asked for
         raise ValueError(f"the capture returned {[aval_text(a) for a in arrays]}, not {want}")
-    return sites, arrays, [np.array(r, copy=True) for r in out[:kept]]
+    return sites, arrays, out[:kept]
 
 
 class _Substitute(_Rewrite):
-    """The rewrite that puts results back: each kernel-site call reached as `capture` reaches it (same walk, same
-    per-call copies, same order) is replaced by constants holding the next arrays of `results`."""
+    """The rewrite that puts results back: `_Rewrite`'s walk (same per-call copies, same order as `capture`), each
+    kernel-site call replaced by constants holding the next arrays of `results`; nothing is returned through it."""
 
     def __init__(self, module: Any, results: list[np.ndarray]) -> None:
         super().__init__(module, 0)
         self.results = iter(results)
 
-    def plumb(self, name: str) -> list[Any]:
-        block = self.funcs[name].regions[0].blocks[0]
-        for op in list(block.operations):
-            if op.name != "func.call":
-                continue
-            callee = _callee(op)
-            if callee.startswith(KERNEL_SITE_PREFIX):
-                self.put_back(op)
-            elif callee in self.funcs:
-                self.plumb(self.copy(op, callee) if self.calls[callee] > 1 else callee)
-        return []
-
-    def put_back(self, op: Any) -> None:
+    def site(self, op: Any, callee: str) -> list[Any]:
         with ir.InsertionPoint(op), ir.Location.unknown():
             for r in op.results:
                 value = jax_mlir.ir_constant(np.asarray(next(self.results)))
@@ -149,6 +135,7 @@ class _Substitute(_Rewrite):
                     raise ValueError(f"a result of type {value.type} for {r.type}")
                 r.replace_all_uses_with(value)
         op.erase()
+        return []
 
 
 def substitute(exported_bytes: bytes, host: list[Any], results: list[np.ndarray]) -> list[np.ndarray]:
@@ -164,6 +151,11 @@ def substitute(exported_bytes: bytes, host: list[Any], results: list[np.ndarray]
         if next(rewrite.results, None) is not None:
             raise ValueError("more results than the program's captured kernel calls")
         text = str(module)
+    return _run(text, host)
+
+
+def _run(text: str, host: list[Any]) -> list[np.ndarray]:
+    """A rewritten module compiled with the backend's own client and run once on `host`: its outputs, copied."""
     backend = xla_bridge.get_backend()
     exe = backend.compile_and_load(text, xc.DeviceList(tuple(backend.local_devices()[:1])), xc.CompileOptions())
     return [np.array(r, copy=True) for r in exe.execute([jax.device_put(np.asarray(a)) for a in host])]

@@ -280,7 +280,7 @@ def _failed(stage: str, exc: Exception) -> EvaluateReply:
 
 
 def cmd_load(state: State, req: LoadRequest, blobs: list[bytes]) -> Reply:
-    state.candidate = None
+    state.candidate, state.captured = None, None  # a new candidate: no earlier capture to put results into
     if not blobs:
         raise ValueError("no program to load")
     t_compile = time.perf_counter()
