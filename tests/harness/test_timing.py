@@ -1,5 +1,6 @@
 """The timer on a REAL CPU trace recorded here, and on a recorded TPU-like trace (device plane path)."""
 
+import json
 from pathlib import Path
 
 import jax
@@ -10,6 +11,8 @@ from jax.profiler import ProfileData
 from bench.harness.parent import timing
 
 FIXTURE = Path(__file__).parent / "fixtures" / "tpu_trace.pbtxt"
+#: a REAL trace from a TPU v5e (fixtures/record_tpu_trace.py): an XLA GEMM, a Pallas kernel and a decoy, 6 calls each
+TPU_TRACE = Path(__file__).parent / "fixtures" / "tpu_v5e_trace.xplane.pb"
 
 
 def _cpu_trace(tmp_path, runs: int) -> bytes:
@@ -71,6 +74,26 @@ def test_tpu_like_trace_with_missing_executions_is_not_trusted():
     data = ProfileData.text_proto_to_serialized_xspace(FIXTURE.read_text())
     tm, _, note, _ = timing.program_timing(data, "jit_candidate_program", [9.0] * 50, None, None)
     assert tm.timing_method == "wall_clock" and "held 4 executions, expected 50" in note
+
+
+@pytest.mark.parametrize("program", ["timed_program", "pallas_program", "decoy"])
+def test_a_real_tpu_trace_gives_each_program_its_own_device_times_and_ops(program):
+    meta = json.loads(TPU_TRACE.with_suffix("").with_suffix(".json").read_text())
+    walls = meta["wall_ms"][program]
+    tm, ops, note, _ = timing.program_timing(
+        TPU_TRACE.read_bytes(), meta["modules"][program], walls, flops=meta["flops"], peak_tflops=197.0
+    )
+    assert note is None and tm.timing_method == "device_profiler" and tm.num_iters == meta["runs"]
+    # the device's own time of each call: positive and below the host's wall clock around that call
+    assert all(0 < t < w for t, w in zip(tm.raw_times_ms, walls, strict=True))
+    # every op of every call inside its module's window (picosecond spans: whole nanoseconds dropped a GEMM's op
+    # from 2 of its 6 calls), so each op counts once per call and the ops' time stays within the module's
+    assert ops and all(o.count == 1 for o in ops) and abs(sum(o.pct for o in ops) - 100) < 0.1
+    assert sum(o.total_ms for o in ops) <= tm.median_ms * 1.01
+    if program == "pallas_program":
+        assert "tpu_custom_call" in ops[0].name  # the Pallas kernel is the program's one op
+    else:
+        assert not any("tpu_custom_call" in o.name for o in ops)  # no other module's ops leak in
 
 
 def test_stats_are_order_free():
