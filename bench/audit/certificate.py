@@ -30,7 +30,7 @@ bench.registry's WorkloadSpec.degenerate), labelled wherever it is shown and lef
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import jax
@@ -64,6 +64,7 @@ class Verdict(BaseModel):
     # what calibrating a tolerance on honest implementations reads
     atol_needed: float | None = None
     reason: str = ""  # the gate's reason on the first input set it fails (or why n/a / error)
+    seconds: float = 0.0  # building and judging this candidate on every input set (where a certificate's time goes)
 
     @property
     def ok(self) -> bool:
@@ -84,6 +85,7 @@ class Certificate(BaseModel):
     verdicts: list[Verdict] = Field(default_factory=list)
     degenerate: str | None = None  # the workload's declared label, if any
     error: str | None = None  # not computed, and why (e.g. out of memory, timeout at full size on this host)
+    device: str = ""  # where it was computed (device_name): the gate's reference is that backend's XLA output
     seconds: float = 0.0
 
     @property
@@ -161,11 +163,18 @@ class _Rewrite:
 
     def __init__(self, rules: dict[str, Rule]) -> None:
         self.rules = rules
-        self.applied = 0  # rule applications in the last call (traced once per call)
+        self.applied = 0  # rule applications in the last trace
+        # one compiled program per (function, static arguments, input types): the seeds of a certificate share it
+        # (a fresh jit per seed recompiled the rewritten program every time: most of a full-size certificate)
+        self._compiled: dict[Any, tuple[Callable[..., Any], Any, int]] = {}
 
     def __call__(self, fn: Callable[..., Any], static_argnums: Sequence[int], *args: Any) -> Any:
         static = set(static_argnums)
         dyn = [a for i, a in enumerate(args) if i not in static]
+        key = (fn, tuple((i, args[i]) for i in sorted(static)), tuple((a.shape, str(a.dtype)) for a in dyn))
+        if key in self._compiled:
+            jitted, out_tree, applied = self._compiled[key]
+            return jax.tree_util.tree_unflatten(out_tree, jitted(*dyn)) if applied else None
 
         def full(*d: Any) -> Any:
             it = iter(d)
@@ -174,7 +183,9 @@ class _Rewrite:
         closed = jax.make_jaxpr(full)(*dyn)
         out_tree = jax.tree_util.tree_structure(jax.eval_shape(full, *dyn))
         self.applied = 0
-        flat = jax.jit(lambda *d: self.run(closed.jaxpr, closed.consts, list(d)))(*dyn)
+        jitted = jax.jit(lambda *d: self.run(closed.jaxpr, closed.consts, list(d)))
+        flat = jitted(*dyn)
+        self._compiled[key] = (jitted, out_tree, self.applied)
         return jax.tree_util.tree_unflatten(out_tree, flat) if self.applied else None
 
     def run(self, jaxpr: jcore.Jaxpr, consts: Sequence[Any], args: Sequence[Any]) -> list[Any]:
@@ -347,6 +358,14 @@ def _passthrough(inputs: Sequence[Any], ref: Any) -> Any | None:
     return None
 
 
+def _float32(base: Callable[..., Any], inputs: Sequence[Any]) -> Any:
+    """The baseline from float32 inputs at full float32 matmul precision: a TPU's default multiplies float32 in
+    one bfloat16 pass (about three digits), which is the bf16 program again, not a float32 implementation; on a
+    CPU it changes nothing."""
+    with jax.default_matmul_precision("highest"):
+        return base(*[_to_f32(a) for a in inputs])
+
+
 def _to_f32(a: Any) -> Any:
     return a.astype(f32) if hasattr(a, "dtype") and jnp.issubdtype(a.dtype, jnp.floating) else a
 
@@ -372,7 +391,12 @@ def certify(workload_id: str, size: str = "small", seeds: Sequence[int | None] =
     spec = spec_of(mod, wid)
     tol = Tolerance.for_workload(spec)
     cert = Certificate(
-        workload=wid, size=size, tolerance=vars(tol).copy(), seeds=list(seeds), degenerate=spec.degenerate
+        workload=wid,
+        size=size,
+        tolerance=vars(tol).copy(),
+        seeds=list(seeds),
+        degenerate=spec.degenerate,
+        device=device_name(),
     )
     try:
         cert.verdicts, cert.output_dtype = _verdicts(mod, spec.static_argnums, wid, size, tol, seeds)
@@ -380,6 +404,11 @@ def certify(workload_id: str, size: str = "small", seeds: Sequence[int | None] =
         cert.error = f"{type(exc).__name__}: {exc}"[:300]
     cert.seconds = round(time.perf_counter() - t0, 2)
     return cert
+
+
+def device_name() -> str:
+    """The backend the certificate's outputs came from, e.g. "TPU v5 lite (jax 0.10.2)"."""
+    return f"{jax.devices()[0].device_kind} (jax {jax.__version__})"
 
 
 def _from_reference(kind: str, other_ref: Any) -> Callable[[tuple[Any, ...], Any], Any]:
@@ -401,34 +430,45 @@ def _verdicts(
     if sc and sc_run is not None:
         run_sc: Callable[..., Any] = sc_run
         builders[f"audit shortcut: {sc.description}"] = (False, sc.exact, lambda inp, ref: run_sc(*inp))
-    builders["float32 inputs"] = (True, False, lambda inp, ref: base(*[_to_f32(a) for a in inp]))
+    builders["float32 inputs"] = (True, False, lambda inp, ref: _float32(base, inp))
     builders["bf16-accumulating"] = (True, False, lambda inp, ref: BF16_ACCUMULATING(mod.workload, static, *inp))
 
     results: dict[str, list[Run]] = {k: [] for k in builders}
+    spent = dict.fromkeys(builders, 0.0)  # seconds per candidate (building its output and judging it), all seeds
     for seed in seeds:
         inputs = tuple(mod.create_inputs(size=size, seed=seed))
-        ref = jax.block_until_ready(base(*inputs))
+        ref = _to_host(base(*inputs))  # judged on the host once: every candidate's comparison reads it
         for name, (_, _, build) in builders.items():
-            try:
-                out = build(inputs, ref)
-                out = None if out is None else _cast_like(jax.block_until_ready(out), ref)
-            except Exception as exc:  # noqa: BLE001 - one candidate's failure to build is its verdict
-                results[name].append(("error", None, f"{type(exc).__name__}: {exc}"[:200], None))
-                continue
-            if out is None:
-                results[name].append(
-                    ("n/a", None, "equal to the output by construction, or no input of its shape", None)
-                )
-                continue
-            c = compare(ref, out, tol)
-            results[name].append(
-                ("pass" if c.correct else "fail", _rel_l2(ref, out), c.reason, _atol_needed(ref, out, tol.rtol))
-            )
+            t0 = time.perf_counter()
+            results[name].append(_judge(build, inputs, ref, tol))
+            spent[name] += time.perf_counter() - t0
     verdicts = [
-        _combine(name, honest, exact, results[name], generic=not name.startswith("audit shortcut"))
+        _combine(name, honest, exact, results[name], generic=not name.startswith("audit shortcut")).model_copy(
+            update={"seconds": round(spent[name], 2)}
+        )
         for name, (honest, exact, _) in builders.items()
     ]
     return verdicts, str(jax.tree_util.tree_leaves(other_ref)[0].dtype)
+
+
+def _to_host(tree: Any) -> Any:
+    """Device arrays as host numpy arrays (dtype kept), tuples and lists kept."""
+    if isinstance(tree, (tuple, list)):
+        return type(tree)(_to_host(t) for t in tree)
+    return np.asarray(jax.block_until_ready(tree))
+
+
+def _judge(build: Callable[[tuple[Any, ...], Any], Any], inputs: tuple[Any, ...], ref: Any, tol: Tolerance) -> Run:
+    """One candidate on one input set: built (an exception is its verdict), brought to the host once, judged."""
+    try:
+        out = build(inputs, ref)
+        out = None if out is None else _to_host(_cast_like(out, ref))
+    except Exception as exc:  # noqa: BLE001 - one candidate's failure to build is its verdict
+        return ("error", None, f"{type(exc).__name__}: {exc}"[:200], None)
+    if out is None:
+        return ("n/a", None, "equal to the output by construction, or no input of its shape", None)
+    c = compare(ref, out, tol)
+    return ("pass" if c.correct else "fail", _rel_l2(ref, out), c.reason, _atol_needed(ref, out, tol.rtol))
 
 
 def _atol_needed(ref: Any, out: Any, rtol: float) -> float:
@@ -472,52 +512,113 @@ def _combine(name: str, honest: bool, exact: bool, runs: list[Run], generic: boo
     )
 
 
-# -- one workload in a process of its own (full size: bounded memory and time) ---------------------------------
+# -- workloads in a child process (full size: bounded memory and time) ------------------------------------------
 _OUT_OF_MEMORY = ("MemoryError", *OUT_OF_MEMORY_MARKERS)  # the harness's rule (bench.harness.protocol.messages)
+_CHILD = (
+    "import resource, sys\n"
+    "limit = int(sys.argv[2])\n"
+    "if limit: resource.setrlimit(resource.RLIMIT_AS, (limit, limit))\n"
+    "from bench.audit.certificate import certify\n"
+    "for wid in sys.argv[3:]:\n"
+    "    print('START ' + wid, flush=True)\n"
+    "    print('CERT ' + certify(wid, sys.argv[1]).model_dump_json(), flush=True)\n"
+)
 
 
-def certify_isolated(workload_id: str, size: str, memory_gb: float, timeout_s: float) -> Certificate:
-    """`certify` in a child process with an address-space limit and a deadline, so that a size this host cannot
-    hold is recorded as not computed (with the reason) instead of taking the machine down or being guessed."""
+def certify_isolated(
+    workload_ids: Sequence[str], size: str, memory_gb: float | None, timeout_s: float
+) -> Iterator[Certificate]:
+    """`certify` for each workload in a child process with an address-space limit and a deadline per workload,
+    so that a size this host cannot hold is recorded as not computed (with the reason) instead of taking the
+    machine down or being guessed. One child computes workloads in turn (an accelerator is opened once: about
+    10 s on a TPU); a workload past its deadline or a crash ends that child, is recorded as not computed, and the
+    next workload gets a fresh one. `memory_gb` None: no address-space limit (an accelerator's runtime maps far
+    more address space than it uses; its memory is the bound and running out comes back as an error)."""
+    pending = [resolve_id(w) for w in workload_ids]
+    while pending:
+        done, failure = _run_child(pending, size, memory_gb, timeout_s)
+        yield from done
+        pending = pending[len(done) :]
+        if failure is not None:
+            yield failure
+            pending = pending[1:]
+
+
+def _run_child(
+    ids: list[str], size: str, memory_gb: float | None, timeout_s: float
+) -> tuple[list[Certificate], Certificate | None]:
+    """Certificates from one child, in order, until it ends; the failure of the workload it ended on, if any."""
+    import queue
     import subprocess
     import sys
+    import threading
 
-    wid = resolve_id(workload_id)
-    limit = int(memory_gb * 2**30)
-    # the child caps itself before it imports jax (a preexec_fn would fork this multithreaded process)
-    child = (
-        f"import resource; resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit})); "
-        "import sys; from bench.audit.certificate import certify; "
-        "print(certify(sys.argv[1], sys.argv[2]).model_dump_json())"
+    limit = int(memory_gb * 2**30) if memory_gb else 0
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _CHILD, size, str(limit), *ids],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def read_stdout() -> None:
+        for line in proc.stdout or ():
+            lines.put(line)
+        lines.put(None)
+
+    err: list[str] = []
+    threading.Thread(target=read_stdout, daemon=True).start()
+    threading.Thread(target=lambda: err.extend(proc.stderr or ()), daemon=True).start()
+    done: list[Certificate] = []
     t0 = time.perf_counter()
     try:
-        proc = subprocess.run(
-            [sys.executable, "-c", child, wid, size], capture_output=True, text=True, timeout=timeout_s, check=False
-        )
-    except subprocess.TimeoutExpired:
-        return Certificate(
-            workload=wid,
-            size=size,
-            degenerate=spec_of(load_workload(wid), wid).degenerate,
-            error=f"not computed: over {timeout_s:g} s on this host",
-            seconds=round(time.perf_counter() - t0, 2),
-        )
-    if proc.returncode == 0:
-        cert = Certificate.model_validate_json(proc.stdout.strip().splitlines()[-1])
-        if cert.error and any(m in cert.error for m in _OUT_OF_MEMORY):
-            cert.error = f"not computed: over the {memory_gb:g} GB memory limit on this host ({cert.error[:120]})"
-        return cert
-    memory = any(m in proc.stderr for m in _OUT_OF_MEMORY)
-    why = (
-        f"not computed: over the {memory_gb:g} GB memory limit on this host"
-        if memory
-        else f"not computed: exit {proc.returncode}: {proc.stderr.strip().splitlines()[-1:] or ['']}"[:300]
-    )
+        while len(done) < len(ids):
+            try:
+                line = lines.get(timeout=max(0.0, t0 + timeout_s - time.perf_counter()))
+            except queue.Empty:
+                why = f"over {timeout_s:g} s on this host"
+                return done, _not_computed(ids[len(done)], size, why, t0, done)
+            if line is None:  # the child ended before the workload's certificate
+                proc.wait()
+                why = _crash(proc.returncode, err, memory_gb)
+                return done, _not_computed(ids[len(done)], size, why, t0, done)
+            if line.startswith("START "):
+                t0 = time.perf_counter()
+            elif line.startswith("CERT "):
+                done.append(_memory_named(Certificate.model_validate_json(line[5:]), memory_gb))
+        return done, None
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def _memory_named(cert: Certificate, memory_gb: float | None) -> Certificate:
+    """A certificate that ran out of memory says which memory: the limit set here, or the device's own."""
+    if cert.error and any(m in cert.error for m in _OUT_OF_MEMORY):
+        where = f"out of {cert.device}'s memory"
+        if memory_gb:
+            where = f"over the {memory_gb:g} GB memory limit on this host"
+        cert.error = f"not computed: {where} ({cert.error[:120]})"
+    return cert
+
+
+def _crash(returncode: int | None, stderr: list[str], memory_gb: float | None) -> str:
+    text = "".join(stderr)
+    if any(m in text for m in _OUT_OF_MEMORY):
+        return f"over the {memory_gb:g} GB memory limit on this host" if memory_gb else "out of memory on this host"
+    last = text.strip().splitlines()[-1:] or [""]
+    return f"exit {returncode}: {last[0]}"[:300]
+
+
+def _not_computed(wid: str, size: str, why: str, t0: float, before: list[Certificate]) -> Certificate:
+    """The parent never opens a backend itself (on a TPU host the child holds the chip): the device is the one its
+    child's earlier certificates name, if any."""
     return Certificate(
         workload=wid,
         size=size,
         degenerate=spec_of(load_workload(wid), wid).degenerate,
-        error=why,
+        error=f"not computed: {why}",
+        device=before[-1].device if before else "",
         seconds=round(time.perf_counter() - t0, 2),
     )

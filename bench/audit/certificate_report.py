@@ -103,6 +103,7 @@ def section(certs: Sequence[Certificate], size: str, command: str) -> str:
         "than a tile).",
         "",
         *[f"- {k}: **{v}**" for k, v in s.items()],
+        f"- computed on: {', '.join(sorted({c.device for c in certs if c.device})) or 'no device recorded'}",
         "",
         "| " + " | ".join(COLUMNS) + " |",
         "|" + "---|" * len(COLUMNS),

@@ -106,10 +106,16 @@ def test_sections_are_replaced_per_size_and_kept_by_a_regenerated_audit():
     assert "new body" in regenerated and sections_of(regenerated) == sections_of(doc)
 
 
+def _rows(section_text: str) -> dict[str, str]:
+    """A certificate section's table rows by workload id."""
+    lines = section_text.splitlines()
+    return {line.split(" | ")[0].lstrip("| "): line for line in lines if re.match(r"\| \d+[pk]_", line)}
+
+
 def test_the_published_certificate_covers_every_workload_and_leaves_none_open():
     """docs/audit.md's small-size certificate: generated for all 50 workloads, none open, no honest code red."""
     small = sections_of((ROOT / "docs" / "audit.md").read_text())["small"]
-    rows = {line.split(" | ")[0].lstrip("| "): line for line in small.splitlines() if re.match(r"\| \d+[pk]_", line)}
+    rows = _rows(small)
     assert set(rows) == set(workload_ids())
     assert not [w for w, line in rows.items() if "OPEN:" in line or "HONEST FAILS" in line]
     for w, line in rows.items():
@@ -132,10 +138,58 @@ def test_every_shortcut_fails_and_honest_code_passes_or_the_workload_is_labelled
     assert c.closed or spec(workload).degenerate, c.passing_shortcuts
 
 
-def test_a_size_this_host_cannot_hold_is_recorded_as_not_computed():
-    """The child's address space is capped: a workload that cannot fit says so instead of being guessed."""
-    c = cert.certify_isolated("8p_GEMM", "small", memory_gb=0.2, timeout_s=600)
-    assert c.error is not None and c.error.startswith("not computed:") and not c.verdicts and not c.closed
+def test_a_size_this_host_cannot_hold_is_recorded_as_not_computed_and_the_next_workload_still_runs():
+    """The child's address space is capped: a workload that cannot fit says so instead of being guessed, and the
+    workload after it gets a fresh child (here it cannot fit either: each is recorded, none is dropped)."""
+    certs = list(cert.certify_isolated(["8p_GEMM", "12p"], "small", memory_gb=0.2, timeout_s=600))
+    assert [c.workload for c in certs] == ["8p_GEMM", "12p_RMSNorm"]
+    for c in certs:
+        assert c.error is not None and c.error.startswith("not computed:") and not c.verdicts and not c.closed
+
+
+def test_a_workload_past_its_deadline_is_recorded_and_its_child_ended():
+    c = next(cert.certify_isolated(["8p_GEMM"], "small", memory_gb=None, timeout_s=0.001))
+    assert c.error == "not computed: over 0.001 s on this host" and not c.verdicts
+
+
+def test_a_rewritten_program_is_compiled_once_for_every_input_set_of_its_shapes():
+    rw = cert._Rewrite({"dot_general": cert._dot_truncated})
+    a, b = jnp.arange(8.0).reshape(2, 4), jnp.ones((4, 3))
+    first, second = rw(_gemm, (), a, b), rw(_gemm, (), a + 1, b)
+    assert len(rw._compiled) == 1
+    np.testing.assert_allclose(np.asarray(second), np.asarray(cert.TRUNCATED(_gemm, (), a + 1, b)))
+    assert not np.allclose(np.asarray(first), np.asarray(second))  # the new input set's output, not a cached one
+    assert rw(_gemm, (), jnp.ones((2, 6)), jnp.ones((6, 3))) is not None and len(rw._compiled) == 2
+
+
+def test_the_published_full_size_certificate_is_the_rendering_of_its_raw_certificates(tmp_path):
+    """docs/audit.md's full-size section is `--from-jsonl docs/certificates/full.jsonl` rendered, not hand-edited:
+    one row per workload, computed ones with the device named, the rest not computed with the reason."""
+    from typer.testing import CliRunner
+
+    from bench.cli import app
+
+    doc = tmp_path / "audit.md"
+    raw = ROOT / "docs" / "certificates" / "full.jsonl"
+    rendered = CliRunner().invoke(
+        app,
+        ["audit", "--certificate", "--size", "full", "--from-jsonl", str(raw), "--markdown", str(doc)],
+    )
+    assert rendered.exit_code == 0, rendered.output
+    published = sections_of((ROOT / "docs" / "audit.md").read_text())["full"]
+    assert (
+        sections_of(doc.read_text())["full"]
+        .replace(str(raw), "docs/certificates/full.jsonl")
+        .replace(str(doc), "docs/audit.md")
+        == published
+    )
+    rows = _rows(published)
+    assert set(rows) == set(workload_ids())
+    assert not [w for w, line in rows.items() if "OPEN:" in line or "HONEST FAILS" in line]
+    computed = [cert.Certificate.model_validate_json(line) for line in raw.read_text().splitlines()]
+    for c in computed:
+        assert c.size == "full" and (c.error is None) == ("not computed" not in rows[c.workload])
+        assert c.error is not None or c.device.startswith("TPU")
 
 
 @pytest.mark.parametrize("value,ok", [("a constant passes", True), ("", False), (3, False)])
