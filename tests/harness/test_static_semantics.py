@@ -7,9 +7,12 @@ a step-by-step simulation of the loop with wrapping counters."""
 
 from __future__ import annotations
 
+import ast
 import warnings
 from typing import Any
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from hypothesis import assume, given, settings
@@ -370,3 +373,74 @@ def test_a_malformed_op_is_unknown_not_an_error() -> None:
     assert mosaic.integer_op(one_operand, [3]) is None
     m = _module(_const(1, 3), Op("stablehlo.compare", (1,), (2,), ("tensor<i1>",), {}, ("tensor<i32>",)))
     assert work.fold(m, 2) is None
+
+
+# ---------------------------------------------------------------- linear algebra outside kernels: operation counts
+
+
+def _ops_of(fn: Any, *avals: Any) -> dict[str, Op]:
+    """The linear-algebra ops of `fn`'s exported CPU program, by routine (StableHLO op or custom-call target)."""
+    from jax import export
+    from jax._src.interpreters import mlir as jax_mlir
+    from jax._src.lib.mlir import ir
+
+    from bench.harness.inspection.module import read
+    from bench.harness.protocol.messages import DEFAULT_BOUNDS
+
+    exp = export.export(jax.jit(fn))(*avals)
+    with jax_mlir.make_ir_context(), ir.Location.unknown():
+        module = read(ir.Module.parse(exp.mlir_module()), DEFAULT_BOUNDS)
+    found: dict[str, Op] = {}
+
+    def walk(block: Block) -> None:
+        for op in block.ops:
+            if work._routine(op):
+                found[work._routine(op)] = op
+            for region in op.regions:
+                for b in region:
+                    walk(b)
+
+    for func in module.funcs.values():
+        walk(func.body)
+    return found
+
+
+def test_linear_algebra_costs_its_operation_count_not_one_flop_per_element() -> None:
+    """Red team 4: a GEMM written as a triangular solve counted (M+K) N FLOPs for (M+K)^2 N, and the LAPACK custom
+    calls none, so the XLA side of a program looked free to the FLOP cap."""
+    f32 = jax.ShapeDtypeStruct
+
+    def linalg(a, b, c):
+        x = jax.lax.linalg.triangular_solve(a, b, left_side=True, lower=True)
+        return x, jnp.linalg.qr(c), jax.scipy.linalg.lu_factor(c), jnp.linalg.eigh(c), jax.lax.linalg.cholesky(c)
+
+    ops = _ops_of(linalg, f32((64, 64), jnp.float32), f32((64, 32), jnp.float32), f32((4, 16, 16), jnp.float32))
+    assert work.op_cost(ops["trsm"])[0] == 64 * 64 * 32  # M^2 per right-hand side column
+    assert work.op_cost(ops["potrf"])[0] == pytest.approx(4 * 16**3 / 3)
+    assert work.op_cost(ops["getrf"])[0] == pytest.approx(4 * 2 * 16**3 / 3)
+    assert work.op_cost(ops["geqrf"])[0] == pytest.approx(4 * 4 * 16**3 / 3)
+    assert work.op_cost(ops["syevd"])[0] == pytest.approx(4 * 9 * 16**3)
+    # bf16: not a LAPACK type, so the StableHLO op itself (what the TPU program holds too)
+    bf16 = _ops_of(
+        lambda a, b: jax.lax.linalg.triangular_solve(a, b, left_side=True, lower=True),
+        f32((64, 64), jnp.bfloat16),
+        f32((64, 32), jnp.bfloat16),
+    )
+    assert work.op_cost(bf16["triangular_solve"])[0] == 64 * 64 * 32
+    fft = _ops_of(jnp.fft.fft, f32((4, 16, 256), jnp.complex64))["fft"]
+    assert work.op_cost(fft)[0] == pytest.approx(5 * 4 * 16 * 256 * 8)  # 5 N log2 N per transform of 256 points
+
+
+def test_a_gemm_written_as_a_triangular_solve_is_counted_as_the_solve_it_is() -> None:
+    """Red team 4's attack at 8p's full size, read statically as the TPU track reads it: the XLA side's FLOPs are the
+    solve's (M+K)^2 N (7.7e12, was 4.7e8), not one per element, so the FLOP cap sees them."""
+    import subprocess
+    import sys
+
+    from bench.paths import ROOT
+
+    script = ROOT / "tests" / "adversarial" / "redteam4" / "run_static_full.py"
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=True).stdout
+    reading = ast.literal_eval(out.strip().splitlines()[-1])
+    m, k, n = 8192, 8192, 28672
+    assert reading["outside_flops"] >= (m + k) ** 2 * n and reading["coverage"] == 0.0
