@@ -57,3 +57,23 @@ def test_a_twin_hidden_by_a_kernel_outputs_own_scale_is_not_verified() -> None:
         assert r.readiness_check == "unverified", (name, r.readiness_check)
         why = str(r.integrity.details["inspection"]["readiness_reason"])  # type: ignore[index]
         assert "given the executed kernels' results" in why, (name, why)
+
+
+def test_an_xla_gemm_in_a_loop_of_unknown_trips_is_weighed_as_it_ran() -> None:
+    """Our own attack on red team 4's open item (redteam4/attack_credit_unknown_trips.py): the XLA side's GEMM as
+    M x N / 8 products in a loop the static reading counts 1,024 trips (8 % of the task's FLOPs); the runner
+    measures the XLA side as it ran, so the FLOP cap leaves the kernel's thrown-away GEMM nothing (it left it all)."""
+    path = HERE / "attack_credit_unknown_trips.py"
+    task = EvalTask(
+        workload="8p_GEMM", kernel_path=path, size="small", seeds=1, warmup=1, iters=2, blocks=2, timeout_s=300
+    )
+    with WarmRunner(task) as runner:
+        (r,) = runner.evaluate([path])
+    assert r.status == Status.CORRECT, r.reason
+    credit = r.integrity.details["kernel_credit"]
+    static = r.integrity.details["inspection"]["coverage"]  # type: ignore[index]
+    assert isinstance(credit, dict) and isinstance(static, dict)
+    assert static["outside_flops"] < 0.1 * static["baseline_flops"]  # what the static reading sees of the loop
+    ran = credit["outside_s"]["ran"]  # type: ignore[index]
+    assert ran > 5 * credit["outside_s"]["static"]  # type: ignore[index]
+    assert credit["task_flops_share"] == 0.0 and r.pallas_coverage == 0.0

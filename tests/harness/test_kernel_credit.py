@@ -32,11 +32,16 @@ def test_each_instruction_is_costed_for_its_own_site() -> None:
     # a parameter read only through a dynamic slice counts the slice (the block), not the whole array
     assert costs["mul_fusion"].by_site == {"jaxbench_kernel_1": [0.0, 128.0 * 128, BLOCK + 4 + BLOCK]}
     # FLOPs go to each fused instruction's own site; bytes of a fusion that mixes sites go to none
-    assert costs["mixed"].by_site == {"jaxbench_kernel_0": [0.0, 128.0 * 128, 0.0]}
+    assert costs["mixed"].by_site == {
+        "jaxbench_kernel_0": [0.0, 128.0 * 128, 0.0],
+        executed.OUTSIDE: [0.0, 128.0 * 128, 0.0],
+    }
     # an unfused computing op counts its operands and result
     assert costs["negate.1"].by_site == {"jaxbench_kernel_1": [0.0, 128.0 * 128, 2.0 * BLOCK]}
-    # two site labels in one path (or none, or outside) attribute nothing; copies and scalar counters compute nothing
-    assert {"spoof", "outside_add", "copy.1", "next"}.isdisjoint(costs)
+    # two site labels in one path attribute nothing; copies and scalar counters compute nothing
+    assert {"spoof", "copy.1", "next"}.isdisjoint(costs)
+    # an op labelled outside every site is the XLA side's work (measured too: the static reading guesses loops)
+    assert costs["outside_add"].by_site == {executed.OUTSIDE: [0.0, 128.0 * 128, 3.0 * BLOCK]}
 
 
 def test_executed_work_is_events_times_costs_least_over_runs() -> None:
@@ -45,12 +50,15 @@ def test_executed_work_is_events_times_costs_least_over_runs() -> None:
     events += [("jit_candidate", run, "mul_fusion") for run in (1, 1, 2, 2)]
     events += [("jit_candidate", 1, "spoof"), ("jit_candidate", 1, "while.1"), ("jit_candidate", None, "mixed")]
     events += [("jit_baseline", 1, "ynn_fusion")] * 100  # another program's events never count
+    events += [("jit_candidate", 1, "outside_add")] * 3 + [("jit_candidate", 2, "outside_add")]
     report = executed.measure(events, "jit_candidate", executed.instruction_costs(HLO))
     assert report.runs == 2
     assert report.sites == [
         ExecutedWork(site="jaxbench_kernel_0", matmul_flops=5 * DOT_FLOPS, other_flops=0.0, bytes=5 * DOT_BYTES),
         ExecutedWork(site="jaxbench_kernel_1", matmul_flops=0.0, other_flops=2 * 128.0**2, bytes=2 * (2 * BLOCK + 4)),
     ]
+    # the XLA side: the most over the runs (run 1 ran its add 3 times), never a site of its own
+    assert (report.outside_flops, report.outside_bytes) == (3 * 128.0**2, 3 * 3.0 * BLOCK)
 
 
 def test_no_events_no_measurement() -> None:
@@ -91,6 +99,23 @@ def test_each_site_is_credited_the_least_of_its_reading_and_what_ran() -> None:
     assert isinstance(sites, dict) and sites["k2"] == {"static": [1e9, 0.0, 1.0], "ran": [0.0] * 3, "credited_s": 0.0}
     assert c.coverage == round((first + second) / (first + second + 1e-6), 4)
     assert c.pallas_calls == 2 and c.details["source"] == outcome.CREDIT_MEASURED
+
+
+def test_the_xla_side_counts_what_ran_where_that_is_more_than_its_reading() -> None:
+    """Red team 4: a loop of unknown trips reads 1,024 trips statically; an XLA GEMM run as a data-dependent loop of
+    many more trips looked cheap, leaving the cap room for kernel work the task does not need. What ran counts."""
+    cov = {**_coverage({"jaxbench_kernel_0": [1e9, 0.0, 1e6]}, outside_s=1e-6), "baseline_s": 1.0}
+    cov.update(baseline_flops=2e9, outside_flops=1e3)
+    site = ExecutedWork(site="jaxbench_kernel_0", matmul_flops=1e9, other_flops=0.0, bytes=1e6)
+    kernel_s = max(1e9 / PEAK_FLOPS, 1e6 / PEAK_BYTES)
+    quiet = outcome.credit_bound(cov, 1, "cpu", ExecutedReport(runs=1, sites=[site]))
+    assert quiet is not None and quiet.coverage == round(kernel_s / (kernel_s + 1e-6), 4)
+    busy = ExecutedReport(runs=1, sites=[site], outside_flops=1.9e9, outside_bytes=0.0)  # the GEMM, run in XLA
+    loud = outcome.credit_bound(cov, 1, "cpu", busy)
+    assert loud is not None and loud.details["outside_s"] == {"static": 1e-6, "ran": 1.9e9 / PEAK_FLOPS}
+    # the XLA side's time is what ran, and the FLOP cap leaves the kernel 2 x (2e9 - 1.9e9) of its 1e9
+    assert loud.details["task_flops_share"] == pytest.approx(0.2)
+    assert loud.coverage == round(kernel_s * 0.2 / (kernel_s + 1.9e9 / PEAK_FLOPS), 4) < quiet.coverage / 4
 
 
 def test_a_site_where_only_bookkeeping_ran_is_credited_nothing() -> None:

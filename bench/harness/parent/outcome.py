@@ -629,16 +629,20 @@ def credit_bound(
         credited_s += seconds
         counted += seconds > 0
         per_site[name] = {**per_site[name], "credited_s": seconds}  # type: ignore[dict-item]
-    share = coverage_share(credited_s, credited_s, float(outside), base)  # the static reading's formula
-    share_of_task = _flop_share(credited, coverage)
+    # the XLA side: the static reading or what ran, whichever is more (a loop of unknown trips reads 1,024 trips)
+    ran_outside_s = max(executed.outside_flops / peaks[0], executed.outside_bytes / peaks[1])
+    outside_s = max(float(outside), ran_outside_s)
+    share = coverage_share(credited_s, credited_s, outside_s, base)  # the static reading's formula
+    share_of_task = _flop_share(credited, coverage, executed.outside_flops)
     if share_of_task < 1.0:  # the FLOP cap: that part of the kernels' time credited, all of it still counted as time
-        share = min(share, round(credited_s * share_of_task / (credited_s + float(outside)), 4))
+        share = min(share, round(credited_s * share_of_task / (credited_s + outside_s), 4))
     details: dict[str, JsonValue] = {
         "source": CREDIT_MEASURED,
         "static_coverage": float(static),
         "coverage": share,
         "profiled_calls": executed.runs,
         "task_flops_share": share_of_task,
+        "outside_s": {"static": float(outside), "ran": ran_outside_s},
         "sites": per_site,
     }
     return Credit(share, counted, details)
@@ -650,7 +654,9 @@ def credit_bound(
 FLOP_ROOM = 2.0
 
 
-def _flop_share(credited: dict[str, tuple[float, float]], coverage: dict[str, JsonValue]) -> float:
+def _flop_share(
+    credited: dict[str, tuple[float, float]], coverage: dict[str, JsonValue], ran_outside_flops: float = 0.0
+) -> float:
     """The part of the kernels' work the task's FLOPs leave room for: FLOP_ROOM times the workload's own FLOPs less
     the XLA side's, over the kernels' credited FLOPs (at most 1). Why in FLOPs too: the time cap weighs the
     baseline's elementwise chain unfused, byte pass by byte pass, while the same work written as one pass (an epilogue
@@ -660,7 +666,8 @@ def _flop_share(credited: dict[str, tuple[float, float]], coverage: dict[str, Js
     total = sum(f for f, _ in credited.values())
     if not isinstance(base, (int, float)) or not isinstance(outside, (int, float)) or base <= 0 or total <= 0:
         return 1.0
-    return min(1.0, FLOP_ROOM * max(0.0, float(base) - float(outside)) / total)
+    outside = max(float(outside), ran_outside_flops)  # the XLA side's FLOPs: read or run, whichever is more
+    return min(1.0, FLOP_ROOM * max(0.0, float(base) - outside) / total)
 
 
 def _credit_triple(reading: JsonValue, capped: bool) -> tuple[float, float, float]:

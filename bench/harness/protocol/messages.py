@@ -323,6 +323,9 @@ class ExecutedReport(Message):
 
     runs: int = Field(ge=0)  # profiled calls of the candidate found in the trace (0: no measurement)
     sites: list[ExecutedWork] = Field(default_factory=list)  # sites where something computing ran
+    # the XLA side (outside every site) as it ran, the most over the profiled calls: FLOPs (all kinds) and bytes
+    outside_flops: float = Field(0.0, ge=0)
+    outside_bytes: float = Field(0.0, ge=0)
 
 
 class EvaluateReply(Message):

@@ -17,7 +17,9 @@ How, deterministically (no wall time anywhere, so no verdict depends on the host
    writes (a fusion's parameter read only through slices counts the slices; an in-place update counts its update).
 3. `measure`: the profiler trace has one event per executed instruction (thunk) with its module and run id;
    per run, the events of the candidate's module times their instruction's cost, summed per site; per site the
-   least over the profiled runs (a run with events missing can only lower it).
+   least over the profiled runs (a run with events missing can only lower it). The work outside every site (the
+   XLA side) is measured the same way, the most over the runs: a static reading counts a loop of unknown trips
+   1,024 times, and the parent weighs the credit against whichever of the two is larger.
 """
 
 from __future__ import annotations
@@ -53,9 +55,16 @@ ELEMENT_BYTES = {"pred": 1, "s4": 0.5, "u4": 0.5, "s8": 1, "u8": 1, "bf16": 2, "
 ELEMENT_BYTES.update({"f32": 4, "s32": 4, "u32": 4, "f64": 8, "s64": 8, "u64": 8, "c64": 8, "c128": 16})
 
 
+#: The owner of work outside every kernel site: the candidate's XLA side (never a site's name: SITE_FUNCTION).
+OUTSIDE = "outside"
+
+
 def site_of(op_name: str) -> str | None:
-    """The kernel site an op belongs to: the one `jaxbench_site:<f>` segment of its op_name (None: none, or two)."""
+    """Whose work an op is: the kernel site of the one `jaxbench_site:<f>` segment of its op_name, OUTSIDE when no
+    segment names a site (our `jaxbench_outside` label, or an op XLA made without one), None when two do."""
     sites = {s[len(SITE_LABEL) :] for s in op_name.split("/") if s.startswith(SITE_LABEL)}
+    if not sites:
+        return OUTSIDE
     return sites.pop() if len(sites) == 1 else None
 
 
@@ -309,8 +318,9 @@ def instruction_costs(text: str) -> dict[str, Cost]:
 
 
 def measure(events: Iterable[tuple[str, Any, Any]], module: str, costs: dict[str, Cost]) -> ExecutedReport:
-    """Per site, the least over the profiled runs of the work its executed instructions did. `events`: (hlo_module,
-    run_id, hlo_op) of every op event of the trace."""
+    """Per site, the least over the profiled runs of the work its executed instructions did; outside the sites, the
+    most (each is the reading that can only lower the credit). `events`: (hlo_module, run_id, hlo_op) of every op
+    event of the trace."""
     runs: dict[Any, dict[str, list[float]]] = defaultdict(dict)
     for hlo_module, run_id, op in events:
         if hlo_module != module or run_id is None:
@@ -323,8 +333,9 @@ def measure(events: Iterable[tuple[str, Any, Any]], module: str, costs: dict[str
             row = per_site.setdefault(site, [0.0, 0.0, 0.0])
             for i in range(3):
                 row[i] += done[i]
-    sites = sorted({s for per_site in runs.values() for s in per_site})
+    sites = sorted({s for per_site in runs.values() for s in per_site} - {OUTSIDE})
     zero = [0.0, 0.0, 0.0]
+    outside = [r.get(OUTSIDE, zero) for r in runs.values()] or [zero]
     work = [
         ExecutedWork(
             site=site,
@@ -334,7 +345,12 @@ def measure(events: Iterable[tuple[str, Any, Any]], module: str, costs: dict[str
         )
         for site in sites
     ]
-    return ExecutedReport(runs=len(runs), sites=work)
+    return ExecutedReport(
+        runs=len(runs),
+        sites=work,
+        outside_flops=max(o[0] + o[1] for o in outside),
+        outside_bytes=max(o[2] for o in outside),
+    )
 
 
 def trace_events(xspace: bytes) -> list[tuple[str, Any, Any]]:
