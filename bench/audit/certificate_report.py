@@ -59,13 +59,16 @@ def verdict(c: Certificate) -> str:
     return "; ".join(notes) or "closed"
 
 
-def _row(c: Certificate) -> list[str]:
+def _row(c: Certificate, where: bool = False) -> list[str]:
+    """One workload's cells; `where`: the certificate cell names the device it was computed on (a section whose
+    certificates come from more than one)."""
     by = {v.candidate: v for v in c.verdicts}
     audit = next((v for v in c.verdicts if v.candidate.startswith("audit shortcut")), None)
     tol = c.tolerance
     tol_cell = f"{tol.get('atol', 0):g}/{tol.get('rtol', 0):g}/{tol.get('rel_l2', 0):g}" if tol else ""
     audit_cell = "" if audit is None else _cell(audit) + (" (exact rewrite)" if audit.exact else "")
-    return [c.workload, tol_cell, *[_cell(by.get(k)) for k in SHORT], audit_cell, verdict(c)]
+    device = f" [{c.device.split(' (')[0]}]" if where and c.device else ""
+    return [c.workload, tol_cell, *[_cell(by.get(k)) for k in SHORT], audit_cell, verdict(c) + device]
 
 
 def summary(certs: Sequence[Certificate]) -> dict[str, int]:
@@ -83,6 +86,7 @@ def summary(certs: Sequence[Certificate]) -> dict[str, int]:
 
 def section(certs: Sequence[Certificate], size: str, command: str) -> str:
     s = summary(certs)
+    devices = sorted({c.device for c in certs if c.device})
     lines = [
         _begin(size),
         f"## Trivial-solution certificate ({size} size)",
@@ -103,11 +107,11 @@ def section(certs: Sequence[Certificate], size: str, command: str) -> str:
         "than a tile).",
         "",
         *[f"- {k}: **{v}**" for k, v in s.items()],
-        f"- computed on: {', '.join(sorted({c.device for c in certs if c.device})) or 'no device recorded'}",
+        f"- computed on: {', '.join(devices) or 'no device recorded'}",
         "",
         "| " + " | ".join(COLUMNS) + " |",
         "|" + "---|" * len(COLUMNS),
-        *["| " + " | ".join(x.replace("|", "/") for x in _row(c)) + " |" for c in certs],
+        *["| " + " | ".join(x.replace("|", "/") for x in _row(c, len(devices) > 1)) + " |" for c in certs],
     ]
     labelled = [c for c in certs if c.degenerate]
     if labelled:
