@@ -28,6 +28,11 @@ CONFIG = {
 # small: multiples of 128, (256 x 512) @ (512 x 512); 64 groups of 8 features.
 SMALL = {"batch_size": 256, "in_features": 512, "out_features": 512}
 META = {"family": "GEMM + GroupNorm", "source": "KernelBench L2 #37"}
+# certificate at the full size (docs/audit.md, docs/certificates/full.jsonl; issue 40): with the default atol 0.01
+# the bf16-accumulating implementation (a tiled kernel summing 64 tiles of K = 8192 in bfloat16) failed (425,688 of
+# 33,554,432 elements, seeds None, 11, 12): it needs atol 0.101. Set to 3x that (bench.audit.certificate.calibrated);
+# every shortcut needs atol 5.9 or more and misses rel L2 0.05 by 11x.
+TOLERANCE = {"atol": 0.31, "rtol": 0.01, "rel_l2": 0.05}
 
 EPS = 1e-5
 

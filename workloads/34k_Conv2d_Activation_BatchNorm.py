@@ -26,7 +26,10 @@ CONFIG = {
 SMALL = {"batch_size": 4, "height": 16, "width": 16}
 META = {"family": "conv2d + Mish + training-mode BN", "source": "KernelBench L2 #52"}
 # audit (docs/audit.md): a correct f32 computation differs by up to 0.125 at |y| ~ 7.6; MaxKernel uses atol 0.1.
-TOLERANCE = {"atol": 0.1}
+# certificate at the full size (docs/audit.md, docs/certificates/full.jsonl; issue 40): with atol 0.1 the honest
+# float32 implementation failed (17 of 130,056,192 elements, seeds None, 11, 12): it needs atol 0.48. Set to 3x that
+# (bench.audit.certificate.calibrated); every shortcut needs atol 639 or more and misses rel L2 0.05 by 20x.
+TOLERANCE = {"atol": 1.5}
 
 EPS = 1e-5
 

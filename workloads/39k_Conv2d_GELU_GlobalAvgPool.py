@@ -32,6 +32,13 @@ META = {"family": "conv2d + global average pool", "source": "KernelBench L2 #67"
 # None, 11, 12) reach rel L2 0.0011 and need atol 4.7e-07: both bounds are set to 3x that (rel L2 at least half a
 # bfloat16 epsilon).
 TOLERANCE = {"atol": 0.01, "rtol": 0.01, "rel_l2": 0.004}
+# the trivial-solution certificate cannot be closed at the full size on upstream's inputs (docs/audit.md; issue 40):
+DEGENERATE = (
+    "At the full size (254 x 254 pixels per image) the pooled outputs barely vary across the batch: the batch mean "
+    "(rel L2 0.0034) and every 2nd element copied (0.0031) are within 3x of an honest float32 implementation "
+    "(0.0012), so no tolerance with the project's 3x margin rejects them (closed at the small size); what is left "
+    "is the stress trial (x x 8), shown at the small size to fail element 0 broadcast to the batch."
+)
 
 
 def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):
