@@ -596,18 +596,14 @@ def certify_isolated(
     more address space than it uses; its memory is the bound and running out comes back as an error)."""
     pending = [resolve_id(w) for w in workload_ids]
     while pending:
-        done, failure = _run_child(pending, size, memory_gb, timeout_s)
-        yield from done
-        pending = pending[len(done) :]
-        if failure is not None:
-            yield failure
+        for cert in _run_child(pending, size, memory_gb, timeout_s):
+            yield cert  # as soon as it is computed: a run stopped later keeps it (--jsonl)
             pending = pending[1:]
 
 
-def _run_child(
-    ids: list[str], size: str, memory_gb: float | None, timeout_s: float
-) -> tuple[list[Certificate], Certificate | None]:
-    """Certificates from one child, in order, until it ends; the failure of the workload it ended on, if any."""
+def _run_child(ids: list[str], size: str, memory_gb: float | None, timeout_s: float) -> Iterator[Certificate]:
+    """Certificates from one child, in order, each as soon as it comes; where the child ends early, last, the
+    not-computed certificate of the workload it ended on."""
     import queue
     import subprocess
     import sys
@@ -630,24 +626,26 @@ def _run_child(
     err: list[str] = []
     threading.Thread(target=read_stdout, daemon=True).start()
     threading.Thread(target=lambda: err.extend(proc.stderr or ()), daemon=True).start()
-    done: list[Certificate] = []
+    done = 0
+    device = ""  # the device the child's certificates name (the parent never opens a backend itself)
     t0 = time.perf_counter()
     try:
-        while len(done) < len(ids):
+        while done < len(ids):
             try:
                 line = lines.get(timeout=max(0.0, t0 + timeout_s - time.perf_counter()))
             except queue.Empty:
-                why = f"over {timeout_s:g} s on this host"
-                return done, _not_computed(ids[len(done)], size, why, t0, done)
+                yield _not_computed(ids[done], size, f"over {timeout_s:g} s on this host", t0, device)
+                return
             if line is None:  # the child ended before the workload's certificate
                 proc.wait()
-                why = _crash(proc.returncode, err, memory_gb)
-                return done, _not_computed(ids[len(done)], size, why, t0, done)
+                yield _not_computed(ids[done], size, _crash(proc.returncode, err, memory_gb), t0, device)
+                return
             if line.startswith("START "):
                 t0 = time.perf_counter()
             elif line.startswith("CERT "):
-                done.append(_memory_named(Certificate.model_validate_json(line[5:]), memory_gb))
-        return done, None
+                cert = _memory_named(Certificate.model_validate_json(line[5:]), memory_gb)
+                device, done = cert.device, done + 1
+                yield cert
     finally:
         proc.kill()
         proc.wait()
@@ -671,14 +669,13 @@ def _crash(returncode: int | None, stderr: list[str], memory_gb: float | None) -
     return f"exit {returncode}: {last[0]}"[:300]
 
 
-def _not_computed(wid: str, size: str, why: str, t0: float, before: list[Certificate]) -> Certificate:
-    """The parent never opens a backend itself (on a TPU host the child holds the chip): the device is the one its
-    child's earlier certificates name, if any."""
+def _not_computed(wid: str, size: str, why: str, t0: float, device: str) -> Certificate:
+    """`device`: the one the child's earlier certificates name, if any (on a TPU host the child holds the chip)."""
     return Certificate(
         workload=wid,
         size=size,
         degenerate=spec_of(load_workload(wid), wid).degenerate,
         error=f"not computed: {why}",
-        device=before[-1].device if before else "",
+        device=device,
         seconds=round(time.perf_counter() - t0, 2),
     )
