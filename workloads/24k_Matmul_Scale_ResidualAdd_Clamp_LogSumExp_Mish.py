@@ -29,7 +29,13 @@ META = {"family": "GEMM + LSE + Mish", "source": "KernelBench L2 #22"}
 # shortcuts passed (none) / honest code failed (float32 inputs, bf16-accumulating). Honest implementations (float32
 # inputs, bf16-accumulating; small size, seeds None, 11, 12) reach rel L2 0.0048 and need atol 0.12: both bounds are
 # set to 3x that (rel L2 at least half a bfloat16 epsilon).
-TOLERANCE = {"atol": 0.38, "rtol": 0.01, "rel_l2": 0.015}
+# certificate at the full size (docs/audit.md, docs/certificates/full.jsonl; issue 40): with atol 0.38 the
+# bf16-accumulating implementation (a tiled kernel summing 64 tiles of K = 8192 in bfloat16) failed (3 of 4,096
+# elements, seeds None, 11, 12): it needs atol 0.57. The outputs are one log-sum-exp per row, close to each other, so
+# the batch mean needs only atol 1.63 at the small size and no atol keeps 3x on both sides: set to 1.1 (honest code
+# 1.9x under it, shortcuts 1.5x over), with rel L2 0.015 separating them too (honest at most 0.0048, every shortcut
+# 0.0155 or more).
+TOLERANCE = {"atol": 1.1, "rtol": 0.01, "rel_l2": 0.015}
 
 
 def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):

@@ -18,6 +18,11 @@ CONFIG = {
 # small: multiples of 128, (256 x 512) @ (512 x 384).
 SMALL = {"batch_size": 256, "in_features": 512, "out_features": 384}
 META = {"family": "GEMM + epilogue", "source": "KernelBench L2 #29"}
+# certificate at the full size (docs/audit.md, docs/certificates/full.jsonl; issue 40): with atol 0.01 the
+# bf16-accumulating implementation (a tiled kernel summing 64 tiles of K = 8192 in bfloat16) failed (204,847 of
+# 33,554,432 elements, seeds None, 11, 12): it needs atol 0.121. Set to 3x that (bench.audit.certificate.calibrated);
+# every shortcut needs atol 2.92 or more at the full size (0.43 at the small) and misses rel L2 0.05 by 11x or more.
+TOLERANCE = {"atol": 0.37, "rtol": 0.01, "rel_l2": 0.05}
 
 
 def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):

@@ -19,6 +19,12 @@ CONFIG = {
 # small: GEMM at 128 multiples, a CPU run in well under a second.
 SMALL = {"batch_size": 256, "in_features": 512, "out_features": 512}
 META = {"family": "GEMM + epilogue", "source": "KernelBench L2 #59"}
+# certificate at the full size (docs/audit.md, docs/certificates/full.jsonl; issue 40): with atol 0.01 the float32
+# implementation failed (705 of 33,554,432 elements, seeds None, 11, 12): it needs atol 0.0213; the bf16-accumulating
+# implementation (a tiled kernel summing 64 tiles of K = 8192 in bfloat16) failed (836,198 of 33,554,432 elements,
+# seeds None, 11, 12): it needs atol 0.229. Set to 3x that (bench.audit.certificate.calibrated); every shortcut needs
+# atol 5.73 or more at the full size (0.84 at the small) and misses rel L2 0.05 by 10x or more.
+TOLERANCE = {"atol": 0.69, "rtol": 0.01, "rel_l2": 0.05}
 
 
 def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):

@@ -24,6 +24,19 @@ CONFIG = {
 # small: GEMM at 128 multiples, still 16 features per group.
 SMALL = {"batch_size": 256, "in_features": 512, "out_features": 512, "num_groups": 32}
 META = {"family": "GEMM + GroupNorm + reduction", "source": "KernelBench L2 #75"}
+# certificate at the full size (docs/audit.md, docs/certificates/full.jsonl; issue 40): with atol 0.01 the
+# bf16-accumulating implementation (a tiled kernel summing 64 tiles of K = 8192 in bfloat16) failed (277,683 of
+# 33,554,432 elements, seeds None, 11, 12): it needs atol 0.0477. Set to 3x that (bench.audit.certificate.calibrated).
+# The batch mean, one row broadcast and a subsampled batch are within honest code's error (atol 0.035, rel L2 0.0066):
+# labelled degenerate below.
+TOLERANCE = {"atol": 0.15, "rtol": 0.01, "rel_l2": 0.05}
+# the trivial-solution certificate cannot be closed at the full size on upstream's inputs (docs/audit.md; issue 40):
+DEGENERATE = (
+    "At the full size (K = 8192) the row minima of the group-normed GEMM barely vary across the batch: the batch "
+    "mean (atol 0.035, rel L2 0.0066), one row broadcast and a subsampled batch are closer to the reference than "
+    "an honest bf16-accumulating implementation (atol 0.048, rel L2 0.0053), so no tolerance that admits honest "
+    "code rejects them at either size."
+)
 EPS = 1e-5
 GROUP_SIZE = CONFIG["out_features"] // CONFIG["num_groups"]
 

@@ -20,6 +20,13 @@ CONFIG = {
 # small: GEMM at 128 multiples, a CPU run in well under a second.
 SMALL = {"batch_size": 256, "in_features": 512, "out_features": 512}
 META = {"family": "GEMM + row max + epilogue", "source": "KernelBench L2 #80 (modified)"}
+# certificate at the full size (docs/audit.md, docs/certificates/full.jsonl; issue 40): with atol 0.01 the
+# bf16-accumulating implementation (a tiled kernel summing 64 tiles of K = 8192 in bfloat16) failed (3,219 of
+# 33,554,432 elements, seeds None, 11, 12): it needs atol 0.0547. The outputs are GELU of non-positive values, mostly
+# within 0.17 of 0, so every shortcut needs only atol 0.16 (full) / 0.15 (small) and no atol keeps 3x on both sides:
+# set to 0.1 (honest code 1.8x under it, shortcuts 1.5x over), with rel L2 0.05 separating them too (honest at most
+# 0.035, every shortcut 0.10 or more).
+TOLERANCE = {"atol": 0.1, "rtol": 0.01, "rel_l2": 0.05}
 
 
 def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):

@@ -22,7 +22,11 @@ CONFIG = {
 SMALL = {"batch_size": 256, "in_features": 512, "out_features": 512, "num_groups": 16}
 META = {"family": "GEMM + GroupNorm + epilogue", "source": "KernelBench L2 #88"}
 # audit (docs/audit.md): a correct f32 computation differs by up to 0.0625 at |y| ~ 3 (N(0,1) multiply_weight); MaxKernel uses atol 0.05.
-TOLERANCE = {"atol": 0.05}
+# certificate at the full size (docs/audit.md, docs/certificates/full.jsonl; issue 40): with atol 0.05 the
+# bf16-accumulating implementation (a tiled kernel summing 64 tiles of K = 8192 in bfloat16) failed (915 of 33,554,432
+# elements, seeds None, 11, 12): it needs atol 0.172. Set to 3x that (bench.audit.certificate.calibrated); every
+# shortcut needs atol 6.17 or more at the full size (4.63 at the small) and misses rel L2 0.05 by 11x or more.
+TOLERANCE = {"atol": 0.52, "rtol": 0.01, "rel_l2": 0.05}
 EPS = 1e-5
 GROUP_SIZE = CONFIG["out_features"] // CONFIG["num_groups"]
 
