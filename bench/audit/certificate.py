@@ -311,15 +311,17 @@ def _batch_axis(ref: Any) -> int | None:
     return next((i for i, n in enumerate(np.shape(ref)) if n > 1), None)
 
 
-def _like(values: Any, ref: Any) -> Any:
-    return jnp.asarray(np.broadcast_to(np.asarray(values, np.float32), np.shape(ref))).astype(ref.dtype)
+def _like(values: Any, ref: Any) -> np.ndarray[Any, Any]:
+    """Built on the host, where it is judged: a full-size output sent to the device and back for nothing was most
+    of a cheap candidate's time on a TPU host."""
+    return np.broadcast_to(np.asarray(values, np.float32), np.shape(ref)).astype(ref.dtype)
 
 
 def _from_ref(kind: str, ref: Any, other: Any) -> Any | None:
     """The candidate `kind` for one output array; None where it is the output itself by construction."""
     r = np.asarray(ref, np.float32)
     if kind == "zeros":
-        return jnp.zeros_like(ref)
+        return np.zeros_like(ref)
     if kind == "constant":
         return _like(np.mean(np.asarray(other, np.float32)), ref)
     if kind == "reference mean":
@@ -356,7 +358,7 @@ def _passthrough(inputs: Sequence[Any], ref: Any) -> Any | None:
         return None
     for x in inputs:
         if hasattr(x, "shape") and tuple(x.shape) == tuple(ref.shape):
-            return jnp.asarray(x).astype(ref.dtype)
+            return np.asarray(x).astype(ref.dtype)
     return None
 
 
@@ -375,6 +377,8 @@ def _to_f32(a: Any) -> Any:
 def _cast_like(out: Any, ref: Any) -> Any:
     if isinstance(ref, (tuple, list)):
         return type(ref)(_cast_like(o, r) for o, r in zip(out, ref, strict=True))
+    if isinstance(out, np.ndarray):  # built on the host: stays there (numpy rounds to bfloat16 as XLA does)
+        return out.astype(ref.dtype, copy=False)
     return jnp.asarray(out).astype(ref.dtype)
 
 

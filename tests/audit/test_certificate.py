@@ -152,6 +152,24 @@ def test_a_workload_past_its_deadline_is_recorded_and_its_child_ended():
     assert c.error == "not computed: over 0.001 s on this host" and not c.verdicts
 
 
+@pytest.mark.timeout(120)
+def test_an_isolated_run_yields_each_certificate_as_its_child_reports_it(monkeypatch):
+    """--jsonl keeps what a run computed before it was stopped: the first workload's certificate comes out while
+    the child still works on the next one (here a child that never finishes it), and closing the run ends the
+    child. Held until the child ended, this would wait for the 600 s deadline."""
+    first = cert.Certificate(workload="12p_RMSNorm", size="small", device="test")
+    monkeypatch.setattr(
+        cert,
+        "_CHILD",
+        "import sys, time\n"
+        f"print('START 12p_RMSNorm', flush=True)\nprint('CERT ' + {first.model_dump_json()!r}, flush=True)\n"
+        "print('START 8p_GEMM', flush=True)\ntime.sleep(3600)\n",
+    )
+    run = cert.certify_isolated(["12p", "8p"], "small", memory_gb=None, timeout_s=600)
+    assert next(run) == first
+    run.close()  # the child is killed (its finally), not left to sleep
+
+
 def test_a_rewritten_program_is_compiled_once_for_every_input_set_of_its_shapes():
     rw = cert._Rewrite({"dot_general": cert._dot_truncated})
     a, b = jnp.arange(8.0).reshape(2, 4), jnp.ones((4, 3))
