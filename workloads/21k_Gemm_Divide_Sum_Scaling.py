@@ -25,6 +25,11 @@ CONFIG = {
 # small: multiples of 128, (256 x 512) @ (384 x 512).T.
 SMALL = {"batch_size": 256, "input_size": 512, "hidden_size": 384}
 META = {"family": "GEMM + row reduction", "source": "KernelBench L2 #14"}
+# certificate at the small size (docs/audit.md; issue 40): the bf16-accumulating implementation (4 tiles of K = 512
+# summed in bfloat16; a loop since the certificate stopped letting XLA drop the rounding) failed atol 0.01 on 3 of
+# 256 elements (outputs in the hundreds, two bfloat16 steps off): it needs atol 0.32. Set to 3x that
+# (bench.audit.certificate.calibrated); every shortcut that is not the exact GEMV needs atol 350 or more.
+TOLERANCE = {"atol": 0.97, "rtol": 0.01, "rel_l2": 0.05}
 
 
 def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):

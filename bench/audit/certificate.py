@@ -247,17 +247,23 @@ def _dot_bf16_acc(eqn: jcore.JaxprEqn, invals: list[Any]) -> Any:
         return None  # one tile: the float32 accumulation of the baseline
     k = lhs.shape[lc[0]]
     params = {**eqn.params, "preferred_element_type": f32}
-    acc: Any = None
-    for start in range(0, k, TILE):
-        stop = min(start + TILE, k)
+
+    def add_tile(acc: Any, start: Any, size: int) -> Any:
         # bf16 x bf16 products are exact in float32: casting first is the tile's float32 accumulation (and the
         # CPU backend has no bf16 x bf16 -> f32 dot in every context)
         part = eqn.primitive.bind(
-            jax.lax.slice_in_dim(lhs, start, stop, axis=lc[0]).astype(f32),
-            jax.lax.slice_in_dim(rhs, start, stop, axis=rc[0]).astype(f32),
+            jax.lax.dynamic_slice_in_dim(lhs, start, size, axis=lc[0]).astype(f32),
+            jax.lax.dynamic_slice_in_dim(rhs, start, size, axis=rc[0]).astype(f32),
             **params,
         )
-        acc = part.astype(bf16) if acc is None else (acc.astype(f32) + part).astype(bf16)
+        return (acc.astype(f32) + part).astype(bf16)
+
+    # a loop, not one dot per tile unrolled: XLA kept the unrolled tiles' products alive at once (31k at the full
+    # size asked for 30 GB); the loop holds one tile's product beside the running sum, as a kernel does
+    acc = jnp.zeros(eqn.outvars[0].aval.shape, bf16)  # type: ignore[attr-defined]
+    acc = jax.lax.fori_loop(0, k // TILE, lambda i, a: add_tile(a, i * TILE, TILE), acc)
+    if k % TILE:
+        acc = add_tile(acc, k - k % TILE, k % TILE)
     return acc.astype(out_dtype)
 
 

@@ -12,6 +12,7 @@ import pytest
 
 from bench.audit import certificate as cert
 from bench.audit.certificate_report import keep_sections, replace_section, section, sections_of
+from bench.harness.protocol.correctness import Tolerance
 from bench.paths import ROOT
 from bench.registry import spec, workload_ids
 
@@ -38,6 +39,19 @@ def test_bf16_accumulation_rounds_the_running_sum_per_tile():
     acc = cert.BF16_ACCUMULATING(lambda x, y: jnp.dot(x, y, preferred_element_type=jnp.float32), (), a, b)
     assert float(exact[0, 0]) == 128 * 256 + 3.0
     assert float(acc[0, 0]) == 128 * 256  # each tile's +1 is below the bf16 spacing of 32768 (256): lost
+
+
+def test_bf16_accumulation_is_not_undone_by_the_compiler():
+    """XLA may drop a bf16 rounding that is converted back to float32 (excess precision): one dot per tile unrolled
+    left 40k's bf16-accumulating output equal to the baseline, float32 accumulation after all. The running sum is
+    a loop carry in bfloat16, as in a kernel that accumulates into a bf16 block, so it is rounded every tile."""
+    from bench.registry import load_workload
+
+    mod = load_workload("40k")
+    inputs = mod.create_inputs(size="small")
+    ref = np.asarray(jax.jit(mod.workload)(*inputs), np.float32)
+    out = np.asarray(cert.BF16_ACCUMULATING(mod.workload, (), *inputs), np.float32)
+    assert np.linalg.norm(out - ref) / np.linalg.norm(ref) > 1e-3  # 0.0 when the rounding was dropped
 
 
 def test_rewrites_recurse_into_nested_calls():
@@ -193,8 +207,8 @@ def test_the_published_full_size_certificate_is_the_rendering_of_its_raw_certifi
         app,
         ["audit", "--certificate", "--size", "full", "--from-jsonl", str(raw), "--markdown", str(doc)],
     )
-    # the command's exit status says whether a shortcut passes unlabelled or honest code fails
-    assert rendered.exit_code == (1 if "HONEST FAILS" in rendered.output else 0), rendered.output
+    # the command's exit status says whether a shortcut passes unlabelled or honest code fails: neither here
+    assert rendered.exit_code == 0, rendered.output
     published = sections_of((ROOT / "docs" / "audit.md").read_text())["full"]
     assert (
         sections_of(doc.read_text())["full"]
@@ -204,20 +218,17 @@ def test_the_published_full_size_certificate_is_the_rendering_of_its_raw_certifi
     )
     rows = _rows(published)
     assert set(rows) == set(workload_ids())
-    assert not [w for w, line in rows.items() if "OPEN:" in line]
-    # honest code failing at the full size is an open finding, shown as it is until its policy is decided: each such
-    # workload must be named in docs/audit.md's paragraph on it (outside the generated section)
-    prose = (ROOT / "docs" / "audit.md").read_text().split("**Open at the full size: honest code the gate rejects.**")
-    assert len(prose) == 2, "docs/audit.md lost its paragraph on honest code failing at the full size"
-    explained = prose[1].split("<!-- certificate:full -->")[0]
-    for w, line in rows.items():
-        if "HONEST FAILS" in line:
-            assert f"**{w.split('_')[0]}" in explained or f" {w.split('_')[0]}" in explained, w
+    assert not [w for w, line in rows.items() if "OPEN:" in line or "HONEST FAILS" in line]
     lines = [cert.Certificate.model_validate_json(line) for line in raw.read_text().splitlines()]
     latest = {c.workload: c for c in lines}  # a later run's line for a workload replaces an earlier one's
     for c in latest.values():
         assert c.size == "full" and (c.error is None) == ("not computed" not in rows[c.workload])
         assert c.error is not None or c.device.startswith(("TPU", "cpu"))
+        # computed under the workload's tolerance and label as they are now: a row judged under a tolerance
+        # calibrated since is stale, and must be computed again, not re-read
+        if c.error is None:
+            assert c.tolerance == vars(Tolerance.for_workload(spec(c.workload))), c.workload
+            assert bool(c.degenerate) == bool(spec(c.workload).degenerate), c.workload
 
 
 @pytest.mark.parametrize("value,ok", [("a constant passes", True), ("", False), (3, False)])
