@@ -24,7 +24,11 @@ META = {"family": "GEMM + training-mode BatchNorm", "source": "KernelBench L2 #4
 # shortcuts passed (none) / honest code failed (bf16-accumulating). Honest implementations (float32 inputs,
 # bf16-accumulating; small size, seeds None, 11, 12) reach rel L2 0.0075 and need atol 0.066: both bounds are set to
 # 3x that (rel L2 at least half a bfloat16 epsilon).
-TOLERANCE = {"atol": 0.2, "rtol": 0.01, "rel_l2": 0.023}
+# certificate at the full size (docs/audit.md, docs/certificates/full.jsonl; issue 40): with atol 0.2 the
+# bf16-accumulating implementation (64 tiles of K = 8192 summed in bfloat16) failed (105 of 134,217,728 elements, seeds
+# None, 11, 12): it needs atol 0.3, and reaches rel L2 0.0196. Both are set to 3x that (bench.audit.certificate
+# .calibrated); every shortcut needs atol 3.2 or more and reaches rel L2 0.73 or more at both sizes.
+TOLERANCE = {"atol": 0.9, "rtol": 0.01, "rel_l2": 0.059}
 
 EPS = 1e-5
 

@@ -21,12 +21,14 @@ CONFIG = {
 SMALL = {"batch_size": 256, "in_features": 512, "out_features": 512}
 META = {"family": "GEMM + row max + epilogue", "source": "KernelBench L2 #80 (modified)"}
 # certificate at the full size (docs/audit.md, docs/certificates/full.jsonl; issue 40): with atol 0.01 the
-# bf16-accumulating implementation (a tiled kernel summing 64 tiles of K = 8192 in bfloat16) failed (3,219 of
-# 33,554,432 elements, seeds None, 11, 12): it needs atol 0.0547. The outputs are GELU of non-positive values, mostly
-# within 0.17 of 0, so every shortcut needs only atol 0.16 (full) / 0.15 (small) and no atol keeps 3x on both sides:
-# set to 0.1 (honest code 1.8x under it, shortcuts 1.5x over), with rel L2 0.05 separating them too (honest at most
-# 0.035, every shortcut 0.10 or more).
-TOLERANCE = {"atol": 0.1, "rtol": 0.01, "rel_l2": 0.05}
+# bf16-accumulating implementation (a tiled kernel summing 64 tiles of K = 8192 in bfloat16) failed: it needs atol
+# 0.055 (0.052 with the running sum kept in bfloat16 as a loop carry). The outputs are GELU of non-positive values,
+# mostly within 0.17 of 0, so every shortcut needs only atol 0.16 (full) / 0.15 (small) and no atol keeps 3x on both
+# sides: set to 0.1 (honest code 1.9x under it, shortcuts 1.5x over). y - max(y) cancels what bfloat16 kept of y, so
+# on this CPU host honest code is far from the bf16 reference as a whole: rel L2 0.0499 (float32 inputs) and 0.0538
+# (bf16-accumulating) at the full size, 0.0058 at the small. rel L2 is 3x that, 0.16; every shortcut is at 0.70 or
+# more at the full size, and at the small size (0.10 or more) each needs atol 0.15 or more.
+TOLERANCE = {"atol": 0.1, "rtol": 0.01, "rel_l2": 0.16}
 
 
 def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):
