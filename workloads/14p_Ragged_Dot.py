@@ -21,6 +21,11 @@ CONFIG = {
 # small: 8 groups of 128 rows, K 256, N 512 (128 multiples); weights 2 MiB.
 SMALL = {"M": 1024, "K": 256, "N": 512}
 META = {"family": "grouped GEMM", "source": "Mixtral-8x7B (tokamax ragged_dot)"}
+# certificate at the full size (docs/audit.md, docs/certificates/full.jsonl; issue 40): with atol 0.01 the
+# bf16-accumulating implementation (32 tiles of K = 4096 summed in bfloat16) failed (2,695,772 of 117,440,512
+# elements, seeds None, 11, 12): it needs atol 0.11. Set to 3x that (bench.audit.certificate.calibrated); every
+# shortcut needs atol 7.3 or more at the full size (1.47 at the small) and misses rel L2 0.05 by 18x or more.
+TOLERANCE = {"atol": 0.33, "rtol": 0.01, "rel_l2": 0.05}
 
 
 def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):
