@@ -442,6 +442,7 @@ def _verdicts(
     results: dict[str, list[Run]] = {k: [] for k in builders}
     spent = dict.fromkeys(builders, 0.0)  # seconds per candidate (building its output and judging it), all seeds
     for seed in seeds:
+        _step(f"seed {seed}: the reference")
         inputs = tuple(mod.create_inputs(size=size, seed=seed))
         ref = _to_host(base(*inputs))  # judged on the host once: every candidate's comparison reads it
         norms = _norms(ref)
@@ -450,6 +451,7 @@ def _verdicts(
         with ThreadPoolExecutor(_judges(ref)) as pool:
             pending: list[tuple[str, Future[tuple[Run, float]]]] = []
             for name, (_, _, build) in builders.items():
+                _step(f"seed {seed}: {name}")
                 t0 = time.perf_counter()
                 out, run = _built(build, inputs, ref)
                 spent[name] += time.perf_counter() - t0
@@ -457,6 +459,7 @@ def _verdicts(
                     pending.append((name, pool.submit(_timed_assess, ref, out, norms, tol)))
                 else:
                     results[name].append(run)
+            _step(f"seed {seed}: judging")
             for name, future in pending:
                 run, seconds = future.result()
                 results[name].append(run)
@@ -468,6 +471,16 @@ def _verdicts(
         for name, (honest, exact, _) in builders.items()
     ]
     return verdicts, str(jax.tree_util.tree_leaves(other_ref)[0].dtype)
+
+
+def _step(what: str) -> None:
+    """Where a certificate is, for the isolated child's parent: a workload past its deadline is recorded with the
+    last step it reached (on a TPU a full size took minutes, and which candidate took them is the finding)."""
+    if _STEPS:
+        print(f"STEP {what}", flush=True)
+
+
+_STEPS: list[bool] = []  # non-empty in the isolated child (its stdout is the parent's protocol)
 
 
 def _to_host(tree: Any) -> Any:
@@ -588,10 +601,11 @@ _CHILD = (
     "import resource, sys\n"
     "limit = int(sys.argv[2])\n"
     "if limit: resource.setrlimit(resource.RLIMIT_AS, (limit, limit))\n"
-    "from bench.audit.certificate import certify\n"
+    "from bench.audit import certificate\n"
+    "certificate._STEPS.append(True)\n"
     "for wid in sys.argv[3:]:\n"
     "    print('START ' + wid, flush=True)\n"
-    "    print('CERT ' + certify(wid, sys.argv[1]).model_dump_json(), flush=True)\n"
+    "    print('CERT ' + certificate.certify(wid, sys.argv[1]).model_dump_json(), flush=True)\n"
 )
 
 
@@ -638,20 +652,25 @@ def _run_child(ids: list[str], size: str, memory_gb: float | None, timeout_s: fl
     threading.Thread(target=lambda: err.extend(proc.stderr or ()), daemon=True).start()
     done = 0
     device = ""  # the device the child's certificates name (the parent never opens a backend itself)
-    t0 = time.perf_counter()
+    step = ""  # the last step the child reached in the current workload
+    t0 = t_step = time.perf_counter()
     try:
         while done < len(ids):
             try:
                 line = lines.get(timeout=max(0.0, t0 + timeout_s - time.perf_counter()))
             except queue.Empty:
-                yield _not_computed(ids[done], size, f"over {timeout_s:g} s on this host", t0, device)
+                where = f" (at {step}, from {t_step - t0:.0f} s)" if step else ""
+                yield _not_computed(ids[done], size, f"over {timeout_s:g} s on this host{where}", t0, device)
                 return
             if line is None:  # the child ended before the workload's certificate
                 proc.wait()
                 yield _not_computed(ids[done], size, _crash(proc.returncode, err, memory_gb), t0, device)
                 return
             if line.startswith("START "):
-                t0 = time.perf_counter()
+                t0, step = time.perf_counter(), ""
+            elif line.startswith("STEP "):
+                step, t_step = line[5:].strip(), time.perf_counter()
+                print(f"{ids[done]}: {step} ({t_step - t0:.1f} s)", file=sys.stderr, flush=True)
             elif line.startswith("CERT "):
                 cert = _memory_named(Certificate.model_validate_json(line[5:]), memory_gb)
                 device, done = cert.device, done + 1

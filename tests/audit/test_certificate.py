@@ -184,6 +184,26 @@ def test_an_isolated_run_yields_each_certificate_as_its_child_reports_it(monkeyp
     run.close()  # the child is killed (its finally), not left to sleep
 
 
+def test_a_workload_past_its_deadline_names_the_last_step_its_child_reached(monkeypatch):
+    """A full size that takes too long on an accelerator is recorded with where it was (which seed, which
+    candidate): the step lines come in the same write as START, so the deadline cannot overtake them."""
+    monkeypatch.setattr(
+        cert, "_CHILD", "import sys, time\nprint('START 8p_GEMM\\nSTEP seed 11: zeros', flush=True)\ntime.sleep(3600)\n"
+    )
+    c = next(cert.certify_isolated(["8p"], "small", memory_gb=None, timeout_s=2))
+    assert c.error is not None and c.error.startswith("not computed: over 2 s on this host (at seed 11: zeros, from ")
+
+
+def test_the_child_reports_each_seed_and_candidate_as_it_reaches_it(monkeypatch, capsys):
+    monkeypatch.setattr(cert, "_STEPS", [True])
+    c = cert.certify("12p", "small")
+    steps = [line[5:] for line in capsys.readouterr().out.splitlines() if line.startswith("STEP ")]
+    for seed in cert.SEEDS:
+        assert [s for s in steps if s.startswith(f"seed {seed}: ")] == [
+            f"seed {seed}: {name}" for name in ["the reference", *(v.candidate for v in c.verdicts), "judging"]
+        ]
+
+
 def test_a_rewritten_program_is_compiled_once_for_every_input_set_of_its_shapes():
     rw = cert._Rewrite({"dot_general": cert._dot_truncated})
     a, b = jnp.arange(8.0).reshape(2, 4), jnp.ones((4, 3))
