@@ -480,7 +480,7 @@ def _step(what: str) -> None:
         print(f"STEP {what}", flush=True)
 
 
-_STEPS: list[bool] = []  # non-empty in the isolated child (its stdout is the parent's protocol)
+_STEPS = False  # True in the isolated child (its stdout is the parent's protocol)
 
 
 def _to_host(tree: Any) -> Any:
@@ -602,7 +602,7 @@ _CHILD = (
     "limit = int(sys.argv[2])\n"
     "if limit: resource.setrlimit(resource.RLIMIT_AS, (limit, limit))\n"
     "from bench.audit import certificate\n"
-    "certificate._STEPS.append(True)\n"
+    "certificate._STEPS = True\n"
     "for wid in sys.argv[3:]:\n"
     "    print('START ' + wid, flush=True)\n"
     "    print('CERT ' + certificate.certify(wid, sys.argv[1]).model_dump_json(), flush=True)\n"

@@ -195,7 +195,7 @@ def test_a_workload_past_its_deadline_names_the_last_step_its_child_reached(monk
 
 
 def test_the_child_reports_each_seed_and_candidate_as_it_reaches_it(monkeypatch, capsys):
-    monkeypatch.setattr(cert, "_STEPS", [True])
+    monkeypatch.setattr(cert, "_STEPS", True)
     c = cert.certify("12p", "small")
     steps = [line[5:] for line in capsys.readouterr().out.splitlines() if line.startswith("STEP ")]
     for seed in cert.SEEDS:
