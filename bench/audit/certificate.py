@@ -41,7 +41,7 @@ from jax.extend import core as jcore
 from pydantic import BaseModel, Field
 
 from bench.audit.shortcuts import shortcut_for
-from bench.harness.protocol.correctness import Tolerance, _leaves, compare
+from bench.harness.protocol.correctness import JUDGING_BYTES, Tolerance, _leaves, compare, finite_norm
 from bench.harness.protocol.result import Correctness
 from bench.harness.protocol.wire import OUT_OF_MEMORY_MARKERS
 from bench.registry import load_workload, resolve_id, spec_of
@@ -448,7 +448,7 @@ def _verdicts(
         norms = _norms(ref)
         # the device builds each output in turn while host threads judge the ones built (numpy releases the GIL:
         # at full size the judging, not the device, was most of a certificate's time)
-        with ThreadPoolExecutor(_judges(ref)) as pool:
+        with ThreadPoolExecutor(_judges()) as pool:
             pending: list[tuple[str, Future[tuple[Run, float]]]] = []
             for name, (_, _, build) in builders.items():
                 _step(f"seed {seed}: {name}")
@@ -525,11 +525,7 @@ def _assess(ref: Any, out: Any, norms: list[float], tol: Tolerance) -> Run:
 
 def _norms(ref: Any) -> list[float]:
     """||ref|| of each output array over its finite elements (as `compare` measures it)."""
-    out = []
-    for r in _leaves(ref):
-        r32 = np.asarray(r, np.float32)
-        out.append(float(np.linalg.norm(np.where(np.isfinite(r32), r32, 0.0).ravel().astype(np.float64))))
-    return out
+    return [finite_norm(r) for r in _leaves(ref)]
 
 
 def _joint_rel_l2(per: Sequence[Correctness], norms: Sequence[float]) -> float:
@@ -555,17 +551,16 @@ def _atol_of(p: Correctness, rtol: float) -> float:
     return max(0.0, float(np.abs(r - o) - np.float32(rtol) * np.abs(r)))
 
 
-def _judges(ref: Any) -> int:
-    """Host threads judging at once: the cores, as many as the free memory holds (a comparison of n elements holds
-    about 48 n bytes of temporaries), at most 8."""
+def _judges() -> int:
+    """Host threads judging at once: the cores, as many as the free memory holds (`compare` holds a bounded
+    JUDGING_BYTES of temporaries, whatever the output's size), at most 8."""
     import os
 
-    elements = sum(int(np.size(r)) for r in _leaves(ref)) or 1
     try:
         free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError):
         free = 0
-    return max(1, min(os.cpu_count() or 1, 8, free // (48 * elements)))
+    return max(1, min(os.cpu_count() or 1, 8, free // JUDGING_BYTES))
 
 
 Run = tuple[str, float | None, str, float | None]  # status, rel_l2, reason, atol needed

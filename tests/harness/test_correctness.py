@@ -1,0 +1,61 @@
+"""The correctness gate judges an output a chunk at a time (bounded temporaries at the full size): its verdict and
+every measured figure must be the ones a single pass over the whole array gives."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from bench.harness.protocol import correctness
+from bench.harness.protocol.correctness import Tolerance, compare
+
+
+def _pair(kind: str) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(3)
+    ref = rng.standard_normal((5, 13)).astype(ml_dtypes.bfloat16)
+    noisy = ref.astype(np.float32) + rng.standard_normal(ref.shape).astype(np.float32) * 0.004
+    out = noisy.astype(ml_dtypes.bfloat16)
+    if kind == "outliers":  # two equal worst elements in different chunks: the first is reported
+        ref.reshape(-1)[[9, 40]] = 1.0
+        out.reshape(-1)[[9, 40]] = 5.0
+    if kind == "zeros":
+        out = np.zeros_like(ref)
+    if kind == "nan":
+        out.reshape(-1)[[30, 50]] = np.nan
+    return ref, out
+
+
+@pytest.mark.parametrize("kind", ["close", "outliers", "zeros", "nan"])
+def test_the_verdict_and_figures_do_not_depend_on_the_chunk(kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    ref, out = _pair(kind)
+    tol = Tolerance(atol=0.02, rtol=0.02, rel_l2=0.05)
+    whole = compare(ref, out, tol).model_dump()
+    monkeypatch.setattr(correctness, "_CHUNK", 7)
+    chunked = compare(ref, out, tol).model_dump()
+    rel_whole, rel_chunked = whole.pop("rel_l2_err"), chunked.pop("rel_l2_err")
+    assert rel_chunked == (None if rel_whole is None else pytest.approx(rel_whole, rel=1e-12))
+    assert repr(whole) == repr(chunked)  # NaN figures compare as text
+    assert chunked["correct"] is (kind == "close")
+    if kind == "outliers":
+        assert chunked["worst_index"] == [0, 9]
+    if kind == "nan":
+        assert "2 non-finite" in chunked["reason"] and chunked["worst_index"] == [2, 4]
+
+
+def test_a_non_finite_reference_element_is_never_the_worst() -> None:
+    ref = np.array([1.0, np.nan, np.inf, 2.0], np.float32)
+    out = np.array([1.0, 5.0, 7.0, 2.5], np.float32)
+    verdict = compare(ref, out, Tolerance(atol=0.01, rtol=0.01))
+    assert not verdict.correct and verdict.worst_index == [3] and verdict.worst_out == 2.5
+
+
+def test_empty_outputs_match() -> None:
+    empty = np.zeros((0, 4), np.float32)
+    assert compare(empty, empty.copy()).correct
+
+
+def test_the_reference_norm_is_measured_over_finite_elements_a_chunk_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    x = np.array([3.0, np.inf, 4.0, np.nan] * 5, np.float32)
+    monkeypatch.setattr(correctness, "_CHUNK", 3)
+    assert correctness.finite_norm(x) == pytest.approx(np.sqrt(5 * 25.0))
