@@ -28,7 +28,12 @@ CONFIG = {
 SMALL = {"batch": 1, "seq_len": 256, "emb_dim": 256, "mlp_dim": 256}
 META = {"family": "top-k MoE", "source": "Mixtral-8x7B (MaxText)"}
 # audit (docs/audit.md): a correct f32 computation differs by rel L2 0.074 (top-2 routing flips on near-ties); MaxKernel uses 0.1/0.1.
-TOLERANCE = {"atol": 0.1, "rtol": 0.1, "rel_l2": 0.15}
+# full size (docs/certificates/full.jsonl; issue 40; a lent TPU v5e): with atol 0.1 honest code failed elementwise:
+# near-tie routing flips move whole rows (float32 inputs: 62,871 of 33,554,432 elements outside, atol needed 6.5;
+# bf16-accumulating: 176,534, atol 7.2, rel L2 0.057), as far as the batch mean's worst element (7.3). No atol
+# separates them, so atol is 3x honest code's (bench.audit.certificate.calibrated) and rel L2 0.15 decides: every
+# shortcut is at 0.71 or more.
+TOLERANCE = {"atol": 22.0, "rtol": 0.1, "rel_l2": 0.15}
 
 
 def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):

@@ -31,6 +31,11 @@ CONFIG = {
 # small: 8 experts x 128 rows (M = 512 * 2), K = N = 256: 128-row groups keep tm=128 tiles aligned to groups.
 SMALL = {"num_experts": 8, "num_experts_per_tok": 2, "emb_dim": 256, "moe_mlp_dim": 256, "seq_len": 512}
 META = {"family": "grouped GEMM", "source": "Qwen3-235B-A22B (JAX Pallas megablox reference_gmm)"}
+# certificate at the full size (docs/certificates/full.jsonl; issue 40; a lent TPU v5e): with atol 0.01, the
+# bf16-accumulating implementation needed atol 0.11 (1,162,706 of 50,331,648 elements outside 0.01). Set to 3x that
+# (bench.audit.certificate.calibrated, atol only); the closest shortcut (batch mean needs atol 7.5, rel L2 1.0) stays
+# far outside.
+TOLERANCE = {"atol": 0.33, "rtol": 0.01, "rel_l2": 0.05}
 STATIC_ARGNUMS = (3,)
 
 

@@ -29,7 +29,11 @@ META = {"family": "linear attention (retention)", "source": "RetNet-6.7B"}
 # shortcuts passed (none) / honest code failed (bf16-accumulating). Honest implementations (float32 inputs,
 # bf16-accumulating; small size, seeds None, 11, 12) reach rel L2 0.0039 and need atol 0.013: both bounds are set to
 # 3x that (rel L2 at least half a bfloat16 epsilon).
-TOLERANCE = {"atol": 0.04, "rtol": 0.01, "rel_l2": 0.012}
+# full size (docs/certificates/full.jsonl; issue 40): with atol 0.04, the bf16-accumulating implementation needed atol
+# 0.060 (13 of 67,108,864 elements outside 0.04; this CPU host). Set to 3x that (bench.audit.certificate.calibrated,
+# atol only); the closest shortcut (zeros needs atol 2.9; every shortcut misses rel L2 0.012 by 72x or more) stays far
+# outside.
+TOLERANCE = {"atol": 0.19, "rtol": 0.01, "rel_l2": 0.012}
 
 
 def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):

@@ -36,6 +36,11 @@ CONFIG = {
 # small: seq 256, 4 heads, upstream's head dims (nope 128, rope 64, v 128) and 128-multiple ranks; weights < 2 MiB.
 SMALL = {"batch": 1, "seq_len": 256, "emb_dim": 512, "num_heads": 4, "q_lora_rank": 256, "kv_lora_rank": 128}
 META = {"family": "MLA attention", "source": "DeepSeek-V3-671B (MaxText)"}
+# certificate at the full size (docs/certificates/full.jsonl; issue 40; a lent TPU v5e): with atol 0.01, the float32
+# implementation needed atol 0.040 (73,461 of 58,720,256 elements outside 0.01) and the bf16-accumulating one 0.23
+# (4,297,723 elements). Set to 3x that (bench.audit.certificate.calibrated, atol only); the closest shortcut (batch
+# mean needs atol 7.9, rel L2 0.86) stays far outside.
+TOLERANCE = {"atol": 0.7, "rtol": 0.01, "rel_l2": 0.05}
 
 
 def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):

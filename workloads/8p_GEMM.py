@@ -21,6 +21,11 @@ CONFIG = {
 # small: same structure, multiples of 128, a CPU run in well under a second.
 SMALL = {"M": 256, "K": 512, "N": 384}
 META = {"family": "dense GEMM", "source": "Llama-3.1-70B (FFN hidden -> mlp)"}
+# certificate at the full size (docs/certificates/full.jsonl; issue 40; a lent TPU v5e): with atol 0.01, the
+# bf16-accumulating implementation needed atol 0.21 (29,073,545 of 234,881,024 elements outside 0.01). Set to 3x that
+# (bench.audit.certificate.calibrated, atol only); the closest shortcut (the input passed through needs atol 10.6, rel
+# L2 1.0) stays far outside.
+TOLERANCE = {"atol": 0.63, "rtol": 0.01, "rel_l2": 0.05}
 
 
 def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):

@@ -21,6 +21,11 @@ CONFIG = {
 # small: 256 tokens, emb 512, mlp 1024 (128 multiples); the three weights total 3 MiB.
 SMALL = {"batch": 1, "seq_len": 256, "emb_dim": 512, "mlp_dim": 1024}
 META = {"family": "SwiGLU MLP", "source": "Llama-3.1-70B (MaxText)"}
+# certificate at the full size (docs/certificates/full.jsonl; issue 40; a lent TPU v5e): with atol 0.01, the float32
+# implementation needed atol 0.10 (5,197,244 of 67,108,864 elements outside 0.01) and the bf16-accumulating one 1.8
+# (46,671,008 elements; outputs reach 44). Set to 3x that (bench.audit.certificate.calibrated, atol only); the closest
+# shortcut (batch mean needs atol 30, rel L2 0.71) stays far outside.
+TOLERANCE = {"atol": 5.5, "rtol": 0.01, "rel_l2": 0.05}
 
 
 def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):
