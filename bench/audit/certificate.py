@@ -408,8 +408,18 @@ def certify(workload_id: str, size: str = "small", seeds: Sequence[int | None] =
         cert.verdicts, cert.output_dtype = _verdicts(mod, spec.static_argnums, wid, size, tol, seeds)
     except Exception as exc:  # noqa: BLE001 - reported per workload
         cert.error = f"{type(exc).__name__}: {exc}"[:300]
+    cert.error = cert.error or _honest_out_of_memory(cert.verdicts)
     cert.seconds = round(time.perf_counter() - t0, 2)
     return cert
+
+
+def _honest_out_of_memory(verdicts: Sequence[Verdict]) -> str | None:
+    """An honest implementation the device cannot hold leaves the workload undecided on it, not failed: a device
+    with more memory decides it (the verdicts stay, for what they show)."""
+    for v in verdicts:
+        if v.honest and v.status == "error" and any(m in v.reason for m in _OUT_OF_MEMORY):
+            return f"{v.candidate}: {v.reason}"[:300]
+    return None
 
 
 def device_name() -> str:

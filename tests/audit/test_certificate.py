@@ -161,6 +161,28 @@ def test_a_size_this_host_cannot_hold_is_recorded_as_not_computed_and_the_next_w
         assert c.error is not None and c.error.startswith("not computed:") and not c.verdicts and not c.closed
 
 
+@pytest.mark.parametrize(
+    "reason, undecided",
+    [("JaxRuntimeError: RESOURCE_EXHAUSTED: Ran out of memory on HBM", True), ("ValueError: bad shape", False)],
+)
+def test_an_honest_implementation_the_device_cannot_hold_leaves_the_workload_not_computed(
+    monkeypatch, reason, undecided
+):
+    """Out of the device's memory is undecided here (a larger device decides it), not an honest failure; any other
+    error of honest code is a failure the certificate shows."""
+    verdicts = [
+        cert.Verdict(candidate="zeros", honest=False, status="fail", rel_l2=1.0, atol_needed=3.0),
+        cert.Verdict(candidate="float32 inputs", honest=True, status="error", reason=reason),
+    ]
+    monkeypatch.setattr(cert, "_verdicts", lambda *a: (verdicts, "bfloat16"))
+    c = cert._memory_named(cert.certify("8p_GEMM", "small"), None)
+    assert c.verdicts == verdicts
+    if undecided:
+        assert c.error is not None and c.error.startswith(f"not computed: out of {c.device}'s memory (float32 inputs:")
+    else:
+        assert c.error is None and c.failing_honest == ["float32 inputs"] and not c.closed
+
+
 def test_a_workload_past_its_deadline_is_recorded_and_its_child_ended():
     c = next(cert.certify_isolated(["8p_GEMM"], "small", memory_gb=None, timeout_s=0.001))
     assert c.error == "not computed: over 0.001 s on this host" and not c.verdicts
