@@ -7,8 +7,8 @@ passes elementwise but never here. The report says where the worst element is, f
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any, TypedDict
 
 import numpy as np
@@ -110,6 +110,7 @@ def compare(ref: Any, out: Any, tol: Tolerance = Tolerance()) -> Correctness:
 
 
 _CHUNK = 1 << 20  # elements judged at once: temporaries stay near 50 MB whatever the output's size
+_NON_FINITE = "non-finite value(s) (NaN/Inf) where the reference is finite"
 JUDGING_BYTES = 64 * _CHUNK  # the most one comparison holds besides its two arrays (about 48 bytes an element)
 
 
@@ -195,7 +196,7 @@ def _compare_values(ref: Any, out: Any, tol: Tolerance, where: str) -> Correctne
             worst_out=_at(o, i),
             worst_ref=_at(r, i),
             **base,
-            reason=f"{where}{tally.non_finite} non-finite value(s) (NaN/Inf) where the reference is finite, first at {idx}",
+            reason=f"{where}{tally.non_finite} {_NON_FINITE}, first at {idx}",
         )
     ref_norm, err_norm = float(np.sqrt(tally.ref_sq)), float(np.sqrt(tally.err_sq))
     rel_l2 = err_norm / ref_norm if ref_norm > 0 else (0.0 if err_norm == 0 else float("inf"))
