@@ -210,6 +210,18 @@ def _folder(module: str) -> str | None:
     return parts[2] if len(parts) > 2 and parts[:2] == ["bench", "harness"] else None
 
 
+def test_untyped_dicts_in_the_harness_are_raw_frames_only():
+    """Issue 39's seam budget: a report passed around as `dict[str, Any]` hides misspelt keys; the ten left are raw
+    wire frames, trace stats and the free-form `details`/`config` a result carries."""
+    found = [
+        f"{p.relative_to(HARNESS)}:{n}"
+        for p in sorted(HARNESS.rglob("*.py"))
+        for n, line in enumerate(p.read_text().splitlines(), 1)
+        if "dict[str, Any]" in line
+    ]
+    assert len(found) <= 10, "\n".join(found)
+
+
 def test_each_harness_module_lives_in_its_process_folder():
     loose = sorted(str(p.relative_to(HARNESS)) for p in HARNESS.glob("*.py") if p.name != "__init__.py")
     folders = sorted(p.name for p in HARNESS.iterdir() if p.is_dir() and p.name != "__pycache__")

@@ -71,7 +71,7 @@ def load_events(xspace: bytes) -> list[TraceEvent]:
     return out
 
 
-def _exact_span(stats: dict[str, Any], start_ns: float, end_ns: float) -> tuple[float, float]:
+def _exact_span(stats: Mapping[str, object], start_ns: float, end_ns: float) -> tuple[float, float]:
     """A device event's span from its picosecond stats where it has them: the reader rounds to whole nanoseconds,
     and on a real TPU trace (tests/harness/fixtures/tpu_v5e_trace.xplane.pb) an op then ended 1 ns after its
     module in 2 of 6 calls and fell out of the op breakdown."""
