@@ -28,7 +28,12 @@ META = {"family": "causal GQA attention (splash)", "source": "Llama-3.1-70B (Max
 # shortcuts passed (subsampled batch, audit shortcut: causal running mean of v (O(S*D), no QK^T)) / honest code failed
 # (none). Honest implementations (float32 inputs, bf16-accumulating; small size, seeds None, 11, 12) reach rel L2
 # 0.00087 and need atol 7.4e-06: both bounds are set to 3x that (rel L2 at least half a bfloat16 epsilon).
-TOLERANCE = {"atol": 0.01, "rtol": 0.01, "rel_l2": 0.004}
+# full size (docs/certificates/full.jsonl; issue 40; a lent TPU v5e): honest bf16-accumulating code reads rel L2
+# 0.0069 over 128M outputs (seeds None, 11, 12), over the bound above; the audit's running mean reads 0.018-0.019 at
+# both sizes (the subsampled batch 0.018 at the small size), so 3x honest code would admit them. The bound sits
+# between the two, as on 24k and 42k: honest code 1.6x under it, those shortcuts 1.6x over. (The float32
+# implementation needs 17.6 GB at the full size, more than a v5e holds: not computed there.)
+TOLERANCE = {"atol": 0.01, "rtol": 0.01, "rel_l2": 0.011}
 
 
 def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):
