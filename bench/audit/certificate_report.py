@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from pathlib import Path
 
 from bench.audit.certificate import Certificate, Verdict
 
@@ -84,7 +85,14 @@ def summary(certs: Sequence[Certificate]) -> dict[str, int]:
     }
 
 
-def section(certs: Sequence[Certificate], size: str, command: str) -> str:
+def notes_for(raw: Path) -> str:
+    """How the raw certificates in `raw` were computed (where, in which runs, what changed), kept beside them in
+    `<stem>.md` and rendered inside their section: a regenerated document keeps it, and it changes with the rows."""
+    notes = raw.with_suffix(".md")
+    return notes.read_text().strip() if notes.exists() else ""
+
+
+def section(certs: Sequence[Certificate], size: str, command: str, notes: str = "") -> str:
     s = summary(certs)
     devices = sorted({c.device for c in certs if c.device})
     lines = [
@@ -113,6 +121,8 @@ def section(certs: Sequence[Certificate], size: str, command: str) -> str:
         "|" + "---|" * len(COLUMNS),
         *["| " + " | ".join(x.replace("|", "/") for x in _row(c, len(devices) > 1)) + " |" for c in certs],
     ]
+    if notes:
+        lines += ["", notes]
     labelled = [c for c in certs if c.degenerate]
     if labelled:
         lines += [

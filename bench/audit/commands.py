@@ -82,7 +82,7 @@ def _certificate(
 ) -> None:
     """`bench audit --certificate`: exit 1 when a shortcut passes on a workload not labelled degenerate, or an
     honest implementation fails (a workload not computed at full size on this host is reported, not a failure)."""
-    from bench.audit.certificate_report import replace_section, section, summary, to_json, verdict
+    from bench.audit.certificate_report import notes_for, replace_section, section, summary, to_json, verdict
 
     console = Console(stderr=json_out)
     certs = []
@@ -106,7 +106,8 @@ def _certificate(
         if from_jsonl:
             cmd = f"bench audit --certificate --size {size} --from-jsonl {from_jsonl} --markdown {markdown}"
         old = markdown.read_text() if markdown.exists() else "# Task-quality audit\n"
-        markdown.write_text(replace_section(old, size, section(certs, size, cmd)))
+        notes = notes_for(from_jsonl) if from_jsonl else ""
+        markdown.write_text(replace_section(old, size, section(certs, size, cmd, notes)))
     s = summary(certs)
     raise typer.Exit(1 if s["open (a shortcut passes, not labelled)"] or s["honest implementation fails"] else 0)
 

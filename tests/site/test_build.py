@@ -86,7 +86,7 @@ def test_workload_page_states_flops_inputs_output_and_tolerance(built_site: Any)
     assert "—" not in flops and re.search(r"\d\.\d+e\+\d+ / \d\.\d+e\+\d+", flops), flops
     assert "<code>bf16[8192, 8192]</code>" in html and "<code>bf16[256, 512]</code>" in html  # A at both sizes
     assert "<code>bf16[256, 384]</code>" in html  # the output at small size
-    assert "atol 0.01" in html and "relative L2" in html
+    assert "atol 0.63" in html and "relative L2" in html  # 8p's own (full-size certificate), not the default
     assert "— of the chip" not in html and "(— TFLOP/s)" not in html
 
 
