@@ -687,7 +687,7 @@ def _run_child(ids: list[str], size: str, memory_gb: float | None, timeout_s: fl
 
 def _memory_named(cert: Certificate, memory_gb: float | None) -> Certificate:
     """A certificate that ran out of memory says which memory: the limit set here, or the device's own."""
-    if cert.error and not cert.error.startswith("not computed:") and any(m in cert.error for m in _OUT_OF_MEMORY):
+    if cert.error and any(m in cert.error for m in _OUT_OF_MEMORY):
         where = f"out of {cert.device}'s memory"
         if memory_gb:
             where = f"over the {memory_gb:g} GB memory limit on this host"
