@@ -63,7 +63,8 @@ def workload(name: str) -> WorkloadSpec:
     from bench.harness.protocol.correctness import Tolerance
 
     s = spec(name)
-    return dataclasses.replace(s, tolerance=dataclasses.asdict(Tolerance(**s.tolerance)))
+    full, small = (dataclasses.asdict(Tolerance.for_workload(s, size)) for size in ("full", "small"))
+    return dataclasses.replace(s, tolerance=full, small_tolerance=small)
 
 
 def list_workloads() -> list[WorkloadSpec]:

@@ -121,6 +121,9 @@ class WorkloadSpec:
     small_config: dict[str, Any]  # CONFIG with the SMALL overrides
     static_argnums: tuple[int, ...]
     tolerance: dict[str, float]  # the module's overrides only; harness protocol.correctness.Tolerance adds defaults
+    # the small size's overrides: TOLERANCE with SMALL_TOLERANCE over it. A bound calibrated where honest code is
+    # least accurate (bf16 sums over the full size's long contractions) would leave the small size's gate loose
+    small_tolerance: dict[str, float]
     module: ModuleType = field(repr=False, compare=False)
     get_flops: Callable[[str], Any] | None = field(default=None, repr=False, compare=False)
     # why the correctness gate cannot tell the task's computation from a shortcut on upstream's inputs (the
@@ -140,6 +143,12 @@ class WorkloadSpec:
         if size not in ("full", "small"):
             raise ValueError(f"unknown size {size!r}; expected full or small")
         return dict(self.config if size == "full" else self.small_config)
+
+    def tolerance_for(self, size: str) -> dict[str, float]:
+        """The module's tolerance overrides at `size` (harness protocol.correctness.Tolerance adds defaults)."""
+        if size not in ("full", "small"):
+            raise ValueError(f"unknown size {size!r}; expected full or small")
+        return dict(self.tolerance if size == "full" else self.small_tolerance)
 
     def signature(self, size: str) -> Signature:
         """The abstract signature at `size`: jax.eval_shape of create_inputs (bf16, as the harness draws them),
@@ -194,6 +203,15 @@ def quiet_jax_backends() -> Iterator[None]:
         logger.setLevel(level)
 
 
+def _overrides(ns: dict[str, Any], name: str, wid: str) -> dict[str, float]:
+    """A module's optional tolerance table (TOLERANCE or SMALL_TOLERANCE), its keys checked."""
+    table = dict(ns.get(name) or {})
+    unknown = set(table) - TOLERANCE_KEYS
+    if unknown:
+        raise ValueError(f"{wid}: {name} has unknown keys {sorted(unknown)}")
+    return table
+
+
 def spec_of(module: ModuleType, workload_id: str | None = None) -> WorkloadSpec:
     """Read a workload module's contract (the only place its optional attributes and their defaults are named)."""
     from workloads._common import sized_config
@@ -201,10 +219,8 @@ def spec_of(module: ModuleType, workload_id: str | None = None) -> WorkloadSpec:
     wid = workload_id or module.__name__.rsplit(".", 1)[-1]
     ns = vars(module)
     meta, small = ns.get("META") or {}, ns.get("SMALL") or {}
-    tolerance = dict(ns.get("TOLERANCE") or {})
-    unknown = set(tolerance) - TOLERANCE_KEYS
-    if unknown:
-        raise ValueError(f"{wid}: TOLERANCE has unknown keys {sorted(unknown)}")
+    tolerance = _overrides(ns, "TOLERANCE", wid)
+    small_tolerance = {**tolerance, **_overrides(ns, "SMALL_TOLERANCE", wid)}
     degenerate = ns.get("DEGENERATE")
     if degenerate is not None and (not isinstance(degenerate, str) or not degenerate.strip()):
         raise ValueError(f"{wid}: DEGENERATE must be a non-empty string (why the task is degenerate)")
@@ -217,6 +233,7 @@ def spec_of(module: ModuleType, workload_id: str | None = None) -> WorkloadSpec:
         small_config=sized_config(module.CONFIG, small, "small"),
         static_argnums=tuple(ns.get("STATIC_ARGNUMS") or ()),
         tolerance=tolerance,
+        small_tolerance=small_tolerance,
         module=module,
         get_flops=ns.get("get_flops"),
         degenerate=degenerate,

@@ -34,6 +34,10 @@ META = {"family": "top-k MoE", "source": "Mixtral-8x7B (MaxText)"}
 # separates them, so atol is 3x honest code's (bench.audit.certificate.calibrated) and rel L2 0.15 decides: every
 # shortcut is at 0.71 or more.
 TOLERANCE = {"atol": 22.0, "rtol": 0.1, "rel_l2": 0.15}
+# The small size's own bound: there honest code (bench audit --certificate --size small) needs atol 0.034,
+# and this is 3x that (the full size's near-ties are what TOLERANCE is for). The batch mean's worst element needs
+# only 0.066 there, so rel L2 decides at both sizes (honest code 0.078 at the small size, every shortcut 0.7 or more).
+SMALL_TOLERANCE = {"atol": 0.11}
 
 
 def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):

@@ -36,6 +36,9 @@ META = {"family": "grouped GEMM", "source": "Qwen3-235B-A22B (JAX Pallas megablo
 # (bench.audit.certificate.calibrated, atol only); the closest shortcut (batch mean needs atol 7.5, rel L2 1.0) stays
 # far outside.
 TOLERANCE = {"atol": 0.33, "rtol": 0.01, "rel_l2": 0.05}
+# The small size's own bound: there honest code (bench audit --certificate --size small) needs atol 0.0018,
+# and this is 3x that, never below the default (the full size's long bf16 sums are what TOLERANCE is for).
+SMALL_TOLERANCE = {"atol": 0.01}
 STATIC_ARGNUMS = (3,)
 
 

@@ -34,6 +34,9 @@ META = {"family": "linear attention (retention)", "source": "RetNet-6.7B"}
 # atol only); the closest shortcut (zeros needs atol 2.9; every shortcut misses rel L2 0.012 by 72x or more) stays far
 # outside.
 TOLERANCE = {"atol": 0.19, "rtol": 0.01, "rel_l2": 0.012}
+# The small size's own bound: there honest code (bench audit --certificate --size small) needs atol 0.013,
+# and this is 3x that, never below the default (the full size's long bf16 sums are what TOLERANCE is for).
+SMALL_TOLERANCE = {"atol": 0.04}
 
 
 def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):

@@ -36,6 +36,9 @@ META = {"family": "GEMM + LSE + Mish", "source": "KernelBench L2 #22"}
 # 1.9x under it, shortcuts 1.5x over), with rel L2 0.015 separating them too (honest at most 0.0048, every shortcut
 # 0.0155 or more).
 TOLERANCE = {"atol": 1.1, "rtol": 0.01, "rel_l2": 0.015}
+# The small size's own bound: there honest code (bench audit --certificate --size small) needs atol 0.12,
+# and this is 3x that, never below the default (the full size's long bf16 sums are what TOLERANCE is for).
+SMALL_TOLERANCE = {"atol": 0.38}
 
 
 def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):

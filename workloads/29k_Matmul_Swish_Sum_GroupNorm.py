@@ -33,6 +33,9 @@ META = {"family": "GEMM + GroupNorm", "source": "KernelBench L2 #37"}
 # 33,554,432 elements, seeds None, 11, 12): it needs atol 0.101. Set to 3x that (bench.audit.certificate.calibrated);
 # every shortcut needs atol 5.9 or more and misses rel L2 0.05 by 11x.
 TOLERANCE = {"atol": 0.31, "rtol": 0.01, "rel_l2": 0.05}
+# The small size's own bound: there honest code (bench audit --certificate --size small) needs atol 0.023,
+# and this is 3x that, never below the default (the full size's long bf16 sums are what TOLERANCE is for).
+SMALL_TOLERANCE = {"atol": 0.071}
 
 EPS = 1e-5
 

@@ -28,6 +28,9 @@ META = {"family": "causal GQA attention", "source": "Llama-3.1-405B (MaxText)"}
 # MaxKernel's tolerance for this task: the bf16 softmax of the baseline is itself ~0.016 from
 # the same math in f32 at some seeds, so the default atol 1e-2 rejects exact kernels.
 TOLERANCE = {"atol": 0.05, "rtol": 0.05}
+# The small size's own bound: there honest code (bench audit --certificate --size small) needs atol 0.0073,
+# and this is 3x that, never below the default (the full size's long bf16 sums are what TOLERANCE is for).
+SMALL_TOLERANCE = {"atol": 0.022}
 
 
 def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):

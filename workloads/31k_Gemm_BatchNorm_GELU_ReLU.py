@@ -29,6 +29,9 @@ META = {"family": "GEMM + training-mode BatchNorm", "source": "KernelBench L2 #4
 # None, 11, 12): it needs atol 0.3, and reaches rel L2 0.0196. Both are set to 3x that (bench.audit.certificate
 # .calibrated); every shortcut needs atol 3.2 or more and reaches rel L2 0.73 or more at both sizes.
 TOLERANCE = {"atol": 0.9, "rtol": 0.01, "rel_l2": 0.059}
+# The small size's own bound: there honest code (bench audit --certificate --size small) needs atol 0.066,
+# and this is 3x that, never below the default (the full size's long bf16 sums are what TOLERANCE is for).
+SMALL_TOLERANCE = {"atol": 0.2}
 
 EPS = 1e-5
 

@@ -30,6 +30,9 @@ META = {"family": "conv2d + Mish + training-mode BN", "source": "KernelBench L2 
 # float32 implementation failed (17 of 130,056,192 elements, seeds None, 11, 12): it needs atol 0.48. Set to 3x that
 # (bench.audit.certificate.calibrated); every shortcut needs atol 639 or more and misses rel L2 0.05 by 20x.
 TOLERANCE = {"atol": 1.5}
+# The small size's own bound: there honest code (bench audit --certificate --size small) needs atol 0.049,
+# and this is 3x that, never below the default (the full size's long bf16 sums are what TOLERANCE is for).
+SMALL_TOLERANCE = {"atol": 0.15}
 
 EPS = 1e-5
 

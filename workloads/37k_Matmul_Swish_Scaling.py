@@ -25,6 +25,9 @@ META = {"family": "GEMM + epilogue", "source": "KernelBench L2 #59"}
 # seeds None, 11, 12): it needs atol 0.229. Set to 3x that (bench.audit.certificate.calibrated); every shortcut needs
 # atol 5.73 or more at the full size (0.84 at the small) and misses rel L2 0.05 by 10x or more.
 TOLERANCE = {"atol": 0.69, "rtol": 0.01, "rel_l2": 0.05}
+# The small size's own bound: there honest code (bench audit --certificate --size small) needs atol 0.0062,
+# and this is 3x that, never below the default (the full size's long bf16 sums are what TOLERANCE is for).
+SMALL_TOLERANCE = {"atol": 0.019}
 
 
 def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):

@@ -30,6 +30,9 @@ META = {"family": "GEMM + GroupNorm + reduction", "source": "KernelBench L2 #75"
 # The batch mean, one row broadcast and a subsampled batch are within honest code's error (atol 0.035, rel L2 0.0066):
 # labelled degenerate below.
 TOLERANCE = {"atol": 0.15, "rtol": 0.01, "rel_l2": 0.05}
+# The small size's own bound: there honest code (bench audit --certificate --size small) needs atol 0.0081,
+# and this is 3x that, never below the default (the full size's long bf16 sums are what TOLERANCE is for).
+SMALL_TOLERANCE = {"atol": 0.025}
 # the trivial-solution certificate cannot be closed at the full size on upstream's inputs (docs/audit.md; issue 40):
 DEGENERATE = (
     "At the full size (K = 8192) the row minima of the group-normed GEMM barely vary across the batch: the batch "

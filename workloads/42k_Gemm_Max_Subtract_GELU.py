@@ -29,6 +29,9 @@ META = {"family": "GEMM + row max + epilogue", "source": "KernelBench L2 #80 (mo
 # (bf16-accumulating) at the full size, 0.0058 at the small. rel L2 is 3x that, 0.16; every shortcut is at 0.70 or
 # more at the full size, and at the small size (0.10 or more) each needs atol 0.15 or more.
 TOLERANCE = {"atol": 0.1, "rtol": 0.01, "rel_l2": 0.16}
+# The small size's own bound: there honest code (bench audit --certificate --size small) needs atol 0.0046 and rel L2 0.0058,
+# and this is 3x that, never below the default (the full size's long bf16 sums are what TOLERANCE is for).
+SMALL_TOLERANCE = {"atol": 0.014, "rel_l2": 0.05}
 
 
 def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):

@@ -27,6 +27,9 @@ META = {"family": "GEMM + GroupNorm + epilogue", "source": "KernelBench L2 #88"}
 # elements, seeds None, 11, 12): it needs atol 0.172. Set to 3x that (bench.audit.certificate.calibrated); every
 # shortcut needs atol 6.17 or more at the full size (4.63 at the small) and misses rel L2 0.05 by 11x or more.
 TOLERANCE = {"atol": 0.52, "rtol": 0.01, "rel_l2": 0.05}
+# The small size's own bound: there honest code (bench audit --certificate --size small) needs atol 0.043,
+# and this is 3x that, never below the default (the full size's long bf16 sums are what TOLERANCE is for).
+SMALL_TOLERANCE = {"atol": 0.14}
 EPS = 1e-5
 GROUP_SIZE = CONFIG["out_features"] // CONFIG["num_groups"]
 

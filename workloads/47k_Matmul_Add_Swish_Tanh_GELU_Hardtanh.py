@@ -24,6 +24,9 @@ META = {"family": "GEMM + epilogue", "source": "KernelBench L2 #95"}
 # 33,554,432 elements, seeds None, 11, 12): it needs atol 0.0508. Set to 3x that (bench.audit.certificate.calibrated);
 # every shortcut needs atol 0.83 or more at the full size (0.27 at the small) and misses rel L2 0.05 by 11x or more.
 TOLERANCE = {"atol": 0.16, "rtol": 0.01, "rel_l2": 0.05}
+# The small size's own bound: there honest code (bench audit --certificate --size small) needs atol 0.0059,
+# and this is 3x that, never below the default (the full size's long bf16 sums are what TOLERANCE is for).
+SMALL_TOLERANCE = {"atol": 0.018}
 
 
 def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):

@@ -26,6 +26,9 @@ META = {"family": "dense GEMM", "source": "Llama-3.1-70B (FFN hidden -> mlp)"}
 # (bench.audit.certificate.calibrated, atol only); the closest shortcut (the input passed through needs atol 10.6, rel
 # L2 1.0) stays far outside.
 TOLERANCE = {"atol": 0.63, "rtol": 0.01, "rel_l2": 0.05}
+# The small size's own bound: there honest code (bench audit --certificate --size small) needs atol 0.0033,
+# and this is 3x that, never below the default (the full size's long bf16 sums are what TOLERANCE is for).
+SMALL_TOLERANCE = {"atol": 0.01}
 
 
 def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):

@@ -75,7 +75,7 @@ def task_spec(workload: str, size: str = "small") -> TaskSpec:
     outputs = tuple(
         ArraySpec("out" if len(leaves) == 1 else f"out{i}", tuple(o.shape), _dtype(o)) for i, o in enumerate(leaves)
     )
-    tol = Tolerance(**meta.tolerance)
+    tol = Tolerance.for_workload(meta, size)
     return TaskSpec(
         workload=wid,
         size=size,

@@ -395,7 +395,7 @@ def certify(workload_id: str, size: str = "small", seeds: Sequence[int | None] =
     t0 = time.perf_counter()
     mod = load_workload(wid)
     spec = spec_of(mod, wid)
-    tol = Tolerance.for_workload(spec)
+    tol = Tolerance.for_workload(spec, size)
     cert = Certificate(
         workload=wid,
         size=size,

@@ -136,7 +136,7 @@ def _seed_spread(outs: list[np.ndarray]) -> float:
     return float(np.mean(np.std(stack, axis=0)) / denom) if denom else 0.0
 
 
-def _sensitivities(mod, fn, inputs, alt_inputs, ref) -> list[InputSensitivity]:
+def _sensitivities(mod, fn, inputs, alt_inputs, ref, tol: Tolerance) -> list[InputSensitivity]:
     names = list(inspect.signature(mod.workload).parameters)
     key = jax.random.key(1234)
     rows = []
@@ -148,13 +148,13 @@ def _sensitivities(mod, fn, inputs, alt_inputs, ref) -> list[InputSensitivity]:
         out = fn(*inputs[:i], new, *inputs[i + 1 :])
         rows.append(
             InputSensitivity(
-                name=names[i], how=how, rel_change=rel_l2(ref, out), passes_new_gate=new_gate(ref, out, mod)
+                name=names[i], how=how, rel_change=rel_l2(ref, out), passes_new_gate=new_gate(ref, out, tol)
             )
         )
     return rows
 
 
-def _shortcut(mod, workload_id, inputs, ref, size: str = "small") -> ShortcutResult | None:
+def _shortcut(mod, workload_id, inputs, ref, size: str, tol: Tolerance) -> ShortcutResult | None:
     sc = shortcut_for(workload_id)
     if sc is None:
         return None
@@ -165,7 +165,7 @@ def _shortcut(mod, workload_id, inputs, ref, size: str = "small") -> ShortcutRes
         exact=sc.exact,
         rel_l2=rel_l2(ref, out),
         passes_old_gate=old_gate(ref, out),
-        passes_new_gate=new_gate(ref, out, mod),
+        passes_new_gate=new_gate(ref, out, tol),
     )
     stress = stress_for(workload_id)
     if stress is None:
@@ -178,8 +178,8 @@ def _shortcut(mod, workload_id, inputs, ref, size: str = "small") -> ShortcutRes
         update={
             "stress": stress.description,
             "stress_rel_l2": rel_l2(s_ref, s_out),
-            "stress_passes_new_gate": new_gate(s_ref, s_out, mod),
-            "f32_impl_passes_stress": new_gate(s_ref, s_f32, mod),
+            "stress_passes_new_gate": new_gate(s_ref, s_out, tol),
+            "f32_impl_passes_stress": new_gate(s_ref, s_f32, tol),
         }
     )
 
@@ -202,7 +202,7 @@ def audit_workload(workload_id: str, size: str = "small") -> WorkloadAudit:
 
 def _measure(wid: str, size: str, r: WorkloadAudit) -> None:
     mod = load_workload(wid)
-    tol = Tolerance.for_workload(mod)
+    tol = Tolerance.for_workload(mod, size)
     r.tolerance = {"atol": tol.atol, "rtol": tol.rtol, "rel_l2": tol.rel_l2}
     fn = _jit(mod)
     inputs = tuple(mod.create_inputs(size=size))
@@ -212,22 +212,22 @@ def _measure(wid: str, size: str, r: WorkloadAudit) -> None:
     r.mean_abs, r.std = float(np.mean(np.abs(ref_np))), float(np.std(ref_np))
 
     zeros = jnp.zeros_like(ref)
-    r.zeros_pass_old, r.zeros_pass_new = old_gate(ref, zeros), new_gate(ref, zeros, mod)
+    r.zeros_pass_old, r.zeros_pass_new = old_gate(ref, zeros), new_gate(ref, zeros, tol)
 
     seeded = [tuple(mod.create_inputs(size=size, seed=s)) for s in AUDIT_SEEDS]
     outs = [fn(*inp) for inp in seeded]
     r.seed_rel_std = _seed_spread([np.asarray(o, np.float64) for o in outs])
     r.other_seed_passes_old = old_gate(outs[0], outs[1])
-    r.other_seed_passes_new = new_gate(outs[0], outs[1], mod)
+    r.other_seed_passes_new = new_gate(outs[0], outs[1], tol)
     r.input_independent = r.other_seed_passes_old or r.other_seed_passes_new
 
-    r.inputs = _sensitivities(mod, fn, inputs, seeded[0], ref)
+    r.inputs = _sensitivities(mod, fn, inputs, seeded[0], ref, tol)
 
     f32_out = _cast_like(_jit(mod)(*[_to_f32(a) for a in inputs]), ref)
     r.f32_impl_rel_l2 = rel_l2(ref, f32_out)
-    r.f32_impl_passes_new = new_gate(ref, f32_out, mod)
+    r.f32_impl_passes_new = new_gate(ref, f32_out, tol)
     r.f32_impl_passes_old = old_gate(ref, f32_out)
-    r.shortcut = _shortcut(mod, wid, inputs, ref, size)
-    r.translation_note = translation_note(wid, mod, fn, inputs, seeded[0], ref)
+    r.shortcut = _shortcut(mod, wid, inputs, ref, size, tol)
+    r.translation_note = translation_note(wid, mod, fn, inputs, seeded[0], ref, tol)
     stored = load_stored()["workloads"].get(wid)
     r.fingerprint_pinned = stored is not None and not fingerprint_diff(stored, fingerprint(wid))

@@ -19,13 +19,14 @@ import jax.numpy as jnp
 import numpy as np
 
 from bench.audit.gates import new_gate, old_gate, rel_l2
+from bench.harness.protocol.correctness import Tolerance
 
 
 def _max_abs(a: Any, b: Any) -> float:
     return float(np.max(np.abs(np.asarray(a, np.float64) - np.asarray(b, np.float64))))
 
 
-def _26k(mod: ModuleType, fn: Callable, inputs: tuple, alt: tuple, ref: Any) -> str:
+def _26k(mod: ModuleType, fn: Callable, inputs: tuple, alt: tuple, ref: Any, tol: Tolerance) -> str:  # noqa: ARG001
     x, y, w, b, in_w, in_b = inputs
     dx = _max_abs(ref, fn(alt[0], y, w, b, in_w, in_b))
     dw = _max_abs(ref, fn(x, y, alt[2], b, in_w, in_b))
@@ -40,7 +41,7 @@ def _26k(mod: ModuleType, fn: Callable, inputs: tuple, alt: tuple, ref: Any) -> 
     )
 
 
-def _29k(mod: ModuleType, fn: Callable, inputs: tuple, alt: tuple, ref: Any) -> str:
+def _29k(mod: ModuleType, fn: Callable, inputs: tuple, alt: tuple, ref: Any, tol: Tolerance) -> str:
     x, w, bias, gn_w, gn_b = inputs
     # The Linear bias KernelBench's model has, drawn like the translation's other biases (N(0, 1) * 0.02):
     # x @ W + b_lin computed by the baseline itself as [x, 1] @ [W; b_lin] (exact: 1 * b_lin).
@@ -53,7 +54,7 @@ def _29k(mod: ModuleType, fn: Callable, inputs: tuple, alt: tuple, ref: Any) -> 
         f"comparability). With a Linear bias drawn N(0, 1) * 0.02 the output changes by relative L2 "
         f"{rel_l2(ref, with_bias):.3g}, max |change| {_max_abs(ref, with_bias):.3g} (output mean |y| "
         f"{float(np.mean(np.abs(np.asarray(ref, np.float64)))):.3g}); our gate "
-        f"{'accepts' if new_gate(ref, with_bias, mod) else 'rejects'} that output, upstream's "
+        f"{'accepts' if new_gate(ref, with_bias, tol) else 'rejects'} that output, upstream's "
         f"{'accepts' if old_gate(ref, with_bias) else 'rejects'} it."
     )
 
@@ -62,8 +63,8 @@ MEASURES: dict[str, Callable[..., str]] = {"26k": _26k, "29k": _29k}
 
 
 def translation_note(
-    workload_id: str, mod: ModuleType, fn: Callable, inputs: tuple, alt: tuple, ref: Any
+    workload_id: str, mod: ModuleType, fn: Callable, inputs: tuple, alt: tuple, ref: Any, tol: Tolerance
 ) -> str | None:
     """The measured note for a workload whose translation is the original's deliberate choice, else None."""
     measure = MEASURES.get(workload_id.split("_", 1)[0])
-    return measure(mod, fn, inputs, alt, ref) if measure else None
+    return measure(mod, fn, inputs, alt, ref, tol) if measure else None

@@ -98,7 +98,7 @@ def inprocess_evaluator(iters: int = 1, seed: int | None = 0):
         except Exception as e:  # a config the kernel rejects is an incorrect trial, not a crash of the search
             reset_after_error()
             return Trial(dict(params), False, None, f"{type(e).__name__}: {str(e).splitlines()[0][:300]}")
-        verdict = compare(ref, out, Tolerance.for_workload(mod))
+        verdict = compare(ref, out, Tolerance.for_workload(mod, size))
         median = statistics.median(times) if (verdict.correct and times) else None
         return Trial(dict(params), verdict.correct, median, verdict.reason)
 

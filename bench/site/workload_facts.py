@@ -8,6 +8,7 @@ come from the workload's spec (bench.registry), the one definition `bench list` 
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from dataclasses import dataclass, field
 from functools import cache
@@ -33,7 +34,8 @@ class ProgramFacts:
     outputs: list[Arg] = field(default_factory=list)
     flops: dict[str, float | None] = field(default_factory=dict)  # size -> FLOPs
     flops_source: str = ""  # "get_flops" (the module's own count) or "cost_analysis" (XLA's, of the baseline)
-    tolerance: dict[str, float] = field(default_factory=dict)  # atol, rtol, rel_l2 (defaults + the module's)
+    # size -> {atol, rtol, rel_l2} (defaults + the module's TOLERANCE, and SMALL_TOLERANCE at the small size)
+    tolerance: dict[str, dict[str, float]] = field(default_factory=dict)
     error: str = ""  # why some facts are missing (a module that does not trace abstractly)
 
 
@@ -71,8 +73,7 @@ def describe(workload_id: str) -> ProgramFacts:
     from bench.harness.protocol.correctness import Tolerance
 
     spec = registry.spec(workload_id)
-    tol = Tolerance.for_workload(spec)
-    tolerance = {"atol": tol.atol, "rtol": tol.rtol, "rel_l2": tol.rel_l2}
+    tolerance = {size: dataclasses.asdict(Tolerance.for_workload(spec, size)) for size in SIZES}
     names = list(inspect.signature(spec.workload).parameters)
     try:
         flops, source = {}, ""

@@ -73,7 +73,7 @@ def test_the_softmax_rows_second_distribution_leaves_honest_bf16_kernels_room(wo
     from bench.harness.protocol.correctness import Tolerance, compare
     from bench.registry import load_workload, spec
 
-    s, stress, tol = spec(workload), STRESS[workload.split("_")[0]], Tolerance.for_workload(spec(workload))
+    s, stress, tol = spec(workload), STRESS[workload.split("_")[0]], Tolerance.for_workload(spec(workload), "small")
     path = ROOT / f"submissions/jaxbench-team-pallas/kernels/{workload}.py"
     module = importlib.util.module_from_spec(importlib.util.spec_from_file_location("honest", path))  # type: ignore[arg-type]
     module.__loader__.exec_module(module)  # type: ignore[union-attr]

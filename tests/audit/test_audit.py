@@ -16,6 +16,7 @@ import pytest
 from bench.audit.gates import new_gate, old_gate, rel_l2
 from bench.audit.measure import audit_workload
 from bench.audit.report import summary, to_json, to_markdown, verdict
+from bench.harness.protocol.correctness import Tolerance
 from bench.registry import load_workload
 
 
@@ -66,7 +67,9 @@ def test_uniform_softmax_shortcut_38k(audits):
 def test_gate_rejects_zeros_directly():
     mod = load_workload("50k")
     ref = jnp.full((4, 8192), 1 / 8192, jnp.bfloat16)
-    assert old_gate(ref, jnp.zeros_like(ref)) and not new_gate(ref, jnp.zeros_like(ref), mod)
+    assert old_gate(ref, jnp.zeros_like(ref)) and not new_gate(
+        ref, jnp.zeros_like(ref), Tolerance.for_workload(mod, "small")
+    )
 
 
 def test_reports(audits, tmp_path):
@@ -99,11 +102,11 @@ def test_translation_choices_measured():
         mod = load_workload(wid)
         fn = jax.jit(mod.workload)
         inputs, alt = tuple(mod.create_inputs(size="small")), tuple(mod.create_inputs(size="small", seed=1))
-        notes[wid] = translation_note(wid, mod, fn, inputs, alt, fn(*inputs))
+        notes[wid] = translation_note(wid, mod, fn, inputs, alt, fn(*inputs), Tolerance.for_workload(mod, "small"))
     assert "when x is redrawn: 0;" in notes["26k"] and "when bmm_weight is redrawn: 0;" in notes["26k"]
     assert "at most 0." in notes["26k"]  # (in_bias + y) * y without the GEMM is the baseline's output exactly
     assert float(re.search(r"relative L2 ([0-9.e-]+)", notes["29k"]).group(1)) > 0.01
-    assert translation_note("41k", load_workload("41k"), None, (), (), None) is None
+    assert translation_note("41k", load_workload("41k"), None, (), (), None, Tolerance()) is None
 
 
 def test_16p_banded_shortcut_fails_its_second_distribution_where_an_f32_implementation_passes():

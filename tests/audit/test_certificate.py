@@ -269,7 +269,7 @@ def test_the_published_full_size_certificate_is_the_rendering_of_its_raw_certifi
         # computed under the workload's tolerance and label as they are now: a row judged under a tolerance
         # calibrated since is stale, and must be computed again, not re-read
         if c.error is None:
-            assert c.tolerance == vars(Tolerance.for_workload(spec(c.workload))), c.workload
+            assert c.tolerance == vars(Tolerance.for_workload(spec(c.workload), "full")), c.workload
             assert bool(c.degenerate) == bool(spec(c.workload).degenerate), c.workload
 
 

@@ -37,7 +37,7 @@ def test_workload_spec_reads_the_contract_once():
     # the API gives the EFFECTIVE tolerance: the harness's defaults under the module's overrides (12p has none)
     norm = bench.workload("12p_RMSNorm")
     assert norm.tolerance == {"atol": 0.01, "rtol": 0.01, "rel_l2": 0.05} and registry.spec("12p").tolerance == {}
-    assert Tolerance.for_workload(norm) == Tolerance()
+    assert Tolerance.for_workload(norm, "full") == Tolerance() == Tolerance.for_workload(norm, "small")
     assert gemm.static_argnums == () and gemm.tolerance == {"atol": 0.63, "rtol": 0.01, "rel_l2": 0.05}
     assert bench.workload_flops("41k", "small") == bench.workload("41k_Gemm_Add_ReLU").flops("small")
     with pytest.raises(ValueError):
@@ -46,7 +46,7 @@ def test_workload_spec_reads_the_contract_once():
 
 def test_effective_tolerance_keeps_the_overrides():
     w = bench.workload("22k_Conv2d_InstanceNorm_Divide")  # overrides atol only
-    assert w.tolerance == {"atol": 0.05, "rtol": 0.01, "rel_l2": 0.05} == dict(vars(Tolerance.for_workload(w)))
+    assert w.tolerance == {"atol": 0.05, "rtol": 0.01, "rel_l2": 0.05} == dict(vars(Tolerance.for_workload(w, "full")))
     assert all(set(w.tolerance) == {"atol", "rtol", "rel_l2"} for w in bench.list_workloads())
 
 
@@ -92,6 +92,24 @@ def test_unknown_tolerance_keys_are_refused():
     fake.__dict__.update(CONFIG={"M": 8}, TOLERANCE={"atl": 1e-3})
     with pytest.raises(ValueError, match="atl"):
         registry.spec_of(fake)
+
+
+def test_unknown_small_tolerance_keys_are_refused():
+    fake = type(sys)("workloads.99k_Fake")
+    fake.__dict__.update(CONFIG={"M": 8}, SMALL_TOLERANCE={"rel": 1e-3})
+    with pytest.raises(ValueError, match="SMALL_TOLERANCE"):
+        registry.spec_of(fake)
+
+
+def test_the_small_size_has_its_own_bound_never_looser_than_the_full_sizes():
+    """A bound calibrated on the full size's long bf16 sums (8p: atol 0.63) must not loosen the small size's gate."""
+    gemm = bench.workload("8p_GEMM")
+    assert gemm.tolerance["atol"] == 0.63 and gemm.small_tolerance == {"atol": 0.01, "rtol": 0.01, "rel_l2": 0.05}
+    assert Tolerance.for_workload(registry.spec("8p"), "small") == Tolerance()
+    for w in bench.list_workloads():
+        assert all(w.small_tolerance[k] <= w.tolerance[k] for k in w.tolerance), w.id
+    with pytest.raises(ValueError, match="tiny"):
+        gemm.tolerance_for("tiny")
 
 
 def test_correctness_reports_the_rel_l2_limit():

@@ -12,8 +12,8 @@ import pytest
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 CONTRACT = re.compile(
-    r"getattr\([^)]*[\"'](CONFIG|SMALL|META|TOLERANCE|DEGENERATE|STATIC_ARGNUMS|get_flops)[\"']"
-    r"|\.(CONFIG|SMALL|META|TOLERANCE|DEGENERATE|STATIC_ARGNUMS|get_flops)\b"
+    r"getattr\([^)]*[\"'](CONFIG|SMALL|META|TOLERANCE|SMALL_TOLERANCE|DEGENERATE|STATIC_ARGNUMS|get_flops)[\"']"
+    r"|\.(CONFIG|SMALL|META|TOLERANCE|SMALL_TOLERANCE|DEGENERATE|STATIC_ARGNUMS|get_flops)\b"
 )
 #: literal -> the one module allowed to hold it
 DEFINED_ONCE = {

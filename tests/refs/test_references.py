@@ -45,7 +45,7 @@ def test_7p_adapter_matches_workload_with_the_library_jnp_reference():
     expected = jax.jit(mod.workload)(*inputs)
     # eager: the library reference loops over num_seqs in Python, so it cannot be jitted
     got = rpa_ref.adapter(rpa_ref.rpa.ref_ragged_paged_attention, None)(*inputs)
-    verdict = compare(expected, got, Tolerance.for_workload(mod))
+    verdict = compare(expected, got, Tolerance.for_workload(mod, "small"))
     assert verdict.correct, verdict.reason
 
 

@@ -28,11 +28,11 @@ class Tolerance:
     rel_l2: float = DEFAULT_REL_L2
 
     @classmethod
-    def for_workload(cls, workload: Any) -> Tolerance:
-        """Defaults, overridden by the workload's optional TOLERANCE (atol, rtol, rel_l2), read through its
-        spec (bench.registry); accepts a WorkloadSpec or a workload module."""
+    def for_workload(cls, workload: Any, size: str) -> Tolerance:
+        """Defaults, overridden by the workload's optional TOLERANCE (atol, rtol, rel_l2) and, at the small
+        size, SMALL_TOLERANCE, read through its spec (bench.registry); accepts a WorkloadSpec or a module."""
         s = workload if isinstance(workload, WorkloadSpec) else spec_of(workload)
-        return cls(**s.tolerance)
+        return cls(**s.tolerance_for(size))
 
 
 def _leaves(x: Any) -> list[Any]:

@@ -153,7 +153,7 @@ def _load(workload: str, size: str) -> Workload:
         spec=s,
         size=size,
         signature=signature,
-        tolerance=Tolerance(**s.tolerance),
+        tolerance=Tolerance.for_workload(s, size),
         baseline=baseline,
         compile_s=compile_s,
         flops=s.flops(size),  # the one FLOPs definition (bench list == evaluate)
@@ -211,7 +211,7 @@ def cmd_prepare(state: State, req: PrepareRequest, blobs: list[bytes]) -> Reply:
         workload=w.spec.id,
         size=size,
         config={k: v for k, v in w.spec.config_for(size).items() if isinstance(v, (int, float, str, bool))},
-        tolerance=dict(w.spec.tolerance),
+        tolerance=w.spec.tolerance_for(size),
         flops=flops or None,
         flops_source=source,
         bytes_accessed=float(cost.get("bytes accessed", 0.0)) or None,
