@@ -28,6 +28,11 @@ CONFIG = {
 # small: seq 256, 4 heads, upstream's head_dim 64; each input 128 KiB.
 SMALL = {"batch": 1, "seq_len": 256, "num_heads": 4}
 META = {"family": "linear attention (SSD)", "source": "Mamba-2-2.7B"}
+# The full-size certificate (the TPU host's CPU, 2026-12-04): honest float32 code needed atol 0.014 there (1 element
+# of 67,108,864 outside 0.01; rel L2 0.0028); 3x that. The closest shortcut (the batch mean) needs 7.6.
+TOLERANCE = {"atol": 0.043}
+# The small size's own bound: there honest code needs atol 0.0028, so the default stays.
+SMALL_TOLERANCE = {"atol": 0.01}
 # the trivial-solution certificate cannot be closed on upstream's inputs (docs/audit.md; issue 40):
 DEGENERATE = (
     "Upstream's decay (A_log ~ N(-4, 0.5): about 0.018 per step) makes the SSD a 16-position band to "
