@@ -44,7 +44,7 @@ from bench.audit.shortcuts import shortcut_for
 from bench.harness.protocol.correctness import JUDGING_BYTES, Tolerance, _leaves, compare, finite_norm
 from bench.harness.protocol.result import Correctness
 from bench.harness.protocol.wire import OUT_OF_MEMORY_MARKERS
-from bench.registry import load_workload, resolve_id, spec_of
+from bench.registry import WorkloadSpec, load_workload, resolve_id, spec_of
 
 SEEDS: tuple[int | None, ...] = (None, 11, 12)  # upstream's own inputs, then two fresh draws
 CONSTANT_SEED = 97  # the draw whose output mean is the "constant" candidate
@@ -89,6 +89,9 @@ class Certificate(BaseModel):
     error: str | None = None  # not computed, and why (e.g. out of memory, timeout at full size on this host)
     device: str = ""  # where it was computed (device_name): the gate's reference is that backend's XLA output
     seconds: float = 0.0
+    # every program ran on this many slices of the batch (axis 0) and the outputs were joined (`_in_slices`): how
+    # a full size that no machine holds whole is computed, for workloads whose batch elements are independent
+    slices: int = 1
 
     @property
     def passing_shortcuts(self) -> list[str]:
@@ -389,8 +392,10 @@ def _cast_like(out: Any, ref: Any) -> Any:
 
 
 # -- one workload --------------------------------------------------------------------------------------------
-def certify(workload_id: str, size: str = "small", seeds: Sequence[int | None] = SEEDS) -> Certificate:
-    """The certificate of one workload at `size`; an exception becomes `error` (the rest of the run goes on)."""
+def certify(workload_id: str, size: str = "small", seeds: Sequence[int | None] = SEEDS, slices: int = 1) -> Certificate:
+    """The certificate of one workload at `size`; an exception becomes `error` (the rest of the run goes on).
+    `slices` > 1: every program runs on that many slices of the batch, checked first to give the whole batch's
+    outputs bit for bit (`check_slicing`)."""
     wid = resolve_id(workload_id)
     t0 = time.perf_counter()
     mod = load_workload(wid)
@@ -403,9 +408,11 @@ def certify(workload_id: str, size: str = "small", seeds: Sequence[int | None] =
         seeds=list(seeds),
         degenerate=spec.degenerate,
         device=device_name(),
+        slices=slices,
     )
     try:
-        cert.verdicts, cert.output_dtype = _verdicts(mod, spec.static_argnums, wid, size, tol, seeds)
+        batched = check_slicing(mod, spec, slices) if slices > 1 else []
+        cert.verdicts, cert.output_dtype = _verdicts(mod, spec.static_argnums, wid, size, tol, seeds, slices, batched)
     except Exception as exc:  # noqa: BLE001 - reported per workload
         cert.error = f"{type(exc).__name__}: {exc}"[:300]
     cert.error = cert.error or _honest_out_of_memory(cert.verdicts)
@@ -431,30 +438,107 @@ def _from_reference(kind: str, other_ref: Any) -> Callable[[tuple[Any, ...], Any
     return lambda inputs, ref: _leafwise(kind, ref, other_ref)
 
 
-def _verdicts(
-    mod: Any, static: tuple[int, ...], wid: str, size: str, tol: Tolerance, seeds: Sequence[int | None]
-) -> tuple[list[Verdict], str]:
+def _sliced_builder(
+    program: Callable[..., Any], slices: int, batched: Sequence[bool]
+) -> Callable[[tuple[Any, ...], Any], Any]:
+    return lambda inputs, ref: _in_slices(program, inputs, slices, batched)
+
+
+def _programs(mod: Any, static: tuple[int, ...], wid: str) -> dict[str, tuple[bool, Callable[..., Any]]]:
+    """The candidates that run a program on the inputs, by name: (exact rewrite, the program). The baseline is
+    "reference"."""
     base = jax.jit(mod.workload, static_argnums=static)
-    other_ref = base(*mod.create_inputs(size=size, seed=CONSTANT_SEED))
+    programs: dict[str, tuple[bool, Callable[..., Any]]] = {
+        "reference": (False, base),
+        "truncated reduction": (False, lambda *inp: TRUNCATED(mod.workload, static, *inp)),
+    }
     sc = shortcut_for(wid)
-    sc_run = jax.jit(lambda *a: sc.fn(mod, *a), static_argnums=static) if sc else None
+    if sc:
+        programs[f"audit shortcut: {sc.description}"] = (
+            sc.exact,
+            jax.jit(lambda *a: sc.fn(mod, *a), static_argnums=static),
+        )
+    programs["float32 inputs"] = (False, lambda *inp: _float32(base, inp))
+    programs["bf16-accumulating"] = (False, lambda *inp: BF16_ACCUMULATING(mod.workload, static, *inp))
+    return programs
+
+
+def _in_slices(program: Callable[..., Any], inputs: Sequence[Any], slices: int, batched: Sequence[bool] = ()) -> Any:
+    """`program`'s output on `inputs`, computed on `slices` equal slices of the batch (axis 0 of each input that
+    `batched` marks) and joined on the host; None where the program has no candidate of its own."""
+    if slices == 1:
+        return program(*inputs)
+    batch = next(x.shape[0] for x, b in zip(inputs, batched, strict=True) if b)
+    if batch % slices:
+        raise ValueError(f"a batch of {batch} does not split into {slices} slices")
+    step, parts = batch // slices, []
+    for i in range(slices):
+        out = program(*[x[i * step : (i + 1) * step] if b else x for x, b in zip(inputs, batched, strict=True)])
+        if out is None:
+            return None
+        parts.append(_to_host(out))
+    return jax.tree_util.tree_map(lambda *leaves: np.concatenate(leaves, axis=0), *parts)
+
+
+def batched_inputs(spec: WorkloadSpec) -> list[bool]:
+    """Which of the workload's inputs carry the batch: at the full size, the arrays whose first axis is the first
+    array's (5p's bias of shape (heads, S, S) does not; its heads are 64 and its batch 4)."""
+    sig = spec.signature("full")
+    batch = sig.arrays[0].shape[0]
+    return [hasattr(x, "shape") and len(x.shape) > 0 and x.shape[0] == batch for x in sig.full_args(sig.arrays)]
+
+
+def check_slicing(mod: Any, spec: WorkloadSpec, slices: int) -> list[bool]:
+    """The batched inputs (`batched_inputs`), once every program gave, on a batch of `slices` small-size draws,
+    bit for bit the outputs of each draw alone: the batch elements are independent, so a full size computed in
+    slices is the whole batch's. Raises otherwise."""
+    batched = batched_inputs(spec)
+    draws = [tuple(mod.create_inputs(size="small", seed=1000 + i)) for i in range(slices)]
+    joined = [
+        jnp.concatenate([d[j] for d in draws]) if b else x
+        for j, (x, b) in enumerate(zip(draws[0], batched, strict=True))
+    ]
+    for name, (_, program) in _programs(mod, spec.static_argnums, spec.id).items():
+        whole = program(*joined)
+        if whole is None:
+            continue
+        parts = _in_slices(program, joined, slices, batched)
+        for w, p in zip(_leaves(_to_host(whole)), _leaves(parts), strict=True):
+            if w.shape != p.shape or not np.array_equal(w, p, equal_nan=True):
+                raise ValueError(f"{name}: a batch of {slices} is not {slices} independent slices (outputs differ)")
+    return batched
+
+
+def _verdicts(
+    mod: Any,
+    static: tuple[int, ...],
+    wid: str,
+    size: str,
+    tol: Tolerance,
+    seeds: Sequence[int | None],
+    slices: int = 1,
+    batched: Sequence[bool] = (),
+) -> tuple[list[Verdict], str]:
+    programs = _programs(mod, static, wid)
+    base = programs.pop("reference")[1]
+    other_ref = _in_slices(base, mod.create_inputs(size=size, seed=CONSTANT_SEED), slices, batched)
     builders: dict[str, tuple[bool, bool, Callable[[tuple[Any, ...], Any], Any]]] = {
         **{k: (False, False, _from_reference(k, other_ref)) for k in FROM_REF},
-        "truncated reduction": (False, False, lambda inp, ref: TRUNCATED(mod.workload, static, *inp)),
         "input passed through": (False, False, lambda inp, ref: _passthrough(inp, ref)),
     }
-    if sc and sc_run is not None:
-        run_sc: Callable[..., Any] = sc_run
-        builders[f"audit shortcut: {sc.description}"] = (False, sc.exact, lambda inp, ref: run_sc(*inp))
-    builders["float32 inputs"] = (True, False, lambda inp, ref: _float32(base, inp))
-    builders["bf16-accumulating"] = (True, False, lambda inp, ref: BF16_ACCUMULATING(mod.workload, static, *inp))
+    for name, (exact, program) in programs.items():
+        builders[name] = (name in HONEST, exact, _sliced_builder(program, slices, batched))
+    order = [*FROM_REF, "truncated reduction", "input passed through"]
+    builders = {k: builders[k] for k in [*order, *(k for k in builders if k not in order)]}
 
     results: dict[str, list[Run]] = {k: [] for k in builders}
     spent = dict.fromkeys(builders, 0.0)  # seconds per candidate (building its output and judging it), all seeds
     for seed in seeds:
         _step(f"seed {seed}: the reference")
         inputs = tuple(mod.create_inputs(size=size, seed=seed))
-        ref = _to_host(base(*inputs))  # judged on the host once: every candidate's comparison reads it
+        ref = _to_host(
+            _in_slices(base, inputs, slices, batched)
+        )  # judged on the host once: every candidate's comparison reads it
         norms = _norms(ref)
         # the device builds each output in turn while host threads judge the ones built (numpy releases the GIL:
         # at full size the judging, not the device, was most of a certificate's time)
@@ -608,14 +692,15 @@ _CHILD = (
     "if limit: resource.setrlimit(resource.RLIMIT_AS, (limit, limit))\n"
     "from bench.audit import certificate\n"
     "certificate._STEPS = True\n"
-    "for wid in sys.argv[3:]:\n"
+    "for wid in sys.argv[4:]:\n"
     "    print('START ' + wid, flush=True)\n"
-    "    print('CERT ' + certificate.certify(wid, sys.argv[1]).model_dump_json(), flush=True)\n"
+    "    cert = certificate.certify(wid, sys.argv[1], slices=int(sys.argv[3]))\n"
+    "    print('CERT ' + cert.model_dump_json(), flush=True)\n"
 )
 
 
 def certify_isolated(
-    workload_ids: Sequence[str], size: str, memory_gb: float | None, timeout_s: float
+    workload_ids: Sequence[str], size: str, memory_gb: float | None, timeout_s: float, slices: int = 1
 ) -> Iterator[Certificate]:
     """`certify` for each workload in a child process with an address-space limit and a deadline per workload,
     so that a size this host cannot hold is recorded as not computed (with the reason) instead of taking the
@@ -625,12 +710,14 @@ def certify_isolated(
     more address space than it uses; its memory is the bound and running out comes back as an error)."""
     pending = [resolve_id(w) for w in workload_ids]
     while pending:
-        for cert in _run_child(pending, size, memory_gb, timeout_s):
+        for cert in _run_child(pending, size, memory_gb, timeout_s, slices):
             yield cert  # as soon as it is computed: a run stopped later keeps it (--jsonl)
             pending = pending[1:]
 
 
-def _run_child(ids: list[str], size: str, memory_gb: float | None, timeout_s: float) -> Iterator[Certificate]:
+def _run_child(
+    ids: list[str], size: str, memory_gb: float | None, timeout_s: float, slices: int = 1
+) -> Iterator[Certificate]:
     """Certificates from one child, in order, each as soon as it comes; where the child ends early, last, the
     not-computed certificate of the workload it ended on."""
     import queue
@@ -640,7 +727,7 @@ def _run_child(ids: list[str], size: str, memory_gb: float | None, timeout_s: fl
 
     limit = int(memory_gb * 2**30) if memory_gb else 0
     proc = subprocess.Popen(
-        [sys.executable, "-c", _CHILD, size, str(limit), *ids],
+        [sys.executable, "-c", _CHILD, size, str(limit), str(slices), *ids],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

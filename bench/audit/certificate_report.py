@@ -68,7 +68,8 @@ def _row(c: Certificate, where: bool = False) -> list[str]:
     tol = c.tolerance
     tol_cell = f"{tol.get('atol', 0):g}/{tol.get('rtol', 0):g}/{tol.get('rel_l2', 0):g}" if tol else ""
     audit_cell = "" if audit is None else _cell(audit) + (" (exact rewrite)" if audit.exact else "")
-    device = f" [{c.device.split(' (')[0]}]" if where and c.device else ""
+    sliced = f", {c.slices} batch slices" if c.slices > 1 else ""
+    device = f" [{c.device.split(' (')[0]}{sliced}]" if where and c.device else ""
     return [c.workload, tol_cell, *[_cell(by.get(k)) for k in SHORT], audit_cell, verdict(c) + device]
 
 

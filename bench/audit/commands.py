@@ -33,6 +33,12 @@ def audit(
         8.0, "--memory-gb", help="certificate --isolated: address-space limit (0: none, on an accelerator host)"
     ),
     timeout: float = typer.Option(900.0, "--timeout", help="certificate --isolated: seconds per workload"),
+    slices: int = typer.Option(
+        1,
+        "--slices",
+        help="certificate --isolated: run every program on this many slices of the batch (a size no machine holds "
+        "whole; refused unless the slices give the whole batch's outputs bit for bit at the small size)",
+    ),
     jsonl: Path | None = typer.Option(
         None, "--jsonl", help="certificate: append each workload's certificate to this file as soon as it is computed"
     ),
@@ -46,7 +52,7 @@ def audit(
 
     ids = [workload_arg(w) for w in workloads] if workloads else list(workload_ids())
     if certificate:
-        bounds = (memory_gb or None, timeout) if isolated else None
+        bounds = (memory_gb or None, timeout, slices) if isolated else None
         _certificate(ids, size, json_out, markdown, bounds, jsonl, from_jsonl)
         return
     from bench.audit.certificate_report import keep_sections
@@ -76,7 +82,7 @@ def _certificate(
     size: str,
     json_out: bool,
     markdown: Path | None,
-    bounds: tuple[float | None, float] | None,
+    bounds: tuple[float | None, float, int] | None,
     jsonl: Path | None,
     from_jsonl: Path | None,
 ) -> None:
@@ -99,7 +105,9 @@ def _certificate(
     if markdown:
         if bounds:
             memory = f" --memory-gb {bounds[0]:g}" if bounds[0] else " --memory-gb 0"
-            isolated = f" --isolated{memory} --timeout {bounds[1]:g}"
+            isolated = f" --isolated{memory} --timeout {bounds[1]:g}" + (
+                f" --slices {bounds[2]}" if bounds[2] > 1 else ""
+            )
         else:
             isolated = ""
         cmd = f"bench audit --certificate --size {size}{isolated} --markdown {markdown}"
@@ -112,7 +120,7 @@ def _certificate(
     raise typer.Exit(1 if s["open (a shortcut passes, not labelled)"] or s["honest implementation fails"] else 0)
 
 
-def _compute(ids: list[str], size: str, bounds: tuple[float | None, float] | None) -> Iterator[Certificate]:
+def _compute(ids: list[str], size: str, bounds: tuple[float | None, float, int] | None) -> Iterator[Certificate]:
     from bench.audit.certificate import certify, certify_isolated
 
     if bounds:

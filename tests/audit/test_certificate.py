@@ -306,3 +306,36 @@ def test_the_judging_reads_its_statistics_off_the_gates_own_comparison():
     nan_out = (out[0], np.full_like(ref[1], np.nan))
     assert cert._assess(ref, nan_out, cert._norms(ref), tol)[3] == float("inf")
     assert cert._judges() >= 1
+
+
+def test_a_batch_is_sliced_only_where_the_slices_give_the_whole_batchs_outputs_bit_for_bit():
+    """A full size no machine holds whole is computed in slices of its batch only where slicing changes nothing:
+    4p's batch elements are independent on XLA:CPU; 11p's rows share their groups (a batch of draws is not the
+    draws); 5p's bias (heads, S, S) is not sliced with the batch."""
+    from bench.registry import load_workload
+
+    s = spec("4p")
+    assert cert.check_slicing(load_workload(s.id), s, 2) == [True, True, True]
+    assert cert.batched_inputs(spec("5p")) == [True, True, True, False]
+    s = spec("11p")
+    with pytest.raises(ValueError, match="not 2 independent slices"):
+        cert.check_slicing(load_workload(s.id), s, 2)
+    c = cert.certify("11p", "small", seeds=(None,), slices=2)
+    assert c.slices == 2 and "independent slices" in (c.error or "") and not c.verdicts
+
+
+def test_in_slices_joins_the_slices_outputs_and_leaves_the_unbatched_inputs_whole():
+    seen = []
+
+    def program(x, bias):
+        seen.append((x.shape, bias.shape))
+        return x * 2 + bias.sum()
+
+    x, bias = jnp.arange(8.0).reshape(4, 2), jnp.ones((3,))
+    out = cert._in_slices(program, [x, bias], 2, [True, False])
+    assert np.array_equal(out, np.asarray(x * 2 + 3)) and seen == [((2, 2), (3,)), ((2, 2), (3,))]
+    with pytest.raises(ValueError, match="does not split"):
+        cert._in_slices(program, [x, bias], 3, [True, False])
+    row = cert.Certificate(workload="4p_Sparse_Attention", size="full", device="cpu (jax 0.10.2)", slices=4)
+    other = _cert("8p_GEMM", "full", "fail").model_copy(update={"device": "TPU v5 lite (jax 0.10.2)"})
+    assert "[cpu, 4 batch slices]" in section([row, other], "full", "cmd")
