@@ -750,11 +750,13 @@ def _run_child(
                 line = lines.get(timeout=max(0.0, t0 + timeout_s - time.perf_counter()))
             except queue.Empty:
                 where = f" (at {step}, from {t_step - t0:.0f} s)" if step else ""
-                yield _not_computed(ids[done], size, f"over {timeout_s:g} s on this host{where}", t0, device)
+                why = f"over {timeout_s:g} s on this host{where}"
+                yield _not_computed(ids[done], size, why, t0, device).model_copy(update={"slices": slices})
                 return
             if line is None:  # the child ended before the workload's certificate
                 proc.wait()
-                yield _not_computed(ids[done], size, _crash(proc.returncode, err, memory_gb), t0, device)
+                why = _crash(proc.returncode, err, memory_gb)
+                yield _not_computed(ids[done], size, why, t0, device).model_copy(update={"slices": slices})
                 return
             if line.startswith("START "):
                 t0, step = time.perf_counter(), ""
