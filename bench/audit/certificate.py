@@ -534,9 +534,8 @@ def _verdicts(
     for seed in seeds:
         _step(f"seed {seed}: the reference")
         inputs = tuple(mod.create_inputs(size=size, seed=seed))
-        ref = _to_host(
-            _in_slices(base, inputs, slices, batched)
-        )  # judged on the host once: every candidate's comparison reads it
+        # judged on the host once: every candidate's comparison reads it
+        ref = _to_host(_in_slices(base, inputs, slices, batched))
         norms = _norms(ref)
         # the device builds each output in turn while host threads judge the ones built (numpy releases the GIL:
         # at full size the judging, not the device, was most of a certificate's time)
