@@ -218,9 +218,11 @@ def test_task_facts_shapes_dtypes_tolerance():
     p = _cli("8p_GEMM", "--size", "small")
     assert "- input 0: A: bfloat16[256, 512]" in p and "- input 1: B: bfloat16[512, 384]" in p
     assert "- output: out: bfloat16[256, 384]" in p
-    assert "atol = 0.63" in p and "rtol = 0.01" in p and "must not exceed\n  0.05" in p  # 8p's own atol
+    # the size's own tolerance: 8p's full-size atol (0.63, long bf16 sums) is not its small size's (0.01)
+    assert "atol = 0.01" in p and "rtol = 0.01" in p and "must not exceed\n  0.05" in p
     full = _cli("8p_GEMM")
     assert "A: bfloat16[8192, 8192]" in full and "out: bfloat16[8192, 28672]" in full
+    assert "atol = 0.63" in full and "atol = 0.63" not in p
 
 
 def test_static_inputs_are_described():
