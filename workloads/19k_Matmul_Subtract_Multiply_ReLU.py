@@ -28,6 +28,13 @@ META = {"family": "GEMM + epilogue", "source": "KernelBench L2 #9"}
 # bf16-accumulating; small size, seeds None, 11, 12) reach rel L2 0.07 and need atol 0.093: both bounds are set to 3x
 # that (rel L2 at least half a bfloat16 epsilon).
 TOLERANCE = {"atol": 0.28, "rtol": 0.01, "rel_l2": 0.22}
+# the trivial-solution certificate cannot be closed on upstream's inputs (docs/audit.md; a red team, 2026-12-04):
+DEGENERATE = (
+    "x ~ U[0, 1) puts each output column's pre-activation near N(0.5 * sum(W) + b, sum(W^2) / 12), so only the "
+    "columns near the ReLU's threshold ever fire (at the small size 0.1-0.2 % of outputs are positive, in 4-7 % of "
+    "the columns): the GEMM for the quarter of the columns nearest the threshold, zeros elsewhere, is bit for bit "
+    "the output (certificate: audit shortcut)."
+)
 
 
 def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):

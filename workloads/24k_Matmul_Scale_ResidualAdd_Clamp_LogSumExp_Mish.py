@@ -39,6 +39,12 @@ TOLERANCE = {"atol": 1.1, "rtol": 0.01, "rel_l2": 0.015}
 # The small size's own bound: there honest code (bench audit --certificate --size small) needs atol 0.12,
 # and this is 3x that, never below the default (the full size's long bf16 sums are what TOLERANCE is for).
 SMALL_TOLERANCE = {"atol": 0.38}
+# the trivial-solution certificate cannot be closed on upstream's inputs (docs/audit.md; a red team, 2026-12-04):
+DEGENERATE = (
+    "Every row's log-sum-exp is close to the mean row's: the GEMM for the 32 columns of largest mean-row logit, the "
+    "rest of the log-sum-exp expanded to second order around the mean row with GEMVs (about 90 % of the GEMM "
+    "skipped at the small size) is within honest float32 code's own error (certificate: rel L2 0.0057 vs 0.0048)."
+)
 
 
 def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):

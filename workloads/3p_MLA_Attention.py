@@ -43,7 +43,10 @@ META = {"family": "MLA attention", "source": "DeepSeek-V3-671B (MaxText)"}
 TOLERANCE = {"atol": 0.7, "rtol": 0.01, "rel_l2": 0.05}
 # The small size's own bound: there honest code (bench audit --certificate --size small) needs atol 0.00062,
 # and this is 3x that, never below the default (the full size's long bf16 sums are what TOLERANCE is for).
-SMALL_TOLERANCE = {"atol": 0.01}
+# rel L2 too (a red team, 2026-12-04): at the small size the scores are ~0.01, so attention is nearly uniform and
+# the causal prefix mean of the kv latent (no q path, no QK^T) read rel L2 0.036 under 0.05; honest code needs
+# 0.0056 there, and this is 3x that (the certificate's audit shortcut is that prefix mean).
+SMALL_TOLERANCE = {"atol": 0.01, "rel_l2": 0.017}
 
 
 def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):

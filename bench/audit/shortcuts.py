@@ -34,6 +34,14 @@ def _uniform_softmax(mod, x, *rest):
     return jnp.full(out.shape, 1.0 / out.shape[-1], out.dtype)
 
 
+def _sc_3p(mod, x, q_down_proj, q_up_proj, kv_down_proj, k_up_proj, v_up_proj, o_proj):
+    """Uniform causal attention: the prefix mean of the kv latent through v_up and o_proj (no q path, no QK^T, no
+    softmax): the scores are ~0.01 at the small size (red team, 2026-12-04)."""
+    latent = jnp.dot(x, kv_down_proj[:, : k_up_proj.shape[0]]).astype(f32)
+    mean = jnp.cumsum(latent, axis=1) / jnp.arange(1, x.shape[1] + 1, dtype=f32)[None, :, None]
+    return jnp.dot(jnp.dot(mean.astype(x.dtype), v_up_proj), o_proj)
+
+
 def _sc_4p(mod, q, k, v):
     mean_v = jnp.cumsum(v.astype(f32), axis=2) / jnp.arange(1, v.shape[2] + 1, dtype=f32)[:, None]
     return jnp.repeat(mean_v, q.shape[1] // v.shape[1], axis=1).astype(q.dtype)
@@ -69,6 +77,17 @@ def _sc_16p(mod, q, k, v, A_log, window: int = 16):
     return jnp.einsum("bhqk,bhkd->bhqd", scores.astype(v.dtype), v)
 
 
+def _sc_19k(mod, x, weight, bias, keep: float = 0.25):
+    """x ~ U[0, 1): column j's pre-activation is about N(0.5 * sum(W_j) + b_j, sum(W_j^2) / 12), so only columns near
+    the ReLU's threshold ever fire; the GEMM for the quarter of the columns nearest it, zeros elsewhere (red team)."""
+    cfg = spec_of(mod).config
+    wf = weight.astype(f32)
+    z = (0.5 * wf.sum(0) + bias.astype(f32) - cfg["subtract_value"]) / jnp.sqrt((wf * wf).sum(0) / 12.0)
+    _, cols = jax.lax.top_k(z, max(1, int(weight.shape[1] * keep)))
+    y = jax.nn.relu((jnp.matmul(x, weight[:, cols]) + bias[cols] - cfg["subtract_value"]) * cfg["multiply_value"])
+    return jnp.zeros((x.shape[0], weight.shape[1]), y.dtype).at[:, cols].set(y)
+
+
 def _sc_21k(mod, x, weight):
     scale = spec_of(mod).config["scaling_factor"] / 2.0
     return (scale * (x.astype(f32) @ weight.astype(f32).sum(0)))[:, None].astype(x.dtype)
@@ -76,6 +95,24 @@ def _sc_21k(mod, x, weight):
 
 def _sc_23k(mod, x, weight, bias):
     return (x.astype(f32) @ weight.astype(f32).sum(0) + bias.astype(f32).sum())[:, None].astype(x.dtype)
+
+
+def _sc_24k(mod, x, weight, bias, exact: int = 32):
+    """Every row's log-sum-exp is near the mean row's: the GEMM for the `exact` columns of largest mean-row logit,
+    the rest of the log-sum-exp expanded to second order around the mean row with GEMVs (red team)."""
+    cfg = spec_of(mod).config
+    scale, lo, hi = 2.0 * cfg["scale_factor"], cfg["clamp_min"], cfg["clamp_max"]
+    xf, wf, bf = x.astype(f32), weight.astype(f32), bias.astype(f32)
+    xbar, var = xf.mean(0), xf.var(0)
+    ybar = scale * (wf @ xbar + bf)
+    _, top = jax.lax.top_k(ybar, exact)
+    head = jax.nn.logsumexp(jnp.clip(scale * (jnp.matmul(x, weight[top].T).astype(f32) + bf[top]), lo, hi), axis=1)
+    rest = jnp.where(jnp.zeros_like(ybar, dtype=bool).at[top].set(True), -jnp.inf, ybar)
+    p = jax.nn.softmax(rest)
+    g = scale * (wf.T @ p)
+    quad = 0.5 * (p @ (scale**2 * (wf * wf) @ var) - (g * g) @ var)
+    lse = jnp.logaddexp(head, jax.nn.logsumexp(rest) + (xf - xbar) @ g + quad)[:, None]
+    return (lse * lse * jnp.tanh(jnp.logaddexp(lse, 0.0))).astype(x.dtype)
 
 
 def _sc_25k(mod, x, weight, conv_bias, gamma, beta):
@@ -98,13 +135,16 @@ def _sc_39k(mod, x, weight, bias):
 
 
 SHORTCUTS: dict[str, Shortcut] = {
+    "3p": Shortcut("causal prefix mean of the kv latent (no q path, no QK^T)", False, _sc_3p),
     "4p": Shortcut("causal running mean of v (O(S*D), no QK^T)", False, _sc_4p),
     "5p": Shortcut("causal running mean of v (O(S*D), ignores q, k and the bias)", False, _sc_5p),
     "6p": Shortcut("uniform attention: mean of each sequence's v", False, _sc_6p),
     "13p": Shortcut("loss on every 8th token only", False, _sc_13p),
     "16p": Shortcut("banded SSD, 16-position window", False, _sc_16p),
+    "19k": Shortcut("GEMM on the quarter of the columns nearest the ReLU's threshold, zeros elsewhere", False, _sc_19k),
     "21k": Shortcut("GEMV: 0.75 * x @ W.sum(0) (exact rewrite)", True, _sc_21k),
     "23k": Shortcut("GEMV: x @ W.sum(0) + sum(b) (exact rewrite)", True, _sc_23k),
+    "24k": Shortcut("GEMM on 32 columns, the rest of the log-sum-exp to second order (GEMVs)", False, _sc_24k),
     "25k": Shortcut("constant mean(beta), ignores x and the conv", False, _sc_25k),
     "26k": Shortcut("(in_bias + y) * y, skips the GEMM (exact rewrite)", True, _sc_26k),
     "36k": Shortcut("linearised sigmoid: C/2 + (x @ W.sum(1) + sum(b))/4", False, _sc_36k),
