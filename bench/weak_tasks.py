@@ -10,6 +10,8 @@ have none.
 Why each transform defeats its shortcut:
 - attention (4p, 5p, 6p): scores scaled up (q x 8) make attention peaked instead of near-uniform, so a
   running or global mean of v is far off;
+- 3p (small size: scores ~0.01): q_down_proj x 30 makes attention peaked (the causal prefix mean of the kv latent
+  reads rel L2 0.75 or more; honest float32 code 0.008 against 0.017);
 - 13p: logits scaled up (hidden x 8): per-token losses spread, so the loss on every 8th token is not the mean;
 - 16p: upstream's A_log (~ N(-4, 0.5)) makes the decay a = sigmoid(A_log) ~ 0.018 per step, so a 16-position band
   is exact to float precision at every size. A_log + 10 (a ~ 0.998: a memory of hundreds of steps) alone breaks
@@ -18,6 +20,10 @@ Why each transform defeats its shortcut:
   q and k + 1 as well make every score positive (q.k ~ 64), so each row is a weighted mean of v, well
   conditioned: an honest float32 implementation stays at 0.4x the elementwise tolerance, the band does not
   (docs/audit.md; at full size even a 1024-position band fails);
+- 19k: x x 4 moves most columns' pre-activations past the ReLU's threshold, so the quarter of the columns nearest it
+  is no longer where every positive output is (elementwise far off; honest float32 code at rel L2 0.005);
+- 24k: x x 8 spreads the rows' log-sum-exps, so the second-order expansion around the mean row is far off (rel L2
+  0.77 or more; honest float32 code 0.004 against 0.015);
 - 25k: gamma spread (x 20, signs alternating): the mean of gamma * normalised no longer vanishes;
 - 36k: x scaled up (x 8): the sigmoid leaves its linear range, so the GEMV linearisation is far off;
 - 39k: x scaled up (x 8): batch elements' pooled GELUs differ, so broadcasting element 0 is wrong;
@@ -75,11 +81,14 @@ def _spread_gamma(inputs: Sequence[Any]) -> tuple[Any, ...]:
 
 
 STRESS: dict[str, Stress] = {
+    "3p": Stress("q_down_proj x 30: peaked attention", _scale(1, 30.0)),
     "4p": Stress("q x 8: peaked attention", _scale(0, 8.0)),
     "5p": Stress("q x 8: peaked attention", _scale(0, 8.0)),
     "6p": Stress("queries x 8: peaked attention", _scale(0, 8.0)),
     "13p": Stress("hidden x 8: spread per-token losses", _scale(0, 8.0)),
     "16p": Stress("q, k + 1 and A_log + 10: positive scores, slow decay", _ssd_long_memory),
+    "19k": Stress("x x 4: most columns cross the ReLU's threshold", _scale(0, 4.0)),
+    "24k": Stress("x x 8: rows' log-sum-exps spread", _scale(0, 8.0)),
     "25k": Stress("gamma x 20, alternating signs", _spread_gamma),
     "36k": Stress("x x 8: sigmoid outside its linear range", _scale(0, 8.0)),
     "38k": Stress("x x 4: non-uniform softmax rows", _scale(0, 4.0)),
