@@ -33,6 +33,25 @@ WEAK = Path(__file__).parent / "weak_kernels"
         # upstream's inputs, by its relative L2 error
         ("4p_Sparse_Attention", "weak_4p_running_mean", None, "relative L2 error"),
         ("16p_Mamba2_SSD", "weak_16p_banded", WEAK / "honest_16p_f32.py", "second input distribution"),
+        # a red team's (2026-12-04), each with the honest Pallas kernel of the team submission beside it
+        (
+            "3p_MLA_Attention",
+            "weak_3p_prefix_mean",
+            ROOT / "submissions/hand-tuned-pallas/kernels/3p_MLA_Attention.py",
+            "relative L2 error",
+        ),
+        (
+            "19k_Matmul_Subtract_Multiply_ReLU",
+            "weak_19k_columns",
+            ROOT / "submissions/jaxbench-team-pallas/kernels/19k_Matmul_Subtract_Multiply_ReLU.py",
+            "second input distribution",
+        ),
+        (
+            "24k_Matmul_Scale_ResidualAdd_Clamp_LogSumExp_Mish",
+            "weak_24k_lse",
+            ROOT / "submissions/jaxbench-team-pallas/kernels/24k_Matmul_Scale_ResidualAdd_Clamp_LogSumExp_Mish.py",
+            "second input distribution",
+        ),
     ],
 )
 def test_shortcuts_fail_the_second_distribution_and_honest_kernels_pass_it(
