@@ -26,6 +26,16 @@ META = {"family": "linear + cross-entropy", "source": "Llama-3.1-8B (tokamax lin
 # implementations (float32 inputs, bf16-accumulating; small size, seeds None, 11, 12) reach rel L2 9.5e-05 and need
 # atol 0: both bounds are set to 3x that (rel L2 at least half a float32 epsilon).
 TOLERANCE = {"atol": 0.01, "rtol": 0.01, "rel_l2": 0.00029}
+# The small size's own bound (a red team, 2026-12-04): over 21 draws (seed None, 0-19) honest float32 code reaches rel
+# L2 2.2e-4 at the small size (median 8e-5), 1.3x from 0.00029; this is 3x that.
+SMALL_TOLERANCE = {"rel_l2": 0.00066}
+# the trivial-solution certificate cannot be closed on upstream's inputs (docs/audit.md; a red team, 2026-12-04):
+DEGENERATE = (
+    "Upstream's logits are small (var ~0.1), so the log-sum-exp of each token is its logits' Gaussian cumulants, "
+    "log V + h . mean(W) + (h^2) . var(W) / 2: with the label's logit gathered, the loss without the logits GEMM is "
+    "as close to the baseline as honest float32 code (certificate: rel L2 9.9e-5 vs 9.5e-5 at the small size; "
+    "honest code reaches 2.2e-4 over 21 draws)."
+)
 
 
 def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):

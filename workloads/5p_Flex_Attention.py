@@ -28,6 +28,12 @@ META = {"family": "causal attention + score bias", "source": "Llama-3.1-70B (Max
 # (none). Honest implementations (float32 inputs, bf16-accumulating; small size, seeds None, 11, 12) reach rel L2
 # 0.0033 and need atol 6.7e-05: both bounds are set to 3x that (rel L2 at least half a bfloat16 epsilon).
 TOLERANCE = {"atol": 0.01, "rtol": 0.01, "rel_l2": 0.01}
+# the trivial-solution certificate cannot be closed on upstream's inputs (docs/audit.md; a red team, 2026-12-04):
+DEGENERATE = (
+    "Upstream's scores are ~0.02, so softmax is its first-order expansion: the causal mean of v plus a linear-"
+    "attention term (prefix K^T V) and the bias to first order, with no S x S exp, is as close to the baseline as "
+    "honest float32 code (certificate: rel L2 0.0033 for both at the small size)."
+)
 
 
 def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):

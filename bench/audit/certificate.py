@@ -40,7 +40,7 @@ import numpy as np
 from jax.extend import core as jcore
 from pydantic import BaseModel, Field
 
-from bench.audit.shortcuts import shortcut_for
+from bench.audit.shortcuts import shortcuts_for
 from bench.harness.protocol.correctness import JUDGING_BYTES, Tolerance, _leaves, compare, finite_norm
 from bench.harness.protocol.result import Correctness
 from bench.harness.protocol.wire import OUT_OF_MEMORY_MARKERS
@@ -452,12 +452,9 @@ def _programs(mod: Any, static: tuple[int, ...], wid: str) -> dict[str, tuple[bo
         "reference": (False, base),
         "truncated reduction": (False, lambda *inp: TRUNCATED(mod.workload, static, *inp)),
     }
-    sc = shortcut_for(wid)
-    if sc:
-        programs[f"audit shortcut: {sc.description}"] = (
-            sc.exact,
-            jax.jit(lambda *a: sc.fn(mod, *a), static_argnums=static),
-        )
+    for sc in shortcuts_for(wid):
+        run = jax.jit(lambda *a, fn=sc.fn: fn(mod, *a), static_argnums=static)
+        programs[f"audit shortcut: {sc.description}"] = (sc.exact, run)
     programs["float32 inputs"] = (False, lambda *inp: _float32(base, inp))
     programs["bf16-accumulating"] = (False, lambda *inp: BF16_ACCUMULATING(mod.workload, static, *inp))
     return programs
