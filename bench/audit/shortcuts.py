@@ -3,7 +3,7 @@
 These are trusted code run in-process by the audit, never submissions. Each one computes much less
 than the workload (skips the GEMM, subsamples, linearises, drops most of the attention) and returns
 an output of the reference's shape and dtype; the audit reports whether the old and new gates accept it.
-Some are *exact* algebraic rewrites (21k, 23k, 26k): passing is correct there, and the finding is that the
+Some are *exact* algebraic rewrites (21k, 23k, 26k, 49k): passing is correct there, and the finding is that the
 task's FLOPs are avoidable, which no gate can fix.
 """
 

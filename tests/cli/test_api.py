@@ -101,13 +101,17 @@ def test_unknown_small_tolerance_keys_are_refused():
         registry.spec_of(fake)
 
 
-def test_the_small_size_has_its_own_bound_never_looser_than_the_full_sizes():
-    """A bound calibrated on the full size's long bf16 sums (8p: atol 0.63) must not loosen the small size's gate."""
+def test_the_small_size_has_its_own_bound_never_looser_elementwise_than_the_full_sizes():
+    """A bound calibrated on the full size's long bf16 sums (8p: atol 0.63) must not loosen the small size's gate.
+    The relative L2 bound may be looser at the small size where honest code's error is larger there (13p: a mean
+    over 256 tokens, not 8192)."""
     gemm = bench.workload("8p_GEMM")
     assert gemm.tolerance["atol"] == 0.63 and gemm.small_tolerance == {"atol": 0.01, "rtol": 0.01, "rel_l2": 0.05}
     assert Tolerance.for_workload(registry.spec("8p"), "small") == Tolerance()
     for w in bench.list_workloads():
-        assert all(w.small_tolerance[k] <= w.tolerance[k] for k in w.tolerance), w.id
+        assert all(w.small_tolerance[k] <= w.tolerance[k] for k in ("atol", "rtol")), w.id
+    loose = [w.id for w in bench.list_workloads() if w.small_tolerance["rel_l2"] > w.tolerance["rel_l2"]]
+    assert loose == ["13p_Cross_Entropy"]
     with pytest.raises(ValueError, match="tiny"):
         gemm.tolerance_for("tiny")
 
