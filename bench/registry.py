@@ -109,6 +109,13 @@ class Signature:
         return [x for i, x in enumerate(inputs) if i not in self.static]
 
 
+def _full(size: str) -> bool:
+    """Whether `size` is the full one; raises on anything but "full" or "small"."""
+    if size not in ("full", "small"):
+        raise ValueError(f"unknown size {size!r}; expected full or small")
+    return size == "full"
+
+
 @dataclass(frozen=True)
 class WorkloadSpec:
     """A workload module's contract, read once: what every consumer uses instead of the module's attributes."""
@@ -140,15 +147,11 @@ class WorkloadSpec:
         return self.module.workload
 
     def config_for(self, size: str) -> dict[str, Any]:
-        if size not in ("full", "small"):
-            raise ValueError(f"unknown size {size!r}; expected full or small")
-        return dict(self.config if size == "full" else self.small_config)
+        return dict(self.config if _full(size) else self.small_config)
 
     def tolerance_for(self, size: str) -> dict[str, float]:
         """The module's tolerance overrides at `size` (harness protocol.correctness.Tolerance adds defaults)."""
-        if size not in ("full", "small"):
-            raise ValueError(f"unknown size {size!r}; expected full or small")
-        return dict(self.tolerance if size == "full" else self.small_tolerance)
+        return dict(self.tolerance if _full(size) else self.small_tolerance)
 
     def signature(self, size: str) -> Signature:
         """The abstract signature at `size`: jax.eval_shape of create_inputs (bf16, as the harness draws them),

@@ -519,12 +519,11 @@ def _verdicts(
     other_ref = _in_slices(base, mod.create_inputs(size=size, seed=CONSTANT_SEED), slices, batched)
     builders: dict[str, tuple[bool, bool, Callable[[tuple[Any, ...], Any], Any]]] = {
         **{k: (False, False, _from_reference(k, other_ref)) for k in FROM_REF},
+        "truncated reduction": (False, False, _sliced_builder(programs.pop("truncated reduction")[1], slices, batched)),
         "input passed through": (False, False, lambda inp, ref: _passthrough(inp, ref)),
     }
-    for name, (exact, program) in programs.items():
+    for name, (exact, program) in programs.items():  # the audit's shortcuts, then the honest implementations
         builders[name] = (name in HONEST, exact, _sliced_builder(program, slices, batched))
-    order = [*FROM_REF, "truncated reduction", "input passed through"]
-    builders = {k: builders[k] for k in [*order, *(k for k in builders if k not in order)]}
 
     results: dict[str, list[Run]] = {k: [] for k in builders}
     spent = dict.fromkeys(builders, 0.0)  # seconds per candidate (building its output and judging it), all seeds
@@ -747,12 +746,11 @@ def _run_child(
             except queue.Empty:
                 where = f" (at {step}, from {t_step - t0:.0f} s)" if step else ""
                 why = f"over {timeout_s:g} s on this host{where}"
-                yield _not_computed(ids[done], size, why, t0, device).model_copy(update={"slices": slices})
+                yield _not_computed(ids[done], size, why, t0, device, slices)
                 return
             if line is None:  # the child ended before the workload's certificate
                 proc.wait()
-                why = _crash(proc.returncode, err, memory_gb)
-                yield _not_computed(ids[done], size, why, t0, device).model_copy(update={"slices": slices})
+                yield _not_computed(ids[done], size, _crash(proc.returncode, err, memory_gb), t0, device, slices)
                 return
             if line.startswith("START "):
                 t0, step = time.perf_counter(), ""
@@ -786,7 +784,7 @@ def _crash(returncode: int | None, stderr: list[str], memory_gb: float | None) -
     return f"exit {returncode}: {last[0]}"[:300]
 
 
-def _not_computed(wid: str, size: str, why: str, t0: float, device: str) -> Certificate:
+def _not_computed(wid: str, size: str, why: str, t0: float, device: str, slices: int = 1) -> Certificate:
     """`device`: the one the child's earlier certificates name, if any (on a TPU host the child holds the chip)."""
     return Certificate(
         workload=wid,
@@ -795,4 +793,5 @@ def _not_computed(wid: str, size: str, why: str, t0: float, device: str) -> Cert
         error=f"not computed: {why}",
         device=device,
         seconds=round(time.perf_counter() - t0, 2),
+        slices=slices,
     )
