@@ -10,7 +10,7 @@ It is loaded on first use, so `import bench` (done by every worker process) stay
 from typing import Any
 
 __version__ = "0.1.0"
-HARNESS_VERSION = "20"  # 20: linear algebra by operation count; the XLA side as it ran (CHANGELOG.md)
+HARNESS_VERSION = "21"  # 21: a reduce_window counts every window it combines (CHANGELOG.md)
 
 API = (
     "EvalOptions",

@@ -268,3 +268,23 @@ def test_the_credit_is_capped_by_the_task_s_flops_less_the_xla_side_s() -> None:
         c = outcome.credit_bound({**cov, "baseline_flops": base, "outside_flops": outside}, 1, "cpu", ran)
         assert c is not None and c.details["task_flops_share"] == pytest.approx(share)
         assert c.coverage == min(full.coverage, round(seconds * share / (seconds + 1e-6), 4))
+
+
+def test_what_ran_counts_every_window_of_a_reduce_window_and_its_combiner() -> None:
+    """XLA:CPU combines every element of every window (out x w); counting the operand's elements let a 512-wide
+    window with a two-op combiner read 1/1024 of what ran outside kernels."""
+    import jax
+    import jax.numpy as jnp
+
+    x = jax.ShapeDtypeStruct((64, 4096), jnp.float32)
+
+    def ran(fn) -> float:
+        costs = executed.instruction_costs(jax.jit(fn).lower(x).compile().as_text() or "")
+        return sum(c.by_site.get(executed.OUTSIDE, [0.0, 0.0, 0.0])[1] for c in costs.values())
+
+    pad = ((0, 0), (511, 0))
+    assert ran(lambda v: jax.lax.reduce_window(v, 0.0, lambda a, b: a * 0.5 + b, (1, 512), (1, 1), pad)) == (
+        64 * 4096 * 512 * 2
+    )
+    assert ran(lambda v: jax.lax.reduce_window(v, 0.0, jax.lax.add, (1, 512), (1, 1), pad)) == 64 * 4096 * 512
+    assert ran(lambda v: jnp.sum(v, axis=-1)) == 64 * 4096

@@ -444,3 +444,40 @@ def test_a_gemm_written_as_a_triangular_solve_is_counted_as_the_solve_it_is() ->
     reading = ast.literal_eval(out.strip().splitlines()[-1])
     m, k, n = 8192, 8192, 28672
     assert reading["outside_flops"] >= (m + k) ** 2 * n and reading["coverage"] == 0.0
+
+
+# ---------------------------------------------------------------- overlapping windows outside kernels
+
+
+def _outside_flops(fn: Any, aval: Any) -> float:
+    """The XLA side's FLOPs of `fn`'s TPU program, as the inspection reads a candidate's."""
+    from jax import export
+
+    from bench.harness.inspection.module import parse_stablehlo, read
+    from bench.harness.protocol.messages import DEFAULT_BOUNDS
+
+    exp = export.export(jax.jit(fn), platforms=["tpu"])(aval)
+    module = read(parse_stablehlo(exp.mlir_module_serialized, DEFAULT_BOUNDS), DEFAULT_BOUNDS)
+    return work.coverage(module, DEFAULT_BOUNDS).outside_flops
+
+
+def test_an_overlapping_window_counts_every_window_it_combines() -> None:
+    """A reduce_window was counted as its operand's elements, once: a 512-wide window whose combiner is two ops did
+    512 x 2 FLOPs per output and read 2 (red team, 2026-12-04). Now: out x w x the combiner's FLOPs, except a one-op
+    associative combiner, which a compiler runs as a scan (1 + log2 w per output): `jnp.cumsum` (11p's and 16p's
+    baselines) stays cheap, and no combiner reads less than a scan."""
+    x = jax.ShapeDtypeStruct((64, 4096), jnp.float32)
+    pad = ((0, 0), (511, 0))
+
+    def two_ops(a: Any, b: Any) -> Any:
+        return a * 0.5 + b
+
+    assert (
+        _outside_flops(lambda v: jax.lax.reduce_window(v, 0.0, two_ops, (1, 512), (1, 1), pad), x)
+        == 64 * 4096 * 512 * 2
+    )
+    summed = _outside_flops(lambda v: jax.lax.reduce_window(v, 0.0, jax.lax.add, (1, 512), (1, 1), pad), x)
+    assert summed == 64 * 4096 * (1 + 9)
+    assert _outside_flops(lambda v: jnp.cumsum(v, axis=-1), x) == 64 * 4096 * (1 + 12)
+    pooled = _outside_flops(lambda v: jax.lax.reduce_window(v, -jnp.inf, jax.lax.max, (1, 2), (1, 2), "VALID"), x)
+    assert pooled == 64 * 2048 * 2  # windows that do not overlap: each element once

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bench.harness.inspection import mosaic
-from bench.harness.inspection.module import Block, Func, Module, Op, Refused, shape_of
+from bench.harness.inspection.module import Block, Func, Module, Op, Refused, array_ints, shape_of
 from bench.harness.protocol.messages import Bounds
 
 #: Grid steps checked one by one; a kernel with more is not shown (its row is "unverified").
@@ -184,7 +184,7 @@ def _array_op(op: Op, args: list[Value]) -> Value | None:
     idx = [_s(v, 64 if "index" in t else 32) for v, t in zip(args[1:], op.arg_types[1:], strict=True)]  # type: ignore[arg-type]
     if op.name == "memref.load":
         return base.at(idx)
-    sizes = _array(op.attrs.get("slice_sizes", "")) if op.name == "stablehlo.dynamic_slice" else None
+    sizes = array_ints(op.attrs.get("slice_sizes", "")) if op.name == "stablehlo.dynamic_slice" else None
     out = shape_of(op.types[0]) if op.types else None
     if out is None:
         return None
@@ -267,17 +267,12 @@ Blocks = list[tuple[tuple[int, ...], str]]  # per window, (block shape, element 
 # ---------------------------------------------------------------- the Mosaic side
 
 
-def _array(text: str) -> tuple[int, ...]:
-    """The integers of a dense array attribute's text ('array<i64: 2, 3>' -> (2, 3); 'array<i64>' -> ())."""
-    return tuple(int(x) for x in re.findall(r"-?\d+", text.split(":", 1)[1])) if ":" in text else ()
-
-
 def _kernel_func(kernel: Module) -> tuple[Func, tuple[int, ...], int]:
     """The Mosaic kernel's own function (not a transform function), its grid and its number of prefetch operands."""
     func = next((f for f in kernel.funcs.values() if "scratch_operands" in f.attrs or "window_params" in f.attrs), None)
     if func is None:
         raise _NotShown("its Mosaic kernel has no kernel function")
-    grid = _array(func.attrs.get("iteration_bounds", ""))
+    grid = array_ints(func.attrs.get("iteration_bounds", ""))
     if any(d < 0 for d in grid):
         raise _NotShown("its grid is dynamic")
     return func, grid, int(func.attrs.get("scalar_prefetch", "0").split(":")[0] or 0)
@@ -308,7 +303,7 @@ def _mosaic_steps(
         element = re.search(r"element_window<([^>]*)>", entry)  # index maps give element offsets, not block indices
         if element and re.search(r"[1-9]", element.group(1)):
             raise _NotShown("an element window is padded")
-        wins.append((fn.group(1) if fn else "", _array(wb.group(1)) if wb else None))
+        wins.append((fn.group(1) if fn else "", array_ints(wb.group(1)) if wb else None))
         scale.append(bool(element))
     if "window_params" not in func.attrs and not grid:
         wins = [(None, None)] * len(operands)
@@ -413,7 +408,7 @@ def _interpreted_steps(
         for use, top in _uses(body, body.args[p]):
             if use is back:
                 continue
-            sizes = _array(use.attrs.get("slice_sizes", ""))
+            sizes = array_ints(use.attrs.get("slice_sizes", ""))
             if not top or use.name != "stablehlo.dynamic_slice" or use.args[0] != body.args[p] or sizes != up[0]:
                 raise _NotShown("its grid loop uses a block otherwise than the interpreter does")
             mine.append(use)
@@ -765,7 +760,7 @@ class _Buffers:
                 dims, sizes = (shape_of(d.arg_types[0]) or ((),))[0], (shape_of(d.types[0]) or ((),))[0]
                 self.slices.append((d.args[1:], dims, sizes, d.name.startswith("stablehlo")))
             elif d.name.endswith(".slice"):
-                starts = _array(d.attrs.get("start_indices", ""))
+                starts = array_ints(d.attrs.get("start_indices", ""))
                 self.slices.append((tuple(f"c{x}" for x in starts), (), (), False))
             shape = _squeezed(d.types[0])
             best = shape if math.prod(shape[0]) < math.prod(best[0]) else best
@@ -801,7 +796,7 @@ class _Buffers:
             if short == "return" and len(op.args) == len(block.args):  # a loop's buffer replaced whole
                 for arg, returned in zip(block.args, op.args, strict=True):
                     self.copied(returned, arg)
-            if short == "enqueue_dma" and _array(op.attrs.get("operandSegmentSizes", "")) != (1, 0, 1, 1, 0, 0, 0):
+            if short == "enqueue_dma" and array_ints(op.attrs.get("operandSegmentSizes", "")) != (1, 0, 1, 1, 0, 0, 0):
                 raise _NotShown("its Mosaic kernel has a remote DMA")
             if short == "broadcast_in_dim" and not op.regions and self.module.defs.get(op.args[0]) is not None:
                 if self.module.defs[op.args[0]].name.endswith("constant") and shape_of(op.types[0]):

@@ -147,6 +147,11 @@ def shape_of(type_text: str) -> tuple[tuple[int, ...], str] | None:
     return None
 
 
+def array_ints(text: str) -> tuple[int, ...]:
+    """The integers of a dense array attribute's text ('array<i64: 2, 3>' -> (2, 3); 'array<i64>' -> ())."""
+    return tuple(int(x) for x in re.findall(r"-?\d+", text.split(":", 1)[1])) if ":" in text else ()
+
+
 def type_elements(type_text: str) -> int:
     s = shape_of(type_text)
     return math.prod(s[0]) if s else 0

@@ -36,6 +36,7 @@ from bench.harness.inspection.module import (
     Module,
     Op,
     Refused,
+    array_ints,
     context,
     read,
     shape_of,
@@ -122,10 +123,6 @@ def parse_kernel(body: bytes, bounds: Bounds) -> Module:
         return read(module, bounds, dialect_ops=True)
 
 
-def _ints(text: str) -> list[int]:
-    return [int(x) for x in re.findall(r"-?\d+", text.split(":", 1)[1])] if ":" in text else []
-
-
 def kernel_work(op: Op, bounds: Bounds, constants: dict[int, int] | None = None) -> KernelWork:
     """Count one tpu_custom_call's work per call from its Mosaic body. `constants`: call operands (by index) that
     the program passes as a constant with every element equal (scalar prefetch of a static mask): the reading
@@ -134,10 +131,9 @@ def kernel_work(op: Op, bounds: Bounds, constants: dict[int, int] | None = None)
     if not module.funcs:
         raise Refused("a Mosaic kernel body without a function", "disallowed_op")
     func = next((f for f in module.funcs.values() if "iteration_bounds" in f.attrs), None)
+    grid_dims: tuple[int, ...] = () if func is None else array_ints(func.attrs["iteration_bounds"])
     if func is None:  # no grid: a single invocation
-        func, grid_dims = next(iter(module.funcs.values())), []
-    else:
-        grid_dims = _ints(func.attrs["iteration_bounds"])
+        func = next(iter(module.funcs.values()))
     known = all(d >= 0 for d in grid_dims)
     grid = math.prod(grid_dims) if known else 1
     work = KernelWork(grid=grid, dynamic_grid=not known)
@@ -402,7 +398,7 @@ class _Counter:
         if index is None:
             self.unknown += 1
             return _Sum.undecided(regions)
-        cases = _ints(op.attrs.get("cases", ""))  # array<i64: 0, 1>
+        cases = array_ints(op.attrs.get("cases", ""))  # array<i64: 0, 1>
         width = _width(op.arg_types[0]) if op.arg_types else None
         signed = _signed(index, width) if width else index
         return (

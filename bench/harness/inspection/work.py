@@ -44,6 +44,7 @@ from bench.harness.inspection.module import (
     Module,
     Op,
     Refused,
+    array_ints,
     shape_of,
     type_bytes,
     type_elements,
@@ -276,6 +277,8 @@ def op_cost(op: Op) -> tuple[float, float]:
         return 2.0 * sum(type_elements(t) for t in op.types) * _contracted(op), float(in_b + out_b)
     if name == "stablehlo.convolution":
         return _conv_flops(op), float(in_b + out_b)
+    if name == "stablehlo.reduce_window":
+        return window_applications(op), float(in_b + out_b)
     if name in REGION_OPS_WITH_COMBINERS or name in ("stablehlo.while", "stablehlo.case", "stablehlo.if"):
         n = float(sum(type_elements(t) for t in op.arg_types))
         if name == "stablehlo.sort":
@@ -286,6 +289,27 @@ def op_cost(op: Op) -> tuple[float, float]:
             else (0.0, 0.0)
         )
     return float(sum(type_elements(t) for t in op.types)), float(in_b + out_b)
+
+
+#: Combiners a compiler may re-associate: a window of w of them costs a scan's log2(w) steps per output, not w.
+ASSOCIATIVE = frozenset(
+    {"stablehlo.add", "stablehlo.maximum", "stablehlo.minimum", "stablehlo.multiply", "stablehlo.and", "stablehlo.or"}
+)
+
+
+def window_applications(op: Op) -> float:
+    """Applications of a reduce_window's combiner: every output element combines a whole window (padding included),
+    so out x w by the op's semantics. Counting the operand's elements once (as a reduce) let overlapping windows hide
+    work: `jnp.cumsum` is a window of the whole axis (11p's and 16p's baselines), and a 512-wide window with a
+    two-op combiner read 512x less than it does (red team, 2026-12-04). A one-op associative combiner (a sum, a max)
+    is counted as a scan, min(w, 1 + ceil(log2 w)) per output, which is what a compiler makes of a cumulative sum;
+    any other combiner literally, w per output (times its own FLOPs, `Coverage.combiner_flops`)."""
+    positions = float(type_elements(op.types[0])) if op.types else 0.0
+    window = float(math.prod(array_ints(op.attrs.get("window_dimensions", ""))))
+    body = op.regions[0][0].ops if op.regions and op.regions[0] else []
+    simple = len(body) == 2 and body[0].name in ASSOCIATIVE and set(body[0].args) == set(op.regions[0][0].args)
+    per_output = min(window, 1.0 + math.ceil(math.log2(window))) if simple and window > 1 else window
+    return positions * max(1.0, per_output)
 
 
 #: FLOPs of a dense factorisation of a batch of m x n matrices, as a multiple of m * n * min(m, n): LAPACK's

@@ -210,8 +210,9 @@ def _rank(instr: Instruction) -> int:
     return max((len(s.dims) for s in instr.shapes), default=0)
 
 
-def _flops(instr: Instruction, comp: dict[str, Instruction]) -> tuple[float, float]:
-    """(matmul FLOPs, other FLOPs) of one instruction (fused or not); scalar bookkeeping (rank 0) counts nothing."""
+def _flops(instr: Instruction, comp: dict[str, Instruction], hlo: Hlo) -> tuple[float, float]:
+    """(matmul FLOPs, other FLOPs) of one instruction (fused or not); scalar bookkeeping (rank 0) counts nothing.
+    A reduction counts its combiner's arithmetic per application (`_applications`)."""
     if instr.opcode == "dot":
         lhs = comp.get(instr.operands[0]) if instr.operands else None
         m = re.search(r"lhs_contracting_dims=\{([\d,]*)\}", instr.attrs)
@@ -227,10 +228,30 @@ def _flops(instr: Instruction, comp: dict[str, Instruction]) -> tuple[float, flo
         return 2.0 * _elements(instr) * math.prod(kdims) / max(1, kdims[labels.group(1).index("o")]), 0.0
     if instr.opcode in ARITHMETIC and _rank(instr) >= 1:
         if instr.opcode in ("reduce", "reduce-window"):
-            ins = [comp[o] for o in instr.operands[: max(1, len(instr.operands) // 2)] if o in comp]
-            return 0.0, float(sum(_elements(x) for x in ins))
+            return 0.0, _applications(instr, comp) * _combiner_ops(instr, hlo)
         return 0.0, float(_elements(instr))
     return 0.0, 0.0
+
+
+def _applications(instr: Instruction, comp: dict[str, Instruction]) -> float:
+    """How many times a reduction applies its combiner, as XLA:CPU runs it: a reduce once per element of its
+    (first) operand; a reduce-window once per element of each output's window (out x w: overlapping windows, as
+    `lax.reduce_window` over a whole axis, are not the operand's size; bench.harness.inspection.work's
+    `window_applications` is the TPU program's reading)."""
+    if instr.opcode == "reduce":
+        first = comp.get(instr.operands[0]) if instr.operands else None
+        return float(first.shapes[0].elements) if first is not None and first.shapes else 0.0
+    size = re.search(r"window=\{size=([\dx]+)", instr.attrs)
+    window = math.prod(int(d) for d in size.group(1).split("x")) if size else 1
+    return float(instr.shapes[0].elements if instr.shapes else 0) * window
+
+
+def _combiner_ops(instr: Instruction, hlo: Hlo) -> float:
+    """The arithmetic instructions of a reduction's combiner (`to_apply`), at least 1: a combiner of many ops (a
+    whole epilogue, red team 3) does that much per application."""
+    m = re.search(r"to_apply=%?([\w.\-]+)", instr.attrs)
+    body = hlo.comps.get(m.group(1), {}) if m else {}
+    return float(max(1, sum(1 for i in body.values() if i.opcode in ARITHMETIC)))
 
 
 def _fusion_bytes(comp: dict[str, Instruction], root: Instruction | None) -> float:
@@ -297,7 +318,7 @@ def instruction_costs(text: str) -> dict[str, Cost]:
             cost, computing, touched = Cost(), set(), 0.0
             inner = _called(instr) or "" if instr.opcode == "fusion" else ""
             for one, one_comp in _fused(hlo, inner) if inner else [(instr, comp)]:
-                matmul, other = _flops(one, one_comp)
+                matmul, other = _flops(one, one_comp, hlo)
                 if matmul or other:
                     cost.add(site_of(one.op_name), matmul, other)
                     computing.add(site_of(one.op_name))
