@@ -59,9 +59,9 @@ def _without_kernel_check(real: Callable, twin: Callable, *avals: Any) -> Inspec
 # ---------------------------------------------------------------- kernels and their twins (8p_GEMM's shapes)
 
 
-def _mm(acc_dtype: Any = jnp.float32, epilogue: Callable = lambda x: x) -> Callable:
+def _mm(acc_dtype: Any = jnp.float32, epilogue: Callable = lambda x: x, precision: Any = None) -> Callable:
     def kernel(a_ref, b_ref, o_ref):
-        acc = jnp.dot(a_ref[...], b_ref[...], preferred_element_type=acc_dtype)
+        acc = jnp.dot(a_ref[...], b_ref[...], preferred_element_type=acc_dtype, precision=precision)
         o_ref[...] = epilogue(acc.astype(jnp.float32)).astype(o_ref.dtype)
 
     return kernel
@@ -269,6 +269,9 @@ TWINS: dict[str, tuple[Callable, Callable, str]] = {
     "grid": (gemm(grid_n=4, col=lambda j: jnp.minimum(j, 2), kernel=_capped), gemm(kernel=_capped), "grid"),
     # an index map alone: the column blocks visited in the other order
     "index_map": (gemm(), gemm(col=lambda j: 2 - j), "start"),
+    # the dot's precision alone: HIGHEST interpreted (float32, which the executor reproduces whatever the attribute
+    # says), the TPU's default one-pass bf16 MXU product exported (red team 5)
+    "dot_precision": (gemm(kernel=_mm(precision=jax.lax.Precision.HIGHEST)), gemm(kernel=_mm()), "dot_precision"),
     # an element type inside the body: the product accumulated in bf16 (Mosaic refuses it), exported as f32
     "body_dtype": (gemm(kernel=_mm(acc_dtype=jnp.bfloat16)), gemm(), "arithmetic"),
     # a dot's operand rounded to bf16 first (the interpreter's own widening of a mixed dot's operand is uncounted)
@@ -329,6 +332,7 @@ def _with_block_max(a_ref, b_ref, o_ref):
 
 HONEST: dict[str, Callable] = {
     "gemm": gemm(),
+    "gemm_highest": gemm(kernel=_mm(precision=jax.lax.Precision.HIGHEST)),
     "full_reduction": gemm(kernel=_with_block_max),
     "capped_grid": gemm(grid_n=4, col=lambda j: jnp.minimum(j, 2), kernel=_capped),
     "reversed_columns": gemm(col=lambda j: 2 - j),

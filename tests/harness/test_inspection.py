@@ -187,6 +187,26 @@ def test_rng_that_counts_calls_is_refused_naming_the_op() -> None:
     assert r.refused and "`stablehlo.rng`" in r.refused and r.flags == ("disallowed_op",)
 
 
+def test_a_composite_is_read_as_a_call_of_its_decomposition() -> None:
+    """Red team 5: a `stablehlo.composite`'s decomposition is a function named only in an attribute, so neither the
+    work reading nor the program comparison walked it: a whole GEMM inside one read as its bytes. Now it is read
+    as the call it means (jax writes `lax.top_k` as one), and what it hides is checked like any call's body."""
+
+    def outside_flops(fn: Callable) -> Any:
+        r = inspect_in_process(_export(fn, A, B), _export(fn, A, B, platforms=("tpu",)), "cpu")
+        assert not r.refused, r.refused
+        coverage = r.details["coverage"]
+        return coverage["outside_flops"] if isinstance(coverage, dict) else None
+
+    hidden = jax.lax.composite(lambda a, b: jnp.dot(a, b), name="red.team")
+    assert outside_flops(hidden) == outside_flops(jnp.dot) == 2 * 256 * 512 * 384
+    rng = jax.lax.composite(lambda a, b: jnp.dot(a, b) * jax.lax.rng_uniform(0.0, 1.0, (1,))[0], name="red.team")
+    r = inspect_in_process(_export(rng, A, B), b"", "cpu")
+    assert r.refused and "`stablehlo.rng`" in r.refused
+    top = inspect_in_process(_export(lambda a: jax.lax.top_k(a.astype(jnp.float32), 2)[0], A), b"", "cpu")
+    assert not top.refused
+
+
 def test_rng_hidden_in_a_loop_inside_a_nested_function_is_refused() -> None:
     @jax.jit
     def inner(x):

@@ -146,6 +146,18 @@ def test_a_tpu_runner_keeps_the_static_reading_and_says_so() -> None:
     assert outcome.credit_bound({"coverage": None}, 0, "cpu", None) is None  # no TPU program read: nothing to bound
 
 
+def test_a_native_runner_credits_nothing_beside_an_unknown_xla_loop_and_caps_the_kernels_flops() -> None:
+    """Red team 5: 100,000 data-dependent trips of a GEMM outside kernels read 1,024 trips, and a TPU runner measures
+    nothing: no credit. The FLOP cap applies on the static reading too: kernels doing 10x the task's FLOPs less the
+    XLA side's are credited a fifth of their reading (FLOP_ROOM 2)."""
+    loop = {**_coverage({"jaxbench_kernel_0": [1e12, 0.0, 1e6]}, static=0.8), "unknown_loops": 1}
+    c = outcome.credit_bound(loop, 1, "tpu", None)
+    assert c is not None and (c.coverage, c.pallas_calls, c.details["source"]) == (0.0, 0, outcome.CREDIT_UNKNOWN_XLA)
+    flops = {"baseline_flops": 2e11, "outside_flops": 1e11, "kernel_flops": 1e12}
+    capped = outcome.credit_bound({**_coverage({}, static=0.8), **flops}, 1, "tpu", None)
+    assert capped is not None and capped.coverage == pytest.approx(0.8 * 2 * 1e11 / 1e12)
+
+
 # ---------------------------------------------------------------- a tiny real program
 
 

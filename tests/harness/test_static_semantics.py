@@ -481,3 +481,17 @@ def test_an_overlapping_window_counts_every_window_it_combines() -> None:
     assert _outside_flops(lambda v: jnp.cumsum(v, axis=-1), x) == 64 * 4096 * (1 + 12)
     pooled = _outside_flops(lambda v: jax.lax.reduce_window(v, -jnp.inf, jax.lax.max, (1, 2), (1, 2), "VALID"), x)
     assert pooled == 64 * 2048 * 2  # windows that do not overlap: each element once
+
+
+def test_a_scatter_counts_its_combiner_per_update() -> None:
+    """A scatter was a data move (no FLOPs), so red team 3's fix (the combiner's FLOPs per application) multiplied
+    zero: an epilogue inside a scatter's combiner read 1/2,800 of its work (red team 5). Now one application per
+    update element, each the combiner's FLOPs; a select_and_scatter one select per element of each window."""
+    x = jax.ShapeDtypeStruct((4096, 1024), jnp.float32)
+    rows = jnp.arange(4096)
+
+    def epilogue(v: Any) -> Any:
+        return jnp.zeros_like(v).at[rows].apply(lambda e: jnp.tanh(e) * 2.0 + 1.0)
+
+    assert _outside_flops(epilogue, x) >= 4096 * 1024 * 3
+    assert _outside_flops(lambda v: jnp.zeros_like(v).at[rows].add(v), x) >= 4096 * 1024

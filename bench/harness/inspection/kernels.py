@@ -9,13 +9,15 @@ kernel that ran does not (issue 40 §2). So, from the two modules alone, per ker
   element types and every start must be equal (up to MAX_STEPS steps; beyond: not shown);
 - the site's data flow (blocks from the site's operands, outputs returned in order), its scratch buffers and the
   grid axes the body reads (`pl.program_id`);
-- the body: the multiset of (operation, result type) of its arithmetic, Mosaic's names mapped to StableHLO's;
+- the body: the multiset of (operation, result type) of its arithmetic, Mosaic's names mapped to StableHLO's, and
+  each dot's operand types and precision;
 - manual DMA: an operand in memory space ANY is the whole array at every step (as the interpreter slices it); the
   DMA copies as sets of (source buffer, shape, destination buffer) and the scratch semaphores' starts and waits
   (`_dma_mismatch`); the top-level DMAs' source slices at every grid step, with the windows' starts.
 Not compared (docs/threat-model.md; execution, inspection/execute.py, shows the values): VMEM vs SMEM placement,
 how the body's ops are wired (a multiset, not a graph), constants in the body, the offsets of DMAs in loops or
-branches, how often a DMA runs.
+branches, how often a DMA runs; nor `dimension_semantics` or the scoped VMEM limit (the interpreted program has
+neither).
 """
 
 from __future__ import annotations
@@ -620,6 +622,20 @@ def _dot_operand(module: Module, v: int, vt: str, out: Counter[tuple[str, str]])
     return _type(d.types[0] if d is not None else vt).rsplit("x", 1)[-1]
 
 
+def _precision(op: Op) -> str:
+    """A dot's precision as both sides write it: "fp32" (jax's HIGHEST; Mosaic's `contract_precision<fp32>`),
+    "default" (none given), else the attribute's own text, which matches nothing on the other side. A TPU twin with
+    the default one-pass bf16 MXU product beside an interpreted HIGHEST dot (whose float32 result the executor
+    reproduces whatever the attribute says) read `verified` (red team 5)."""
+    text = op.attrs.get("precision" if op.name.startswith("tpu.") else "precision_config", "")
+    given = re.findall(r"precision (\w+)>", text) if op.name.startswith("stablehlo.") else []
+    if not text or given and set(given) == {"DEFAULT"}:
+        return "default"
+    if text == "#tpu.contract_precision<fp32>" or given and set(given) == {"HIGHEST"}:
+        return "fp32"
+    return text
+
+
 def _body_ops(module: Module, block: Block, out: Counter[tuple[str, str]], depth: int = 0) -> None:
     """Count the arithmetic of `block` (regions and calls included) into `out`, by normalised name and result type."""
     if depth > 64:
@@ -646,6 +662,7 @@ def _body_ops(module: Module, block: Block, out: Counter[tuple[str, str]], depth
         if short in ("dot_general", "matmul"):  # the operands' element types too, before conversions
             operands = zip(op.args[:2], op.arg_types, strict=False)
             out[("dot_operands", ",".join(_dot_operand(module, a, t, out) for a, t in operands))] += 1
+            out[("dot_precision", _precision(op))] += 1
         if (
             short in _MOVES
             or not op.types

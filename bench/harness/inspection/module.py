@@ -323,6 +323,10 @@ def read(mlir_module: Any, bounds: Bounds, dialect_ops: bool = False) -> Module:
             )
             if op.name.endswith(".constant"):
                 node.scalar, node.const_bytes = _constant(op, types)
+            elif op.name == "stablehlo.composite":  # read as what it means: a call of its decomposition
+                node.name = "func.call"
+                node.attrs = attrs = {"callee": attrs.get("decomposition", "").lstrip("@").strip('"')}
+                func.callees.append(attrs["callee"])
             elif op.name == "func.call":  # the callee's symbol, as the function's sym_name spells it
                 attrs["callee"] = attrs.get("callee", "").lstrip("@").strip('"')
                 func.callees.append(attrs["callee"])

@@ -581,6 +581,25 @@ CREDIT_UNMATCHED = (
     "credit is weighed against is not known"
 )
 CREDIT_UNMEASURED = "none: nothing ran measurably in a profile pass of this program, so no kernel is credited"
+#: Red team 5: a data-dependent `while` outside kernels reads 1,024 trips, so 100,000 trips of a GEMM there read 1 %
+#: of their work on a runner that measures nothing (the CPU track measures what ran instead).
+CREDIT_UNKNOWN_XLA = (
+    "none: the XLA side has a loop of unknown trip count, whose work a native runner does not measure, so the work "
+    "the kernels' credit is weighed against is not known"
+)
+
+
+def _static_credit(coverage: dict[str, JsonValue], static: float, calls: int) -> Credit:
+    """The credit on a native (TPU, GPU) runner: the static reading, none where the XLA side's work is unknown (a
+    loop of unknown trips outside kernels), and under the same FLOP cap as the CPU track's, on the kernels' cheap
+    reading (`kernel_flops`)."""
+    if coverage.get("unknown_loops"):
+        return Credit(0.0, 0, {"source": CREDIT_UNKNOWN_XLA, "static_coverage": static, "coverage": 0.0})
+    flops = coverage.get("kernel_flops")
+    kernel = float(flops) if isinstance(flops, (int, float)) and math.isfinite(flops) else 0.0
+    share_of_task = _flop_share({"kernels": (kernel, 0.0)}, coverage)
+    capped = round(static * share_of_task, 4) if share_of_task < 1.0 else static
+    return Credit(capped, calls, {"source": CREDIT_STATIC, "coverage": capped, "task_flops_share": share_of_task})
 
 
 @dataclass(frozen=True)
@@ -600,7 +619,7 @@ def credit_bound(
     if not isinstance(static, (int, float)):
         return None
     if backend != "cpu":
-        return Credit(float(static), static_calls, {"source": CREDIT_STATIC, "coverage": float(static)})
+        return _static_credit(coverage, float(static), static_calls)
     if executed is None or executed.runs == 0:
         return Credit(0.0, 0, {"source": CREDIT_UNMEASURED, "static_coverage": float(static), "coverage": 0.0})
     if coverage.get("programs_match_outside_kernels") is not True:

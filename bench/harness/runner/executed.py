@@ -48,7 +48,7 @@ ARITHMETIC = frozenset(
     "add subtract multiply divide remainder power maximum minimum abs negate exponential exponential-minus-one log "
     "log-plus-one tanh logistic sqrt rsqrt cbrt sine cosine tan atan2 floor ceil round-nearest-afz "
     "round-nearest-even sign compare select clamp and or xor not shift-left shift-right-arithmetic "
-    "shift-right-logical erf is-finite popcnt count-leading-zeros reduce reduce-window map sort".split()
+    "shift-right-logical erf is-finite popcnt count-leading-zeros reduce reduce-window scatter map sort".split()
 )
 SLICES = frozenset({"slice", "dynamic-slice"})
 ELEMENT_BYTES = {"pred": 1, "s4": 0.5, "u4": 0.5, "s8": 1, "u8": 1, "bf16": 2, "f16": 2, "s16": 2, "u16": 2}
@@ -227,7 +227,7 @@ def _flops(instr: Instruction, comp: dict[str, Instruction], hlo: Hlo) -> tuple[
             return 2.0 * _elements(instr), 0.0
         return 2.0 * _elements(instr) * math.prod(kdims) / max(1, kdims[labels.group(1).index("o")]), 0.0
     if instr.opcode in ARITHMETIC and _rank(instr) >= 1:
-        if instr.opcode in ("reduce", "reduce-window"):
+        if instr.opcode in ("reduce", "reduce-window", "scatter"):
             return 0.0, _applications(instr, comp) * _combiner_ops(instr, hlo)
         return 0.0, float(_elements(instr))
     return 0.0, 0.0
@@ -235,11 +235,12 @@ def _flops(instr: Instruction, comp: dict[str, Instruction], hlo: Hlo) -> tuple[
 
 def _applications(instr: Instruction, comp: dict[str, Instruction]) -> float:
     """How many times a reduction applies its combiner, as XLA:CPU runs it: a reduce once per element of its
-    (first) operand; a reduce-window once per element of each output's window (out x w: overlapping windows, as
-    `lax.reduce_window` over a whole axis, are not the operand's size; bench.harness.inspection.work's
-    `window_applications` is the TPU program's reading)."""
-    if instr.opcode == "reduce":
-        first = comp.get(instr.operands[0]) if instr.operands else None
+    (first) operand, a scatter once per element of its (first) updates, a reduce-window once per element of each
+    output's window (out x w: overlapping windows, as `lax.reduce_window` over a whole axis, are not the operand's
+    size; bench.harness.inspection.work's `window_applications` is the TPU program's reading)."""
+    if instr.opcode in ("reduce", "scatter"):  # a scatter's operands: arrays, indices, updates (as many as arrays)
+        at = 0 if instr.opcode == "reduce" else (len(instr.operands) - 1) // 2 + 1
+        first = comp.get(instr.operands[at]) if len(instr.operands) > at else None
         return float(first.shapes[0].elements) if first is not None and first.shapes else 0.0
     size = re.search(r"window=\{size=([\dx]+)", instr.attrs)
     window = math.prod(int(d) for d in size.group(1).split("x")) if size else 1
