@@ -516,12 +516,26 @@ def test_a_program_too_large_for_the_memory_cap_is_refused_not_raised(honest: tu
 
 def test_the_flatbuffer_reading_agrees_with_jax_on_real_exports(honest: tuple[bytes, bytes]) -> None:
     mixed = _export(lambda a, i: (a.astype(jnp.float32).sum(), i * 2), A, jax.ShapeDtypeStruct((3, 5), jnp.int8))
-    for blob in (*honest, mixed, _baseline_tpu("8p_GEMM", "small")):
+    unused = _export(lambda a, b, c: a + c, A, B, A)  # b dropped: module_kept_var_idx (0, 2)
+    for blob in (*honest, mixed, unused, _baseline_tpu("8p_GEMM", "small")):
         ours, theirs = exported.deserialize(blob, "program"), jax.export.deserialize(bytearray(blob))
         assert ours.platforms == theirs.platforms and ours.nr_devices == theirs.nr_devices
+        assert ours.kept == theirs.module_kept_var_idx
         assert ours.in_avals == tuple(aval_text(a) for a in theirs.in_avals)
         assert ours.out_avals == tuple(aval_text(a) for a in theirs.out_avals)
         assert ours.mlir_module_serialized == theirs.mlir_module_serialized
+
+
+def test_a_tpu_program_reading_other_inputs_through_the_same_module_is_not_accepted() -> None:
+    """Red team 6's lead: the inputs a module is called with are a field of the export (module_kept_var_idx), not
+    of the module: a runnable program computing a * 2 beside a TPU program computing b * 2 (one module body, one
+    argument, inputs (0,) and (1,)) read `verified`."""
+    runnable = _export(lambda a, b: a * 2, A, A)
+    tpu = _export(lambda a, b: b * 2, A, A, platforms=("tpu",))
+    report = inspect_programs(runnable, tpu, "cpu")
+    assert report.readiness_check is None and "reads or returns other arrays" in str(report.tpu_lowering)
+    same = inspect_programs(runnable, _export(lambda a, b: a * 2, A, A, platforms=("tpu",)), "cpu")
+    assert same.tpu_lowering == "ok" and same.readiness_check == "verified"
 
 
 def test_every_dtype_jax_serializes_is_named_as_numpy_names_it() -> None:

@@ -19,7 +19,7 @@ from bench.harness.inspection.module import Refused
 
 # vtable slots (4 + 2 * field id) of table Exported and table AbstractValue
 _IN_AVALS, _OUT_AVALS, _NR_DEVICES_SHORT, _PLATFORMS, _MODULE, _NR_DEVICES = 10, 14, 16, 22, 30, 40
-_UNIQUE_AVALS, _IN_AVALS_IDXS, _OUT_AVALS_IDXS = 42, 48, 50
+_KEPT, _UNIQUE_AVALS, _IN_AVALS_IDXS, _OUT_AVALS_IDXS = 34, 42, 48, 50
 _AVAL_SHAPE, _AVAL_DTYPE = 6, 8
 
 #: enum DType of the schema -> numpy's name of the dtype (what bench.harness.protocol.signature.aval_text prints)
@@ -39,6 +39,7 @@ class Exported:
     in_avals: tuple[str, ...]  # "bfloat16[256,512]"
     out_avals: tuple[str, ...]
     mlir_module_serialized: bytes
+    kept: tuple[int, ...] = ()  # module_kept_var_idx: which of in_avals the module's arguments are, in order
 
 
 class _Table:
@@ -135,6 +136,14 @@ def _avals(root: _Table, inline: int, indices: int, unique: list[str] | None) ->
     return tuple(_aval(t) for t in root.tables(inline))
 
 
+def _kept(root: _Table) -> tuple[int, ...]:
+    """module_kept_var_idx (uint16s): the inputs the module is called with. Two exports with one module body can
+    read different inputs through it (red team 6's lead: a runnable program computing f(a) beside a TPU program
+    computing f(b) read `verified`), so the parent compares it too."""
+    start, n = root.vector(_KEPT, 2)
+    return tuple(struct.unpack_from(f"<{n}H", root.buf, start)) if n else ()
+
+
 def deserialize(blob: bytes, what: str) -> Exported:
     """The fields of a serialized jax.export program that the inspection reads; `Refused` ("unreadable") when the
     bytes are not one."""
@@ -148,6 +157,7 @@ def deserialize(blob: bytes, what: str) -> Exported:
             in_avals=_avals(root, _IN_AVALS, _IN_AVALS_IDXS, unique),
             out_avals=_avals(root, _OUT_AVALS, _OUT_AVALS_IDXS, unique),
             mlir_module_serialized=root.raw(_MODULE),
+            kept=_kept(root),
         )
     except (struct.error, ValueError, UnicodeDecodeError, IndexError) as exc:
         raise Refused(

@@ -90,12 +90,12 @@ def read_program(blob: bytes, what: str, bounds: Bounds) -> Program:
             for region in op.regions:
                 stack.extend(region)
     main = module.funcs[module.main]
-    avals = list(exp.in_avals), list(exp.out_avals)
+    avals = [*exp.in_avals, f"kept {list(exp.kept)}"], list(exp.out_avals)  # the inputs the module reads, too
     input_bytes = sum(type_bytes(t) for t in main.body.arg_types)
     output_bytes = sum(type_bytes(t) for t in main.result_types)
     summary: dict[str, JsonValue] = {
         "platforms": list(exp.platforms),
-        "in_avals": list(avals[0]),
+        "in_avals": list(exp.in_avals),
         "out_avals": list(avals[1]),
         "input_bytes": input_bytes,
         "output_bytes": output_bytes,
@@ -144,7 +144,9 @@ def inspect_programs(
         if "tpu" not in on_tpu.exported.platforms:
             return read_so_far(tpu_lowering=f"the TPU program was exported for {list(on_tpu.exported.platforms)}")
         if on_tpu.avals != run.avals:
-            return read_so_far(tpu_lowering="the TPU program takes or returns other arrays than the runnable program")
+            return read_so_far(
+                tpu_lowering="the TPU program takes, reads or returns other arrays than the runnable program"
+            )
     try:
         tally = work.coverage(on_tpu.module, bounds)
     except Refused as r:
