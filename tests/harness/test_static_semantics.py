@@ -495,3 +495,11 @@ def test_a_scatter_counts_its_combiner_per_update() -> None:
 
     assert _outside_flops(epilogue, x) >= 4096 * 1024 * 3
     assert _outside_flops(lambda v: jnp.zeros_like(v).at[rows].add(v), x) >= 4096 * 1024
+
+
+def test_a_top_k_selection_counts_its_comparisons() -> None:
+    """`ApproxTopK` (a custom call) and `chlo.top_k` read as data moves: 0 FLOPs for k of 2^14 per row (red team 5).
+    Now at least n log2 k; `lax.top_k` is a composite, read through its decomposition (a sort)."""
+    x = jax.ShapeDtypeStruct((64, 1 << 14), jnp.float32)
+    assert _outside_flops(lambda v: jax.lax.approx_max_k(v, 8)[0], x) == 64 * (1 << 14) * 3
+    assert _outside_flops(lambda v: jax.lax.top_k(v, 8)[0], x) >= 64 * (1 << 14) * 3

@@ -258,6 +258,11 @@ def op_cost(op: Op) -> tuple[float, float]:
     linalg = _linalg_flops(op)
     if linalg is not None:
         return linalg, float(in_b + out_b)
+    if name == "chlo.top_k" or name == "stablehlo.custom_call" and custom_call_target(op) == "ApproxTopK":
+        # a selection of k from each row: n log2 k comparisons at least (read as a move, it was free: red team 5)
+        dims = (shape_of(op.types[0]) or ((), ""))[0] if op.types else ()
+        rows = float(type_elements(op.arg_types[0])) if op.arg_types else 0.0
+        return rows * max(1.0, math.log2(max(1, dims[-1] if dims else 1))), float(in_b + out_b)
     if name in MOVES:
         if name == "stablehlo.dynamic_update_slice":
             upd = type_bytes(op.arg_types[1]) if len(op.arg_types) > 1 else out_b
@@ -280,10 +285,6 @@ def op_cost(op: Op) -> tuple[float, float]:
         return window_applications(op), float(in_b + out_b)
     if name in ("stablehlo.scatter", "stablehlo.select_and_scatter"):
         return scatter_applications(op), float(in_b + out_b)
-    if name == "chlo.top_k" or name == "stablehlo.custom_call" and custom_call_target(op) == "ApproxTopK":
-        # a selection of k from each row: n log2 k comparisons at least (read as a move, it was free: red team 5)
-        k = (shape_of(op.types[0]) or ((1,), ""))[0][-1:] if op.types else (1,)
-        return float(type_elements(op.arg_types[0])) * max(1.0, math.log2(max(1, *k))), float(in_b + out_b)
     if name in REGION_OPS_WITH_COMBINERS or name in ("stablehlo.while", "stablehlo.case", "stablehlo.if"):
         n = float(sum(type_elements(t) for t in op.arg_types))
         if name == "stablehlo.sort":
