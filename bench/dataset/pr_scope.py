@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from bench.dataset import reserved
-from bench.dataset.validate import ID_RE
+from bench.dataset.validate import id_problem
 
 
 def changed_files(repo: Path, base: str) -> list[str]:
@@ -41,8 +41,8 @@ def scope(changed: list[str], listed: Mapping[str, str] | None = None) -> tuple[
         parts = path.split("/")
         if len(parts) < 3 or parts[0] != "submissions" or not parts[-1]:
             problems.append(f"{path!r}: outside submissions/<id>/; a submission pull request changes only its folder")
-        elif not ID_RE.match(parts[1]):
-            problems.append(f"{path!r}: submission id {parts[1]!r} must match {ID_RE.pattern}")
+        elif id_problem(parts[1]) is not None:
+            problems.append(f"{path!r}: {id_problem(parts[1])}")
         else:
             ids.add(parts[1])
     if len(ids) > 1:

@@ -61,7 +61,7 @@ def data_path(data_dir: Path, *parts: str) -> Path:
     Defence in depth behind validation: every part must be a plain name (letters, digits, '.', '_', '-';
     never '..'), and the result, with symlinks resolved, must still lie inside data_dir. Raises UnsafeDataPath.
     """
-    bad = [p for p in parts if not isinstance(p, str) or not _PART_RE.match(p)]
+    bad = [p for p in parts if not isinstance(p, str) or not _PART_RE.fullmatch(p)]
     if not parts or bad:
         part = bad[0] if bad else "(none)"
         raise UnsafeDataPath(f"refusing to write under {data_dir}: path part {part!r} is not a plain name")

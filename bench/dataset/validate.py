@@ -38,9 +38,37 @@ from bench.dataset.reader import (
 )
 from bench.dataset.schema import OUTCOMES
 
-__all__ = ["ID_RE", "OPTIONAL", "REQUIRED", "Problem", "Submission", "SubmissionInvalid", "check", "submission_dirs"]
+__all__ = [
+    "ID_RE",
+    "OPTIONAL",
+    "REQUIRED",
+    "Problem",
+    "Submission",
+    "SubmissionInvalid",
+    "check",
+    "id_problem",
+    "submission_dirs",
+]
 
-ID_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
+ID_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")  # always .fullmatch: `$` also matches before a final newline
+#: Ids no folder may take: `index` is the site's list of submissions (that submission's page would replace it), and
+#: `paper-*` are the paper's reported rows (data/reported), which a folder of that name would re-label (red team 7).
+RESERVED_IDS = frozenset({"index"})
+RESERVED_PREFIX = "paper-"
+
+
+def id_problem(sub_id: str) -> str | None:
+    """Why `sub_id` cannot name a submission folder (None: it can)."""
+    if not ID_RE.fullmatch(sub_id):
+        return (
+            f"submission id {shorten(sub_id)} must match {ID_RE.pattern} (lowercase letters, digits, '.', '_', "
+            "'-'; at most 64 characters)"
+        )
+    if sub_id in RESERVED_IDS or sub_id.startswith(RESERVED_PREFIX):
+        return f"submission id {shorten(sub_id)} is reserved (`index`, `{RESERVED_PREFIX}*`: the site's, the paper's)"
+    return None
+
+
 META_FILE = "submission.yaml"
 KERNELS = "kernels"
 TRAJECTORY_DIR = "trajectory"  # format v2: trajectory/<workload_id>.jsonl (bench.dataset.trajectory)
@@ -398,15 +426,9 @@ def _check(folder: Folder, known: set[str]) -> tuple[Submission | None, list[Pro
     if root.is_symlink() or not root.is_dir():
         what = "is a symbolic link" if root.is_symlink() else "is not a folder"
         return None, [Problem(folder.shown, "(folder)", f"{what}; a submission is a folder submissions/<id>/")]
-    if not ID_RE.match(sub_id):
-        return None, [
-            Problem(
-                folder.shown,
-                "(folder name)",
-                f"submission id {shorten(sub_id)} must match {ID_RE.pattern} (lowercase letters, digits, "
-                "'.', '_', '-'; at most 64 characters); rename the folder",
-            )
-        ]
+    why = id_problem(sub_id)
+    if why is not None:
+        return None, [Problem(folder.shown, "(folder name)", f"{why}; rename the folder")]
     entries = folder.entries()
     yfile = folder.where(META_FILE)
     blobs: dict[str, bytes] = {}

@@ -99,3 +99,26 @@ def test_cli_prints_the_id_or_errors(repo):
     _git(r, "commit", "-qam", "sneak")
     bad = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     assert bad.returncode == 1 and bad.stdout.startswith("::error::'bench/evaluate.py': outside")
+
+
+@pytest.mark.parametrize(
+    ("folder", "needle"),
+    [
+        ("evil\n", "must match"),  # `$` matched before a final newline; the workflow's $(...) then dropped it
+        ("index", "reserved"),  # its page replaced the site's list of submissions
+        ("paper-t3-autocomp-gemini-3-flash", "reserved"),  # re-labelled the paper's reported row
+    ],
+)
+def test_ids_that_are_not_a_submission_s_own_are_refused_in_scope_and_validation(
+    tmp_path: Path, folder: str, needle: str
+) -> None:
+    """Red team 7: three folder names that passed both checks."""
+    from bench.dataset.validate import check
+
+    sub_id, problems = scope([f"submissions/{folder}/submission.yaml"])
+    assert sub_id is None and any(needle in p for p in problems), problems
+    root = tmp_path / folder
+    (root / "kernels").mkdir(parents=True)
+    (root / "submission.yaml").write_text((ROOT / "submissions" / "template-search" / "submission.yaml").read_text())
+    sub, found = check(root)
+    assert sub is None and any(needle in p.message for p in found), found
