@@ -41,8 +41,8 @@ def scope(changed: list[str], listed: Mapping[str, str] | None = None) -> tuple[
         parts = path.split("/")
         if len(parts) < 3 or parts[0] != "submissions" or not parts[-1]:
             problems.append(f"{path!r}: outside submissions/<id>/; a submission pull request changes only its folder")
-        elif id_problem(parts[1]) is not None:
-            problems.append(f"{path!r}: {id_problem(parts[1])}")
+        elif why := id_problem(parts[1]):
+            problems.append(f"{path!r}: {why}")
         else:
             ids.add(parts[1])
     if len(ids) > 1:
