@@ -35,6 +35,9 @@ SUFFIX = ".jsonl"
 #: itself is bounded by LIMITS.jsonl_bytes, one sample's source like a kernel file.
 MAX_SOURCE_BYTES = LIMITS.kernel_bytes
 MAX_SAMPLES = 1024
+#: ... and in all, per submission: every sample is an evaluation on the maintainers' machines (the paper's budget is
+#: 144 per workload, 7,200 for the 50; without it 50 files of 1,024 samples queued 51,200 evaluations: red team 7)
+MAX_TOTAL_SAMPLES = 8192
 MAX_POSITION = 1_000_000  # chain and turn numbers (stored as int32)
 MAX_TOKENS = 10**15  # token counts (stored as int64)
 MAX_SECONDS = 10**7  # a sample's wall time or model latency (about 4 months)
@@ -313,6 +316,11 @@ def check_submission(
         out.files[wid] = rel
         out.counts[wid] = len(traj.samples)
         out.selected[wid] = traj.samples_with(source_hash(kernels[wid]))
+    if (total := sum(out.counts.values())) > MAX_TOTAL_SAMPLES:
+        where = folder.where(TRAJECTORY_DIR)
+        problems.append(
+            Problem(where, "(folder)", f"{total} samples in all, more than the limit of {MAX_TOTAL_SAMPLES}")
+        )
     return out, problems
 
 

@@ -128,6 +128,18 @@ def test_selection_rule_budget_and_names_are_checked(tmp_path):
     assert "12p_RMSNorm.jsonl: (file): 6 samples, more than samples_per_workload (4)" in text
 
 
+def test_a_submission_s_samples_in_all_are_bounded(tmp_path, monkeypatch):
+    """Each sample is an evaluation on the maintainers' machines: 50 files of 1,024 samples queued 51,200 (red team
+    7). The fixture's 9 samples against a limit of 8 stand in for 51,200 against 8,192."""
+    monkeypatch.setattr(trajectory, "MAX_TOTAL_SAMPLES", 8)
+    _, problems = check(fx.write(tmp_path), KNOWN)
+    assert [str(p) for p in problems if "in all" in str(p)] == [
+        f"{tmp_path / 'traj-v2' / 'trajectory'}: (folder): 9 samples in all, more than the limit of 8"
+    ], problems
+    monkeypatch.setattr(trajectory, "MAX_TOTAL_SAMPLES", 9)
+    assert check(fx.write(tmp_path / "again"), KNOWN)[1] == []
+
+
 def test_a_symlinked_trajectory_file_is_refused(tmp_path):
     root = fx.write(tmp_path, gemm=False)
     target = root / "trajectory" / "12p_RMSNorm.jsonl"
