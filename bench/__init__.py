@@ -10,7 +10,7 @@ It is loaded on first use, so `import bench` (done by every worker process) stay
 from typing import Any
 
 __version__ = "0.1.0"
-HARNESS_VERSION = "24"  # 24: ApproxTopK counted as a selection, before the data moves (CHANGELOG.md)
+HARNESS_VERSION = "25"  # 25: builds beside the timing, held off its core by a cpuset (CHANGELOG.md)
 
 API = (
     "EvalOptions",

@@ -46,11 +46,13 @@ def run_tasks(host: Host, spec: str, task_jsons: list[str]) -> list[str | BaseEx
 
 def task_for(workload: str, kernel_path: Path, size: str, official: bool) -> EvalTask:
     """The harness task of one candidate file: the one place that decides sandbox and seeds policy, shared by
-    submitted kernels and trajectory samples (official: bubblewrap required, fresh secret seeds per evaluation)."""
+    submitted kernels and trajectory samples (official: bubblewrap required, fresh secret seeds per evaluation).
+    Never timed beside builds: a batch mixes submissions, and one's builds must not move another's number."""
     return EvalTask(
         workload=workload,
         kernel_path=kernel_path,
         size=size,
         sandbox="bwrap" if official else "auto",
         secret_seed=secrets.randbits(31) if official else None,
+        builds_beside=False,  # a ranked number is never timed beside another candidate's build
     )

@@ -257,6 +257,8 @@ def test_a_batch_builds_no_more_kernels_at_once_than_its_slots(monkeypatch: pyte
     class StandIn:
         """A build process that builds nothing: it counts how many run at once."""
 
+        cpus = None  # no cpuset: no timing beside it
+
         def __init__(self, *args: object) -> None:
             pass
 
@@ -309,3 +311,28 @@ def test_a_batch_has_one_folder_and_one_runner_session_whichever_thread_asks_fir
         assert len({id(s) for _, s in seen}) == 1
     finally:
         runner.close()
+
+
+def test_ranked_rows_are_never_timed_beside_builds_and_feedback_batches_are_where_a_cpuset_holds() -> None:
+    """`bench ingest`'s tasks (bench.dataset.evaluation.task_for) keep every build off the host while a candidate
+    is timed: a batch mixes submissions, and a build shares the memory bus and caches with the timed core. A feedback
+    batch (the default task) runs the next builds beside a timing only where bubblewrap and a cpuset hold them off
+    the timing core."""
+    from bench.dataset.evaluation import task_for
+    from bench.harness.parent.evaluate import WarmRunner
+    from bench.harness.parent.sandboxing import BuildCgroups, bwrap_problem
+    from bench.harness.protocol.isolation import off_timing_core
+
+    for official in (False, True):
+        ranked = task_for("8p_GEMM", KERNELS / "identical.py", "small", official)
+        assert ranked.builds_beside is False
+        assert WarmRunner(ranked).build_cpus is None
+    feedback = EvalTask(workload="8p_GEMM", kernel_path=KERNELS / "identical.py", size="small")
+    cores = off_timing_core()
+    probe = BuildCgroups.create(8, cores) if cores else None
+    if probe is not None:
+        probe.release()
+    if bwrap_problem() is not None or probe is None or probe.cpus != cores:
+        pytest.skip("no bubblewrap, no second core or no cpuset here: no build runs beside a timing")
+    assert WarmRunner(feedback).build_cpus == cores
+    assert WarmRunner(feedback.model_copy(update={"sandbox": "none"})).build_cpus is None

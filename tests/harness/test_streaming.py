@@ -32,6 +32,8 @@ PATIENCE_S = 60
 class StandInBuild:
     """A build process that builds nothing (the stand-in runner below decides every candidate)."""
 
+    cpus = None  # no cpuset: no timing beside it
+
     def __init__(self, *args: object) -> None:
         pass
 

@@ -117,3 +117,66 @@ def test_the_runner_weighs_more_than_any_build():
         proc.wait()
     cgroups.release_group(group)
     assert not group.exists()
+
+
+def test_a_build_given_cores_gets_a_cpuset_group_of_them_v1_and_v2(monkeypatch, tmp_path):
+    """v1: a group in the cpuset hierarchy with the parent's memory nodes (a v1 task cannot join without them);
+    v2: the same one group as the other bounds."""
+    for controller in ("pids", "cpu", "cpuset"):
+        (tmp_path / "v1" / controller).mkdir(parents=True)
+    (tmp_path / "v1" / "cpuset" / "cpuset.mems").write_text("0\n")
+    monkeypatch.setattr(cgroups, "CGROUP_ROOT", tmp_path / "v1")
+    monkeypatch.setattr(cgroups, "_own_cgroups", lambda: [(["pids"], ""), (["cpu"], ""), (["cpuset"], "")])
+    groups = BuildCgroups.create(64, frozenset({0, 2}))
+    assert groups.cpus == frozenset({0, 2}) and "cpuset.cpus=0,2 (cgroup v1)" in groups.applied
+    (cpuset,) = [g for g in groups.groups if g.parent.name == "cpuset"]
+    assert (cpuset / "cpuset.mems").read_text() == "0" and groups.refused == []
+    (tmp_path / "v2").mkdir()
+    monkeypatch.setattr(cgroups, "CGROUP_ROOT", tmp_path / "v2")
+    monkeypatch.setattr(cgroups, "_own_cgroups", lambda: [([], "")])
+    groups = BuildCgroups.create(64, frozenset({1}))
+    assert len(groups.groups) == 1 and groups.cpus == frozenset({1})
+    assert (groups.groups[0] / "cpuset.cpus").read_text() == "1" and "cpuset.cpus=1 (cgroup v2)" in groups.applied
+
+
+def test_a_cpuset_the_kernel_does_not_read_back_as_given_is_refused(monkeypatch, tmp_path):
+    """The overlap of builds with a timing rests on the cpuset: kept only where the kernel reads back exactly the
+    cores asked for (a parent cpuset narrower than them, say); refused and named otherwise."""
+    (tmp_path / "cpuset").mkdir()
+    (tmp_path / "cpuset" / "cpuset.mems").write_text("0\n")
+    monkeypatch.setattr(cgroups, "CGROUP_ROOT", tmp_path)
+    monkeypatch.setattr(cgroups, "_own_cgroups", lambda: [(["cpuset"], "")])
+    monkeypatch.setattr(cgroups, "_read_cpus", lambda group: frozenset({0, 1}))
+    groups = BuildCgroups.create(64, frozenset({0}))
+    assert groups.cpus is None and groups.groups == []
+    assert any(why.startswith("cpuset cgroup refused") for why in groups.refused)
+    made = [p for p in (tmp_path / "cpuset").iterdir() if p.is_dir()]
+    assert len(made) == 1 and (made[0] / "cpuset.cpus").read_text() == "0"  # asked, read back otherwise: refused
+
+
+def test_a_process_in_the_cpuset_cannot_widen_its_cores():
+    """Affinity is the process's own to change; its cpuset is not: a build asking for every core keeps its own."""
+    cores = os.sched_getaffinity(0)
+    if len(cores) < 2:
+        pytest.skip("one core: nothing to confine a build off")
+    own = frozenset({min(cores)})
+    groups = BuildCgroups.create(32, own)
+    if groups.cpus != own:
+        pytest.skip(f"this host refuses a cpuset cgroup: {groups.refused}")
+    code = (
+        "import os\n"
+        f"try:\n    os.sched_setaffinity(0, {set(cores)!r})\nexcept OSError:\n    pass\n"
+        "print(sorted(os.sched_getaffinity(0)))"
+    )
+    procs = [str(g / "cgroup.procs") for g in groups.groups]
+    try:
+        out = subprocess.run(
+            ["/bin/sh", "-c", _JOIN, "join", str(len(procs)), *procs, sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        ).stdout
+        assert out.strip() == str(sorted(own)), out
+    finally:
+        groups.release()

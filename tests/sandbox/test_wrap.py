@@ -284,3 +284,31 @@ def test_the_sandbox_root_is_read_only_and_tmp_is_the_writable_place(tmp_path: P
     """
     out = run_py(code, tmp_path, "bwrap").stdout
     assert "/tmp/ok written" in out and "/planted refused" in out, out
+
+
+NESTED_NAMESPACE_ATTACK = """
+    import ctypes, os
+    libc = ctypes.CDLL(None, use_errno=True)
+    CLONE_NEWUSER, CLONE_NEWNS, CLONE_NEWCGROUP = 0x10000000, 0x00020000, 0x02000000
+    if libc.unshare(CLONE_NEWUSER) != 0:
+        print("USERNS refused", os.strerror(ctypes.get_errno()))
+    elif libc.unshare(CLONE_NEWNS | CLONE_NEWCGROUP) != 0:
+        print("USERNS made; MOUNT NS refused", os.strerror(ctypes.get_errno()))
+    else:
+        os.makedirs("/tmp/cg", exist_ok=True)
+        ok = libc.mount(b"none", b"/tmp/cg", b"cgroup", 0, b"cpuset") == 0
+        print("USERNS made; CGROUP MOUNTED" if ok else "USERNS made; mount refused")
+"""
+
+
+@needs_bwrap
+def test_a_build_cannot_make_a_user_namespace_to_rewrite_its_cgroups(tmp_path: Path) -> None:
+    """Red team 8: in a user namespace of its own a build gained every capability, mounted the cgroup hierarchy
+    and wrote its own cpuset, pids.max and memory limit. The sandbox is a user namespace in which it may make no
+    other (`--disable-userns`). Control: outside the sandbox the same probe makes one (where this host lets
+    anyone: else the control cannot show it and the test skips)."""
+    control = run_py(NESTED_NAMESPACE_ATTACK, tmp_path, "none")
+    if "USERNS made" not in control.stdout:
+        pytest.skip(f"this host refuses user namespaces outside the sandbox too: {control.stdout}{control.stderr}")
+    done = run_py(NESTED_NAMESPACE_ATTACK, tmp_path, "bwrap")
+    assert done.stdout.startswith("USERNS refused"), done.stdout + done.stderr

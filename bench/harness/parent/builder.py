@@ -114,6 +114,11 @@ class BuildProcess:
         self.closed = False
         self.bounds: dict[str, JsonValue] = {}  # what its cgroups bounded, read when it ended (close)
 
+    @property
+    def cpus(self) -> frozenset[int] | None:
+        """The cores its cpuset holds it (and all it starts) to; None: every core (none asked, or refused)."""
+        return self.cmd.groups.cpus
+
     def run(self, request: BuildRequest, timeout_s: float) -> BuildArtifact:
         """Send the request, read the reply under `timeout_s`, end the build: what the parent observed."""
         started = time.monotonic()

@@ -8,7 +8,9 @@ The evaluation is four steps with frozen values between them (bench/harness/):
     decide (trusted parent: parent/outcome.py)                              -> EvalResult
 
 The candidate's Python only ever runs in the build step, on abstract inputs; the inputs exist only in the runner,
-which no build can address, and every build (with every process it started) is gone before anything runs.
+which no build can address, and a candidate's build (with every process it started) is gone before it runs. The
+batch's other builds run beside its timing only where a cpuset cgroup holds them off the timing core
+(`build_cpus`; the timing's policy then says `+beside`); elsewhere every build ends before anything is timed.
 Nothing here imports or executes candidate code.
 
     runner = WarmRunner(EvalTask(workload="8p_GEMM", kernel_path=..., size="small"))  # the template's options
@@ -24,9 +26,10 @@ One batch is three kinds of background work, each a future whose failure is its 
 - `baseline`, then `ready`: the runner started and the baseline compiled; then the batch's inputs drawn from fresh
   random seeds (or seeds derived from the secret seed) that only it gets, the references computed: while the builds
   run on interleaved plans (CPU, GPU), after every build process ended on TPU's exclusive plan;
-- `runs`: once every build ended, each candidate that survived inspection is run in turn (correctness, then ABBA
-  timing against the baseline in the runner's own process), and decided (in a thread of its own while the runner
-  runs the next candidate, where the parent can leave the timing core).
+- `runs`: once its build ended (every build, where no cpuset holds them off the timing core), each candidate that
+  survived inspection is run in turn (correctness, then ABBA timing against the baseline in the runner's own
+  process), and decided (in a thread of its own while the runner runs the next candidate, where the parent can
+  leave the timing core).
 The runner process, its compiled baseline and its warm caches are kept across batches; a runner that died or timed
 out on a candidate is replaced (and re-prepared on the same seeds) for the next one.
 """
@@ -51,10 +54,10 @@ from bench.harness.parent import outcome, timing
 from bench.harness.parent.builder import BuildArtifact, BuildProcess
 from bench.harness.parent.inspecting import CAPTURE_MAX_BYTES, Inspector, with_execution
 from bench.harness.parent.outcome import Built
-from bench.harness.parent.sandboxing import Limits, resolve_mode
+from bench.harness.parent.sandboxing import Limits, bwrap_problem, resolve_mode
 from bench.harness.parent.session import RunnerSession
 from bench.harness.protocol import schedule
-from bench.harness.protocol.isolation import confined_to, timing_core, timing_isolation
+from bench.harness.protocol.isolation import confined_to, off_timing_core, timing_core, timing_isolation
 from bench.harness.protocol.messages import (
     BaselineRequest,
     BuildRequest,
@@ -130,10 +133,17 @@ class WarmRunner:
         self._folder: Path | None = None  # created by the first batch, inside its harness-error guard
         self._session: RunnerSession | None = None
         self._creating = threading.RLock()  # (reentrant: `session` asks for `folder`)
-        self.inspector = Inspector()
+        # where the task allows it, the plan lets builds overlap the runner and bubblewrap keeps a build from undoing
+        # its cgroups: the cores every build (and the inspection worker) is held to, the next builds beside a timing
+        bwrap = template.sandbox != "none" and bwrap_problem() is None
+        beside = template.builds_beside and self.plan.builds_overlap_runner and bwrap
+        self.build_cpus = off_timing_core() if beside else None
+        self._beside = self.build_cpus is not None  # until a build's cpuset is refused (_start_build)
+        self.inspector = Inspector(cpus=self.build_cpus)
         self.build_slots = threading.BoundedSemaphore(self.plan.build_parallelism)
         self._ahead: list[tuple[Path, BuildProcess]] = []  # builds started ahead of need (guarded by _creating)
         self._unclaimed = 0  # kernels of the current batch whose build has not begun
+        self._builds: list[Future[Built]] = []  # the current batch's builds and inspections
         self._baseline_tpu = b""  # the baseline exported for TPU by the runner (the inspection counts its work)
         self.batches = 0
 
@@ -207,6 +217,7 @@ class WarmRunner:
             ended: list[Future[None]] = [Future() for _ in kernels]  # each build's process gone
             baseline = starting.submit(self._load_baseline, ended)  # the runner, and the baseline for inspections
             builds = [building.submit(self._build_safely, k, e, baseline) for k, e in zip(kernels, ended, strict=True)]
+            self._builds = builds
             ready = starting.submit(self._ready, request, ended, baseline, seeds, timing_seed, t0)
             overlap: Future[bool] = starting.submit(self._may_overlap)
             runs = [running.submit(self._run_safely, ready, builds, b, t0, deciding, overlap) for b in builds]
@@ -347,8 +358,20 @@ class WarmRunner:
             return claimed
 
     def _start_build(self) -> tuple[Path, BuildProcess]:
+        """A build process started now, in a folder of its own; where its cpuset was refused, no later timing runs
+        beside a build (a timing already running meets it, and its interference record says so)."""
         folder = Path(tempfile.mkdtemp(prefix="eval_", dir=self.folder))
-        return folder, BuildProcess(folder, self.task.sandbox, Limits(memory_mb=self.task.memory_limit_mb))
+        limits = Limits(memory_mb=self.task.memory_limit_mb, cpus=self.build_cpus)
+        build = BuildProcess(folder, self.task.sandbox, limits)
+        if build.cpus != self.build_cpus:
+            self._beside = False
+        return folder, build
+
+    def _builds_running(self) -> bool:
+        """Whether a build process or an inspection of this batch may still run: a timing starting now has them
+        beside it (none start later in the batch: every build of it has begun or is ahead)."""
+        with self._creating:
+            return bool(self._ahead) or not all(b.done() for b in self._builds)
 
     def _close_ahead(self, keep: int = 0) -> None:
         """End the builds started ahead that no kernel claimed (a batch that ended early), but `keep` of them,
@@ -370,11 +393,12 @@ class WarmRunner:
         deciding: ThreadPoolExecutor,
         overlap: Future[bool],
     ) -> EvalResult | Future[EvalResult]:
-        """One candidate through the runner, once every build ended (no build shares the host with a timing):
-        what the runner returned, decided in `deciding`'s thread where the parent may overlap the runner's
-        timing, else here and now. The runner's failure to get ready is every candidate's `error`; any exception of
-        the runner's handle is this candidate's `error` (the runner is replaced for the next one)."""
-        wait(builds)
+        """One candidate through the runner, once its build ended, and every build too unless the builds run beside
+        the timing (`_beside`: confined to the other cores): what the runner returned, decided in `deciding`'s
+        thread where the parent may overlap the runner's timing, else here and now. The runner's failure to get
+        ready is every candidate's `error`; any exception of the runner's handle is this candidate's `error` (the
+        runner is replaced for the next one)."""
+        wait([build] if self._beside else builds)
         built = build.result()
         try:
             ctx = ready.result()
@@ -417,6 +441,8 @@ class WarmRunner:
         policy = resolve_policy(self.plan.backend, interpreted).for_task(
             self.task.warmup, self.task.iters, self.task.blocks
         )
+        if self._builds_running():  # whatever the cpuset did: the label says what ran beside
+            policy = policy.beside_builds()
         programs = 3 if ctx.prepared.pallas_reference == "ok" else 2
         try:  # a runner replaced after the previous candidate killed it starts over on the same seeds
             self.session.reprepare()

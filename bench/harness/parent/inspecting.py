@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -153,13 +154,18 @@ class WorkerProcess(ChildProcess):
     fail a WorkerFailure, its whole process group killed. Trusted code (it imports no candidate code), so not
     sandboxed; it reads hostile bytes, hence its own process, its deadline and its memory cap."""
 
-    def __init__(self, memory_mb: int) -> None:
+    def __init__(self, memory_mb: int, cpus: frozenset[int] | None = None) -> None:
+        """`cpus`: the cores it may use, where it works beside a timing (affinity, set by `taskset` before it
+        execs, so every thread it starts inherits it: trusted code that never widens it; where `taskset` is
+        missing, set on its main thread just after it started)."""
         cmd_r, self._cmd_w = os.pipe()
         reply_r, reply_w = os.pipe()
         env = {k: v for k, v in os.environ.items() if k != "JAXBENCH_SECRET_SEED"}
         env.update(JAX_PLATFORMS="cpu", TF_CPP_MIN_LOG_LEVEL="2", PYTHONUNBUFFERED="1")  # never opens a chip
         env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+        pin = ["taskset", "-c", ",".join(map(str, sorted(cpus)))] if cpus and shutil.which("taskset") else []
         argv = [
+            *pin,
             sys.executable,
             "-m",
             "bench.harness.inspection.worker",
@@ -192,6 +198,9 @@ class WorkerProcess(ChildProcess):
             os.close(reply_w)
         self.closed = False
         self.memory_mb = memory_mb
+        if cpus and not pin:
+            with contextlib.suppress(OSError):
+                os.sched_setaffinity(self.proc.pid, cpus)
 
     def request(self, request: InspectRequest, blobs: list[bytes], timeout_s: float) -> InspectReply:
         """Send one request and read its reply (WorkerFailure: TIMEOUT, the worker killed; CRASHED, also for a reply
@@ -234,8 +243,9 @@ class Inspector:
         timeout_s: float = INSPECTION_TIMEOUT_S,
         memory_mb: int = INSPECTION_MEMORY_MB,
         bounds: Bounds = DEFAULT_BOUNDS,
+        cpus: frozenset[int] | None = None,
     ) -> None:
-        self.timeout_s, self.memory_mb, self.bounds = timeout_s, memory_mb, bounds
+        self.timeout_s, self.memory_mb, self.bounds, self.cpus = timeout_s, memory_mb, bounds, cpus
         self.lock = threading.Lock()
         self.host: WorkerProcess | None = None
         self.starts = 0
@@ -326,7 +336,7 @@ class Inspector:
         if self.host is not None and self.host.alive():
             return self.host
         self.close()
-        worker = WorkerProcess(self.memory_mb)
+        worker = WorkerProcess(self.memory_mb, self.cpus)
         try:
             hello, _ = worker.read_reply(STARTUP_TIMEOUT_S, "startup", 1 << 16)
             if not hello.get("ok"):

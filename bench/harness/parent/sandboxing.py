@@ -77,6 +77,7 @@ class Limits:
     tmpfs_mb: int = TMPFS_MB
     processes: int = PROCESS_LIMIT
     dev_mb: int = DEV_MB
+    cpus: frozenset[int] | None = None  # the cores it may run on (a cpuset cgroup); None: every core
 
     @property
     def address_space_mb(self) -> int | None:
@@ -124,6 +125,22 @@ def _new_group(base: Path, settings: dict[str, str]) -> tuple[Path | None, list[
     return path, took
 
 
+def _read_cpus(group: Path) -> frozenset[int] | None:
+    """The cores a cpuset group's tasks may run on, as the kernel reads them back ("0-2,5"; None: unreadable): the
+    effective set where the kernel has one (v2's `cpuset.cpus` echoes the request, which an ancestor may narrow or,
+    where it leaves nothing, replace by its own)."""
+    names = ("cpuset.cpus.effective", "cpuset.effective_cpus", "cpuset.cpus")
+    try:
+        text = next((group / n).read_text() for n in names if (group / n).exists()).strip()
+        out: set[int] = set()
+        for part in filter(None, text.split(",")):
+            low, _, high = part.partition("-")
+            out.update(range(int(low), int(high or low) + 1))
+        return frozenset(out)
+    except (OSError, ValueError, StopIteration):
+        return None
+
+
 def release_group(group: Path | None, wait_s: float = 1.0) -> None:
     """Remove `group` once it is empty (kept, and countable, if a process still holds it after `wait_s`)."""
     deadline = time.monotonic() + wait_s
@@ -154,28 +171,43 @@ class BuildCgroups:
     pids_group: Path | None = None  # where pids.events counts the forks the bound refused
     cpu_bounded: bool = False  # a CPU cgroup holds the build (else the launcher's nice / SCHED_IDLE)
     pids_bounded: bool = False
+    cpus: frozenset[int] | None = None  # the cores a cpuset cgroup confines it to (None: every core, or refused)
 
     @classmethod
-    def create(cls, processes: int) -> BuildCgroups:
-        """The pids and CPU groups of one build, on cgroup v1 (one hierarchy per controller) or v2 (one group)."""
+    def create(cls, processes: int, cpus: frozenset[int] | None = None) -> BuildCgroups:
+        """The pids and CPU groups of one build, on cgroup v1 (one hierarchy per controller) or v2 (one group), and
+        where `cpus` is given, a cpuset group confining it (and all it starts) to those cores."""
         made = cls(processes)
         v1, unified = _hierarchies()
+        wanted = {"cpuset.cpus": ",".join(str(c) for c in sorted(cpus))} if cpus else {}
         quota = int(BUILD_CPU_CORES * CPU_PERIOD_US)
-        if "pids" in v1 or "cpu" in v1:
+        if {"pids", "cpu", "cpuset"} & v1.keys():
             if "pids" in v1:
                 made._keep(*_new_group(CGROUP_ROOT / "pids" / v1["pids"], {"pids.max": str(processes)}), "pids.", "v1")
             if "cpu" in v1:
                 cpu = {"cpu.shares": str(BUILD_CPU_SHARES), "cpu.cfs_period_us": str(CPU_PERIOD_US)}
                 cpu["cpu.cfs_quota_us"] = str(quota)
                 made._keep(*_new_group(CGROUP_ROOT / "cpu" / v1["cpu"], cpu), "cpu.", "v1")
+            if cpus and "cpuset" in v1:  # v1 needs the memory nodes written before a task may join
+                base = CGROUP_ROOT / "cpuset" / v1["cpuset"]
+                with contextlib.suppress(OSError):
+                    wanted["cpuset.mems"] = (base / "cpuset.mems").read_text().strip()
+                made._confine(cpus, *_new_group(base, wanted), "v1")
+            elif cpus:
+                made._confine(cpus, None, [], "v1")
         elif unified is not None:
             base = CGROUP_ROOT / unified
-            with contextlib.suppress(OSError):  # controllers for our children, where the host lets us enable them
-                (base / "cgroup.subtree_control").write_text("+cpu +pids")
-            settings = {"pids.max": str(processes), "cpu.weight": str(BUILD_CPU_WEIGHT)}
+            for controller in ("+cpu", "+pids", *(["+cpuset"] if cpus else [])):  # one by one: one refused, not all
+                with contextlib.suppress(OSError):  # controllers for our children, where the host lets us enable them
+                    (base / "cgroup.subtree_control").write_text(controller)
+            settings = {"pids.max": str(processes), "cpu.weight": str(BUILD_CPU_WEIGHT), **wanted}
             group, took = _new_group(base, {**settings, "cpu.max": f"{quota} {CPU_PERIOD_US}"})
             made._keep(group, [t for t in took if t.startswith("pids.")], "pids.", "v2")
             made._keep(group, [t for t in took if t.startswith("cpu.")], "cpu.", "v2")
+            if cpus:
+                made._confine(cpus, group, took, "v2")
+        elif cpus:
+            made._confine(cpus, None, [], "")
         if not made.pids_bounded:
             made.refused.append(
                 f"pids cgroup refused: RLIMIT_NPROC {made.nproc_limit()} instead (counts every task "
@@ -188,6 +220,22 @@ class BuildCgroups:
                 "autogroups)"
             )
         return made
+
+    def _confine(self, cpus: frozenset[int], group: Path | None, took: list[str], version: str) -> None:
+        """Keep the cpuset bound of `group` only where the kernel reads back exactly `cpus`: the overlap of builds
+        with a timing (parent/evaluate.py) rests on it. Why a cgroup and not affinity: a build can widen its own
+        affinity, never its cpuset."""
+        wanted = ",".join(str(c) for c in sorted(cpus))
+        mems = version != "v1" or any(t.startswith("cpuset.mems=") and t != "cpuset.mems=" for t in took)
+        if group is not None and f"cpuset.cpus={wanted}" in took and mems and _read_cpus(group) == cpus:
+            if group not in self.groups:
+                self.groups.append(group)
+            self.applied.append(f"cpuset.cpus={wanted} (cgroup {version})")
+            self.cpus = cpus
+            return
+        if group is not None and group not in self.groups:
+            release_group(group, 0.0)
+        self.refused.append("cpuset cgroup refused: every core (no timing runs beside this build)")
 
     def _keep(self, group: Path | None, took: list[str], kind: str, version: str) -> None:
         """Join `group` when its `kind` of bound took (else remove it, unless another bound of it holds)."""
@@ -462,7 +510,10 @@ def bwrap_args(kernel: Path | None = None, limits: Limits = Limits(), extra_ro: 
         k = str(Path(kernel).resolve())
         args += ["--ro-bind", k, k]
     args += ["--remount-ro", "/"]  # bubblewrap's root is a tmpfs of no size of its own: nothing may write there
-    unshare = "--unshare-net --unshare-pid --unshare-ipc --unshare-uts --unshare-cgroup-try"
+    # its own user namespace, in which it may make no other: without one, a build made one, gained every capability
+    # there, mounted the cgroup hierarchy and rewrote its own cpuset, pids.max and memory limit (red team 8)
+    unshare = "--unshare-user --disable-userns --unshare-net --unshare-pid --unshare-ipc --unshare-uts"
+    unshare += " --unshare-cgroup-try"
     return [*args, "--chdir", "/tmp", *unshare.split(), *"--die-with-parent --new-session --cap-drop ALL --".split()]
 
 
@@ -472,7 +523,8 @@ def bwrap_problem() -> str | None:
     exe = shutil.which("bwrap")
     if exe is None:
         return "bubblewrap (bwrap) is not installed"
-    flags = "--ro-bind / / --tmpfs /tmp --dev /dev --proc /proc --unshare-net --unshare-pid --die-with-parent"
+    flags = "--ro-bind / / --tmpfs /tmp --dev /dev --proc /proc --unshare-user --disable-userns --unshare-net"
+    flags += " --unshare-pid --die-with-parent"
     probe = [exe, *flags.split(), "--cap-drop", "ALL", "--", "true"]
     try:
         done = subprocess.run(probe, capture_output=True, text=True, timeout=20)
@@ -527,7 +579,7 @@ def wrap(
     Without bubblewrap (mode "none", or "auto" where it is unusable) the same environment scrub and
     rlimits apply, HOME is a fresh directory, and the row is labelled `sandbox:none`."""
     name = resolve_mode(mode)
-    groups = BuildCgroups.create(limits.processes)
+    groups = BuildCgroups.create(limits.processes, limits.cpus)
     memory = _memory_cgroup(limits.memory_mb)
     launcher = _launcher(limits, groups, memory)
     if name == "none":

@@ -471,6 +471,10 @@ def interference_reasons(m: Interference, policy: TimingPolicy = DEFAULTS) -> li
     elif m.wall_s > 0 and m.involuntary_switches / m.wall_s > policy.max_involuntary_per_s:
         reasons.append(f"{m.involuntary_switches} involuntary context switches in {m.wall_s:.2f} s of timing")
     load = max(m.loadavg_before, m.loadavg_after)
+    if policy.builds_beside:
+        # the batch's own builds were runnable on the other cores by design (a cpuset kept them off the runner's):
+        # who took the runner's core is what its CPU share and run delay above measure
+        return reasons
     if m.others_runnable is not None:
         if m.others_runnable >= m.cores:
             reasons.append(

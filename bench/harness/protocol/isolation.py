@@ -104,6 +104,19 @@ def timing_core() -> int | None:
         return None
 
 
+def off_timing_core(environ: dict[str, str] | None = None) -> frozenset[int] | None:
+    """The cores builds may use beside a timing: this process's cores but the runner's (None where the runner is not
+    pinned, or no other core is left: then no build runs while a program is timed)."""
+    core = worker_core(environ)
+    if core is None:
+        return None
+    try:
+        others = frozenset(os.sched_getaffinity(0)) - {core}
+    except OSError:
+        return None
+    return others or None
+
+
 def confined_to(core: int | None) -> bool:
     """Whether this process may run on `core` only (a one-core host, or a Ray node confined to one core). Then the
     parent's work while the runner times (a decision's bootstrap and trace parsing, the trace reader's import) takes

@@ -44,6 +44,9 @@ class TimingPolicy(BaseModel):
     pin_timing_core: bool  # the runner confined to one core, the parent's threads kept off it
     timing_nice: int  # the runner's priority while it times
     single_threaded_xla: bool  # one thread per XLA:CPU op and BLAS, fixed malloc thresholds
+    # the batch's next builds ran beside the timing, held to the other cores by a cpuset cgroup (set by the parent
+    # for each evaluation where they did, `beside_builds`): the host's runnable count then is not interference
+    builds_beside: bool = False
     # --- the interval (bench.harness.parent.timing)
     confidence: float = Field(gt=0, lt=1)
     resamples: int = Field(ge=100)
@@ -81,6 +84,10 @@ class TimingPolicy(BaseModel):
     def calibrated(self) -> bool:
         """The runner fits the calls to the programs' call times (else: min_calls calls, min_blocks blocks)."""
         return self.target_s is not None
+
+    def beside_builds(self) -> TimingPolicy:
+        """This policy, where the batch's builds run beside the timing, confined to the other cores."""
+        return self.model_copy(update={"builds_beside": True, "name": f"{self.name}+beside"})
 
     # ------------------------------------------------------------------ the runner's decisions
     def calls(self, baseline_call_ms: float | None, slowest_call_ms: float | None) -> int:

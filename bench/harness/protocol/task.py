@@ -35,6 +35,10 @@ class EvalOptions(BaseModel):
     # interleaved: builds run while the runner starts; exclusive: the runner (the one process that holds the
     # device) starts only after every build ended; auto: exclusive on a TPU host (bench.harness.protocol.schedule)
     schedule: Literal["auto", "interleaved", "exclusive"] = "auto"
+    # the batch's next builds may run while a candidate is timed, held to the other cores by a cpuset (CPU hosts
+    # under bubblewrap; the timing's policy then says `+beside`): feedback batches, not ranked rows (bench ingest
+    # sets False: a build shares the memory bus and caches with the timed core, bench.dataset.evaluation.task_for)
+    builds_beside: bool = True
 
 
 class EvalTask(EvalOptions):
