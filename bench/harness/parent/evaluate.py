@@ -137,8 +137,10 @@ class WarmRunner:
         # its cgroups: the cores every build (and the inspection worker) is held to, the next builds beside a timing
         bwrap = template.sandbox != "none" and bwrap_problem() is None
         beside = template.builds_beside and self.plan.builds_overlap_runner and bwrap
+        # (a batch of one too: its build and the worker off the runner's core, the runner's start had that core to
+        # itself, and a one-off `bench evaluate` took 1.91 s instead of 2.05 s, medians of 5 paired runs)
         self.build_cpus = off_timing_core() if beside else None
-        self._beside = self.build_cpus is not None  # until a build's cpuset is refused (_start_build)
+        self._beside = False  # the current batch's builds run beside its timings (until a cpuset is refused)
         self.inspector = Inspector(cpus=self.build_cpus)
         self.build_slots = threading.BoundedSemaphore(self.plan.build_parallelism)
         self._ahead: list[tuple[Path, BuildProcess]] = []  # builds started ahead of need (guarded by _creating)
@@ -206,6 +208,7 @@ class WarmRunner:
             timing_seed=timing_seed,
             with_pallas_reference=self.task.with_pallas_reference,
         )
+        self._beside = self.build_cpus is not None
         with contextlib.ExitStack() as stack:
             # one thread more than builds at once: a thread whose candidate is being inspected leaves its build
             # slot to the next kernel

@@ -35,6 +35,7 @@ from typing import Literal
 from pydantic import JsonValue
 
 from bench.harness.protocol import wire
+from bench.harness.protocol.isolation import confine_threads
 from bench.harness.protocol.messages import (
     DEFAULT_BOUNDS,
     Bounds,
@@ -199,8 +200,7 @@ class WorkerProcess(ChildProcess):
         self.closed = False
         self.memory_mb = memory_mb
         if cpus and not pin:
-            with contextlib.suppress(OSError):
-                os.sched_setaffinity(self.proc.pid, cpus)
+            confine_threads(self.proc.pid, cpus)
 
     def request(self, request: InspectRequest, blobs: list[bytes], timeout_s: float) -> InspectReply:
         """Send one request and read its reply (WorkerFailure: TIMEOUT, the worker killed; CRASHED, also for a reply

@@ -179,6 +179,14 @@ def pin_threads(pid: int, core: int | None, nice: int = TIMING_NICE) -> int:
     return changed
 
 
+def confine_threads(pid: int, cpus: frozenset[int]) -> None:
+    """Move every thread of `pid` (and of its children) onto `cpus`, from outside (the inspection worker, a trusted
+    process, kept off the timing core once it works beside a timing)."""
+    for tid in _process_tree_threads(pid):
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(tid, cpus)
+
+
 def confine_self(core: int | None) -> str:
     """Restrict this process to one core before jax's backend starts (XLA:CPU sizes its intra-op thread pool
     from the affinity mask when the client is created: one core, one thread per op), and make the CPU client
