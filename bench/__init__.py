@@ -10,7 +10,7 @@ It is loaded on first use, so `import bench` (done by every worker process) stay
 from typing import Any
 
 __version__ = "0.1.0"
-HARNESS_VERSION = "26"  # 26: 13p's second input distribution at hidden x 16 (CHANGELOG.md)
+HARNESS_VERSION = "27"  # 27: the kernel's settings under /proc read-only in the build (CHANGELOG.md)
 
 API = (
     "EvalOptions",

@@ -312,3 +312,27 @@ def test_a_build_cannot_make_a_user_namespace_to_rewrite_its_cgroups(tmp_path: P
         pytest.skip(f"this host refuses user namespaces outside the sandbox too: {control.stdout}{control.stderr}")
     done = run_py(NESTED_NAMESPACE_ATTACK, tmp_path, "bwrap")
     assert done.stdout.startswith("USERNS refused"), done.stdout + done.stderr
+
+
+SYSCTL_WRITE = """
+    path = "/proc/sys/kernel/printk_ratelimit"  # written back with its own value: harmless where it succeeds
+    try:
+        value = open(path).read()
+        with open(path, "w") as f:
+            f.write(value)
+        print("WROTE")
+    except OSError as e:
+        print("REFUSED", e.strerror)
+"""
+
+
+@needs_bwrap
+def test_a_build_cannot_write_the_kernel_s_settings(tmp_path: Path) -> None:
+    """Red team 9: a harness run as root runs its builds as host uid 0, and bubblewrap skipped its read-only cover
+    of /proc/sys: a build wrote kernel.core_pattern (a program of its choosing run as host root at its next crash).
+    Control: outside the sandbox the same write succeeds (as root; elsewhere nothing shows the cover is needed)."""
+    control = run_py(SYSCTL_WRITE, tmp_path, "none")
+    if "WROTE" not in control.stdout:
+        pytest.skip(f"this user cannot write kernel settings anyway: {control.stdout}{control.stderr}")
+    done = run_py(SYSCTL_WRITE, tmp_path, "bwrap")
+    assert done.stdout.startswith("REFUSED"), done.stdout + done.stderr

@@ -208,7 +208,8 @@ class WarmRunner:
             timing_seed=timing_seed,
             with_pallas_reference=self.task.with_pallas_reference,
         )
-        self._beside = self.build_cpus is not None
+        with self._creating:  # a build kept ready from the last batch counts too
+            self._beside = self.build_cpus is not None and all(b.cpus == self.build_cpus for _, b in self._ahead)
         with contextlib.ExitStack() as stack:
             # one thread more than builds at once: a thread whose candidate is being inspected leaves its build
             # slot to the next kernel
@@ -401,7 +402,9 @@ class WarmRunner:
         thread where the parent may overlap the runner's timing, else here and now. The runner's failure to get
         ready is every candidate's `error`; any exception of the runner's handle is this candidate's `error` (the
         runner is replaced for the next one)."""
-        wait([build] if self._beside else builds)
+        wait([build])
+        if not self._beside:  # read once its own build ended: a cpuset refused meanwhile counts
+            wait(builds)
         built = build.result()
         try:
             ctx = ready.result()

@@ -44,6 +44,10 @@ ENV_ALLOW = frozenset(
 TMPFS_MB = 256  # the build's private /tmp; part of the memory cap
 DEV_MB = 16  # the build's private /dev (device nodes and /dev/shm); part of the memory cap
 PROCESS_LIMIT = 256  # processes + threads in the build's pids cgroup (jax starts a few dozen threads)
+#: The kernel's settings under /proc, read-only in the build: a harness run as root runs its builds as host uid 0 (no
+#: capabilities), and the kernel lets uid 0 write most of /proc/sys on file permissions alone (kernel.core_pattern
+#: would run a program of the build's choosing as host root).
+PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/mtrr")
 #: The only device nodes in the build's own /dev (never an accelerator: only the runner opens a chip).
 DEV_NODES = ("null", "zero", "full", "random", "urandom")
 
@@ -499,6 +503,8 @@ def bwrap_args(kernel: Path | None = None, limits: Limits = Limits(), extra_ro: 
     `kernel`: the kernel file, or the folder it will be written to (a build started ahead of need), read-only."""
     args = ["bwrap", *_system_binds(), "--size", str(limits.tmpfs_mb << 20), "--tmpfs", "/tmp"]
     args += ["--size", str(limits.dev_mb << 20), "--tmpfs", "/dev", "--dir", "/dev/shm", "--proc", "/proc"]
+    for path in PROC_READ_ONLY:  # (read-only binds of the host's: bubblewrap skips its own cover where it may not
+        args += ["--ro-bind-try", path, path]  # write them, and a root harness's build is host uid 0: red team 9)
     for node in DEV_NODES:
         args += ["--dev-bind", f"/dev/{node}", f"/dev/{node}"]
     for i, name in enumerate(("stdin", "stdout", "stderr")):
