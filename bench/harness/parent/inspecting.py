@@ -34,6 +34,7 @@ from typing import Literal
 
 from pydantic import JsonValue
 
+from bench.harness.parent.sandboxing import cpu_list
 from bench.harness.protocol import wire
 from bench.harness.protocol.isolation import confine_threads
 from bench.harness.protocol.messages import (
@@ -164,7 +165,7 @@ class WorkerProcess(ChildProcess):
         env = {k: v for k, v in os.environ.items() if k != "JAXBENCH_SECRET_SEED"}
         env.update(JAX_PLATFORMS="cpu", TF_CPP_MIN_LOG_LEVEL="2", PYTHONUNBUFFERED="1")  # never opens a chip
         env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-        pin = ["taskset", "-c", ",".join(map(str, sorted(cpus)))] if cpus and shutil.which("taskset") else []
+        pin = ["taskset", "-c", cpu_list(cpus)] if cpus and shutil.which("taskset") else []
         argv = [
             *pin,
             sys.executable,

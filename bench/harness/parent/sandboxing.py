@@ -129,18 +129,27 @@ def _new_group(base: Path, settings: dict[str, str]) -> tuple[Path | None, list[
     return path, took
 
 
+def cpu_list(cpus: frozenset[int]) -> str:
+    """The kernel's list format of a set of cores ("0,2,3"), as cpuset.cpus and taskset take it."""
+    return ",".join(str(c) for c in sorted(cpus))
+
+
+def parse_cpu_list(text: str) -> frozenset[int]:
+    """A set of cores from the kernel's list format ("0-2,5"); ValueError on anything else."""
+    out: set[int] = set()
+    for part in filter(None, text.strip().split(",")):
+        low, _, high = part.partition("-")
+        out.update(range(int(low), int(high or low) + 1))
+    return frozenset(out)
+
+
 def _read_cpus(group: Path) -> frozenset[int] | None:
     """The cores a cpuset group's tasks may run on, as the kernel reads them back ("0-2,5"; None: unreadable): the
     effective set where the kernel has one (v2's `cpuset.cpus` echoes the request, which an ancestor may narrow or,
     where it leaves nothing, replace by its own)."""
     names = ("cpuset.cpus.effective", "cpuset.effective_cpus", "cpuset.cpus")
     try:
-        text = next((group / n).read_text() for n in names if (group / n).exists()).strip()
-        out: set[int] = set()
-        for part in filter(None, text.split(",")):
-            low, _, high = part.partition("-")
-            out.update(range(int(low), int(high or low) + 1))
-        return frozenset(out)
+        return parse_cpu_list(next((group / n).read_text() for n in names if (group / n).exists()))
     except (OSError, ValueError, StopIteration):
         return None
 
@@ -183,7 +192,8 @@ class BuildCgroups:
         where `cpus` is given, a cpuset group confining it (and all it starts) to those cores."""
         made = cls(processes)
         v1, unified = _hierarchies()
-        wanted = {"cpuset.cpus": ",".join(str(c) for c in sorted(cpus))} if cpus else {}
+        wanted = {"cpuset.cpus": cpu_list(cpus)} if cpus else {}
+        cpuset: tuple[Path | None, list[str], str] = (None, [], "")  # the cpuset group, what took, the version
         quota = int(BUILD_CPU_CORES * CPU_PERIOD_US)
         if {"pids", "cpu", "cpuset"} & v1.keys():
             if "pids" in v1:
@@ -196,9 +206,7 @@ class BuildCgroups:
                 base = CGROUP_ROOT / "cpuset" / v1["cpuset"]
                 with contextlib.suppress(OSError):
                     wanted["cpuset.mems"] = (base / "cpuset.mems").read_text().strip()
-                made._confine(cpus, *_new_group(base, wanted), "v1")
-            elif cpus:
-                made._confine(cpus, None, [], "v1")
+                cpuset = (*_new_group(base, wanted), "v1")
         elif unified is not None:
             base = CGROUP_ROOT / unified
             for controller in ("+cpu", "+pids", *(["+cpuset"] if cpus else [])):  # one by one: one refused, not all
@@ -208,10 +216,9 @@ class BuildCgroups:
             group, took = _new_group(base, {**settings, "cpu.max": f"{quota} {CPU_PERIOD_US}"})
             made._keep(group, [t for t in took if t.startswith("pids.")], "pids.", "v2")
             made._keep(group, [t for t in took if t.startswith("cpu.")], "cpu.", "v2")
-            if cpus:
-                made._confine(cpus, group, took, "v2")
-        elif cpus:
-            made._confine(cpus, None, [], "")
+            cpuset = (group, took, "v2")
+        if cpus:
+            made._confine(cpus, *cpuset)
         if not made.pids_bounded:
             made.refused.append(
                 f"pids cgroup refused: RLIMIT_NPROC {made.nproc_limit()} instead (counts every task "
@@ -229,7 +236,7 @@ class BuildCgroups:
         """Keep the cpuset bound of `group` only where the kernel reads back exactly `cpus`: the overlap of builds
         with a timing (parent/evaluate.py) rests on it. Why a cgroup and not affinity: a build can widen its own
         affinity, never its cpuset."""
-        wanted = ",".join(str(c) for c in sorted(cpus))
+        wanted = cpu_list(cpus)
         mems = version != "v1" or any(t.startswith("cpuset.mems=") and t != "cpuset.mems=" for t in took)
         if group is not None and f"cpuset.cpus={wanted}" in took and mems and _read_cpus(group) == cpus:
             if group not in self.groups:
