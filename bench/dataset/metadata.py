@@ -88,6 +88,24 @@ def _links(v: Any) -> str | None:
     return f"every link must be an http:// or https:// URL without spaces, got {shorten(bad[0])}" if bad else None
 
 
+#: A GitHub login: 1 to 39 letters, digits and single hyphens, not starting or ending with a hyphen.
+GITHUB_LOGIN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}$")
+
+
+def _logins(v: Any) -> str | None:
+    if v == []:
+        return None
+    err = _str_list(100, 20)(v)
+    if err:
+        return err
+    bad = [x for x in v if not GITHUB_LOGIN.match(x)]
+    return (
+        f"every maintainer must be a GitHub login (1 to 39 letters, digits or inner hyphens), got {shorten(bad[0])}"
+        if bad
+        else None
+    )
+
+
 def _kind(v: Any) -> str | None:
     return None if v in KINDS else f"expected one of {list(KINDS)}, got {_type_name(v)}"
 
@@ -184,6 +202,8 @@ class SubmissionMeta(BaseModel):
     target_hardware: Annotated[str, text(200)]
     license: Annotated[str, text(100)]
     links: Annotated[list[str], checked(_links)] = Field(default_factory=list)
+    # the GitHub logins that may change this folder by pull request once it is merged (bench/dataset/pr_scope.py)
+    maintainers: Annotated[list[str], checked(_logins)] = Field(default_factory=list)
     workloads: Annotated[list[str] | None, checked(_str_list(100, 200))] = None
     # null or absent: no trajectory (as an empty mapping would not be)
     trajectory: Annotated[

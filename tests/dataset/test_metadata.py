@@ -28,7 +28,7 @@ def test_valid_metadata_is_typed():
 
 def test_required_and_optional_fields_come_from_the_model():
     assert set(REQUIRED) == set(good_meta()) - {"links"}
-    assert set(OPTIONAL) == {"links", "workloads", "trajectory", "notes", "agent_run"}
+    assert set(OPTIONAL) == {"links", "maintainers", "workloads", "trajectory", "notes", "agent_run"}
 
 
 def test_problems_in_order_missing_unknown_values_model_trajectory():
@@ -69,6 +69,19 @@ def test_keys_that_are_not_names_are_unknown_fields(key, shown):
         ),
         ("samples_per_workload", True, "samples_per_workload: expected an integer, got bool (True)"),
         ("kind", "robot", "kind: expected one of ['agent', 'human', 'hand-tuned', 'baseline'], got str ('robot')"),
+        (
+            "maintainers",
+            ["alice", "-bob"],
+            "maintainers: every maintainer must be a GitHub login (1 to 39 letters, digits or inner hyphens), "
+            "got '-bob'",
+        ),
+        (
+            "maintainers",
+            ["a" * 40],
+            "maintainers: every maintainer must be a GitHub login (1 to 39 letters, digits or inner hyphens), got '"
+            + "a" * 40
+            + "'",
+        ),
     ],
 )
 def test_value_messages(field, value, message):

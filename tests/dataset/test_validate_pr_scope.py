@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.dataset.pr_scope import changed_files, scope
+from bench.dataset.pr_scope import changed_files, check, scope
 from bench.paths import ROOT
 
 GIT_ENV = {
@@ -122,3 +122,68 @@ def test_ids_that_are_not_a_submission_s_own_are_refused_in_scope_and_validation
     (root / "submission.yaml").write_text((ROOT / "submissions" / "template-search" / "submission.yaml").read_text())
     sub, found = check(root)
     assert sub is None and any(needle in p.message for p in found), found
+
+
+def _base_with_maintainers(r: Path, *logins: str) -> str:
+    """Commit, on main, `old`'s submission.yaml listing `logins` as maintainers; return the new base sha and
+    start the pull request's branch from it."""
+    _git(r, "checkout", "-q", "main")
+    (r / "submissions" / "old" / "submission.yaml").write_text(f"name: old\nmaintainers: {list(logins)}\n")
+    _git(r, "commit", "-qam", "maintainers")
+    _git(r, "checkout", "-qB", "pr2")
+    return _git(r, "rev-parse", "HEAD")
+
+
+def _commit(r: Path) -> None:
+    _git(r, "add", "-A")
+    _git(r, "commit", "-qm", "pr")
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda r: _write(r, "submissions/old/kernels/8p_GEMM.py"),  # a kernel swapped into someone else's folder
+        lambda r: (r / "submissions" / "old" / "submission.yaml").unlink(),  # their metadata deleted
+        # the pull request lists its own author: only the base branch's list is read
+        lambda r: (r / "submissions" / "old" / "submission.yaml").write_text("name: old\nmaintainers: [mallory]\n"),
+    ],
+)
+def test_a_stranger_cannot_change_another_submission_s_folder(repo, change):
+    """Red team 7's open lead: a pull request editing another (unreserved) submission's folder passed the scope
+    check. Now only the maintainers the base branch lists for that folder may change it."""
+    r, _ = repo
+    base = _base_with_maintainers(r, "Alice")
+    change(r)
+    _commit(r)
+    assert scope(changed_files(r, base)) == ("old", [])  # in scope: one submission's folder ...
+    sub_id, problems = check(r, base, "mallory")  # ... but not the author's
+    assert sub_id is None and "only its maintainers" in problems[0] and "alice" in problems[0], problems
+    assert check(r, base, "ALICE") == ("old", [])  # logins are case-insensitive on GitHub
+    assert check(r, base, None)[0] is None  # no author given: refused
+
+
+def test_a_folder_that_lists_no_maintainer_is_changed_by_no_pull_request(repo):
+    r, base = repo
+    _write(r, "submissions/old/notes.md")
+    _commit(r)
+    sub_id, problems = check(r, base, "old")
+    assert sub_id is None and "no one" in problems[0], problems
+
+
+def test_a_new_folder_needs_no_maintainer(repo):
+    r, base = repo
+    _write(r, "submissions/mine/submission.yaml")
+    _commit(r)
+    assert check(r, base, None) == ("mine", [])
+
+
+def test_cli_refuses_a_stranger_s_change_and_accepts_the_maintainer_s(repo):
+    r, _ = repo
+    base = _base_with_maintainers(r, "alice")
+    _write(r, "submissions/old/kernels/8p_GEMM.py")
+    _commit(r)
+    cmd = [sys.executable, "-m", "bench.dataset.pr_scope", str(r), base, "--author"]
+    bad = subprocess.run([*cmd, "mallory"], cwd=ROOT, capture_output=True, text=True)
+    assert bad.returncode == 1 and bad.stdout.startswith("::error::submissions/old/ exists on the base branch")
+    ok = subprocess.run([*cmd, "alice"], cwd=ROOT, capture_output=True, text=True)
+    assert (ok.returncode, ok.stdout) == (0, "old\n"), ok.stderr
