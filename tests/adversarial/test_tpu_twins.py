@@ -22,7 +22,7 @@ import pytest
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 
-from bench.harness.inspection import execute, kernels
+from bench.harness.inspection import execute, integers, kernels
 from bench.harness.inspection.module import Op
 from bench.harness.inspection.report import inspect_programs
 from bench.harness.protocol.messages import Bounds, ExecuteRequest, InspectionReport
@@ -401,7 +401,7 @@ def _op(name: str, types: tuple[str, ...], args: tuple[str, ...], **attrs: str) 
     ],
 )
 def test_index_arithmetic_follows_the_ir_exactly(op: Op, args: list[int], bits: int | None) -> None:
-    assert kernels.scalar(op, args) == bits
+    assert integers.evaluate(op, args) == bits
 
 
 #: Honest kernels of the dataset, one per feature the check must follow: scalar prefetch (2p), a flash-attention

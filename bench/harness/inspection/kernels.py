@@ -22,17 +22,16 @@ neither).
 
 from __future__ import annotations
 
-import functools
 import itertools
 import math
 import random
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from bench.harness.inspection import mosaic
+from bench.harness.inspection import integers, mosaic
 from bench.harness.inspection.module import Block, Func, Module, Op, Refused, array_ints, shape_of
 from bench.harness.protocol.messages import Bounds
 
@@ -40,119 +39,6 @@ from bench.harness.protocol.messages import Bounds
 MAX_STEPS = 1 << 14
 #: Integer ops evaluated per site, all steps together (the loop body's bookkeeping times the steps).
 MAX_EVALS = 4_000_000
-
-# ---------------------------------------------------------------- exact integer semantics
-
-
-@functools.lru_cache(maxsize=4096)
-def _int_type(t: str) -> tuple[int, bool] | None:
-    """(width, signed) of a scalar integer type ('i32', 'tensor<ui8>', 'index'); None for anything else."""
-    t = t.strip()
-    if t.startswith("tensor<") and t.endswith(">"):
-        t = t[7:-1]
-    if t == "index":
-        return 64, True
-    m = re.fullmatch(r"(u?)i(\d+)", t)
-    return (int(m.group(2)), not m.group(1) and m.group(2) != "1") if m else None
-
-
-def _s(u: int, w: int) -> int:
-    """The signed value of a `w`-bit pattern."""
-    return u - (1 << w) if u >> (w - 1) else u
-
-
-def _cmp(pred: str, a: int, b: int, w: int, signed: bool) -> int:
-    x, y = (_s(a, w), _s(b, w)) if signed else (a, b)
-    return int({"eq": x == y, "ne": x != y, "lt": x < y, "le": x <= y, "gt": x > y, "ge": x >= y}[pred])
-
-
-IntFn = Callable[[list[int]], int | None]
-
-
-def scalar(op: Op, a: list[int]) -> int | None:
-    """The result bits of one integer op on scalar operand bits (see `integer_op`)."""
-    fn = integer_op(op)
-    return None if fn is None else fn(a)
-
-
-def integer_op(op: Op) -> IntFn | None:
-    """The integer op as a function of its operands' bits (unsigned patterns of each type's width), with the IR's
-    own semantics: Mosaic's arith ops as `mosaic.integer_op` evaluates them; StableHLO's with two's-complement
-    wrap, the element type's signedness (or the comparison's) and its defined division by zero and wide shifts.
-    None: not an integer op known here; the function returns None where the IR leaves the result undefined.
-    Parsed once per op: the grid loop runs it at every step."""
-    rt = _int_type(op.types[0]) if op.types else None
-    if rt is None:
-        return None
-    w, mask, n = rt[0], (1 << rt[0]) - 1, op.name.split(".", 1)[-1]
-    if n == "constant":
-        if not isinstance(op.scalar, (bool, int)):
-            return None
-        c = int(op.scalar) & mask
-        return lambda a: c
-    if op.name == "tpu.assume_multiple":  # `pl.multiple_of`: the value, where the promise holds
-        m = int(op.attrs.get("multiple", "0").split(":")[0] or 0)
-        return lambda a: a[0] if m > 0 and _s(a[0], w) % m == 0 else None
-    if not op.name.startswith("stablehlo."):
-        return lambda a: mosaic.integer_op(op, a)
-    at = [_int_type(t) for t in op.arg_types]
-    signed = rt[1]
-    simple: dict[str, IntFn] = {
-        "add": lambda a: (a[0] + a[1]) & mask,
-        "subtract": lambda a: (a[0] - a[1]) & mask,
-        "multiply": lambda a: (a[0] * a[1]) & mask,
-        "and": lambda a: a[0] & a[1],
-        "or": lambda a: a[0] | a[1],
-        "xor": lambda a: a[0] ^ a[1],
-        "not": lambda a: ~a[0] & mask,
-        "negate": lambda a: -a[0] & mask,
-        "select": lambda a: a[1] if a[0] else a[2],
-    }
-    if n in simple:
-        return simple[n]
-    if n == "compare":
-        d = re.search(r"comparison_direction (\w+)", op.attrs.get("comparison_direction", ""))
-        name = d.group(1).lower() if d else ""
-        sgn = "UNSIGNED" not in op.attrs.get("compare_type", "") and bool(at and at[0] and at[0][1])
-        w0 = at[0][0] if at and at[0] else w
-        return (lambda a: _cmp(name, a[0], a[1], w0, sgn)) if name in ("eq", "ne", "lt", "le", "gt", "ge") else None
-    if n == "convert":
-        src = at[0] if at else None
-        if src is None:
-            return None
-        if w == 1:
-            return lambda a: int(a[0] != 0)
-        return (lambda a: _s(a[0], src[0]) & mask) if src[1] else (lambda a: a[0] & mask)
-    if n in ("maximum", "minimum", "clamp"):
-        pick = max if n == "maximum" else min
-
-        def extreme(a: list[int]) -> int:
-            xs = [_s(x, w) if signed else x for x in a]
-            return (min(max(xs[1], xs[0]), xs[2]) if n == "clamp" else pick(xs)) & mask
-
-        return extreme
-    if n in ("divide", "remainder"):
-
-        def divide(a: list[int]) -> int | None:
-            x, y = (_s(a[0], w), _s(a[1], w)) if signed else (a[0], a[1])
-            if y == 0:  # defined: quotient -1 (all ones), remainder the dividend
-                return mask if n == "divide" else a[0]
-            q = abs(x) // abs(y) * (1 if (x < 0) == (y < 0) else -1)  # truncated towards zero
-            return ((x - q * y) if n == "remainder" else q) & mask
-
-        return divide
-    if n in ("shift_left", "shift_right_logical", "shift_right_arithmetic"):
-
-        def shift(a: list[int]) -> int:
-            if a[1] >= w:  # defined: zeros, or the sign for an arithmetic right shift
-                return mask if n.endswith("arithmetic") and _s(a[0], w) < 0 else 0
-            if n == "shift_left":
-                return (a[0] << a[1]) & mask
-            return (_s(a[0], w) >> a[1]) & mask if n.endswith("arithmetic") else a[0] >> a[1]
-
-        return shift
-    return None
-
 
 # ---------------------------------------------------------------- evaluating a block's integer ops
 
@@ -183,7 +69,7 @@ def _array_op(op: Op, args: list[Value]) -> Value | None:
     base = args[0]
     if not isinstance(base, Arr) or any(isinstance(v, Arr) for v in args[1:]):
         return None
-    idx = [_s(v, 64 if "index" in t else 32) for v, t in zip(args[1:], op.arg_types[1:], strict=True)]  # type: ignore[arg-type]
+    idx = [integers.to_signed(v, 64 if "index" in t else 32) for v, t in zip(args[1:], op.arg_types[1:], strict=True)]  # type: ignore[arg-type]
     if op.name == "memref.load":
         return base.at(idx)
     sizes = array_ints(op.attrs.get("slice_sizes", "")) if op.name == "stablehlo.dynamic_slice" else None
@@ -214,11 +100,11 @@ class _Plan:
         flat: list[tuple[Op | None, list[Key], Key]] = []
         self._flatten(block, lambda v: v, flat, 0)
         self.need = need = set[Key](wanted)
-        self.steps: list[tuple[Op | None, IntFn | None, list[Key], Key]] = []
+        self.steps: list[tuple[Op | None, integers.IntFn | None, list[Key], Key]] = []
         for op, args, out in reversed(flat):
             if out in need:
                 need.update(args)
-                self.steps.append((op, integer_op(op) if op is not None else None, args, out))
+                self.steps.append((op, integers.function(op) if op is not None else None, args, out))
         self.steps.reverse()
 
     def _flatten(self, block: Block, rename: Any, out: list[tuple[Op | None, list[Key], Key]], depth: int) -> list[Key]:
@@ -348,7 +234,10 @@ def _mosaic_steps(
                     idx = [env.get(a) for a in f.body.ops[-1].args]
                 if len(idx) != len(bounds) or not all(isinstance(v, int) for v in idx):
                     raise _NotShown(f"an index map of its Mosaic kernel cannot be evaluated at {tuple(point)}")
-                starts.append(tuple(_s(v * b & 0xFFFFFFFF, 32) for v, b in zip(idx, bounds, strict=True)))  # type: ignore[operator]
+                ints = [v for v in idx if isinstance(v, int)]
+                starts.append(
+                    tuple(integers.to_signed(v * b & 0xFFFFFFFF, 32) for v, b in zip(ints, bounds, strict=True))
+                )
             env = dict(zip(func.body.args, [*[p & 0xFFFFFFFF for p in point], *fill], strict=False))
             body_plan.run(env, counter)
             yield [*starts, dmas.offsets(env)]  # type: ignore[list-item]
@@ -433,7 +322,7 @@ def _interpreted_steps(
     kernel_uses = {
         p: _read_by_kernel(body, body.args[p], step_plan.need, window_ops | {id(ret)})
         for p in known
-        if _int_type(body.arg_types[p])
+        if integers.kind(body.arg_types[p])
     }
     history: dict[int, list[int]] = {p: [] for p in kernel_uses}
 
@@ -459,7 +348,7 @@ def _interpreted_steps(
                     [env.get(a) for a in r.args[1:]] != written for r in mine
                 ):
                     raise _NotShown("a block's start in its grid loop cannot be evaluated")
-                start = tuple(_s(v, 32) for v in written)  # type: ignore[arg-type]
+                start = tuple(integers.to_signed(v, 32) for v in written)  # type: ignore[arg-type]
                 if not fill and not all(0 <= x <= d - n for x, d, n in zip(start, dims, sizes, strict=True)):
                     raise _NotShown(f"a block of its grid loop starts out of range, at {start}")
                 starts.append(start)
@@ -666,7 +555,7 @@ def _body_ops(module: Module, block: Block, out: Counter[tuple[str, str]], depth
         if (
             short in _MOVES
             or not op.types
-            or _int_type(op.types[0]) is not None
+            or integers.kind(op.types[0]) is not None
             and not op.types[0].startswith("vector")
         ):
             continue
@@ -735,16 +624,6 @@ def _labels(types: tuple[str, ...], args: tuple[int, ...], windows: list[int]) -
     return out
 
 
-def _const(module: Module, v: int, depth: int = 0) -> int | None:
-    """The value of an integer expression of constants only (None: it depends on something else)."""
-    d = module.defs.get(v)
-    fn = integer_op(d) if d is not None and not d.regions and depth < 32 else None
-    if fn is None:
-        return None
-    args = [_const(module, a, depth + 1) for a in d.args]  # type: ignore[union-attr]
-    return None if None in args else fn(args)  # type: ignore[arg-type]
-
-
 class _Buffers:
     """Which buffer each value of a kernel body is (its root), and the copies and semaphore signals in it."""
 
@@ -772,7 +651,7 @@ class _Buffers:
             if d.name.endswith("convert") and d.types[0] != d.arg_types[0]:
                 return None, best, index
             if d.name.endswith(("dynamic_slice", "memref_slice")) and len(d.args) == 2:
-                index = _const(self.module, d.args[1])
+                index = integers.constant(self.module, d.args[1])
             if d.name.endswith(("dynamic_slice", "memref_slice")):
                 dims, sizes = (shape_of(d.arg_types[0]) or ((),))[0], (shape_of(d.types[0]) or ((),))[0]
                 self.slices.append((d.args[1:], dims, sizes, d.name.startswith("stablehlo")))
@@ -834,7 +713,7 @@ class _Buffers:
             d = self.module.defs.get(op.args[1])
             m = self.module.defs.get(d.args[0]) if d is not None and d.name.endswith("convert") else None
             if m is not None and m.name.endswith("minimum"):
-                size = _const(self.module, m.args[0])
+                size = integers.constant(self.module, m.args[0])
                 root, _, index = self.origin(op.args[0])
                 if size is not None and root is not None:
                     self.signals.add(("start" if short == "add" else "wait", root, index, min(size, _SEM_MAX)))
@@ -869,7 +748,7 @@ class _Buffers:
                 if not all(isinstance(x, (int, str)) for x in raw):
                     where.append("?")
                     continue
-                at = [_s(x, 32) if isinstance(x, int) else int(str(x)[1:]) for x in raw]
+                at = [integers.to_signed(x, 32) if isinstance(x, int) else int(str(x)[1:]) for x in raw]
                 if dims and clamped:
                     at = [min(max(x, 0), d - n) for x, d, n in zip(at, dims, sizes, strict=True)]
                 elif dims and not all(0 <= x <= d - n for x, d, n in zip(at, dims, sizes, strict=True)):
@@ -911,7 +790,7 @@ def _fills(types: tuple[str, ...], seed: int) -> list[list[Arr]]:
         return [[]]
     rng = random.Random(seed)
     shapes = [shape_of(t) for t in types]
-    if any(s is None or _int_type(s[1]) is None for s in shapes):
+    if any(s is None or integers.kind(s[1]) is None for s in shapes):
         raise _NotShown("its prefetched operands are not integer arrays")
     sizes = [math.prod(s[0]) for s in shapes]  # type: ignore[index]
     if sum(sizes) > MAX_STEPS:

@@ -30,6 +30,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from bench.harness.inspection import integers
 from bench.harness.inspection.module import (
     Block,
     Func,
@@ -274,14 +275,14 @@ class _Counter:
         """A scalar `memref.load` from a constant SMEM argument, every index known and within the shape."""
         ref = op.args[0] if op.args else None
         shape = shape_of(self.types.get(ref, "")) if ref is not None else None
-        width = _width(op.types[0]) if op.types else None
+        width = integers.width(op.types[0]) if op.types else None
         if ref not in self.splats or shape is None or width is None or len(op.args) != 1 + len(shape[0]):
             return None
         for index, dim in zip(op.args[1:], shape[0], strict=True):
             v = self.value(index, env, depth + 1)
             if v is None or v >= dim:
                 return None
-        return self.splats[ref] & _mask(width)
+        return self.splats[ref] & integers.mask(width)
 
     def operands(
         self, reads: frozenset[int], writes: frozenset[int], call: Op, sizes: int = 0
@@ -399,8 +400,8 @@ class _Counter:
             self.unknown += 1
             return _Sum.undecided(regions)
         cases = array_ints(op.attrs.get("cases", ""))  # array<i64: 0, 1>
-        width = _width(op.arg_types[0]) if op.arg_types else None
-        signed = _signed(index, width) if width else index
+        width = integers.width(op.arg_types[0]) if op.arg_types else None
+        signed = integers.to_signed(index, width) if width else index
         return (
             regions[1 + cases.index(signed)]
             if signed in cases and 1 + cases.index(signed) < len(regions)
@@ -413,11 +414,11 @@ class _Counter:
         if len(op.args) < 3 or len(op.arg_types) < 3:
             return None
         lb, ub, step = (self.value(a, env) for a in op.args[:3])
-        width = _width(op.arg_types[0])
+        width = integers.width(op.arg_types[0])
         if lb is None or ub is None or step is None or width is None:
             return None
         if "unsignedCmp" not in op.attrs:
-            lb, ub, step = _signed(lb, width), _signed(ub, width), _signed(step, width)
+            lb, ub, step = integers.to_signed(lb, width), integers.to_signed(ub, width), integers.to_signed(step, width)
             top = (1 << (width - 1)) - 1
         else:
             top = (1 << width) - 1
@@ -437,168 +438,20 @@ class _Counter:
         if op is None or depth > EVAL_DEPTH:
             return None
         if op.name == "arith.constant":
-            width = _width(op.types[0]) if op.types else None
+            width = integers.width(op.types[0]) if op.types else None
             v = op.scalar
-            result = int(v) & _mask(width) if width and isinstance(v, (bool, int)) else None
+            result = int(v) & integers.mask(width) if width and isinstance(v, (bool, int)) else None
         elif op.name == "memref.load":
             result = self.load(op, env, depth)
         else:
             args = [self.value(a, env, depth + 1) for a in op.args]
-            result = None if any(a is None for a in args) else integer_op(op, [a for a in args if a is not None])
+            result = None if any(a is None for a in args) else integers.arith(op, [a for a in args if a is not None])
         env[vid] = result
         return result
 
 
 #: How deep a chain of scalar ops the evaluator follows (past it: unknown).
 EVAL_DEPTH = 64
-_PREDICATES = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
-
-
-def _width(type_text: str) -> int | None:
-    """Bit width of a scalar integer type (index: 64); None for anything else (floats, vectors, memrefs)."""
-    t = type_text.strip()
-    if t == "index":
-        return 64
-    m = re.fullmatch(r"[su]?i(\d+)", t)
-    return int(m.group(1)) if m and 0 < int(m.group(1)) <= 128 else None
-
-
-def _mask(width: int | None) -> int:
-    return (1 << width) - 1 if width else 0
-
-
-def _signed(pattern: int, width: int) -> int:
-    """Two's complement reading of a bit pattern (i1's true is -1)."""
-    return pattern - (1 << width) if (pattern >> (width - 1)) & 1 else pattern
-
-
-def _predicate(text: str) -> str | None:
-    """arith.cmpi's predicate, from its attribute text (the enum's number or its name)."""
-    t = text.strip()
-    if not t:
-        return None
-    if t[0].isdigit():
-        n = int(re.match(r"\d+", t).group(0))  # type: ignore[union-attr]
-        return _PREDICATES[n] if n < len(_PREDICATES) else None
-    name = t.split()[0]
-    return name if name in _PREDICATES else None
-
-
-def _compare(pred: str, x: int, y: int, width: int) -> bool:
-    if pred in ("eq", "ne"):
-        return (x == y) == (pred == "eq")
-    if pred[0] == "s":
-        x, y = _signed(x, width), _signed(y, width)
-    return {"lt": x < y, "le": x <= y, "gt": x > y, "ge": x >= y}[pred[1:]]
-
-
-def _division(name: str, x: int, y: int, width: int) -> int | None:
-    """Integer division and remainder at `width` bits; None where the IR leaves it undefined (a zero divisor,
-    the signed minimum divided by -1)."""
-    if name.endswith("ui"):
-        if y == 0:
-            return None
-        if name == "arith.divui":
-            return x // y
-        if name == "arith.ceildivui":
-            return -(-x // y)
-        return x % y if name == "arith.remui" else None
-    a, b = _signed(x, width), _signed(y, width)
-    if b == 0 or (a == -(1 << (width - 1)) and b == -1):
-        return None
-    quotient = abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)  # truncated towards zero
-    results = {
-        "arith.divsi": quotient,
-        "arith.floordivsi": a // b,
-        "arith.ceildivsi": -(-a // b),
-        "arith.remsi": a - b * quotient,
-    }
-    return results.get(name)
-
-
-def _shift(name: str, x: int, y: int, width: int) -> int | None:
-    if y >= width:  # poison
-        return None
-    if name == "arith.shli":
-        return x << y
-    return _signed(x, width) >> y if name == "arith.shrsi" else x >> y
-
-
-def _overflows(op: Op, exact_signed: int, exact_unsigned: int, width: int) -> bool:
-    """An `nsw` / `nuw` flag whose promise the exact result breaks (the result is poison)."""
-    flags = op.attrs.get("overflowFlags", "")
-    lo, hi = -(1 << (width - 1)), (1 << (width - 1)) - 1
-    return ("nsw" in flags and not lo <= exact_signed <= hi) or (
-        "nuw" in flags and not 0 <= exact_unsigned < 1 << width
-    )
-
-
-def integer_op(op: Op, a: list[int]) -> int | None:
-    """One arith op on scalar integers given as bit patterns, evaluated exactly at its type's width (the bit
-    pattern of the result; None for anything not evaluated exactly, a malformed op included)."""
-    try:
-        return _integer_op(op, a)
-    except (IndexError, KeyError, ValueError):
-        return None
-
-
-def _integer_op(op: Op, a: list[int]) -> int | None:
-    if len(op.types) != 1 or not op.arg_types:
-        return None
-    out, inp = _width(op.types[0]), _width(op.arg_types[-1])
-    widths = [_width(t) for t in op.arg_types]
-    if out is None or inp is None or any(w is None for w in widths) or len(a) != len(op.args):
-        return None
-    name = op.name
-    result: int | None
-    if name == "arith.cmpi":
-        pred = _predicate(op.attrs.get("predicate", ""))
-        return None if pred is None else int(_compare(pred, a[0], a[1], inp))
-    if name == "arith.select":
-        return a[1] if a[0] & 1 else a[2]
-    if name in ("arith.extsi", "arith.index_cast"):
-        result = _signed(a[0], inp) if out >= inp else a[0]
-    elif name in ("arith.extui", "arith.trunci", "arith.index_castui"):
-        result = a[0]
-    elif name == "arith.bitcast":
-        result = a[0] if out == inp else None
-    elif name in ("arith.addi", "arith.subi", "arith.muli"):
-        sa, sb = _signed(a[0], inp), _signed(a[1], inp)
-        fn: Callable[[int, int], int] = {
-            "arith.addi": lambda p, q: p + q,
-            "arith.subi": lambda p, q: p - q,
-            "arith.muli": lambda p, q: p * q,
-        }[name]
-        if _overflows(op, fn(sa, sb), fn(a[0], a[1]), inp):
-            return None
-        result = fn(a[0], a[1])
-    elif name in ("arith.shli", "arith.shrsi", "arith.shrui"):
-        result = _shift(name, a[0], a[1], inp)
-        if result is not None and name == "arith.shli" and _overflows(op, _signed(a[0], inp) << a[1], result, inp):
-            return None
-    elif "div" in name or "rem" in name:
-        result = _division(name, a[0], a[1], inp)
-    elif name in ("arith.minsi", "arith.maxsi"):
-        pick = min if name == "arith.minsi" else max
-        result = pick(a[0], a[1], key=lambda v: _signed(v, inp))
-    elif name in ("arith.minui", "arith.maxui"):
-        result = (min if name == "arith.minui" else max)(a[0], a[1])
-    elif name in ("math.absi", "math.ctpop", "math.ctlz", "math.cttz") and len(a) == 1:
-        x = a[0]
-        bits = [(x >> k) & 1 for k in range(inp)]
-        result = {
-            "math.absi": abs(_signed(x, inp)),  # the signed minimum stays itself
-            "math.ctpop": sum(bits),
-            "math.ctlz": next((k for k in range(inp) if bits[inp - 1 - k]), inp),
-            "math.cttz": next((k for k in range(inp) if bits[k]), inp),
-        }[name]
-    elif name in ("arith.andi", "arith.ori", "arith.xori"):
-        result = {"arith.andi": a[0] & a[1], "arith.ori": a[0] | a[1], "arith.xori": a[0] ^ a[1]}[name]
-    else:
-        return None
-    return None if result is None else result & _mask(out)
-
-
 _MATMUL = re.compile(r"dot_dimension_numbers<\[([\d, ]*)\]")
 
 

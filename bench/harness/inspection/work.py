@@ -32,12 +32,12 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Hashable
+from collections.abc import Hashable
 from dataclasses import dataclass, field, replace
 
 from pydantic import JsonValue
 
-from bench.harness.inspection import mosaic
+from bench.harness.inspection import integers, mosaic
 from bench.harness.inspection.allowlist import MOSAIC_TARGET, custom_call_target
 from bench.harness.inspection.module import (
     Block,
@@ -422,15 +422,6 @@ def _conv_flops(op: Op) -> float:
 # leaves undefined). An unknown branch index counts the cheapest kernel work; an unknown trip count, none.
 
 
-def _int_type(type_text: str) -> tuple[int, bool] | None:
-    """(bit width, unsigned) of a one-element integer tensor type; None for floats and anything else."""
-    s = shape_of(type_text)
-    if s is None or math.prod(s[0]) != 1:
-        return None
-    m = re.fullmatch(r"(u?)i(\d+)", s[1])
-    return (int(m.group(2)), bool(m.group(1)) or m.group(2) == "1") if m else None
-
-
 def _wrap(value: int, kind: tuple[int, bool]) -> int:
     """`value` as the type holds it: modulo 2^width, read as unsigned (ui*, i1) or two's complement."""
     width, unsigned = kind
@@ -438,89 +429,13 @@ def _wrap(value: int, kind: tuple[int, bool]) -> int:
     return v if unsigned or not (v >> (width - 1)) & 1 else v - (1 << width)
 
 
-def fold(module: Module, vid: int, depth: int = 0) -> int | None:
+def fold(module: Module, vid: int) -> int | None:
     """The value of a scalar integer computed from constants only, exactly as its type holds it (None: not a
-    constant, or not an integer)."""
+    constant, not an integer, or a result StableHLO leaves implementation-defined)."""
     op = module.defs.get(vid)
-    if op is None or depth > 32 or len(op.types) != 1:
-        return None
-    kind = _int_type(op.types[0])
-    if kind is None:
-        return None
-    if op.name in ("stablehlo.constant", "chlo.constant"):
-        return _wrap(int(op.scalar), kind) if isinstance(op.scalar, (bool, int)) else None
-    args = [fold(module, a, depth + 1) for a in op.args]
-    kinds = [_int_type(t) for t in op.arg_types]
-    if not args or any(a is None for a in args) or any(k is None for k in kinds):
-        return None
-    try:
-        if op.name == "stablehlo.compare":
-            return _fold_compare(op, args[0], args[1], kinds[0])  # type: ignore[arg-type]
-        result = _fold_op(op.name, [a for a in args if a is not None], kinds[0])  # type: ignore[arg-type]
-    except (IndexError, KeyError, ValueError):  # a malformed op: not folded
-        return None
-    return None if result is None else _wrap(result, kind)
-
-
-def _fold_op(name: str, a: list[int], kind: tuple[int, bool]) -> int | None:
-    """One StableHLO integer op on exact operand values (the result before wrapping; None: not folded)."""
-    if name in ("stablehlo.convert", "stablehlo.reshape", "stablehlo.broadcast_in_dim", "stablehlo.bitcast_convert"):
-        return a[0]
-    if name == "stablehlo.select" and len(a) == 3:
-        return a[1] if a[0] else a[2]
-    if name == "stablehlo.clamp" and len(a) == 3:
-        return min(max(a[1], a[0]), a[2])
-    if name in ("stablehlo.negate", "stablehlo.abs", "stablehlo.not") and len(a) == 1:
-        return {"stablehlo.negate": -a[0], "stablehlo.abs": abs(a[0]), "stablehlo.not": ~a[0]}[name]
-    if len(a) != 2:
-        return None
-    x, y = a
-    width = kind[0]
-    if name in ("stablehlo.divide", "stablehlo.remainder"):
-        if y == 0 or (not kind[1] and x == -(1 << (width - 1)) and y == -1):
-            return None  # implementation-defined in StableHLO
-        q = abs(x) // abs(y) * (1 if (x < 0) == (y < 0) else -1)  # truncated towards zero
-        return q if name == "stablehlo.divide" else x - y * q
-    if name.startswith("stablehlo.shift_"):
-        if not 0 <= y < width:
-            return None
-        pattern = x & ((1 << width) - 1)
-        shifted = {"left": x << y, "right_arithmetic": _wrap(x, (width, False)) >> y, "right_logical": pattern >> y}
-        return shifted.get(name[len("stablehlo.shift_") :])
-    binary: dict[str, Callable[[int, int], int]] = {
-        "stablehlo.add": lambda p, q: p + q,
-        "stablehlo.subtract": lambda p, q: p - q,
-        "stablehlo.multiply": lambda p, q: p * q,
-        "stablehlo.maximum": max,
-        "stablehlo.minimum": min,
-        "stablehlo.and": lambda p, q: p & q,
-        "stablehlo.or": lambda p, q: p | q,
-        "stablehlo.xor": lambda p, q: p ^ q,
-    }
-    fn = binary.get(name)
-    return None if fn is None else fn(x, y)
-
-
-def _compare_type(op: Op, kind: tuple[int, bool]) -> str:
-    """SIGNED, UNSIGNED, FLOAT or TOTALORDER: the op's comparison_type, or the element type's default."""
-    m = re.search(r"(SIGNED|UNSIGNED|FLOAT|TOTALORDER)", op.attrs.get("comparison_type", ""))
-    if m:
-        return m.group(1)
-    return "UNSIGNED" if kind[1] else "SIGNED"
-
-
-def _fold_compare(op: Op, x: int, y: int, kind: tuple[int, bool]) -> int | None:
-    """stablehlo.compare on two integers, each read as its comparison_type says (None for FLOAT/TOTALORDER)."""
-    m = re.search(r"(LT|LE|GT|GE|NE|EQ)", op.attrs.get("comparison_direction", ""))
-    ctype = _compare_type(op, kind)
-    if m is None or ctype not in ("SIGNED", "UNSIGNED"):
-        return None
-    as_read = (kind[0], ctype == "UNSIGNED")
-    return int(_holds_direction(m.group(1), _wrap(x, as_read), _wrap(y, as_read)))
-
-
-def _holds_direction(d: str, x: int, y: int) -> bool:
-    return {"LT": x < y, "LE": x <= y, "GT": x > y, "GE": x >= y, "NE": x != y, "EQ": x == y}[d]
+    kind = integers.kind(op.types[0], one_element=True) if op is not None and len(op.types) == 1 else None
+    bits = integers.constant(module, vid, xla_cpu=False, one_element=True) if kind else None
+    return None if bits is None or kind is None else integers.value(bits, kind)
 
 
 def _strip(block: Block, vid: int) -> int:
@@ -552,13 +467,14 @@ def trip_count(module: Module, op: Op) -> int | None:
     if cmp is None or cmp.name != "stablehlo.compare" or len(cmp.args) != 2 or not cmp.arg_types:
         return None
     direction = re.search(r"(LT|LE|GT|GE|NE|EQ)", cmp.attrs.get("comparison_direction", ""))
-    kind = _int_type(cmp.arg_types[0])
+    kind = integers.kind(cmp.arg_types[0], one_element=True)
     if direction is None or kind is None:
         return None
-    ctype = _compare_type(cmp, kind)
-    if ctype not in ("SIGNED", "UNSIGNED"):
+    ctype = re.search(r"(SIGNED|UNSIGNED|FLOAT|TOTALORDER)", cmp.attrs.get("compare_type", ""))
+    read = ctype.group(1) if ctype else ("SIGNED" if kind[1] else "UNSIGNED")
+    if read not in ("SIGNED", "UNSIGNED"):
         return None
-    read_as = (kind[0], ctype == "UNSIGNED")
+    read_as = (kind[0], read == "UNSIGNED")
     body_ret = body.ops[-1]
     body_local = {o: x for x in body.ops for o in x.outs}
 
@@ -575,7 +491,7 @@ def trip_count(module: Module, op: Op) -> int | None:
         return None
 
     def step(i: int) -> int | None:
-        if i >= len(body_ret.args) or _int_type(body.arg_types[i]) != kind:
+        if i >= len(body_ret.args) or integers.kind(body.arg_types[i], one_element=True) != kind:
             return None
         upd = body_local.get(body_ret.args[i])
         if upd is None or upd.name not in ("stablehlo.add", "stablehlo.subtract") or len(upd.args) != 2:
@@ -609,7 +525,7 @@ def _trips(d: str, start: int, limit: int, s: int, read_as: tuple[int, bool]) ->
     does not end before the counter wraps (or never ends)."""
     width, unsigned = read_as
     lo, hi = (0, (1 << width) - 1) if unsigned else (-(1 << (width - 1)), (1 << (width - 1)) - 1)
-    if not _holds_direction(d, start, limit):
+    if not integers.holds(d.lower(), start, limit):
         return 0
     if s == 0:
         return None
