@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import os
 import re
 import subprocess
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,41 @@ TPU_DEVICE_GLOBS = ("/dev/accel*", "/dev/vfio/[0-9]*")  # v4/v5e: /dev/accel*; n
 GPU_DEVICE_GLOBS = ("/dev/nvidia[0-9]*",)
 #: What the sandbox binds through: the chips' nodes plus their control nodes (/dev/vfio/vfio, nvidiactl, ...).
 SANDBOX_DEVICE_GLOBS = ("/dev/accel*", "/dev/vfio", "/dev/nvidia*", "/dev/nvidia-caps")
+
+
+#: Cloud TPU VMs name their slice in TPU_ACCELERATOR_TYPE ("v5litepod-4", "v6e-8", "v5p-8", "v4-8", "tpu7x-8").
+_ACCELERATOR_TYPES = (
+    ("v5litepod", "v5e"),
+    ("v5e", "v5e"),
+    ("v6e", "v6e"),
+    ("v5p", "v5p"),
+    ("v4", "v4"),
+    ("tpu7x", "7x"),
+)
+#: PCI device ids of Google's TPU chips (vendor 0x1ae0), where the variable is unset (a lent v5e: 0x0063).
+_TPU_PCI_IDS = {"0x005e": "v4", "0x0062": "v5p", "0x0063": "v5e", "0x006f": "v6e"}
+
+
+def tpu_chip(environ: Mapping[str, str] | None = None, pci_root: Path = Path("/sys/bus/pci/devices")) -> str | None:
+    """This host's TPU chip, read without jax: the build lowers for a TPU it never opens (its jax runs on CPU),
+    so the parent names the chip for Mosaic's target parameters and the tuned tables. TPU_ACCELERATOR_TYPE's
+    prefix, else the PCI id of Google's chips; None where neither says."""
+    kind = (os.environ if environ is None else environ).get("TPU_ACCELERATOR_TYPE", "").lower()
+    for prefix, chip in _ACCELERATOR_TYPES:
+        if kind.startswith(prefix + "-"):
+            return chip
+    for device in sorted(pci_root.glob("*")) if pci_root.is_dir() else []:
+        try:
+            if (device / "vendor").read_text().strip() == "0x1ae0":
+                return _TPU_PCI_IDS.get((device / "device").read_text().strip())
+        except OSError:
+            continue
+    return None
+
+
+def mosaic_device_kind(chip: str) -> str:
+    """The `device_kind` a TPU of `chip` reports, as Mosaic's lowering reads it ("TPU v5e", "TPU7x")."""
+    return "TPU7x" if chip == "7x" else f"TPU {chip}"
 
 
 def chip_label(chip: str) -> str:

@@ -180,3 +180,25 @@ def test_full_comparisons_fall_in_secret_blocks() -> None:
     assert all(
         at == n - 1 for at, n in zip(draw_schedule(None, 40, 8, 1, CHECKED_BLOCKS).checked, [5] * 8, strict=True)
     )
+
+
+def test_a_traced_timing_leaves_the_re_trials_between_blocks_out_of_the_candidate_s_times(setup) -> None:
+    """On a TPU (traced blocks) the candidate's correctness re-trials between blocks ran inside the trace: it held
+    53 executions for 50 timed calls, so every TPU row fell back to the wall clock, and its speedup divided the
+    baseline's device time by the kernel's wall time (a lent v5e, 2026-12-05). The runner now names their positions
+    (`ProgramRun.untimed`) and the parent leaves them out. Recorded here on CPU with traced blocks."""
+    from bench.harness.parent import timing
+
+    signature, inputs, reference, baseline = setup
+    candidate = _program(_honest, signature)
+    seeds = [(s, list(inputs), reference) for s in (1, 2, 3)]
+    policy = _fixed(12, 4).model_copy(update={"profile_calls": 0, "traced": True})
+    run = time_programs([baseline, candidate], inputs, reference, Tolerance(), policy, schedule_seed=3, retrials=seeds)
+    assert len(run.untimed) == 3 and len(run.walls[CANDIDATE_FN]) == 12 and run.trace is not None
+    module = candidate.module
+    found, _, note, _ = timing.program_timing(
+        run.trace, module, run.walls[CANDIDATE_FN], None, None, untimed=run.untimed
+    )
+    assert note is None and found.timing_method == "cpu_profiler_ops" and found.num_iters == 12
+    unfiltered, _, note, _ = timing.program_timing(run.trace, module, run.walls[CANDIDATE_FN], None, None)
+    assert unfiltered.timing_method == "wall_clock" and "held 15 executions, expected 12" in note

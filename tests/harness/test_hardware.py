@@ -47,3 +47,26 @@ def test_detect_on_this_machine():
     info = hardware.detect()
     assert info["chip"] == hardware.normalize_chip(info["device_kind"])
     assert info["jax_version"] and info["jaxlib_version"]
+
+
+@pytest.mark.parametrize(
+    ("accelerator_type", "chip"),
+    [("v5litepod-4", "v5e"), ("v6e-8", "v6e"), ("v5p-8", "v5p"), ("v4-8", "v4"), ("tpu7x-8", "7x"), ("v9z-1", None)],
+)
+def test_the_tpu_chip_is_read_without_jax_from_the_accelerator_type(accelerator_type, chip, tmp_path):
+    from bench.hardware import tpu_chip
+
+    assert tpu_chip({"TPU_ACCELERATOR_TYPE": accelerator_type}, pci_root=tmp_path / "none") == chip
+
+
+def test_the_tpu_chip_is_read_from_the_pci_id_where_no_variable_names_it(tmp_path):
+    """A lent v5e: four PCI functions of vendor 0x1ae0, device 0x0063 (recorded 2026-12-05)."""
+    from bench.hardware import mosaic_device_kind, tpu_chip
+
+    for i, (vendor, device) in enumerate([("0x8086", "0x1237"), ("0x1ae0", "0x0063")]):
+        (tmp_path / f"0000:00:0{i}.0").mkdir()
+        (tmp_path / f"0000:00:0{i}.0" / "vendor").write_text(vendor + "\n")
+        (tmp_path / f"0000:00:0{i}.0" / "device").write_text(device + "\n")
+    assert tpu_chip({}, pci_root=tmp_path) == "v5e"
+    assert tpu_chip({}, pci_root=tmp_path / "absent") is None
+    assert hardware.normalize_chip(mosaic_device_kind("v5e")) == "v5e" and mosaic_device_kind("7x") == "TPU7x"

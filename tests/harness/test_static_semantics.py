@@ -527,3 +527,25 @@ def test_a_real_module_s_comparison_type_is_read() -> None:
     (cmp,) = [op for op in module.funcs["main"].body.ops if op.name == "stablehlo.compare"]
     assert "SIGNED" in cmp.attrs["compare_type"]
     assert work.fold(module, cmp.outs[0]) == 0  # 0 < -2147483643, read signed: false (unsigned: true)
+
+
+def test_a_build_on_a_tpu_host_lowers_for_the_chip_the_harness_names(monkeypatch) -> None:
+    """The build's jax sees only a CPU. On a lent v5e, Mosaic was given v6e's parameters (the cross-lowering
+    default) and the hand-tuned references read the CPU's tuned tables (8p's blocks fitted to one column at the
+    full size: no lowering). JAXBENCH_CHIP (parent/builder.py) now names the chip for both."""
+    import jax.experimental.pallas  # noqa: F401  (the target is switched only for kernels that import Pallas)
+    from jax._src.pallas.mosaic import tpu_info
+
+    from bench.harness.sandbox.child import _tpu_target
+    from pallas_refs.tables import current_chip
+
+    seen = {}
+    for chip in (None, "v5e"):
+        if chip:
+            monkeypatch.setenv("JAXBENCH_CHIP", chip)
+        with _tpu_target():
+            seen[chip] = tpu_info.registry[tpu_info.get_device_kind()]().chip_version  # (get_tpu_info caches)
+    assert seen == {None: tpu_info.ChipVersion.TPU_V6E, "v5e": tpu_info.ChipVersion.TPU_V5E}
+    assert current_chip() == "v5e"
+    monkeypatch.delenv("JAXBENCH_CHIP")
+    assert current_chip() == "cpu"

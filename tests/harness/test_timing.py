@@ -100,3 +100,9 @@ def test_stats_are_order_free():
     tm = timing.stats([3.0, 1.0, 2.0, 10.0], "wall_clock", [1, 2], None, None)
     assert tm.median_ms == 2.5 and tm.min_ms == 1.0 and tm.max_ms == 10.0
     assert tm.iqr_ms == pytest.approx(3.0)  # q1 1.75, q3 4.75
+
+
+def test_untimed_executions_named_by_the_runner_are_left_out_of_a_trace():
+    data = ProfileData.text_proto_to_serialized_xspace(FIXTURE.read_text())  # 2.0, 2.1, 1.9, 2.0 ms
+    tm, _, note, _ = timing.program_timing(data, "jit_candidate_program", [9.0] * 3, None, None, untimed=[1])
+    assert note is None and tm.timing_method == "device_profiler" and tm.raw_times_ms == pytest.approx([2.0, 1.9, 2.0])

@@ -28,6 +28,28 @@ def test_a_host_that_refuses_every_cgroup_gets_the_fallbacks_named(monkeypatch, 
     assert groups.kill_members() == 0 and groups.forks_refused() == 0  # nothing to find without a group
 
 
+def test_a_host_that_refuses_sched_idle_still_builds(monkeypatch, tmp_path):
+    """On a lent TPU VM the cpu cgroup was refused and `chrt --idle` failed ("Invalid argument"): every build started
+    under it exited at once, and every candidate read `crashed`. chrt is used only where it works."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "chrt").write_text('#!/bin/sh\necho "chrt: failed to set pid 0\'s policy: Invalid argument" >&2\nexit 1\n')
+    (fake / "chrt").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}:{os.environ['PATH']}")
+    monkeypatch.setattr(cgroups, "CGROUP_ROOT", tmp_path / "absent")
+    cgroups._chrt.cache_clear()
+    try:
+        groups = BuildCgroups.create(64)
+        prefix = groups.launcher()
+        assert "chrt" not in prefix and "nice" in prefix
+        assert not any("SCHED_IDLE" in why for why in groups.refused + groups.applied)
+        assert (
+            subprocess.run([*prefix, sys.executable, "-c", "print('built')"], capture_output=True).stdout == b"built\n"
+        )
+    finally:
+        cgroups._chrt.cache_clear()
+
+
 def test_v1_hierarchies_get_a_pids_and_a_cpu_group_with_their_bounds(monkeypatch, tmp_path):
     for controller in ("pids", "cpu"):
         (tmp_path / controller).mkdir()

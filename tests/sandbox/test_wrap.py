@@ -336,3 +336,37 @@ def test_a_build_cannot_write_the_kernel_s_settings(tmp_path: Path) -> None:
         pytest.skip(f"this user cannot write kernel settings anyway: {control.stdout}{control.stderr}")
     done = run_py(SYSCTL_WRITE, tmp_path, "bwrap")
     assert done.stdout.startswith("REFUSED"), done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("mode", ["none", pytest.param("bwrap", marks=needs_bwrap)])
+def test_a_package_on_the_harness_s_pythonpath_imports_in_the_build(tmp_path: Path, monkeypatch, mode: str) -> None:
+    """A lent TPU VM's jax came from PYTHONPATH; the build's path was the project root alone, so every build failed
+    with "No module named 'jax'" and every candidate read `crashed`. The harness's PYTHONPATH folders are on the
+    build's path (and bound read-only under bubblewrap), except folders holding the repository or the home
+    directory, or inside the repository (data/ and other submissions stay out of the build's sight)."""
+    from bench.harness.parent.builder import _build_env
+    from bench.paths import ROOT
+
+    pkgs = tmp_path / "site"
+    (pkgs / "jbprobe").mkdir(parents=True)
+    (pkgs / "jbprobe" / "__init__.py").write_text("VALUE = 41\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(pkgs), str(ROOT), str(ROOT.parent), str(DATA_DIR), "/"]))
+    assert sandbox.inherited_import_paths() == [str(pkgs.resolve())]
+    code = "import jbprobe; print(jbprobe.VALUE + 1)"
+    cmd = sandbox.wrap([sys.executable, "-c", code], mode, extra_env=_build_env())
+    try:
+        done = subprocess.run(
+            cmd.argv, env=cmd.env, capture_output=True, text=True, timeout=60, preexec_fn=cmd.preexec()
+        )
+    finally:
+        cmd.release()
+    assert done.stdout.strip() == "42", done.stderr
+    monkeypatch.setenv("PYTHONPATH", "")  # the control: without it on the harness's path, the build cannot see it
+    cmd = sandbox.wrap([sys.executable, "-c", code], mode, extra_env=_build_env())
+    try:
+        done = subprocess.run(
+            cmd.argv, env=cmd.env, capture_output=True, text=True, timeout=60, preexec_fn=cmd.preexec()
+        )
+    finally:
+        cmd.release()
+    assert "No module named 'jbprobe'" in done.stderr

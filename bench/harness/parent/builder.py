@@ -21,7 +21,8 @@ from pathlib import Path
 
 from pydantic import JsonValue
 
-from bench.harness.parent.sandboxing import Limits, SandboxedCommand, wrap
+from bench.hardware import tpu_chip
+from bench.harness.parent.sandboxing import Limits, SandboxedCommand, inherited_import_paths, wrap
 from bench.harness.protocol.isolation import CPU_TIMING_FLAGS
 from bench.harness.protocol.messages import BuildReply, BuildRequest
 from bench.harness.protocol.process import (
@@ -33,6 +34,7 @@ from bench.harness.protocol.process import (
     one_line,
 )
 from bench.harness.protocol.result import Status
+from bench.harness.protocol.schedule import tpu_host
 from bench.paths import ROOT
 
 MAX_EXPORT_BYTES = 256 << 20  # a reply larger than this is not a program we will inspect
@@ -64,10 +66,13 @@ class BuildArtifact:
 
 def _build_env() -> dict[str, str]:
     """The build never opens an accelerator: CPU backend only (it cross-lowers for TPU); single-threaded
-    XLA:CPU and BLAS, so a build next to a timed runner takes one core, not both."""
-    return {
+    XLA:CPU and BLAS, so a build next to a timed runner takes one core, not both. On a TPU host, JAXBENCH_CHIP
+    names the chip it lowers for (Mosaic's target parameters, pallas_refs' tuned tables): its jax sees only a CPU,
+    and a lent v5e's builds had lowered with the CPU's tables (8p's hand-tuned blocks fitted to 1 column)."""
+    chip = tpu_chip() if tpu_host() else None
+    return ({"JAXBENCH_CHIP": chip} if chip else {}) | {
         "JAX_PLATFORMS": "cpu",
-        "PYTHONPATH": str(ROOT),
+        "PYTHONPATH": os.pathsep.join(dict.fromkeys([str(ROOT), *inherited_import_paths()])),
         "JAXBENCH_ROOT": str(ROOT),
         "TF_CPP_MIN_LOG_LEVEL": "2",
         "PYTHONUNBUFFERED": "1",

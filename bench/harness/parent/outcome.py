@@ -429,7 +429,7 @@ def _timed_result(
     for run in reply.runs:
         name = NAMES[run.name]
         tm, ops, note, profiled_ms = timing.program_timing(
-            trace, run.module, run.wall_ms, ctx.prepared.flops, peak, traced=traced
+            trace, run.module, run.wall_ms, ctx.prepared.flops, peak, traced=traced, untimed=run.untimed
         )
         timings[name] = tm
         if profiled_ms is not None:
@@ -440,6 +440,10 @@ def _timed_result(
             top_ops = ops
         elif name == "baseline":
             details["baseline_top_ops"] = [o.model_dump() for o in ops[:5]]
+    if len({t.timing_method for t in timings.values()}) > 1:  # never device time over wall time (one fell back)
+        walls = {NAMES[run.name]: run.wall_ms for run in reply.runs}
+        timings = {n: timing.stats(walls[n], "wall_clock", walls[n], ctx.prepared.flops, peak) for n in timings}
+        notes.append("the programs' traces disagreed: every program's wall clock used")
     if profiled:
         details["profiled_median_ms"] = profiled
     if notes:

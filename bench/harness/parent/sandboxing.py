@@ -169,8 +169,18 @@ def release_group(group: Path | None, wait_s: float = 1.0) -> None:
             time.sleep(0.02)
 
 
+@lru_cache(maxsize=1)
 def _chrt() -> bool:
-    return shutil.which("chrt") is not None
+    """`chrt --idle` works here. Some hosts refuse SCHED_IDLE (a TPU VM's container answered "failed to set pid 0's
+    policy: Invalid argument"), and a build started under a refused chrt never ran: every candidate `crashed`."""
+    exe = shutil.which("chrt")
+    try:
+        return (
+            exe is not None
+            and subprocess.run([exe, "--idle", "0", "true"], capture_output=True, timeout=10).returncode == 0
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
 
 
 @dataclass
@@ -485,9 +495,27 @@ def device_nodes() -> list[str]:
     return found
 
 
+def inherited_import_paths() -> list[str]:
+    """The folders on the harness's own PYTHONPATH: a host whose packages come from there (a lent TPU VM's jax did)
+    has the build import them from there too; it failed with "No module named 'jax'" when only the project root
+    was on the build's path. Never a folder that holds the repository or the home directory, or lies in the
+    repository: the build reads only bench/, workloads/ and pallas_refs/ of it (not data/ or other submissions)."""
+    guarded = [Path(ROOT).resolve(), Path.home().resolve()]
+    found = []
+    for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep):
+        path = Path(entry).resolve() if entry and os.path.isdir(entry) else None
+        if path is None or any(g == path or g.is_relative_to(path) for g in guarded):
+            continue
+        if not path.is_relative_to(guarded[0]):
+            found.append(str(path))
+    return found
+
+
 def readable_paths() -> list[str]:
-    """Everything the build may read: Python, the venv, and the importable project code (outermost only)."""
+    """Everything the build may read: Python, the venv, the harness's PYTHONPATH folders and the importable project
+    code (outermost only)."""
     paths = {Path(sys.prefix), Path(sys.base_prefix), Path(ROOT) / "bench", WORKLOADS_DIR, PALLAS_REFS_DIR}
+    paths |= {Path(p) for p in inherited_import_paths()}
     resolved = sorted({str(p.resolve()) for p in paths if p.exists()})
     return [p for p in resolved if not any(p != q and p.startswith(q + "/") for q in resolved)]
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from statistics import NormalDist
 from typing import Any, Literal, NamedTuple
@@ -186,12 +186,18 @@ def program_timing(
     flops: float | None,
     peak_tflops: float | None,
     traced: bool = True,
+    untimed: Sequence[int] = (),
 ) -> ProgramTiming:
     """Timing of one program from the runner's trace of the timed blocks; the wall clock when the trace cannot be
     trusted (`note` says why). `traced=False` (CPU): the wall times of the untraced calls are the timing, the trace
-    is the untimed profile pass (op breakdown and profiled time only)."""
+    is the untimed profile pass (op breakdown and profiled time only). `untimed`: positions of the program's traced
+    executions that were no timed call (the candidate's re-trials between blocks), left out."""
     events = load_events(xspace) if xspace else []
     found = module_times(events, module) if events else None
+    if found is not None and traced and untimed:
+        skip = set(untimed)
+        kept = [i for i in range(len(found.times_ms)) if i not in skip]
+        found = replace(found, times_ms=[found.times_ms[i] for i in kept], windows=[found.windows[i] for i in kept])
     ops = top_ops(events, module, found.windows, len(found.times_ms)) if found else []
     if not traced:
         timing = stats(wall_ms, "cpu_wall_clock", wall_ms, flops, peak_tflops)

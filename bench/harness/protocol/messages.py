@@ -278,6 +278,9 @@ class ProgramRun(Message):
     name: str  # the program's function name: BASELINE_FN, CANDIDATE_FN or PALLAS_FN
     module: str
     wall_ms: list[float]
+    # positions, among this program's executions in a traced timing, of the untimed ones (the candidate's
+    # correctness re-trials between blocks): the trace holds them, the timing does not
+    untimed: list[int] = Field(default_factory=list)
 
 
 class Segment(Message):

@@ -44,6 +44,7 @@ class TimedRun:
     """What one timed run of ABBA blocks measured."""
 
     walls: dict[str, list[float]]  # program name -> per-call wall ms, in call order
+    untimed: list[int]  # the candidate's executions inside a traced timing that were re-trials, by position
     timed: list[TrialReport]  # the candidate's timed outputs compared in full, and its re-trials between blocks
     inputs_unchanged: bool  # the timing inputs hashed the same after the blocks as before
     trace: bytes | None  # the profiler trace (the blocks on TPU/GPU, the untimed profile pass on CPU)
@@ -200,6 +201,7 @@ def time_programs(
     if trace_blocks:
         jax.profiler.start_trace(trace_dir)
     candidate = next((p for p in programs if p.name == CANDIDATE_FN), None)
+    untimed: list[int] = []
     for b, n in enumerate(plan.sizes):
         for p in programs if b % 2 == 0 else programs[::-1]:
             started = record.start() if record else None
@@ -222,6 +224,7 @@ def time_programs(
                 delete(leaves)
         for k, (seed, inputs, ref) in enumerate(retrials):
             if candidate is not None and plan.retrials_after[k] == b:
+                untimed.append(len(walls[CANDIDATE_FN]) + len(untimed))  # its place among the traced executions
                 placed = place(inputs)
                 out = list(jax.tree.leaves(jax.block_until_ready(candidate.compiled(*placed))))
                 report = compare(ref, to_host(out), tolerance)
@@ -241,6 +244,7 @@ def time_programs(
         delete(s)
     return TimedRun(
         walls=walls,
+        untimed=untimed if trace_blocks else [],
         timed=timed,
         inputs_unchanged=unchanged,
         trace=trace,

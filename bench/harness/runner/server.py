@@ -405,7 +405,15 @@ def cmd_time_baseline(state: State, req: TimeBaselineRequest, blobs: list[bytes]
 def _timed_reply(run: TimedRun, programs: list[Program], **more: Any) -> Reply:
     """What a timing replies: each program's wall times, the counts the runner decided, the trace as the blob."""
     reply = EvaluateReply(
-        runs=[ProgramRun(name=p.name, module=p.module, wall_ms=run.walls[p.name]) for p in programs],
+        runs=[
+            ProgramRun(
+                name=p.name,
+                module=p.module,
+                wall_ms=run.walls[p.name],
+                untimed=run.untimed if p.name == CANDIDATE_FN else [],
+            )
+            for p in programs
+        ],
         inputs_unchanged=run.inputs_unchanged,
         traced=run.trace is not None,
         block_order=run.order,

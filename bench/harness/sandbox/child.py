@@ -19,6 +19,7 @@ import traceback
 from collections.abc import Iterator
 from typing import Any
 
+from bench.hardware import mosaic_device_kind
 from bench.harness.protocol import wire
 from bench.harness.protocol.wire import CANDIDATE_FN, is_memory_error
 from bench.harness.sandbox.lowering import export_jaxpr, trace, with_kernel_sites
@@ -44,7 +45,10 @@ def build(request: Any) -> tuple[dict[str, object], list[bytes]]:
     if not callable(fn):
         return {"ok": False, "error": "the kernel file defines no callable `workload`"}, []
     closed = trace(fn, CANDIDATE_FN, signature)  # the one trace both programs come from
-    runnable = export_jaxpr(with_kernel_sites(closed, interpret=bool(request["interpret"])), CANDIDATE_FN, platforms)
+    with _tpu_target():  # on a TPU host the runnable program is Mosaic's too
+        runnable = export_jaxpr(
+            with_kernel_sites(closed, interpret=bool(request["interpret"])), CANDIDATE_FN, platforms
+        )
     blobs = [bytes(runnable.serialize())]
     if platforms == ["tpu"]:  # on a TPU host the runnable program is the TPU one
         return {"ok": True}, blobs
@@ -58,7 +62,8 @@ def build(request: Any) -> tuple[dict[str, object], list[bytes]]:
 
 #: The chip a host without a TPU cross-lowers for (the paper's target, v6e). Mosaic asks the default device
 #: for the chip's parameters (lanes, sublanes, generation) while lowering some ops (rank-1 blocks, sign, ...);
-#: a CPU host has none, and honest kernels failed with "Unsupported TPU device kind: cpu".
+#: the build's jax has only a CPU, and honest kernels failed with "Unsupported TPU device kind: cpu". On a TPU
+#: host the parent names the chip (JAXBENCH_CHIP, parent/builder.py), and that chip's parameters are used.
 CROSS_LOWERING_TARGET = "TPU v6 lite"
 
 
@@ -75,7 +80,9 @@ def _tpu_target() -> Iterator[None]:
     if tpu_info.chip_version_from_device_kind(kind) is not None:  # a TPU host lowers for itself
         yield
         return
-    version = tpu_info.chip_version_from_device_kind(CROSS_LOWERING_TARGET)
+    chip = os.environ.get("JAXBENCH_CHIP")
+    version = tpu_info.chip_version_from_device_kind(mosaic_device_kind(chip) if chip else CROSS_LOWERING_TARGET)
+    version = version or tpu_info.chip_version_from_device_kind(CROSS_LOWERING_TARGET)
     had, previous = kind in tpu_info.registry, tpu_info.registry.get(kind)
     tpu_info.registry[kind] = lambda: tpu_info.get_tpu_info_for_chip(version, 1)
     try:
