@@ -20,6 +20,12 @@ pytestmark = pytest.mark.slow
 WEAK = Path(__file__).parent / "weak_kernels"
 
 
+#: The secret seed of the trials below (seeds derived from it, as in an official run): on a fresh random draw 24k's
+#: second-order log-sum-exp failed upstream's own inputs by one element of 256 (a clean run, 2026-12-05), so the
+#: second distribution was not what caught it. On these draws every shortcut passes the main trial.
+SEED = 20261205
+
+
 @pytest.mark.parametrize(
     "workload, shortcut, honest, caught_by",
     [
@@ -71,7 +77,15 @@ def test_shortcuts_fail_the_second_distribution_and_honest_kernels_pass_it(
 ) -> None:
     kernels = [WEAK / f"{shortcut}.py"] + ([honest] if honest else [])
     task = EvalTask(
-        workload=workload, kernel_path=kernels[0], size="small", seeds=1, warmup=1, iters=2, blocks=1, timeout_s=240
+        workload=workload,
+        kernel_path=kernels[0],
+        size="small",
+        seeds=1,
+        warmup=1,
+        iters=2,
+        blocks=1,
+        timeout_s=240,
+        secret_seed=SEED,  # fixed draws: a shortcut that upstream's inputs pass on most draws fails some (24k did)
     )
     with WarmRunner(task) as runner:
         results = runner.evaluate(kernels)
