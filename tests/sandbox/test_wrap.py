@@ -352,21 +352,17 @@ def test_a_package_on_the_harness_s_pythonpath_imports_in_the_build(tmp_path: Pa
     (pkgs / "jbprobe" / "__init__.py").write_text("VALUE = 41\n")
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(pkgs), str(ROOT), str(ROOT.parent), str(DATA_DIR), "/"]))
     assert sandbox.inherited_import_paths() == [str(pkgs.resolve())]
-    code = "import jbprobe; print(jbprobe.VALUE + 1)"
-    cmd = sandbox.wrap([sys.executable, "-c", code], mode, extra_env=_build_env())
-    try:
-        done = subprocess.run(
-            cmd.argv, env=cmd.env, capture_output=True, text=True, timeout=60, preexec_fn=cmd.preexec()
-        )
-    finally:
-        cmd.release()
+
+    def build(code: str) -> subprocess.CompletedProcess:
+        cmd = sandbox.wrap([sys.executable, "-c", code], mode, extra_env=_build_env())
+        try:
+            return subprocess.run(
+                cmd.argv, env=cmd.env, capture_output=True, text=True, timeout=60, preexec_fn=cmd.preexec()
+            )
+        finally:
+            cmd.release()
+
+    done = build("import jbprobe; print(jbprobe.VALUE + 1)")
     assert done.stdout.strip() == "42", done.stderr
     monkeypatch.setenv("PYTHONPATH", "")  # the control: without it on the harness's path, the build cannot see it
-    cmd = sandbox.wrap([sys.executable, "-c", code], mode, extra_env=_build_env())
-    try:
-        done = subprocess.run(
-            cmd.argv, env=cmd.env, capture_output=True, text=True, timeout=60, preexec_fn=cmd.preexec()
-        )
-    finally:
-        cmd.release()
-    assert "No module named 'jbprobe'" in done.stderr
+    assert "No module named 'jbprobe'" in build("import jbprobe").stderr
