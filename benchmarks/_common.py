@@ -1,11 +1,17 @@
-"""What several benchmark scripts share: the load-average label printed beside every figure, and the identical and
-twice-the-work candidates (scripts run as `python benchmarks/<name>.py`, so this folder is on sys.path)."""
+"""What several benchmark scripts share: the load-average label printed beside every figure, the identical and
+twice-the-work candidates, and the sandbox's start-up cost (scripts run as `python benchmarks/<name>.py`, so this
+folder is on sys.path)."""
 
 from __future__ import annotations
 
 import os
+import statistics
+import subprocess
+import sys
+import time
 from pathlib import Path
 
+from bench.harness.parent.sandboxing import SandboxedCommand, bwrap_problem, wrap
 from bench.registry import load_workload
 
 TWICE = Path(__file__).resolve().parents[1] / "tests" / "harness" / "kernels" / "twice.py"
@@ -21,3 +27,21 @@ def identical_kernel(workload: str, folder: Path) -> Path:
     path = folder / f"{workload}_identical.py"
     path.write_text(Path(load_workload(workload).__file__).read_text())
     return path
+
+
+def startup_cost_ms(repeats: int = 5) -> tuple[float, float | None]:
+    """Median ms to start and finish a trivial Python process plainly and under bubblewrap (None: unusable)."""
+
+    def median_ms(cmd: SandboxedCommand) -> float:
+        times = []
+        for _ in range(repeats):
+            t = time.perf_counter()
+            subprocess.run(cmd.argv, env=cmd.env, check=True)
+            times.append((time.perf_counter() - t) * 1e3)
+        cmd.release()
+        return statistics.median(times)
+
+    argv = [sys.executable, "-c", "pass"]
+    plain = median_ms(wrap(argv, "none"))
+    boxed = median_ms(wrap(argv, "bwrap")) if bwrap_problem() is None else None
+    return plain, boxed

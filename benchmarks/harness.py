@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import TWICE, identical_kernel, load
+from _common import TWICE, identical_kernel, load, startup_cost_ms
 
 from bench.harness.parent.evaluate import WarmRunner
 from bench.harness.protocol.task import EvalTask
@@ -149,8 +149,6 @@ def main() -> None:
             print("      harness v6: 2.7-3.6 s per evaluation = 1,000-1,333 / h")
     if args.only:
         return
-    from bench.harness.parent.sandboxing import startup_cost_ms
-
     walls = startup_walls()
     print(f"\n3. process start-up (median wall of 3)   [{load()}]: " +
           ", ".join(f"{k} {v:.2f} s" for k, v in walls.items()))

@@ -34,9 +34,11 @@ def _median_s(fn: Callable[[], object], repeats: int) -> float:
 
 
 def bwrap_startup(repeats: int) -> None:
+    from _common import startup_cost_ms
+
     from bench.harness.parent import sandboxing as sandbox
 
-    plain, boxed = sandbox.startup_cost_ms(repeats)
+    plain, boxed = startup_cost_ms(repeats)
     print(f"bubblewrap: {sandbox.bwrap_problem() or 'usable'}")
     print(f"  plain python start        median {plain:8.1f} ms")
     if boxed is not None:
@@ -46,8 +48,9 @@ def bwrap_startup(repeats: int) -> None:
 
 def check_costs(repeats: int) -> float:
     """Seconds the integrity checks of one evaluation of the honest Pallas GEMM take, summed."""
-    from bench.harness.parent.builder import build_kernel
+    from bench.harness.parent.builder import BuildProcess
     from bench.harness.parent.inspecting import Inspector
+    from bench.harness.parent.sandboxing import Limits
     from bench.harness.protocol.messages import BuildRequest
     from bench.integrity.measurement import audit_measurement
     from bench.integrity.static_scan import scan_source
@@ -56,7 +59,7 @@ def check_costs(repeats: int) -> float:
     costs = {"static scan (parent)": _median_s(lambda: scan_source(source), repeats)}
     request = BuildRequest(kernel_path=str(HONEST), workload=WORKLOAD, size="small", platforms=["cpu"],
                            interpret=True)
-    artifact = build_kernel(HONEST, request, sandbox="auto", timeout_s=300)
+    artifact = BuildProcess(HONEST, "auto", Limits()).run(request, 300)
     if not artifact.ok:
         raise SystemExit(f"the honest kernel did not build: {artifact.reason}")
     inspector = Inspector()

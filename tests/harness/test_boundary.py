@@ -11,12 +11,13 @@ from pathlib import Path
 import pytest
 
 from bench.harness.parent import sandboxing as sandbox
-from bench.harness.parent.builder import build_kernel
+from bench.harness.parent.builder import BuildProcess
 from bench.harness.parent.evaluate import evaluate
 from bench.harness.protocol.messages import BuildRequest
 from bench.harness.protocol.process import LOG_LIMIT, LogCapture, escape_controls
 from bench.harness.protocol.result import Status
 from bench.harness.protocol.task import EvalTask
+from tests.sandbox.test_wrap import pids_cgroup_available
 
 KERNELS = Path(__file__).parent / "kernels"
 needs_bwrap = pytest.mark.skipif(
@@ -105,14 +106,14 @@ def workload(A, B):
 
 @pytest.mark.parametrize("mode", [pytest.param("bwrap", marks=needs_bwrap), "none"])
 def test_no_process_of_the_build_outlives_it(tmp_path: Path, mode: str) -> None:
-    if mode == "none" and not sandbox.pids_cgroup_available():
+    if mode == "none" and not pids_cgroup_available():
         pytest.skip("without bubblewrap, only a pids cgroup can find detached processes; none here")
     marker = f"jaxbench-outlive-{uuid.uuid4().hex}"
     kernel = tmp_path / "spawner.py"
     kernel.write_text(SPAWNER.format(marker=marker))
     request = BuildRequest(kernel_path=str(kernel), workload="8p_GEMM", size="small", platforms=["cpu"], interpret=True)
     try:
-        artifact = build_kernel(kernel, request, sandbox=mode, timeout_s=120)
+        artifact = BuildProcess(kernel, mode, sandbox.Limits()).run(request, 120)
         alive = _processes_with(marker)
     finally:
         for pid in _processes_with(marker):

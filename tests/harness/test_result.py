@@ -56,6 +56,7 @@ def test_a_result_that_contradicts_its_status_is_refused(status, fields, words):
 def test_block_times_are_each_blocks_mean_call_in_run_order():
     """EvalResult.block_ms: per program, each block's time per call, in the order the blocks ran (segments)."""
     from bench.harness.parent.outcome import block_times
+    from bench.harness.parent.timing import per_block
 
     times = {"baseline_program": [1.0, 3.0, 2.0, 2.0, 4.0], "candidate_program": [1.0, 1.0, 5.0, 6.0]}
     segments = [
@@ -64,7 +65,7 @@ def test_block_times_are_each_blocks_mean_call_in_run_order():
         (1, "candidate_program", 2),
         (1, "baseline_program", 3),
     ]
-    assert block_times(times, segments) == {"baseline": [2.0, round(8 / 3, 6)], "kernel": [1.0, 5.5]}
+    assert block_times(per_block(times, segments)) == {"baseline": [2.0, round(8 / 3, 6)], "kernel": [1.0, 5.5]}
 
 
 def test_a_misspelt_field_is_refused_not_dropped():

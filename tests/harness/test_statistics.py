@@ -140,6 +140,9 @@ def test_blocks_from_segments_pairs_by_block_index_whatever_the_lengths():
     times = {"b": [1, 2, 3, 4, 5], "k": [6, 7, 8], "p": [9, 9]}
     segments = [(0, "b", 2), (0, "k", 1), (0, "p", 1), (1, "p", 1), (1, "k", 2), (1, "b", 3)]  # ABBA order
     assert st.blocks_from_segments(times, segments, "b", "k") == [st.Block((1, 2), (6,)), st.Block((3, 4, 5), (7, 8))]
+    # the split of every program's calls, made once by the caller (outcome: block_ms too), pairs the same
+    per = st.per_block(times, segments)
+    assert st.blocks_from_segments(times, segments, "b", "k", per) == st.blocks_from_segments(times, segments, "b", "k")
     # a block with only one of the two programs is left out
     assert st.blocks_from_segments({"b": [1, 2], "k": [3]}, [(0, "b", 1), (0, "k", 1), (1, "b", 1)], "b", "k") == [
         st.Block((1,), (3,))
@@ -159,7 +162,6 @@ def test_summarize_adds_up_every_segment():
             wall_s=0.5,
             cpu_s=0.4,
             run_delay_s=delay,
-            voluntary_switches=0,
             involuntary_switches=3,
         )
 

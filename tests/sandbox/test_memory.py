@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from bench.harness.parent import sandboxing as sandbox
-from bench.harness.parent.builder import BuildArtifact, build_kernel, over_memory_cap
+from bench.harness.parent.builder import BuildArtifact, BuildProcess, over_memory_cap
 from bench.harness.protocol.messages import BuildRequest
 from bench.harness.protocol.result import Status
 
@@ -182,9 +182,7 @@ def test_a_build_the_memory_cgroup_kills_reads_out_of_memory(how: str, tmp_path:
     _needs_memory_cgroup()
     kernel = tmp_path / "kernel.py"
     kernel.write_text(OOM_KERNELS[how])
-    built = build_kernel(
-        kernel, _request(kernel), sandbox="auto", timeout_s=240, limits=sandbox.Limits(memory_mb=CGROUP_CAP_MB)
-    )
+    built = BuildProcess(kernel, "auto", sandbox.Limits(memory_mb=CGROUP_CAP_MB)).run(_request(kernel), 240)
     _assert_out_of_memory(built)
 
 

@@ -23,6 +23,13 @@ needs_bwrap = pytest.mark.skipif(
 DEFAULT_LIMITS = sandbox.Limits()
 
 
+def pids_cgroup_available() -> bool:
+    """Whether this host lets the harness create a pids cgroup (checked by creating and removing one)."""
+    groups = sandbox.BuildCgroups.create(sandbox.PROCESS_LIMIT)
+    groups.release()
+    return groups.pids_bounded
+
+
 def run_py(
     code: str,
     scratch: Path,
@@ -131,7 +138,7 @@ def test_tmpfs_is_counted_against_the_memory_cap() -> None:
 
 
 def test_process_count_is_limited(tmp_path: Path) -> None:
-    if not sandbox.pids_cgroup_available():
+    if not pids_cgroup_available():
         pytest.skip("no writable pids cgroup on this host")
     code = """
         import subprocess, sys
@@ -250,24 +257,10 @@ def test_env_allow_list_keeps_what_jax_needs() -> None:
     assert env == {"PATH": "/bin", "PYTHONPATH": "/p", "X_HARNESS": "1"}
 
 
-def test_device_nodes_only_accelerators_and_never_for_the_build(monkeypatch: pytest.MonkeyPatch) -> None:
-    fake = {
-        "/dev/accel*": ["/dev/accel0", "/dev/accel1"],
-        "/dev/vfio": ["/dev/vfio"],
-        "/dev/nvidia*": [],
-        "/dev/nvidia-caps": [],
-    }
-    monkeypatch.setattr(sandbox.glob, "glob", lambda pattern: fake.get(pattern, []))
-    assert sandbox.device_nodes() == ["/dev/accel0", "/dev/accel1", "/dev/vfio"]
+def test_the_build_binds_only_harmless_device_nodes() -> None:
     args = sandbox.bwrap_args()
     bound = {args[i + 1] for i, a in enumerate(args) if a == "--dev-bind"}
     assert bound == {f"/dev/{n}" for n in sandbox.DEV_NODES}  # the harmless nodes only, never an accelerator
-
-
-def test_startup_cost_is_measured() -> None:
-    plain, boxed = sandbox.startup_cost_ms(repeats=1)
-    assert plain > 0
-    assert (boxed is None) == (sandbox.bwrap_problem() is not None)
 
 
 @needs_bwrap

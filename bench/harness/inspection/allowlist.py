@@ -25,160 +25,34 @@ from bench.harness.inspection.module import Op
 
 STABLEHLO = frozenset(
     f"stablehlo.{n}"
-    for n in (
-        "abs",
-        "add",
-        "and",
-        "atan2",
-        "batch_norm_grad",
-        "batch_norm_inference",
-        "batch_norm_training",
-        "bitcast_convert",
-        "broadcast",
-        "broadcast_in_dim",
-        "case",
-        "cbrt",
-        "ceil",
-        "cholesky",
-        "clamp",
-        "compare",
-        "complex",
-        "concatenate",
-        "constant",
-        "convert",
-        "convolution",
-        "cosine",
-        "count_leading_zeros",
-        "custom_call",
-        "divide",
-        "dot",
-        "dot_general",
-        "dynamic_broadcast_in_dim",
-        "dynamic_conv",
-        "dynamic_gather",
-        "dynamic_iota",
-        "dynamic_pad",
-        "dynamic_reshape",
-        "dynamic_slice",
-        "dynamic_update_slice",
-        "einsum",
-        "exponential",
-        "exponential_minus_one",
-        "fft",
-        "floor",
-        "gather",
-        "get_dimension_size",
-        "get_tuple_element",
-        "if",
-        "imag",
-        "iota",
-        "is_finite",
-        "log",
-        "log_plus_one",
-        "logistic",
-        "map",
-        "maximum",
-        "minimum",
-        "multiply",
-        "negate",
-        "not",
-        "optimization_barrier",
-        "or",
-        "pad",
-        "popcnt",
-        "power",
-        "real",
-        "real_dynamic_slice",
-        "reduce",
-        "reduce_precision",
-        "reduce_window",
-        "remainder",
-        "reshape",
-        "return",
-        "reverse",
-        "rng_bit_generator",
-        "round_nearest_afz",
-        "round_nearest_even",
-        "rsqrt",
-        "scatter",
-        "select",
-        "select_and_scatter",
-        "set_dimension_size",
-        "shift_left",
-        "shift_right_arithmetic",
-        "shift_right_logical",
-        "sign",
-        "sine",
-        "slice",
-        "sort",
-        "sqrt",
-        "subtract",
-        "tan",
-        "tanh",
-        "torch_index_select",
-        "transpose",
-        "triangular_solve",
-        "tuple",
-        "unary_einsum",
-        "uniform_dequantize",
-        "uniform_quantize",
-        "while",
-        "xor",
+    for n in tuple(
+        """
+        abs add and atan2 batch_norm_grad batch_norm_inference batch_norm_training bitcast_convert broadcast
+        broadcast_in_dim case cbrt ceil cholesky clamp compare complex concatenate constant convert convolution
+        cosine count_leading_zeros custom_call divide dot dot_general dynamic_broadcast_in_dim dynamic_conv
+        dynamic_gather dynamic_iota dynamic_pad dynamic_reshape dynamic_slice dynamic_update_slice einsum
+        exponential exponential_minus_one fft floor gather get_dimension_size get_tuple_element if imag iota
+        is_finite log log_plus_one logistic map maximum minimum multiply negate not optimization_barrier or pad
+        popcnt power real real_dynamic_slice reduce reduce_precision reduce_window remainder reshape return reverse
+        rng_bit_generator round_nearest_afz round_nearest_even rsqrt scatter select select_and_scatter
+        set_dimension_size shift_left shift_right_arithmetic shift_right_logical sign sine slice sort sqrt subtract
+        tan tanh torch_index_select transpose triangular_solve tuple unary_einsum uniform_dequantize
+        uniform_quantize while xor
+        """.split()
     )
 )
 #: CHLO is XLA's client math library: elementwise and linear-algebra functions, none with state.
 CHLO = frozenset(
     f"chlo.{n}"
-    for n in (
-        "acos",
-        "acosh",
-        "asin",
-        "asinh",
-        "atan",
-        "atanh",
-        "bessel_i1e",
-        "broadcast_add",
-        "broadcast_and",
-        "broadcast_atan2",
-        "broadcast_compare",
-        "broadcast_complex",
-        "broadcast_divide",
-        "broadcast_maximum",
-        "broadcast_minimum",
-        "broadcast_multiply",
-        "broadcast_next_after",
-        "broadcast_or",
-        "broadcast_polygamma",
-        "broadcast_power",
-        "broadcast_remainder",
-        "broadcast_select",
-        "broadcast_shift_left",
-        "broadcast_shift_right_arithmetic",
-        "broadcast_shift_right_logical",
-        "broadcast_subtract",
-        "broadcast_xor",
-        "broadcast_zeta",
-        "conj",
-        "constant",
-        "constant_like",
-        "cosh",
-        "digamma",
-        "erf",
-        "erf_inv",
-        "erfc",
-        "is_inf",
-        "is_neg_inf",
-        "is_pos_inf",
-        "lgamma",
-        "mulhi",
-        "next_after",
-        "polygamma",
-        "ragged_dot",
-        "sinh",
-        "square",
-        "tan",
-        "top_k",
-        "zeta",
+    for n in tuple(
+        """
+        acos acosh asin asinh atan atanh bessel_i1e broadcast_add broadcast_and broadcast_atan2 broadcast_compare
+        broadcast_complex broadcast_divide broadcast_maximum broadcast_minimum broadcast_multiply
+        broadcast_next_after broadcast_or broadcast_polygamma broadcast_power broadcast_remainder broadcast_select
+        broadcast_shift_left broadcast_shift_right_arithmetic broadcast_shift_right_logical broadcast_subtract
+        broadcast_xor broadcast_zeta conj constant constant_like cosh digamma erf erf_inv erfc is_inf is_neg_inf
+        is_pos_inf lgamma mulhi next_after polygamma ragged_dot sinh square tan top_k zeta
+        """.split()
     )
 )
 FUNC = frozenset({"func.call", "func.return"})
@@ -187,18 +61,12 @@ SHARDY = frozenset({"sdy.sharding_constraint"})
 ALLOWED_OPS = STABLEHLO | CHLO | FUNC | SHARDY
 
 HOST_TRANSFER_OPS = frozenset(
-    {
-        "stablehlo.send",
-        "stablehlo.recv",
-        "stablehlo.infeed",
-        "stablehlo.outfeed",
-        "stablehlo.create_token",
-        "stablehlo.after_all",
-        "mhlo.send",
-        "mhlo.recv",
-        "mhlo.infeed",
-        "mhlo.outfeed",
-    }
+    set(
+        """
+        stablehlo.send stablehlo.recv stablehlo.infeed stablehlo.outfeed stablehlo.create_token stablehlo.after_all
+        mhlo.send mhlo.recv mhlo.infeed mhlo.outfeed
+        """.split()
+    )
 )
 HOST_CALLBACK_MARKERS = ("callback", "python", "call_tf")
 MOSAIC_TARGET = "tpu_custom_call"
@@ -231,22 +99,10 @@ CUSTOM_CALL_TARGETS = (
         f"{lib}_{p}{routine}_ffi"
         for lib in ("lapack",)
         for p in "sdcz"
-        for routine in (
-            "gees",
-            "geev",
-            "gehrd",
-            "geqrf",
-            "gesdd",
-            "getrf",
-            "gtsv",
-            "potrf",
-            "trsm",
-            "orgqr",
-            "ungqr",
-            "syevd",
-            "heevd",
-            "sytrd",
-            "hetrd",
+        for routine in tuple(
+            """
+            gees geev gehrd geqrf gesdd getrf gtsv potrf trsm orgqr ungqr syevd heevd sytrd hetrd
+            """.split()
         )
     )
     | frozenset(

@@ -38,8 +38,8 @@ from bench.harness.inspection import kernels
 from bench.harness.inspection.allowlist import MOSAIC_TARGET, custom_call_target
 from bench.harness.inspection.module import Block, Module
 from bench.harness.protocol.messages import DEFAULT_BOUNDS, Bounds
+from bench.harness.protocol.wire import KERNEL_SITE_PREFIX
 
-KERNEL_SITE_PREFIX = "jaxbench_kernel"  # bench.harness.sandbox.lowering.KERNEL_SITE_PREFIX (the build's side)
 MATMUL_TOLERANCE = 0.01
 OTHER_FACTOR = 4.0
 #: Where a count depends on data (unknown loop lengths, input-dependent branches), matmul FLOPs within this factor.

@@ -30,11 +30,11 @@ import ml_dtypes
 import numpy as np
 
 from bench.harness.inspection import mosaic
-from bench.harness.inspection.compare import KERNEL_SITE_PREFIX
 from bench.harness.inspection.module import Block, Func, Module, Op, Refused, shape_of
 from bench.harness.inspection.report import read_program
 from bench.harness.protocol.floats import array_from, mismatch
 from bench.harness.protocol.messages import Bounds, ExecuteReply, ExecuteRequest
+from bench.harness.protocol.wire import KERNEL_SITE_PREFIX
 
 #: Op executions per site (all steps, loops and nested regions together): a bound on the harness's own time.
 MAX_OPS = 2_000_000

@@ -138,12 +138,10 @@ def _stablehlo(op: Op, rt: Kind, kinds: list[Kind], xla_cpu: bool) -> IntFn | No
             return lambda a: int(a[0] != 0)
         return (lambda a: to_signed(a[0], src[0]) & m) if src[1] else (lambda a: a[0] & m)
     if n == "compare":
-        d = re.search(r"(LT|LE|GT|GE|NE|EQ)", op.attrs.get("comparison_direction", ""))
-        ctype = re.search(r"(SIGNED|UNSIGNED|FLOAT|TOTALORDER)", op.attrs.get("compare_type", ""))
-        read = ctype.group(1) if ctype else ("SIGNED" if src[1] else "UNSIGNED")
-        if d is None or read not in ("SIGNED", "UNSIGNED"):
+        reading = comparison(op, src)
+        if reading is None:
             return None
-        pred, sgn = d.group(1).lower(), read == "SIGNED"
+        pred, sgn = reading
         return lambda a: int(compare(pred, a[0], a[1], src[0], sgn))
     if n in ("divide", "remainder"):
 
@@ -169,6 +167,15 @@ def _stablehlo(op: Op, rt: Kind, kinds: list[Kind], xla_cpu: bool) -> IntFn | No
 
         return shift
     return None
+
+
+def comparison(op: Op, operands: Kind) -> tuple[str, bool] | None:
+    """A `stablehlo.compare` of integers as (predicate, signed): its direction, and its `compare_type` (the
+    operands' own signedness where it has none); None for FLOAT / TOTALORDER or a direction not read."""
+    d = re.search(r"(LT|LE|GT|GE|NE|EQ)", op.attrs.get("comparison_direction", ""))
+    ctype = re.search(r"(SIGNED|UNSIGNED|FLOAT|TOTALORDER)", op.attrs.get("compare_type", ""))
+    read = ctype.group(1) if ctype else ("SIGNED" if operands[1] else "UNSIGNED")
+    return (d.group(1).lower(), read == "SIGNED") if d and read in ("SIGNED", "UNSIGNED") else None
 
 
 def constant(module: Module, vid: int, xla_cpu: bool = True, one_element: bool = False, depth: int = 0) -> int | None:

@@ -37,21 +37,12 @@ IGNORED_ATTRS = frozenset(
 #: Attribute text longer than this is kept as a digest (dense constants); `backend_config` is kept whole.
 ATTR_TEXT_LIMIT = 256
 KEEP_WHOLE = frozenset(
-    {
-        "backend_config",
-        "call_target_name",
-        "callee",
-        "comparison_direction",
-        "dimension_numbers",
-        "dot_dimension_numbers",
-        "iteration_bounds",
-        "window_params",
-        "dimension_semantics",
-        "kind",
-        "predicate",
-        "reduction_dims",
-        "function_type",
-    }
+    set(
+        """
+        backend_config call_target_name callee comparison_direction dimension_numbers dot_dimension_numbers
+        iteration_bounds window_params dimension_semantics kind predicate reduction_dims function_type
+        """.split()
+    )
 )
 
 

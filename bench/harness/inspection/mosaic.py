@@ -50,20 +50,11 @@ from bench.harness.protocol.messages import Bounds
 GRID_EVAL_LIMIT = 4096
 GRID_EVAL_OPS = 4_000_000
 #: Casts, shape changes and data movement: no arithmetic.
-NO_FLOPS = (
-    "arith.extf",
-    "arith.truncf",
-    "arith.extsi",
-    "arith.extui",
-    "arith.trunci",
-    "arith.sitofp",
-    "arith.uitofp",
-    "arith.fptosi",
-    "arith.fptoui",
-    "arith.bitcast",
-    "arith.index_cast",
-    "arith.index_castui",
-    "arith.constant",
+NO_FLOPS = tuple(
+    """
+    arith.extf arith.truncf arith.extsi arith.extui arith.trunci arith.sitofp arith.uitofp arith.fptosi arith.fptoui
+    arith.bitcast arith.index_cast arith.index_castui arith.constant
+    """.split()
 )
 TERMINATORS = frozenset({"scf.yield", "func.return", "scf.condition"})
 Pair = tuple[float, float]  # (matmul FLOPs, other FLOPs)
@@ -200,7 +191,7 @@ class _Sum:
         """Add `other` run `lo_times` (cheap reading), `hi_times` (dear) and `top_times` (upper bound; default
         hi_times) times."""
         n = hi_times if top_times is None else top_times
-        self.top = (self.top[0] + _times(other.top[0], n), self.top[1] + _times(other.top[1], n))
+        self.top = (self.top[0] + repeated(other.top[0], n), self.top[1] + repeated(other.top[1], n))
         if lo_times > 0:
             self.lo = (self.lo[0] + other.lo[0] * lo_times, self.lo[1] + other.lo[1] * lo_times)
             self.reads_lo |= other.reads_lo
@@ -227,7 +218,7 @@ class _Sum:
         )
 
 
-def _times(x: float, n: float) -> float:
+def repeated(x: float, n: float) -> float:
     """`x` repeated `n` times, where nothing repeated is nothing (also unboundedly often: no 0 * inf)."""
     return x * n if x else 0.0
 

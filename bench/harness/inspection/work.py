@@ -72,44 +72,24 @@ RELABELS = frozenset(
 )
 
 FREE = frozenset(
-    {
-        "stablehlo.reshape",
-        "stablehlo.bitcast_convert",
-        "stablehlo.get_tuple_element",
-        "stablehlo.tuple",
-        "stablehlo.optimization_barrier",
-        "stablehlo.constant",
-        "stablehlo.return",
-        "func.return",
-        "sdy.sharding_constraint",
-        "stablehlo.get_dimension_size",
-        "stablehlo.set_dimension_size",
-        "stablehlo.dynamic_reshape",
-    }
+    set(
+        """
+        stablehlo.reshape stablehlo.bitcast_convert stablehlo.get_tuple_element stablehlo.tuple
+        stablehlo.optimization_barrier stablehlo.constant stablehlo.return func.return sdy.sharding_constraint
+        stablehlo.get_dimension_size stablehlo.set_dimension_size stablehlo.dynamic_reshape
+        """.split()
+    )
 )
 MOVES = frozenset(
-    {
-        "stablehlo.transpose",
-        "stablehlo.broadcast_in_dim",
-        "stablehlo.broadcast",
-        "stablehlo.slice",
-        "stablehlo.dynamic_slice",
-        "stablehlo.dynamic_update_slice",
-        "stablehlo.concatenate",
-        "stablehlo.pad",
-        "stablehlo.gather",
-        "stablehlo.reverse",
-        "stablehlo.convert",
-        "stablehlo.iota",
-        "stablehlo.real_dynamic_slice",
-        "stablehlo.dynamic_pad",
-        "stablehlo.dynamic_iota",
-        "stablehlo.dynamic_broadcast_in_dim",
-        "stablehlo.torch_index_select",
-        "stablehlo.dynamic_gather",
-        "stablehlo.reduce_precision",
-        "stablehlo.custom_call",
-    }
+    set(
+        """
+        stablehlo.transpose stablehlo.broadcast_in_dim stablehlo.broadcast stablehlo.slice stablehlo.dynamic_slice
+        stablehlo.dynamic_update_slice stablehlo.concatenate stablehlo.pad stablehlo.gather stablehlo.reverse
+        stablehlo.convert stablehlo.iota stablehlo.real_dynamic_slice stablehlo.dynamic_pad stablehlo.dynamic_iota
+        stablehlo.dynamic_broadcast_in_dim stablehlo.torch_index_select stablehlo.dynamic_gather
+        stablehlo.reduce_precision stablehlo.custom_call
+        """.split()
+    )
 )
 LINALG_OPS = frozenset({"stablehlo.triangular_solve", "stablehlo.cholesky", "stablehlo.fft"})
 MATMUL_OPS = frozenset({"stablehlo.dot_general", "stablehlo.dot", "chlo.ragged_dot", "stablehlo.convolution"})
@@ -167,19 +147,14 @@ class SiteWork:
     bytes: float = 0.0
 
     def add(self, other: SiteWork, times: float = 1.0, bytes_times: float | None = None) -> None:
-        self.matmul_flops += _times(other.matmul_flops, times)
-        self.other_flops += _times(other.other_flops, times)
-        self.bytes += _times(other.bytes, times if bytes_times is None else bytes_times)
+        self.matmul_flops += mosaic.repeated(other.matmul_flops, times)
+        self.other_flops += mosaic.repeated(other.other_flops, times)
+        self.bytes += mosaic.repeated(other.bytes, times if bytes_times is None else bytes_times)
 
     def report(self) -> dict[str, JsonValue]:
         """As the coverage details carry it (JSON has no infinity): each quantity a number or UNBOUNDED."""
         values = {"matmul_flops": self.matmul_flops, "other_flops": self.other_flops, "bytes": self.bytes}
         return {k: v if math.isfinite(v) else UNBOUNDED for k, v in values.items()}
-
-
-def _times(x: float, n: float) -> float:
-    """`x` repeated `n` times, where nothing repeated is nothing (also unboundedly often: no 0 * inf)."""
-    return x * n if x else 0.0
 
 
 @dataclass
@@ -466,15 +441,11 @@ def trip_count(module: Module, op: Op) -> int | None:
     cmp = local.get(ret.args[0]) if ret.args else None
     if cmp is None or cmp.name != "stablehlo.compare" or len(cmp.args) != 2 or not cmp.arg_types:
         return None
-    direction = re.search(r"(LT|LE|GT|GE|NE|EQ)", cmp.attrs.get("comparison_direction", ""))
     kind = integers.kind(cmp.arg_types[0], one_element=True)
-    if direction is None or kind is None:
+    reading = integers.comparison(cmp, kind) if kind else None
+    if kind is None or reading is None:
         return None
-    ctype = re.search(r"(SIGNED|UNSIGNED|FLOAT|TOTALORDER)", cmp.attrs.get("compare_type", ""))
-    read = ctype.group(1) if ctype else ("SIGNED" if kind[1] else "UNSIGNED")
-    if read not in ("SIGNED", "UNSIGNED"):
-        return None
-    read_as = (kind[0], read == "UNSIGNED")
+    read_as = (kind[0], not reading[1])
     body_ret = body.ops[-1]
     body_local = {o: x for x in body.ops for o in x.outs}
 
@@ -505,7 +476,7 @@ def trip_count(module: Module, op: Op) -> int | None:
         return None
 
     lhs, rhs = cmp.args
-    d = direction.group(1)
+    d = reading[0].upper()
     for ind, other, flip in ((lhs, rhs, False), (rhs, lhs, True)):
         i = carried(ind)
         if i is None:

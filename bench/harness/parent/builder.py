@@ -186,14 +186,6 @@ def process_bound(seen: BuildArtifact, bounds: dict[str, JsonValue], limits: Lim
     return replace(seen, reason=f"{seen.reason}; {said}", error=f"{seen.error}; {said}")
 
 
-def build_kernel(
-    kernel: Path, request: BuildRequest, *, sandbox: str, timeout_s: float, limits: Limits | None = None
-) -> BuildArtifact:
-    """Run one build of `kernel` to completion (or its deadline) and return what was observed (`limits`: the
-    defaults)."""
-    return BuildProcess(kernel, sandbox, limits or Limits()).run(request, timeout_s)
-
-
 def receive(proc: ChildProcess, timeout_s: float) -> BuildArtifact:
     """The build's reply, validated; or the failure the parent observed."""
     try:

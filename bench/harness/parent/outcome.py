@@ -28,6 +28,7 @@ from bench.harness.protocol.messages import (
     UNBOUNDED,
     EvaluateReply,
     ExecutedReport,
+    InterferenceRecord,
     PrepareReply,
     RunnerHello,
     coverage_share,
@@ -400,10 +401,9 @@ def compile_times(ctx: BatchContext, reply: EvaluateReply) -> dict[str, float]:
     return {name: s for name, s in out.items() if s is not None}
 
 
-def block_times(times: dict[str, list[float]], segments: list[tuple[int, str, int]]) -> dict[str, list[float]]:
+def block_times(per: dict[str, dict[int, list[float]]]) -> dict[str, list[float]]:
     """Per program: each timed block's time per call (ms, the mean of its calls), in the order the blocks ran
-    (EvalResult.block_ms). Programs without times are left out."""
-    per = timing.per_block(times, segments)
+    (EvalResult.block_ms), from the calls split by block (timing.per_block). Programs without times are left out."""
     return {NAMES.get(name, name): [round(sum(c) / len(c), 6) for c in b.values()] for name, b in per.items() if b}
 
 
@@ -455,9 +455,12 @@ def _timed_result(
         if base.wall_clock_median_ms and kern.wall_clock_median_ms
         else None
     )
-    ci, quality, quality_reason = _uncertainty(policy, reply, base, kern, speedup, details)
+    # the runner's segments split every program's calls by block once: block_ms and the interval's blocks
     segments = [(s.block, s.program, s.calls) for s in reply.interference.segments] if reply.interference else []
-    block_ms = block_times({run.name: timings[NAMES[run.name]].raw_times_ms for run in reply.runs}, segments)
+    times = {run.name: timings[NAMES[run.name]].raw_times_ms for run in reply.runs}
+    per = timing.per_block(times, segments)
+    ci, quality, quality_reason = _uncertainty(policy, reply.interference, times, segments, per, speedup, details)
+    block_ms = block_times(per)
     overhead["timed_iterations"] = round(sum(sum(r.wall_ms) for r in reply.runs) / 1e3, 4)
     audit = audit_measurement(
         kernel_median_ms=kern.median_ms,
@@ -503,9 +506,10 @@ def _timed_result(
 
 def _uncertainty(
     policy: TimingPolicy,
-    reply: EvaluateReply,
-    base: Timing,
-    kern: Timing,
+    record: InterferenceRecord | None,
+    times: dict[str, list[float]],
+    segments: list[tuple[int, str, int]],
+    per: dict[str, dict[int, list[float]]],
     speedup: float | None,
     details: dict[str, JsonValue],
 ) -> tuple[tuple[float, float] | None, Literal["ok", "noisy"], str | None]:
@@ -513,15 +517,11 @@ def _uncertainty(
     the times the speedup was computed from, paired block by block, under the policy's interval and thresholds.
     Host interference counts where the policy says (CPU only: on TPU/GPU the device plane times the programs and
     the host's load does not enter those times)."""
-    record = reply.interference
     if record is None or speedup is None:
         return None, "noisy", "no timed blocks recorded: no interval"
-    segments = [(s.block, s.program, s.calls) for s in record.segments]
     details["timing_segments"] = [[b, NAMES.get(p, p), n] for b, p, n in segments]
     try:
-        blocks = timing.blocks_from_segments(
-            {BASELINE_FN: base.raw_times_ms, CANDIDATE_FN: kern.raw_times_ms}, segments, BASELINE_FN, CANDIDATE_FN
-        )
+        blocks = timing.blocks_from_segments(times, segments, BASELINE_FN, CANDIDATE_FN, per)
     except ValueError as exc:
         return None, "noisy", f"timed blocks unusable: {exc}"
     interval = timing.speedup_interval(

@@ -12,12 +12,10 @@ host refuses a cgroup, the result names the weaker bound that applies instead (`
 from __future__ import annotations
 
 import contextlib
-import glob
 import os
 import resource
 import shutil
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -30,7 +28,6 @@ from pathlib import Path
 
 from pydantic import JsonValue
 
-from bench.hardware import SANDBOX_DEVICE_GLOBS
 from bench.paths import PALLAS_REFS_DIR, ROOT, WORKLOADS_DIR
 
 MODES = ("auto", "bwrap", "none")
@@ -398,13 +395,6 @@ def memory_events(cgroup: Path | None) -> dict[str, int]:
     return {}
 
 
-def pids_cgroup_available() -> bool:
-    """Whether this host lets the harness create a pids cgroup (checked by creating and removing one)."""
-    groups = BuildCgroups.create(PROCESS_LIMIT)
-    groups.release()
-    return groups.pids_bounded
-
-
 # ------------------------------------------------------------------ the command
 
 
@@ -485,14 +475,6 @@ def scrubbed_env(
         env["TMPDIR"] = str(home)
     env.update(extra or {})
     return env
-
-
-def device_nodes() -> list[str]:
-    """Accelerator device nodes of this host (empty on a CPU-only host): what only the RUNNER may use."""
-    found: list[str] = []
-    for pattern in SANDBOX_DEVICE_GLOBS:
-        found.extend(p for p in sorted(glob.glob(pattern)) if p not in found)
-    return found
 
 
 def inherited_import_paths() -> list[str]:
@@ -631,21 +613,3 @@ def wrap(
     env = scrubbed_env(extra_env, home=Path("/tmp"))
     boxed = bwrap_args(kernel, limits, extra_ro)
     return SandboxedCommand(launcher + boxed + list(argv), env, "bwrap", limits, groups, memory)
-
-
-def startup_cost_ms(repeats: int = 5) -> tuple[float, float | None]:
-    """Median ms to start and finish a trivial Python process plainly and under bubblewrap (None: unusable)."""
-
-    def median_ms(cmd: SandboxedCommand) -> float:
-        times = []
-        for _ in range(repeats):
-            t = time.perf_counter()
-            subprocess.run(cmd.argv, env=cmd.env, check=True)
-            times.append((time.perf_counter() - t) * 1e3)
-        cmd.release()
-        return statistics.median(times)
-
-    argv = [sys.executable, "-c", "pass"]
-    plain = median_ms(wrap(argv, "none"))
-    boxed = median_ms(wrap(argv, "bwrap")) if bwrap_problem() is None else None
-    return plain, boxed

@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 from bench.harness.parent.sandboxing import release_group, runner_group
 from bench.harness.protocol import wire
@@ -56,6 +56,7 @@ RUNNER_MEMORY_EVIDENCE = 0.75
 #: The runner's persistent compilation cache holds at most this much; least recently used entries go first.
 #: Why a bound: every candidate's executable is stored (issue #23), so a stream of submissions grew it without end.
 COMPILATION_CACHE_MAX_BYTES = 1 << 30
+_R = TypeVar("_R", CaptureReply, SubstituteReply)  # RunnerSession._optional's replies
 
 
 def compilation_cache_env(folder: Path) -> dict[str, str]:
@@ -330,35 +331,30 @@ class RunnerSession:
             self.prepared = None
             raise
         if capture is not None and timed.ran:
-            self.captured = self._capture(capture, deadlines["compile"] + deadlines["correctness"])
+            deadline_s = deadlines["compile"] + deadlines["correctness"]
+            self.captured = self._optional(capture, CaptureReply, deadline_s, "capture", 1 << 31, ())
         return timed.model_copy(update={"trials": trials.trials, **compiled}), (blobs[0] if blobs else None)
-
-    def _capture(self, request: CaptureRequest, deadline_s: float) -> tuple[CaptureReply, list[bytes]]:
-        t = time.monotonic()
-        try:
-            header, arrays = self._runner().request(request, deadline_s, "capture", 1 << 31)
-            return CaptureReply.model_validate(header), arrays
-        except (WorkerFailure, ValueError) as f:  # the runner is replaced before the next candidate
-            self._runner().close()
-            self.prepared = None
-            return CaptureReply(error=f"the runner failed: {f}"[:2000]), []
-        finally:
-            self.phase_s["capture"] = round(time.monotonic() - t, 4)
 
     def substitute(self, request: SubstituteRequest, results: list[bytes], deadline_s: float) -> SubstituteReply:
         """The last capture's program run again with the executed TPU kernels' results put back, its outputs
         compared with the capture's (runner/capture.py `substitute`). Never raises: the runner's failure is the
         reply's error (the runner replaced), never the candidate's status."""
+        return self._optional(request, SubstituteReply, deadline_s, "substitute", 1 << 20, results)[0]
+
+    def _optional(
+        self, request: Message, model: type[_R], deadline_s: float, phase: str, max_bytes: int, blobs: Sequence[bytes]
+    ) -> tuple[_R, list[bytes]]:
+        """A request after the timing (capture, substitute): the runner's failure is the reply's error, never raised."""
         t = time.monotonic()
         try:
-            header, _ = self._runner().request(request, deadline_s, "substitute", 1 << 20, blobs=results)
-            return SubstituteReply.model_validate(header)
+            header, out = self._runner().request(request, deadline_s, phase, max_bytes, blobs=blobs)
+            return model.model_validate(header), out
         except (WorkerFailure, ValueError) as f:  # the runner is replaced before the next candidate
             self._runner().close()
             self.prepared = None
-            return SubstituteReply(error=f"the runner failed: {f}"[:2000])
+            return model(error=f"the runner failed: {f}"[:2000]), []
         finally:
-            self.phase_s["substitute"] = round(time.monotonic() - t, 4)
+            self.phase_s[phase] = round(time.monotonic() - t, 4)
 
     def _phase(
         self, message: Message, deadline_s: float, phase: str, blobs: Sequence[bytes] = ()

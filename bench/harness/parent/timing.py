@@ -273,15 +273,20 @@ def per_block(
 
 
 def blocks_from_segments(
-    times: Mapping[str, Sequence[float]], segments: Sequence[tuple[int, str, int]], baseline: str, kernel: str
+    times: Mapping[str, Sequence[float]],
+    segments: Sequence[tuple[int, str, int]],
+    baseline: str,
+    kernel: str,
+    per: Mapping[str, Mapping[int, Sequence[float]]] | None = None,
 ) -> list[Block]:
     """The baseline's and the kernel's calls paired block by block (a block holding only one of them is left out).
-    The segments must account for every call of both programs."""
+    The segments must account for every call of both programs. `per`: per_block(times, segments), where the caller
+    split them already."""
     for program in (baseline, kernel):
         claimed = sum(calls for _, p, calls in segments if p == program)
         if claimed != len(times[program]):
             raise ValueError(f"segments account for {claimed} calls of {program}, it made {len(times[program])}")
-    per = per_block({baseline: times[baseline], kernel: times[kernel]}, segments)
+    per = per_block(times, segments) if per is None else per
     both = sorted(per[baseline].keys() & per[kernel].keys())
     return [Block(tuple(per[baseline][b]), tuple(per[kernel][b])) for b in both]
 

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from bench.harness.protocol.policy import TimingPolicy
 from bench.harness.protocol.result import Correctness, Machine
+from bench.harness.protocol.wire import KERNEL_SITE_PREFIX
 
 
 class Message(BaseModel):
@@ -228,14 +229,11 @@ class PrepareReply(Message):
     workload: str
     size: str
     config: dict[str, Any]
-    tolerance: dict[str, float]
     flops: float | None
     flops_source: str
     bytes_accessed: float | None
     output_bytes: int
     output_shapes: list[list[int]]
-    in_avals: list[str]  # "bfloat16[256,512]" per array input: what a candidate's export must take
-    out_avals: list[str]
     pallas_reference: str = ""  # "" (not asked), "ok", or why it is unavailable
     drawn_at: float = 0.0  # runner's monotonic clock when the inputs were drawn
     baseline_call_ms: float | None = None  # fastest reference call: run phases' deadlines follow it
@@ -293,7 +291,6 @@ class Segment(Message):
     wall_s: float
     cpu_s: float  # the runner's CPU time (all threads)
     run_delay_s: float | None  # the calling thread's time runnable but waiting for the core (None: no schedstat)
-    voluntary_switches: int
     involuntary_switches: int
     others_runnable: int | None = None  # the host's runnable threads at the segment's end, the runner's excepted
 
@@ -307,7 +304,7 @@ class InterferenceRecord(Message):
 
 #: Functions holding one kernel site each (bench.harness.sandbox.lowering: KERNEL_SITE_PREFIX + "_<n>"): the TPU
 #: program's static reading (inspection.work) and the runner's measurement (runner.executed) pair sites by name.
-SITE_FUNCTION = r"^jaxbench_kernel_\d+$"
+SITE_FUNCTION = rf"^{KERNEL_SITE_PREFIX}_\d+$"
 
 
 class ExecutedWork(Message):
@@ -332,6 +329,8 @@ class ExecutedReport(Message):
 
 
 class EvaluateReply(Message):
+    """Blob 0, when present: the profiler trace (the timed blocks, or the profile pass)."""
+
     ran: bool = True  # False: the candidate's program failed to compile or run (stage, error say how)
     stage: str = ""  # on failure: "compile", "correctness", "timing"
     error: str = ""
@@ -342,7 +341,6 @@ class EvaluateReply(Message):
     timed_verified: int = 0  # the kernel's timed outputs verified (each by digest or in full)
     runs: list[ProgramRun] = Field(default_factory=list)
     inputs_unchanged: bool = True
-    traced: bool = False  # blob 0, when present: the profiler trace (blocks or the profile pass)
     block_order: list[str] = Field(default_factory=list)
     interference: InterferenceRecord | None = None  # per timed segment (None: no timing ran)
     compile_s: float | None = None  # seconds deserializing + compiling the candidate (`load`; None: not compiled)

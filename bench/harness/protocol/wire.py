@@ -18,6 +18,9 @@ from typing import Any
 BASELINE_FN = "baseline_program"
 CANDIDATE_FN = "candidate_program"
 PALLAS_FN = "pallas_reference_program"
+#: The build puts each pallas_call alone in a function named KERNEL_SITE_PREFIX_<n> (sandbox/lowering.py); the
+#: runner's capture, the comparison and the execution of the TPU program's kernels find the sites by it.
+KERNEL_SITE_PREFIX = "jaxbench_kernel"
 
 
 def module_name(fn_name: str) -> str:

@@ -26,9 +26,9 @@ from jax._src.lib.mlir.dialects import func
 
 from bench.harness.protocol.messages import SiteCapture
 from bench.harness.protocol.signature import aval_text
+from bench.harness.protocol.wire import KERNEL_SITE_PREFIX
 
 #: sandbox/lowering.py's name for a kernel site (the runner imports no build code).
-KERNEL_SITE_PREFIX = "jaxbench_kernel"
 
 
 class _Rewrite:

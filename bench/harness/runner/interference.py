@@ -20,7 +20,6 @@ class _Snapshot:
     wall: float
     cpu: float
     run_delay: float | None
-    voluntary: int
     involuntary: int
 
 
@@ -79,9 +78,7 @@ class Recorder:
 
     def _snapshot(self) -> _Snapshot:
         r = resource.getrusage(resource.RUSAGE_SELF)
-        return _Snapshot(
-            time.perf_counter(), r.ru_utime + r.ru_stime, _run_delay_s(self._schedstat), r.ru_nvcsw, r.ru_nivcsw
-        )
+        return _Snapshot(time.perf_counter(), r.ru_utime + r.ru_stime, _run_delay_s(self._schedstat), r.ru_nivcsw)
 
     def start(self) -> _Snapshot:
         return self._snapshot()
@@ -97,7 +94,6 @@ class Recorder:
                 wall_s=end.wall - started.wall,
                 cpu_s=end.cpu - started.cpu,
                 run_delay_s=delay,
-                voluntary_switches=end.voluntary - started.voluntary,
                 involuntary_switches=end.involuntary - started.involuntary,
                 others_runnable=_others_runnable(self._loadavg),
             )

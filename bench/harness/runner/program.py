@@ -42,7 +42,6 @@ class Program:
         program.__name__ = program.__qualname__ = name
         self.name, self.exported = name, exported_bytes  # the export, kept for runner/capture.py
         self.module = module_name(name)
-        self.out_avals = [aval_text(a) for a in exp.out_avals]
         self.compiled = jax.jit(program).lower(*signature.arrays).compile()
 
     def __call__(self, arrays: list[Any]) -> list[Any]:

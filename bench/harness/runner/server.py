@@ -50,7 +50,7 @@ from bench.harness.protocol.messages import (
     TrialsRequest,
 )
 from bench.harness.protocol.result import Machine
-from bench.harness.protocol.signature import aval_text, export_program
+from bench.harness.protocol.signature import export_program
 from bench.harness.protocol.wire import BASELINE_FN, CANDIDATE_FN, PALLAS_FN, is_memory_error
 from bench.harness.runner import executed
 from bench.harness.runner.capture import capture, substitute
@@ -211,14 +211,11 @@ def cmd_prepare(state: State, req: PrepareRequest, blobs: list[bytes]) -> Reply:
         workload=w.spec.id,
         size=size,
         config={k: v for k, v in w.spec.config_for(size).items() if isinstance(v, (int, float, str, bool))},
-        tolerance=w.spec.tolerance_for(size),
         flops=flops or None,
         flops_source=source,
         bytes_accessed=float(cost.get("bytes accessed", 0.0)) or None,
         output_bytes=int(sum(a.nbytes for a in ref)),
         output_shapes=[list(a.shape) for a in ref],
-        in_avals=[aval_text(a) for a in w.signature.arrays],
-        out_avals=w.baseline.out_avals,
         pallas_reference=pallas_note,
         drawn_at=drawn_at,
         baseline_call_ms=round(min(calls_ms), 4),
@@ -415,7 +412,6 @@ def _timed_reply(run: TimedRun, programs: list[Program], **more: Any) -> Reply:
             for p in programs
         ],
         inputs_unchanged=run.inputs_unchanged,
-        traced=run.trace is not None,
         block_order=run.order,
         calls=run.calls,
         blocks=run.blocks,

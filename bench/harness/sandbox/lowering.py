@@ -12,8 +12,9 @@ from typing import Any
 import jax
 from jax._src import core
 
+from bench.harness.protocol.wire import KERNEL_SITE_PREFIX
+
 #: Functions of this name prefix hold exactly one Pallas kernel (its Mosaic call, or its interpreter).
-KERNEL_SITE_PREFIX = "jaxbench_kernel"
 KERNEL_PRIMITIVES = ("pallas_call",)
 
 
