@@ -100,9 +100,11 @@ def tpu_chip(environ: Mapping[str, str] | None = None, pci_root: Path = Path("/s
         if kind.startswith(prefix + "-"):
             return chip
     for device in sorted(pci_root.glob("*")) if pci_root.is_dir() else []:
-        try:
+        try:  # Google's other PCI devices (gVNIC, 0x0042) share the vendor: only a known TPU id decides
             if (device / "vendor").read_text().strip() == "0x1ae0":
-                return _TPU_PCI_IDS.get((device / "device").read_text().strip())
+                found = _TPU_PCI_IDS.get((device / "device").read_text().strip())
+                if found:
+                    return found
         except OSError:
             continue
     return None

@@ -60,10 +60,11 @@ def test_the_tpu_chip_is_read_without_jax_from_the_accelerator_type(accelerator_
 
 
 def test_the_tpu_chip_is_read_from_the_pci_id_where_no_variable_names_it(tmp_path):
-    """A lent v5e: four PCI functions of vendor 0x1ae0, device 0x0063 (recorded 2026-12-05)."""
+    """A lent v5e: four PCI functions of vendor 0x1ae0, device 0x0063 (recorded 2026-12-05); a gVNIC (0x0042) of the
+    same vendor before them decides nothing."""
     from bench.hardware import mosaic_device_kind, tpu_chip
 
-    for i, (vendor, device) in enumerate([("0x8086", "0x1237"), ("0x1ae0", "0x0063")]):
+    for i, (vendor, device) in enumerate([("0x8086", "0x1237"), ("0x1ae0", "0x0042"), ("0x1ae0", "0x0063")]):
         (tmp_path / f"0000:00:0{i}.0").mkdir()
         (tmp_path / f"0000:00:0{i}.0" / "vendor").write_text(vendor + "\n")
         (tmp_path / f"0000:00:0{i}.0" / "device").write_text(device + "\n")

@@ -28,8 +28,6 @@ from bench.harness.protocol.messages import SiteCapture
 from bench.harness.protocol.signature import aval_text
 from bench.harness.protocol.wire import KERNEL_SITE_PREFIX
 
-#: sandbox/lowering.py's name for a kernel site (the runner imports no build code).
-
 
 class _Rewrite:
     """One rewrite of a module: the captured calls and their values, in order, within `max_bytes`."""
