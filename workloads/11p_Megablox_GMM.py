@@ -40,6 +40,12 @@ TOLERANCE = {"atol": 0.33, "rtol": 0.01, "rel_l2": 0.05}
 # and this is 3x that, never below the default (the full size's long bf16 sums are what TOLERANCE is for).
 SMALL_TOLERANCE = {"atol": 0.01}
 STATIC_ARGNUMS = (3,)
+# Upstream fixes the group sizes; no trial changes them (docs/threat-model.md, red team 11).
+DEGENERATE = (
+    "Every group is max_expert_size rows on upstream's inputs (the only valid input that assigns every row), and no"
+    " trial changes group_sizes: one batched matmul that never reads them is bit for bit the baseline (certificate:"
+    " rel L2 0 at the small size), so a kernel may specialise to equal groups."
+)
 
 
 def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):

@@ -34,6 +34,12 @@ META = {"family": "paged decode attention", "source": "Llama-3.1-70B (MaxText pa
 # implementations (float32 inputs, bf16-accumulating; small size, seeds None, 11, 12) reach rel L2 0.0033 and need
 # atol 7.8e-06: both bounds are set to 3x that (rel L2 at least half a bfloat16 epsilon).
 TOLERANCE = {"atol": 0.01, "rtol": 0.01, "rel_l2": 0.01}
+# Upstream fixes the page table, lengths and query offsets; no trial changes them (docs/threat-model.md, red team 11).
+DEGENERATE = (
+    "The page table is contiguous, every sequence is full and has one query on upstream's inputs, and no trial"
+    " changes them: dense attention that never reads the page table, kv_lens or cu_q_lens is as close to the"
+    " baseline as honest float32 code (certificate: rel L2 0.0036 against 0.0033 at the small size)."
+)
 
 
 def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):

@@ -170,6 +170,28 @@ def _sc_39k(mod, x, weight, bias):
     return jnp.broadcast_to(one, (x.shape[0], one.shape[1]))
 
 
+def _sc_6p_contiguous(mod, queries, k_pages, v_pages, kv_lens, page_indices, cu_q_lens):
+    """Dense decode attention that never reads the page table, the lengths or the query offsets: upstream fixes
+    them (contiguous pages, every sequence full, one query each), so sequence s's keys are pages s*P..s*P+P-1."""
+    n, heads, d = queries.shape
+    k = k_pages.reshape(n, -1, *k_pages.shape[2:])  # (seqs, keys, Hkv, D)
+    v = v_pages.reshape(n, -1, *v_pages.shape[2:])
+    q = queries.reshape(n, k.shape[2], heads // k.shape[2], d)  # query head h reads kv head h // group
+    scores = jnp.einsum("nhgd,nkhd->nhgk", q, k, preferred_element_type=f32) * d**-0.5
+    probs = jax.nn.softmax(scores, axis=-1).astype(queries.dtype)
+    return (
+        jnp.einsum("nhgk,nkhd->nhgd", probs, v, preferred_element_type=f32).reshape(n, heads, d).astype(queries.dtype)
+    )
+
+
+def _sc_11p_equal_groups(mod, lhs, rhs, group_sizes, max_expert_size):
+    """One batched matmul that never reads group_sizes: upstream's groups are all max_expert_size rows (the only
+    valid input that assigns every row), so group g is rows g*m/G..(g+1)*m/G-1."""
+    g, k, n = rhs.shape
+    out = jnp.einsum("gmk,gkn->gmn", lhs.reshape(g, -1, k), rhs, preferred_element_type=f32)
+    return out.astype(lhs.dtype).reshape(-1, n)
+
+
 SHORTCUTS: dict[str, Shortcut] = {
     "3p": Shortcut("causal prefix mean of the kv latent (no q path, no QK^T)", False, _sc_3p),
     "4p": Shortcut("causal running mean of v (O(S*D), no QK^T)", False, _sc_4p),
@@ -197,6 +219,14 @@ MORE_SHORTCUTS: dict[str, tuple[Shortcut, ...]] = {
     "5p": (
         Shortcut("first-order softmax: linear attention, the bias to first order (no S x S exp)", False, _sc_5p_linear),
     ),
+    "6p": (
+        Shortcut(
+            "contiguous pages assumed: dense attention, the page table, lengths and offsets never read",
+            False,
+            _sc_6p_contiguous,
+        ),
+    ),
+    "11p": (Shortcut("equal groups assumed: one batched matmul, group_sizes never read", False, _sc_11p_equal_groups),),
     "13p": (Shortcut("log-sum-exp from the logits' cumulants (no logits GEMM)", False, _sc_13p_cumulant),),
     "49k": (Shortcut("AvgPool folded into the weight: 1/16 of the GEMM (exact rewrite)", True, _sc_49k),),
 }
