@@ -23,20 +23,27 @@ def _pair(kind: str) -> tuple[np.ndarray, np.ndarray]:
         out = np.zeros_like(ref)
     if kind == "nan":
         out.reshape(-1)[[30, 50]] = np.nan
+    if kind == "reference_inf":  # a chunk with a masked element beside chunks without
+        ref.reshape(-1)[[20, 21]] = np.inf
     return ref, out
 
 
-@pytest.mark.parametrize("kind", ["close", "outliers", "zeros", "nan"])
-def test_the_verdict_and_figures_do_not_depend_on_the_chunk(kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("judges", [1, 4])
+@pytest.mark.parametrize("kind", ["close", "outliers", "zeros", "nan", "reference_inf"])
+def test_the_verdict_and_figures_do_not_depend_on_the_chunk(
+    kind: str, judges: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Chunks judged in one thread or several, folded in order: the verdict and figures of one whole pass."""
     ref, out = _pair(kind)
     tol = Tolerance(atol=0.02, rtol=0.02, rel_l2=0.05)
     whole = compare(ref, out, tol).model_dump()
     monkeypatch.setattr(correctness, "_CHUNK", 7)
+    monkeypatch.setattr(correctness, "_JUDGES", judges)
     chunked = compare(ref, out, tol).model_dump()
     rel_whole, rel_chunked = whole.pop("rel_l2_err"), chunked.pop("rel_l2_err")
     assert rel_chunked == (None if rel_whole is None else pytest.approx(rel_whole, rel=1e-12))
     assert repr(whole) == repr(chunked)  # NaN figures compare as text
-    assert chunked["correct"] is (kind == "close")
+    assert chunked["correct"] is (kind in ("close", "reference_inf"))
     if kind == "outliers":
         assert chunked["worst_index"] == [0, 9]
     if kind == "nan":

@@ -38,7 +38,7 @@ from bench.harness.inspection import kernels
 from bench.harness.inspection.allowlist import MOSAIC_TARGET, custom_call_target
 from bench.harness.inspection.module import Block, Module
 from bench.harness.protocol.messages import DEFAULT_BOUNDS, Bounds
-from bench.harness.protocol.wire import KERNEL_SITE_PREFIX
+from bench.harness.protocol.wire import is_kernel_site
 
 MATMUL_TOLERANCE = 0.01
 OTHER_FACTOR = 4.0
@@ -103,7 +103,7 @@ class _Numbering:
             args = tuple(env.get(a, self.intern(("free", a, self.module.main))) for a in op.args)
             if op.name == "func.call":
                 callee = op.attrs.get("callee", "").lstrip("@")
-                if callee.startswith(KERNEL_SITE_PREFIX):
+                if is_kernel_site(callee):
                     site = self.intern(("site", args, op.types))
                     self.sites.setdefault(site, []).append(callee)
                     outs = tuple(self.intern(("site_result", site, i)) for i in range(len(op.outs)))

@@ -34,7 +34,7 @@ from bench.harness.inspection.module import Block, Func, Module, Op, Refused, sh
 from bench.harness.inspection.report import read_program
 from bench.harness.protocol.floats import array_from, mismatch
 from bench.harness.protocol.messages import Bounds, ExecuteReply, ExecuteRequest
-from bench.harness.protocol.wire import KERNEL_SITE_PREFIX
+from bench.harness.protocol.wire import is_kernel_site
 
 #: Op executions per site (all steps, loops and nested regions together): a bound on the harness's own time.
 MAX_OPS = 2_000_000
@@ -512,7 +512,7 @@ def check_sites(request: ExecuteRequest, blobs: list[bytes]) -> tuple[ExecuteRep
         else:
             unshown.setdefault(s.site, f"call {n}: {why}")
     for name in tpu.funcs:
-        if name.startswith(KERNEL_SITE_PREFIX) and name not in shown and name not in unshown:
+        if is_kernel_site(name) and name not in shown and name not in unshown:
             unshown[name] = "the runnable program's call of it was not captured"
     reply = ExecuteReply(unshown=unshown, shown=sorted(shown - set(unshown)))
     return reply, ([] if unshown else executed)

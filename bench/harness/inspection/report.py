@@ -34,7 +34,7 @@ from bench.harness.protocol.messages import (
     InspectReply,
     InspectRequest,
 )
-from bench.harness.protocol.wire import KERNEL_SITE_PREFIX
+from bench.harness.protocol.wire import is_kernel_site
 
 #: The reading process's Python recursion limit: every walk is bounded (Bounds.depth, Bounds.call_depth); a backstop.
 READER_RECURSION_LIMIT = 4000
@@ -83,7 +83,7 @@ def read_program(blob: bytes, what: str, bounds: Bounds) -> Program:
             if op.name == "stablehlo.custom_call":
                 target = allowlist.custom_call_target(op)
                 calls[target] = calls.get(target, 0) + 1
-            elif op.name == "func.call" and op.attrs.get("callee", "").startswith(KERNEL_SITE_PREFIX):
+            elif op.name == "func.call" and is_kernel_site(op.attrs.get("callee", "").lstrip("@")):
                 sites += 1
             elif op.name.endswith(".constant"):
                 const_bytes += op.const_bytes

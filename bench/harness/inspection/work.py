@@ -49,7 +49,8 @@ from bench.harness.inspection.module import (
     type_bytes,
     type_elements,
 )
-from bench.harness.protocol.messages import SITE_FUNCTION, UNBOUNDED, Bounds, coverage_share, credited_kernel_s
+from bench.harness.protocol.messages import UNBOUNDED, Bounds, coverage_share, credited_kernel_s
+from bench.harness.protocol.wire import is_kernel_site
 
 #: What a loop of unknown trip count is assumed to repeat its XLA work (its kernels count zero).
 UNKNOWN_TRIPS = 1024
@@ -608,7 +609,7 @@ class Coverage:
         key = (name, mask)
         if key not in self.memo:
             live, _ = self.liveness.function(name, mask)
-            outer, self.site = self.site, (name if re.match(SITE_FUNCTION, name) else self.site)
+            outer, self.site = self.site, (name if is_kernel_site(name) else self.site)
             try:
                 self.memo[key] = self.block(self.module.funcs[name].body, live)
             finally:

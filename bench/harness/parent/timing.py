@@ -142,7 +142,13 @@ def top_ops(
     ranked = sorted(total.items(), key=lambda kv: -kv[1])[:k]
     n = max(n_iters, 1)
     return [
-        ProfileOp(name=name, total_ms=round(ns / 1e6 / n, 6), pct=round(100 * ns / grand, 2), count=count[name] // n)
+        # count: runs per iteration, rounded (a TPU trace may drop a few op events: 50 of 53 was read as 0)
+        ProfileOp(
+            name=name,
+            total_ms=round(ns / 1e6 / n, 6),
+            pct=round(100 * ns / grand, 2),
+            count=max(1, round(count[name] / n)),
+        )
         for name, ns in ranked
     ]
 

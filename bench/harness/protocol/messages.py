@@ -13,7 +13,6 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from bench.harness.protocol.policy import TimingPolicy
 from bench.harness.protocol.result import Correctness, Machine
-from bench.harness.protocol.wire import KERNEL_SITE_PREFIX
 
 
 class Message(BaseModel):
@@ -300,11 +299,6 @@ class InterferenceRecord(Message):
     loadavg_before: float  # the host's 1-minute load average before the first timed block ...
     loadavg_after: float  # ... and after the last
     cores: int  # the host's cores (the load average's scale)
-
-
-#: Functions holding one kernel site each (bench.harness.sandbox.lowering: KERNEL_SITE_PREFIX + "_<n>"): the TPU
-#: program's static reading (inspection.work) and the runner's measurement (runner.executed) pair sites by name.
-SITE_FUNCTION = rf"^{KERNEL_SITE_PREFIX}_\d+$"
 
 
 class ExecutedWork(Message):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import select
 import struct
 import time
@@ -21,6 +22,12 @@ PALLAS_FN = "pallas_reference_program"
 #: The build puts each pallas_call alone in a function named KERNEL_SITE_PREFIX_<n> (sandbox/lowering.py); the
 #: runner's capture, the comparison and the execution of the TPU program's kernels find the sites by it.
 KERNEL_SITE_PREFIX = "jaxbench_kernel"
+
+
+def is_kernel_site(name: str) -> bool:
+    """Whether a function is one of the build's kernel sites: exactly KERNEL_SITE_PREFIX_<n>, the one spelling every
+    reader uses (a prefix match would also take a candidate's own `jaxbench_kernel_x` for a site)."""
+    return re.fullmatch(rf"{KERNEL_SITE_PREFIX}_[0-9]+", name) is not None
 
 
 def module_name(fn_name: str) -> str:

@@ -26,7 +26,7 @@ from jax._src.lib.mlir.dialects import func
 
 from bench.harness.protocol.messages import SiteCapture
 from bench.harness.protocol.signature import aval_text
-from bench.harness.protocol.wire import KERNEL_SITE_PREFIX
+from bench.harness.protocol.wire import is_kernel_site
 
 
 class _Rewrite:
@@ -47,7 +47,7 @@ class _Rewrite:
             if op.name != "func.call":
                 continue
             callee = _callee(op)
-            if callee.startswith(KERNEL_SITE_PREFIX):
+            if is_kernel_site(callee):
                 values += self.site(op, callee)
             elif callee in self.funcs:
                 if self.calls[callee] > 1:  # each call gets a copy of its own, returning that call's values
@@ -101,9 +101,7 @@ def capture(
         seen = {s.site for s in rewrite.sites}
         why = "it is called inside a loop or a branch: not captured"
         sites = rewrite.sites + [
-            SiteCapture(site=n, reason=why)
-            for n in sorted(rewrite.funcs)
-            if n.startswith(KERNEL_SITE_PREFIX) and n not in seen
+            SiteCapture(site=n, reason=why) for n in sorted(rewrite.funcs) if is_kernel_site(n) and n not in seen
         ]
         if not extra:
             return sites, [], []

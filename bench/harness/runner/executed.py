@@ -38,7 +38,8 @@ from jax._src.lib import _jax
 from jax._src.lib.mlir import ir
 from jax.profiler import ProfileData
 
-from bench.harness.protocol.messages import SITE_FUNCTION, ExecutedReport, ExecutedWork
+from bench.harness.protocol.messages import ExecutedReport, ExecutedWork
+from bench.harness.protocol.wire import is_kernel_site
 
 SITE_LABEL = "jaxbench_site:"
 OUTSIDE_LABEL = "jaxbench_outside"
@@ -55,7 +56,7 @@ ELEMENT_BYTES = {"pred": 1, "s4": 0.5, "u4": 0.5, "s8": 1, "u8": 1, "bf16": 2, "
 ELEMENT_BYTES.update({"f32": 4, "s32": 4, "u32": 4, "f64": 8, "s64": 8, "u64": 8, "c64": 8, "c128": 16})
 
 
-#: The owner of work outside every kernel site: the candidate's XLA side (never a site's name: SITE_FUNCTION).
+#: The owner of work outside every kernel site: the candidate's XLA side (never a site's name: wire.is_kernel_site).
 OUTSIDE = "outside"
 
 
@@ -77,7 +78,7 @@ def relabel(exported: Any) -> Any:
         module = _jax.mlir.deserialize_portable_artifact(exported.mlir_module_serialized)
         for func in module.body.operations:
             name = ir.StringAttr(func.attributes["sym_name"]).value if "sym_name" in func.attributes else ""
-            label = ir.Location.name(SITE_LABEL + name if re.match(SITE_FUNCTION, name) else OUTSIDE_LABEL)
+            label = ir.Location.name(SITE_LABEL + name if is_kernel_site(name) else OUTSIDE_LABEL)
             func.location = label
             _label_regions(func, label)
         serialized = _export._module_to_bytecode(module)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 import hashlib
 import random
+import shutil
 import tempfile
 import time
 from collections.abc import Callable
@@ -199,7 +200,7 @@ def time_programs(
     # calls themselves run with the collector disabled (_timed)
     trace_dir = tempfile.mkdtemp(prefix="jaxbench_trace_") if (trace_blocks or profile_iters) else ""
     if trace_blocks:
-        jax.profiler.start_trace(trace_dir)
+        jax.profiler.start_trace(trace_dir, profiler_options=_trace_options())
     candidate = next((p for p in programs if p.name == CANDIDATE_FN), None)
     untimed: list[int] = []
     for b, n in enumerate(plan.sizes):
@@ -231,7 +232,7 @@ def time_programs(
                 delete(out + placed)
                 timed.append(TrialReport(seed=seed, report=_named(report, "a correctness re-trial between blocks")))
     if profile_iters and not trace_blocks:
-        jax.profiler.start_trace(trace_dir, profiler_options=_profile_pass_options())
+        jax.profiler.start_trace(trace_dir, profiler_options=_trace_options())
         for p in programs:
             _timed(p, sets, profile_iters, 0, -1, expect[p.name])
     trace = None
@@ -239,6 +240,7 @@ def time_programs(
         jax.profiler.stop_trace()
         files = sorted(Path(trace_dir).rglob("*.xplane.pb"))
         trace = files[-1].read_bytes() if files else None
+        shutil.rmtree(trace_dir, ignore_errors=True)  # one per evaluation: a TPU host kept every one in /tmp
     unchanged = _hash(sets) == before
     for s in sets:
         delete(s)
@@ -255,10 +257,11 @@ def time_programs(
     )
 
 
-def _profile_pass_options() -> Any:
-    """The CPU profile pass records the XLA ops only (what timing.py reads): no Python tracer, which slowed every
-    call of the pass (8p small: profiled median 2.31 ms against 1.96 ms without it), and no HLO protos of every
-    compiled module: together the trace shrank from 187 KB to 10 KB, parsed in the parent in 2.4 ms, not 6.1."""
+def _trace_options() -> Any:
+    """Every trace records the XLA ops only (what timing.py reads): no Python tracer, which slowed every call of the
+    CPU profile pass (8p small: profiled median 2.31 ms against 1.96 ms without it) and, on a TPU, recorded every
+    Python call of the comparisons between blocks, and no HLO protos of every compiled module: the CPU trace shrank
+    from 187 KB to 10 KB, parsed in the parent in 2.4 ms, not 6.1."""
     options = jax.profiler.ProfileOptions()
     options.python_tracer_level = 0
     options.enable_hlo_proto = False
