@@ -74,8 +74,6 @@ CHIPS: dict[str, ChipSpec] = {
 #: Device files of accelerator chips: their presence says a worker's jax would use a TPU / GPU (schedule).
 TPU_DEVICE_GLOBS = ("/dev/accel*", "/dev/vfio/[0-9]*")  # v4/v5e: /dev/accel*; newer TPU VMs: vfio groups
 GPU_DEVICE_GLOBS = ("/dev/nvidia[0-9]*",)
-#: What the sandbox binds through: the chips' nodes plus their control nodes (/dev/vfio/vfio, nvidiactl, ...).
-SANDBOX_DEVICE_GLOBS = ("/dev/accel*", "/dev/vfio", "/dev/nvidia*", "/dev/nvidia-caps")
 
 
 #: Cloud TPU VMs name their slice in TPU_ACCELERATOR_TYPE ("v5litepod-4", "v6e-8", "v5p-8", "v4-8", "tpu7x-8").
