@@ -23,9 +23,15 @@ CONFIG = {
 # small: seq 256 and head_dim 128 so 128-blocks of a flash kernel still tile it; 1 x 4 heads keeps each input at 256 KiB.
 SMALL = {"batch": 1, "seq_len": 256, "num_heads": 4}
 META = {"family": "causal MHA attention", "source": "Baseline MHA (Llama-3.1-70B shapes)"}
-# MaxKernel's tolerance for this task: the bf16 softmax of the baseline is itself ~0.016 from
-# the same math in f32 at some seeds, so the default atol 1e-2 rejects exact kernels.
-TOLERANCE = {"atol": 0.05}
+# certificate at the full size (docs/certificates/full.jsonl; a lent TPU v5e, 4 batch slices): under MaxKernel's atol
+# 0.05 every shortcut failed and honest code passed, but needed atol 0.042 (float32 inputs and bf16-accumulating), a
+# margin of 1.2x: the hand-tuned flash kernel then failed on that TPU by one element of 134,217,728 (0.078 against the
+# allowed 0.076). Set to 3x that (bench.audit.certificate.calibrated, atol only); the closest shortcut (the truncated
+# reduction needs atol 3.7) stays far outside.
+TOLERANCE = {"atol": 0.13}
+# The small size's own bound, MaxKernel's: the bf16 softmax of the baseline is itself ~0.016 from the same math in
+# float32 at some seeds (honest float32 code needs atol 0.013 here), so the default 0.01 rejects exact kernels.
+SMALL_TOLERANCE = {"atol": 0.05}
 
 
 def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):

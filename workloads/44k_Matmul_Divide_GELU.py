@@ -21,6 +21,13 @@ CONFIG = {
 # small: GEMM at 128 multiples, a CPU run in well under a second.
 SMALL = {"batch_size": 256, "input_size": 512, "output_size": 512}
 META = {"family": "GEMM + epilogue", "source": "KernelBench L2 #86"}
+# certificate at the full size (docs/certificates/full.jsonl; this host's CPU): every shortcut failed and honest code
+# passed, but the bf16-accumulating implementation needed atol 0.0091 of the default 0.01, a margin of 1.1x (1p's
+# hand-tuned kernel failed a margin of 1.2x by one element on a TPU). Set to 3x that (bench.audit.certificate.calibrated,
+# atol only); the closest shortcut (the batch mean needs atol 0.19) stays far outside.
+TOLERANCE = {"atol": 0.028}
+# The small size's own bound: there honest code needs atol 0.00024, and the default is more than 3x that.
+SMALL_TOLERANCE = {"atol": 0.01}
 
 
 def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):
