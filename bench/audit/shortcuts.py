@@ -26,6 +26,9 @@ class Shortcut:
     description: str
     exact: bool  # algebraically exact (passing is legitimate) vs an approximation
     fn: Callable[..., Any]  # (module, *inputs) -> output of the reference's shape
+    # exact only on inputs upstream never varies (a page table, group sizes): no second distribution can refuse it,
+    # since a kernel can recognise upstream's inputs and take it only then; its workload is labelled degenerate
+    specialised: bool = False
 
 
 def _uniform_softmax(mod, x, *rest):
@@ -224,9 +227,17 @@ MORE_SHORTCUTS: dict[str, tuple[Shortcut, ...]] = {
             "contiguous pages assumed: dense attention, the page table, lengths and offsets never read",
             False,
             _sc_6p_contiguous,
+            specialised=True,
         ),
     ),
-    "11p": (Shortcut("equal groups assumed: one batched matmul, group_sizes never read", False, _sc_11p_equal_groups),),
+    "11p": (
+        Shortcut(
+            "equal groups assumed: one batched matmul, group_sizes never read",
+            False,
+            _sc_11p_equal_groups,
+            specialised=True,
+        ),
+    ),
     "13p": (Shortcut("log-sum-exp from the logits' cumulants (no logits GEMM)", False, _sc_13p_cumulant),),
     "49k": (Shortcut("AvgPool folded into the weight: 1/16 of the GEMM (exact rewrite)", True, _sc_49k),),
 }

@@ -38,7 +38,8 @@ def test_the_verdict_and_figures_do_not_depend_on_the_chunk(
     tol = Tolerance(atol=0.02, rtol=0.02, rel_l2=0.05)
     whole = compare(ref, out, tol).model_dump()
     monkeypatch.setattr(correctness, "_CHUNK", 7)
-    monkeypatch.setattr(correctness, "_JUDGES", judges)
+    monkeypatch.setattr(correctness, "_MAX_JUDGES", judges)
+    monkeypatch.setattr(correctness, "_cores", lambda: 4)
     chunked = compare(ref, out, tol).model_dump()
     rel_whole, rel_chunked = whole.pop("rel_l2_err"), chunked.pop("rel_l2_err")
     assert rel_chunked == (None if rel_whole is None else pytest.approx(rel_whole, rel=1e-12))
@@ -48,6 +49,14 @@ def test_the_verdict_and_figures_do_not_depend_on_the_chunk(
         assert chunked["worst_index"] == [0, 9]
     if kind == "nan":
         assert "2 non-finite" in chunked["reason"] and chunked["worst_index"] == [2, 4]
+
+
+def test_the_relative_error_leaves_out_non_finite_reference_elements() -> None:
+    """max |ref - out| / |ref| over the finite reference elements above atol: 0.004 / 1 here, whatever the NaN."""
+    ref = np.array([np.nan, 1.0, 2.0], np.float32)
+    out = np.array([0.0, 1.004, 2.0], np.float32)
+    verdict = compare(ref, out, Tolerance(atol=0.01, rtol=0.01))
+    assert verdict.correct and verdict.max_rel_err == pytest.approx(0.004, rel=1e-4)
 
 
 def test_a_non_finite_reference_element_is_never_the_worst() -> None:

@@ -115,9 +115,9 @@ _CHUNK = 1 << 20  # elements judged at once: temporaries stay near 50 MB a threa
 #: Threads judging the chunks of one large output (numpy releases the GIL in its loops). A full-size output is
 #: 0.2-0.5 G elements, ~22 ns each on one core: 8p's timing phase on a TPU v5e host spent ~100 of its 126 s in the
 #: ~25 comparisons of its checked calls, re-trials and warmups, each ~5 s on one core.
-_JUDGES = max(1, min(8, os.cpu_count() or 1))
+_MAX_JUDGES = 8
 _NON_FINITE = "non-finite value(s) (NaN/Inf) where the reference is finite"
-JUDGING_BYTES = _JUDGES * 64 * _CHUNK  # the most one comparison holds besides its two arrays (~48 bytes an element)
+JUDGING_BYTES = _MAX_JUDGES * 64 * _CHUNK  # the most one comparison holds besides its two arrays (~48 bytes an element)
 
 
 @dataclass
@@ -162,7 +162,8 @@ class _Tally:
             # max of diff / absr over `big`, without branching on the mask (the gathers diff[big] / absr[big] were half
             # of a chunk's time, np.where a third): elsewhere the divisor is absr + 1 >= 1 and the quotient is
             # multiplied by 0. A non-finite output there makes it NaN, but such an output fails as non-finite first.
-            t.max_rel = float((diff / (absr + ~big) * big).max())
+            denominator = absr if every else np.where(finite, absr, 1.0)  # a NaN reference is not `big` either
+            t.max_rel = float((diff / (denominator + ~big) * big).max())
         t.ref_sq = _sum_sq(r if every else np.where(finite, r, 0.0))
         t.err_sq = _sum_sq(diff)
         return t
@@ -181,8 +182,16 @@ class _Tally:
         self.err_sq += part.err_sq
 
 
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def _tally(r: np.ndarray[Any, Any], o: np.ndarray[Any, Any], tol: Tolerance) -> _Tally:
-    """Every chunk's tally, folded in order; the chunks of a large output judged by _JUDGES threads."""
+    """Every chunk's tally, folded in order; the chunks of a large output judged by up to _MAX_JUDGES threads, one
+    per core this process may run on (the CPU runner, confined to its timing core, judges on one thread)."""
 
     def one(start: int) -> _Tally:
         f32 = np.float32
@@ -192,8 +201,9 @@ def _tally(r: np.ndarray[Any, Any], o: np.ndarray[Any, Any], tol: Tolerance) -> 
 
     starts = range(0, r.size, _CHUNK)
     total = _Tally()
-    if len(starts) > 1 and _JUDGES > 1:
-        with ThreadPoolExecutor(min(_JUDGES, len(starts))) as pool:
+    judges = min(_MAX_JUDGES, len(starts), _cores())
+    if judges > 1:
+        with ThreadPoolExecutor(judges) as pool:
             parts = list(pool.map(one, starts))
     else:
         parts = [one(s) for s in starts]

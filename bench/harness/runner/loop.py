@@ -198,49 +198,46 @@ def time_programs(
         delete(out)
     gc.collect(1)  # young generations only: a full collection of a process holding jax costs ~0.1 s; the timed
     # calls themselves run with the collector disabled (_timed)
-    trace_dir = tempfile.mkdtemp(prefix="jaxbench_trace_") if (trace_blocks or profile_iters) else ""
-    if trace_blocks:
-        jax.profiler.start_trace(trace_dir, profiler_options=_trace_options())
-    candidate = next((p for p in programs if p.name == CANDIDATE_FN), None)
-    untimed: list[int] = []
-    for b, n in enumerate(plan.sizes):
-        for p in programs if b % 2 == 0 else programs[::-1]:
-            started = record.start() if record else None
-            # every program's block gets one call compared in full, the trusted ones' too: the comparison runs
-            # between blocks and disturbs the next block (caches), so all programs must pay it alike (a
-            # candidate-only comparison read identical programs 0.89-0.96)
-            # (a full comparison of an output already known bit for bit to be the checked one would repeat the
-            # checked call's: none where outputs are compared by their bytes, bench.harness.runner.verify)
-            check_at = -1 if expect[p.name].exact else plan.checked[b]
-            w, keep, count = _timed(p, sets, n, len(walls[p.name]), check_at, expect[p.name], clock)
-            if record is not None and started is not None:
-                record.stop(started, b, p.name, len(w))
-            walls[p.name].extend(w)
-            order.append(p.name)
-            if p.name == CANDIDATE_FN:
-                verified += count
-            for i, leaves in keep:
-                where = f"timed call {i + 1} of block {b + 1}"
-                _account(p, compare(reference, to_host(leaves), tolerance), timed, where)
-                delete(leaves)
-        for k, (seed, inputs, ref) in enumerate(retrials):
-            if candidate is not None and plan.retrials_after[k] == b:
-                untimed.append(len(walls[CANDIDATE_FN]) + len(untimed))  # its place among the traced executions
-                placed = place(inputs)
-                out = list(jax.tree.leaves(jax.block_until_ready(candidate.compiled(*placed))))
-                report = compare(ref, to_host(out), tolerance)
-                delete(out + placed)
-                timed.append(TrialReport(seed=seed, report=_named(report, "a correctness re-trial between blocks")))
-    if profile_iters and not trace_blocks:
-        jax.profiler.start_trace(trace_dir, profiler_options=_trace_options())
-        for p in programs:
-            _timed(p, sets, profile_iters, 0, -1, expect[p.name])
-    trace = None
-    if trace_dir:
-        jax.profiler.stop_trace()
-        files = sorted(Path(trace_dir).rglob("*.xplane.pb"))
-        trace = files[-1].read_bytes() if files else None
-        shutil.rmtree(trace_dir, ignore_errors=True)  # one per evaluation: a TPU host kept every one in /tmp
+    tracer = _Trace(bool(trace_blocks or profile_iters))
+    try:
+        if trace_blocks:
+            tracer.start()
+        candidate = next((p for p in programs if p.name == CANDIDATE_FN), None)
+        untimed: list[int] = []
+        for b, n in enumerate(plan.sizes):
+            for p in programs if b % 2 == 0 else programs[::-1]:
+                started = record.start() if record else None
+                # every program's block gets one call compared in full, the trusted ones' too: the comparison runs
+                # between blocks and disturbs the next block (caches), so all programs must pay it alike (a
+                # candidate-only comparison read identical programs 0.89-0.96)
+                # (a full comparison of an output already known bit for bit to be the checked one would repeat the
+                # checked call's: none where outputs are compared by their bytes, bench.harness.runner.verify)
+                check_at = -1 if expect[p.name].exact else plan.checked[b]
+                w, keep, count = _timed(p, sets, n, len(walls[p.name]), check_at, expect[p.name], clock)
+                if record is not None and started is not None:
+                    record.stop(started, b, p.name, len(w))
+                walls[p.name].extend(w)
+                order.append(p.name)
+                if p.name == CANDIDATE_FN:
+                    verified += count
+                for i, leaves in keep:
+                    where = f"timed call {i + 1} of block {b + 1}"
+                    _account(p, compare(reference, to_host(leaves), tolerance), timed, where)
+                    delete(leaves)
+            for k, (seed, inputs, ref) in enumerate(retrials):
+                if candidate is not None and plan.retrials_after[k] == b:
+                    untimed.append(len(walls[CANDIDATE_FN]) + len(untimed))  # its place among the traced executions
+                    placed = place(inputs)
+                    out = list(jax.tree.leaves(jax.block_until_ready(candidate.compiled(*placed))))
+                    report = compare(ref, to_host(out), tolerance)
+                    delete(out + placed)
+                    timed.append(TrialReport(seed=seed, report=_named(report, "a correctness re-trial between blocks")))
+        if profile_iters and not trace_blocks:
+            tracer.start()
+            for p in programs:
+                _timed(p, sets, profile_iters, 0, -1, expect[p.name])
+    finally:
+        trace = tracer.finish()
     unchanged = _hash(sets) == before
     for s in sets:
         delete(s)
@@ -255,6 +252,32 @@ def time_programs(
         calls=iters,
         blocks=len(plan.sizes),
     )
+
+
+class _Trace:
+    """The profiler trace of one timing: always stopped and its folder removed, whatever raised between its start
+    and its end (left running, a reused runner's next start_trace would fail and be blamed on the next candidate;
+    left on disk, a TPU host kept one folder per evaluation in /tmp)."""
+
+    def __init__(self, wanted: bool) -> None:
+        self.dir = tempfile.mkdtemp(prefix="jaxbench_trace_") if wanted else ""
+        self.on = False
+
+    def start(self) -> None:
+        jax.profiler.start_trace(self.dir, profiler_options=_trace_options())
+        self.on = True
+
+    def finish(self) -> bytes | None:
+        """The trace's bytes (None when none was taken)."""
+        if not self.dir:
+            return None
+        try:
+            if self.on:
+                jax.profiler.stop_trace()
+            files = sorted(Path(self.dir).rglob("*.xplane.pb"))
+            return files[-1].read_bytes() if files and self.on else None
+        finally:
+            shutil.rmtree(self.dir, ignore_errors=True)
 
 
 def _trace_options() -> Any:
