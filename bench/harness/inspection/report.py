@@ -83,7 +83,7 @@ def read_program(blob: bytes, what: str, bounds: Bounds) -> Program:
             if op.name == "stablehlo.custom_call":
                 target = allowlist.custom_call_target(op)
                 calls[target] = calls.get(target, 0) + 1
-            elif op.name == "func.call" and is_kernel_site(op.attrs.get("callee", "").lstrip("@")):
+            elif op.name == "func.call" and is_kernel_site(op.attrs.get("callee", "")):
                 sites += 1
             elif op.name.endswith(".constant"):
                 const_bytes += op.const_bytes

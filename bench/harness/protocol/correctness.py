@@ -8,7 +8,6 @@ passes elementwise but never here. The report says where the worst element is, f
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypedDict
@@ -194,10 +193,8 @@ def _tally(r: np.ndarray[Any, Any], o: np.ndarray[Any, Any], tol: Tolerance) -> 
     per core this process may run on (the CPU runner, confined to its timing core, judges on one thread)."""
 
     def one(start: int) -> _Tally:
-        f32 = np.float32
-        rc, oc = (a[start : start + _CHUNK].astype(f32, copy=False) for a in (r, o))
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-            return _Tally.of_chunk(start, rc, oc, tol)
+            return _Tally.of_chunk(start, _chunk(r, start), _chunk(o, start), tol)
 
     starts = range(0, r.size, _CHUNK)
     total = _Tally()
@@ -217,17 +214,17 @@ def _sum_sq(x: np.ndarray[Any, Any]) -> float:
     return float(np.dot(x64, x64))
 
 
-def _chunks(flat: np.ndarray[Any, Any]) -> Iterator[tuple[int, np.ndarray[Any, Any]]]:
-    """(start, float32 values) of each chunk of a flat array of any dtype (a float32 array's own slices: nothing
-    here writes to them)."""
-    for start in range(0, flat.size, _CHUNK):
-        yield start, flat[start : start + _CHUNK].astype(np.float32, copy=False)
+def _chunk(flat: np.ndarray[Any, Any], start: int) -> np.ndarray[Any, Any]:
+    """The float32 values of the chunk at `start` of a flat array of any dtype (a float32 array's own slice: nothing
+    here writes to it)."""
+    return flat[start : start + _CHUNK].astype(np.float32, copy=False)
 
 
 def finite_norm(x: Any) -> float:
     """||x|| over its finite elements, in float64, a chunk at a time (as `compare` measures the reference)."""
     flat = np.asarray(x).reshape(-1)
-    return float(np.sqrt(sum(_sum_sq(np.where(np.isfinite(c), c, 0.0)) for _, c in _chunks(flat))))
+    chunks = (_chunk(flat, start) for start in range(0, flat.size, _CHUNK))
+    return float(np.sqrt(sum(_sum_sq(np.where(np.isfinite(c), c, 0.0)) for c in chunks)))
 
 
 def _at(flat: np.ndarray[Any, Any], i: int) -> float:

@@ -24,10 +24,13 @@ PALLAS_FN = "pallas_reference_program"
 KERNEL_SITE_PREFIX = "jaxbench_kernel"
 
 
+_KERNEL_SITE = re.compile(rf"{KERNEL_SITE_PREFIX}_[0-9]+")
+
+
 def is_kernel_site(name: str) -> bool:
     """Whether a function is one of the build's kernel sites: exactly KERNEL_SITE_PREFIX_<n>, the one spelling every
     reader uses (a prefix match would also take a candidate's own `jaxbench_kernel_x` for a site)."""
-    return re.fullmatch(rf"{KERNEL_SITE_PREFIX}_[0-9]+", name) is not None
+    return _KERNEL_SITE.fullmatch(name) is not None
 
 
 def module_name(fn_name: str) -> str:
