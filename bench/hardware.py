@@ -31,6 +31,11 @@ class ChipSpec:
     vmem_mib: float | None = None
     tensorcores: int | None = None
 
+    @property
+    def peaks(self) -> tuple[float, float]:
+        """(FLOP/s, bytes/s): the bf16 peak and the memory bandwidth, in the units the work counts are in."""
+        return self.peak_bf16_tflops * 1e12, self.hbm_gb_s * 1e9
+
 
 _TPU_JSON = "MaxKernel auto_agent/tpu_specs.json, as the original JAXBench cites it"
 CHIPS: dict[str, ChipSpec] = {

@@ -55,7 +55,7 @@ def _peaks(chip: str) -> tuple[float, float] | None:
     spec = chip_spec(chip)
     if spec is None or spec.nominal or spec.peak_bf16_tflops <= 0 or spec.hbm_gb_s <= 0:
         return None
-    return spec.peak_bf16_tflops * 1e12, spec.hbm_gb_s * 1e9
+    return spec.peaks
 
 
 def floor_ms(flops: float | None, bytes_accessed: float | None, chip: str) -> float:

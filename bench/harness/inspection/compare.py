@@ -149,7 +149,8 @@ def _tpu_site_ok(module: Module, name: str) -> str | None:
 
 def compare(runnable: Module, tpu: Module, site_work: SiteWork, bounds: Bounds = DEFAULT_BOUNDS) -> Verdict:
     """Compare the runnable (interpret-mode) module with the TPU module. `site_work(kind, module, name)` gives
-    (matmul FLOPs, other FLOPs) of a site's function: kind "tpu" from its Mosaic body, "cpu" from its ops."""
+    (matmul FLOPs, other FLOPs, whether they depend on data) of a site's function: kind "tpu" from its Mosaic body,
+    "cpu" from its ops."""
     table: dict[tuple[Any, ...], int] = {}
     a, b = _Numbering(runnable, table), _Numbering(tpu, table)
     fa, fb = runnable.funcs[runnable.main], tpu.funcs[tpu.main]
@@ -191,9 +192,7 @@ def _arithmetic_differs(t_mm: float, t_other: float, c_mm: float, c_other: float
     """Why the two kernels' arithmetic differs (None: it agrees). `loose`: a side's counts depend on data
     (loops of unknown length, branches on inputs, a dynamic grid), so only the order of magnitude is compared."""
     biggest = max(t_mm, c_mm)
-    if (t_mm > 0) != (c_mm > 0):
-        return f"the Mosaic kernel does {t_mm:.3g} matmul FLOPs, its interpreted twin {c_mm:.3g}"
-    if biggest > 0 and not loose and abs(t_mm - c_mm) > MATMUL_TOLERANCE * biggest:
+    if (t_mm > 0) != (c_mm > 0) or biggest > 0 and not loose and abs(t_mm - c_mm) > MATMUL_TOLERANCE * biggest:
         return f"the Mosaic kernel does {t_mm:.3g} matmul FLOPs, its interpreted twin {c_mm:.3g}"
     if biggest > 0 and loose and biggest / min(t_mm, c_mm) > LOOSE_FACTOR:
         return f"the Mosaic kernel does {t_mm:.3g} matmul FLOPs, its interpreted twin {c_mm:.3g} (data-dependent)"

@@ -29,7 +29,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from bench.harness.inspection import mosaic
+from bench.harness.inspection import integers, mosaic
 from bench.harness.inspection.module import Block, Func, Module, Op, Refused, shape_of
 from bench.harness.inspection.report import read_program
 from bench.harness.protocol.floats import array_from, mismatch
@@ -56,7 +56,6 @@ _DTYPES: dict[str, type] = {
     "index": np.int64,
 }
 _CMPF = "false oeq ogt oge olt ole one ord ueq ugt uge ult ule une uno true".split()
-_CMPI = "eq ne slt sle sgt sge ult ule ugt uge".split()
 
 
 def _numpy(table: str) -> dict[str, np.ufunc]:
@@ -274,7 +273,7 @@ class _Kernel:
                 return np.left_shift(v[0], v[1])
             return np.right_shift(_unsigned(v[0]) if short == "shrui" else v[0], v[1])
         if short == "cmpi":
-            return _cmpi(_pred(op, _CMPI), v[0], v[1])
+            return _cmpi(_pred(op, integers.PREDICATES), v[0], v[1])
         if short == "cmpf":
             return _cmpf(_pred(op, _CMPF), wide[0], wide[1])
         if short == "select":

@@ -26,7 +26,8 @@ from bench.harness.inspection.module import Module, Op, shape_of
 IntFn = Callable[[list[int]], int | None]
 Kind = tuple[int, bool]  # (width, signed)
 
-_PREDICATES = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
+#: arith.cmpi's predicates, in the enum's order (its integer attribute indexes this list)
+PREDICATES = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
 
 
 def kind(type_text: str, one_element: bool = False) -> Kind | None:
@@ -201,9 +202,9 @@ def _predicate(text: str) -> str | None:
         return None
     if t[0].isdigit():
         n = int(re.match(r"\d+", t).group(0))  # type: ignore[union-attr]
-        return _PREDICATES[n] if n < len(_PREDICATES) else None
+        return PREDICATES[n] if n < len(PREDICATES) else None
     name = t.split()[0]
-    return name if name in _PREDICATES else None
+    return name if name in PREDICATES else None
 
 
 def _division(name: str, x: int, y: int, w: int) -> int | None:

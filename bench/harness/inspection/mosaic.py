@@ -57,7 +57,6 @@ NO_FLOPS = tuple(
     """.split()
 )
 TERMINATORS = frozenset({"scf.yield", "func.return", "scf.condition"})
-Pair = tuple[float, float]  # (matmul FLOPs, other FLOPs)
 
 
 @dataclass

@@ -114,7 +114,7 @@ def _peaks() -> tuple[float, float]:
     spec = chip_spec(TARGET_CHIP)
     if spec is None:
         raise RuntimeError(f"no peaks for {TARGET_CHIP} in bench.hardware")
-    return spec.peak_bf16_tflops * 1e12, spec.hbm_gb_s * 1e9
+    return spec.peaks
 
 
 @dataclass

@@ -11,6 +11,7 @@ process it started are gone: every member of its cgroups is killed (whatever ses
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -129,12 +130,10 @@ class BuildProcess:
         started = time.monotonic()
         try:
             stdin = self.proc.proc.stdin  # a pipe (stdin=PIPE)
-            try:
+            with contextlib.suppress(OSError):  # BrokenPipeError included: the reply read says how the build ended
                 if stdin is not None:
                     stdin.write(request.model_dump_json().encode())
                     stdin.close()
-            except OSError:  # BrokenPipeError included: the reply read says how the build ended
-                pass
             seen = receive(self.proc, timeout_s)
         finally:
             survivors, events = self.close()
@@ -144,7 +143,7 @@ class BuildProcess:
                 "memory_mb": limits.memory_mb,
                 "tmpfs_mb": limits.tmpfs_mb,
                 "address_space_mb": limits.address_space_mb,
-                "processes": limits.processes if cmd.cgroup else None,
+                "processes": limits.processes if cmd.groups.pids_group else None,
                 "dev_mb": limits.dev_mb,
                 "memory_cgroup": cmd.memory_cgroup is not None,
             },

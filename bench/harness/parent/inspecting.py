@@ -150,6 +150,11 @@ def failed(reason: str, status: Status = Status.COMPILE_ERROR, flags: tuple[str,
     return Inspection(None, None, flags, reason, status, details={"inspection_failure": reason})
 
 
+def _why(exc: Exception) -> str:
+    """One line on how the reader failed: a WorkerFailure's own message, else the exception's type and text."""
+    return exc.message if isinstance(exc, WorkerFailure) else f"{type(exc).__name__}: {exc}"
+
+
 class WorkerProcess(ChildProcess):
     """The inspection worker's process (bench.harness.inspection.worker), held like the build's and the runner's
     (bench.harness.protocol.process.ChildProcess): its own session, a reply pipe read under deadlines, every way it can
@@ -206,10 +211,8 @@ class WorkerProcess(ChildProcess):
     def request(self, request: InspectRequest, blobs: list[bytes], timeout_s: float) -> InspectReply:
         """Send one request and read its reply (WorkerFailure: TIMEOUT, the worker killed; CRASHED, also for a reply
         the model refuses)."""
-        try:
+        with contextlib.suppress(OSError):  # BrokenPipeError included: the reply read says how the worker ended
             wire.send(self._cmd_w, request.model_dump(), blobs)
-        except OSError:  # BrokenPipeError included: the reply read says how the worker ended
-            pass
         header, _ = self.read_reply(timeout_s, "inspection", REPLY_MAX_BYTES)
         try:
             return InspectReply.model_validate(header)
@@ -287,8 +290,7 @@ class Inspector:
                 return self._start().execute(request, [tpu, *arrays], self.timeout_s)
             except Exception as exc:  # WorkerFailure (timeout, crash, memory) or a reply of another shape
                 self.close()
-                why = exc.message if isinstance(exc, WorkerFailure) else f"{type(exc).__name__}: {exc}"
-                return ExecuteReply(error=f"running the TPU program's kernels failed: {why}"[:2000]), []
+                return ExecuteReply(error=f"running the TPU program's kernels failed: {_why(exc)}"[:2000]), []
 
     def warm(self) -> None:
         """Start the reader now (its imports take ~0.5 s of a core), so the first inspection does not wait for it."""
@@ -305,8 +307,7 @@ class Inspector:
             host = self._start()
         except Exception as exc:  # the harness could not start its reader: not the candidate's fault
             self.close()
-            why = exc.message if isinstance(exc, WorkerFailure) else f"{type(exc).__name__}: {exc}"
-            return failed(f"the inspection's process did not start: {why}", Status.ERROR)
+            return failed(f"the inspection's process did not start: {_why(exc)}", Status.ERROR)
         memory = f"inspecting the program needed more than {host.memory_mb} MiB: too large to inspect"
         try:
             reply = host.request(request, blobs, self.timeout_s)

@@ -713,4 +713,4 @@ def _credit_quantity(value: JsonValue, capped: bool) -> float:
 def _chip_peaks(chip: JsonValue) -> tuple[float, float] | None:
     """(FLOP/s, bytes/s) of the chip the static reading weighed work on."""
     spec = hardware.chip_spec(chip) if isinstance(chip, str) else None
-    return (spec.peak_bf16_tflops * 1e12, spec.hbm_gb_s * 1e9) if spec else None
+    return spec.peaks if spec else None

@@ -380,21 +380,6 @@ def _memory_cgroup(limit_mb: int | None) -> Path | None:
     return group
 
 
-def memory_events(cgroup: Path | None) -> dict[str, int]:
-    """The out-of-memory counters of `cgroup` (empty: none, or unreadable). Why the parent reads them: a process
-    the cgroup kills dies by SIGKILL like any other; only the kernel's counter says it was the memory cap."""
-    if cgroup is None:
-        return {}
-    for name in ("memory.events", "memory.oom_control"):
-        try:
-            text = (cgroup / name).read_text()
-        except OSError:
-            continue
-        pairs = (line.split() for line in text.splitlines())
-        return {p[0]: int(p[1]) for p in pairs if len(p) == 2 and p[0] in OOM_COUNTERS and p[1].isdigit()}
-    return {}
-
-
 # ------------------------------------------------------------------ the command
 
 
@@ -406,11 +391,6 @@ class SandboxedCommand:
     limits: Limits = field(default_factory=Limits)
     groups: BuildCgroups = field(default_factory=lambda: BuildCgroups(0))  # its pids and CPU cgroups (or why not)
     memory_cgroup: Path | None = None  # the memory cgroup it joins (counts tmpfs and shared-memory pages too)
-
-    @property
-    def cgroup(self) -> Path | None:
-        """The pids cgroup (None: the host refused it)."""
-        return self.groups.pids_group
 
     def preexec(self) -> Callable[[], None] | None:
         """Only where util-linux's prlimit is missing: set the rlimits between fork and exec (Python code in
@@ -426,8 +406,19 @@ class SandboxedCommand:
         return apply
 
     def memory_events(self) -> dict[str, int]:
-        """The memory cgroup's out-of-memory counters so far (read before `release` removes the cgroup)."""
-        return memory_events(self.memory_cgroup)
+        """The memory cgroup's out-of-memory counters so far (read before `release` removes the cgroup; empty: no
+        cgroup, or unreadable). Why the parent reads them: a process the cgroup kills dies by SIGKILL like any
+        other; only the kernel's counter says it was the memory cap."""
+        if self.memory_cgroup is None:
+            return {}
+        for name in ("memory.events", "memory.oom_control"):
+            try:
+                text = (self.memory_cgroup / name).read_text()
+            except OSError:
+                continue
+            pairs = (line.split() for line in text.splitlines())
+            return {p[0]: int(p[1]) for p in pairs if len(p) == 2 and p[0] in OOM_COUNTERS and p[1].isdigit()}
+        return {}
 
     def release(self, wait_s: float = 1.0) -> None:
         """Remove the cgroups once every process in them is gone (killed processes leave them a moment

@@ -6,6 +6,7 @@ candidate's program is a `WorkerFailure`, never an exception of the harness.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -128,10 +129,8 @@ class RunnerProcess(ChildProcess):
         return super().alive() and not self._log.closed
 
     def send(self, message: Message, blobs: Sequence[bytes] = ()) -> None:
-        try:
+        with contextlib.suppress(OSError):  # BrokenPipeError included: the reply read says how the runner ended
             wire.send(self._cmd_w, message.model_dump(), blobs)
-        except OSError:  # BrokenPipeError included
-            pass  # the reply read will report how the runner ended
 
     def request(
         self, message: Message, timeout_s: float, phase: str, max_bytes: int = 1 << 34, blobs: Sequence[bytes] = ()
@@ -196,10 +195,8 @@ class RunnerProcess(ChildProcess):
             return
         if self.proc.poll() is None:
             self.send(ExitRequest())
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 self.proc.wait(timeout=2)
-            except subprocess.TimeoutExpired:
-                pass
         self.release(self._cmd_w)
         self._log.close()
         release_group(self.cpu_group, 0.0 if self.proc.poll() is None else 1.0)

@@ -2,7 +2,7 @@
 (`program_timing`), the speedup's interval from the paired ABBA blocks (`speedup_interval`), and whether the timing
 was quiet (`classify`). The method and every number's source: docs/methodology.md, "Timing" and "Uncertainty".
 
-Trace parsing: only events of the one module the runner launched count (its name is fixed: messages.module_name);
+Trace parsing: only events of the one module the runner launched count (its name is fixed: wire.module_name);
 a device plane's "XLA Modules" line gives one event per execution, CPU op events are grouped by `run_id`; the
 executions found must equal the timed calls, else the wall clock is used and `timing_method` says so (the original
 JAXBench took any `jit_*` event and fell back silently). On CPU the timed calls are untraced (the profiler slowed

@@ -14,7 +14,6 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TypedDict
 
 from threadpoolctl import threadpool_limits
 
@@ -41,57 +40,39 @@ def _process_tree_threads(pid: int) -> list[int]:
         seen.add(p)
         for task in Path(f"/proc/{p}/task").glob("*"):
             tids.append(int(task.name))
-            try:
+            with contextlib.suppress(OSError):  # the task ended meanwhile
                 todo.extend(int(c) for c in (task / "children").read_text().split())
-            except OSError:
-                pass
     return tids
 
 
-class Isolated(TypedDict):
-    """What timing_isolation did: the timing thread's nice (None: not settable here), threads moved off the core."""
-
-    parent_nice: int | None
-    parent_threads_moved: int
-
-
 @contextlib.contextmanager
-def timing_isolation(core: int | None, nice: int = TIMING_NICE) -> Iterator[Isolated]:
+def timing_isolation(core: int | None, nice: int = TIMING_NICE) -> Iterator[None]:
     """While timing blocks run on `core`: the calling thread (the parent driving the blocks) runs at `nice`, every
     thread of this process is moved OFF `core`, and BLAS is limited to one thread; all restored afterwards.
     Why: at nice 0 on a loaded box the parent waited ~100 ms per round trip between blocks, and OpenBLAS's worker
     busy-waits after each output check (90-260 ms of CPU per evaluation) on whatever core it is on. Per thread,
-    from /proc: threads started later inherit the caller's affinity. Returns what was done (for the details)."""
+    from /proc: threads started later inherit the caller's affinity."""
     tid = threading.get_native_id()
-    done = Isolated(parent_nice=None, parent_threads_moved=0)
     old_nice = None
-    try:
-        old_nice = os.getpriority(os.PRIO_PROCESS, tid)
+    with contextlib.suppress(OSError):  # not settable here: the nice stays
+        current = os.getpriority(os.PRIO_PROCESS, tid)
         os.setpriority(os.PRIO_PROCESS, tid, nice)
-        done["parent_nice"] = nice
-    except OSError:
-        old_nice = None
+        old_nice = current
     moved: dict[int, set[int]] = {}
-    if core is not None:
-        for task in Path("/proc/self/task").iterdir():
-            t = int(task.name)
-            try:
-                mask = os.sched_getaffinity(t)
-                if core in mask and len(mask) > 1:
-                    os.sched_setaffinity(t, mask - {core})
-                    moved[t] = mask
-            except OSError:
-                pass
-        done["parent_threads_moved"] = len(moved)
+    for task in Path("/proc/self/task").iterdir() if core is not None else ():
+        t = int(task.name)
+        with contextlib.suppress(OSError):  # the thread ended meanwhile
+            mask = os.sched_getaffinity(t)
+            if core in mask and len(mask) > 1:
+                os.sched_setaffinity(t, mask - {core})
+                moved[t] = mask
     try:
         with threadpool_limits(limits=1, user_api="blas"):
-            yield done
+            yield
     finally:
         for t, mask in moved.items():
-            try:
+            with contextlib.suppress(OSError):  # the thread ended meanwhile
                 os.sched_setaffinity(t, mask)
-            except OSError:
-                pass  # the thread ended meanwhile
         if old_nice is not None:
             os.setpriority(os.PRIO_PROCESS, tid, old_nice)
 

@@ -20,7 +20,7 @@ class EvalOptions(BaseModel):
     (the one definition: the CLI quotes these defaults, bench/commands.py)."""
 
     size: Literal["full", "small"] | None = None  # None: full on TPU/GPU, small on CPU
-    seeds: int = Field(3, ge=1)  # correctness trials; their seeds are drawn fresh per batch (session.fresh_seeds)
+    seeds: int = Field(3, ge=1)  # correctness trials; their seeds are drawn fresh per batch (evaluate.fresh_seeds)
     # None: the timing policy's (protocol.policy: per backend, and for Pallas in interpret mode on CPU); a count chosen
     # here makes a policy of its own ("<backend>+task", not calibrated: TimingPolicy.for_task)
     warmup: int | None = Field(None, ge=0)
