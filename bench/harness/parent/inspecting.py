@@ -22,11 +22,9 @@ The worker stays warm across a batch and is replaced when it fails.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import subprocess
-import sys
 import threading
 import time
 from dataclasses import dataclass, field, replace
@@ -35,7 +33,6 @@ from typing import Literal
 from pydantic import JsonValue
 
 from bench.harness.parent.sandboxing import cpu_list
-from bench.harness.protocol import wire
 from bench.harness.protocol.isolation import confine_threads
 from bench.harness.protocol.messages import (
     DEFAULT_BOUNDS,
@@ -48,7 +45,7 @@ from bench.harness.protocol.messages import (
     InspectRequest,
     SubstituteReply,
 )
-from bench.harness.protocol.process import ChildProcess, WorkerFailure
+from bench.harness.protocol.process import CommandedProcess, WorkerFailure
 from bench.harness.protocol.result import Status
 from bench.harness.protocol.task import STARTUP_TIMEOUT_S
 from bench.paths import ROOT
@@ -155,7 +152,7 @@ def _why(exc: Exception) -> str:
     return exc.message if isinstance(exc, WorkerFailure) else f"{type(exc).__name__}: {exc}"
 
 
-class WorkerProcess(ChildProcess):
+class WorkerProcess(CommandedProcess):
     """The inspection worker's process (bench.harness.inspection.worker), held like the build's and the runner's
     (bench.harness.protocol.process.ChildProcess): its own session, a reply pipe read under deadlines, every way it can
     fail a WorkerFailure, its whole process group killed. Trusted code (it imports no candidate code), so not
@@ -165,44 +162,21 @@ class WorkerProcess(ChildProcess):
         """`cpus`: the cores it may use, where it works beside a timing (affinity, set by `taskset` before it
         execs, so every thread it starts inherits it: trusted code that never widens it; where `taskset` is
         missing, set on its main thread just after it started)."""
-        cmd_r, self._cmd_w = os.pipe()
-        reply_r, reply_w = os.pipe()
         env = {k: v for k, v in os.environ.items() if k != "JAXBENCH_SECRET_SEED"}
         env.update(JAX_PLATFORMS="cpu", TF_CPP_MIN_LOG_LEVEL="2", PYTHONUNBUFFERED="1")  # never opens a chip
         env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
         pin = ["taskset", "-c", cpu_list(cpus)] if cpus and shutil.which("taskset") else []
-        argv = [
-            *pin,
-            sys.executable,
-            "-m",
+        super().__init__(
+            "the inspection worker",
             "bench.harness.inspection.worker",
-            "--cmd-fd",
-            str(cmd_r),
-            "--reply-fd",
-            str(reply_w),
-            "--memory-mb",
-            str(memory_mb),
-        ]
-        try:
-            super().__init__(
-                "the inspection worker",
-                argv,
-                reply_fd=reply_r,
-                env=env,
-                cwd=ROOT,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                pass_fds=(cmd_r, reply_w),
-                memory_signals=MEMORY_SIGNALS,
-                memory_hint=f"possibly its memory cap of {memory_mb} MiB",
-            )
-        except BaseException:
-            for fd in (self._cmd_w, reply_r):
-                os.close(fd)
-            raise
-        finally:
-            os.close(cmd_r)
-            os.close(reply_w)
+            memory_mb,
+            prefix=pin,
+            env=env,
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            memory_signals=MEMORY_SIGNALS,
+            memory_hint=f"possibly its memory cap of {memory_mb} MiB",
+        )
         self.closed = False
         self.memory_mb = memory_mb
         if cpus and not pin:
@@ -211,8 +185,7 @@ class WorkerProcess(ChildProcess):
     def request(self, request: InspectRequest, blobs: list[bytes], timeout_s: float) -> InspectReply:
         """Send one request and read its reply (WorkerFailure: TIMEOUT, the worker killed; CRASHED, also for a reply
         the model refuses)."""
-        with contextlib.suppress(OSError):  # BrokenPipeError included: the reply read says how the worker ended
-            wire.send(self._cmd_w, request.model_dump(), blobs)
+        self.send_command(request, blobs)
         header, _ = self.read_reply(timeout_s, "inspection", REPLY_MAX_BYTES)
         try:
             return InspectReply.model_validate(header)
@@ -224,8 +197,7 @@ class WorkerProcess(ChildProcess):
     ) -> tuple[ExecuteReply, list[bytes]]:
         """One execution of the TPU program's kernels and their results (WorkerFailure or ValueError when the worker
         did not answer)."""
-        with contextlib.suppress(OSError):  # the reply read says how the worker ended
-            wire.send(self._cmd_w, request.model_dump(), blobs)
+        self.send_command(request, blobs)
         header, results = self.read_reply(timeout_s, "kernel execution", REPLY_MAX_BYTES + sum(map(len, blobs)))
         return ExecuteReply.model_validate(header), results
 
@@ -235,7 +207,7 @@ class WorkerProcess(ChildProcess):
         if self.closed:
             return
         self.closed = True
-        self.release(self._cmd_w)
+        self.release_commands()
 
 
 class Inspector:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import os
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Sequence
@@ -17,7 +16,6 @@ from pathlib import Path
 from typing import IO, Any, TypeVar
 
 from bench.harness.parent.sandboxing import release_group, runner_group
-from bench.harness.protocol import wire
 from bench.harness.protocol.isolation import (
     TIMING_NICE,
     pin_threads,
@@ -44,7 +42,7 @@ from bench.harness.protocol.messages import (
     TrialsRequest,
 )
 from bench.harness.protocol.policy import TimingPolicy
-from bench.harness.protocol.process import ChildProcess, WorkerFailure, one_line
+from bench.harness.protocol.process import CommandedProcess, WorkerFailure, one_line
 from bench.harness.protocol.result import Status
 from bench.harness.protocol.task import STARTUP_TIMEOUT_S, EvalTask
 from bench.harness.protocol.wire import OUT_OF_MEMORY_MARKERS
@@ -76,7 +74,7 @@ def compilation_cache_env(folder: Path) -> dict[str, str]:
     }
 
 
-class RunnerProcess(ChildProcess):
+class RunnerProcess(CommandedProcess):
     """The parent's handle on the runner process (trusted: it never imports candidate code, so it is not
     sandboxed; it is confined to the timing core on a CPU host and resource-limited). Commands go down a
     pipe of their own; the runner's own failure replies become WorkerFailures (OUT_OF_MEMORY or ERROR)."""
@@ -89,34 +87,17 @@ class RunnerProcess(ChildProcess):
         self.log_path = log_path
         self.memory_mb = memory_mb
         self.log_mark = 0  # the log's size when the current request was sent
-        cmd_r, self._cmd_w = os.pipe()
-        reply_r, reply_w = os.pipe()
-        argv = [sys.executable, "-m", "bench.harness.runner.server", "--cmd-fd", str(cmd_r), "--reply-fd", str(reply_w)]
-        argv += ["--memory-mb", str(memory_mb or 0)]
-        if self.cpu_core is not None:
-            argv += ["--cpu-core", str(self.cpu_core)]
+        core = ["--cpu-core", str(self.cpu_core)] if self.cpu_core is not None else []
         env = {**os.environ, **(extra_env or {})}
         env.pop("JAXBENCH_SECRET_SEED", None)  # the runner gets seeds in requests, never the secret
         self._log: IO[bytes] = open(log_path, "wb")
         try:
             super().__init__(
-                name,
-                argv,
-                reply_fd=reply_r,
-                env=worker_env(env),
-                cwd=ROOT,
-                stdin=subprocess.DEVNULL,
-                stdout=self._log,
-                pass_fds=(cmd_r, reply_w),
+                name, "bench.harness.runner.server", memory_mb, core, env=worker_env(env), cwd=ROOT, stdout=self._log
             )
         except BaseException:
             self._log.close()
-            for fd in (self._cmd_w, reply_r):
-                os.close(fd)
             raise
-        finally:
-            os.close(cmd_r)
-            os.close(reply_w)
         self.ready: RunnerHello | None = None
 
     def wait_ready(self, timeout_s: float) -> RunnerHello:
@@ -129,8 +110,7 @@ class RunnerProcess(ChildProcess):
         return super().alive() and not self._log.closed
 
     def send(self, message: Message, blobs: Sequence[bytes] = ()) -> None:
-        with contextlib.suppress(OSError):  # BrokenPipeError included: the reply read says how the runner ended
-            wire.send(self._cmd_w, message.model_dump(), blobs)
+        self.send_command(message, blobs)
 
     def request(
         self, message: Message, timeout_s: float, phase: str, max_bytes: int = 1 << 34, blobs: Sequence[bytes] = ()
@@ -197,7 +177,7 @@ class RunnerProcess(ChildProcess):
             self.send(ExitRequest())
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.proc.wait(timeout=2)
-        self.release(self._cmd_w)
+        self.release_commands()
         self._log.close()
         release_group(self.cpu_group, 0.0 if self.proc.poll() is None else 1.0)
 

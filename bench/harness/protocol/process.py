@@ -10,10 +10,13 @@ import contextlib
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import IO, Any
+
+from pydantic import BaseModel
 
 from bench.harness.protocol import wire
 from bench.harness.protocol.result import Status
@@ -206,3 +209,43 @@ class ChildProcess:
         for fd in (*fds, self.reply_fd):
             with contextlib.suppress(OSError):
                 os.close(fd)
+
+
+class CommandedProcess(ChildProcess):
+    """A trusted worker, `python -m <module> --cmd-fd N --reply-fd M --memory-mb K [args]` (the runner, the
+    inspection worker): commands go down a pipe of their own, replies come up the reply pipe. `close` releases
+    both (`release_commands`)."""
+
+    def __init__(
+        self,
+        name: str,
+        module: str,
+        memory_mb: int | None,
+        args: Sequence[str] = (),
+        *,
+        prefix: Sequence[str] = (),
+        **child: Any,
+    ) -> None:
+        cmd_r, self._cmd_w = os.pipe()
+        reply_r, reply_w = os.pipe()
+        fds = ["--cmd-fd", str(cmd_r), "--reply-fd", str(reply_w), "--memory-mb", str(memory_mb or 0)]
+        argv = [*prefix, sys.executable, "-m", module, *fds, *args]
+        try:
+            super().__init__(name, argv, reply_fd=reply_r, stdin=subprocess.DEVNULL, pass_fds=(cmd_r, reply_w), **child)
+        except BaseException:
+            for fd in (self._cmd_w, reply_r):
+                os.close(fd)
+            raise
+        finally:
+            os.close(cmd_r)
+            os.close(reply_w)
+
+    def send_command(self, message: BaseModel, blobs: Sequence[bytes] = ()) -> None:
+        """One command; a worker that died meanwhile (BrokenPipeError included) is left to the reply read, which says
+        how it ended."""
+        with contextlib.suppress(OSError):
+            wire.send(self._cmd_w, message.model_dump(), blobs)
+
+    def release_commands(self) -> None:
+        """Kill the worker and close both pipes (once: see `release`)."""
+        self.release(self._cmd_w)
