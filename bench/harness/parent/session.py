@@ -109,14 +109,11 @@ class RunnerProcess(CommandedProcess):
     def alive(self) -> bool:
         return super().alive() and not self._log.closed
 
-    def send(self, message: Message, blobs: Sequence[bytes] = ()) -> None:
-        self.send_command(message, blobs)
-
     def request(
         self, message: Message, timeout_s: float, phase: str, max_bytes: int = 1 << 34, blobs: Sequence[bytes] = ()
     ) -> tuple[dict[str, Any], list[bytes]]:
         self.log_mark = self._log_size()  # what the runner logs from here on is this request's
-        self.send(message, blobs)
+        self.send_command(message, blobs)
         return self.receive(timeout_s, phase, max_bytes)
 
     def _log_size(self) -> int:
@@ -174,7 +171,7 @@ class RunnerProcess(CommandedProcess):
         if self._log.closed:
             return
         if self.proc.poll() is None:
-            self.send(ExitRequest())
+            self.send_command(ExitRequest())
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.proc.wait(timeout=2)
         self.release_commands()
