@@ -14,7 +14,7 @@ import pytest
 
 from bench import hardware
 from bench.harness.parent import outcome
-from bench.harness.protocol.messages import ExecutedReport, ExecutedWork
+from bench.harness.protocol.messages import UNBOUNDED, ExecutedReport, ExecutedWork
 from bench.harness.runner import executed
 
 #: A compiled candidate's HLO, as the runner reads it (`compiled.as_text()`), cut down: a site's dot in a loop body,
@@ -148,14 +148,32 @@ def test_a_tpu_runner_keeps_the_static_reading_and_says_so() -> None:
 
 def test_a_native_runner_credits_nothing_beside_an_unknown_xla_loop_and_caps_the_kernels_flops() -> None:
     """Red team 5: 100,000 data-dependent trips of a GEMM outside kernels read 1,024 trips, and a TPU runner measures
-    nothing: no credit. The FLOP cap applies on the static reading too: kernels doing 10x the task's FLOPs less the
-    XLA side's are credited a fifth of their reading (FLOP_ROOM 2)."""
+    nothing: no credit (the coverage is unknown, which counts 0 wherever coverage ranks). The FLOP cap applies on the
+    static reading too: kernels doing 10x the task's FLOPs less the XLA side's are credited a fifth of their reading
+    (FLOP_ROOM 2)."""
     loop = {**_coverage({"jaxbench_kernel_0": [1e12, 0.0, 1e6]}, static=0.8), "unknown_loops": 1}
     c = outcome.credit_bound(loop, 1, "tpu", None)
-    assert c is not None and (c.coverage, c.pallas_calls, c.details["source"]) == (0.0, 0, outcome.CREDIT_UNKNOWN_XLA)
+    assert c is not None and (c.coverage, c.details["source"]) == (None, outcome.CREDIT_UNKNOWN_XLA)
     flops = {"baseline_flops": 2e11, "outside_flops": 1e11, "kernel_flops": 1e12}
     capped = outcome.credit_bound({**_coverage({}, static=0.8), **flops}, 1, "tpu", None)
     assert capped is not None and capped.coverage == pytest.approx(0.8 * 2 * 1e11 / 1e12)
+
+
+def test_a_native_runner_reads_undecided_kernel_work_below_the_label_as_unknown_not_mostly_xla() -> None:
+    """The hand-tuned paged attention's loops run to page counts read from its inputs: its TPU program's reading
+    counts them zero, which labelled an 8x kernel `mostly_xla` on a TPU v5e. Where some kernel work has no bound (or
+    its undecided branches at their dearer side would lift it past the label), a native runner's coverage is unknown,
+    with the part it could count; where even the dearest reading stays below the label, the label holds."""
+    paged = {**_coverage({"jaxbench_kernel_0": [UNBOUNDED, 0.0, 1e6]}, static=0.0), "uncertain_kernels": 1}
+    c = outcome.credit_bound(paged, 1, "tpu", None)
+    assert c is not None and (c.coverage, c.pallas_calls) == (None, 1)
+    assert (c.details["source"], c.details["at_least"]) == (outcome.CREDIT_UNDECIDED, 0.0)
+    branch = {**_coverage({}, outside_s=1e-3, static=0.2), "kernel_s": 2.5e-4, "kernel_s_high": 4e-3}
+    assert outcome.credit_bound(branch, 1, "tpu", None).coverage is None  # type: ignore[union-attr]
+    dear_but_small = {**branch, "kernel_s_high": 5e-4}  # the dearer side: 0.33 of the work, still below 0.5
+    assert outcome.credit_bound(dear_but_small, 1, "tpu", None).coverage == 0.2  # type: ignore[union-attr]
+    decided = _coverage({"jaxbench_kernel_0": [1e9, 0.0, 1e6]}, static=0.1)  # nothing undecided: the label holds
+    assert outcome.credit_bound(decided, 1, "tpu", None).coverage == 0.1  # type: ignore[union-attr]
 
 
 # ---------------------------------------------------------------- a tiny real program

@@ -588,29 +588,55 @@ CREDIT_UNMEASURED = "none: nothing ran measurably in a profile pass of this prog
 #: Red team 5: a data-dependent `while` outside kernels reads 1,024 trips, so 100,000 trips of a GEMM there read 1 %
 #: of their work on a runner that measures nothing (the CPU track measures what ran instead).
 CREDIT_UNKNOWN_XLA = (
-    "none: the XLA side has a loop of unknown trip count, whose work a native runner does not measure, so the work "
-    "the kernels' credit is weighed against is not known"
+    "unknown: the XLA side has a loop of unknown trip count, whose work a native runner does not measure, so the "
+    "work the kernels' credit is weighed against is not known"
+)
+#: A native runner measures nothing, so where the static reading left kernel work uncounted (a loop of unknown trip
+#: count, a branch or grid decided by data) its share is a lower bound; below MOSTLY_XLA_BELOW it would label an
+#: honest kernel `mostly_xla` (the hand-tuned paged attention, whose loops run to page counts read from its inputs:
+#: 0 at 8x on a TPU v5e). Unless even the dearest reading stays below it, the coverage is unknown, which counts 0
+#: wherever coverage ranks (bench/sql/leaderboard_readiness.sql).
+CREDIT_UNDECIDED = (
+    "unknown: the TPU program's reading could not count all of its kernels' work (a loop of unknown trip count, a "
+    "branch or grid decided by data), and a native runner measures nothing; `at_least` is the work it could count"
 )
 
 
 def _static_credit(coverage: dict[str, JsonValue], static: float, calls: int) -> Credit:
-    """The credit on a native (TPU, GPU) runner: the static reading, none where the XLA side's work is unknown (a
-    loop of unknown trips outside kernels), and under the same FLOP cap as the CPU track's, on the kernels' cheap
-    reading (`kernel_flops`)."""
+    """The credit on a native (TPU, GPU) runner: the static reading under the same FLOP cap as the CPU track's, on
+    the kernels' cheap reading (`kernel_flops`); unknown where the XLA side's work is (a loop of unknown trips
+    outside kernels: red team 5), and where the kernels' is and their counted part reads below MOSTLY_XLA_BELOW."""
     if coverage.get("unknown_loops"):
-        return Credit(0.0, 0, {"source": CREDIT_UNKNOWN_XLA, "static_coverage": static, "coverage": 0.0})
+        return Credit(None, calls, {"source": CREDIT_UNKNOWN_XLA, "static_coverage": static, "coverage": None})
     flops = coverage.get("kernel_flops")
     kernel = float(flops) if isinstance(flops, (int, float)) and math.isfinite(flops) else 0.0
     share_of_task = _flop_share({"kernels": (kernel, 0.0)}, coverage)
     capped = round(static * share_of_task, 4) if share_of_task < 1.0 else static
+    if capped < MOSTLY_XLA_BELOW and _dearest_share(coverage) * share_of_task >= MOSTLY_XLA_BELOW:
+        details: dict[str, JsonValue] = {"source": CREDIT_UNDECIDED, "at_least": capped, "coverage": None}
+        return Credit(None, calls, details)
     return Credit(capped, calls, {"source": CREDIT_STATIC, "coverage": capped, "task_flops_share": share_of_task})
+
+
+def _dearest_share(coverage: dict[str, JsonValue]) -> float:
+    """The static reading's coverage with every undecided branch at its dearer side (`kernel_s_high`); 1.0 where
+    some kernel work has no bound (a loop of unknown trip count or a grid sized at run time in a site); 0.0 where the
+    reading has no dear side to weigh."""
+    sites = coverage.get("sites")
+    readings = sites.values() if isinstance(sites, dict) else ()
+    if any(isinstance(r, dict) and UNBOUNDED in r.values() for r in readings):
+        return 1.0
+    high, outside, base = (coverage.get(k) for k in ("kernel_s_high", "outside_s", "baseline_s"))
+    if not isinstance(high, (int, float)) or not isinstance(outside, (int, float)):
+        return 0.0
+    return coverage_share(high, high, outside, float(base) if isinstance(base, (int, float)) else None)
 
 
 @dataclass(frozen=True)
 class Credit:
     """What the row's Pallas facts become: coverage, kernels that count, and how they were decided (details)."""
 
-    coverage: float
+    coverage: float | None  # None: unknown (a native runner's reading that could not decide it)
     pallas_calls: int
     details: dict[str, JsonValue]
 
