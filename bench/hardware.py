@@ -173,8 +173,26 @@ def versions() -> dict[str, str | None]:
     }
 
 
+def host_cpu(cpuinfo: Path = Path("/proc/cpuinfo")) -> str | None:
+    """The host's CPU model ("AMD EPYC 7B13", "Intel(R) Xeon(R) Platinum 8481C"), from /proc/cpuinfo where Linux has
+    it. Why: a CPU row's chip is `cpu` whatever the host, and the same kernels' speedups moved by 1.5x or more
+    between two hosts of this project (a bf16 matrix unit on one), so a row says which CPU measured it."""
+    try:
+        text = cpuinfo.read_text(errors="replace").split("\n\n")[0]  # the first processor's
+    except OSError:
+        text = ""
+    fields = {k.strip(): " ".join(v.split()) for k, _, v in (line.partition(":") for line in text.splitlines())}
+    name = fields.get("model name") or fields.get("Model") or fields.get("cpu model")
+    if name:  # a VM may say only "AMD EPYC": x86's family and model tell its generations apart
+        family, model = fields.get("cpu family"), fields.get("model")
+        return (f"{name} (family {family}, model {model})" if family and model else name)[:200]
+    import platform  # lazily: only where /proc/cpuinfo names no model
+
+    return platform.processor() or platform.machine() or None
+
+
 def detect() -> dict[str, str | None]:
-    """Backend, device kind and chip of this process's first device. Initializes the jax backend:
+    """Backend, device kind and chip of this process's first device, and the host's CPU. Initializes the jax backend:
     the evaluation parent never calls it (the runner does), so it never holds the chip."""
     import jax  # lazily: the parent imports this module and must never start a jax backend
 
@@ -183,6 +201,7 @@ def detect() -> dict[str, str | None]:
         "backend": dev.platform,
         "device_kind": dev.device_kind,
         "chip": normalize_chip(dev.device_kind),
+        "host_cpu": host_cpu(),
         **versions(),
     }
 

@@ -498,6 +498,7 @@ class ProvenanceSummaryRow(QueryRow):
     harness_versions: list[str] | None
     jax_versions: list[str] | None
     device_kinds: list[str] | None
+    host_cpus: list[str] | None
     sandboxes: list[str] | None
     timing_methods: list[str] | None
     any_interpret: bool | None

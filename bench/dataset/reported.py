@@ -73,6 +73,7 @@ def _result_row(r: dict[str, str]) -> ResultRow:
         timing_method="device_profiler",
         backend="tpu",
         device_kind="TPU v6e",
+        host_cpu=None,
         jax_version=None,
         jaxlib_version=None,
         libtpu_version=None,

@@ -88,6 +88,7 @@ def result_row(
         timing_method=timed.timing_method if timed else None,
         backend=env.backend if env else None,
         device_kind=env.device_kind if env else None,
+        host_cpu=env.host_cpu if env else None,
         jax_version=env.jax_version if env else None,
         jaxlib_version=env.jaxlib_version if env else None,
         libtpu_version=env.libtpu_version if env else None,

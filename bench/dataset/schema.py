@@ -25,7 +25,7 @@ from typing import Annotated, Any, ClassVar
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 # 2: RESULTS freshness_key/runs; SAMPLES holds measured samples of v2 trajectories.
 # 3: RESULTS speedup_ci_low/high, timing_quality(+_reason), pallas_coverage, readiness_check; SAMPLES speedup_ci_low/
 #    high, timing_quality, stored_at, wall_time_s, model_latency_s, declared_lowers, declared_pallas_coverage
@@ -39,6 +39,7 @@ SCHEMA_VERSION = 4
 #    pallas_coverage/readiness_check (measured, what the selection rule reads) and step_phase/
 #    step_iteration/step_parent/step_beam and SUBMISSIONS agent_calls (Autocomp's beam and model calls). NULL in
 #    older rows.
+# 5: RESULTS host_cpu (the host's CPU model: a CPU row's chip is only "cpu"). NULL in older rows.
 
 #: provenance values: measured by this project's harness, declared by a submitter, or copied from the paper.
 MEASURED = "measured"
@@ -163,6 +164,13 @@ class ResultRow:
     timing_method: Annotated[str | None, Public("how the times were taken (device trace, wall clock, ...)")]
     backend: Annotated[str | None, Public("JAX backend of the run (cpu, tpu, gpu)")]
     device_kind: Annotated[str | None, Public("the device's own name, as JAX reports it")]
+    host_cpu: Annotated[
+        str | None,
+        Public(
+            "the host's CPU model (/proc/cpuinfo), e.g. AMD EPYC 7B13: a CPU row's chip is only `cpu`, and CPU "
+            "speedups move between hosts; empty in rows written before schema 5"
+        ),
+    ]
     jax_version: Annotated[str | None, Public("jax version of the run")]
     jaxlib_version: Annotated[str | None, Public("jaxlib version of the run")]
     libtpu_version: Annotated[str | None, Public("libtpu version of the run (TPU only)")]

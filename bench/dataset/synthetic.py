@@ -75,6 +75,7 @@ def _results(
         "timing_method": ["cpu_profiler_ops"] * n,
         "backend": ["cpu"] * n,
         "device_kind": ["cpu"] * n,
+        "host_cpu": ["synthetic"] * n,
         "jax_version": ["synthetic"] * n,
         "jaxlib_version": ["synthetic"] * n,
         "libtpu_version": [None] * n,

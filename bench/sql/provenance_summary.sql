@@ -7,6 +7,7 @@ SELECT
     list(DISTINCT harness_version ORDER BY harness_version) FILTER (WHERE harness_version IS NOT NULL) AS harness_versions,
     list(DISTINCT jax_version ORDER BY jax_version) FILTER (WHERE jax_version IS NOT NULL) AS jax_versions,
     list(DISTINCT device_kind ORDER BY device_kind) FILTER (WHERE device_kind IS NOT NULL) AS device_kinds,
+    list(DISTINCT host_cpu ORDER BY host_cpu) FILTER (WHERE host_cpu IS NOT NULL) AS host_cpus,
     list(DISTINCT sandbox ORDER BY sandbox) FILTER (WHERE sandbox IS NOT NULL) AS sandboxes,
     list(DISTINCT timing_method ORDER BY timing_method) FILTER (WHERE timing_method IS NOT NULL) AS timing_methods,
     bool_or(coalesce(interpret, false)) AS any_interpret,

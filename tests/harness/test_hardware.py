@@ -71,3 +71,20 @@ def test_the_tpu_chip_is_read_from_the_pci_id_where_no_variable_names_it(tmp_pat
     assert tpu_chip({}, pci_root=tmp_path) == "v5e"
     assert tpu_chip({}, pci_root=tmp_path / "absent") is None
     assert hardware.normalize_chip(mosaic_device_kind("v5e")) == "v5e" and mosaic_device_kind("7x") == "TPU7x"
+
+
+def test_the_host_cpu_names_the_model_and_x86_generation(tmp_path) -> None:
+    """A CPU row's chip is only `cpu`: the runner records the host's CPU (schema 5), with x86's family and model where
+    a VM names only the vendor's line."""
+    from bench.hardware import host_cpu
+
+    x86 = tmp_path / "x86"
+    x86.write_text(
+        "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 17\n"
+        "model name\t: AMD EPYC\n\nprocessor\t: 1\nmodel name\t: other\n"
+    )
+    assert host_cpu(x86) == "AMD EPYC (family 25, model 17)"
+    arm = tmp_path / "arm"
+    arm.write_text("processor\t: 0\nBogoMIPS\t: 50.00\nModel\t\t: Raspberry  Pi 4\n")
+    assert host_cpu(arm) == "Raspberry Pi 4"
+    assert host_cpu(tmp_path / "missing")  # no /proc/cpuinfo: the platform's own name, never empty on this host

@@ -104,6 +104,7 @@ class Machine(BaseModel):
     backend: str  # "tpu" | "gpu" | "cpu"
     chip: str  # normalized: "v6e", "v5e", "h100", "h200", "cpu", ...
     device_kind: str  # raw jax.devices()[0].device_kind
+    host_cpu: str | None = None  # the host's CPU model (bench.hardware.host_cpu): a CPU row's chip is only "cpu"
     jax_version: str
     jaxlib_version: str
     libtpu_version: str | None = None
