@@ -1,6 +1,6 @@
 """JAXBench: evaluate AI-generated Pallas/JAX kernels against XLA baselines and rank them.
 
-HARNESS_VERSION = "30"  # 30: a native runner reads coverage it could not count as unknown, not as mostly_xla
+HARNESS_VERSION is bumped whenever a change to the harness could change a verdict or a timing;
 `bench ingest` re-evaluates every submission whose stored rows carry an older harness version.
 
 The stable Python API (bench/api.py) is re-exported here: `from bench import evaluate, list_workloads, ...`.
@@ -10,7 +10,7 @@ It is loaded on first use, so `import bench` (done by every worker process) stay
 from typing import Any
 
 __version__ = "0.1.0"
-HARNESS_VERSION = "29"  # 29: the comparison judged on several threads, TPU traces without the Python tracer
+HARNESS_VERSION = "30"  # 30: a native runner reads coverage it could not count as unknown, not as mostly_xla
 
 API = (
     "EvalOptions",
