@@ -144,13 +144,18 @@ def _print_result(r: EvalResult) -> None:
     )
     if r.env:
         console.print(
-            f"  jax {r.env.jax_version}, sandbox {r.env.sandbox}, interpret {r.env.interpret}, wall {r.wall_time_s} s"
+            f"  jax {r.env.jax_version}, host {r.env.host_cpu or '-'}, sandbox {r.env.sandbox}, "
+            f"interpret {r.env.interpret}, wall {r.wall_time_s} s",
+            highlight=False,
         )
     if r.tpu_lowering is not None:
         lowering = "ok" if r.tpu_lowering == "ok" else f"fails: {r.tpu_lowering.splitlines()[0][:300]}"
         console.print(f"  TPU lowering (Mosaic): {lowering}", markup=False, highlight=False)
     if r.pallas_coverage is not None or r.readiness_check is not None:
         coverage = "-" if r.pallas_coverage is None else f"{r.pallas_coverage:.2f}"
+        at_least = (r.integrity.details.get("kernel_credit") or {}).get("at_least")
+        if r.pallas_coverage is None and isinstance(at_least, (int, float)):  # a native runner's undecided reading
+            coverage = f"unknown (at least {at_least:.2f}: work the TPU program's reading could not count)"
         inspected = r.integrity.details.get("inspection", {})
         why = inspected.get("readiness_reason") if r.readiness_check == "unverified" else ""
         console.print(

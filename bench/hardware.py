@@ -183,6 +183,8 @@ def host_cpu(cpuinfo: Path = Path("/proc/cpuinfo")) -> str | None:
         text = ""
     fields = {k.strip(): " ".join(v.split()) for k, _, v in (line.partition(":") for line in text.splitlines())}
     name = fields.get("model name") or fields.get("Model") or fields.get("cpu model")
+    if name in (None, "", "unknown"):  # a TPU VM's cpuinfo says "unknown": its vendor still names the line
+        name = fields.get("vendor_id") or name
     if name:  # a VM may say only "AMD EPYC": x86's family and model tell its generations apart
         family, model = fields.get("cpu family"), fields.get("model")
         return (f"{name} (family {family}, model {model})" if family and model else name)[:200]

@@ -84,6 +84,9 @@ def test_the_host_cpu_names_the_model_and_x86_generation(tmp_path) -> None:
         "model name\t: AMD EPYC\n\nprocessor\t: 1\nmodel name\t: other\n"
     )
     assert host_cpu(x86) == "AMD EPYC (family 25, model 17)"
+    vm = tmp_path / "vm"  # a TPU v5e VM's cpuinfo
+    vm.write_text("processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 175\nmodel\t\t: 1\nmodel name\t: unknown\n")
+    assert host_cpu(vm) == "AuthenticAMD (family 175, model 1)"
     arm = tmp_path / "arm"
     arm.write_text("processor\t: 0\nBogoMIPS\t: 50.00\nModel\t\t: Raspberry  Pi 4\n")
     assert host_cpu(arm) == "Raspberry Pi 4"
