@@ -41,15 +41,24 @@ def speedups(workload: str, kernel: Path, repeats: int, sandbox: str) -> list:
         return [runner.evaluate([kernel])[0] for _ in range(repeats)]
 
 
-def report_speedups(label: str, results: list, target: str) -> None:
+def report_speedups(label: str, results: list, target: str, truth: float) -> None:
+    """The speedups' median, range and intervals: how many of the 95 % intervals contain the true ratio `truth`
+    (issue 39: identical kernels' intervals contain 1.0), and how wide they are."""
     bad = [r for r in results if r.status.value != "correct"]
     if bad:
         print(f"  {label}: {len(bad)} evaluation(s) not correct: {bad[0].status.value}: {bad[0].reason}")
         return
     s = [r.speedup_vs_baseline for r in results]
     baseline_ms = statistics.median(r.baseline.median_ms for r in results)
-    print(f"  {label:<28} median {statistics.median(s):.3f} (target {target})  min {min(s):.3f}  max {max(s):.3f}  "
-          f"all {[round(x, 3) for x in s]}   baseline median {baseline_ms:.4f} ms")
+    intervals = [r.speedup_ci for r in results if r.speedup_ci]
+    contain = sum(lo <= truth <= hi for lo, hi in intervals)
+    widths = [round(hi - lo, 3) for lo, hi in intervals]
+    print(
+        f"  {label:<28} median {statistics.median(s):.3f} (target {target})  min {min(s):.3f}  max {max(s):.3f}  "
+        f"all {[round(x, 3) for x in s]}   baseline median {baseline_ms:.4f} ms\n"
+        f"  {'':<28} intervals containing {truth}: {contain}/{len(results)}, widths {widths}, "
+        f"quality {[r.timing_quality for r in results]}"
+    )
 
 
 ORIGINAL = Path(__file__).with_name("original_method.py")
@@ -82,8 +91,9 @@ def oneoff_walls(workload: str, kernel: Path, n: int) -> tuple[list[float], list
     for _ in range(n):
         ours.append(_wall([*bench_command(), "evaluate", workload, str(kernel), "--json"]))
         original.append(_wall([sys.executable, str(ORIGINAL), workload, str(kernel)]))
-        equal.append(_wall([*bench_command(), "evaluate", workload, str(kernel), "--json", "--iters",
-                            str(ORIGINAL_CALLS)]))
+        equal.append(
+            _wall([*bench_command(), "evaluate", workload, str(kernel), "--json", "--iters", str(ORIGINAL_CALLS)])
+        )
     return ours, original, equal
 
 
@@ -95,8 +105,12 @@ def ratios(ours: list[float], original: list[float]) -> str:
 
 def startup_walls(n: int = 3) -> dict[str, float]:
     """Median wall of a fresh process that only imports: what every build, runner and inspection worker pays."""
-    snippets = {"python": "pass", "import ml_dtypes": "import ml_dtypes", "import jax": "import jax",
-                "import bench.harness.parent.evaluate": "import bench.harness.parent.evaluate"}
+    snippets = {
+        "python": "pass",
+        "import ml_dtypes": "import ml_dtypes",
+        "import jax": "import jax",
+        "import bench.harness.parent.evaluate": "import bench.harness.parent.evaluate",
+    }
     return {k: statistics.median(_wall([sys.executable, "-c", v]) for _ in range(n)) for k, v in snippets.items()}
 
 
@@ -122,9 +136,11 @@ def report_warm(label: str, wall: float, results: list) -> None:
     ok = [r for r in results if r.status.value == "correct"]
     timed = statistics.median(timed_s(r) for r in ok) if ok else float("nan")
     builds = statistics.median(r.overhead_s.get("build", float("nan")) for r in results)
-    print(f"  {label:<34} {3600 * n / wall:8.0f} / h  ({wall / n:.3f} s per candidate, {len(ok)}/{n} correct; "
-          f"its timed iterations {timed:.3f} s: warm ratio {wall / n / timed:.2f}, goal <= 3; "
-          f"median build {builds:.3f} s)  [{load()}]")
+    print(
+        f"  {label:<34} {3600 * n / wall:8.0f} / h  ({wall / n:.3f} s per candidate, {len(ok)}/{n} correct; "
+        f"its timed iterations {timed:.3f} s: warm ratio {wall / n / timed:.2f}, goal <= 3; "
+        f"median build {builds:.3f} s)  [{load()}]"
+    )
 
 
 def main() -> None:
@@ -143,35 +159,54 @@ def main() -> None:
         if part["speedups"]:
             print(f"1. speedups, median of {args.repeats} evaluations (small, one warm runner each)   [{load()}]")
             for w in args.workloads:
-                report_speedups(f"{w} identical", speedups(w, kernels[w], args.repeats, args.sandbox), "1.00 +/- 0.02")
+                report_speedups(
+                    f"{w} identical", speedups(w, kernels[w], args.repeats, args.sandbox), "1.00 +/- 0.02", 1.0
+                )
         if part["speedups"] and "8p_GEMM" in args.workloads:
-            report_speedups("8p_GEMM twice-the-work", speedups("8p_GEMM", TWICE, args.repeats, args.sandbox),
-                            "0.50 +/- 0.05")
+            report_speedups(
+                "8p_GEMM twice-the-work", speedups("8p_GEMM", TWICE, args.repeats, args.sandbox), "0.50 +/- 0.05", 0.5
+            )
         w = args.workloads[0]
         print(f"\n2. evaluations per hour, {w} small   [{load()}]")
         if part["oneoff"] and not args.skip_oneoff:
             walls, original, equal = oneoff_walls(w, kernels[w], args.oneoff)
             wall, orig = statistics.median(walls), statistics.median(original)
-            print(f"  (a) one-off `bench evaluate`       {3600 / wall:8.0f} / h  (median wall {wall:.2f} s of "
-                  f"{args.oneoff} processes, min {min(walls):.2f} s)  [{load()}]")
-            print(f"      the original's method (benchmarks/original_method.py), paired: median wall {orig:.2f} s; "
-                  f"A/B wall {ratios(walls, original)}; goal <= 1.0")
-            print(f"      at the original's timed calls (--iters {ORIGINAL_CALLS}): median wall "
-                  f"{statistics.median(equal):.2f} s; A/B wall {ratios(equal, original)}   [{load()}]")
+            print(
+                f"  (a) one-off `bench evaluate`       {3600 / wall:8.0f} / h  (median wall {wall:.2f} s of "
+                f"{args.oneoff} processes, min {min(walls):.2f} s)  [{load()}]"
+            )
+            print(
+                f"      the original's method (benchmarks/original_method.py), paired: median wall {orig:.2f} s; "
+                f"A/B wall {ratios(walls, original)}; goal <= 1.0"
+            )
+            print(
+                f"      at the original's timed calls (--iters {ORIGINAL_CALLS}): median wall "
+                f"{statistics.median(equal):.2f} s; A/B wall {ratios(equal, original)}   [{load()}]"
+            )
         if part["warm"]:
-            for label, (wall, results) in zip(("(b) warm runner, first batch of", "(c) same runner, next batch of"),
-                                              warm_batches(w, kernels[w], args.batch, args.sandbox), strict=True):
+            for label, (wall, results) in zip(
+                ("(b) warm runner, first batch of", "(c) same runner, next batch of"),
+                warm_batches(w, kernels[w], args.batch, args.sandbox),
+                strict=True,
+            ):
                 report_warm(f"{label} {args.batch}", wall, results)
             print("      harness v6: 2.7-3.6 s per evaluation = 1,000-1,333 / h")
     if args.only:
         return
     walls = startup_walls()
-    print(f"\n3. process start-up (median wall of 3)   [{load()}]: " +
-          ", ".join(f"{k} {v:.2f} s" for k, v in walls.items()))
+    print(
+        f"\n3. process start-up (median wall of 3)   [{load()}]: "
+        + ", ".join(f"{k} {v:.2f} s" for k, v in walls.items())
+    )
     plain, boxed = startup_cost_ms()
-    print(f"   sandbox: a trivial process {plain:.1f} ms plain, " + (
-        f"{boxed:.1f} ms under bubblewrap: adds {boxed - plain:.1f} ms per build" if boxed is not None
-        else "bubblewrap unusable here"))
+    print(
+        f"   sandbox: a trivial process {plain:.1f} ms plain, "
+        + (
+            f"{boxed:.1f} ms under bubblewrap: adds {boxed - plain:.1f} ms per build"
+            if boxed is not None
+            else "bubblewrap unusable here"
+        )
+    )
 
 
 if __name__ == "__main__":
