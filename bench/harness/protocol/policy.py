@@ -4,12 +4,12 @@ and how long the phases that run a kernel may take. One frozen model per backend
 Why one object: harness 14 decided these numbers in a dozen modules, and the calibrated call count twice. Now the
 parent resolves a `TimingPolicy` (`for_task` where the caller chose counts) and sends it with the timing request;
 the runner calibrates under it (`calls`, `blocks`) and reports the counts it used; the parent's deadlines come from
-its maxima; every result records its `label` (name and hash). Where each number comes from (mostly measured on
-this project's 2-core CI VM): docs/methodology.md, "Timing", "Uncertainty" and "Deadlines". In short: 5 + 50 calls
-are upstream's; CPU calls are calibrated to ~0.25 s per program (50 calls gave intervals 0.15-0.19 wide) in blocks
-of ~2 calls (the VM's speed drifts over tens of ms); Pallas in interpret mode costs ~9 ms per grid step, so 1 + 10;
-a kernel may be 1000x slower than its baseline (the slowest correct one is ~85x); a compile bomb once took the
-whole 300 s cap.
+its maxima; every result records its `label` (name and hash). Where each number comes from (mostly measured on this
+project's 2-core CI VM): docs/methodology.md, "Timing", "Uncertainty" and "Deadlines". In short: 5 + 50 calls are
+upstream's; CPU calls are calibrated to ~0.25 s per program (50 calls gave intervals 0.15-0.19 wide at harness 10;
+0.05-0.08 at harness 30) in blocks of ~2 calls (the VM's speed drifts over tens of ms); Pallas in interpret mode
+costs ~9 ms per grid step, so 1 + 10; a kernel may be 1000x slower than its baseline (the slowest correct one is
+~85x); a compile bomb once took the whole 300 s cap.
 """
 
 from __future__ import annotations
