@@ -174,9 +174,10 @@ def versions() -> dict[str, str | None]:
 
 
 def host_cpu(cpuinfo: Path = Path("/proc/cpuinfo")) -> str | None:
-    """The host's CPU model ("AMD EPYC 7B13", "Intel(R) Xeon(R) Platinum 8481C"), from /proc/cpuinfo where Linux has
-    it. Why: a CPU row's chip is `cpu` whatever the host, and the same kernels' speedups moved by 1.5x or more
-    between two hosts of this project (a bf16 matrix unit on one), so a row says which CPU measured it."""
+    """The host's CPU model, from /proc/cpuinfo where Linux has it, with x86's family and model ("AMD EPYC (family 25,
+    model 17)"; the vendor id where the model name reads "unknown", as on a TPU v5e host). Why: a CPU row's chip is
+    `cpu` whatever the host, and the same kernels' speedups moved by 1.5x or more between two hosts of this project (a
+    bf16 matrix unit on one), so a row says which CPU measured it."""
     try:
         text = cpuinfo.read_text(errors="replace").split("\n\n")[0]  # the first processor's
     except OSError:

@@ -167,8 +167,8 @@ class ResultRow:
     host_cpu: Annotated[
         str | None,
         Public(
-            "the host's CPU model (/proc/cpuinfo), e.g. AMD EPYC 7B13: a CPU row's chip is only `cpu`, and CPU "
-            "speedups move between hosts; empty in rows written before schema 5"
+            "the host's CPU model (/proc/cpuinfo), e.g. AMD EPYC (family 25, model 17): a CPU row's chip is only "
+            "`cpu`, and CPU speedups move between hosts; empty in rows written before schema 5"
         ),
     ]
     jax_version: Annotated[str | None, Public("jax version of the run")]
