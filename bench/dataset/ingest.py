@@ -173,6 +173,7 @@ def ingest_trajectory(sub: Submission, data_dir: Path, at: _dt.datetime) -> bool
             step_parent=None,
             step_beam=None,
             harness_version=None,
+            host_cpu=None,
             sandbox=None,
             freshness_key=None,
             recorded_at=at,

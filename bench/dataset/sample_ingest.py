@@ -232,6 +232,7 @@ def measured_row(r: EvalResult, sub: str, workload: str, digest: str, track: str
         step_parent=None,
         step_beam=None,
         harness_version=r.env.harness_version if r.env else bench.HARNESS_VERSION,
+        host_cpu=r.env.host_cpu if r.env else None,
         sandbox=r.env.sandbox if r.env else None,
         freshness_key=key,
         recorded_at=_dt.datetime.now(_dt.UTC),

@@ -25,7 +25,7 @@ from typing import Annotated, Any, ClassVar
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 # 2: RESULTS freshness_key/runs; SAMPLES holds measured samples of v2 trajectories.
 # 3: RESULTS speedup_ci_low/high, timing_quality(+_reason), pallas_coverage, readiness_check; SAMPLES speedup_ci_low/
 #    high, timing_quality, stored_at, wall_time_s, model_latency_s, declared_lowers, declared_pallas_coverage
@@ -40,6 +40,8 @@ SCHEMA_VERSION = 5
 #    step_iteration/step_parent/step_beam and SUBMISSIONS agent_calls (Autocomp's beam and model calls). NULL in
 #    older rows.
 # 5: RESULTS host_cpu (the host's CPU model: a CPU row's chip is only "cpu"). NULL in older rows.
+# 6: SAMPLES host_cpu (a measured sample's speedup moves between CPU hosts as a result's does). NULL in older rows
+#    and in declared samples.
 
 #: provenance values: measured by this project's harness, declared by a submitter, or copied from the paper.
 MEASURED = "measured"
@@ -167,8 +169,9 @@ class ResultRow:
     host_cpu: Annotated[
         str | None,
         Public(
-            "the host's CPU model (/proc/cpuinfo), e.g. AMD EPYC (family 25, model 17): a CPU row's chip is only "
-            "`cpu`, and CPU speedups move between hosts; empty in rows written before schema 5"
+            "the CPU model of the host that measured the row (/proc/cpuinfo), e.g. AMD EPYC (family 25, model 17): "
+            "a CPU row's chip is only `cpu`, and CPU speedups move between hosts; empty in results written before "
+            "schema 5, in samples written before schema 6, and in declared or reported rows"
         ),
     ]
     jax_version: Annotated[str | None, Public("jax version of the run")]
@@ -348,6 +351,7 @@ class SampleRow:
         bool | None, Public("whether an Autocomp sample entered a beam (became a parent), as declared")
     ]
     harness_version: Annotated[str | None, SHARED]
+    host_cpu: Annotated[str | None, SHARED]
     sandbox: Annotated[str | None, SHARED]
     freshness_key: Annotated[str | None, SHARED]
     recorded_at: Annotated[_dt.datetime, Public("when the row was stored [UTC]")]

@@ -182,6 +182,7 @@ def _samples(
         tokens_in=rng.integers(1000, 9000, n),
         tokens_out=rng.integers(200, 2000, n),
         harness_version=["synthetic"] * n,
+        host_cpu=["synthetic"] * n,
         sandbox=["none"] * n,
     )
     table = pa.table(cols)

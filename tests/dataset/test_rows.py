@@ -211,6 +211,7 @@ def test_sample_row_round_trips_through_its_table():
         step_parent=None,
         step_beam=None,
         harness_version="8",
+        host_cpu="AMD EPYC (family 25, model 17)",
         sandbox="none",
         freshness_key="k",
         recorded_at=AT,
