@@ -94,16 +94,24 @@ def _task(workload: str, kernel: Path, options: EvalOptions | None, keywords: di
     return EvalTask(workload=resolve_id(workload), kernel_path=kernel.resolve(), **(given | keywords))
 
 
+def _lone(task: EvalTask) -> EvalTask:
+    """A lone kernel's task: timed for a one-off's feedback ("quick", EvalOptions.timing) unless the caller chose.
+    Why: a one-off's user waits for the answer, and on CPU the standard ~0.25 s of calls per program buys little
+    precision over ~0.1 s on a quiet host (docs/methodology.md, "Timing"); batches, serve and ingest keep it."""
+    return task if task.timing is not None else task.model_copy(update={"timing": "quick"})
+
+
 def evaluate(workload: str, kernel: str | Path, options: EvalOptions | None = None, **keywords: Any) -> EvalResult:
     """Check one kernel file against a workload's XLA baseline and time both (bench evaluate).
 
     Never raises for anything the kernel does: compile errors, wrong outputs, crashes and timeouts are
     statuses. Raises FileNotFoundError (IsADirectoryError) when `kernel` is not a file: that is the caller's
-    mistake. Tracebacks name `kernel` (not the harness's private copy) and omit the harness's frames."""
+    mistake. Tracebacks name `kernel` (not the harness's private copy) and omit the harness's frames. Timed for a
+    one-off's feedback (`timing="quick"`: on CPU ~0.1 s of calls per program) unless `timing` is given."""
     from bench.harness.parent.evaluate import evaluate as run
     from bench.tracebacks import attribute
 
-    task = _task(workload, _kernel_file(kernel), options, keywords)
+    task = _lone(_task(workload, _kernel_file(kernel), options, keywords))
     return attribute(run(task), kernel)
 
 
@@ -117,7 +125,8 @@ def evaluate_many(
     not a file.
 
     With several kernels, each result's `wall_time_s` is that kernel's own time (own_wall_time_s), not the
-    time since the batch started."""
+    time since the batch started. One kernel alone is timed as `evaluate` times it (quick unless `timing` is
+    given); several, at the standard length."""
     from bench.harness.parent.evaluate import WarmRunner
     from bench.tracebacks import attribute
 
@@ -125,6 +134,8 @@ def evaluate_many(
     if not paths:
         return
     template = _task(workload, paths[0], options, keywords)
+    if len(paths) == 1:
+        template = _lone(template)
     with WarmRunner(template) as runner:
         for path, result in zip(paths, runner.stream([p.resolve() for p in paths]), strict=True):
             if len(paths) > 1:

@@ -64,6 +64,12 @@ def evaluate(
         f"(default {DEVICE.min_blocks}; on CPU about one per "
         f"{CPU.calls_per_block} calibrated calls)",
     ),
+    timing: str | None = typer.Option(
+        None,
+        help=f"standard | quick: calibrated CPU calls per program aim at ~{CPU.target_s:g} s (standard) or "
+        f"~{CPU.quick_target_s:g} s (quick: faster feedback, slightly wider intervals) "
+        "(default: quick for one kernel, standard for several)",
+    ),
     timeout: float | None = typer.Option(
         None,
         help="wall-clock cap per phase, seconds "
@@ -92,6 +98,7 @@ def evaluate(
         "warmup": warmup,
         "iters": iters,
         "blocks": blocks,
+        "timing": timing,
         "timeout_s": timeout,
         "sandbox": sandbox,
         "schedule": schedule,

@@ -55,4 +55,5 @@ def task_for(workload: str, kernel_path: Path, size: str, official: bool) -> Eva
         sandbox="bwrap" if official else "auto",
         secret_seed=secrets.randbits(31) if official else None,
         builds_beside=False,  # a ranked number is never timed beside another candidate's build
+        timing="standard",  # and never timed for a one-off's shorter target, whatever the batch's size
     )

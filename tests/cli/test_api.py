@@ -201,3 +201,33 @@ def test_workload_flops_prints_no_backend_info_lines():
     assert done.returncode == 0, done.stderr
     assert "cost_analysis" in done.stdout
     assert "INFO" not in done.stderr and "Unable to initialize backend" not in done.stderr
+
+
+class _Task(Exception):
+    """Raised by a stand-in runner with the task it was given (nothing is evaluated)."""
+
+
+def _timing_given(monkeypatch: pytest.MonkeyPatch, call: object) -> str | None:
+    """The `timing` of the task the harness receives when `call` runs (a stand-in harness raises it back)."""
+    from bench.harness.parent import evaluate as ev
+
+    def stand_in(task: object, *args: object) -> None:
+        raise _Task(task)
+
+    monkeypatch.setattr(ev, "evaluate", stand_in)
+    monkeypatch.setattr(ev, "WarmRunner", stand_in)
+    with pytest.raises(_Task) as got:
+        call()  # type: ignore[operator]
+    return got.value.args[0].timing
+
+
+def test_a_lone_kernel_is_timed_quick_unless_the_caller_chose_and_batches_and_ingest_are_not(monkeypatch):
+    from bench.dataset.evaluation import task_for
+
+    one, two = KERNELS / "identical.py", KERNELS / "twice.py"
+    assert _timing_given(monkeypatch, lambda: bench.evaluate("8p", one)) == "quick"
+    assert _timing_given(monkeypatch, lambda: next(bench.evaluate_many("8p", [one]))) == "quick"
+    assert _timing_given(monkeypatch, lambda: bench.evaluate("8p", one, timing="standard")) == "standard"
+    # a batch is timed at the standard length (the runner resolves None so), and ingest says so for any batch
+    assert _timing_given(monkeypatch, lambda: next(bench.evaluate_many("8p", [one, two]))) is None
+    assert task_for("8p_GEMM", one, "small", official=False).timing == "standard"

@@ -76,6 +76,20 @@ def test_counts_the_caller_chose_make_a_named_policy_of_their_own():
     assert q.calls(1.0, 1.0) == 20 and q.blocks(20) == 10
 
 
+def test_a_lone_kernels_quick_timing_is_a_shorter_calibrated_target_of_its_own():
+    cpu = resolve("cpu")
+    q = cpu.for_task(None, None, None, quick=True)
+    assert q.name == "cpu+quick" and q.calibrated and q.target_s == cpu.quick_target_s < cpu.target_s
+    assert q.digest != cpu.digest and q.calls(1.0, 1.0) == 100 < cpu.calls(1.0, 1.0) == 250
+    assert q.calls(100.0, 100.0) == cpu.min_calls  # the floor holds
+    assert q.timing_deadline_s(300.0, 0.01, 2) < cpu.timing_deadline_s(300.0, 0.01, 2)
+    # chosen calls win, and policies that do not calibrate have no quick form
+    assert cpu.for_task(None, 20, None, quick=True).name == "cpu+task"
+    for fixed in (resolve("tpu"), resolve("gpu"), resolve("cpu", interpreted=True)):
+        assert fixed.for_task(None, None, None, quick=True) is fixed
+    assert cpu.for_task(1, None, None, quick=True).name == "cpu+quick+task"
+
+
 def test_deadlines_come_from_the_policys_maxima():
     fixed = resolve("tpu")  # 5 warmup + 1 checked + 50 timed calls per program, no profile pass
     assert fixed.timing_deadline_s(300.0, 0.01, 2) == pytest.approx(30.0 + 2 * 56 * 0.01 * 1000 / 1e3)

@@ -445,7 +445,7 @@ class WarmRunner:
         # the one timing policy: the backend's (Pallas in interpret mode has its own), with the task's chosen counts;
         # the runner decides the calls and blocks under it, and the deadlines come from its maxima
         policy = resolve_policy(self.plan.backend, interpreted).for_task(
-            self.task.warmup, self.task.iters, self.task.blocks
+            self.task.warmup, self.task.iters, self.task.blocks, quick=self.task.timing == "quick"
         )
         if self._builds_running():  # whatever the cpuset did: the label says what ran beside
             policy = policy.beside_builds()

@@ -7,7 +7,9 @@ the runner calibrates under it (`calls`, `blocks`) and reports the counts it use
 its maxima; every result records its `label` (name and hash). Where each number comes from (mostly measured on this
 project's 2-core CI VM): docs/methodology.md, "Timing", "Uncertainty" and "Deadlines". In short: 5 + 50 calls are
 upstream's; CPU calls are calibrated to ~0.25 s per program (50 calls gave intervals 0.15-0.19 wide at harness 10;
-0.05-0.08 at harness 30) in blocks of ~2 calls (the VM's speed drifts over tens of ms); Pallas in interpret mode
+0.05-0.08 at harness 30), ~0.1 s for a lone kernel's one-off feedback (about upstream's 100 timed calls on 8p
+small, whose intervals were 0.049-0.072 wide at harness 30, against 0.049-0.056 at 0.25 s; ranked rows, batches
+and `bench serve` keep 0.25 s), in blocks of ~2 calls (the VM's speed drifts over tens of ms); Pallas in interpret mode
 costs ~9 ms per grid step, so 1 + 10; a kernel may be 1000x slower than its baseline (the slowest correct one is
 ~85x); a compile bomb once took the whole 300 s cap.
 """
@@ -30,6 +32,8 @@ class TimingPolicy(BaseModel):
     # --- calls and blocks (the runner decides the counts under these: calls, blocks)
     warmup: int = Field(ge=0)  # untimed calls per program before its checked call
     target_s: float | None  # calibrated: each program's timed calls sum to about this; None: min_calls calls
+    # a lone kernel's one-off feedback (EvalOptions.timing "quick"): target_s is this instead; None: no quick form
+    quick_target_s: float | None = None
     min_calls: int = Field(ge=1)
     max_calls: int = Field(ge=1)
     fit_slack: float = Field(gt=0)  # a program may take fit_slack * target_s before its calls are cut
@@ -135,9 +139,14 @@ class TimingPolicy(BaseModel):
         slack_s = programs * self.fit_slack * self.target_s
         return min(cap_s, self.run_deadline_s(cap_s, baseline_call_ms, calls) + slack_s)
 
-    def for_task(self, warmup: int | None, iters: int | None, blocks: int | None) -> TimingPolicy:
+    def for_task(self, warmup: int | None, iters: int | None, blocks: int | None, quick: bool = False) -> TimingPolicy:
         """This policy with the caller's own counts (a task's warmup / iters / blocks): chosen calls are not
-        calibrated. Unchanged (same digest) when the caller chose none."""
+        calibrated. `quick` (a lone kernel's one-off, EvalOptions.timing): calibrated calls aim at quick_target_s
+        ("<name>+quick"); nothing changes where the calls are not calibrated or were chosen. Unchanged (same
+        digest) when the caller chose none."""
+        if quick and iters is None and self.calibrated and self.quick_target_s is not None:
+            quicker = self.model_copy(update={"target_s": self.quick_target_s, "name": f"{self.name}+quick"})
+            return quicker.for_task(warmup, iters, blocks)
         update: dict[str, object] = {}
         if warmup is not None:
             update["warmup"] = warmup
@@ -201,7 +210,9 @@ def _policy(name: str, *parts: dict[str, object], **own: object) -> TimingPolicy
 POLICIES: dict[str, TimingPolicy] = {
     p.name: p
     for p in (
-        _policy("cpu", _COMMON, _CPU, target_s=0.25, max_calls=1000, max_blocks=200, profile_calls=5),
+        _policy(
+            "cpu", _COMMON, _CPU, target_s=0.25, quick_target_s=0.1, max_calls=1000, max_blocks=200, profile_calls=5
+        ),
         _policy(
             "cpu-interpret",
             _COMMON,

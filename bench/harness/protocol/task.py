@@ -26,6 +26,10 @@ class EvalOptions(BaseModel):
     warmup: int | None = Field(None, ge=0)
     iters: int | None = Field(None, ge=1)
     blocks: int | None = Field(None, ge=1)  # timing blocks, alternated between baseline and candidate (ABBA order)
+    # how long calibrated (CPU) timing runs: "standard" (~0.25 s of calls per program: ranked rows, batches, serve)
+    # or "quick" (~0.1 s: a one-off's feedback, as fast as upstream's method, intervals a little wider; the policy
+    # reads "+quick"); None: quick for a lone kernel of `bench evaluate` / `bench.evaluate` (bench.api), else standard
+    timing: Literal["standard", "quick"] | None = None
     # the build's cap; the runner's phases: the policy's deadlines, never above it
     timeout_s: float = Field(DEFAULT_TIMEOUT_S, gt=0)
     memory_limit_mb: int | None = 8192  # the build's memory cap (tmpfs included) and the runner's RLIMIT_AS on CPU
