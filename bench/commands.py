@@ -160,8 +160,8 @@ def _print_result(r: EvalResult) -> None:
         console.print(f"  TPU lowering (Mosaic): {lowering}", markup=False, highlight=False)
     if r.pallas_coverage is not None or r.readiness_check is not None:
         coverage = "-" if r.pallas_coverage is None else f"{r.pallas_coverage:.2f}"
-        at_least = (r.integrity.details.get("kernel_credit") or {}).get("at_least")
-        if r.pallas_coverage is None and isinstance(at_least, (int, float)):  # a native runner's undecided reading
+        at_least = r.integrity.coverage_at_least()
+        if r.pallas_coverage is None and at_least is not None:  # a native runner's undecided reading
             coverage = f"unknown (at least {at_least:.2f}: work the TPU program's reading could not count)"
         inspected = r.integrity.details.get("inspection", {})
         why = inspected.get("readiness_reason") if r.readiness_check == "unverified" else ""

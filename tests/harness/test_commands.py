@@ -84,6 +84,34 @@ def test_the_human_output_shows_the_interval_and_why_the_timing_is_noisy():
     assert "95% interval 0.93x - 1.08x" in text and "timing quality noisy: load average 3.10 on 2 cores" in text
 
 
+def test_the_human_output_reads_an_undecided_coverage_where_the_harness_wrote_it():
+    """The parent writes a native runner's undecided credit (outcome.credit_bound) under `kernel_credit`; the
+    result's one reader of it (Integrity.coverage_at_least) and the human output find it there."""
+    from bench.harness.parent import outcome
+    from bench.harness.protocol.messages import UNBOUNDED
+    from bench.harness.protocol.result import KERNEL_CREDIT, Correctness, EvalResult, Integrity, Status
+
+    site = {"matmul_flops": UNBOUNDED, "other_flops": 0.0, "bytes": 1e6}  # a loop run to a count read from data
+    coverage = {"coverage": 0.0, "outside_s": 1e-6, "target_chip": "v6e", "programs_match_outside_kernels": True}
+    coverage |= {"sites": {"jaxbench_kernel_0": site}, "uncertain_kernels": 1}
+    credit = outcome.credit_bound(coverage, 1, "tpu", None)
+    assert credit is not None and credit.coverage is None
+    r = EvalResult(
+        workload="8p_GEMM",
+        status=Status.INCORRECT,
+        size="full",
+        tpu="v5e",
+        correctness=Correctness(correct=False, reason="wrong"),
+        integrity=Integrity(details={KERNEL_CREDIT: credit.details}),
+        readiness_check="unverified",
+    )
+    assert r.integrity.coverage_at_least() == credit.details["at_least"]
+    assert Integrity().coverage_at_least() is None
+    with commands.console.capture() as captured:
+        commands._print_result(r)
+    assert f"unknown (at least {credit.details['at_least']:.2f}" in captured.get()
+
+
 def test_list_reports_flops_without_allocating():
     out = runner.invoke(app, ["list", "--json", "--size", "small"])
     assert out.exit_code == 0, out.output

@@ -36,6 +36,8 @@ from bench.harness.protocol.messages import (
 from bench.harness.protocol.policy import TimingPolicy
 from bench.harness.protocol.process import WorkerFailure, one_line
 from bench.harness.protocol.result import (
+    AT_LEAST,
+    KERNEL_CREDIT,
     Correctness,
     Environment,
     EvalResult,
@@ -250,7 +252,7 @@ def _result(
     (`executed`: what ran in each kernel site, on CPU; without it no kernel is credited there)."""
     built, kernel_credit = _credited(ctx, built, executed)
     w, m, insp = _where(ctx, task, built), measured, built.inspection
-    credit_details: dict[str, JsonValue] = {"kernel_credit": kernel_credit} if kernel_credit is not None else {}
+    credit_details: dict[str, JsonValue] = {KERNEL_CREDIT: kernel_credit} if kernel_credit is not None else {}
     integrity = Integrity(
         has_pallas=(insp.pallas_calls > 0) if insp else None,
         pallas_calls=insp.pallas_calls if insp else 0,
@@ -613,7 +615,7 @@ def _static_credit(coverage: dict[str, JsonValue], static: float, calls: int) ->
     share_of_task = _flop_share({"kernels": (kernel, 0.0)}, coverage)
     capped = round(static * share_of_task, 4) if share_of_task < 1.0 else static
     if capped < MOSTLY_XLA_BELOW and _dearest_share(coverage) * share_of_task >= MOSTLY_XLA_BELOW:
-        details: dict[str, JsonValue] = {"source": CREDIT_UNDECIDED, "at_least": capped, "coverage": None}
+        details: dict[str, JsonValue] = {"source": CREDIT_UNDECIDED, AT_LEAST: capped, "coverage": None}
         return Credit(None, calls, details)
     return Credit(capped, calls, {"source": CREDIT_STATIC, "coverage": capped, "task_flops_share": share_of_task})
 

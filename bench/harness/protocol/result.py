@@ -88,6 +88,10 @@ class ProfileOp(BaseModel):
     count: int = 0
 
 
+#: The keys of the coverage credit in `Integrity.details` (written by bench.harness.parent.outcome, read here).
+KERNEL_CREDIT, AT_LEAST = "kernel_credit", "at_least"
+
+
 class Integrity(BaseModel):
     """What the integrity checks saw. `flags` that are not cleared by a maintainer exclude the row from ranking."""
 
@@ -96,6 +100,13 @@ class Integrity(BaseModel):
     # e.g. "host_callback", "static:frame_inspection", "below_physics_floor"
     flags: list[str] = Field(default_factory=list)
     details: dict[str, Any] = Field(default_factory=dict)
+
+    def coverage_at_least(self) -> float | None:
+        """Where a native runner's reading left the Pallas coverage unknown: the share it could count (a lower
+        bound), else None."""
+        credit = self.details.get(KERNEL_CREDIT)
+        value = credit.get(AT_LEAST) if isinstance(credit, dict) else None
+        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 class Machine(BaseModel):
