@@ -536,7 +536,8 @@ def _verdicts(
         norms = _norms(ref)
         # the device builds each output in turn while host threads judge the ones built (numpy releases the GIL:
         # at full size the judging, not the device, was most of a certificate's time)
-        with ThreadPoolExecutor(_judges()) as pool:
+        judges = _judges()
+        with ThreadPoolExecutor(judges) as pool:
             pending: list[tuple[str, Future[tuple[Run, float]]]] = []
             for name, (_, _, build) in builders.items():
                 _step(f"seed {seed}: {name}")
@@ -544,7 +545,7 @@ def _verdicts(
                 out, run = _built(build, inputs, ref)
                 spent[name] += time.perf_counter() - t0
                 if run is None:
-                    pending.append((name, pool.submit(_timed_assess, ref, out, norms, tol)))
+                    pending.append((name, pool.submit(_timed_assess, ref, out, norms, tol, _share(judges))))
                 else:
                     results[name].append(run)
             _step(f"seed {seed}: judging")
@@ -591,18 +592,18 @@ def _built(build: Callable[[tuple[Any, ...], Any], Any], inputs: tuple[Any, ...]
     return out, None
 
 
-def _timed_assess(ref: Any, out: Any, norms: list[float], tol: Tolerance) -> tuple[Run, float]:
+def _timed_assess(ref: Any, out: Any, norms: list[float], tol: Tolerance, threads: int) -> tuple[Run, float]:
     t0 = time.perf_counter()
-    return _assess(ref, out, norms, tol), time.perf_counter() - t0
+    return _assess(ref, out, norms, tol, threads), time.perf_counter() - t0
 
 
-def _assess(ref: Any, out: Any, norms: list[float], tol: Tolerance) -> Run:
+def _assess(ref: Any, out: Any, norms: list[float], tol: Tolerance, threads: int | None = None) -> Run:
     """The gate's verdict (`compare`, the harness's own) and, from the same comparison of each output array, the
     relative L2 error over all of them and the smallest atol the elementwise check would need with the workload's
     rtol (the worst element's excess): no second pass over the arrays."""
-    c = compare(ref, out, tol)
+    c = compare(ref, out, tol, threads)
     pairs = list(zip(_leaves(ref), _leaves(out), strict=True))
-    per = [c] if len(pairs) == 1 else [compare(r, o, tol) for r, o in pairs]
+    per = [c] if len(pairs) == 1 else [compare(r, o, tol, threads) for r, o in pairs]
     return (
         "pass" if c.correct else "fail",
         _joint_rel_l2(per, norms),
@@ -637,6 +638,14 @@ def _atol_of(p: Correctness, rtol: float) -> float:
         return 0.0
     r, o = np.float32(p.worst_ref), np.float32(p.worst_out)
     return max(0.0, float(np.abs(r - o) - np.float32(rtol) * np.abs(r)))
+
+
+def _share(judges: int) -> int:
+    """Threads for each of `judges` comparisons judged side by side: their share of the cores (each comparison would
+    otherwise start one thread per core, judges x cores threads in all)."""
+    import os
+
+    return max(1, (os.cpu_count() or 1) // judges)
 
 
 def _judges() -> int:

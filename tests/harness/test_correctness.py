@@ -41,6 +41,7 @@ def test_the_verdict_and_figures_do_not_depend_on_the_chunk(
     monkeypatch.setattr(correctness, "_MAX_JUDGES", judges)
     monkeypatch.setattr(correctness, "_cores", lambda: 4)
     chunked = compare(ref, out, tol).model_dump()
+    assert repr(compare(ref, out, tol, threads=1).model_dump()) == repr(chunked)  # a caller's share of the cores
     rel_whole, rel_chunked = whole.pop("rel_l2_err"), chunked.pop("rel_l2_err")
     assert rel_chunked == (None if rel_whole is None else pytest.approx(rel_whole, rel=1e-12))
     assert repr(whole) == repr(chunked)  # NaN figures compare as text
@@ -75,3 +76,23 @@ def test_the_reference_norm_is_measured_over_finite_elements_a_chunk_at_a_time(m
     x = np.array([3.0, np.inf, 4.0, np.nan] * 5, np.float32)
     monkeypatch.setattr(correctness, "_CHUNK", 3)
     assert correctness.finite_norm(x) == pytest.approx(np.sqrt(5 * 25.0))
+
+
+def test_a_caller_s_thread_share_bounds_the_judging_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The certificate judges several outputs side by side and gives each its share of the cores: one thread
+    means no pool at all, and the count asked for is the pool's size."""
+    ref, out = _pair("close")
+    sizes: list[int] = []
+
+    class Pool(correctness.ThreadPoolExecutor):
+        def __init__(self, workers: int) -> None:
+            sizes.append(workers)
+            super().__init__(workers)
+
+    monkeypatch.setattr(correctness, "_CHUNK", 7)
+    monkeypatch.setattr(correctness, "_cores", lambda: 8)
+    monkeypatch.setattr(correctness, "ThreadPoolExecutor", Pool)
+    tol = Tolerance(atol=0.02, rtol=0.02, rel_l2=0.05)
+    assert compare(ref, out, tol, threads=1).correct and sizes == []
+    assert compare(ref, out, tol, threads=3).correct and sizes == [3]
+    assert compare(ref, out, tol).correct and sizes == [3, 8]

@@ -74,8 +74,10 @@ def _dtype_name(x: Any) -> str:
     return str(getattr(x, "dtype", type(x).__name__))
 
 
-def compare(ref: Any, out: Any, tol: Tolerance = Tolerance()) -> Correctness:
-    """Compare one candidate output with one reference output (arrays or tuples/lists of arrays)."""
+def compare(ref: Any, out: Any, tol: Tolerance = Tolerance(), threads: int | None = None) -> Correctness:
+    """Compare one candidate output with one reference output (arrays or tuples/lists of arrays). `threads`: the most
+    threads judging its chunks (None: one per core this process may run on; a caller that runs comparisons side by
+    side gives each its share of the cores). The verdict and figures are the same for any count."""
     ref_leaves, out_leaves = _leaves(ref), _leaves(out)
     base = _applied(tol)
     if len(ref_leaves) != len(out_leaves):
@@ -101,7 +103,7 @@ def compare(ref: Any, out: Any, tol: Tolerance = Tolerance()) -> Correctness:
             return Correctness(
                 correct=False, **base, reason=f"{where}dtype mismatch: expected {_dtype_name(r)}, got {_dtype_name(o)}"
             )
-        leaf = _compare_values(r, o, tol, where)
+        leaf = _compare_values(r, o, tol, where, threads)
         if not leaf.correct:
             return leaf
         if worst is None or (leaf.max_diff or 0) > (worst.max_diff or 0):
@@ -188,7 +190,7 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
-def _tally(r: np.ndarray[Any, Any], o: np.ndarray[Any, Any], tol: Tolerance) -> _Tally:
+def _tally(r: np.ndarray[Any, Any], o: np.ndarray[Any, Any], tol: Tolerance, threads: int | None) -> _Tally:
     """Every chunk's tally, folded in order; the chunks of a large output judged by up to _MAX_JUDGES threads, one
     per core this process may run on (the CPU runner, confined to its timing core, judges on one thread)."""
 
@@ -198,7 +200,7 @@ def _tally(r: np.ndarray[Any, Any], o: np.ndarray[Any, Any], tol: Tolerance) -> 
 
     starts = range(0, r.size, _CHUNK)
     total = _Tally()
-    judges = min(_MAX_JUDGES, len(starts), _cores())
+    judges = min(_MAX_JUDGES, len(starts), _cores() if threads is None else max(1, threads))
     if judges > 1:
         with ThreadPoolExecutor(judges) as pool:
             parts = list(pool.map(one, starts))
@@ -231,12 +233,12 @@ def _at(flat: np.ndarray[Any, Any], i: int) -> float:
     return float(flat[i : i + 1].astype(np.float32)[0])
 
 
-def _compare_values(ref: Any, out: Any, tol: Tolerance, where: str) -> Correctness:
+def _compare_values(ref: Any, out: Any, tol: Tolerance, where: str, threads: int | None) -> Correctness:
     """One output array against the reference's, elementwise then as a whole (arrays of any float dtype; compared
     in float32, the error norms in float64)."""
     shape = tuple(np.shape(ref))
     r, o = np.asarray(ref).reshape(-1), np.asarray(out).reshape(-1)
-    tally = _tally(r, o, tol)
+    tally = _tally(r, o, tol, threads)
 
     def index(flat: int) -> list[int]:
         return [int(v) for v in np.unravel_index(flat, shape)] if shape and r.size else []
