@@ -41,7 +41,7 @@ from jax.extend import core as jcore
 from pydantic import BaseModel, Field
 
 from bench.audit.shortcuts import shortcuts_for
-from bench.harness.protocol.correctness import JUDGING_BYTES, Tolerance, _leaves, compare, finite_norm
+from bench.harness.protocol.correctness import JUDGING_BYTES, Tolerance, _cores, _leaves, compare, finite_norm
 from bench.harness.protocol.result import Correctness
 from bench.harness.protocol.wire import OUT_OF_MEMORY_MARKERS
 from bench.registry import WorkloadSpec, load_workload, resolve_id, spec_of
@@ -537,6 +537,7 @@ def _verdicts(
         # the device builds each output in turn while host threads judge the ones built (numpy releases the GIL:
         # at full size the judging, not the device, was most of a certificate's time)
         judges = _judges()
+        threads = _share(judges)
         with ThreadPoolExecutor(judges) as pool:
             pending: list[tuple[str, Future[tuple[Run, float]]]] = []
             for name, (_, _, build) in builders.items():
@@ -545,7 +546,7 @@ def _verdicts(
                 out, run = _built(build, inputs, ref)
                 spent[name] += time.perf_counter() - t0
                 if run is None:
-                    pending.append((name, pool.submit(_timed_assess, ref, out, norms, tol, _share(judges))))
+                    pending.append((name, pool.submit(_timed_assess, ref, out, norms, tol, threads)))
                 else:
                     results[name].append(run)
             _step(f"seed {seed}: judging")
@@ -641,11 +642,9 @@ def _atol_of(p: Correctness, rtol: float) -> float:
 
 
 def _share(judges: int) -> int:
-    """Threads for each of `judges` comparisons judged side by side: their share of the cores (each comparison would
-    otherwise start one thread per core, judges x cores threads in all)."""
-    import os
-
-    return max(1, (os.cpu_count() or 1) // judges)
+    """Threads for each of `judges` comparisons judged side by side: their share of the cores this process may run
+    on, counted as `compare` counts them (each would otherwise start one thread per core, judges x cores in all)."""
+    return max(1, _cores() // judges)
 
 
 def _judges() -> int:
