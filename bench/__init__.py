@@ -10,7 +10,7 @@ It is loaded on first use, so `import bench` (done by every worker process) stay
 from typing import Any
 
 __version__ = "0.1.0"
-HARNESS_VERSION = "31"  # 31: a lone kernel's one-off is timed "quick" on CPU (~0.1 s of calls per program)
+HARNESS_VERSION = "32"  # 32: the parent re-checks jax's TPU block rule on the TPU program's kernels
 
 API = (
     "EvalOptions",

@@ -125,6 +125,9 @@ def kernel_work(op: Op, bounds: Bounds, constants: dict[int, int] | None = None)
     grid_dims: tuple[int, ...] = () if func is None else array_ints(func.attrs["iteration_bounds"])
     if func is None:  # no grid: a single invocation
         func = next(iter(module.funcs.values()))
+    refused = refused_block(op, func, grid_dims)
+    if refused:
+        raise Refused(f"jax's TPU lowering refuses a block of its kernel @{func.name}: {refused}", "lowering")
     known = all(d >= 0 for d in grid_dims)
     grid = math.prod(grid_dims) if known else 1
     work = KernelWork(grid=grid, dynamic_grid=not known)
@@ -152,6 +155,53 @@ def kernel_work(op: Op, bounds: Bounds, constants: dict[int, int] | None = None)
     work.operands_read_high, work.results_written_high = counter.operands(total.reads_hi, total.writes_hi, op, sizes)
     work.unknown_conditions = counter.unknown
     return work
+
+
+def refused_block(op: Op, func: Func, grid_dims: tuple[int, ...]) -> str | None:
+    """Why jax's TPU lowering would refuse one of the kernel's blocks (None: it accepts them all), re-checked here.
+    Why: that check (`_check_block_mappings` in jax._src.pallas.mosaic.lowering) runs in the build, after the
+    candidate's import, so a candidate can switch it off and export, verbatim, the kernel that ran in interpret
+    mode with blocks Mosaic refuses (96 columns): the comparison with the interpreted twin then holds, and only the
+    rule itself tells the program from one that lowers. Its rules: a block (window_bounds) of rank >= 1 outside SMEM;
+    of rank >= 2, its last dimension the array's or a multiple of 128 and the one before it the array's or a
+    multiple of 8; of rank 1, the array's, a multiple of 1024, or a power of two of at least 128 x (32 / bits) per
+    element; an SMEM block the whole array is exempt. Windows without bounds (ANY, semaphores) are whole arrays."""
+    entries = re.findall(r"\{([^{}]*)\}", func.attrs.get("window_params", ""))
+    prefetch = int(func.attrs.get("scalar_prefetch", "0").split(":")[0] or 0)
+    arrays = [*op.arg_types[sum(1 for d in grid_dims if d < 0) + prefetch :], *op.types]
+    if entries and len(entries) != len(arrays):
+        return f"{len(entries)} windows for {len(arrays)} operands and results"
+    spaces = func.body.arg_types[len(grid_dims) + prefetch :]
+    for i, (entry, array_type) in enumerate(zip(entries, arrays, strict=False)):
+        bounds = re.search(r"window_bounds = (array<[^>]*>)", entry)
+        read = shape_of(array_type)
+        if bounds is None:
+            continue
+        if read is None:
+            return f"window {i} is of a {array_type}"
+        block, (shape, element) = array_ints(bounds.group(1)), read
+        why = _block_rule(block, shape, element, i < len(spaces) and "memory_space<smem>" in spaces[i])
+        if why:
+            return f"window {i}, a {block} block of a {shape} array: {why}"
+    return None
+
+
+def _block_rule(block: tuple[int, ...], shape: tuple[int, ...], element: str, smem: bool) -> str | None:
+    """`refused_block`'s rule for one block (None: jax's lowering accepts it)."""
+    if smem and block == shape:
+        return None
+    if len(block) != len(shape) or not block:
+        return "a block must have the array's rank, at least 1 outside SMEM"
+    if len(block) >= 2:
+        if block[-1] != shape[-1] and block[-1] % 128 or block[-2] != shape[-2] and block[-2] % 8:
+            return "its last two dimensions must be the array's or divisible by 8 and 128"
+        return None
+    width = re.match(r"[a-z]+(\d+)", element)  # bf16 -> 16, f8E4M3FN -> 8; bool arrays reach Mosaic as i32
+    bits = int(width.group(1)) if width and element != "i1" else 32
+    n = block[0]
+    if n == shape[0] or n % 1024 == 0 or n >= 128 * max(1, 32 // bits) and n & (n - 1) == 0:
+        return None
+    return "a rank-1 block must be the array, a multiple of 1024 or a power of two of at least the tiling"
 
 
 def _walk(block: Block) -> Iterator[Op]:

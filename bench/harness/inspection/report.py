@@ -150,8 +150,10 @@ def inspect_programs(
             )
     try:
         tally = work.coverage(on_tpu.module, bounds)
-    except Refused as r:
-        return read_so_far(tpu_lowering=f"the TPU program could not be read: {r.reason}")
+    except Refused as r:  # (a kernel jax's own lowering refuses: mosaic.refused_block)
+        return read_so_far(
+            tpu_lowering=r.reason if r.kind == "lowering" else f"the TPU program could not be read: {r.reason}"
+        )
     share = tally.coverage(baseline_s)
     coverage: dict[str, JsonValue] = {
         "coverage": share,

@@ -1,0 +1,118 @@
+"""The parent re-checks the block rule of jax's TPU lowering (bench.harness.inspection.mosaic.refused_block).
+
+Why: jax checks the blocks of a Pallas kernel (`_check_block_mappings`) while lowering for TPU, in the build, after
+the candidate's import. A candidate can switch that check off and export, verbatim, a kernel with blocks Mosaic
+refuses; its TPU program is then the interpreted kernel and the comparison holds (issue 40 §2; before harness 32
+such a kernel read `tpu_lowering: ok`, `verified`, coverage 1.0: twin_kernels/attack_unchecked_*.py).
+
+The oracle is jax's own check, case by case: where jax lowers a block, the parent accepts the program it exported;
+where jax refuses it, the program exported with the check switched off is refused by the parent, with a reason.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import pytest
+from jax import export
+from jax._src.pallas.mosaic import lowering as mosaic_lowering
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+from bench.harness.inspection import mosaic
+from bench.harness.inspection.module import Op, Refused, parse_stablehlo, read
+from bench.harness.protocol.messages import DEFAULT_BOUNDS
+from bench.harness.sandbox.child import _tpu_target
+
+#: (array shape, block shape (None: squeezed), dtype, memory space of the block)
+CASES: list[tuple[tuple[int, ...], tuple[int | None, ...], Any, Any]] = [
+    ((256, 384), (128, 128), jnp.bfloat16, None),
+    ((256, 384), (256, 384), jnp.bfloat16, None),
+    ((256, 384), (8, 128), jnp.float32, None),
+    ((256, 384), (16, 384), jnp.bfloat16, None),
+    ((256, 384), (128, 96), jnp.bfloat16, None),
+    ((256, 384), (4, 384), jnp.bfloat16, None),
+    ((256, 384), (12, 128), jnp.float32, None),
+    ((256, 384), (128, None), jnp.bfloat16, None),
+    ((256, 384), (None, 384), jnp.bfloat16, None),
+    ((2, 256, 384), (None, 8, 128), jnp.float32, None),
+    ((2, 256, 384), (1, 256, 96), jnp.float32, None),
+    ((6, 256, 384), (3, 64, 128), jnp.int32, None),
+    ((98304,), (96,), jnp.bfloat16, None),
+    ((98304,), (1024,), jnp.bfloat16, None),
+    ((98304,), (98304,), jnp.bfloat16, None),
+    ((4096,), (256,), jnp.bfloat16, None),
+    ((4096,), (128,), jnp.bfloat16, None),
+    ((4096,), (128,), jnp.float32, None),
+    ((4096,), (512,), jnp.int8, None),
+    ((4096,), (1024,), jnp.float32, None),
+    ((4096,), (256,), jnp.int8, None),
+    ((16, 128), (16, 128), jnp.float32, pltpu.SMEM),
+    ((16, 128), (8, 128), jnp.float32, pltpu.SMEM),
+    ((16, 128), (4, 128), jnp.int32, pltpu.SMEM),
+]
+
+
+def _copy(x_ref: Any, o_ref: Any) -> None:
+    o_ref[...] = x_ref[...]
+
+
+def _copy_scalar(x_ref: Any, o_ref: Any) -> None:  # SMEM holds scalars: Mosaic loads nothing wider from it
+    o_ref[0, 0] = x_ref[0, 0]
+
+
+def _program(shape: tuple[int, ...], block: tuple[int | None, ...], dtype: Any, space: Any) -> bytes:
+    """The TPU export of a copy kernel over `shape` in `block`s (raises where jax's lowering refuses it)."""
+    grid = tuple(n // (b or 1) for n, b in zip(shape, block, strict=True))
+    kw = {"memory_space": space} if space is not None else {}
+    spec = pl.BlockSpec(block, lambda *g: g, **kw)
+
+    def fn(x: Any) -> Any:
+        body = _copy if space is None else _copy_scalar
+        out = jax.ShapeDtypeStruct(shape, dtype)
+        return pl.pallas_call(body, out_shape=out, grid=grid, in_specs=[spec], out_specs=spec)(x)
+
+    with _tpu_target():
+        exp = export.export(jax.jit(fn), platforms=["tpu"])(jax.ShapeDtypeStruct(shape, dtype))
+    return bytes(exp.mlir_module_serialized)
+
+
+def _kernel_call(serialized: bytes) -> Op:
+    module = read(parse_stablehlo(serialized, DEFAULT_BOUNDS), DEFAULT_BOUNDS)
+    ops = [op for f in module.funcs.values() for op in f.body.ops if op.name == "stablehlo.custom_call"]
+    assert len(ops) == 1, [op.name for f in module.funcs.values() for op in f.body.ops]
+    return ops[0]
+
+
+def _jax_refuses(shape: tuple[int, ...], block: tuple[int | None, ...], dtype: Any, space: Any) -> bool:
+    try:
+        _program(shape, block, dtype, space)
+    except ValueError as exc:
+        assert re.search(r"block shape|rank 1 block|blocks of rank", str(exc)), exc  # only the block rule
+        return True
+    return False
+
+
+@pytest.mark.parametrize(("shape", "block", "dtype", "space"), CASES, ids=lambda v: str(v))
+def test_the_parent_refuses_exactly_the_blocks_jax_refuses(
+    shape: tuple[int, ...], block: tuple[int | None, ...], dtype: Any, space: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not _jax_refuses(shape, block, dtype, space):
+        mosaic.kernel_work(_kernel_call(_program(shape, block, dtype, space)), DEFAULT_BOUNDS)  # accepted
+        return
+    monkeypatch.setattr(mosaic_lowering, "_check_block_mappings", lambda *args, **kwargs: None)  # the attack
+    call = _kernel_call(_program(shape, block, dtype, space))
+    with pytest.raises(Refused) as refused:
+        mosaic.kernel_work(call, DEFAULT_BOUNDS)
+    assert refused.value.kind == "lowering" and "jax's TPU lowering refuses" in refused.value.reason
+
+
+def test_the_cases_hold_both_verdicts() -> None:
+    """The table is not one-sided: jax accepts some of its blocks and refuses others (of every rank)."""
+    verdicts = {(len(s), _jax_refuses(s, b, d, m)) for s, b, d, m in CASES}
+    assert {(1, True), (1, False), (2, True), (2, False), (3, True), (3, False)} <= verdicts
+    assert all(math.prod(s) > 0 for s, *_ in CASES)
