@@ -45,7 +45,7 @@ def build(request: Any) -> tuple[dict[str, object], list[bytes]]:
     if not callable(fn):
         return {"ok": False, "error": "the kernel file defines no callable `workload`"}, []
     closed = trace(fn, CANDIDATE_FN, signature)  # the one trace both programs come from
-    with _tpu_target():  # on a TPU host the runnable program is Mosaic's too
+    with _tpu_target(), _without_gpu_interpreter():  # on a TPU host the runnable program is Mosaic's too
         runnable = export_jaxpr(
             with_kernel_sites(closed, interpret=bool(request["interpret"])), CANDIDATE_FN, platforms
         )
@@ -58,6 +58,27 @@ def build(request: Any) -> tuple[dict[str, object], list[bytes]]:
     except Exception as exc:  # the kernel runs (interpret mode) but would not lower for a TPU: say why
         return {"ok": True, "tpu_lowering_error": f"{type(exc).__name__}: {exc}"[:2000]}, blobs
     return {"ok": True, "tpu_exported": True}, [*blobs, bytes(tpu.serialize())]
+
+
+#: jax's interpret-mode lowering of a `pallas_call` imports Pallas's Mosaic GPU interpreter only to ask whether the
+#: call's `interpret` is that interpreter's parameters; `with_kernel_sites` sets it to True, so the answer is no.
+#: The import (Mosaic GPU's whole Python stack) took 0.19 s of a build's ~1.3 s of CPU (issue 39: a warm batch is
+#: bound by its builds' core). A module mapped to None in sys.modules raises ImportError, which that lowering skips.
+GPU_INTERPRETER = "jax._src.pallas.mosaic_gpu.interpret.interpret_pallas_call"
+
+
+@contextlib.contextmanager
+def _without_gpu_interpreter() -> Iterator[None]:
+    """Within the block, jax cannot import GPU_INTERPRETER unless it already has (a candidate that imported it
+    keeps it). The exported program is byte for byte the same (tests/sandbox/test_build_speed.py)."""
+    if GPU_INTERPRETER in sys.modules:
+        yield
+        return
+    sys.modules[GPU_INTERPRETER] = None  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        sys.modules.pop(GPU_INTERPRETER, None)
 
 
 #: The chip a host without a TPU cross-lowers for (the paper's target, v6e). Mosaic asks the default device
