@@ -24,7 +24,7 @@ from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 
 from bench.harness.inspection import mosaic
-from bench.harness.inspection.module import Op, Refused, parse_stablehlo, read
+from bench.harness.inspection.module import Block, Func, Op, Refused, parse_stablehlo, read
 from bench.harness.protocol.messages import DEFAULT_BOUNDS
 from bench.harness.sandbox.child import _tpu_target
 
@@ -116,3 +116,36 @@ def test_the_cases_hold_both_verdicts() -> None:
     verdicts = {(len(s), _jax_refuses(s, b, d, m)) for s, b, d, m in CASES}
     assert {(1, True), (1, False), (2, True), (2, False), (3, True), (3, False)} <= verdicts
     assert all(math.prod(s) > 0 for s, *_ in CASES)
+
+
+def _with_windows(text: str) -> Func:
+    return Func("_kernel", True, Block((), ()), (), {"window_params": text})
+
+
+def test_window_params_are_read_as_jax_writes_them() -> None:
+    honest = (
+        "[{pipeline_mode = #tpu.pipeline_mode<synchronous>, transform_indices = @transform_0, window_bounds = "
+        "array<i64: 128, 128>}, {}, {transform_indices = @transform_2, window_bounds = array<i64: 8, 128>, "
+        "window_kind = #tpu.element_window<[0, 0], [0, 0]>}]"
+    )
+    assert mosaic.windows(_with_windows(honest)) == [
+        mosaic.Window("transform_0", (128, 128), None),
+        mosaic.Window(None, None, None),
+        mosaic.Window("transform_2", (8, 128), "[0, 0], [0, 0]"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "forged",
+    [
+        # MLIR prints a dictionary's keys in order, so a key before `window_bounds` holding its text would be read
+        # first by a reader of the text: 128 columns claimed for a 96-column block
+        '[{aaa = "window_bounds = array<i64: 512, 128>", transform_indices = @t, window_bounds = array<i64: 512, 96>}]',
+        "[{n = {window_bounds = array<i64: 512, 128>}, transform_indices = @t, window_bounds = array<i64: 512, 96>}]",
+        "[{extra = 1 : i64, transform_indices = @t, window_bounds = array<i64: 512, 96>}]",
+    ],
+)
+def test_window_params_jax_never_writes_are_refused(forged: str) -> None:
+    with pytest.raises(Refused) as refused:
+        mosaic.windows(_with_windows(forged))
+    assert refused.value.kind == "lowering"

@@ -428,14 +428,13 @@ def _run_site(tpu: Module, site: str, kernel: Module, operands: list[np.ndarray]
     arrays = ins + outs
     win_types = types[len(grid) + prefetch : len(types) - scratch]
     wins: list[tuple[Func | None, tuple[int, ...]]] = []
-    entries = re.findall(r"\{([^{}]*)\}", func.attrs.get("window_params", ""))
+    entries = mosaic.windows(func)
     for i, a in enumerate(arrays):
-        entry = entries[i] if i < len(entries) else ""
-        fn = re.search(r"transform_indices = @([\w$.-]+)", entry)
-        wb = re.search(r"window_bounds = (array<[^>]*>)", entry)
-        if fn and fn.group(1) not in kernel.funcs:
+        win = entries[i] if i < len(entries) else mosaic.Window(None, None, None)
+        if win.transform and win.transform not in kernel.funcs:
             raise Unsupported(f"its operand {i} has no index map")
-        wins.append((kernel.funcs[fn.group(1)] if fn else None, tuple(_ints(wb.group(1))) if wb else a.shape))
+        bounds = win.bounds if win.bounds is not None else a.shape
+        wins.append((kernel.funcs[win.transform] if win.transform else None, bounds))
     bufs = [np.zeros(*_ty(t)) for t in types[len(types) - scratch :]]
     last: dict[int, list[int]] = {}  # output window -> the block start of the step before
     for point in itertools.product(*map(range, grid)):

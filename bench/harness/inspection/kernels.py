@@ -185,14 +185,11 @@ def _mosaic_steps(
     operands = func.body.arg_types[first : len(func.body.arg_types) - scratch]
     wins: list[tuple[str | None, tuple[int, ...] | None]] = []
     scale: list[bool] = []  # per window: an element window (its index map's results are offsets already)
-    for entry in re.findall(r"\{([^{}]*)\}", func.attrs.get("window_params", "")):
-        fn = re.search(r"transform_indices = @([\w$.-]+)", entry)
-        wb = re.search(r"window_bounds = (array<[^>]*>)", entry)
-        element = re.search(r"element_window<([^>]*)>", entry)  # index maps give element offsets, not block indices
-        if element and re.search(r"[1-9]", element.group(1)):
+    for win in mosaic.windows(func):
+        if win.element and re.search(r"[1-9]", win.element):
             raise _NotShown("an element window is padded")
-        wins.append((fn.group(1) if fn else "", array_ints(wb.group(1)) if wb else None))
-        scale.append(bool(element))
+        wins.append((win.transform or "", win.bounds))
+        scale.append(win.element is not None)
     if "window_params" not in func.attrs and not grid:
         wins = [(None, None)] * len(operands)
         scale = [False] * len(wins)

@@ -157,6 +157,43 @@ def kernel_work(op: Op, bounds: Bounds, constants: dict[int, int] | None = None)
     return work
 
 
+#: The keys jax's TPU lowering writes in an entry of a kernel's `window_params` (jax._src.pallas.mosaic.lowering).
+WINDOW_KEYS = frozenset({"transform_indices", "window_bounds", "window_kind", "pipeline_mode", "revisit_mode"})
+
+
+@dataclass(frozen=True)
+class Window:
+    """One entry of a Mosaic kernel's `window_params`, in operand order (its inputs, then its outputs)."""
+
+    transform: str | None  # the index map's function (None: no window: the whole array, as for ANY operands)
+    bounds: tuple[int, ...] | None  # the block shape (`window_bounds`)
+    element: str | None  # an element window's padding (its index map gives element offsets, not block indices)
+
+
+def windows(func: Func) -> list[Window]:
+    """The kernel's windows: the one reader of `window_params` (refused_block, kernels.py, execute.py). Refused for
+    an entry jax's lowering never writes (a key of its own, a string, nested braces): the entries are read as text,
+    and a string holding `window_bounds = ...` ahead of the real key would be read in its place."""
+    text = func.attrs.get("window_params", "")
+    entries = re.findall(r"\{([^{}]*)\}", text)
+    keys = {k for entry in entries for k in re.findall(r"(?:^|, )([\w.$-]+) = ", entry)}
+    if '"' in text or text.count("{") != len(entries) or not keys <= WINDOW_KEYS:
+        raise Refused("its window_params hold what jax's TPU lowering never writes", "lowering")
+    out = []
+    for entry in entries:
+        fn = re.search(r"transform_indices = @([\w$.-]+)", entry)
+        wb = re.search(r"window_bounds = (array<[^>]*>)", entry)
+        element = re.search(r"element_window<([^>]*)>", entry)
+        out.append(
+            Window(
+                fn.group(1) if fn else None,
+                array_ints(wb.group(1)) if wb else None,
+                element.group(1) if element else None,
+            )
+        )
+    return out
+
+
 def refused_block(op: Op, func: Func, grid_dims: tuple[int, ...]) -> str | None:
     """Why jax's TPU lowering would refuse one of the kernel's blocks (None: it accepts them all), re-checked here.
     Why: that check (`_check_block_mappings` in jax._src.pallas.mosaic.lowering) runs in the build, after the
@@ -166,20 +203,19 @@ def refused_block(op: Op, func: Func, grid_dims: tuple[int, ...]) -> str | None:
     of rank >= 2, its last dimension the array's or a multiple of 128 and the one before it the array's or a
     multiple of 8; of rank 1, the array's, a multiple of 1024, or a power of two of at least 128 x (32 / bits) per
     element; an SMEM block the whole array is exempt. Windows without bounds (ANY, semaphores) are whole arrays."""
-    entries = re.findall(r"\{([^{}]*)\}", func.attrs.get("window_params", ""))
+    wins = windows(func)
     prefetch = int(func.attrs.get("scalar_prefetch", "0").split(":")[0] or 0)
     arrays = [*op.arg_types[sum(1 for d in grid_dims if d < 0) + prefetch :], *op.types]
-    if entries and len(entries) != len(arrays):
-        return f"{len(entries)} windows for {len(arrays)} operands and results"
+    if wins and len(wins) != len(arrays):
+        return f"{len(wins)} windows for {len(arrays)} operands and results"
     spaces = func.body.arg_types[len(grid_dims) + prefetch :]
-    for i, (entry, array_type) in enumerate(zip(entries, arrays, strict=False)):
-        bounds = re.search(r"window_bounds = (array<[^>]*>)", entry)
+    for i, (win, array_type) in enumerate(zip(wins, arrays, strict=False)):
         read = shape_of(array_type)
-        if bounds is None:
+        if win.bounds is None:
             continue
         if read is None:
             return f"window {i} is of a {array_type}"
-        block, (shape, element) = array_ints(bounds.group(1)), read
+        (shape, element), block = read, win.bounds
         why = _block_rule(block, shape, element, i < len(spaces) and "memory_space<smem>" in spaces[i])
         if why:
             return f"window {i}, a {block} block of a {shape} array: {why}"
