@@ -149,3 +149,15 @@ def test_window_params_jax_never_writes_are_refused(forged: str) -> None:
     with pytest.raises(Refused) as refused:
         mosaic.windows(_with_windows(forged))
     assert refused.value.kind == "lowering"
+
+
+@pytest.mark.parametrize(
+    ("n", "element", "accepted"),
+    [(64, "i64", True), (64, "i32", False), (128, "f32", True), (128, "bf16", False), (256, "bf16", True)]
+    + [(256, "i8", False), (512, "i8", True), (512, "i4", False), (1024, "i4", True), (96, "i1", False)],
+)
+def test_a_rank_1_block_s_tiling_is_jax_s_arithmetic(n: int, element: str, accepted: bool) -> None:
+    """A power-of-two rank-1 block needs at least 128 x (32 // bits) elements, as jax computes it (so a 64-bit
+    element needs none: its packing is 0); bool arrays reach Mosaic as 32-bit. Widths jax on CPU does not lower
+    (64-bit without x64, 4-bit) are held to the formula here."""
+    assert (mosaic._block_rule((n,), (8192,), element, smem=False) is None) == accepted

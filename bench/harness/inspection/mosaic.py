@@ -201,8 +201,8 @@ def refused_block(op: Op, func: Func, grid_dims: tuple[int, ...]) -> str | None:
     mode with blocks Mosaic refuses (96 columns): the comparison with the interpreted twin then holds, and only the
     rule itself tells the program from one that lowers. Its rules: a block (window_bounds) of rank >= 1 outside SMEM;
     of rank >= 2, its last dimension the array's or a multiple of 128 and the one before it the array's or a
-    multiple of 8; of rank 1, the array's, a multiple of 1024, or a power of two of at least 128 x (32 / bits) per
-    element; an SMEM block the whole array is exempt. Windows without bounds (ANY, semaphores) are whole arrays."""
+    multiple of 8; of rank 1, the array's, a multiple of 1024, or a power of two of at least 128 x (32 // bits per
+    element); an SMEM block the whole array is exempt. Windows without bounds (ANY, semaphores) are whole arrays."""
     wins = windows(func)
     prefetch = int(func.attrs.get("scalar_prefetch", "0").split(":")[0] or 0)
     arrays = [*op.arg_types[sum(1 for d in grid_dims if d < 0) + prefetch :], *op.types]
@@ -234,8 +234,8 @@ def _block_rule(block: tuple[int, ...], shape: tuple[int, ...], element: str, sm
         return None
     width = re.match(r"[a-z]+(\d+)", element)  # bf16 -> 16, f8E4M3FN -> 8; bool arrays reach Mosaic as i32
     bits = int(width.group(1)) if width and element != "i1" else 32
-    n = block[0]
-    if n == shape[0] or n % 1024 == 0 or n >= 128 * max(1, 32 // bits) and n & (n - 1) == 0:
+    n = block[0]  # (jax's own arithmetic: a 64-bit element's tiling is 128 x 0)
+    if n == shape[0] or n % 1024 == 0 or n >= 128 * (32 // bits) and n & (n - 1) == 0:
         return None
     return "a rank-1 block must be the array, a multiple of 1024 or a power of two of at least the tiling"
 
