@@ -24,7 +24,7 @@ from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 
 from bench.harness.inspection import mosaic
-from bench.harness.inspection.module import Block, Func, Op, Refused, parse_stablehlo, read
+from bench.harness.inspection.module import Block, Func, Module, Op, Refused, parse_stablehlo, read
 from bench.harness.protocol.messages import DEFAULT_BOUNDS
 from bench.harness.sandbox.child import _tpu_target
 
@@ -161,3 +161,21 @@ def test_a_rank_1_block_s_tiling_is_jax_s_arithmetic(n: int, element: str, accep
     element needs none: its packing is 0); bool arrays reach Mosaic as 32-bit. Widths jax on CPU does not lower
     (64-bit without x64, 4-bit) are held to the formula here."""
     assert (mosaic._block_rule((n,), (8192,), element, smem=False) is None) == accepted
+
+
+def test_a_mosaic_module_with_two_kernel_functions_is_refused() -> None:
+    """Every reader takes the kernel function from `mosaic.kernel_function`. They once chose by different marks:
+    a decoy holding only `iteration_bounds`, placed first, was what the count and the block re-check read, while the
+    comparison and the execution read the kernel with `window_params` behind it."""
+    real = Func("_kernel", True, Block((), ()), (), {"window_params": "[{}]", "scratch_operands": "0 : i64"})
+    decoy = Func("_decoy", True, Block((), ()), (), {"iteration_bounds": "array<i64: 2, 4>"})
+    index_map = Func("transform_0", True, Block((), ()), ())
+
+    def module(*funcs: Func) -> Module:
+        return Module({f.name: f for f in funcs}, "_kernel", 0, 0, 0, {})
+
+    assert mosaic.kernel_function(module(index_map, real)) is real
+    assert mosaic.kernel_function(module(index_map)) is None
+    with pytest.raises(Refused) as refused:
+        mosaic.kernel_function(module(decoy, real, index_map))
+    assert refused.value.kind == "lowering"

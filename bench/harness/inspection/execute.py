@@ -388,7 +388,7 @@ class _Kernel:
 
 
 def _kernel_func(kernel: Module) -> Func:
-    func = next((f for f in kernel.funcs.values() if "window_params" in f.attrs or "scratch_operands" in f.attrs), None)
+    func = mosaic.kernel_function(kernel)
     if func is None:
         raise Unsupported("its Mosaic module has no kernel function")
     return func

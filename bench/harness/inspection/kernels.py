@@ -157,7 +157,7 @@ Blocks = list[tuple[tuple[int, ...], str]]  # per window, (block shape, element 
 
 def _kernel_func(kernel: Module) -> tuple[Func, tuple[int, ...], int]:
     """The Mosaic kernel's own function (not a transform function), its grid and its number of prefetch operands."""
-    func = next((f for f in kernel.funcs.values() if "scratch_operands" in f.attrs or "window_params" in f.attrs), None)
+    func = mosaic.kernel_function(kernel)
     if func is None:
         raise _NotShown("its Mosaic kernel has no kernel function")
     grid = array_ints(func.attrs.get("iteration_bounds", ""))

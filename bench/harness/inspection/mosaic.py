@@ -121,10 +121,8 @@ def kernel_work(op: Op, bounds: Bounds, constants: dict[int, int] | None = None)
     module = parse_kernel(kernel_body(op), bounds)
     if not module.funcs:
         raise Refused("a Mosaic kernel body without a function", "disallowed_op")
-    func = next((f for f in module.funcs.values() if "iteration_bounds" in f.attrs), None)
-    grid_dims: tuple[int, ...] = () if func is None else array_ints(func.attrs["iteration_bounds"])
-    if func is None:  # no grid: a single invocation
-        func = next(iter(module.funcs.values()))
+    func = kernel_function(module) or next(iter(module.funcs.values()))
+    grid_dims = array_ints(func.attrs.get("iteration_bounds", ""))  # none: no grid, a single invocation
     refused = refused_block(op, func, grid_dims)
     if refused:
         raise Refused(f"jax's TPU lowering refuses a block of its kernel @{func.name}: {refused}", "lowering")
@@ -155,6 +153,22 @@ def kernel_work(op: Op, bounds: Bounds, constants: dict[int, int] | None = None)
     work.operands_read_high, work.results_written_high = counter.operands(total.reads_hi, total.writes_hi, op, sizes)
     work.unknown_conditions = counter.unknown
     return work
+
+
+#: Attributes jax's TPU lowering writes on a kernel's own function, never on its index maps (a grid-less kernel
+#: has scratch_operands; a gridded one window_params and iteration_bounds too).
+KERNEL_MARKS = frozenset({"scratch_operands", "window_params", "iteration_bounds"})
+
+
+def kernel_function(kernel: Module) -> Func | None:
+    """The Mosaic module's kernel function: the one choice every reader makes (kernel_work and refused_block,
+    kernels.py, execute.py); None where no function is marked as one. Refused where two are: the readers once chose
+    by different marks, so a decoy with `iteration_bounds` alone, placed first, would be counted and re-checked
+    while the marked kernel behind it was compared and run."""
+    marked = [f for f in kernel.funcs.values() if KERNEL_MARKS & f.attrs.keys()]
+    if len(marked) > 1:
+        raise Refused("its Mosaic module holds more than one kernel function", "lowering")
+    return marked[0] if marked else None
 
 
 #: The keys jax's TPU lowering writes in an entry of a kernel's `window_params` (jax._src.pallas.mosaic.lowering).
