@@ -179,3 +179,25 @@ def test_a_mosaic_module_with_two_kernel_functions_is_refused() -> None:
     with pytest.raises(Refused) as refused:
         mosaic.kernel_function(module(decoy, real, index_map))
     assert refused.value.kind == "lowering"
+
+
+@pytest.mark.parametrize(
+    ("name", "forged"),
+    [
+        ("scalar_prefetch", '"1"'),
+        ("scratch_operands", "1.0 : f32"),
+        ("scratch_operands", "-1 : i64"),
+        ("iteration_bounds", "array<i32: 2, 4>"),
+        ("iteration_bounds", '"array<i64: 2>"'),
+    ],
+)
+def test_a_kernel_s_counts_are_read_only_as_jax_writes_them(name: str, forged: str) -> None:
+    """Every reader takes the grid and the numbers of prefetched and scratch operands from `mosaic.layout`, which
+    refuses any other form than jax's (they once were `int(text.split(":")[0])` in seven places: a string or a
+    float crashed the parent's reading instead of reading `lowering`)."""
+    honest = {"scalar_prefetch": "1 : i64", "scratch_operands": "2 : i64", "iteration_bounds": "array<i64: 2, 4>"}
+    func = Func("_kernel", True, Block((), ()), (), honest)
+    assert mosaic.layout(func) == mosaic.Layout((2, 4), 1, 2)
+    with pytest.raises(Refused) as refused:
+        mosaic.layout(Func("_kernel", True, Block((), ()), (), {**honest, name: forged}))
+    assert refused.value.kind == "lowering"

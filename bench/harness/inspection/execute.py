@@ -24,6 +24,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
+from dataclasses import astuple
 from typing import Any
 
 import ml_dtypes
@@ -412,9 +413,7 @@ def _run_site(tpu: Module, site: str, kernel: Module, operands: list[np.ndarray]
         raise Unsupported("its tpu_custom_call aliases outputs to inputs, which the harness does not run yet")
     func = _kernel_func(kernel)
     k = _Kernel(kernel)
-    grid = tuple(_ints(func.attrs.get("iteration_bounds", "array<i64>")))
-    prefetch = int(func.attrs.get("scalar_prefetch", "0").split(":")[0] or 0)
-    scratch = int(func.attrs.get("scratch_operands", "0").split(":")[0] or 0)
+    grid, prefetch, scratch = astuple(mosaic.layout(func))
     types = func.body.arg_types
     if any(d < 0 for d in grid):
         raise Unsupported("its grid is sized at run time")

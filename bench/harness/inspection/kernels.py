@@ -160,10 +160,10 @@ def _kernel_func(kernel: Module) -> tuple[Func, tuple[int, ...], int]:
     func = mosaic.kernel_function(kernel)
     if func is None:
         raise _NotShown("its Mosaic kernel has no kernel function")
-    grid = array_ints(func.attrs.get("iteration_bounds", ""))
-    if any(d < 0 for d in grid):
+    counts = mosaic.layout(func)
+    if any(d < 0 for d in counts.grid):
         raise _NotShown("its grid is dynamic")
-    return func, grid, int(func.attrs.get("scalar_prefetch", "0").split(":")[0] or 0)
+    return func, counts.grid, counts.prefetch
 
 
 def _scratch(types: tuple[str, ...]) -> Blocks:
@@ -181,7 +181,7 @@ def _mosaic_steps(
     and transform functions (prefetch operands hold `fill`). Without window_params (no grid) every operand is one
     whole block."""
     first = len(grid) + len(fill)
-    scratch = int(func.attrs.get("scratch_operands", "0").split(":")[0] or 0)
+    scratch = mosaic.layout(func).scratch
     operands = func.body.arg_types[first : len(func.body.arg_types) - scratch]
     wins: list[tuple[str | None, tuple[int, ...] | None]] = []
     scale: list[bool] = []  # per window: an element window (its index map's results are offsets already)
@@ -761,7 +761,7 @@ def _dma_mismatch(func: Func, first: int, t_side: _Buffers, c_side: _Buffers) ->
     body, every interpreted copy out of or into an operand the Mosaic kernel leaves in HBM (ANY: only a DMA can
     reach it) is a Mosaic DMA; and the DMAs' starts and waits on scratch semaphores (with their constant index
     and element count) are the interpreted semaphore counts' changes."""
-    n = int(func.attrs.get("scratch_operands", "0").split(":")[0] or 0)
+    n = mosaic.layout(func).scratch
     types = func.body.arg_types[first:]
     dmas = t_side.copies
     hbm = {("operand", i) for i, t in enumerate(types[: len(types) - n]) if "memory_space<any>" in t}
@@ -812,7 +812,7 @@ def mismatch(
         declared = func.body.arg_types[len(grid) : len(grid) + prefetch]
         if [shape_of(t) for t in declared] != [shape_of(t) for t in site.body.arg_types[:prefetch]]:
             return "its Mosaic kernel prefetches other operands than the interpreted one"
-        first, n = len(grid) + prefetch, int(func.attrs.get("scratch_operands", "0").split(":")[0] or 0)
+        first, n = len(grid) + prefetch, mosaic.layout(func).scratch
         args, types = func.body.args[first:], func.body.arg_types[first:]
         dmas = _Buffers(kernel, _labels(types, args, list(range(len(args) - n))), set())
         dmas.walk(func.body)

@@ -122,7 +122,7 @@ def kernel_work(op: Op, bounds: Bounds, constants: dict[int, int] | None = None)
     if not module.funcs:
         raise Refused("a Mosaic kernel body without a function", "disallowed_op")
     func = kernel_function(module) or next(iter(module.funcs.values()))
-    grid_dims = array_ints(func.attrs.get("iteration_bounds", ""))  # none: no grid, a single invocation
+    grid_dims = layout(func).grid  # none: no grid, a single invocation
     refused = refused_block(op, func, grid_dims)
     if refused:
         raise Refused(f"jax's TPU lowering refuses a block of its kernel @{func.name}: {refused}", "lowering")
@@ -171,6 +171,32 @@ def kernel_function(kernel: Module) -> Func | None:
     return marked[0] if marked else None
 
 
+@dataclass(frozen=True)
+class Layout:
+    """How a kernel function's arguments divide, in order: one index per grid axis, the scalar-prefetched
+    operands, the windowed operands and results, then the scratch buffers."""
+
+    grid: tuple[int, ...]  # iteration_bounds (empty: no grid, one invocation; negative: sized at run time)
+    prefetch: int  # scalar_prefetch
+    scratch: int  # scratch_operands
+
+
+def layout(func: Func) -> Layout:
+    """The kernel function's `Layout`: the one reader of its three counting attributes (kernel_work,
+    refused_block, kernels.py, execute.py). Refused unless each count is a plain integer attribute as jax writes
+    it (`2 : i64`), so a forged one cannot crash or shift a reader."""
+    counts = []
+    for name in ("scalar_prefetch", "scratch_operands"):
+        text = func.attrs.get(name, "0 : i64")
+        if not re.fullmatch(r"\d+( : i\d+)?", text):
+            raise Refused(f"its {name} is not an integer attribute", "lowering")
+        counts.append(int(text.split(" ")[0]))
+    bounds = func.attrs.get("iteration_bounds", "array<i64>")
+    if not re.fullmatch(r"array<i64(: -?\d+(, -?\d+)*)?>", bounds):
+        raise Refused("its iteration_bounds are not an i64 array", "lowering")
+    return Layout(array_ints(bounds), counts[0], counts[1])
+
+
 #: The keys jax's TPU lowering writes in an entry of a kernel's `window_params` (jax._src.pallas.mosaic.lowering).
 WINDOW_KEYS = frozenset({"transform_indices", "window_bounds", "window_kind", "pipeline_mode", "revisit_mode"})
 
@@ -217,8 +243,7 @@ def refused_block(op: Op, func: Func, grid_dims: tuple[int, ...]) -> str | None:
     of rank >= 2, its last dimension the array's or a multiple of 128 and the one before it the array's or a
     multiple of 8; of rank 1, the array's, a multiple of 1024, or a power of two of at least 128 x (32 // bits per
     element); an SMEM block the whole array is exempt. Windows without bounds (ANY, semaphores) are whole arrays."""
-    wins = windows(func)
-    prefetch = int(func.attrs.get("scalar_prefetch", "0").split(":")[0] or 0)
+    wins, prefetch = windows(func), layout(func).prefetch
     arrays = [*op.arg_types[sum(1 for d in grid_dims if d < 0) + prefetch :], *op.types]
     if wins and len(wins) != len(arrays):
         return f"{len(wins)} windows for {len(arrays)} operands and results"
