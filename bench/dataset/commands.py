@@ -83,6 +83,7 @@ def ingest(
     from bench.app import workload_arg
     from bench.dataset.evaluation import OfficialRunRefused
     from bench.dataset.ingest import ingest as run_ingest
+    from bench.dataset.store import DataBusy
     from bench.harness.parent.sandboxing import SandboxUnavailable
 
     wanted = frozenset(workload_arg(w) for w in workload) if workload else None
@@ -136,6 +137,9 @@ def ingest(
             raise typer.Exit(2) from None
         except ExecutorUnavailable as exc:
             console.print(f"[red]cannot run on executor {executor}:[/red] {escape(str(exc))}", highlight=False)
+            raise typer.Exit(2) from None
+        except DataBusy as exc:
+            console.print(f"[red]not ingesting:[/red] {escape(str(exc))}", highlight=False)
             raise typer.Exit(2) from None
     for line in report.invalid:
         console.print(f"[yellow]invalid[/yellow] {escape(line)}", highlight=False, soft_wrap=True)

@@ -221,12 +221,12 @@ def ingest(request: IngestRequest | None = None, hooks: IngestHooks | None = Non
         if hooks.on_phase:
             hooks.on_phase(text)
 
-    data_dir, chip, size, official, evaluator = req.data_dir, req.chip, req.size, req.official, req.evaluator
-    executor, workloads, force = req.executor, req.workloads, req.force
-    if executor != "local" and chip is None:
-        raise ExecutorUnavailable(f"--executor {executor} needs --chip: the track's chip decides where tasks may run")
+    chip, size, evaluator = req.chip, req.size, req.evaluator
+    if req.executor != "local" and chip is None:
+        why = "the track's chip decides where tasks may run"
+        raise ExecutorUnavailable(f"--executor {req.executor} needs --chip: {why}")
     evaluator = evaluator or os.environ.get(EVALUATOR_ENV, DEFAULT_EVALUATOR)
-    if official:
+    if req.official:
         from bench.harness.parent.sandboxing import require_bwrap
 
         if evaluator != DEFAULT_EVALUATOR:  # official rows come from the harness, never from a replacement
@@ -239,7 +239,19 @@ def ingest(request: IngestRequest | None = None, hooks: IngestHooks | None = Non
         found = detect_in_subprocess()
         chip, size = str(found["chip"]), size or default_size(str(found["backend"]))
     size = size or default_size(chip)
-    store.remove_stale_temps(data_dir) if data_dir.is_dir() else None
+    with store.writer_lock(req.data_dir):  # raises store.DataBusy while another ingest writes this folder
+        return _ingest_locked(req, hooks, chip, size, evaluator)
+
+
+def _ingest_locked(req: IngestRequest, hooks: IngestHooks, chip: str, size: str, evaluator: str) -> Report:
+    """`ingest` once it holds the folder's writer lock: plan, evaluate and store."""
+
+    def phase(text: str) -> None:
+        if hooks.on_phase:
+            hooks.on_phase(text)
+
+    data_dir, official, executor, workloads, force = req.data_dir, req.official, req.executor, req.workloads, req.force
+    store.remove_stale_temps(data_dir)
     report, now = Report(), _dt.datetime.now(_dt.UTC)
     phase("checking submissions" + (f" ({req.submission})" if req.submission else ""))
     subs = [

@@ -26,12 +26,14 @@ Which row of a key is ranked is decided by the SQL (bench/sql/base.sql `evaluati
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as _dt
+import fcntl
 import os
 import re
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -215,8 +217,38 @@ def current_samples(data_dir: Path, chip: str, size: str, submission: str, workl
     return [r for r in rows if (r.get("stored_at") or oldest) == newest]
 
 
+#: The writer lock's file, in the data folder (git ignores it; readers take only `*.parquet`).
+LOCK_NAME = ".writer.lock"
+
+
+class DataBusy(RuntimeError):
+    """Another process holds the data folder's writer lock (a second `bench ingest` on the same folder)."""
+
+
+@contextlib.contextmanager
+def writer_lock(data_dir: Path) -> Iterator[None]:
+    """Hold the data folder's one writer lock, or raise DataBusy at once. Why: two ingests of one folder evaluated
+    the same keys twice, each timing against the other's load, and the second one's start deleted the first one's
+    files in flight as a killed writer's temps. A flock: the kernel drops it when its holder dies, so a killed
+    ingest never leaves the folder locked."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    fd = os.open(data_dir / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 200, 0).decode(errors="replace").strip() or "of an unknown process"
+            raise DataBusy(f"another ingest ({holder}) is writing {data_dir}; run again once it has finished") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"pid {os.getpid()}, since {_dt.datetime.now(_dt.UTC):%Y-%m-%d %H:%M:%S} UTC".encode(), 0)
+        yield
+    finally:
+        os.close(fd)  # (closing drops the lock)
+
+
 def remove_stale_temps(data_dir: Path) -> int:
-    """Delete temp files left by a killed writer (kill -9 skips the `finally`). Returns how many."""
+    """Delete temp files left by a killed writer (kill -9 skips the `finally`); call it holding `writer_lock`, so
+    that no live writer's file is taken for one. Returns how many."""
     n = 0
     for p in data_dir.rglob(f"{TMP_PREFIX}*"):
         p.unlink(missing_ok=True)

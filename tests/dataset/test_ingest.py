@@ -170,6 +170,30 @@ def test_sigkill_midrun_then_rerun_equals_uninterrupted_run(tmp_path, submission
     assert not list(data.rglob(f"{store.TMP_PREFIX}*"))
 
 
+def test_a_second_ingest_of_a_folder_is_refused_while_the_first_writes(tmp_path, submission_factory, meta_factory):
+    """One writer per data folder (store.writer_lock): a second ingest started while one runs evaluated the same
+    keys again and, at its start, deleted the first one's files in flight as stale temps. It is now refused at
+    once, saying who holds the folder, and nothing of the first is touched; a killed holder leaves no lock."""
+    subs, data = _subs(tmp_path / "subs", submission_factory, meta_factory), tmp_path / "data"
+    cmd = [sys.executable, "-m", "bench.cli", "ingest", "--chip", "cpu", "--size", "small", "--workers", "1"]
+    cmd += ["--data-dir", str(data), "--submissions-dir", str(subs)]
+    env = {**os.environ, "JAXBENCH_EVALUATOR": EVAL, "FAKE_EVAL_HOLD": f"1:{tmp_path / 'finished'}"}
+    first = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    while not list((data / "results").rglob("*.parquet")) and first.poll() is None:  # 1 finishes, then a hold
+        time.sleep(0.02)
+    assert first.poll() is None, "the first ingest is holding the folder"
+    in_flight = data / "results" / f"{store.TMP_PREFIX}in-flight"  # a file the first one is writing
+    in_flight.write_bytes(b"")
+    with pytest.raises(store.DataBusy, match=rf"another ingest \(pid {first.pid}, since .*\) is writing"):
+        _ingest(data, subs)
+    second = subprocess.run(cmd, env={**env, "FAKE_EVAL_HOLD": ""}, cwd=ROOT, capture_output=True, text=True)
+    assert second.returncode == 2 and "not ingesting" in second.stdout and f"pid {first.pid}" in second.stdout
+    assert in_flight.exists() and len(list((data / "results").rglob("*.parquet"))) == 1
+    first.send_signal(signal.SIGKILL)
+    first.wait()
+    assert len(_ingest(data, subs).written) == 4 and not in_flight.exists()
+
+
 def test_declared_trajectory_and_metadata_are_stored(tmp_path, submission_factory, meta_factory):
     """A trajectory.csv is kept as declared data: its own curves and breakdown, never the measured ones."""
     subs, data = tmp_path / "subs", tmp_path / "data"
