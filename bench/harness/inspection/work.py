@@ -285,20 +285,34 @@ def window_applications(op: Op) -> float:
     work: `jnp.cumsum` is a window of the whole axis (11p's and 16p's baselines), and a 512-wide window with a
     two-op combiner read 512x less than it does (red team, 2026-12-04). A one-op associative combiner (a sum, a max)
     is counted as a scan, min(w, 1 + ceil(log2 w)) per output, which is what a compiler makes of a cumulative sum;
-    any other combiner literally, w per output (times its own FLOPs, `Coverage.combiner_flops`)."""
+    any other combiner literally, w per output (times its own FLOPs, `Coverage.combiner_work`)."""
     positions = float(type_elements(op.types[0])) if op.types else 0.0
     window = float(math.prod(array_ints(op.attrs.get("window_dimensions", ""))))
-    body = op.regions[0][0].ops if op.regions and op.regions[0] else []
-    simple = len(body) == 2 and body[0].name in ASSOCIATIVE and set(body[0].args) == set(op.regions[0][0].args)
-    per_output = min(window, 1.0 + math.ceil(math.log2(window))) if simple and window > 1 else window
+    per_output = min(window, 1.0 + math.ceil(math.log2(window))) if _plain(op) and window > 1 else window
     return positions * max(1.0, per_output)
+
+
+def _carries_arithmetic(op: Op) -> bool:
+    """Whether a region op's combiner is read, in bytes too, as its ops applied as array ops, one per application:
+    any combiner but a sort's comparator (it computes no value) and a single associative op of the two values
+    (a plain sum or max: one pass, as the op's own bytes say). Why: the task's work is read op by op, unfused, so
+    an epilogue written as the combiner of a scatter (`y.at[:, :].apply(g)`) read as one pass over y, 4.5x less
+    than the same ops written plainly; the difference was room under the credit cap that a kernel writing useless
+    results filled (27k, small: coverage 0.77, `verified`, with all of the task's work in XLA; red team, stop 62)."""
+    return op.name != "stablehlo.sort" and not _plain(op)
+
+
+def _plain(op: Op) -> bool:
+    """Whether a region op's combiner is one associative op of its two values (a sum, a max)."""
+    body = op.regions[0][0].ops if op.regions and op.regions[0] else []
+    return len(body) == 2 and body[0].name in ASSOCIATIVE and set(body[0].args) == set(op.regions[0][0].args)
 
 
 def scatter_applications(op: Op) -> float:
     """Applications of a scatter's combiner: one per update element (of the first of its operands); a
     select_and_scatter's, one select per element of each source element's window. Both were data moves (no FLOPs)
     or their operands' size, so an epilogue inside a scatter's combiner read 1/2,800 of its work and the red team 3
-    fix (`Coverage.combiner_flops`) multiplied zero (red team 5)."""
+    fix (`Coverage.combiner_work`) multiplied zero (red team 5)."""
     if op.name == "stablehlo.select_and_scatter":
         source = type_elements(op.arg_types[1]) if len(op.arg_types) > 1 else 0
         return float(source) * max(1, math.prod(array_ints(op.attrs.get("window_dimensions", ""))))
@@ -636,7 +650,9 @@ class Coverage:
             else:
                 flops, nbytes = op_cost(op)
                 if op.name in REGION_OPS_WITH_COMBINERS and op.regions:
-                    flops *= max(1.0, self.combiner_flops(op, live))
+                    per_flops, per_bytes = self.combiner_work(op, live)
+                    nbytes += flops * per_bytes if _carries_arithmetic(op) else 0.0
+                    flops *= max(1.0, per_flops)
                 if op.name in MATMUL_OPS:
                     t.outside_matmul_flops += flops
                 elif flops and op.types and (shape_of(op.types[0]) or ((), ""))[0]:
@@ -646,15 +662,16 @@ class Coverage:
                 t.outside_s += self.time(flops, nbytes)
         return t
 
-    def combiner_flops(self, op: Op, live: set[int]) -> float:
-        """The arithmetic of one application of a region op's body (a reduce's, scatter's, sort's ... combiner): op_cost
-        counts one FLOP per application, which a body of many ops (a whole epilogue inside a scatter's combiner, red
-        team 3) would hide from the work outside kernels."""
+    def combiner_work(self, op: Op, live: set[int]) -> tuple[float, float]:
+        """(FLOPs, bytes) of one application of a region op's body (a reduce's, scatter's, sort's ... combiner):
+        op_cost counts one FLOP per application, which a body of many ops (a whole epilogue inside a scatter's
+        combiner, red team 3) would hide from the work outside kernels; the bytes its ops would move as array ops
+        (`_carries_arithmetic`)."""
         body = Tally()
         for region in op.regions:
             for b in region:
                 body.add(self.block(b, live))
-        return body.outside_flops + body.kernel_flops
+        return body.outside_flops + body.kernel_flops, body.outside_bytes
 
     def loop(self, op: Op, live: set[int]) -> Tally:
         trips = trip_count(self.module, op)
