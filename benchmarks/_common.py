@@ -32,16 +32,16 @@ def identical_kernel(workload: str, folder: Path) -> Path:
 def startup_cost_ms(repeats: int = 5) -> tuple[float, float | None]:
     """Median ms to start and finish a trivial Python process plainly and under bubblewrap (None: unusable)."""
 
-    def median_ms(cmd: SandboxedCommand) -> float:
+    def median_ms(mode: str) -> float:
         times = []
-        for _ in range(repeats):
+        for _ in range(repeats):  # a command per start, as builds are: its seccomp descriptor is read to the end
+            cmd: SandboxedCommand = wrap([sys.executable, "-c", "pass"], mode)
             t = time.perf_counter()
-            subprocess.run(cmd.argv, env=cmd.env, check=True)
+            subprocess.run(cmd.argv, env=cmd.env, check=True, pass_fds=cmd.fds)
             times.append((time.perf_counter() - t) * 1e3)
-        cmd.release()
+            cmd.release()
         return statistics.median(times)
 
-    argv = [sys.executable, "-c", "pass"]
-    plain = median_ms(wrap(argv, "none"))
-    boxed = median_ms(wrap(argv, "bwrap")) if bwrap_problem() is None else None
+    plain = median_ms("none")
+    boxed = median_ms("bwrap") if bwrap_problem() is None else None
     return plain, boxed

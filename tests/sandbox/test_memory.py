@@ -46,7 +46,13 @@ def _run(code: str, mode: str, limits: sandbox.Limits = DEFAULT_LIMITS) -> subpr
     cmd = sandbox.wrap([sys.executable, "-c", textwrap.dedent(code)], mode, limits=limits)
     try:
         return subprocess.run(
-            cmd.argv, env=cmd.env, capture_output=True, text=True, timeout=120, preexec_fn=cmd.preexec()
+            cmd.argv,
+            env=cmd.env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            preexec_fn=cmd.preexec(),
+            pass_fds=cmd.fds,
         )
     finally:
         cmd.release()

@@ -49,10 +49,11 @@ def run_py(
             capture_output=True,
             text=True,
             timeout=timeout,
-            pass_fds=pass_fds,
+            pass_fds=(*pass_fds, *cmd.fds),
             preexec_fn=cmd.preexec(),
         )
     finally:
+        cmd.close_fds()
         if commands is None:
             cmd.release()
         else:
@@ -350,7 +351,13 @@ def test_a_package_on_the_harness_s_pythonpath_imports_in_the_build(tmp_path: Pa
         cmd = sandbox.wrap([sys.executable, "-c", code], mode, extra_env=_build_env())
         try:
             return subprocess.run(
-                cmd.argv, env=cmd.env, capture_output=True, text=True, timeout=60, preexec_fn=cmd.preexec()
+                cmd.argv,
+                env=cmd.env,
+                capture_output=True,
+                text=True,
+                timeout=60,
+                preexec_fn=cmd.preexec(),
+                pass_fds=cmd.fds,
             )
         finally:
             cmd.release()
@@ -359,3 +366,54 @@ def test_a_package_on_the_harness_s_pythonpath_imports_in_the_build(tmp_path: Pa
     assert done.stdout.strip() == "42", done.stderr
     monkeypatch.setenv("PYTHONPATH", "")  # the control: without it on the harness's path, the build cannot see it
     assert "No module named 'jbprobe'" in build("import jbprobe").stderr
+
+
+KEYRING_ATTACK = """
+    import ctypes, errno, os
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    NR = {"x86_64": (248, 250), "aarch64": (217, 219)}[os.uname().machine]
+    KEY_SPEC_USER_KEYRING = ctypes.c_long(-4)
+    def call(*args):
+        r = libc.syscall(*args)
+        return "EPERM" if r == -1 and ctypes.get_errno() == errno.EPERM else f"ran ({r}, errno {ctypes.get_errno()})"
+    print("keyctl", call(NR[1], 0, KEY_SPEC_USER_KEYRING, 0))  # KEYCTL_GET_KEYRING_ID of the uid's keyring
+    print("add_key", call(NR[0], b"user", b"jaxbench_channel", b"x", 1, KEY_SPEC_USER_KEYRING))
+    print("getppid", call(110 if NR[0] == 248 else 173))
+    try:
+        print("listed", len(open("/proc/keys").read()))
+    except OSError as e:
+        print("listed", "refused", e.errno)
+"""
+
+
+@needs_bwrap
+@pytest.mark.skipif(sandbox.seccomp_program() is None, reason="no seccomp filter for this machine")
+def test_a_build_cannot_reach_the_host_s_keyrings(tmp_path: Path) -> None:
+    """Red team, stop 62: the kernel's keyrings are not namespaced, and a root harness's build is host uid 0: a
+    build added keys to that uid's keyring that outlived it, that the next candidates' builds listed (a channel
+    between candidates), and cleared it. The build's seccomp filter refuses the keyring calls, other calls run, and
+    /proc/keys lists nothing; without the sandbox the same calls reach the keyring (the control)."""
+    boxed = run_py(KEYRING_ATTACK, tmp_path, "bwrap")
+    assert boxed.returncode == 0, boxed.stderr
+    lines = boxed.stdout.splitlines()
+    assert lines[:2] == ["keyctl EPERM", "add_key EPERM"] and lines[2].startswith("getppid ran"), boxed.stdout
+    assert lines[3] in ("listed 0", "listed refused 13"), boxed.stdout  # /dev/null over it: empty or unreadable
+    control = run_py(KEYRING_ATTACK.replace('b"x", 1', 'b"x", -1'), tmp_path, "none")  # (adds no key)
+    assert control.stdout.splitlines()[0].startswith("keyctl ran"), control.stdout
+
+
+def test_the_seccomp_filter_is_a_whole_program_for_each_known_machine() -> None:
+    """Each instruction is 8 bytes; every jump lands on the EPERM return (the last), within the program."""
+    import struct
+
+    for machine in ("x86_64", "aarch64"):
+        code = sandbox.seccomp_program(machine)
+        assert code is not None and len(code) % 8 == 0
+        insns = [struct.unpack("=HBBI", code[i : i + 8]) for i in range(0, len(code), 8)]
+        last = len(insns) - 1
+        assert insns[-1] == (0x06, 0, 0, 0x00050000 | 1) and insns[-2] == (0x06, 0, 0, 0x7FFF0000)
+        for i, (op, jt, jf, _) in enumerate(insns):
+            if op in (0x15, 0x35):
+                assert {i + 1 + jt, i + 1 + jf} <= {i + 1, last}, (machine, i)
+    assert sandbox.seccomp_program("riscv64") is None

@@ -103,7 +103,7 @@ class BuildProcess:
                 cwd="/tmp" if self.cmd.name == "bwrap" else self.cmd.env["HOME"],
                 stdin=subprocess.PIPE,
                 stdout=log_w,
-                pass_fds=(reply_w,),
+                pass_fds=(reply_w, *self.cmd.fds),
                 preexec_fn=self.cmd.preexec(),
                 memory_signals=MEMORY_SIGNALS,
                 memory_hint=MEMORY_HINT,
@@ -116,6 +116,7 @@ class BuildProcess:
         finally:
             os.close(reply_w)
             os.close(log_w)
+            self.cmd.close_fds()
         self.log = LogCapture(log_r)
         self.closed = False
         self.bounds: dict[str, JsonValue] = {}  # what its cgroups bounded, read when it ended (close)

@@ -12,10 +12,13 @@ host refuses a cgroup, the result names the weaker bound that applies instead (`
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import platform
 import resource
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
@@ -45,6 +48,9 @@ PROCESS_LIMIT = 256  # processes + threads in the build's pids cgroup (jax start
 #: capabilities), and the kernel lets uid 0 write most of /proc/sys on file permissions alone (kernel.core_pattern
 #: would run a program of the build's choosing as host root).
 PROC_READ_ONLY = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/mtrr")
+#: Host files of /proc the build sees as empty: the kernel's keyrings are not namespaced, and these list the keys
+#: (with their names) the build's uid may view on the host (`seccomp_program` refuses the calls themselves).
+PROC_HIDDEN = ("/proc/keys", "/proc/key-users")
 #: The only device nodes in the build's own /dev (never an accelerator: only the runner opens a chip).
 DEV_NODES = ("null", "zero", "full", "random", "urandom")
 
@@ -380,6 +386,57 @@ def _memory_cgroup(limit_mb: int | None) -> Path | None:
     return group
 
 
+# ------------------------------------------------------------------ the system calls a build may not make
+#
+# A classic BPF program that bubblewrap's `--seccomp` loads before it runs the build. Why: the kernel's keyrings are
+# not namespaced. A build runs as the harness's uid (host uid 0 on a root harness, even in its user namespace), so
+# `add_key` and `keyctl` reached that uid's own user keyring on the host: a build wrote keys that outlived it, that
+# the next candidates' builds listed in /proc/keys (4 KB of text in each name: a channel between candidates), and
+# cleared the keyring (red team, stop 62). No honest build uses a keyring. The filter answers EPERM for the three
+# keyring calls, for the x32 ABI and for any other architecture's calls (a 64-bit process can still make 32-bit
+# `int 0x80` calls, with other numbers), and allows everything else.
+#: The keyring system calls, by machine: (the seccomp audit architecture, their numbers).
+KEYRING_CALLS = ("add_key", "request_key", "keyctl")
+_ARCHES = {
+    "x86_64": (0xC000003E, (248, 249, 250)),
+    "aarch64": (0xC00000B7, (217, 218, 219)),
+}
+_X32_BIT = 0x40000000  # x86_64: a call numbered from here is an x32 ABI call
+
+_LD_W_ABS, _JEQ_K, _JGE_K, _RET_K = 0x20, 0x15, 0x35, 0x06
+_ALLOW, _ERRNO = 0x7FFF0000, 0x00050000
+_ARCH_OFFSET, _NR_OFFSET = 4, 0  # in struct seccomp_data
+
+
+def seccomp_program(machine: str | None = None) -> bytes | None:
+    """The filter as bubblewrap reads it (an array of struct sock_filter); None on a machine this module does not
+    know the numbers of (the build then runs without it, and its result says so)."""
+    arch = _ARCHES.get(machine or platform.machine())
+    if arch is None:
+        return None
+    audit, numbers = arch
+    deny = 3 + len(numbers) + 1 + 1  # index of the EPERM return: after the loads, checks and the ALLOW return
+    code = [(_LD_W_ABS, 0, 0, _ARCH_OFFSET), (_JEQ_K, 0, deny - 2, audit), (_LD_W_ABS, 0, 0, _NR_OFFSET)]
+    code.append((_JGE_K, deny - 4, 0, _X32_BIT) if audit == _ARCHES["x86_64"][0] else (_JGE_K, 0, 0, 0))
+    for i, nr in enumerate(numbers):
+        code.append((_JEQ_K, deny - 5 - i, 0, nr))
+    code += [(_RET_K, 0, 0, _ALLOW), (_RET_K, 0, 0, _ERRNO | errno.EPERM)]
+    assert len(code) == deny + 1
+    return b"".join(struct.pack("=HBBI", *insn) for insn in code)
+
+
+def open_seccomp(machine: str | None = None) -> int | None:
+    """A descriptor holding `seccomp_program()` from its start, for `bwrap --seccomp FD` (it reads it to the end: one
+    per build); None without a program. The caller passes it to the child and closes it."""
+    code = seccomp_program(machine)
+    if code is None:
+        return None
+    fd = os.memfd_create("jaxbench-seccomp")
+    os.write(fd, code)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
 # ------------------------------------------------------------------ the command
 
 
@@ -391,6 +448,14 @@ class SandboxedCommand:
     limits: Limits = field(default_factory=Limits)
     groups: BuildCgroups = field(default_factory=lambda: BuildCgroups(0))  # its pids and CPU cgroups (or why not)
     memory_cgroup: Path | None = None  # the memory cgroup it joins (counts tmpfs and shared-memory pages too)
+    fds: list[int] = field(default_factory=list)  # descriptors the command reads at its start (the seccomp filter)
+
+    def close_fds(self) -> None:
+        """Close `fds` once the command has started (its own copies stay open in it); each once only, as its number
+        may be another file's a moment later."""
+        while self.fds:
+            with contextlib.suppress(OSError):
+                os.close(self.fds.pop())
 
     def preexec(self) -> Callable[[], None] | None:
         """Only where util-linux's prlimit is missing: set the rlimits between fork and exec (Python code in
@@ -423,6 +488,7 @@ class SandboxedCommand:
     def release(self, wait_s: float = 1.0) -> None:
         """Remove the cgroups once every process in them is gone (killed processes leave them a moment
         after their death); one still alive after `wait_s` keeps them (and stays countable there)."""
+        self.close_fds()
         self.groups.release(wait_s)
         release_group(self.memory_cgroup, wait_s)
 
@@ -506,13 +572,18 @@ def _system_binds() -> list[str]:
     return args
 
 
-def bwrap_args(kernel: Path | None = None, limits: Limits = Limits(), extra_ro: Iterable[str] = ()) -> list[str]:
+def bwrap_args(
+    kernel: Path | None = None, limits: Limits = Limits(), extra_ro: Iterable[str] = (), seccomp_fd: int | None = None
+) -> list[str]:
     """The bubblewrap prefix of a build: minimal read-only binds, a size-capped private /tmp, no network.
-    `kernel`: the kernel file, or the folder it will be written to (a build started ahead of need), read-only."""
+    `kernel`: the kernel file, or the folder it will be written to (a build started ahead of need), read-only.
+    `seccomp_fd`: the filter of `seccomp_program` to load (the caller passes the descriptor to bubblewrap)."""
     args = ["bwrap", *_system_binds(), "--size", str(limits.tmpfs_mb << 20), "--tmpfs", "/tmp"]
     args += ["--size", str(limits.dev_mb << 20), "--tmpfs", "/dev", "--dir", "/dev/shm", "--proc", "/proc"]
     for path in PROC_READ_ONLY:  # (read-only binds of the host's: bubblewrap skips its own cover where it may not
         args += ["--ro-bind-try", path, path]  # write them, and a root harness's build is host uid 0: red team 9)
+    for path in PROC_HIDDEN:
+        args += ["--ro-bind-try", "/dev/null", path]
     for node in DEV_NODES:
         args += ["--dev-bind", f"/dev/{node}", f"/dev/{node}"]
     for i, name in enumerate(("stdin", "stdout", "stderr")):
@@ -528,6 +599,7 @@ def bwrap_args(kernel: Path | None = None, limits: Limits = Limits(), extra_ro: 
     # there, mounted the cgroup hierarchy and rewrote its own cpuset, pids.max and memory limit (red team 8)
     unshare = "--unshare-user --disable-userns --unshare-net --unshare-pid --unshare-ipc --unshare-uts"
     unshare += " --unshare-cgroup-try"
+    args += [] if seccomp_fd is None else ["--seccomp", str(seccomp_fd)]
     return [*args, "--chdir", "/tmp", *unshare.split(), *"--die-with-parent --new-session --cap-drop ALL --".split()]
 
 
@@ -539,11 +611,15 @@ def bwrap_problem() -> str | None:
         return "bubblewrap (bwrap) is not installed"
     flags = "--ro-bind / / --tmpfs /tmp --dev /dev --proc /proc --unshare-user --disable-userns --unshare-net"
     flags += " --unshare-pid --die-with-parent"
+    fd = open_seccomp()
+    flags += "" if fd is None else f" --seccomp {fd}"
     probe = [exe, *flags.split(), "--cap-drop", "ALL", "--", "true"]
     try:
-        done = subprocess.run(probe, capture_output=True, text=True, timeout=20)
+        done = subprocess.run(probe, capture_output=True, text=True, timeout=20, pass_fds=() if fd is None else (fd,))
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"bubblewrap cannot start: {exc}"
+    finally:
+        os.close(fd) if fd is not None else None
     if done.returncode != 0:
         return f"bubblewrap cannot create its namespaces: {done.stderr.strip()[:300]}"
     return None
@@ -602,5 +678,10 @@ def wrap(
             launcher + list(argv), scrubbed_env(extra_env, home=home), "none", limits, groups, memory
         )
     env = scrubbed_env(extra_env, home=Path("/tmp"))
-    boxed = bwrap_args(kernel, limits, extra_ro)
-    return SandboxedCommand(launcher + boxed + list(argv), env, "bwrap", limits, groups, memory)
+    fd = open_seccomp()
+    if fd is None:
+        groups.refused.append(f"seccomp filter: none on {platform.machine()} (the host's keyrings are reachable)")
+    else:
+        groups.applied.append("seccomp: " + ", ".join(KEYRING_CALLS) + " refused (EPERM)")
+    boxed, fds = bwrap_args(kernel, limits, extra_ro, fd), [] if fd is None else [fd]
+    return SandboxedCommand(launcher + boxed + list(argv), env, "bwrap", limits, groups, memory, fds)
