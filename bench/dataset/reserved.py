@@ -12,6 +12,7 @@ cannot supply a reference figure.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -40,6 +41,24 @@ def kind_problem(submission: str, kind: str, allowed: Mapping[str, str]) -> str 
         f"listed in {LIST_RELPATH} may declare it ({', '.join(owners) or 'none'}); "
         f"use kind 'agent' or 'human'"
     )
+
+
+def name_problem(submission: str, name: str, allowed: Mapping[str, str]) -> str | None:
+    """Why `submission` may not be called `name` (None when it may): a name that claims a reserved kind ("Hand-tuned
+    Pallas ...", "XLA baseline") is a listed submission's alone. Why: a stranger's `kind: human` submission named
+    exactly like the hand-tuned reference was accepted, and a reader goes by the name."""
+    if submission in allowed:
+        return None
+    flat = _flat(name)
+    for kind in RESERVED_KINDS:
+        if _flat(kind) in flat:
+            return f"name {name!r} claims the reserved kind {kind!r}: only a listed submission may ({LIST_RELPATH})"
+    return None
+
+
+def _flat(text: str) -> str:
+    """`text` compared as a reader reads it: compatibility-normalised, case-folded, letters and digits only."""
+    return "".join(c for c in unicodedata.normalize("NFKC", text).casefold() if c.isalnum())
 
 
 def scope_problems(changed: list[str], allowed: Mapping[str, str]) -> list[str]:

@@ -445,6 +445,8 @@ def _check(folder: Folder, known: set[str]) -> tuple[Submission | None, list[Pro
     typed, problems = parse_meta(meta, yfile)
     if typed is not None and (why := reserved.kind_problem(sub_id, typed.kind, reserved.listed())):
         problems.append(Problem(yfile, "kind", why))
+    if typed is not None and (why := reserved.name_problem(sub_id, typed.name, reserved.listed())):
+        problems.append(Problem(yfile, "name", why))
     if not isinstance(meta, dict):
         return None, problems
     spec = _trajectory_spec(meta)

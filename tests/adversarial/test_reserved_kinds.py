@@ -61,6 +61,23 @@ def test_a_renamed_copy_of_the_listed_submission_is_refused(tmp_path):
     assert "'hand-tuned' is reserved" in msg and "hand-tuned-pallas" in msg
 
 
+@pytest.mark.parametrize(
+    "name",
+    [
+        "Hand-tuned Pallas (Tokamax / JAX Pallas ops)",
+        "HAND TUNED pallas v2",
+        "Ｈａｎｄ－ｔｕｎｅｄ kernels",
+        "XLA baseline",
+    ],
+)
+def test_a_strangers_name_that_claims_a_reserved_kind_is_refused(tmp_path, name):
+    """Red team, stop 62: a `kind: human` copy named exactly like the hand-tuned reference was accepted; the ranking
+    keys on the id, but a reader goes by the name. Full-width letters read as the same name."""
+    _, problems = check(_copy("jaxbench-team-pallas", tmp_path / "stranger", kind="human", name=name))
+    assert [p.field for p in problems] == ["name"] and "claims the reserved kind" in problems[0].message, problems
+    assert check(_copy("jaxbench-team-pallas", tmp_path / "own", kind="human", name="Tuned by hand"))[1] == []
+
+
 def test_a_listed_id_with_another_reserved_kind_is_refused(tmp_path):
     """The listing is of (id, kind): the hand-tuned submission cannot turn itself into the XLA baseline."""
     assert reserved.kind_problem("hand-tuned-pallas", "baseline", reserved.listed()) is not None

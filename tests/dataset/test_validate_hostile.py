@@ -205,10 +205,11 @@ CASES: dict[str, tuple[Callable[[Path], Path], list[str]]] = {
 
 
 def _tree(root: Path) -> dict[str, str]:
-    """Every entry below root: file contents' hashes, link targets, folder markers."""
+    """Every entry below root: file contents' hashes, link targets, folder markers (the writer lock's file aside:
+    each ingest writes who holds it, store.writer_lock)."""
     out = {}
     for dirpath, dirnames, filenames in os.walk(root):
-        for name in dirnames + filenames:
+        for name in [n for n in dirnames + filenames if n != store.LOCK_NAME]:
             p = Path(dirpath, name)
             rel = str(p.relative_to(root))
             if p.is_symlink():
