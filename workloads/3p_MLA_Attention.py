@@ -47,6 +47,14 @@ TOLERANCE = {"atol": 0.7, "rtol": 0.01, "rel_l2": 0.05}
 # the causal prefix mean of the kv latent (no q path, no QK^T) read rel L2 0.036 under 0.05; honest code needs
 # 0.0056 there, and this is 3x that (the certificate's audit shortcut is that prefix mean).
 SMALL_TOLERANCE = {"atol": 0.01, "rel_l2": 0.017}
+# the trivial-solution certificate cannot be closed on upstream's inputs at the small size (docs/audit.md; a red
+# team, 2026-12-06):
+DEGENERATE = (
+    "At the small size upstream's scores are ~0.01, so softmax is its first-order expansion: weights 1 + s over "
+    "the causal prefix, with no exp, are as close to the baseline as honest bf16-accumulating code (certificate: "
+    "rel L2 0.0056 for both, bound 0.017; a red team's kernel read `correct` with a branch to the exact softmax on "
+    "the stress trial's inputs). The full size's scores are about 100 times larger (docs/audit.md)."
+)
 
 
 def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):

@@ -34,6 +34,13 @@ META = {"family": "causal GQA attention (splash)", "source": "Llama-3.1-70B (Max
 # between the two, as on 24k and 42k: honest code 1.6x under it, those shortcuts 1.6x over. (The float32
 # implementation needs 17.6 GB at the full size, more than a v5e holds: not computed there.)
 TOLERANCE = {"atol": 0.01, "rtol": 0.01, "rel_l2": 0.011}
+# the trivial-solution certificate cannot be closed on upstream's inputs (docs/audit.md; a red team, 2026-12-06):
+DEGENERATE = (
+    "Upstream's scores are ~0.02 (q ~ N(0, 1/D), k ~ 0.02 N), so softmax is its first-order expansion: weights "
+    "1 + s over the causal prefix, with no exp, are as close to the baseline as honest bf16-accumulating code "
+    "(certificate: rel L2 0.0016 against 0.00087 at the small size, bound 0.011), and a kernel computes the same "
+    "expansion as linear attention without the S x S scores (a red team's: `correct` at 2.9x, small size)."
+)
 
 
 def create_inputs(dtype=jnp.bfloat16, size: str = "full", seed: int | None = None):
