@@ -223,8 +223,10 @@ def test_a_row_of_another_chip_than_the_tracks_is_not_stored(tmp_path):
     subs = tmp_path / "subs"
     (subs / "x" / "kernels").mkdir(parents=True)
     meta = (SUBMISSIONS_DIR / "xla-baseline" / "submission.yaml").read_text()
-    # kind "human": "baseline" is reserved to the listed xla-baseline (bench/dataset/reserved_submissions.yaml)
-    (subs / "x" / "submission.yaml").write_text(meta.replace("kind: baseline", "kind: human", 1))
+    # kind "human" and a name of its own: "baseline" is reserved to the listed xla-baseline, its kind and a name
+    # claiming it (bench/dataset/reserved_submissions.yaml)
+    meta = meta.replace("kind: baseline", "kind: human", 1).replace("name: XLA baseline", "name: XLA as written", 1)
+    (subs / "x" / "submission.yaml").write_text(meta)
     (subs / "x" / "kernels" / "8p_GEMM.py").write_text("def workload(a, b):\n    return a @ b\n")
     report = ingest(data_dir=tmp_path / "data", submissions_dir=subs, chip="v6e", size="small", evaluator=FAKE)
     assert report.written == [] and "ran on chip 'cpu', not this track's 'v6e'" in report.failed[0][2]
