@@ -49,11 +49,27 @@ def name_problem(submission: str, name: str, allowed: Mapping[str, str]) -> str 
     exactly like the hand-tuned reference was accepted, and a reader goes by the name."""
     if submission in allowed:
         return None
+    mixed = [w for w in name.split() if len(_scripts(w)) > 1]
+    if mixed:
+        return f"name {name!r} mixes alphabets within a word ({mixed[0]!r}): letters of one alphabet per word"
     flat = _flat(name)
     for kind in RESERVED_KINDS:
         if _flat(kind) in flat:
             return f"name {name!r} claims the reserved kind {kind!r}: only a listed submission may ({LIST_RELPATH})"
     return None
+
+
+#: Alphabets whose letters pass for one another (Cyrillic "а" for Latin "a", Greek "ο" for "o" ...).
+LOOKALIKE_ALPHABETS = frozenset({"LATIN", "CYRILLIC", "GREEK", "ARMENIAN", "CHEROKEE"})
+
+
+def _scripts(word: str) -> set[str]:
+    """The look-alike alphabets of a word's letters (the first word of each letter's Unicode name), after
+    compatibility normalisation. Why: a Cyrillic "а" in "Hаnd-tuned" reads as the reference's name and folds to no
+    Latin letter, so a word mixing them is refused, as domain registries refuse such names (other scripts, and
+    Japanese words of kanji and kana, are not concerned)."""
+    letters = (c for c in unicodedata.normalize("NFKC", word) if c.isalpha())
+    return {s for c in letters if (s := unicodedata.name(c, "UNKNOWN").split()[0]) in LOOKALIKE_ALPHABETS}
 
 
 def _flat(text: str) -> str:

@@ -68,14 +68,19 @@ def test_a_renamed_copy_of_the_listed_submission_is_refused(tmp_path):
         "HAND TUNED pallas v2",
         "Ｈａｎｄ－ｔｕｎｅｄ kernels",
         "XLA baseline",
+        "H\u0430nd-tuned Pallas (Tokamax / JAX Pallas ops)",  # a Cyrillic a: folds to no Latin letter
+        "XLA b\u0430seline",
     ],
 )
 def test_a_strangers_name_that_claims_a_reserved_kind_is_refused(tmp_path, name):
     """Red team, stop 62: a `kind: human` copy named exactly like the hand-tuned reference was accepted; the ranking
     keys on the id, but a reader goes by the name. Full-width letters read as the same name."""
     _, problems = check(_copy("jaxbench-team-pallas", tmp_path / "stranger", kind="human", name=name))
-    assert [p.field for p in problems] == ["name"] and "claims the reserved kind" in problems[0].message, problems
-    assert check(_copy("jaxbench-team-pallas", tmp_path / "own", kind="human", name="Tuned by hand"))[1] == []
+    assert [p.field for p in problems] == ["name"], problems
+    assert any(why in problems[0].message for why in ("claims the reserved kind", "mixes alphabets")), problems
+    own_names = ("Tuned by hand", "Ручная настройка Pallas", "αβ kernels (Greek letters)", "日本語のカーネル")
+    for i, own in enumerate(own_names):
+        assert check(_copy("jaxbench-team-pallas", tmp_path / f"own{i}", kind="human", name=own))[1] == [], own
 
 
 def test_a_listed_id_with_another_reserved_kind_is_refused(tmp_path):
