@@ -155,15 +155,16 @@ Blocks = list[tuple[tuple[int, ...], str]]  # per window, (block shape, element 
 # ---------------------------------------------------------------- the Mosaic side
 
 
-def _kernel_func(kernel: Module) -> tuple[Func, tuple[int, ...], int]:
-    """The Mosaic kernel's own function (not a transform function), its grid and its number of prefetch operands."""
+def _kernel_func(kernel: Module) -> tuple[Func, mosaic.Layout]:
+    """The Mosaic kernel's own function (not a transform function) and its layout (grid, prefetch and scratch
+    operands)."""
     func = mosaic.kernel_function(kernel)
     if func is None:
         raise _NotShown("its Mosaic kernel has no kernel function")
     counts = mosaic.layout(func)
     if any(d < 0 for d in counts.grid):
         raise _NotShown("its grid is dynamic")
-    return func, counts.grid, counts.prefetch
+    return func, counts
 
 
 def _scratch(types: tuple[str, ...]) -> Blocks:
@@ -174,14 +175,14 @@ def _scratch(types: tuple[str, ...]) -> Blocks:
 
 
 def _mosaic_steps(
-    kernel: Module, func: Func, grid: tuple[int, ...], fill: list[Arr], dmas: _Buffers
+    kernel: Module, func: Func, counts: mosaic.Layout, fill: list[Arr], dmas: _Buffers
 ) -> tuple[Blocks, Steps, int, Blocks]:
     """Each window's block, an iterator over the grid steps' window starts (then the top-level DMAs' source
     slices), the number of steps and the scratch buffers, from the Mosaic kernel's iteration_bounds, window_params
     and transform functions (prefetch operands hold `fill`). Without window_params (no grid) every operand is one
     whole block."""
+    grid, scratch = counts.grid, counts.scratch
     first = len(grid) + len(fill)
-    scratch = mosaic.layout(func).scratch
     operands = func.body.arg_types[first : len(func.body.arg_types) - scratch]
     wins: list[tuple[str | None, tuple[int, ...] | None]] = []
     scale: list[bool] = []  # per window: an element window (its index map's results are offsets already)
@@ -755,13 +756,12 @@ class _Buffers:
         return tuple(sorted(out))
 
 
-def _dma_mismatch(func: Func, first: int, t_side: _Buffers, c_side: _Buffers) -> str | None:
+def _dma_mismatch(func: Func, first: int, n: int, t_side: _Buffers, c_side: _Buffers) -> str | None:
     """Why the Mosaic kernel's DMAs are not the interpreted kernel's copies (None: they are). Compared as sets of
     (source buffer, copied shape and type, destination buffer): every Mosaic DMA is a copy of the interpreted
     body, every interpreted copy out of or into an operand the Mosaic kernel leaves in HBM (ANY: only a DMA can
     reach it) is a Mosaic DMA; and the DMAs' starts and waits on scratch semaphores (with their constant index
-    and element count) are the interpreted semaphore counts' changes."""
-    n = mosaic.layout(func).scratch
+    and element count) are the interpreted semaphore counts' changes. `n`: the kernel's scratch operands."""
     types = func.body.arg_types[first:]
     dmas = t_side.copies
     hbm = {("operand", i) for i, t in enumerate(types[: len(types) - n]) if "memory_space<any>" in t}
@@ -807,17 +807,18 @@ def mismatch(
     try:
         call = next(op for op in tpu.funcs[tpu_site].body.ops if op.name == "stablehlo.custom_call")
         kernel = mosaic.parse_kernel(mosaic.kernel_body(call), bounds)
-        func, grid, prefetch = _kernel_func(kernel)
+        func, counts = _kernel_func(kernel)
+        grid, prefetch = counts.grid, counts.prefetch
         site = runnable.funcs[cpu_site]
         declared = func.body.arg_types[len(grid) : len(grid) + prefetch]
         if [shape_of(t) for t in declared] != [shape_of(t) for t in site.body.arg_types[:prefetch]]:
             return "its Mosaic kernel prefetches other operands than the interpreted one"
-        first, n = len(grid) + prefetch, mosaic.layout(func).scratch
+        first, n = len(grid) + prefetch, counts.scratch
         args, types = func.body.args[first:], func.body.arg_types[first:]
         dmas = _Buffers(kernel, _labels(types, args, list(range(len(args) - n))), set())
         dmas.walk(func.body)
         for fill in _fills(declared, random.SystemRandom().randrange(1 << 62) if seed is None else seed):
-            t_blocks, t_steps, n_steps, t_scratch = _mosaic_steps(kernel, func, grid, fill, dmas)
+            t_blocks, t_steps, n_steps, t_scratch = _mosaic_steps(kernel, func, counts, fill, dmas)
             kinds = set(map(str, dmas.copies))
             c_blocks, c_steps, info = _interpreted_steps(runnable, site, len(t_blocks), fill, kinds)
             loop, carries = info.op, info.carries
@@ -825,7 +826,7 @@ def mismatch(
                 return f"its Mosaic blocks {t_blocks} are not the interpreted blocks {c_blocks}"
             if t_scratch != info.scratch:
                 return f"its Mosaic scratch buffers {t_scratch} are not the interpreted ones {info.scratch}"
-            dma = _dma_mismatch(func, first, dmas, info.copies)
+            dma = _dma_mismatch(func, first, n, dmas, info.copies)
             if dma:
                 return dma
             aliases = {

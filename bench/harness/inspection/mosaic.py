@@ -122,8 +122,9 @@ def kernel_work(op: Op, bounds: Bounds, constants: dict[int, int] | None = None)
     if not module.funcs:
         raise Refused("a Mosaic kernel body without a function", "disallowed_op")
     func = kernel_function(module) or next(iter(module.funcs.values()))
-    grid_dims = layout(func).grid  # none: no grid, a single invocation
-    refused = refused_block(op, func, grid_dims)
+    counts = layout(func)
+    grid_dims = counts.grid  # none: no grid, a single invocation
+    refused = refused_block(op, func, counts)
     if refused:
         raise Refused(f"jax's TPU lowering refuses a block of its kernel @{func.name}: {refused}", "lowering")
     known = all(d >= 0 for d in grid_dims)
@@ -234,7 +235,7 @@ def windows(func: Func) -> list[Window]:
     return out
 
 
-def refused_block(op: Op, func: Func, grid_dims: tuple[int, ...]) -> str | None:
+def refused_block(op: Op, func: Func, counts: Layout) -> str | None:
     """Why jax's TPU lowering would refuse one of the kernel's blocks (None: it accepts them all), re-checked here.
     Why: that check (`_check_block_mappings` in jax._src.pallas.mosaic.lowering) runs in the build, after the
     candidate's import, so a candidate can switch it off and export, verbatim, the kernel that ran in interpret
@@ -243,7 +244,7 @@ def refused_block(op: Op, func: Func, grid_dims: tuple[int, ...]) -> str | None:
     of rank >= 2, its last dimension the array's or a multiple of 128 and the one before it the array's or a
     multiple of 8; of rank 1, the array's, a multiple of 1024, or a power of two of at least 128 x (32 // bits per
     element); an SMEM block the whole array is exempt. Windows without bounds (ANY, semaphores) are whole arrays."""
-    wins, prefetch = windows(func), layout(func).prefetch
+    wins, grid_dims, prefetch = windows(func), counts.grid, counts.prefetch
     arrays = [*op.arg_types[sum(1 for d in grid_dims if d < 0) + prefetch :], *op.types]
     if wins and len(wins) != len(arrays):
         return f"{len(wins)} windows for {len(arrays)} operands and results"
