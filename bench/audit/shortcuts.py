@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 import jax
@@ -88,7 +89,12 @@ def _exp_first_order(eqn: Any, invals: list[Any]) -> Any:
     return jnp.maximum(1.0 + x, 0.0).astype(x.dtype)
 
 
-_FIRST_ORDER: list[Any] = []  # the one rewriter (its compiled programs are cached across seeds)
+@cache
+def _first_order_rewriter() -> Any:
+    """The one rewriter of exp (its compiled programs are cached across seeds)."""
+    from bench.audit.certificate import _Rewrite  # (it imports this module)
+
+    return _Rewrite({"exp": _exp_first_order})
 
 
 def _sc_first_order_softmax(mod, *inputs):
@@ -97,11 +103,7 @@ def _sc_first_order_softmax(mod, *inputs):
     S x S scores as the baseline is; the same expansion is linear attention, which a kernel computes from the prefix
     sums of k v^T without them (O(S D^2); red team, stop 62: 4p at 2.9x, `correct`, with a branch to the exact
     softmax on the stress trial's inputs)."""
-    from bench.audit.certificate import _Rewrite  # (it imports this module)
-
-    if not _FIRST_ORDER:
-        _FIRST_ORDER.append(_Rewrite({"exp": _exp_first_order}))
-    return _FIRST_ORDER[0](mod.workload, spec_of(mod).static_argnums, *inputs)
+    return _first_order_rewriter()(mod.workload, spec_of(mod).static_argnums, *inputs)
 
 
 def _sc_13p_cumulant(mod, hidden, weight, labels):

@@ -18,6 +18,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
+from collections.abc import Callable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
@@ -240,16 +241,13 @@ def ingest(request: IngestRequest | None = None, hooks: IngestHooks | None = Non
         chip, size = str(found["chip"]), size or default_size(str(found["backend"]))
     size = size or default_size(chip)
     with store.writer_lock(req.data_dir):  # raises store.DataBusy while another ingest writes this folder
-        return _ingest_locked(req, hooks, chip, size, evaluator)
+        return _ingest_locked(req, hooks, chip, size, evaluator, phase)
 
 
-def _ingest_locked(req: IngestRequest, hooks: IngestHooks, chip: str, size: str, evaluator: str) -> Report:
+def _ingest_locked(
+    req: IngestRequest, hooks: IngestHooks, chip: str, size: str, evaluator: str, phase: Callable[[str], None]
+) -> Report:
     """`ingest` once it holds the folder's writer lock: plan, evaluate and store."""
-
-    def phase(text: str) -> None:
-        if hooks.on_phase:
-            hooks.on_phase(text)
-
     data_dir, official, executor, workloads, force = req.data_dir, req.official, req.executor, req.workloads, req.force
     store.remove_stale_temps(data_dir)
     report, now = Report(), _dt.datetime.now(_dt.UTC)

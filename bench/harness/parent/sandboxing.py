@@ -415,13 +415,12 @@ def seccomp_program(machine: str | None = None) -> bytes | None:
     if arch is None:
         return None
     audit, numbers = arch
-    deny = 3 + len(numbers) + 1 + 1  # index of the EPERM return: after the loads, checks and the ALLOW return
-    code = [(_LD_W_ABS, 0, 0, _ARCH_OFFSET), (_JEQ_K, 0, deny - 2, audit), (_LD_W_ABS, 0, 0, _NR_OFFSET)]
-    code.append((_JGE_K, deny - 4, 0, _X32_BIT) if audit == _ARCHES["x86_64"][0] else (_JGE_K, 0, 0, 0))
-    for i, nr in enumerate(numbers):
-        code.append((_JEQ_K, deny - 5 - i, 0, nr))
+    checks = [(_JGE_K, _X32_BIT)] if audit == _ARCHES["x86_64"][0] else []
+    checks += [(_JEQ_K, nr) for nr in numbers]
+    # a jump's offset counts the instructions it skips: a match skips the checks after it and the ALLOW return
+    code = [(_LD_W_ABS, 0, 0, _ARCH_OFFSET), (_JEQ_K, 0, len(checks) + 2, audit), (_LD_W_ABS, 0, 0, _NR_OFFSET)]
+    code += [(op, len(checks) - i, 0, k) for i, (op, k) in enumerate(checks)]
     code += [(_RET_K, 0, 0, _ALLOW), (_RET_K, 0, 0, _ERRNO | errno.EPERM)]
-    assert len(code) == deny + 1
     return b"".join(struct.pack("=HBBI", *insn) for insn in code)
 
 
@@ -619,7 +618,8 @@ def bwrap_problem() -> str | None:
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"bubblewrap cannot start: {exc}"
     finally:
-        os.close(fd) if fd is not None else None
+        if fd is not None:
+            os.close(fd)
     if done.returncode != 0:
         return f"bubblewrap cannot create its namespaces: {done.stderr.strip()[:300]}"
     return None
