@@ -232,7 +232,9 @@ def writer_lock(data_dir: Path) -> Iterator[None]:
     files in flight as a killed writer's temps. A flock: the kernel drops it when its holder dies, so a killed
     ingest never leaves the folder locked."""
     data_dir.mkdir(parents=True, exist_ok=True)
-    fd = os.open(data_dir / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+    # never through a link: the lock's file is truncated and rewritten, and a link planted there would aim it at
+    # another file (OSError, and nothing written)
+    fd = os.open(data_dir / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

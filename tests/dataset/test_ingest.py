@@ -194,6 +194,18 @@ def test_a_second_ingest_of_a_folder_is_refused_while_the_first_writes(tmp_path,
     assert len(_ingest(data, subs).written) == 4 and not in_flight.exists()
 
 
+def test_the_writer_lock_never_writes_through_a_link(tmp_path):
+    """The lock's file is truncated and rewritten with its holder: a link planted in its place must not aim that at
+    another file (here a stand-in for a stored row)."""
+    data, victim = tmp_path / "data", tmp_path / "victim.parquet"
+    data.mkdir()
+    victim.write_bytes(b"stored")
+    (data / store.LOCK_NAME).symlink_to(victim)
+    with pytest.raises(OSError), store.writer_lock(data):
+        pass
+    assert victim.read_bytes() == b"stored"
+
+
 def test_declared_trajectory_and_metadata_are_stored(tmp_path, submission_factory, meta_factory):
     """A trajectory.csv is kept as declared data: its own curves and breakdown, never the measured ones."""
     subs, data = tmp_path / "subs", tmp_path / "data"
